@@ -1,0 +1,328 @@
+/*
+ * heapledger/wire.h: the one definition of the stream between libheapledger.so
+ * (the hook, in the program under test) and the `heapledger` reporter.
+ *
+ * Transport: one Unix stream socket connection per process image. The hook
+ * connects to the path in $HEAPLEDGER_SOCKET, sends HELLO first and then any
+ * number of records. Nothing flows back. A process that execs closes its
+ * connection (the socket is CLOEXEC) and the new image connects again with
+ * HELLO.origin = HL_ORIGIN_EXEC and the same pid; a forked child opens its own
+ * connection with HL_ORIGIN_FORK and ppid = the forking process.
+ *
+ * Framing: every record starts with struct hl_wire_header. `length` counts the
+ * whole record, header included, is a multiple of 8 and at most
+ * HL_WIRE_MAX_RECORD. Records are little-endian, naturally aligned and packed
+ * back to back; a reader that meets an unknown type with a known version may
+ * skip it by `length`, but a wrong version or a length outside the bounds is a
+ * protocol error and the connection is dropped.
+ *
+ * Clock: events carry `ticks`, a raw per-host monotonic counter (the TSC on
+ * x86-64, CLOCK_MONOTONIC nanoseconds elsewhere). Ticks are comparable across
+ * threads of a host, so the reporter orders a free in one thread's batch
+ * against the re-allocation of the same address in another thread's batch.
+ * Every BATCH record pairs a ticks value with CLOCK_MONOTONIC and
+ * CLOCK_REALTIME nanoseconds so the reporter converts ticks to time.
+ *
+ * Threads: each thread buffers its own events and writes them in one batch,
+ * which starts with a BATCH record naming the thread. Events after a BATCH
+ * belong to that thread until the next BATCH.
+ *
+ * Ids: stack ids and module ids are chosen by the hook, start at 1, and are
+ * unique within one connection. A STACK or MODULE_LOAD record always precedes
+ * the first event that names its id on the same connection. Stack id 0 means
+ * "no stack captured".
+ *
+ * Versioning: HL_WIRE_VERSION changes whenever a record's layout changes.
+ * Records only grow at the end, so a reader may accept a longer record of a
+ * known type and ignore the tail.
+ */
+#ifndef HEAPLEDGER_WIRE_H
+#define HEAPLEDGER_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HL_WIRE_VERSION 1
+#define HL_WIRE_MAX_RECORD (1u << 20)  /* no record is larger than 1 MiB */
+#define HL_WIRE_MAX_FRAMES 256         /* deepest stack a STACK record may carry */
+#define HL_WIRE_MAX_PATH 4096          /* longest exe/module path */
+#define HL_WIRE_MAX_BUILD_ID 64        /* longest ELF build-id note, in bytes */
+#define HL_WIRE_MAX_LIVE_PER_RECORD 32768
+
+/* Environment variables shared by hook and reporter. */
+#define HL_ENV_SOCKET "HEAPLEDGER_SOCKET"   /* reporter socket path */
+#define HL_ENV_OPTIONS "HEAPLEDGER_OPTIONS" /* key=value:key=value */
+#define HL_ENV_LOG "HEAPLEDGER_LOG"         /* standalone summary file */
+#define HL_ENV_RUN_ID "HEAPLEDGER_RUN"      /* run id, echoed in HELLO */
+
+enum hl_wire_type {
+	HL_REC_HELLO = 1,         /* first record of a connection */
+	HL_REC_BATCH = 2,         /* starts one thread's batch, carries clock sync */
+	HL_REC_MODULE_LOAD = 3,   /* a loaded ELF object */
+	HL_REC_MODULE_UNLOAD = 4, /* dlclose'd; its id stays valid for symbolization */
+	HL_REC_STACK = 5,         /* an interned stack, sent once per id */
+	HL_REC_ALLOC = 6,         /* a block was handed out */
+	HL_REC_FREE = 7,          /* a block was given back */
+	HL_REC_REALLOC = 8,       /* a block was resized (maybe moved) */
+	HL_REC_THREAD_START = 9,  /* first event of a thread */
+	HL_REC_THREAD_END = 10,   /* thread exited */
+	HL_REC_FORK = 11,         /* this process forked; sent by the parent */
+	HL_REC_EXIT = 12,         /* the process is ending, and how */
+	HL_REC_LIVE = 13,         /* part of the final set of live blocks */
+	HL_REC_ERROR = 14,        /* heap misuse detected (double free, ...) */
+	HL_REC_DROPPED = 15,      /* events the hook could not send */
+	HL_REC_TYPE_COUNT
+};
+
+struct hl_wire_header {
+	uint8_t version; /* HL_WIRE_VERSION */
+	uint8_t type;    /* enum hl_wire_type */
+	uint16_t flags;  /* per-type, zero unless documented */
+	uint32_t length; /* whole record in bytes, header included; multiple of 8 */
+};
+
+/* How the process image that sends HELLO came to be. */
+enum hl_origin {
+	HL_ORIGIN_START = 0, /* started by the reporter or by a shell under `heapledger env` */
+	HL_ORIGIN_FORK = 1,  /* forked child of `ppid`, inherits its live blocks */
+	HL_ORIGIN_EXEC = 2,  /* same pid, new image after execve */
+};
+
+/* HELLO is followed by `exe_len` bytes of executable path and `argv_len` bytes
+ * of argv strings, each NUL-terminated, `argc` of them; then zero padding to a
+ * multiple of 8. */
+struct hl_rec_hello {
+	struct hl_wire_header h;
+	uint32_t pid;
+	uint32_t ppid;
+	uint64_t start_realtime_ns; /* CLOCK_REALTIME at hook start */
+	uint64_t run_id;            /* from $HEAPLEDGER_RUN, 0 if unset */
+	uint32_t origin;            /* enum hl_origin */
+	uint32_t argc;
+	uint32_t exe_len;  /* bytes, including the NUL */
+	uint32_t argv_len; /* bytes of all argv strings, including their NULs */
+	uint32_t stack_depth;   /* frames the hook captures at most */
+	uint32_t pointer_bytes; /* sizeof(void *) in the program */
+	uint32_t hook_flags;    /* HL_HOOK_* */
+	uint32_t reserved;
+};
+
+#define HL_HOOK_STACKS 1u      /* stacks are captured */
+#define HL_HOOK_TICKS_TSC 2u   /* ticks are TSC cycles, else nanoseconds */
+
+struct hl_rec_batch {
+	struct hl_wire_header h;
+	uint32_t tid;     /* kernel thread id that owns the events that follow */
+	uint32_t reserved;
+	uint64_t ticks;       /* ticks now ... */
+	uint64_t monotonic_ns; /* ... and CLOCK_MONOTONIC now */
+	uint64_t realtime_ns;  /* ... and CLOCK_REALTIME now */
+	uint64_t sequence;     /* batches sent so far by this process, from 0 */
+};
+
+/* MODULE_LOAD is followed by `build_id_len` bytes of build-id, then
+ * `path_len` bytes of path including its NUL, then padding. The main
+ * executable has path "" in the dynamic loader's list; the hook sends the
+ * resolved /proc/self/exe path instead. */
+struct hl_rec_module_load {
+	struct hl_wire_header h;
+	uint32_t module_id;
+	uint32_t build_id_len;
+	uint64_t base;      /* load bias (dlpi_addr) */
+	uint64_t low;       /* lowest mapped address of its PT_LOAD segments */
+	uint64_t high;      /* one past the highest */
+	uint64_t ticks;
+	uint32_t path_len;
+	uint32_t reserved;
+};
+
+struct hl_rec_module_unload {
+	struct hl_wire_header h;
+	uint32_t module_id;
+	uint32_t reserved;
+	uint64_t ticks;
+};
+
+/* STACK is followed by `depth` uint64_t return addresses, innermost first;
+ * frames[0] is the caller of the allocation function. Addresses are absolute:
+ * the reporter maps them to modules with the MODULE_LOAD records. */
+struct hl_rec_stack {
+	struct hl_wire_header h;
+	uint32_t stack_id;
+	uint16_t depth;
+	uint16_t truncated; /* 1 if the real stack was deeper than `depth` */
+};
+
+/* Which allocation function produced or released a block; issue-6 misuse
+ * checks compare the family of the alloc and of the free. */
+enum hl_alloc_kind {
+	HL_KIND_MALLOC = 0,        /* malloc, calloc, realloc, reallocarray */
+	HL_KIND_ALIGNED = 1,       /* memalign, posix_memalign, aligned_alloc, valloc, pvalloc */
+	HL_KIND_NEW = 2,           /* operator new (any variant but array) */
+	HL_KIND_NEW_ARRAY = 3,     /* operator new[] */
+	HL_KIND_CALLOC = 4,        /* calloc: zeroed */
+	HL_KIND_COUNT
+};
+
+struct hl_rec_alloc {
+	struct hl_wire_header h; /* flags: enum hl_alloc_kind */
+	uint64_t address;
+	uint64_t size;  /* bytes the program asked for */
+	uint64_t ticks;
+	uint32_t stack_id;
+	uint32_t reserved;
+};
+
+struct hl_rec_free {
+	struct hl_wire_header h; /* flags: enum hl_alloc_kind of the releasing call */
+	uint64_t address;
+	uint64_t ticks;
+};
+
+/* realloc that moved or resized a block. realloc(NULL, n) is sent as ALLOC
+ * and realloc(p, 0) (which frees) as FREE, so a REALLOC always has both. */
+struct hl_rec_realloc {
+	struct hl_wire_header h;
+	uint64_t old_address;
+	uint64_t new_address;
+	uint64_t size; /* new size asked for */
+	uint64_t ticks;
+	uint32_t stack_id; /* stack of the realloc call */
+	uint32_t reserved;
+};
+
+struct hl_rec_thread {
+	struct hl_wire_header h; /* THREAD_START or THREAD_END */
+	uint32_t tid;
+	uint32_t reserved;
+	uint64_t ticks;
+};
+
+struct hl_rec_fork {
+	struct hl_wire_header h;
+	uint32_t child_pid;
+	uint32_t reserved;
+	uint64_t ticks;
+};
+
+enum hl_exit_how {
+	HL_EXIT_NORMAL = 0,   /* exit() or return from main; `status` is valid */
+	HL_EXIT_UNDERSCORE = 1, /* _exit/_Exit; `status` is valid, no destructors ran */
+	HL_EXIT_ABORT = 2,    /* abort() was called */
+	HL_EXIT_SIGNAL = 3,   /* reporter-side only: killed by signal `status` */
+	HL_EXIT_EXEC = 4,     /* reporter-side only: image replaced by exec */
+	HL_EXIT_UNKNOWN = 5,  /* reporter-side only: connection closed without EXIT */
+};
+
+struct hl_rec_exit {
+	struct hl_wire_header h;
+	uint32_t how;    /* enum hl_exit_how */
+	int32_t status;  /* exit status, or signal number */
+	uint64_t ticks;
+	uint64_t events_sent; /* records this process sent before EXIT */
+};
+
+/* Leak classes (issue 5); HL_CLASS_UNKNOWN until a reachability scan ran. */
+enum hl_leak_class {
+	HL_CLASS_UNKNOWN = 0,
+	HL_CLASS_DEFINITE = 1,
+	HL_CLASS_INDIRECT = 2,
+	HL_CLASS_POSSIBLE = 3,
+	HL_CLASS_REACHABLE = 4,
+	HL_CLASS_SUPPRESSED = 5,
+};
+
+struct hl_wire_live_block {
+	uint64_t address;
+	uint64_t size;
+	uint32_t stack_id;
+	uint8_t leak_class; /* enum hl_leak_class */
+	uint8_t kind;       /* enum hl_alloc_kind */
+	uint16_t reserved;
+};
+
+/* LIVE carries `count` hl_wire_live_block entries; the hook sends as many
+ * LIVE records as it needs at exit, then EXIT. flags: HL_LIVE_SCANNED when
+ * leak_class comes from a reachability scan. */
+struct hl_rec_live {
+	struct hl_wire_header h;
+	uint32_t count;
+	uint32_t reserved;
+};
+#define HL_LIVE_SCANNED 1u
+
+enum hl_error_kind {
+	HL_ERROR_INVALID_FREE = 1, /* pointer the allocator does not own */
+	HL_ERROR_DOUBLE_FREE = 2,
+	HL_ERROR_INTERIOR_FREE = 3,
+	HL_ERROR_OVERFLOW = 4,      /* guard bytes after the block damaged */
+	HL_ERROR_USE_AFTER_FREE = 5,
+	HL_ERROR_MISMATCH = 6,      /* malloc/delete, new/free, new[]/delete ... */
+	HL_ERROR_HEADER_CORRUPT = 7,
+};
+
+struct hl_rec_error {
+	struct hl_wire_header h;
+	uint32_t kind; /* enum hl_error_kind */
+	uint32_t stack_id;       /* where the error happened */
+	uint64_t address;        /* the pointer passed in */
+	uint64_t block_address;  /* the block it relates to, 0 if none */
+	uint64_t block_size;
+	uint32_t alloc_stack_id; /* that block's allocation stack, 0 if unknown */
+	uint32_t free_stack_id;  /* that block's free stack, 0 if unknown */
+	uint64_t ticks;
+};
+
+struct hl_rec_dropped {
+	struct hl_wire_header h;
+	uint64_t events; /* events lost since the last DROPPED */
+};
+
+/* Record sizes are part of the protocol: pin them. */
+_Static_assert(sizeof(struct hl_wire_header) == 8, "header");
+_Static_assert(sizeof(struct hl_rec_hello) == 64, "hello");
+_Static_assert(sizeof(struct hl_rec_batch) == 48, "batch");
+_Static_assert(sizeof(struct hl_rec_module_load) == 56, "module_load");
+_Static_assert(sizeof(struct hl_rec_module_unload) == 24, "module_unload");
+_Static_assert(sizeof(struct hl_rec_stack) == 16, "stack");
+_Static_assert(sizeof(struct hl_rec_alloc) == 40, "alloc");
+_Static_assert(sizeof(struct hl_rec_free) == 24, "free");
+_Static_assert(sizeof(struct hl_rec_realloc) == 48, "realloc");
+_Static_assert(sizeof(struct hl_rec_thread) == 24, "thread");
+_Static_assert(sizeof(struct hl_rec_fork) == 24, "fork");
+_Static_assert(sizeof(struct hl_rec_exit) == 32, "exit");
+_Static_assert(sizeof(struct hl_wire_live_block) == 24, "live_block");
+_Static_assert(sizeof(struct hl_rec_live) == 16, "live");
+_Static_assert(sizeof(struct hl_rec_error) == 56, "error");
+_Static_assert(sizeof(struct hl_rec_dropped) == 16, "dropped");
+
+/* Bytes a variable-length record occupies once padded. */
+static inline uint32_t hl_wire_padded(uint32_t bytes)
+{
+	return (bytes + 7u) & ~7u;
+}
+
+/* Smallest valid length of each fixed part, indexed by type; 0 = unknown. */
+static inline uint32_t hl_wire_min_length(uint8_t type)
+{
+	switch (type) {
+	case HL_REC_HELLO: return sizeof(struct hl_rec_hello);
+	case HL_REC_BATCH: return sizeof(struct hl_rec_batch);
+	case HL_REC_MODULE_LOAD: return sizeof(struct hl_rec_module_load);
+	case HL_REC_MODULE_UNLOAD: return sizeof(struct hl_rec_module_unload);
+	case HL_REC_STACK: return sizeof(struct hl_rec_stack);
+	case HL_REC_ALLOC: return sizeof(struct hl_rec_alloc);
+	case HL_REC_FREE: return sizeof(struct hl_rec_free);
+	case HL_REC_REALLOC: return sizeof(struct hl_rec_realloc);
+	case HL_REC_THREAD_START:
+	case HL_REC_THREAD_END: return sizeof(struct hl_rec_thread);
+	case HL_REC_FORK: return sizeof(struct hl_rec_fork);
+	case HL_REC_EXIT: return sizeof(struct hl_rec_exit);
+	case HL_REC_LIVE: return sizeof(struct hl_rec_live);
+	case HL_REC_ERROR: return sizeof(struct hl_rec_error);
+	case HL_REC_DROPPED: return sizeof(struct hl_rec_dropped);
+	default: return 0;
+	}
+}
+
+#endif /* HEAPLEDGER_WIRE_H */

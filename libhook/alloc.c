@@ -1,0 +1,222 @@
+/*
+ * libhook/alloc.c: the allocation and release paths under the public API.
+ *
+ * hl_alloc_core / hl_release_core do the allocator's work and keep the
+ * counters; hl_allocate / hl_release add tracking on top. realloc (realloc.c)
+ * uses the cores directly so that a moved block is reported as one REALLOC,
+ * not as an unrelated alloc and free.
+ *
+ * Fast path: blocks up to HL_CACHE_MAX bytes come from and go to the calling
+ * thread's cache without a lock. Medium blocks take their arena's lock;
+ * large ones are mapped (large.c).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "heap.h"
+
+size_t hl_block_requested(struct hl_range *r)
+{
+	if (r->flags & HL_RANGE_LARGE)
+		return hl_large_usable(r) - hl_large_of(r)->slack;
+	return hl_range_usable(r) - r->slack;
+}
+
+static void *alloc_medium_slow(struct hl_thread_cache *tc, size_t size)
+{
+	struct hl_arena *a = tc->arena;
+	hl_lock(&a->lock);
+	struct hl_range *r = hl_arena_alloc_locked(a, size);
+	hl_unlock(&a->lock);
+	return r;
+}
+
+HL_NOINLINE static void *alloc_large_slow(struct hl_thread_cache *tc, size_t n,
+					  size_t alignment, unsigned kind, bool *fresh)
+{
+	void *p = hl_large_alloc(n, alignment, fresh);
+	if (p == NULL)
+		return NULL;
+	hl_range_set_owner(hl_range_of(p), 0, kind);
+	hl_stats_on_alloc(tc, n);
+	return p;
+}
+
+HL_NOINLINE static struct hl_range *alloc_aligned_slow(struct hl_thread_cache *tc,
+						       size_t size, size_t alignment)
+{
+	struct hl_arena *a = tc->arena;
+	hl_lock(&a->lock);
+	struct hl_range *r = hl_arena_alloc_aligned_locked(a, size, alignment);
+	hl_unlock(&a->lock);
+	return r;
+}
+
+/* Allocates without tracking. *fresh tells calloc the memory is known zero. */
+void *hl_alloc_core(size_t n, size_t alignment, unsigned kind, bool *fresh)
+{
+	struct hl_thread_cache *tc = hl_cache_get();
+	if (hl_unlikely(tc == NULL))
+		return NULL;
+	*fresh = false;
+	size_t size = hl_range_size_for(n);
+	if (hl_unlikely(size == 0 ||
+			(alignment > HL_ALIGN && size + alignment >= HL_LARGE_THRESHOLD)))
+		return alloc_large_slow(tc, n, alignment, kind, fresh);
+	struct hl_range *r;
+	if (hl_unlikely(alignment > HL_ALIGN)) {
+		r = alloc_aligned_slow(tc, size, alignment);
+	} else if (hl_likely(size <= HL_CACHE_MAX)) {
+		unsigned cls = hl_class_floor(size);
+		struct hl_cache_bin *bin = &tc->bins[cls];
+		r = bin->head;
+		if (hl_likely(r != NULL)) {
+			bin->head = ((struct hl_free_links *)hl_range_data(r))->next;
+			bin->count--;
+			r->flags &= (uint8_t)~HL_RANGE_CACHED;
+		} else {
+			r = hl_cache_refill(tc, cls, size);
+		}
+	} else {
+		r = alloc_medium_slow(tc, size);
+	}
+	if (hl_unlikely(r == NULL))
+		return NULL;
+	r->slack = (uint16_t)(hl_range_usable(r) - n);
+	hl_range_set_owner(r, 0, kind);
+	hl_stats_on_alloc(tc, n);
+	return hl_range_data(r);
+}
+
+HL_NOINLINE static void release_medium_slow(struct hl_range *r)
+{
+	struct hl_arena *a = hl_arena_of(r);
+	hl_lock(&a->lock);
+	hl_arena_free_locked(a, r);
+	hl_unlock(&a->lock);
+}
+
+/* Releases a block already validated by hl_ptr_classify (or known good). */
+void hl_release_core(struct hl_range *r)
+{
+	struct hl_thread_cache *tc = hl_cache_get();
+	if (hl_unlikely(tc == NULL))
+		return; /* out of memory for a cache: leave the block allocated */
+	hl_stats_on_free(tc, hl_block_requested(r));
+	if (hl_unlikely(r->flags & HL_RANGE_LARGE)) {
+		hl_large_free(r);
+		return;
+	}
+	if (hl_unlikely(r->size > HL_CACHE_MAX)) {
+		release_medium_slow(r);
+		return;
+	}
+	unsigned cls = hl_class_floor(r->size);
+	struct hl_cache_bin *bin = &tc->bins[cls];
+	r->flags |= HL_RANGE_CACHED;
+	((struct hl_free_links *)hl_range_data(r))->next = bin->head;
+	bin->head = r;
+	if (hl_unlikely(++bin->count > bin->limit))
+		hl_cache_flush(tc, cls, bin->limit / 2);
+}
+
+/* Where p points, judged from the registry and the header, without ever
+ * reading memory that is not ours. */
+enum hl_ptr_class hl_ptr_classify(const void *p)
+{
+	uintptr_t offset = (uintptr_t)p & (HL_SEGMENT_SIZE - 1);
+	if (((uintptr_t)p & (HL_ALIGN - 1)) != 0)
+		return HL_PTR_FOREIGN;
+	switch (hl_registry_lookup(p)) {
+	case HL_REGION_SEGMENT: {
+		if (offset < sizeof(struct hl_segment) + sizeof(struct hl_range))
+			return HL_PTR_FOREIGN;
+		struct hl_range *r = hl_range_of(p);
+		if (!hl_range_check_ok(r) || (r->flags & (HL_RANGE_LARGE | HL_RANGE_SENTINEL)))
+			return HL_PTR_FOREIGN;
+		if ((r->flags & (HL_RANGE_ALLOCATED | HL_RANGE_CACHED)) != HL_RANGE_ALLOCATED)
+			return HL_PTR_FREED;
+		return HL_PTR_SMALL;
+	}
+	case HL_REGION_LARGE:
+		return hl_large_owns(p) ? HL_PTR_LARGE : HL_PTR_FOREIGN;
+	default:
+		return HL_PTR_FOREIGN;
+	}
+}
+
+void hl_report_bad_pointer(const char *function, const void *p, enum hl_ptr_class c)
+{
+	struct hl_out out;
+	hl_out_init(&out, 2);
+	hl_out_str(&out, "heapledger: ");
+	hl_out_str(&out, function);
+	hl_out_str(&out, c == HL_PTR_FREED ? "(): double free or corruption of "
+					   : "(): invalid pointer ");
+	hl_out_hex(&out, (uintptr_t)p);
+	hl_out_str(&out, c == HL_PTR_FREED ? " (block already freed); ignored\n"
+					   : " (not a block allocated by heapledger); ignored\n");
+	hl_out_flush(&out);
+}
+
+void *hl_allocate(size_t n, size_t alignment, unsigned kind)
+{
+	bool fresh;
+	void *p = hl_alloc_core(n, alignment, kind, &fresh);
+	if (hl_unlikely(p == NULL)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (hl_unlikely(hl_track_enabled))
+		hl_range_set_owner(hl_range_of(p), hl_track_alloc(p, n, kind), kind);
+	return p;
+}
+
+void hl_release(void *p, unsigned kind)
+{
+	if (p == NULL)
+		return;
+	enum hl_ptr_class c = hl_ptr_classify(p);
+	if (hl_unlikely(c != HL_PTR_SMALL && c != HL_PTR_LARGE)) {
+		hl_report_bad_pointer("free", p, c);
+		return;
+	}
+	if (hl_unlikely(hl_track_enabled))
+		hl_track_free(p, kind);
+	hl_release_core(hl_range_of(p));
+}
+
+/* calloc: zeroing is skipped for memory fresh from the kernel. */
+void *hl_allocate_zeroed(size_t count, size_t size)
+{
+	size_t n;
+	if (__builtin_mul_overflow(count, size, &n)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	bool fresh;
+	void *p = hl_alloc_core(n, HL_ALIGN, HL_KIND_CALLOC, &fresh);
+	if (hl_unlikely(p == NULL)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!fresh)
+		memset(p, 0, n);
+	if (hl_unlikely(hl_track_enabled))
+		hl_range_set_owner(hl_range_of(p), hl_track_alloc(p, n, HL_KIND_CALLOC),
+				   HL_KIND_CALLOC);
+	return p;
+}
+
+size_t hl_usable_size(const void *p)
+{
+	if (p == NULL)
+		return 0;
+	enum hl_ptr_class c = hl_ptr_classify(p);
+	if (c == HL_PTR_SMALL)
+		return hl_range_usable(hl_range_of(p));
+	if (c == HL_PTR_LARGE)
+		return hl_large_usable(hl_range_of(p));
+	hl_report_bad_pointer("malloc_usable_size", p, c);
+	return 0;
+}

@@ -1,0 +1,207 @@
+/*
+ * libhook/arena.c: arenas, each a lock and a TLSF set of free ranges over its
+ * own segments.
+ *
+ * Threads are spread over up to HL_MAX_ARENAS arenas (4 per CPU) so that
+ * refills and flushes of different threads rarely meet on one lock; the
+ * per-thread caches (cache.c) keep most malloc/free calls away from arenas
+ * altogether. Every function here runs with the arena's lock held.
+ *
+ * Invariants: no two free ranges are neighbours (free coalesces both ways);
+ * every free range is filed in exactly one class list; a range's size equals
+ * its right neighbour's prev_size.
+ */
+#include <unistd.h>
+
+#include "heap.h"
+
+struct hl_arena hl_arenas[HL_MAX_ARENAS];
+unsigned hl_arena_count;
+
+static unsigned arena_count_for_machine(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (cpus < 1)
+		cpus = 1;
+	long n = cpus * 4;
+	return n > HL_MAX_ARENAS ? HL_MAX_ARENAS : (unsigned)n;
+}
+
+/* The arena with the fewest threads: a new thread gets its own while there
+ * are fewer threads than arenas. */
+struct hl_arena *hl_arena_pick(void)
+{
+	if (hl_arena_count == 0) {
+		for (unsigned i = 0; i < HL_MAX_ARENAS; i++)
+			hl_arenas[i].index = i;
+		hl_arena_count = arena_count_for_machine();
+	}
+	struct hl_arena *best = &hl_arenas[0];
+	uint32_t best_threads = UINT32_MAX;
+	for (unsigned i = 0; i < hl_arena_count; i++) {
+		uint32_t t = atomic_load_explicit(&hl_arenas[i].threads, memory_order_relaxed);
+		if (t < best_threads) {
+			best = &hl_arenas[i];
+			best_threads = t;
+		}
+	}
+	atomic_fetch_add_explicit(&best->threads, 1, memory_order_relaxed);
+	return best;
+}
+
+/* Cuts `size` bytes off the front of free range r (not filed); the rest, if
+ * big enough to stand alone, is filed as a free range. Returns r, allocated. */
+static struct hl_range *split_front_locked(struct hl_arena *a, struct hl_range *r, size_t size)
+{
+	size_t rest = r->size - size;
+	if (rest >= HL_RANGE_MIN) {
+		struct hl_range *tail = (struct hl_range *)((char *)r + size);
+		tail->flags = 0;
+		hl_range_set_size(tail, (uint32_t)rest);
+		hl_range_set_size(r, (uint32_t)size);
+		hl_bins_insert_locked(a, tail);
+	}
+	r->flags |= HL_RANGE_ALLOCATED;
+	return r;
+}
+
+static struct hl_range *take_or_grow_locked(struct hl_arena *a, size_t size)
+{
+	struct hl_range *r = hl_bins_take_locked(a, size);
+	if (r == NULL)
+		r = hl_segment_new_locked(a);
+	return r;
+}
+
+struct hl_range *hl_arena_alloc_locked(struct hl_arena *a, size_t size)
+{
+	struct hl_range *r = take_or_grow_locked(a, size);
+	if (r == NULL)
+		return NULL;
+	return split_front_locked(a, r, size);
+}
+
+unsigned hl_arena_carve_locked(struct hl_arena *a, size_t size, unsigned want,
+			       struct hl_range **out)
+{
+	/* Prefer one range that holds the whole batch: the blocks then sit
+	 * side by side, which is what the program's next accesses like. */
+	struct hl_range *r = hl_bins_take_locked(a, size * want);
+	if (r == NULL)
+		r = take_or_grow_locked(a, size);
+	if (r == NULL)
+		return 0;
+	unsigned n = 0;
+	while (n < want && r->size >= size) {
+		size_t rest = r->size - size;
+		if (rest < HL_RANGE_MIN) {
+			out[n++] = split_front_locked(a, r, r->size);
+			return n;
+		}
+		struct hl_range *tail = (struct hl_range *)((char *)r + size);
+		tail->flags = 0;
+		hl_range_set_size(tail, (uint32_t)rest);
+		hl_range_set_size(r, (uint32_t)size);
+		r->flags |= HL_RANGE_ALLOCATED;
+		out[n++] = r;
+		r = tail;
+	}
+	hl_bins_insert_locked(a, r);
+	return n;
+}
+
+void hl_arena_free_locked(struct hl_arena *a, struct hl_range *r)
+{
+	r->flags &= (uint8_t)~(HL_RANGE_ALLOCATED | HL_RANGE_CACHED);
+	struct hl_range *next = hl_range_next(r);
+	if (hl_range_is_free(next)) {
+		hl_bins_remove_locked(a, next);
+		hl_range_set_size(r, r->size + next->size);
+	}
+	if (!(r->flags & HL_RANGE_MAPPING_START)) {
+		struct hl_range *prev = hl_range_prev(r);
+		if (hl_range_is_free(prev)) {
+			hl_bins_remove_locked(a, prev);
+			hl_range_set_size(prev, prev->size + r->size);
+			r = prev;
+		}
+	}
+	if (hl_segment_is_whole(r)) {
+		hl_segment_release_locked(a, r);
+		return;
+	}
+	hl_bins_insert_locked(a, r);
+}
+
+void hl_arena_shrink_locked(struct hl_arena *a, struct hl_range *r, size_t size)
+{
+	size_t rest = r->size - size;
+	if (rest < HL_RANGE_MIN)
+		return;
+	struct hl_range *tail = (struct hl_range *)((char *)r + size);
+	tail->flags = HL_RANGE_ALLOCATED;
+	hl_range_set_size(tail, (uint32_t)rest);
+	hl_range_set_size(r, (uint32_t)size);
+	hl_arena_free_locked(a, tail); /* coalesces with a free right neighbour */
+}
+
+bool hl_arena_grow_locked(struct hl_arena *a, struct hl_range *r, size_t size)
+{
+	struct hl_range *next = hl_range_next(r);
+	if (!hl_range_is_free(next) || (size_t)r->size + next->size < size)
+		return false;
+	hl_bins_remove_locked(a, next);
+	size_t total = (size_t)r->size + next->size;
+	hl_range_set_size(r, (uint32_t)total);
+	if (total - size >= HL_RANGE_MIN) {
+		struct hl_range *tail = (struct hl_range *)((char *)r + size);
+		tail->flags = 0;
+		hl_range_set_size(tail, (uint32_t)(total - size));
+		hl_range_set_size(r, (uint32_t)size);
+		hl_bins_insert_locked(a, tail);
+	}
+	return true;
+}
+
+/* Takes size + alignment + HL_RANGE_MIN bytes so that the gap in front of the
+ * aligned block is either empty or big enough to be a free range itself. */
+struct hl_range *hl_arena_alloc_aligned_locked(struct hl_arena *a, size_t size,
+					       size_t alignment)
+{
+	struct hl_range *r = hl_arena_alloc_locked(a, size + alignment + HL_RANGE_MIN);
+	if (r == NULL)
+		return NULL;
+	uintptr_t data = (uintptr_t)hl_range_data(r);
+	uintptr_t aligned = (data + alignment - 1) & ~(uintptr_t)(alignment - 1);
+	if (aligned != data && aligned - data < HL_RANGE_MIN)
+		aligned += alignment;
+	size_t gap = aligned - data;
+	if (gap) {
+		struct hl_range *block = (struct hl_range *)(aligned - sizeof(struct hl_range));
+		block->flags = HL_RANGE_ALLOCATED;
+		hl_range_set_size(block, (uint32_t)(r->size - gap));
+		hl_range_set_size(r, (uint32_t)gap);
+		hl_arena_free_locked(a, r); /* the gap rejoins a free left neighbour */
+		r = block;
+	}
+	hl_arena_shrink_locked(a, r, size);
+	return r;
+}
+
+void hl_arenas_lock_all(void)
+{
+	for (unsigned i = 0; i < HL_MAX_ARENAS; i++)
+		hl_lock(&hl_arenas[i].lock);
+}
+
+void hl_arenas_unlock_all(void)
+{
+	for (unsigned i = 0; i < HL_MAX_ARENAS; i++)
+		hl_unlock(&hl_arenas[i].lock);
+}
+
+void hl_arenas_reset_locks(void)
+{
+	for (unsigned i = 0; i < HL_MAX_ARENAS; i++)
+		hl_lock_reset(&hl_arenas[i].lock);
+}

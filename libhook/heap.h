@@ -1,0 +1,299 @@
+/*
+ * libhook/heap.h: the allocator's internal interface between its files:
+ * range headers (range.c), TLSF bins (bins.c), segments (segment.c), arenas
+ * (arena.c), thread caches (cache.c), large blocks (large.c), the segment
+ * registry (registry.c) and the counters (stats.c).
+ *
+ * Functions suffixed _locked need the owning arena's lock held by the caller.
+ */
+#ifndef HL_HEAP_H
+#define HL_HEAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+#include "types.h"
+
+/* ---- range.c / inline header helpers -------------------------------------- */
+
+HL_INLINE struct hl_range *hl_range_of(const void *p)
+{
+	return (struct hl_range *)p - 1;
+}
+
+HL_INLINE void *hl_range_data(struct hl_range *r)
+{
+	return r + 1;
+}
+
+HL_INLINE struct hl_range *hl_range_next(struct hl_range *r)
+{
+	return (struct hl_range *)((char *)r + r->size);
+}
+
+HL_INLINE struct hl_range *hl_range_prev(struct hl_range *r)
+{
+	return (struct hl_range *)((char *)r - r->prev_size);
+}
+
+HL_INLINE bool hl_range_is_free(const struct hl_range *r)
+{
+	return (r->flags & HL_RANGE_ALLOCATED) == 0;
+}
+
+/* 8 bits from the header's address and size: a pointer that is not a block
+ * start, or a header overwritten by the program, fails it 255 times in 256. */
+HL_INLINE uint8_t hl_range_check_of(const struct hl_range *r, uint32_t size)
+{
+	uint64_t x = ((uintptr_t)r >> 4) ^ ((uint64_t)size << 7) ^ 0x5bd1e995u;
+	x *= 0x9e3779b97f4a7c15ull;
+	return (uint8_t)(x >> 56);
+}
+
+HL_INLINE bool hl_range_check_ok(const struct hl_range *r)
+{
+	return r->check == hl_range_check_of(r, r->size);
+}
+
+HL_INLINE unsigned hl_range_kind(const struct hl_range *r)
+{
+	return r->stack_kind & 15u;
+}
+
+HL_INLINE uint32_t hl_range_stack_id(const struct hl_range *r)
+{
+	return r->stack_kind >> 4;
+}
+
+HL_INLINE void hl_range_set_owner(struct hl_range *r, uint32_t stack_id, unsigned kind)
+{
+	r->stack_kind = (stack_id << 4) | (kind & 15u);
+}
+
+/* Sets r's size and keeps the right neighbour's boundary tag in step. */
+HL_INLINE void hl_range_set_size(struct hl_range *r, uint32_t size)
+{
+	r->size = size;
+	r->check = hl_range_check_of(r, size);
+	hl_range_next(r)->prev_size = size;
+}
+
+/* Bytes the program may use in a segment range. */
+HL_INLINE size_t hl_range_usable(const struct hl_range *r)
+{
+	return r->size - sizeof(struct hl_range);
+}
+
+/* ---- bins.c: TLSF size classes ------------------------------------------- */
+
+/* Class a free range of `size` bytes is filed under (rounds down). */
+HL_INLINE unsigned hl_class_floor(size_t size)
+{
+	if (size < HL_TLSF_SMALL)
+		return (unsigned)(size >> 4);
+	unsigned fl = 63u - (unsigned)__builtin_clzll(size);
+	unsigned sl = (unsigned)(size >> (fl - HL_TLSF_SUB_SHIFT)) & (HL_TLSF_SUB - 1);
+	return HL_TLSF_LINEAR + (fl - HL_TLSF_FIRST_SHIFT) * HL_TLSF_SUB + sl;
+}
+
+/* Range size for a block that the thread caches can serve: sizes up to
+ * HL_CACHE_MAX are rounded up to their class's lower bound so that every range
+ * filed under a class fits every request mapped to it. */
+HL_INLINE size_t hl_class_round_up(size_t size)
+{
+	if (size < HL_TLSF_SMALL)
+		return size;
+	unsigned fl = 63u - (unsigned)__builtin_clzll(size);
+	size_t step = (size_t)1 << (fl - HL_TLSF_SUB_SHIFT);
+	return (size + step - 1) & ~(step - 1);
+}
+
+/* Range bytes (header included) for a request of n bytes, or 0 if n is too
+ * big for a segment (then the block is large). */
+HL_INLINE size_t hl_range_size_for(size_t n)
+{
+	if (n > HL_LARGE_THRESHOLD)
+		return 0;
+	size_t size = (n + sizeof(struct hl_range) + HL_ALIGN - 1) & ~(size_t)(HL_ALIGN - 1);
+	if (size < HL_RANGE_MIN)
+		size = HL_RANGE_MIN;
+	if (size <= HL_CACHE_MAX)
+		size = hl_class_round_up(size);
+	return size;
+}
+
+void hl_bins_insert_locked(struct hl_arena *a, struct hl_range *r);
+void hl_bins_remove_locked(struct hl_arena *a, struct hl_range *r);
+/* Removes and returns a free range of at least `size` bytes, or NULL. */
+struct hl_range *hl_bins_take_locked(struct hl_arena *a, size_t size);
+
+/* ---- segment.c ---------------------------------------------------------- */
+
+HL_INLINE struct hl_segment *hl_segment_of(const void *p)
+{
+	return (struct hl_segment *)((uintptr_t)p & ~(uintptr_t)(HL_SEGMENT_SIZE - 1));
+}
+
+/* Maps a new segment for arena a; returns its one free range (not filed). */
+struct hl_range *hl_segment_new_locked(struct hl_arena *a);
+/* r is a free range that covers its whole segment: keep it as the arena's
+ * spare or give the segment back to the OS. */
+void hl_segment_release_locked(struct hl_arena *a, struct hl_range *r);
+bool hl_segment_is_whole(struct hl_range *r);
+
+/* ---- registry.c: which address ranges are ours ------------------------- */
+
+enum hl_region {
+	HL_REGION_NONE = 0,    /* not the allocator's */
+	HL_REGION_SEGMENT = 1, /* a segment starts at this 4 MiB boundary */
+	HL_REGION_LARGE = 2,   /* some large mapping touches this 4 MiB */
+};
+void hl_registry_mark(const void *start, size_t bytes, enum hl_region region);
+void hl_registry_clear(const void *start, size_t bytes);
+enum hl_region hl_registry_lookup(const void *p);
+
+/* ---- arena.c ------------------------------------------------------------ */
+
+#define HL_MAX_ARENAS 64
+extern struct hl_arena hl_arenas[HL_MAX_ARENAS];
+extern unsigned hl_arena_count;
+
+struct hl_arena *hl_arena_pick(void);
+/* A range of exactly `size` bytes (a multiple of 16, >= HL_RANGE_MIN) or a
+ * little more when the rest is too small to stand alone; ALLOCATED set. */
+struct hl_range *hl_arena_alloc_locked(struct hl_arena *a, size_t size);
+/* Up to `want` ranges of `size` bytes cut back to back from one free range,
+ * for a thread cache refill; returns how many were written to out[]. */
+unsigned hl_arena_carve_locked(struct hl_arena *a, size_t size, unsigned want,
+			       struct hl_range **out);
+/* Gives an allocated range back: coalesces with free neighbours and files it. */
+void hl_arena_free_locked(struct hl_arena *a, struct hl_range *r);
+/* Splits an allocated range so it keeps `size` bytes; the tail is freed. */
+void hl_arena_shrink_locked(struct hl_arena *a, struct hl_range *r, size_t size);
+/* Grows an allocated range in place into a free right neighbour; false if the
+ * neighbour is not free or too small. */
+bool hl_arena_grow_locked(struct hl_arena *a, struct hl_range *r, size_t size);
+/* An allocated range whose user pointer is aligned to `alignment`. */
+struct hl_range *hl_arena_alloc_aligned_locked(struct hl_arena *a, size_t size,
+					       size_t alignment);
+
+HL_INLINE struct hl_arena *hl_arena_of(struct hl_range *r)
+{
+	return hl_segment_of(r)->arena;
+}
+
+void hl_arenas_lock_all(void);
+void hl_arenas_unlock_all(void);
+void hl_arenas_reset_locks(void);
+
+/* ---- cache.c ------------------------------------------------------------ */
+
+extern HL_TLS struct hl_thread_cache *hl_tcache;
+
+struct hl_thread_cache *hl_cache_create(void);
+HL_NOINLINE struct hl_range *hl_cache_refill(struct hl_thread_cache *tc, unsigned cls,
+					     size_t size);
+HL_NOINLINE void hl_cache_flush(struct hl_thread_cache *tc, unsigned cls, uint32_t keep);
+/* Thread exit: every cached range goes back to its arena. */
+void hl_cache_destroy(struct hl_thread_cache *tc);
+void hl_caches_lock(void);
+void hl_caches_unlock(void);
+void hl_caches_fork_child(void);
+/* Adds every live cache's counters to *out; caller holds hl_caches_lock. */
+void hl_caches_sum_locked(struct hl_thread_stats *out);
+/* Creates the pthread key whose destructor returns a thread's cache. */
+void hl_cache_init_key(void);
+
+HL_INLINE struct hl_thread_cache *hl_cache_get(void)
+{
+	struct hl_thread_cache *tc = hl_tcache;
+	if (hl_unlikely(tc == NULL))
+		tc = hl_cache_create();
+	return tc;
+}
+
+/* ---- large.c ------------------------------------------------------------ */
+
+HL_INLINE struct hl_large *hl_large_of(struct hl_range *r)
+{
+	return (struct hl_large *)r - 1;
+}
+
+HL_INLINE size_t hl_large_usable(struct hl_range *r)
+{
+	struct hl_large *l = hl_large_of(r);
+	return l->map_bytes - l->lead_bytes - sizeof(struct hl_large) - sizeof(struct hl_range);
+}
+
+/* A large block of n bytes aligned to `alignment`; *fresh is true when its
+ * memory comes straight from the kernel (already zero). */
+void *hl_large_alloc(size_t n, size_t alignment, bool *fresh);
+void hl_large_free(struct hl_range *r);
+/* Resizes a large block with mremap; NULL if it cannot. */
+void *hl_large_resize(struct hl_range *r, size_t n);
+/* True if p is the user pointer of a live large block. */
+bool hl_large_owns(const void *p);
+void hl_large_walk(hl_walk_fn fn, void *arg);
+void *hl_large_find(const void *address, size_t *size);
+void hl_large_fork_prepare(void);
+void hl_large_fork_parent(void);
+void hl_large_fork_child(void);
+uint64_t hl_large_mapped_bytes(void);
+
+/* ---- stats.c ------------------------------------------------------------ */
+
+/* Set once a second thread has a cache: counters then publish in batches. */
+extern bool hl_multithreaded;
+void hl_stats_publish(struct hl_thread_stats *ts, int64_t *unpublished);
+void hl_stats_retire(struct hl_thread_stats *ts, int64_t unpublished);
+extern _Atomic uint64_t hl_mapped_bytes;
+void hl_summary_write(int fd, bool at_exit);
+
+HL_INLINE void hl_stats_on_alloc(struct hl_thread_cache *tc, size_t n)
+{
+	tc->stats.allocs++;
+	tc->stats.bytes_allocated += n;
+	tc->stats.in_use_blocks++;
+	tc->stats.in_use_bytes += (int64_t)n;
+	tc->unpublished_bytes += (int64_t)n;
+	if (!hl_multithreaded || tc->unpublished_bytes > (64 << 10))
+		hl_stats_publish(&tc->stats, &tc->unpublished_bytes);
+}
+
+HL_INLINE void hl_stats_on_free(struct hl_thread_cache *tc, size_t n)
+{
+	tc->stats.frees++;
+	tc->stats.in_use_blocks--;
+	tc->stats.in_use_bytes -= (int64_t)n;
+	tc->unpublished_bytes -= (int64_t)n;
+	if (!hl_multithreaded || tc->unpublished_bytes < -(64 << 10))
+		hl_stats_publish(&tc->stats, &tc->unpublished_bytes);
+}
+
+/* ---- alloc.c, realloc.c --------------------------------------------------- */
+
+/* Allocates without tracking; *fresh is true when the memory is known zero. */
+void *hl_alloc_core(size_t n, size_t alignment, unsigned kind, bool *fresh);
+/* Releases a valid block without tracking. */
+void hl_release_core(struct hl_range *r);
+void *hl_allocate_zeroed(size_t count, size_t size);
+void *hl_reallocate(void *p, size_t n);
+size_t hl_usable_size(const void *p);
+
+/* ---- validation of user pointers (alloc.c) ------------------------------ */
+
+enum hl_ptr_class {
+	HL_PTR_SMALL,   /* a live segment block */
+	HL_PTR_LARGE,   /* a live large block */
+	HL_PTR_FREED,   /* a block start that is free or cached: double free */
+	HL_PTR_FOREIGN, /* not a block of ours */
+};
+enum hl_ptr_class hl_ptr_classify(const void *p);
+/* Asked-for bytes of a live block. */
+size_t hl_block_requested(struct hl_range *r);
+/* Reports a pointer that free/realloc/malloc_usable_size cannot accept. */
+HL_COLD void hl_report_bad_pointer(const char *function, const void *p, enum hl_ptr_class c);
+
+#endif /* HL_HEAP_H */

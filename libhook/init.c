@@ -1,0 +1,240 @@
+/*
+ * libhook/init.c: start-up, options, fork handling and the end of the run.
+ *
+ * The allocator itself needs no set-up: all its state is zero-initialised
+ * static memory, so it serves the dynamic loader's and libc's first calls,
+ * made before any constructor runs. hl_start, our constructor, then reads
+ * the environment (which is not reliable before libc's own initialisation),
+ * registers the fork and thread-exit handlers and starts tracking.
+ *
+ * At the end, hl_exit_report runs once: from our destructor on a normal
+ * exit (on_exit gave us the status), or from the exit-path interposers.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heap.h"
+
+struct hl_options hl_options = {
+	.stack_depth = 64,
+	.summary = true,
+	.leaks = true,
+	.max_leaks = 50,
+};
+HL_TLS int hl_guard_depth;
+
+static _Atomic bool exit_reported;
+static int exit_status;
+static int log_fd = -1;
+
+void hl_init(void)
+{
+	/* Everything is lazily built from zeroed statics; nothing to do yet.
+	 * Kept as the one place to add eager set-up should it ever be needed. */
+}
+
+void hl_assert_fail(const char *expr, const char *file, int line)
+{
+	struct hl_out out;
+	hl_out_init(&out, 2);
+	hl_out_str(&out, "heapledger: assertion failed: ");
+	hl_out_str(&out, expr);
+	hl_out_str(&out, " at ");
+	hl_out_str(&out, file);
+	hl_out_str(&out, ":");
+	hl_out_u64(&out, (uint64_t)line);
+	hl_out_str(&out, "\n");
+	hl_out_flush(&out);
+	abort();
+}
+
+void hl_warn(const char *message, const void *address)
+{
+	struct hl_out out;
+	hl_out_init(&out, 2);
+	hl_out_str(&out, "heapledger: ");
+	hl_out_str(&out, message);
+	if (address) {
+		hl_out_str(&out, " (");
+		hl_out_hex(&out, (uintptr_t)address);
+		hl_out_str(&out, ")");
+	}
+	hl_out_str(&out, "\n");
+	hl_out_flush(&out);
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+static bool parse_unsigned(const char *value, size_t len, unsigned max, unsigned *out)
+{
+	unsigned v = 0;
+	if (len == 0)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		if (value[i] < '0' || value[i] > '9')
+			return false;
+		v = v * 10 + (unsigned)(value[i] - '0');
+		if (v > max)
+			return false;
+	}
+	*out = v;
+	return true;
+}
+
+static bool apply_option(const char *key, size_t key_len, const char *value, size_t len)
+{
+	unsigned v;
+#define KEY_IS(name) (key_len == sizeof(name) - 1 && memcmp(key, name, key_len) == 0)
+	if (KEY_IS("depth") && parse_unsigned(value, len, HL_WIRE_MAX_FRAMES, &v)) {
+		hl_options.stack_depth = v;
+	} else if (KEY_IS("stacks") && parse_unsigned(value, len, 1, &v)) {
+		if (v == 0)
+			hl_options.stack_depth = 0;
+	} else if (KEY_IS("summary") && parse_unsigned(value, len, 1, &v)) {
+		hl_options.summary = v;
+	} else if (KEY_IS("leaks") && parse_unsigned(value, len, 1, &v)) {
+		hl_options.leaks = v;
+	} else if (KEY_IS("max_leaks") && parse_unsigned(value, len, 1000000, &v)) {
+		hl_options.max_leaks = v;
+	} else {
+		return false;
+	}
+	return true;
+#undef KEY_IS
+}
+
+/* "key=value:key=value". A bad entry is reported and skipped: the program
+ * under test still runs, with the defaults for that key. */
+void hl_options_parse(const char *text)
+{
+	while (text && *text) {
+		const char *end = strchr(text, ':');
+		size_t len = end ? (size_t)(end - text) : strlen(text);
+		const char *eq = memchr(text, '=', len);
+		if (len > 0 && (eq == NULL ||
+				!apply_option(text, (size_t)(eq - text), eq + 1,
+					      len - (size_t)(eq - text) - 1))) {
+			struct hl_out out;
+			hl_out_init(&out, 2);
+			hl_out_str(&out, "heapledger: ignoring bad " HL_ENV_OPTIONS " entry '");
+			for (size_t i = 0; i < len && i < 200; i++) {
+				char c[2] = { text[i], 0 };
+				hl_out_str(&out, c);
+			}
+			hl_out_str(&out, "' (keys: depth=0..256, stacks=0|1, summary=0|1, "
+					 "leaks=0|1, max_leaks=N)\n");
+			hl_out_flush(&out);
+		}
+		text = end ? end + 1 : NULL;
+	}
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+/* $HEAPLEDGER_LOG names a file; "%p" in it becomes the pid, as in
+ * valgrind's --log-file, so forked children do not interleave. */
+int hl_log_fd(void)
+{
+	if (log_fd >= 0)
+		return log_fd;
+	const char *path = getenv(HL_ENV_LOG);
+	if (path == NULL || *path == '\0')
+		return 2;
+	char buf[HL_WIRE_MAX_PATH];
+	size_t used = 0;
+	for (const char *s = path; *s && used + 24 < sizeof(buf); s++) {
+		if (s[0] == '%' && s[1] == 'p') {
+			char digits[24];
+			int n = 0;
+			for (unsigned long pid = (unsigned long)getpid(); pid; pid /= 10)
+				digits[n++] = (char)('0' + pid % 10);
+			while (n)
+				buf[used++] = digits[--n];
+			s++;
+		} else {
+			buf[used++] = *s;
+		}
+	}
+	buf[used] = '\0';
+	int saved = errno;
+	int fd = open(buf, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	errno = saved;
+	if (fd < 0) {
+		hl_warn("cannot open " HL_ENV_LOG " file; writing to stderr", NULL);
+		return 2;
+	}
+	log_fd = fd;
+	return fd;
+}
+
+/* ---- fork --------------------------------------------------------------- */
+
+static void fork_prepare(void)
+{
+	hl_track_fork_prepare();
+	hl_caches_lock();
+	hl_arenas_lock_all();
+	hl_large_fork_prepare();
+	hl_meta_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+	hl_meta_fork_parent();
+	hl_large_fork_parent();
+	hl_arenas_unlock_all();
+	hl_caches_unlock();
+	hl_track_fork_parent();
+}
+
+static void fork_child(void)
+{
+	hl_meta_fork_child();
+	hl_large_fork_child();
+	hl_arenas_reset_locks();
+	hl_caches_fork_child();
+	exit_reported = false;
+	log_fd = -1;
+	hl_track_fork_child();
+}
+
+/* ---- start and end ------------------------------------------------------ */
+
+void hl_exit_report(unsigned how, int status)
+{
+	if (atomic_exchange(&exit_reported, true))
+		return;
+	if (hl_track_exit(how, status))
+		return; /* the reporter prints the summary */
+	int fd = hl_log_fd();
+	if (hl_options.summary)
+		hl_summary_print(fd);
+	if (hl_options.leaks)
+		hl_track_print_leaks(fd);
+}
+
+static void on_exit_status(int status, void *arg)
+{
+	exit_status = status;
+}
+
+__attribute__((constructor)) static void hl_start(void)
+{
+	hl_options_parse(getenv(HL_ENV_OPTIONS));
+	hl_cache_init_key();
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	on_exit(on_exit_status, NULL);
+	hl_track_init();
+}
+
+/* Runs after the program's and later-loaded libraries' destructors (we were
+ * initialised before them), so blocks they free are not reported. */
+__attribute__((destructor)) static void hl_stop(void)
+{
+	hl_exit_report(HL_EXIT_NORMAL, exit_status);
+}

@@ -1,0 +1,181 @@
+/*
+ * libhook/internal.h: declarations shared by the files of libheapledger.so.
+ * Never installed. Everything here has hidden visibility (the library is built
+ * with -fvisibility=hidden); only the malloc API and heapledger.h are exported.
+ *
+ * Rules inside the hook (see STYLE.md):
+ *  - no memory from the user heap for the hook's own data: use hl_meta_alloc()
+ *    or hl_os_map();
+ *  - output through fixed buffers and write(2) (hl_out_*), never stdio;
+ *  - a call made while hl_guard_enter() holds is allocated but not tracked.
+ */
+#ifndef HL_INTERNAL_H
+#define HL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heapledger/wire.h"
+#include "types.h"
+
+#define HL_API __attribute__((visibility("default")))
+#define HL_NOINLINE __attribute__((noinline))
+#define HL_COLD __attribute__((cold, noinline))
+#define HL_INLINE static inline __attribute__((always_inline))
+#define hl_likely(x) __builtin_expect(!!(x), 1)
+#define hl_unlikely(x) __builtin_expect(!!(x), 0)
+#define HL_TLS __thread __attribute__((tls_model("initial-exec")))
+
+#ifndef HL_DEBUG
+#define HL_DEBUG 0
+#endif
+
+/* A failed assertion prints from a static buffer and aborts, never allocates. */
+HL_COLD void hl_assert_fail(const char *expr, const char *file, int line);
+#if HL_DEBUG >= 1
+#define hl_assert(x) ((x) ? (void)0 : hl_assert_fail(#x, __FILE__, __LINE__))
+#else
+#define hl_assert(x) ((void)0)
+#endif
+#if HL_DEBUG >= 2
+#define hl_assert_expensive(x) hl_assert(x)
+#else
+#define hl_assert_expensive(x) ((void)0)
+#endif
+
+/* ---- os.c: the only file that talks to mmap ------------------------------ */
+
+/* Page-aligned anonymous read/write memory, or NULL. Never sets errno for the
+ * caller: the malloc entry points set ENOMEM themselves. */
+void *hl_os_map(size_t bytes);
+/* Like hl_os_map, but the result is aligned to `alignment` (a power of two
+ * larger than a page). */
+void *hl_os_map_aligned(size_t bytes, size_t alignment);
+void hl_os_unmap(void *p, size_t bytes);
+/* Grow or shrink a mapping, possibly moving it; NULL on failure. */
+void *hl_os_remap(void *p, size_t old_bytes, size_t new_bytes);
+/* Tell the kernel the pages may be dropped; they read back as zero. */
+void hl_os_discard(void *p, size_t bytes);
+size_t hl_os_page_size(void);
+
+/* ---- out.c: allocation-free output ------------------------------------- */
+
+struct hl_out {
+	int fd;
+	size_t used;
+	char buf[4096];
+};
+void hl_out_init(struct hl_out *out, int fd);
+void hl_out_str(struct hl_out *out, const char *s);
+void hl_out_u64(struct hl_out *out, uint64_t v);
+void hl_out_u64_grouped(struct hl_out *out, uint64_t v); /* 1,234,567 */
+void hl_out_hex(struct hl_out *out, uint64_t v);         /* 0x... */
+void hl_out_flush(struct hl_out *out);
+
+/* ---- meta.c: the hook's private memory, never the user heap ------------- */
+
+/* Zeroed memory for the hook's own tables and buffers. Blocks up to
+ * HL_META_SMALL_MAX come from size-classed free lists; larger ones are
+ * mapped. Thread-safe. */
+void *hl_meta_alloc(size_t bytes);
+void hl_meta_free(void *p, size_t bytes);
+void hl_meta_fork_prepare(void);
+void hl_meta_fork_parent(void);
+void hl_meta_fork_child(void);
+
+/* ---- the allocator ------------------------------------------------------ */
+
+/* Allocates `size` bytes aligned to `alignment` (a power of two, >= 16) for
+ * allocation family `kind` (enum hl_alloc_kind in wire.h); NULL with errno
+ * ENOMEM on failure. The block is tracked. */
+void *hl_allocate(size_t size, size_t alignment, unsigned kind);
+/* Releases a block; `kind` is the family of the releasing call. */
+void hl_release(void *p, unsigned kind);
+
+/* Calls fn for every block the program holds now (not in any cache), with the
+ * size it asked for, the stack id stored at allocation and its family. Takes
+ * every arena lock in turn; do not allocate from fn. */
+typedef void (*hl_walk_fn)(void *address, size_t size, uint32_t stack_id,
+			   unsigned kind, void *arg);
+void hl_heap_walk(hl_walk_fn fn, void *arg);
+
+/* Finds the block that contains `address` (start or interior), for scans and
+ * misuse reports. Returns the block's start and fills *size, or NULL if no
+ * live block contains it. */
+void *hl_heap_find(const void *address, size_t *size);
+
+/* ---- stats.c: exact counters and the heap summary ------------------------ */
+
+void hl_stats_get(struct heapledger_stats *out);
+/* Writes "HEAP SUMMARY" lines to fd; allocation-free. */
+void hl_summary_print(int fd);
+
+/* ---- init.c ------------------------------------------------------------- */
+
+/* Makes the allocator usable; idempotent and cheap after the first call. */
+void hl_init(void);
+/* The process is ending (enum hl_exit_how, wire.h): hands the live set to the
+ * reporter or prints the standalone summary and leak list. Runs at most once;
+ * the exit-path interposers (_exit, abort) call it too. */
+void hl_exit_report(unsigned how, int status);
+
+/* Options from $HEAPLEDGER_OPTIONS ("key=value:key=value"). */
+struct hl_options {
+	unsigned stack_depth; /* frames captured per allocation (depth=N), 0 = no stacks (stacks=0) */
+	bool summary;         /* print the standalone summary at exit */
+	bool leaks;           /* print the standalone leak list at exit */
+	unsigned max_leaks;   /* leak records printed at most */
+};
+extern struct hl_options hl_options;
+/* Applies "key=value:key=value" to hl_options; bad entries are reported. */
+void hl_options_parse(const char *text);
+/* File descriptor for standalone output: $HEAPLEDGER_LOG, else stderr. */
+int hl_log_fd(void);
+/* Reports a problem the hook found (invalid free, bad option); once per
+ * message `key` unless `always`. */
+void hl_warn(const char *message, const void *address);
+
+/* Re-entrancy guard: while a thread is inside the hook's own machinery
+ * (unwinding, sending), allocations it makes are served but not tracked. */
+extern HL_TLS int hl_guard_depth;
+HL_INLINE bool hl_guard_enter(void)
+{
+	return hl_guard_depth++ == 0;
+}
+HL_INLINE void hl_guard_leave(void)
+{
+	hl_guard_depth--;
+}
+
+/* ---- tracking (track.c, stack.c, emit.c, modules.c) --------------------- */
+
+/* True once tracking is on: stacks are captured and/or a reporter listens. The
+ * allocator tests it before every call below. */
+extern bool hl_track_enabled;
+
+/* Starts tracking per hl_options and $HEAPLEDGER_SOCKET. Called once from
+ * hl_init after the allocator works. */
+void hl_track_init(void);
+/* A block was handed out: returns the stack id to store in its header. */
+uint32_t hl_track_alloc(void *p, size_t size, unsigned kind);
+/* A block is about to be released. */
+void hl_track_free(void *p, unsigned kind);
+/* A block was resized from old_p to p (maybe the same); returns the stack id
+ * of the realloc call, stored in the header. */
+uint32_t hl_track_realloc(void *old_p, void *p, size_t size);
+/* fork() handlers, called with every arena locked (prepare) or reinitialised. */
+void hl_track_fork_prepare(void);
+void hl_track_fork_parent(void);
+void hl_track_fork_child(void);
+/* The calling thread is exiting; flush its buffer. */
+void hl_track_thread_exit(void);
+/* The process is ending (enum hl_exit_how). Sends the live set and EXIT to
+ * the reporter and returns true, or returns false when there is no reporter
+ * and the caller prints the standalone summary. */
+bool hl_track_exit(unsigned how, int status);
+/* Prints the standalone leak list (live blocks grouped by stack, symbolized
+ * with dladdr) to fd. */
+void hl_track_print_leaks(int fd);
+
+#endif /* HL_INTERNAL_H */

@@ -1,0 +1,111 @@
+/*
+ * libhook/realloc.c: resize a block, cheapest way first.
+ *
+ * In order: the block already has room (shrink in place, splitting off the
+ * tail when it can stand alone); grow into a free right neighbour; mremap a
+ * large block; and only then allocate, copy and free.
+ *
+ * glibc semantics: realloc(NULL, n) is malloc(n); realloc(p, 0) frees p and
+ * returns NULL. A failed realloc leaves p untouched and sets ENOMEM.
+ * Counters treat a resize like valgrind does: one allocation of the new size
+ * and one free of the old block.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "heap.h"
+
+/* Resizes a segment block in place; false when it has to move. */
+static bool resize_small_in_place(struct hl_range *r, size_t n)
+{
+	size_t size = hl_range_size_for(n);
+	if (size == 0)
+		return false; /* becomes large */
+	struct hl_arena *a = hl_arena_of(r);
+	if (size <= r->size) {
+		/* Only split when the tail is worth a range: a block that
+		 * shrinks by a few bytes keeps them as slack. */
+		if (r->size - size >= HL_RANGE_MIN * 2 || r->size > HL_CACHE_MAX) {
+			hl_lock(&a->lock);
+			hl_arena_shrink_locked(a, r, size);
+			hl_unlock(&a->lock);
+		}
+	} else {
+		hl_lock(&a->lock);
+		bool grown = hl_arena_grow_locked(a, r, size);
+		hl_unlock(&a->lock);
+		if (!grown)
+			return false;
+	}
+	r->slack = (uint16_t)(hl_range_usable(r) - n);
+	return true;
+}
+
+/* Resizes a large block with mremap when it stays large; NULL to move. */
+static void *resize_large(struct hl_range *r, size_t n)
+{
+	if (n <= HL_LARGE_THRESHOLD / 2)
+		return NULL; /* much smaller: move it into a segment */
+	size_t usable = hl_large_usable(r);
+	if (n <= usable && n >= usable / 2) {
+		hl_large_of(r)->slack = (uint32_t)(usable - n);
+		return hl_range_data(r);
+	}
+	return hl_large_resize(r, n);
+}
+
+static void *move_block(struct hl_range *r, size_t n, size_t old_n)
+{
+	bool fresh;
+	void *q = hl_alloc_core(n, HL_ALIGN, hl_range_kind(r), &fresh);
+	if (q == NULL)
+		return NULL;
+	memcpy(q, hl_range_data(r), old_n < n ? old_n : n);
+	hl_release_core(r);
+	return q;
+}
+
+void *hl_reallocate(void *p, size_t n)
+{
+	if (p == NULL)
+		return hl_allocate(n, HL_ALIGN, HL_KIND_MALLOC);
+	if (n == 0) {
+		hl_release(p, HL_KIND_MALLOC);
+		return NULL;
+	}
+	enum hl_ptr_class c = hl_ptr_classify(p);
+	if (hl_unlikely(c != HL_PTR_SMALL && c != HL_PTR_LARGE)) {
+		hl_report_bad_pointer("realloc", p, c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	struct hl_range *r = hl_range_of(p);
+	size_t old_n = hl_block_requested(r);
+	struct hl_thread_cache *tc = hl_cache_get();
+	if (tc == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	void *q = NULL;
+	if (c == HL_PTR_SMALL) {
+		if (resize_small_in_place(r, n))
+			q = p;
+	} else {
+		q = resize_large(r, n);
+	}
+	if (q != NULL) {
+		hl_stats_on_free(tc, old_n);
+		hl_stats_on_alloc(tc, n);
+	} else {
+		q = move_block(r, n, old_n); /* the cores count both halves */
+		if (q == NULL) {
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	if (hl_unlikely(hl_track_enabled)) {
+		struct hl_range *nr = hl_range_of(q);
+		hl_range_set_owner(nr, hl_track_realloc(p, q, n), hl_range_kind(nr));
+	}
+	return q;
+}

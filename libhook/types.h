@@ -1,0 +1,152 @@
+/*
+ * libhook/types.h: the allocator's data structures and their invariants.
+ *
+ * Memory layout
+ * -------------
+ * Small and medium blocks live in *segments*: HL_SEGMENT_SIZE bytes mapped at
+ * an HL_SEGMENT_SIZE-aligned address, owned by one arena. A segment starts
+ * with struct hl_segment, then is cut into *ranges* back to back, and ends
+ * with a sentinel range header (size 0, allocated) so the right neighbour of
+ * any range is found without a bounds check:
+ *
+ *   | hl_segment | range | range | ... | range | sentinel |
+ *                ^ HL_RANGE_MAPPING_START
+ *
+ * Every range starts with a 16-byte struct hl_range; the user block follows
+ * it, so user pointers are 16-byte aligned. `prev_size` is a boundary tag:
+ * the left neighbour starts at (char *)r - r->prev_size, which makes
+ * coalescing O(1) in both directions. Free ranges of an arena sit in TLSF
+ * size classes (first level: power of two, second level: 8 subdivisions) with
+ * a two-level bitmap, so finding a fit is a couple of bit scans.
+ *
+ * Blocks larger than HL_LARGE_THRESHOLD get their own mapping, with a
+ * struct hl_large prefix before the range header; they grow and shrink with
+ * mremap.
+ *
+ * Each thread has a cache of ranges per size class (struct hl_thread_cache).
+ * A cached range still has HL_RANGE_ALLOCATED set (its arena treats it as in
+ * use) plus HL_RANGE_CACHED; heap walks skip it.
+ *
+ * A segment registry (one byte per HL_SEGMENT_SIZE of address space) tells
+ * whether an address belongs to the allocator at all, so free() of a foreign
+ * pointer is reported instead of corrupting memory.
+ */
+#ifndef HL_TYPES_H
+#define HL_TYPES_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "heapledger.h"
+#include "lock.h"
+
+#define HL_ALIGN 16u
+#define HL_SEGMENT_SHIFT 22
+#define HL_SEGMENT_SIZE ((size_t)1 << HL_SEGMENT_SHIFT) /* 4 MiB */
+/* Above this a block gets its own mapping. 1 MiB keeps segments from being
+ * pinned by a few big blocks while the large-mapping cache makes reuse of
+ * 1..8 MiB blocks cheap. */
+#define HL_LARGE_THRESHOLD ((size_t)1 << 20)
+/* Smallest range: header plus the two free-list links of a free range. */
+#define HL_RANGE_MIN 32u
+
+/* struct hl_range.flags */
+#define HL_RANGE_ALLOCATED 0x01u     /* in use by the program or a thread cache */
+#define HL_RANGE_MAPPING_START 0x02u /* first range of its segment: no left neighbour */
+#define HL_RANGE_LARGE 0x04u         /* own mapping; struct hl_large precedes it */
+#define HL_RANGE_SENTINEL 0x08u      /* end-of-segment marker, never handed out */
+#define HL_RANGE_CACHED 0x10u        /* sits in a thread cache, not the program's */
+#define HL_RANGE_QUARANTINED 0x20u   /* reserved: freed, held back (issue 6) */
+#define HL_RANGE_CANARY 0x40u        /* reserved: guard bytes follow the block (issue 6) */
+#define HL_RANGE_MARKED 0x80u        /* reserved: reached by the leak scan (issue 5) */
+
+struct hl_range {
+	uint32_t prev_size;  /* bytes of the left neighbour; 0 if MAPPING_START */
+	uint32_t size;       /* bytes of this range, header included; 0 if LARGE */
+	uint32_t stack_kind; /* stack id << 4 | enum hl_alloc_kind (wire.h) */
+	uint16_t slack;      /* usable bytes minus asked-for bytes (not LARGE) */
+	uint8_t flags;       /* HL_RANGE_* */
+	uint8_t check;       /* hl_range_check_of(): catches foreign or damaged headers */
+};
+#define HL_STACK_ID_MAX ((1u << 28) - 1)
+_Static_assert(sizeof(struct hl_range) == 16, "range header is 16 bytes");
+
+/* Links of a free range, stored in its (unused) user area. */
+struct hl_free_links {
+	struct hl_range *next;
+	struct hl_range *prev;
+};
+
+/* Prefix of a large block's mapping, directly before its range header. The
+ * set of live large blocks is a hash table (large.c), not a list, so free()
+ * can verify that a pointer really is one. */
+struct hl_large {
+	uint64_t map_bytes;  /* length of the whole mapping */
+	uint32_t lead_bytes; /* mapping start to this prefix (alignment gap) */
+	uint32_t slack;      /* usable bytes minus asked-for bytes */
+};
+_Static_assert(sizeof(struct hl_large) == 16, "large prefix is 16 bytes");
+
+/* TLSF geometry: sizes below HL_TLSF_SMALL map linearly in 16-byte steps to
+ * class indexes; above, each power of two splits in HL_TLSF_SUB classes. */
+#define HL_TLSF_SUB_SHIFT 3
+#define HL_TLSF_SUB (1u << HL_TLSF_SUB_SHIFT)
+#define HL_TLSF_SMALL 1024u /* sizes < this: exact 16-byte classes */
+#define HL_TLSF_FIRST_SHIFT 10 /* log2(HL_TLSF_SMALL) */
+#define HL_TLSF_FL_COUNT (HL_SEGMENT_SHIFT - HL_TLSF_FIRST_SHIFT + 1)
+#define HL_TLSF_LINEAR (HL_TLSF_SMALL / HL_ALIGN) /* 64 */
+#define HL_TLSF_CLASSES (HL_TLSF_LINEAR + HL_TLSF_FL_COUNT * HL_TLSF_SUB)
+#define HL_TLSF_WORDS ((HL_TLSF_CLASSES + 63) / 64)
+
+struct hl_segment;
+
+struct hl_arena {
+	struct hl_lock lock;
+	uint32_t index;
+	uint64_t bitmap[HL_TLSF_WORDS];          /* bit c set: free_heads[c] non-empty */
+	struct hl_range *free_heads[HL_TLSF_CLASSES];
+	struct hl_segment *segments;             /* every segment of this arena */
+	struct hl_segment *spare;                /* one wholly free segment kept for reuse */
+	_Atomic uint32_t threads;                /* threads using this arena now */
+} __attribute__((aligned(64)));
+
+struct hl_segment {
+	uint64_t magic;             /* HL_SEGMENT_MAGIC ^ address */
+	struct hl_arena *arena;     /* owner: its lock guards every range here */
+	struct hl_segment *next;    /* arena's segment list */
+	struct hl_segment *prev;
+	uint64_t reserved[4];       /* pad to 64 bytes: first range stays aligned */
+};
+_Static_assert(sizeof(struct hl_segment) == 64, "segment header is 64 bytes");
+#define HL_SEGMENT_MAGIC 0x68656170ULL /* "heap" */
+
+/* Thread cache: exact classes for small ranges, TLSF classes above. Sized to
+ * cover ranges up to HL_CACHE_MAX bytes. */
+#define HL_CACHE_MAX 32768u
+#define HL_CACHE_CLASSES (HL_TLSF_LINEAR + (15 - HL_TLSF_FIRST_SHIFT + 1) * HL_TLSF_SUB)
+
+struct hl_cache_bin {
+	struct hl_range *head; /* singly linked through hl_free_links.next */
+	uint32_t count;
+	uint32_t limit;
+};
+
+/* Per-thread counters, folded into the global ones by stats.c. */
+struct hl_thread_stats {
+	int64_t in_use_bytes;
+	int64_t in_use_blocks;
+	uint64_t allocs;
+	uint64_t frees;
+	uint64_t bytes_allocated;
+};
+
+struct hl_thread_cache {
+	struct hl_arena *arena;     /* where this thread refills from */
+	struct hl_thread_cache *next, *prev; /* all live caches, for fork/stats */
+	struct hl_thread_stats stats;
+	int64_t unpublished_bytes;  /* in-use delta not yet in the global counter */
+	uint32_t initialised;
+	struct hl_cache_bin bins[HL_CACHE_CLASSES];
+};
+
+#endif /* HL_TYPES_H */
