@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# scripts/setup.sh: make a fresh Debian 12 machine able to build, test and
+# benchmark heapledger, then configure and build it.
+#
+# Idempotent: packages are only fetched when one of them is missing, and an
+# existing build directory is reconfigured rather than recreated.
+#
+# Environment:
+#   BUILD_DIR  build directory, relative to the source tree (default: build)
+#   JOBS       ninja -j value (default: ninja's own choice)
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+build_dir=${BUILD_DIR:-build}
+
+# The one list of Debian packages the project needs. Why each is here:
+packages=(
+	build-essential g++ meson ninja-build pkg-config # toolchain
+	libcmocka-dev                                    # unit tests
+	libunwind-dev                                    # hook: stack capture
+	libdw-dev libelf-dev                             # reporter: symbols, DWARF, inlines
+	libjansson-dev                                   # reporter: JSON output
+	libsqlite3-dev sqlite3                           # reporter: run history
+	libmicrohttpd-dev                                # ui: local web server
+	python3 git perl                                 # integration tests run these under the hook
+	valgrind heaptrack                               # bench: tools we compare against
+	libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 # bench: allocators we compare against
+)
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+# dpkg -s also succeeds for removed-but-configured packages, so ask for the
+# exact state instead.
+is_installed() {
+	[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
+}
+
+as_root() {
+	if [ "$(id -u)" -eq 0 ]; then
+		"$@"
+	elif command -v sudo >/dev/null 2>&1; then
+		sudo "$@"
+	else
+		log "need root (or sudo) to run: $*"
+		exit 1
+	fi
+}
+
+install_packages() {
+	local missing=() p
+	for p in "${packages[@]}"; do
+		is_installed "$p" || missing+=("$p")
+	done
+	if [ ${#missing[@]} -eq 0 ]; then
+		log "all ${#packages[@]} Debian packages already installed"
+		return 0
+	fi
+	log "installing: ${missing[*]}"
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get update
+	as_root env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+configure_and_build() {
+	# coredata.dat is what `meson setup --reconfigure` needs; without it
+	# the directory is set up from scratch.
+	if [ -f "$build_dir/meson-private/coredata.dat" ]; then
+		meson setup --reconfigure "$build_dir"
+	else
+		meson setup "$build_dir"
+	fi
+	ninja -C "$build_dir" ${JOBS:+-j "$JOBS"}
+}
+
+install_packages
+configure_and_build
+log "built in $build_dir"
