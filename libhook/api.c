@@ -11,7 +11,7 @@
 #include <malloc.h>
 #include <stdlib.h>
 
-#include "heap.h"
+#include "fastpath.h"
 
 static bool is_power_of_two(size_t x)
 {
@@ -20,12 +20,12 @@ static bool is_power_of_two(size_t x)
 
 HL_API void *malloc(size_t n)
 {
-	return hl_allocate(n, HL_ALIGN, HL_KIND_MALLOC);
+	return hl_malloc_fast(n, HL_KIND_MALLOC);
 }
 
 HL_API void free(void *p)
 {
-	hl_release(p, HL_KIND_MALLOC);
+	hl_free_fast(p, HL_KIND_MALLOC);
 }
 
 HL_API void *calloc(size_t count, size_t size)

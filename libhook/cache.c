@@ -76,8 +76,13 @@ struct hl_thread_cache *hl_cache_create(void)
 	for (unsigned cls = 0; cls < HL_CACHE_CLASSES; cls++)
 		tc->bins[cls].limit = bin_limit(cls);
 	hl_lock(&caches_lock);
-	if (caches != NULL)
-		hl_multithreaded = true;
+	if (caches != NULL && !hl_multithreaded) {
+		struct hl_thread_stats sum = { 0 };
+		hl_caches_sum_locked(&sum);
+		for (struct hl_thread_cache *other = caches; other; other = other->next)
+			other->published_bytes = other->stats.in_use_bytes;
+		hl_stats_go_multithreaded_locked(&sum);
+	}
 	tc->next = caches;
 	if (caches)
 		caches->prev = tc;
@@ -164,7 +169,7 @@ void hl_cache_destroy(struct hl_thread_cache *tc)
 		caches = tc->next;
 	if (tc->next)
 		tc->next->prev = tc->prev;
-	hl_stats_retire(&tc->stats, tc->unpublished_bytes);
+	hl_stats_retire_locked(tc);
 	hl_unlock(&caches_lock);
 	atomic_fetch_sub_explicit(&tc->arena->threads, 1, memory_order_relaxed);
 	hl_meta_free(tc, sizeof(*tc));
@@ -202,7 +207,7 @@ void hl_caches_fork_child(void)
 	while (tc != NULL) {
 		struct hl_thread_cache *next = tc->next;
 		if (tc != self)
-			hl_stats_retire(&tc->stats, tc->unpublished_bytes);
+			hl_stats_retire_locked(tc);
 		tc = next;
 	}
 	caches = self;

@@ -10,7 +10,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
-#include "heap.h"
+#include "fastpath.h"
 
 typedef void (*new_handler_fn)(void);
 
@@ -50,7 +50,7 @@ static void *new_slow(size_t n, size_t alignment, unsigned kind, bool nothrow)
 
 static inline void *new_impl(size_t n, size_t alignment, unsigned kind, bool nothrow)
 {
-	void *p = hl_allocate(n, alignment < HL_ALIGN ? HL_ALIGN : alignment, kind);
+	void *p = alignment <= HL_ALIGN ? hl_malloc_fast(n, kind) : hl_allocate(n, alignment, kind);
 	if (hl_likely(p != NULL))
 		return p;
 	return new_slow(n, alignment < HL_ALIGN ? HL_ALIGN : alignment, kind, nothrow);
@@ -89,10 +89,10 @@ void *_ZnamSt11align_val_t(size_t n, size_t alignment) { return new_impl(n, alig
 void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t alignment, const void *tag) { return new_impl(n, alignment, HL_KIND_NEW, true); }
 void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t alignment, const void *tag) { return new_impl(n, alignment, HL_KIND_NEW_ARRAY, true); }
 
-void _ZdlPv(void *p) { hl_release(p, HL_KIND_NEW); }
-void _ZdaPv(void *p) { hl_release(p, HL_KIND_NEW_ARRAY); }
-void _ZdlPvm(void *p, size_t n) { hl_release(p, HL_KIND_NEW); }
-void _ZdaPvm(void *p, size_t n) { hl_release(p, HL_KIND_NEW_ARRAY); }
+void _ZdlPv(void *p) { hl_free_fast(p, HL_KIND_NEW); }
+void _ZdaPv(void *p) { hl_free_fast(p, HL_KIND_NEW_ARRAY); }
+void _ZdlPvm(void *p, size_t n) { hl_free_fast(p, HL_KIND_NEW); }
+void _ZdaPvm(void *p, size_t n) { hl_free_fast(p, HL_KIND_NEW_ARRAY); }
 void _ZdlPvRKSt9nothrow_t(void *p, const void *tag) { hl_release(p, HL_KIND_NEW); }
 void _ZdaPvRKSt9nothrow_t(void *p, const void *tag) { hl_release(p, HL_KIND_NEW_ARRAY); }
 void _ZdlPvSt11align_val_t(void *p, size_t alignment) { hl_release(p, HL_KIND_NEW); }

@@ -152,7 +152,19 @@ enum hl_region {
 };
 void hl_registry_mark(const void *start, size_t bytes, enum hl_region region);
 void hl_registry_clear(const void *start, size_t bytes);
-enum hl_region hl_registry_lookup(const void *p);
+
+#define HL_ADDRESS_BITS 47
+#define HL_REGISTRY_ENTRIES ((size_t)1 << (HL_ADDRESS_BITS - HL_SEGMENT_SHIFT))
+extern _Atomic(_Atomic uint8_t *) hl_registry_table;
+
+HL_INLINE enum hl_region hl_registry_lookup(const void *p)
+{
+	uintptr_t index = (uintptr_t)p >> HL_SEGMENT_SHIFT;
+	_Atomic uint8_t *table = atomic_load_explicit(&hl_registry_table, memory_order_acquire);
+	if (hl_unlikely(table == NULL || index >= HL_REGISTRY_ENTRIES))
+		return HL_REGION_NONE;
+	return (enum hl_region)atomic_load_explicit(&table[index], memory_order_relaxed);
+}
 
 /* ---- arena.c ------------------------------------------------------------ */
 
@@ -244,11 +256,20 @@ uint64_t hl_large_mapped_bytes(void);
 
 /* ---- stats.c ------------------------------------------------------------ */
 
-/* Set once a second thread has a cache: counters then publish in batches. */
+/* Set once a second thread has a cache: the global total is then kept by
+ * publishing each thread's changes in steps of HL_PUBLISH_STEP bytes. While
+ * one thread runs, that thread's own count is the total and the peak is
+ * tracked exactly, without any shared write. */
+#define HL_PUBLISH_STEP ((int64_t)64 << 10)
 extern bool hl_multithreaded;
-void hl_stats_publish(struct hl_thread_stats *ts, int64_t *unpublished);
-void hl_stats_retire(struct hl_thread_stats *ts, int64_t unpublished);
+extern int64_t hl_single_thread_peak;
 extern _Atomic uint64_t hl_mapped_bytes;
+void hl_stats_publish(struct hl_thread_cache *tc);
+/* A cache is going away: its counters join the retired totals (cache list
+ * lock held). */
+void hl_stats_retire_locked(struct hl_thread_cache *tc);
+/* The second thread arrived: seed the global total (cache list lock held). */
+void hl_stats_go_multithreaded_locked(struct hl_thread_stats *sum);
 void hl_summary_write(int fd, bool at_exit);
 
 HL_INLINE void hl_stats_on_alloc(struct hl_thread_cache *tc, size_t n)
@@ -257,9 +278,12 @@ HL_INLINE void hl_stats_on_alloc(struct hl_thread_cache *tc, size_t n)
 	tc->stats.bytes_allocated += n;
 	tc->stats.in_use_blocks++;
 	tc->stats.in_use_bytes += (int64_t)n;
-	tc->unpublished_bytes += (int64_t)n;
-	if (!hl_multithreaded || tc->unpublished_bytes > (64 << 10))
-		hl_stats_publish(&tc->stats, &tc->unpublished_bytes);
+	if (hl_unlikely(hl_multithreaded)) {
+		if (tc->stats.in_use_bytes - tc->published_bytes > HL_PUBLISH_STEP)
+			hl_stats_publish(tc);
+	} else if (tc->stats.in_use_bytes > hl_single_thread_peak) {
+		hl_single_thread_peak = tc->stats.in_use_bytes;
+	}
 }
 
 HL_INLINE void hl_stats_on_free(struct hl_thread_cache *tc, size_t n)
@@ -267,9 +291,9 @@ HL_INLINE void hl_stats_on_free(struct hl_thread_cache *tc, size_t n)
 	tc->stats.frees++;
 	tc->stats.in_use_blocks--;
 	tc->stats.in_use_bytes -= (int64_t)n;
-	tc->unpublished_bytes -= (int64_t)n;
-	if (!hl_multithreaded || tc->unpublished_bytes < -(64 << 10))
-		hl_stats_publish(&tc->stats, &tc->unpublished_bytes);
+	if (hl_unlikely(hl_multithreaded) &&
+	    tc->published_bytes - tc->stats.in_use_bytes > HL_PUBLISH_STEP)
+		hl_stats_publish(tc);
 }
 
 /* ---- alloc.c, realloc.c --------------------------------------------------- */

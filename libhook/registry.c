@@ -11,21 +11,18 @@
 
 #include "heap.h"
 
-#define HL_ADDRESS_BITS 47
-#define HL_REGISTRY_ENTRIES ((size_t)1 << (HL_ADDRESS_BITS - HL_SEGMENT_SHIFT))
-
-static _Atomic(_Atomic uint8_t *) registry;
+_Atomic(_Atomic uint8_t *) hl_registry_table;
 
 static _Atomic uint8_t *registry_get(void)
 {
-	_Atomic uint8_t *table = atomic_load_explicit(&registry, memory_order_acquire);
+	_Atomic uint8_t *table = atomic_load_explicit(&hl_registry_table, memory_order_acquire);
 	if (hl_likely(table != NULL))
 		return table;
 	_Atomic uint8_t *fresh = hl_os_map(HL_REGISTRY_ENTRIES);
 	if (fresh == NULL)
 		return NULL;
 	_Atomic uint8_t *expected = NULL;
-	if (!atomic_compare_exchange_strong(&registry, &expected, fresh)) {
+	if (!atomic_compare_exchange_strong(&hl_registry_table, &expected, fresh)) {
 		hl_os_unmap((void *)fresh, HL_REGISTRY_ENTRIES); /* another thread won */
 		return expected;
 	}
@@ -52,13 +49,4 @@ void hl_registry_mark(const void *start, size_t bytes, enum hl_region region)
 void hl_registry_clear(const void *start, size_t bytes)
 {
 	registry_set(start, bytes, HL_REGION_NONE);
-}
-
-enum hl_region hl_registry_lookup(const void *p)
-{
-	uintptr_t index = (uintptr_t)p >> HL_SEGMENT_SHIFT;
-	_Atomic uint8_t *table = atomic_load_explicit(&registry, memory_order_acquire);
-	if (table == NULL || index >= HL_REGISTRY_ENTRIES)
-		return HL_REGION_NONE;
-	return (enum hl_region)atomic_load_explicit(&table[index], memory_order_relaxed);
 }

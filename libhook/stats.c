@@ -13,6 +13,7 @@
 #include "heap.h"
 
 bool hl_multithreaded;
+int64_t hl_single_thread_peak;
 _Atomic uint64_t hl_mapped_bytes;
 static _Atomic int64_t global_in_use;
 static _Atomic int64_t global_peak;
@@ -27,32 +28,34 @@ static void raise_peak(int64_t value)
 		;
 }
 
-void hl_stats_publish(struct hl_thread_stats *ts, int64_t *unpublished)
+void hl_stats_publish(struct hl_thread_cache *tc)
 {
-	int64_t value;
-	if (!hl_multithreaded) {
-		/* One thread: a plain load and store, no locked instruction. */
-		value = atomic_load_explicit(&global_in_use, memory_order_relaxed) + *unpublished;
-		atomic_store_explicit(&global_in_use, value, memory_order_relaxed);
-		if (value > atomic_load_explicit(&global_peak, memory_order_relaxed))
-			atomic_store_explicit(&global_peak, value, memory_order_relaxed);
-	} else {
-		value = atomic_fetch_add_explicit(&global_in_use, *unpublished,
-						  memory_order_relaxed) + *unpublished;
-		raise_peak(value);
-	}
-	*unpublished = 0;
+	int64_t delta = tc->stats.in_use_bytes - tc->published_bytes;
+	tc->published_bytes = tc->stats.in_use_bytes;
+	raise_peak(atomic_fetch_add_explicit(&global_in_use, delta, memory_order_relaxed) + delta);
 }
 
-/* A thread's cache goes away: its counters join `retired` (lock held). */
-void hl_stats_retire(struct hl_thread_stats *ts, int64_t unpublished)
+void hl_stats_retire_locked(struct hl_thread_cache *tc)
 {
+	struct hl_thread_stats *ts = &tc->stats;
 	retired.in_use_bytes += ts->in_use_bytes;
 	retired.in_use_blocks += ts->in_use_blocks;
 	retired.allocs += ts->allocs;
 	retired.frees += ts->frees;
 	retired.bytes_allocated += ts->bytes_allocated;
-	hl_stats_publish(ts, &unpublished);
+	if (hl_multithreaded)
+		hl_stats_publish(tc);
+}
+
+/* The one running thread may still be counting while we read its totals,
+ * so the seed can be off by its last few operations; documented above. */
+void hl_stats_go_multithreaded_locked(struct hl_thread_stats *sum)
+{
+	int64_t total = retired.in_use_bytes + sum->in_use_bytes;
+	atomic_store_explicit(&global_in_use, total, memory_order_relaxed);
+	raise_peak(hl_single_thread_peak);
+	raise_peak(total);
+	hl_multithreaded = true;
 }
 
 void hl_stats_get(struct heapledger_stats *out)
@@ -68,6 +71,8 @@ void hl_stats_get(struct heapledger_stats *out)
 	out->frees = sum.frees;
 	out->bytes_allocated = sum.bytes_allocated;
 	int64_t peak = atomic_load_explicit(&global_peak, memory_order_relaxed);
+	if (hl_single_thread_peak > peak)
+		peak = hl_single_thread_peak;
 	out->peak_bytes = peak > (int64_t)out->in_use_bytes ? (uint64_t)peak : out->in_use_bytes;
 	out->mapped_bytes = atomic_load_explicit(&hl_mapped_bytes, memory_order_relaxed) +
 			    hl_large_mapped_bytes();

@@ -144,7 +144,7 @@ struct hl_thread_cache {
 	struct hl_arena *arena;     /* where this thread refills from */
 	struct hl_thread_cache *next, *prev; /* all live caches, for fork/stats */
 	struct hl_thread_stats stats;
-	int64_t unpublished_bytes;  /* in-use delta not yet in the global counter */
+	int64_t published_bytes;    /* stats.in_use_bytes as last added to the global total */
 	uint32_t initialised;
 	struct hl_cache_bin bins[HL_CACHE_CLASSES];
 };

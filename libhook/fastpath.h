@@ -1,0 +1,63 @@
+/*
+ * libhook/fastpath.h: the inline malloc and free paths for small blocks.
+ *
+ * The common case — a block of at most HL_TLSF_SMALL bytes, a thread cache
+ * that has one, tracking off — is a pop or push on a thread-local list. Any
+ * other case, and every doubt about a pointer, goes to the out-of-line paths
+ * in alloc.c (hl_allocate, hl_release), which do the same work in full.
+ */
+#ifndef HL_FASTPATH_H
+#define HL_FASTPATH_H
+
+#include "heap.h"
+
+/* Largest request the inline path serves: its range is below HL_TLSF_SMALL. */
+#define HL_FAST_MAX (HL_TLSF_SMALL - sizeof(struct hl_range) - HL_ALIGN)
+
+HL_INLINE void *hl_malloc_fast(size_t n, unsigned kind)
+{
+	struct hl_thread_cache *tc = hl_tcache;
+	if (hl_likely(tc != NULL && n <= HL_FAST_MAX && !hl_track_enabled)) {
+		size_t size = (n + sizeof(struct hl_range) + HL_ALIGN - 1) & ~(size_t)(HL_ALIGN - 1);
+		if (size < HL_RANGE_MIN)
+			size = HL_RANGE_MIN;
+		struct hl_cache_bin *bin = &tc->bins[size >> 4];
+		struct hl_range *r = bin->head;
+		if (hl_likely(r != NULL)) {
+			bin->head = ((struct hl_free_links *)hl_range_data(r))->next;
+			bin->count--;
+			r->flags &= (uint8_t)~HL_RANGE_CACHED;
+			r->slack = (uint16_t)(hl_range_usable(r) - n);
+			r->stack_kind = kind;
+			hl_stats_on_alloc(tc, n);
+			return hl_range_data(r);
+		}
+	}
+	return hl_allocate(n, HL_ALIGN, kind);
+}
+
+HL_INLINE void hl_free_fast(void *p, unsigned kind)
+{
+	struct hl_thread_cache *tc = hl_tcache;
+	uintptr_t offset = (uintptr_t)p & (HL_SEGMENT_SIZE - 1);
+	if (hl_likely(tc != NULL && !hl_track_enabled && ((uintptr_t)p & (HL_ALIGN - 1)) == 0 &&
+		      offset >= sizeof(struct hl_segment) + sizeof(struct hl_range) &&
+		      hl_registry_lookup(p) == HL_REGION_SEGMENT)) {
+		struct hl_range *r = hl_range_of(p);
+		if (hl_likely((r->flags & (HL_RANGE_ALLOCATED | HL_RANGE_CACHED | HL_RANGE_LARGE |
+					   HL_RANGE_SENTINEL)) == HL_RANGE_ALLOCATED &&
+			      r->size < HL_TLSF_SMALL && hl_range_check_ok(r))) {
+			struct hl_cache_bin *bin = &tc->bins[r->size >> 4];
+			hl_stats_on_free(tc, hl_range_usable(r) - r->slack);
+			r->flags |= HL_RANGE_CACHED;
+			((struct hl_free_links *)hl_range_data(r))->next = bin->head;
+			bin->head = r;
+			if (hl_unlikely(++bin->count > bin->limit))
+				hl_cache_flush(tc, r->size >> 4, bin->limit / 2);
+			return;
+		}
+	}
+	hl_release(p, kind);
+}
+
+#endif /* HL_FASTPATH_H */
