@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/test.sh: run every test suite (unit, integration, slow, fuzz smoke)
+# scripts/test.sh: run every test suite (unit, integration, slow, ...)
 # with meson. Sets the tree up first when there is no build directory yet.
 # The exit status is meson's: 0 only when every test passed.
 #
