@@ -1,0 +1,52 @@
+/*
+ * reporter/cli.h: the subcommands of `heapledger` (main.c dispatches) and the
+ * helpers they share.
+ */
+#ifndef HL_REPORTER_CLI_H
+#define HL_REPORTER_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "report.h"
+#include "state.h"
+#include "store.h"
+#include "symbolize.h"
+
+#define HL_DEFAULT_DB "heapledger.db"
+
+int hl_cmd_run(int argc, char **argv);
+int hl_cmd_daemon(int argc, char **argv);
+int hl_cmd_env(int argc, char **argv);
+int hl_cmd_report(int argc, char **argv);
+int hl_cmd_bench_ingest(int argc, char **argv);
+
+/* Absolute path of libheapledger.so: $HEAPLEDGER_LIB, else next to this
+ * binary in the build tree (../libhook/), else the install libdir. Returns 0
+ * or -ENOENT. */
+int hl_find_hook_library(char *out, size_t len);
+/* "lib" or "lib:existing" for LD_PRELOAD; returns a malloc'd string. */
+char *hl_preload_value(const char *lib, const char *existing);
+
+/* Options shared by run and daemon for reporting a finished process. */
+struct hl_output {
+	struct hl_symbolizer *sym;
+	struct hl_store *store;   /* NULL: no database */
+	const char *db_path;
+	int64_t run_id;           /* runs.id, 0 if not stored */
+	unsigned max_frames;      /* --depth, 0 = all */
+	bool quiet;               /* no text report */
+};
+
+/* Opens the database and starts a run row; on failure prints why and leaves
+ * out->store NULL (the report still gets printed). */
+void hl_output_open_db(struct hl_output *out, const struct hl_report *r);
+/* Stores p (already finished); prints a clear error on failure and stops
+ * using the database. */
+void hl_output_store(struct hl_output *out, struct hl_process *p);
+void hl_output_close(struct hl_output *out, uint64_t ended_ns, int exit_code);
+
+/* Parses a non-negative decimal; returns 0 or -EINVAL. */
+int hl_parse_unsigned(const char *s, unsigned long max, unsigned long *out);
+
+#endif /* HL_REPORTER_CLI_H */

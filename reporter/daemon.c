@@ -1,0 +1,134 @@
+/*
+ * reporter/daemon.c: `heapledger daemon --socket PATH [--db FILE]`, the
+ * long-lived reporter for a whole test suite. Every process that connects
+ * (started with the environment `heapledger env` prints) becomes part of one
+ * run; each is reported and stored shortly after its connection closes, then
+ * forgotten, so memory stays bounded. SIGTERM/SIGINT stop it after the
+ * processes still connected have been reported and stored.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "listen.h"
+
+/* A closed image waits this long before it is reported, so an exec'd
+ * successor can say HELLO first and the image is reported as replaced. */
+#define HL_DAEMON_SETTLE_NS 500000000ull
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	stop_requested = sig;
+}
+
+static void finish_and_forget(struct hl_run *run, struct hl_output *out,
+			      struct hl_process *p)
+{
+	struct hl_report r;
+
+	hl_process_finish(p);
+	hl_report_init(&r);
+	r.mode = "daemon";
+	hl_report_add_process(&r, p, out->sym, out->max_frames);
+	if (!out->quiet)
+		hl_report_print_text(&r, stderr);
+	hl_report_destroy(&r);
+	hl_output_store(out, p);
+	hl_run_forget(run, p);
+}
+
+/* Reports the images that closed long enough ago (all of them if `all`). */
+static void settle(struct hl_run *run, struct hl_output *out, bool all)
+{
+	uint64_t now = hl_now_monotonic_ns();
+
+	for (size_t i = 0; i < run->nprocs;) {
+		struct hl_process *p = run->procs[i];
+
+		if (p->closed && (all || now - p->closed_mono_ns >= HL_DAEMON_SETTLE_NS))
+			finish_and_forget(run, out, p);
+		else
+			i++;
+	}
+}
+
+static int daemon_loop(struct hl_listener *l, struct hl_output *out)
+{
+	while (!stop_requested) {
+		int err = hl_listen_poll(l, 200);
+
+		if (err && err != -EINTR) {
+			hl_log("daemon: poll failed: %s", strerror(-err));
+			return 1;
+		}
+		settle(l->run, out, false);
+	}
+	hl_log("daemon: stopping on signal %d", (int)stop_requested);
+	return 0;
+}
+
+int hl_cmd_daemon(int argc, char **argv)
+{
+	const char *socket_path = NULL;
+	struct hl_output out = { .db_path = HL_DEFAULT_DB };
+	struct hl_listener l;
+	struct hl_run run;
+	struct hl_report r;
+	struct sigaction sa = { .sa_handler = on_stop };
+	int err, rc;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--socket") && i + 1 < argc)
+			socket_path = argv[++i];
+		else if (!strcmp(argv[i], "--db") && i + 1 < argc)
+			out.db_path = argv[++i];
+		else if (!strcmp(argv[i], "--no-db"))
+			out.db_path = NULL;
+		else if (!strcmp(argv[i], "-q"))
+			out.quiet = true;
+		else {
+			fprintf(stderr, "usage: heapledger daemon --socket PATH [--db FILE | --no-db] [-q]\n");
+			return 2;
+		}
+	}
+	if (!socket_path) {
+		fprintf(stderr, "heapledger daemon: --socket PATH is required\n");
+		return 2;
+	}
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	hl_run_init(&run);
+	err = hl_listen_open_path(&l, &run, socket_path);
+	if (err) {
+		hl_log("daemon: cannot listen on %s: %s", socket_path, strerror(-err));
+		return 1;
+	}
+	hl_report_init(&r);
+	r.mode = "daemon";
+	r.argv = (const char **)argv;
+	r.argc = (uint32_t)argc;
+	r.started_ns = hl_now_realtime_ns();
+	out.sym = hl_symbolizer_new();
+	hl_output_open_db(&out, &r);
+	if (out.db_path && !out.store) {
+		hl_listen_close(&l);
+		hl_symbolizer_free(out.sym);
+		hl_report_destroy(&r);
+		return 1;
+	}
+	hl_log("daemon: listening on %s", l.path);
+	rc = daemon_loop(&l, &out);
+	hl_listen_close(&l);
+	settle(&run, &out, true);
+	hl_output_close(&out, hl_now_realtime_ns(), -1);
+	hl_symbolizer_free(out.sym);
+	hl_report_destroy(&r);
+	hl_run_destroy(&run);
+	return rc;
+}

@@ -1,0 +1,51 @@
+/*
+ * reporter/encode.h: writes wire records (include/heapledger/wire.h) into a
+ * growing buffer. The hook has its own allocation-free writer; this one is
+ * for the reporter's tests, the fuzz seed generator, the synthetic test
+ * client and `heapledger bench-ingest`, so they all speak the protocol the
+ * same way.
+ */
+#ifndef HL_REPORTER_ENCODE_H
+#define HL_REPORTER_ENCODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heapledger/wire.h"
+
+struct hl_enc {
+	uint8_t *buf; /* 16-aligned (malloc) */
+	size_t len;
+	size_t cap;
+};
+
+void hl_enc_init(struct hl_enc *e);
+void hl_enc_destroy(struct hl_enc *e);
+/* A zeroed record of `length` bytes (rounded up to 8) with its header set;
+ * returns it for the caller to fill. Invalidated by the next call. */
+void *hl_enc_record(struct hl_enc *e, uint8_t type, uint32_t length);
+void hl_enc_raw(struct hl_enc *e, const void *data, size_t len);
+
+void hl_enc_hello(struct hl_enc *e, uint32_t pid, uint32_t ppid, uint32_t origin,
+		  const char *exe, int argc, const char *const *argv);
+void hl_enc_batch(struct hl_enc *e, uint32_t tid, uint64_t ticks, uint64_t sequence);
+void hl_enc_module(struct hl_enc *e, uint32_t id, const char *path, uint64_t base,
+		   uint64_t low, uint64_t high, const uint8_t *build_id,
+		   uint32_t build_id_len);
+void hl_enc_module_unload(struct hl_enc *e, uint32_t id, uint64_t ticks);
+void hl_enc_stack(struct hl_enc *e, uint32_t id, const uint64_t *frames,
+		  uint16_t depth, uint16_t truncated);
+void hl_enc_alloc(struct hl_enc *e, uint64_t address, uint64_t size, uint64_t ticks,
+		  uint32_t stack_id, unsigned kind);
+void hl_enc_free(struct hl_enc *e, uint64_t address, uint64_t ticks, unsigned kind);
+void hl_enc_realloc(struct hl_enc *e, uint64_t old_address, uint64_t new_address,
+		    uint64_t size, uint64_t ticks, uint32_t stack_id);
+void hl_enc_thread(struct hl_enc *e, uint8_t type, uint32_t tid, uint64_t ticks);
+void hl_enc_fork(struct hl_enc *e, uint32_t child_pid, uint64_t ticks);
+void hl_enc_exit(struct hl_enc *e, uint32_t how, int32_t status, uint64_t ticks);
+void hl_enc_live(struct hl_enc *e, const struct hl_wire_live_block *blocks,
+		 uint32_t count, uint16_t flags);
+void hl_enc_error(struct hl_enc *e, const struct hl_rec_error *fields);
+void hl_enc_dropped(struct hl_enc *e, uint64_t events);
+
+#endif /* HL_REPORTER_ENCODE_H */

@@ -1,0 +1,284 @@
+/*
+ * reporter/listen.c: accept loop and per-connection reads (see listen.h).
+ */
+#define _GNU_SOURCE
+#include "listen.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "util.h"
+
+static void drain_pid(void *ctx, uint32_t pid);
+
+static int bind_socket(struct hl_listener *l, const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	int fd;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(addr.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+	    listen(fd, 512) < 0)
+		goto out_close_fd;
+	l->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (l->epoll_fd < 0 || epoll_ctl(l->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		goto out_close_fd;
+	l->listen_fd = fd;
+	snprintf(l->path, sizeof(l->path), "%s", path);
+	l->run->drain = drain_pid;
+	l->run->drain_ctx = l;
+	return 0;
+out_close_fd:
+	{
+		int err = -errno;
+
+		close(fd);
+		if (l->epoll_fd >= 0)
+			close(l->epoll_fd);
+		l->epoll_fd = -1;
+		return err;
+	}
+}
+
+static void listener_init(struct hl_listener *l, struct hl_run *run)
+{
+	memset(l, 0, sizeof(*l));
+	l->listen_fd = -1;
+	l->epoll_fd = -1;
+	l->run = run;
+}
+
+int hl_listen_open_private(struct hl_listener *l, struct hl_run *run)
+{
+	const char *tmp = getenv("TMPDIR");
+	char path[PATH_MAX + 8];
+	int err;
+
+	listener_init(l, run);
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	if (snprintf(l->dir, sizeof(l->dir), "%s/heapledger.XXXXXX", tmp) >= (int)sizeof(l->dir))
+		return -ENAMETOOLONG;
+	if (!mkdtemp(l->dir)) /* mkdtemp makes it 0700 */
+		return -errno;
+	snprintf(path, sizeof(path), "%s/sock", l->dir);
+	err = bind_socket(l, path);
+	if (err) {
+		rmdir(l->dir);
+		l->dir[0] = 0;
+	}
+	return err;
+}
+
+/* True if something accepts connections on path. */
+static bool socket_is_live(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool live;
+
+	if (fd < 0)
+		return true;
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	live = connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0;
+	close(fd);
+	return live;
+}
+
+int hl_listen_open_path(struct hl_listener *l, struct hl_run *run, const char *path)
+{
+	struct stat st;
+
+	listener_init(l, run);
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			return -EEXIST;
+		if (socket_is_live(path))
+			return -EADDRINUSE;
+		unlink(path);
+	}
+	return bind_socket(l, path);
+}
+
+static bool peer_is_us(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return false;
+	return cred.uid == getuid();
+}
+
+static void accept_all(struct hl_listener *l)
+{
+	for (;;) {
+		int fd = accept4(l->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
+		struct hl_conn *c;
+
+		if (fd < 0)
+			return; /* EAGAIN, or a transient error: next poll */
+		if (!peer_is_us(fd)) {
+			hl_log("connection refused: peer is another user");
+			close(fd);
+			continue;
+		}
+		c = hl_xcalloc(1, sizeof(*c));
+		c->fd = fd;
+		c->id = ++l->next_id;
+		c->buf = hl_xmalloc(HL_CONN_BUFFER);
+		c->state.run = l->run;
+		hl_decode_init(&c->decoder, hl_state_record, &c->state);
+		ev.data.ptr = c;
+		if (epoll_ctl(l->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			hl_log("connection %u: epoll: %s", c->id, strerror(errno));
+			close(fd);
+			free(c->buf);
+			free(c);
+			continue;
+		}
+		hl_grow((void **)&l->conns, &l->conns_cap, l->nconns, sizeof(c));
+		l->conns[l->nconns++] = c;
+	}
+}
+
+static void conn_end(struct hl_listener *l, struct hl_conn *c, const char *why)
+{
+	struct hl_process *p = c->state.proc;
+
+	if (why)
+		hl_log("connection %u (pid %u): dropped: %s", c->id,
+		       c->decoder.pid, why);
+	else if (c->fill)
+		hl_log("connection %u (pid %u): ended inside a record (%zu bytes left)",
+		       c->id, c->decoder.pid, c->fill);
+	epoll_ctl(l->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	c->fd = -1;
+	c->dead = true;
+	hl_decode_destroy(&c->decoder);
+	free(c->buf);
+	c->buf = NULL;
+	if (p)
+		hl_process_closed(p);
+}
+
+int hl_conn_pump(struct hl_listener *l, struct hl_conn *c)
+{
+	for (;;) {
+		ssize_t n;
+		long used;
+
+		if (c->dead)
+			return -1;
+		n = read(c->fd, c->buf + c->fill, HL_CONN_BUFFER - c->fill);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n <= 0) {
+			conn_end(l, c, n < 0 ? strerror(errno) : NULL);
+			return -1;
+		}
+		l->bytes += (size_t)n;
+		c->fill += (size_t)n;
+		used = hl_decode_feed(&c->decoder, c->buf, c->fill);
+		if (used < 0) {
+			conn_end(l, c, c->decoder.error);
+			return -1;
+		}
+		c->fill -= (size_t)used;
+		memmove(c->buf, c->buf + used, c->fill);
+	}
+}
+
+static void reap_dead(struct hl_listener *l)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < l->nconns; i++) {
+		if (l->conns[i]->dead)
+			free(l->conns[i]);
+		else
+			l->conns[out++] = l->conns[i];
+	}
+	l->nconns = out;
+}
+
+static void drain_pid(void *ctx, uint32_t pid)
+{
+	struct hl_listener *l = ctx;
+
+	for (size_t i = 0; i < l->nconns; i++) {
+		struct hl_conn *c = l->conns[i];
+
+		if (!c->dead && c->state.proc && c->state.proc->pid == pid)
+			hl_conn_pump(l, c);
+	}
+}
+
+int hl_listen_poll(struct hl_listener *l, int timeout_ms)
+{
+	struct epoll_event events[64];
+	int n = epoll_wait(l->epoll_fd, events, HL_ARRAY_SIZE(events), timeout_ms);
+
+	if (n < 0)
+		return -errno;
+	for (int i = 0; i < n; i++) {
+		if (!events[i].data.ptr)
+			accept_all(l);
+		else
+			hl_conn_pump(l, events[i].data.ptr);
+	}
+	reap_dead(l);
+	return 0;
+}
+
+size_t hl_listen_open_count(const struct hl_listener *l)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < l->nconns; i++)
+		n += !l->conns[i]->dead;
+	return n;
+}
+
+void hl_listen_close(struct hl_listener *l)
+{
+	for (size_t i = 0; i < l->nconns; i++) {
+		if (!l->conns[i]->dead) {
+			hl_conn_pump(l, l->conns[i]);
+			if (!l->conns[i]->dead)
+				conn_end(l, l->conns[i], NULL);
+		}
+	}
+	reap_dead(l);
+	free(l->conns);
+	l->conns = NULL;
+	if (l->listen_fd >= 0) {
+		close(l->listen_fd);
+		unlink(l->path);
+	}
+	if (l->epoll_fd >= 0)
+		close(l->epoll_fd);
+	if (l->dir[0])
+		rmdir(l->dir);
+	l->listen_fd = l->epoll_fd = -1;
+	if (l->run->drain_ctx == l)
+		l->run->drain = NULL;
+}

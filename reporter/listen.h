@@ -1,0 +1,66 @@
+/*
+ * reporter/listen.h: the reporter's socket: accepts any number of hook
+ * connections, reads them as data arrives (epoll, non-blocking), and feeds
+ * each through its own decoder into the run's state.
+ *
+ * Each connection owns a read buffer that always starts at a record
+ * boundary, so records (multiples of 8 bytes) stay 8-aligned for the
+ * decoder; a record split across reads waits in the buffer for its tail.
+ * A connection whose peer is another user (SO_PEERCRED) or that breaks the
+ * protocol is closed with one log line; the others carry on.
+ */
+#ifndef HL_REPORTER_LISTEN_H
+#define HL_REPORTER_LISTEN_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decode.h"
+#include "state.h"
+
+struct hl_conn {
+	int fd;
+	uint32_t id;               /* connection number, for log lines */
+	uint8_t *buf;              /* unparsed bytes, starting at a record */
+	size_t fill;               /* bytes in buf */
+	struct hl_decoder decoder;
+	struct hl_conn_state state; /* the process this connection reports */
+	bool dead;                 /* closed, to be reaped from the list */
+};
+
+struct hl_listener {
+	int listen_fd;
+	int epoll_fd;
+	char dir[PATH_MAX];        /* our mkdtemp directory, "" if none */
+	char path[PATH_MAX];       /* socket path */
+	struct hl_conn **conns;
+	size_t nconns, conns_cap;
+	uint32_t next_id;
+	struct hl_run *run;
+	uint64_t bytes;            /* bytes read over all connections */
+};
+
+/* Creates a fresh 0700 directory (under $TMPDIR or /tmp) with a socket in it. */
+int hl_listen_open_private(struct hl_listener *l, struct hl_run *run);
+/* Listens on path (its directory must exist). A stale socket file nobody
+ * listens on is replaced; a live one is an error (-EADDRINUSE). */
+int hl_listen_open_path(struct hl_listener *l, struct hl_run *run, const char *path);
+/* Waits up to timeout_ms for activity and handles it. Returns 0, -EINTR when a
+ * signal interrupted the wait, or another -errno on failure. */
+int hl_listen_poll(struct hl_listener *l, int timeout_ms);
+/* Connections still open. */
+size_t hl_listen_open_count(const struct hl_listener *l);
+/* Closes every connection (ending their processes), the socket and its
+ * directory if we made it. */
+void hl_listen_close(struct hl_listener *l);
+
+/* Reads and decodes one connection's available bytes until EAGAIN; for
+ * tests and the bench. Returns 0, or -1 if the connection ended. */
+int hl_conn_pump(struct hl_listener *l, struct hl_conn *c);
+
+/* Size of a connection's read buffer: a maximal record plus a read. */
+#define HL_CONN_BUFFER (HL_WIRE_MAX_RECORD + (1u << 18))
+
+#endif /* HL_REPORTER_LISTEN_H */

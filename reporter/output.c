@@ -1,0 +1,123 @@
+/*
+ * reporter/output.c: the database side of reporting, shared by `run` and
+ * `daemon`. A database that cannot be opened or written is reported once,
+ * clearly, and then left alone: the text report matters more.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static void db_failed(struct hl_output *out, int err, const char *what)
+{
+	hl_log("database %s: %s failed: %s (%s)", out->db_path, what,
+	       hl_store_error(out->store), strerror(-err));
+	hl_store_close(out->store);
+	out->store = NULL;
+	out->run_id = 0;
+}
+
+void hl_output_open_db(struct hl_output *out, const struct hl_report *r)
+{
+	int err;
+
+	if (!out->db_path)
+		return;
+	err = hl_store_open(out->db_path, false, &out->store);
+	if (err) {
+		db_failed(out, err, "open");
+		return;
+	}
+	err = hl_store_run_begin(out->store, r, &out->run_id);
+	if (err)
+		db_failed(out, err, "starting the run");
+}
+
+void hl_output_store(struct hl_output *out, struct hl_process *p)
+{
+	int err;
+
+	if (!out->store)
+		return;
+	err = hl_store_process(out->store, out->run_id, p, out->sym);
+	if (err)
+		db_failed(out, err, "storing a process");
+}
+
+void hl_output_close(struct hl_output *out, uint64_t ended_ns, int exit_code)
+{
+	int err;
+
+	if (out->store) {
+		err = hl_store_run_end(out->store, out->run_id, ended_ns, exit_code);
+		if (err)
+			db_failed(out, err, "ending the run");
+	}
+	hl_store_close(out->store);
+	out->store = NULL;
+}
+
+int hl_parse_unsigned(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static bool file_exists(const char *path)
+{
+	return access(path, R_OK) == 0;
+}
+
+int hl_find_hook_library(char *out, size_t len)
+{
+	const char *env = getenv("HEAPLEDGER_LIB");
+	char self[PATH_MAX], candidate[PATH_MAX + 64];
+	ssize_t n;
+	char *slash;
+	static const char *const relative[] = {
+		"/../libhook/libheapledger.so", /* build tree */
+		"/../lib/libheapledger.so",
+		"/../lib/x86_64-linux-gnu/libheapledger.so",
+		"/../" HL_INSTALL_LIBDIR "/libheapledger.so",
+	};
+
+	if (env && *env)
+		return realpath(env, out) && len >= PATH_MAX ? 0 : -ENOENT;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = 0;
+	for (size_t i = 0; i < HL_ARRAY_SIZE(relative); i++) {
+		snprintf(candidate, sizeof(candidate), "%s%s", self, relative[i]);
+		if (file_exists(candidate) && realpath(candidate, out) && len >= PATH_MAX)
+			return 0;
+	}
+	return -ENOENT;
+}
+
+char *hl_preload_value(const char *lib, const char *existing)
+{
+	size_t len = strlen(lib) + (existing ? strlen(existing) : 0) + 2;
+	char *v = hl_xmalloc(len);
+
+	if (existing && *existing)
+		snprintf(v, len, "%s:%s", lib, existing);
+	else
+		snprintf(v, len, "%s", lib);
+	return v;
+}

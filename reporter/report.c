@@ -1,0 +1,141 @@
+/*
+ * reporter/report.c: builds the report model from finished processes.
+ */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void hl_report_init(struct hl_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	hl_arena_init(&r->arena);
+	r->mode = "run";
+	r->exit_code = -1;
+}
+
+void hl_report_destroy(struct hl_report *r)
+{
+	free(r->procs);
+	hl_arena_free(&r->arena);
+	memset(r, 0, sizeof(*r));
+}
+
+struct hl_report_process *hl_report_new_process(struct hl_report *r)
+{
+	struct hl_report_process *rp;
+
+	hl_grow((void **)&r->procs, &r->procs_cap, r->nprocs, sizeof(*r->procs));
+	rp = &r->procs[r->nprocs++];
+	memset(rp, 0, sizeof(*rp));
+	return rp;
+}
+
+void hl_report_stack_of(struct hl_report *r, const struct hl_process *p,
+			uint32_t stack_ref, struct hl_symbolizer *sym,
+			unsigned max_frames, struct hl_report_stack *out)
+{
+	const struct hl_stack *s = hl_process_stack(p, stack_ref);
+	size_t cap = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return;
+	out->truncated = s->truncated != 0;
+	for (uint32_t i = 0; i < s->depth; i++) {
+		const struct hl_module *m = hl_process_module_for(p, s->frames[i], s->seq);
+		size_t n;
+		const struct hl_frame_info *f = hl_symbolize(sym, m, s->frames[i], &n);
+
+		if (max_frames && out->nframes + n > max_frames) {
+			out->truncated = true;
+			break;
+		}
+		if (out->nframes + n > cap) {
+			struct hl_frame_info *grown;
+
+			cap = (out->nframes + n) * 2;
+			grown = hl_arena_alloc(&r->arena, cap * sizeof(*grown));
+			if (out->nframes)
+				memcpy(grown, out->frames, out->nframes * sizeof(*grown));
+			out->frames = grown;
+		}
+		memcpy(out->frames + out->nframes, f, n * sizeof(*f));
+		out->nframes += n;
+	}
+}
+
+static const char *origin_name(uint32_t origin)
+{
+	return origin == HL_ORIGIN_FORK ? "fork" : origin == HL_ORIGIN_EXEC ? "exec" : "start";
+}
+
+static void add_errors(struct hl_report *r, struct hl_report_process *rp,
+		       const struct hl_process *p, struct hl_symbolizer *sym,
+		       unsigned max_frames)
+{
+	rp->nerrors = p->nerrors;
+	rp->errors = hl_arena_alloc(&r->arena, p->nerrors * sizeof(*rp->errors));
+	for (size_t i = 0; i < p->nerrors; i++) {
+		const struct hl_error_event *e = &p->errors[i];
+		struct hl_report_error *re = &rp->errors[i];
+
+		re->kind = hl_error_kind_name(e->kind);
+		re->address = e->address;
+		re->block_address = e->block_address;
+		re->block_size = e->block_size;
+		hl_report_stack_of(r, p, e->stack, sym, max_frames, &re->stack);
+		hl_report_stack_of(r, p, e->alloc_stack, sym, max_frames, &re->alloc_stack);
+		hl_report_stack_of(r, p, e->free_stack, sym, max_frames, &re->free_stack);
+	}
+}
+
+struct hl_report_process *hl_report_add_process(struct hl_report *r,
+						 const struct hl_process *p,
+						 struct hl_symbolizer *sym,
+						 unsigned max_frames)
+{
+	struct hl_report_process *rp = hl_report_new_process(r);
+
+	rp->pid = p->pid;
+	rp->ppid = p->ppid;
+	/* Copies: a daemon forgets the process before the report is gone. */
+	rp->exe = hl_arena_strdup(&r->arena, p->exe);
+	rp->argv = hl_arena_alloc(&r->arena, (p->argc + 1) * sizeof(*rp->argv));
+	for (uint32_t i = 0; i < p->argc; i++)
+		rp->argv[i] = hl_arena_strdup(&r->arena, p->argv[i]);
+	rp->argc = p->argc;
+	rp->origin = origin_name(p->origin);
+	rp->how = hl_exit_how_name(p->how);
+	rp->status = p->status;
+	rp->started_ns = p->start_realtime_ns;
+	rp->ended_ns = p->end_realtime_ns;
+	rp->in_use_bytes = p->in_use_bytes;
+	rp->in_use_blocks = p->in_use_blocks;
+	rp->allocs = p->allocs;
+	rp->frees = p->frees;
+	rp->bytes_allocated = p->bytes_allocated;
+	rp->peak_bytes = p->peak_bytes;
+	rp->inherited_bytes = p->inherited_bytes;
+	rp->inherited_blocks = p->inherited_blocks;
+	rp->dropped_events = p->dropped_events;
+	rp->unmatched_frees = p->unmatched_frees;
+	rp->unfreed_superseded = p->unfreed_superseded;
+	rp->live_mismatch = p->live_mismatch;
+	rp->scanned = p->live_scanned;
+	rp->nleaks = p->nleaks;
+	rp->leaks = hl_arena_alloc(&r->arena, p->nleaks * sizeof(*rp->leaks));
+	for (size_t i = 0; i < p->nleaks; i++) {
+		const struct hl_leak_group *g = &p->leaks[i];
+		struct hl_report_leak *l = &rp->leaks[i];
+
+		l->kind = hl_leak_class_name(g->leak_class);
+		l->bytes = g->bytes;
+		l->blocks = g->blocks;
+		l->inherited_blocks = g->inherited_blocks;
+		l->suppressed = g->leak_class == HL_CLASS_SUPPRESSED;
+		hl_report_stack_of(r, p, g->stack, sym, max_frames, &l->stack);
+	}
+	add_errors(r, rp, p, sym, max_frames);
+	return rp;
+}

@@ -1,0 +1,98 @@
+/*
+ * reporter/report.h: the report of a run as plain data, built either from
+ * live state at the end of `heapledger run` or from the database by
+ * `heapledger report`, and printed as valgrind-style text or as the versioned
+ * JSON document described in reporter/README.md. Both sources fill the same
+ * structs, so the two outputs cannot drift apart.
+ *
+ * Everything hangs off r->arena and is freed with hl_report_destroy().
+ */
+#ifndef HL_REPORTER_REPORT_H
+#define HL_REPORTER_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "state.h"
+#include "symbolize.h"
+#include "util.h"
+
+#define HL_REPORT_FORMAT "heapledger-report"
+#define HL_REPORT_VERSION 1
+
+struct hl_report_stack {
+	struct hl_frame_info *frames; /* innermost first, inlined frames expanded */
+	size_t nframes;
+	bool truncated;               /* the captured stack was cut short */
+};
+
+struct hl_report_leak {
+	const char *kind;             /* hl_leak_class_name() */
+	uint64_t bytes, blocks;
+	uint64_t inherited_blocks;    /* copied from the fork parent */
+	bool suppressed;              /* issue 7: matched a suppression */
+	struct hl_report_stack stack;
+};
+
+struct hl_report_error {
+	const char *kind;             /* hl_error_kind_name() */
+	uint64_t address, block_address, block_size;
+	struct hl_report_stack stack, alloc_stack, free_stack;
+};
+
+struct hl_report_process {
+	uint32_t pid, ppid;
+	const char *exe;
+	const char **argv;
+	uint32_t argc;
+	const char *origin;           /* "start", "fork", "exec" */
+	const char *how;              /* hl_exit_how_name() */
+	int32_t status;               /* exit status, or signal number for "signal" */
+	uint64_t started_ns, ended_ns; /* CLOCK_REALTIME */
+	uint64_t in_use_bytes, in_use_blocks;
+	uint64_t allocs, frees, bytes_allocated, peak_bytes;
+	uint64_t inherited_bytes, inherited_blocks;
+	uint64_t dropped_events;
+	uint64_t unmatched_frees, unfreed_superseded, live_mismatch;
+	bool scanned;                 /* leak classes come from a reachability scan */
+	struct hl_report_leak *leaks; /* largest first */
+	size_t nleaks;
+	struct hl_report_error *errors;
+	size_t nerrors;
+};
+
+struct hl_report {
+	int64_t run_id;               /* database id, 0 if not stored */
+	const char *mode;             /* "run" or "daemon" */
+	const char **argv;            /* the command of `heapledger run` */
+	uint32_t argc;
+	uint64_t started_ns, ended_ns;
+	int exit_code;                /* what heapledger run exits with, -1 unknown */
+	struct hl_report_process *procs;
+	size_t nprocs, procs_cap;
+	struct hl_arena arena;
+};
+
+void hl_report_init(struct hl_report *r);
+void hl_report_destroy(struct hl_report *r);
+/* Adds a finished process, symbolizing its leak and error stacks; at most
+ * max_frames frames per stack (0 = all). */
+struct hl_report_process *hl_report_add_process(struct hl_report *r,
+						 const struct hl_process *p,
+						 struct hl_symbolizer *sym,
+						 unsigned max_frames);
+/* A new zeroed process entry (for the database loader). */
+struct hl_report_process *hl_report_new_process(struct hl_report *r);
+/* Symbolizes one stack of p. */
+void hl_report_stack_of(struct hl_report *r, const struct hl_process *p,
+			uint32_t stack_ref, struct hl_symbolizer *sym,
+			unsigned max_frames, struct hl_report_stack *out);
+
+/* Valgrind-style text. */
+void hl_report_print_text(const struct hl_report *r, FILE *out);
+void hl_report_print_process_text(const struct hl_report_process *p, FILE *out);
+/* The JSON document; returns 0 or -errno. */
+int hl_report_write_json(const struct hl_report *r, FILE *out);
+
+#endif /* HL_REPORTER_REPORT_H */

@@ -1,0 +1,169 @@
+/*
+ * reporter/report_json.c: the report as JSON, format "heapledger-report"
+ * version 1 (documented in reporter/README.md). Fields are only added, never
+ * renamed or removed, within one version.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <string.h>
+
+#include "report.h"
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+/* JSON integers are signed 64-bit in jansson; sizes fit in practice, and an
+ * address above 2^63 (never seen on x86-64 user space) is kept as its bits. */
+static json_t *u64(uint64_t v)
+{
+	return json_integer((json_int_t)v);
+}
+
+static json_t *frame_json(const struct hl_frame_info *f)
+{
+	char address[24];
+	json_t *o = json_object();
+
+	snprintf(address, sizeof(address), "0x%llx", (unsigned long long)f->address);
+	json_object_set_new(o, "function", str_or_null(f->function));
+	json_object_set_new(o, "file", str_or_null(f->file));
+	json_object_set_new(o, "line", f->line ? json_integer(f->line) : json_null());
+	json_object_set_new(o, "module", str_or_null(f->module));
+	json_object_set_new(o, "address", json_string(address));
+	json_object_set_new(o, "offset", f->module ? u64(f->offset) : json_null());
+	json_object_set_new(o, "inlined", json_boolean(f->inlined));
+	return o;
+}
+
+static json_t *stack_json(const struct hl_report_stack *s)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < s->nframes; i++)
+		json_array_append_new(a, frame_json(&s->frames[i]));
+	return a;
+}
+
+static json_t *leak_json(const struct hl_report_leak *l)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "kind", json_string(l->kind));
+	json_object_set_new(o, "bytes", u64(l->bytes));
+	json_object_set_new(o, "blocks", u64(l->blocks));
+	json_object_set_new(o, "inherited_blocks", u64(l->inherited_blocks));
+	json_object_set_new(o, "suppressed", json_boolean(l->suppressed));
+	json_object_set_new(o, "stack", stack_json(&l->stack));
+	json_object_set_new(o, "stack_truncated", json_boolean(l->stack.truncated));
+	return o;
+}
+
+static json_t *error_json(const struct hl_report_error *e)
+{
+	json_t *o = json_object();
+	char address[24];
+
+	snprintf(address, sizeof(address), "0x%llx", (unsigned long long)e->address);
+	json_object_set_new(o, "kind", json_string(e->kind));
+	json_object_set_new(o, "address", json_string(address));
+	snprintf(address, sizeof(address), "0x%llx", (unsigned long long)e->block_address);
+	json_object_set_new(o, "block_address",
+			    e->block_address ? json_string(address) : json_null());
+	json_object_set_new(o, "block_size", u64(e->block_size));
+	json_object_set_new(o, "stack", stack_json(&e->stack));
+	json_object_set_new(o, "alloc_stack", stack_json(&e->alloc_stack));
+	json_object_set_new(o, "free_stack", stack_json(&e->free_stack));
+	return o;
+}
+
+static json_t *exit_json(const struct hl_report_process *p)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "how", json_string(p->how));
+	if (!strcmp(p->how, "signal"))
+		json_object_set_new(o, "signal", json_integer(p->status));
+	else if (!strcmp(p->how, "exit") || !strcmp(p->how, "_exit"))
+		json_object_set_new(o, "status", json_integer(p->status));
+	return o;
+}
+
+static json_t *summary_json(const struct hl_report_process *p)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "in_use_bytes", u64(p->in_use_bytes));
+	json_object_set_new(o, "in_use_blocks", u64(p->in_use_blocks));
+	json_object_set_new(o, "allocs", u64(p->allocs));
+	json_object_set_new(o, "frees", u64(p->frees));
+	json_object_set_new(o, "bytes_allocated", u64(p->bytes_allocated));
+	json_object_set_new(o, "peak_bytes", u64(p->peak_bytes));
+	json_object_set_new(o, "inherited_bytes", u64(p->inherited_bytes));
+	json_object_set_new(o, "inherited_blocks", u64(p->inherited_blocks));
+	json_object_set_new(o, "dropped_events", u64(p->dropped_events));
+	json_object_set_new(o, "unmatched_frees", u64(p->unmatched_frees));
+	json_object_set_new(o, "unfreed_superseded", u64(p->unfreed_superseded));
+	json_object_set_new(o, "live_mismatch", u64(p->live_mismatch));
+	json_object_set_new(o, "scanned", json_boolean(p->scanned));
+	return o;
+}
+
+static json_t *argv_json(const char *const *argv, uint32_t argc)
+{
+	json_t *a = json_array();
+
+	for (uint32_t i = 0; i < argc; i++)
+		json_array_append_new(a, json_string(argv[i]));
+	return a;
+}
+
+static json_t *process_json(const struct hl_report_process *p)
+{
+	json_t *o = json_object();
+	json_t *leaks = json_array(), *errors = json_array();
+
+	json_object_set_new(o, "pid", json_integer(p->pid));
+	json_object_set_new(o, "ppid", json_integer(p->ppid));
+	json_object_set_new(o, "exe", json_string(p->exe));
+	json_object_set_new(o, "argv", argv_json(p->argv, p->argc));
+	json_object_set_new(o, "origin", json_string(p->origin));
+	json_object_set_new(o, "started_ns", u64(p->started_ns));
+	json_object_set_new(o, "ended_ns", u64(p->ended_ns));
+	json_object_set_new(o, "exit", exit_json(p));
+	json_object_set_new(o, "summary", summary_json(p));
+	for (size_t i = 0; i < p->nleaks; i++)
+		json_array_append_new(leaks, leak_json(&p->leaks[i]));
+	for (size_t i = 0; i < p->nerrors; i++)
+		json_array_append_new(errors, error_json(&p->errors[i]));
+	json_object_set_new(o, "leaks", leaks);
+	json_object_set_new(o, "errors", errors);
+	return o;
+}
+
+int hl_report_write_json(const struct hl_report *r, FILE *out)
+{
+	json_t *doc = json_object(), *run = json_object(), *procs = json_array();
+	int err;
+
+	json_object_set_new(doc, "format", json_string(HL_REPORT_FORMAT));
+	json_object_set_new(doc, "version", json_integer(HL_REPORT_VERSION));
+	json_object_set_new(run, "id", r->run_id ? json_integer(r->run_id) : json_null());
+	json_object_set_new(run, "mode", json_string(r->mode));
+	json_object_set_new(run, "argv", argv_json(r->argv, r->argc));
+	json_object_set_new(run, "started_ns", u64(r->started_ns));
+	json_object_set_new(run, "ended_ns", u64(r->ended_ns));
+	json_object_set_new(run, "exit_code",
+			    r->exit_code >= 0 ? json_integer(r->exit_code) : json_null());
+	json_object_set_new(doc, "run", run);
+	for (size_t i = 0; i < r->nprocs; i++)
+		json_array_append_new(procs, process_json(&r->procs[i]));
+	json_object_set_new(doc, "processes", procs);
+	err = json_dumpf(doc, out, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	fputc('\n', out);
+	json_decref(doc);
+	if (err || fflush(out) != 0 || ferror(out))
+		return -EIO;
+	return 0;
+}

@@ -1,0 +1,309 @@
+/*
+ * reporter/run.c: `heapledger run [options] -- prog args...`.
+ *
+ * Starts prog with the hook preloaded and a private socket, follows every
+ * process of the tree (the hook connects from each image; we are the child
+ * subreaper so orphans are reaped here and their wait status is known), and
+ * when prog has exited and every connection has closed (or the grace period
+ * ran out) prints the report to stderr, stores the run, writes --json, and
+ * exits with prog's own status (128+signal if it was killed).
+ *
+ * prog keeps our stdin/stdout/stderr; we never read or write its stdin or
+ * stdout. SIGINT/SIGQUIT from the terminal reach prog directly (same process
+ * group), so we ignore them while it runs; SIGTERM/SIGHUP sent to us are
+ * passed on to prog.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "listen.h"
+
+struct run_options {
+	const char *db_path;
+	const char *json_path;
+	unsigned depth;          /* 0 = hook default */
+	unsigned long wait_ms;   /* grace for connections after prog exits */
+	bool no_db;
+	char **command;
+	int command_argc;
+};
+
+static volatile sig_atomic_t forward_signal;
+
+static void on_forward_signal(int sig)
+{
+	forward_signal = sig;
+}
+
+static void run_usage(void)
+{
+	fprintf(stderr,
+		"usage: heapledger run [--db FILE | --no-db] [--json FILE] [--depth N]\n"
+		"                      [--wait-ms N] [-q] -- prog [args...]\n");
+}
+
+static int parse_run_options(int argc, char **argv, struct run_options *o)
+{
+	int i;
+
+	o->db_path = HL_DEFAULT_DB;
+	o->wait_ms = 3000;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		unsigned long v;
+		bool has_value = i + 1 < argc;
+
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		} else if (!strcmp(a, "--db") && has_value) {
+			o->db_path = argv[++i];
+		} else if (!strcmp(a, "--no-db")) {
+			o->no_db = true;
+		} else if (!strcmp(a, "--json") && has_value) {
+			o->json_path = argv[++i];
+		} else if (!strcmp(a, "--depth") && has_value &&
+			   !hl_parse_unsigned(argv[i + 1], HL_WIRE_MAX_FRAMES, &v)) {
+			o->depth = (unsigned)v;
+			i++;
+		} else if (!strcmp(a, "--wait-ms") && has_value &&
+			   !hl_parse_unsigned(argv[i + 1], 3600000, &v)) {
+			o->wait_ms = v;
+			i++;
+		} else if (!strcmp(a, "-q")) {
+			hl_log_quiet = true;
+		} else if (a[0] == '-') {
+			hl_log("run: bad option or missing value: %s", a);
+			return -EINVAL;
+		} else {
+			break;
+		}
+	}
+	o->command = argv + i;
+	o->command_argc = argc - i;
+	if (o->command_argc <= 0) {
+		run_usage();
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* HEAPLEDGER_OPTIONS with depth=N added in front, so a user's own options
+ * still win when they name depth too. */
+static void set_hook_options(unsigned depth)
+{
+	const char *old = getenv(HL_ENV_OPTIONS);
+	char buf[4096];
+
+	if (!depth)
+		return;
+	if (old && *old)
+		snprintf(buf, sizeof(buf), "depth=%u:%s", depth, old);
+	else
+		snprintf(buf, sizeof(buf), "depth=%u", depth);
+	setenv(HL_ENV_OPTIONS, buf, 1);
+}
+
+static pid_t start_program(const struct run_options *o, const char *lib,
+			   const char *socket_path, uint64_t run_id)
+{
+	char *preload = hl_preload_value(lib, getenv("LD_PRELOAD"));
+	char id[32];
+	pid_t pid;
+
+	snprintf(id, sizeof(id), "%llu", (unsigned long long)run_id);
+	pid = fork();
+	if (pid != 0) {
+		free(preload);
+		return pid;
+	}
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	setenv("LD_PRELOAD", preload, 1);
+	setenv(HL_ENV_SOCKET, socket_path, 1);
+	setenv(HL_ENV_RUN_ID, id, 1);
+	set_hook_options(o->depth);
+	execvp(o->command[0], o->command);
+	fprintf(stderr, "heapledger: cannot run %s: %s\n", o->command[0], strerror(errno));
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+/* Reaps every exited descendant; returns true if any remain. */
+static bool reap_children(struct hl_run *run, pid_t main_pid, int *main_status,
+			  bool *main_done)
+{
+	for (;;) {
+		int status;
+		pid_t pid = waitpid(-1, &status, WNOHANG);
+
+		if (pid == 0)
+			return true;
+		if (pid < 0)
+			return errno != ECHILD;
+		hl_run_note_reaped(run, pid, status);
+		if (pid == main_pid) {
+			*main_status = status;
+			*main_done = true;
+		}
+	}
+}
+
+/* Runs the event loop until prog and its tree are done (bounded). */
+static void serve(struct hl_listener *l, const struct run_options *o, pid_t main_pid,
+		  int *main_status)
+{
+	bool main_done = false, others = true;
+	uint64_t deadline = 0;
+
+	for (;;) {
+		int err = hl_listen_poll(l, 20);
+
+		if (err && err != -EINTR) {
+			hl_log("run: poll failed: %s", strerror(-err));
+			break;
+		}
+		if (forward_signal) {
+			kill(main_pid, forward_signal);
+			forward_signal = 0;
+		}
+		others = reap_children(l->run, main_pid, main_status, &main_done);
+		if (!main_done)
+			continue;
+		if (!deadline)
+			deadline = hl_now_monotonic_ns() + o->wait_ms * 1000000ull;
+		if (hl_listen_open_count(l) == 0 && !others)
+			break;
+		if (hl_now_monotonic_ns() >= deadline) {
+			if (hl_listen_open_count(l))
+				hl_log("run: %zu connections still open %lu ms after the "
+				       "program exited; reporting them as they are",
+				       hl_listen_open_count(l), o->wait_ms);
+			break;
+		}
+	}
+}
+
+static int exit_code_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+static void write_json(const char *path, const struct hl_report *r)
+{
+	FILE *f = fopen(path, "w");
+	int err;
+
+	if (!f) {
+		hl_log("cannot write --json %s: %s", path, strerror(errno));
+		return;
+	}
+	err = hl_report_write_json(r, f);
+	if (fclose(f) != 0 || err)
+		hl_log("cannot write --json %s: %s", path, strerror(errno ? errno : EIO));
+}
+
+/* Finishes every image, prints the report, then stores and writes JSON. */
+static void report_run(struct hl_run *run, const struct run_options *o,
+		       struct hl_report *r)
+{
+	struct hl_output out = {
+		.db_path = o->no_db ? NULL : o->db_path,
+		.max_frames = o->depth,
+	};
+
+	out.sym = hl_symbolizer_new();
+	for (size_t i = 0; i < run->nprocs; i++) {
+		hl_process_finish(run->procs[i]);
+		hl_report_add_process(r, run->procs[i], out.sym, o->depth);
+	}
+	hl_report_print_text(r, stderr);
+	hl_output_open_db(&out, r);
+	for (size_t i = 0; i < run->nprocs && out.store; i++)
+		hl_output_store(&out, run->procs[i]);
+	r->run_id = out.run_id;
+	hl_output_close(&out, r->ended_ns, r->exit_code);
+	if (r->run_id)
+		hl_log("run %lld stored in %s", (long long)r->run_id, o->db_path);
+	if (o->json_path)
+		write_json(o->json_path, r);
+	hl_symbolizer_free(out.sym);
+}
+
+static uint64_t new_run_id(void)
+{
+	uint64_t id = 0;
+
+	if (getrandom(&id, sizeof(id), 0) != sizeof(id))
+		id = hl_now_realtime_ns() ^ (uint64_t)getpid() << 32;
+	return id >> 1 ? id >> 1 : 1; /* positive as an SQLite integer */
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_forward_signal };
+
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+int hl_cmd_run(int argc, char **argv)
+{
+	struct run_options o = { 0 };
+	struct hl_listener l;
+	struct hl_run run;
+	struct hl_report r;
+	char lib[PATH_MAX];
+	int status = 0, err;
+	pid_t pid;
+
+	if (parse_run_options(argc, argv, &o))
+		return 2;
+	if (hl_find_hook_library(lib, sizeof(lib))) {
+		hl_log("run: cannot find libheapledger.so (set HEAPLEDGER_LIB)");
+		return 2;
+	}
+	hl_run_init(&run);
+	run.run_id = new_run_id();
+	err = hl_listen_open_private(&l, &run);
+	if (err) {
+		hl_log("run: cannot create the socket: %s", strerror(-err));
+		return 2;
+	}
+	/* Orphaned grandchildren come to us, so we learn how they ended. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	hl_report_init(&r);
+	r.argv = (const char **)o.command;
+	r.argc = (uint32_t)o.command_argc;
+	r.started_ns = hl_now_realtime_ns();
+	pid = start_program(&o, lib, l.path, run.run_id);
+	if (pid < 0) {
+		hl_log("run: fork: %s", strerror(errno));
+		hl_listen_close(&l);
+		return 2;
+	}
+	install_signals();
+	serve(&l, &o, pid, &status);
+	hl_listen_close(&l);
+	r.ended_ns = hl_now_realtime_ns();
+	r.exit_code = exit_code_of(status);
+	report_run(&run, &o, &r);
+	hl_report_destroy(&r);
+	hl_run_destroy(&run);
+	return exit_code_of(status);
+}

@@ -1,0 +1,166 @@
+-- reporter/schema.sql: the heapledger database, embedded into the binary at
+-- build time (embed_sql.py). Each "-- migrate N" section takes a database
+-- from PRAGMA user_version N-1 to N; the store applies every section above
+-- the file's user_version, each in its own transaction. Never edit a section
+-- that was released: append a new one.
+--
+-- Shape: runs 1-n processes; a process has modules, stacks (with their
+-- aggregates and frames), leak groups (with their blocks), errors, timeline
+-- samples and one summary. Frames point at symbols, deduplicated per run.
+-- Columns for later work are here from the start so it needs no rewrite:
+-- leak_class (issue 5), errors (issue 6), fingerprint / suppressed / labels /
+-- git_commit (issue 7); the UI (issue 8) reads the same tables.
+
+-- migrate 1
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  mode TEXT NOT NULL,                 -- 'run' or 'daemon'
+  program TEXT,                       -- basename of the command, for history
+  argv TEXT NOT NULL,                 -- JSON array of the command
+  cwd TEXT,
+  hostname TEXT,
+  git_commit TEXT,                    -- issue 7, NULL until known
+  started_ns INTEGER NOT NULL,        -- CLOCK_REALTIME
+  ended_ns INTEGER,
+  exit_code INTEGER                   -- what heapledger run exited with
+);
+
+CREATE TABLE run_labels (             -- issue 7: --label key=value
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  key TEXT NOT NULL,
+  value TEXT,
+  PRIMARY KEY (run_id, key)
+);
+
+CREATE TABLE processes (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  serial INTEGER NOT NULL,            -- order of HELLO within the run
+  pid INTEGER NOT NULL,
+  ppid INTEGER NOT NULL,
+  parent_id INTEGER REFERENCES processes(id), -- fork parent or exec predecessor
+  origin TEXT NOT NULL,               -- 'start', 'fork', 'exec'
+  exe TEXT NOT NULL,
+  argv TEXT NOT NULL,                 -- JSON array
+  started_ns INTEGER,
+  ended_ns INTEGER,
+  exit_how TEXT NOT NULL,             -- exit, _exit, abort, signal, exec, unknown
+  exit_status INTEGER,                -- for exit/_exit
+  exit_signal INTEGER,                -- for signal
+  scanned INTEGER NOT NULL DEFAULT 0  -- leak classes come from a scan (issue 5)
+);
+CREATE INDEX processes_run ON processes(run_id, serial);
+
+CREATE TABLE summaries (
+  process_id INTEGER PRIMARY KEY REFERENCES processes(id) ON DELETE CASCADE,
+  in_use_bytes INTEGER NOT NULL,
+  in_use_blocks INTEGER NOT NULL,
+  allocs INTEGER NOT NULL,
+  frees INTEGER NOT NULL,
+  bytes_allocated INTEGER NOT NULL,
+  peak_bytes INTEGER NOT NULL,
+  inherited_bytes INTEGER NOT NULL DEFAULT 0,
+  inherited_blocks INTEGER NOT NULL DEFAULT 0,
+  dropped_events INTEGER NOT NULL DEFAULT 0,
+  unmatched_frees INTEGER NOT NULL DEFAULT 0,
+  unfreed_superseded INTEGER NOT NULL DEFAULT 0,
+  live_mismatch INTEGER NOT NULL DEFAULT 0,
+  errors INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE modules (
+  id INTEGER PRIMARY KEY,
+  process_id INTEGER NOT NULL REFERENCES processes(id) ON DELETE CASCADE,
+  path TEXT NOT NULL,
+  build_id TEXT,                      -- hex, NULL if none
+  base INTEGER NOT NULL,              -- load bias
+  low INTEGER NOT NULL,
+  high INTEGER NOT NULL,
+  unloaded INTEGER NOT NULL DEFAULT 0 -- dlclose'd before the end
+);
+CREATE INDEX modules_process ON modules(process_id);
+
+CREATE TABLE symbols (                -- one symbolized frame, shared per run
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  module TEXT,
+  module_offset INTEGER,
+  function TEXT,                      -- demangled
+  file TEXT,
+  line INTEGER
+);
+CREATE INDEX symbols_function ON symbols(function);
+
+CREATE TABLE stacks (
+  id INTEGER PRIMARY KEY,
+  process_id INTEGER NOT NULL REFERENCES processes(id) ON DELETE CASCADE,
+  depth INTEGER NOT NULL,             -- frames as captured (before inlining)
+  truncated INTEGER NOT NULL DEFAULT 0,
+  fingerprint TEXT                    -- issue 7: stable across runs
+);
+CREATE INDEX stacks_process ON stacks(process_id);
+
+CREATE TABLE stack_frames (
+  stack_id INTEGER NOT NULL REFERENCES stacks(id) ON DELETE CASCADE,
+  position INTEGER NOT NULL,          -- 0 = innermost, inlined frames expanded
+  address INTEGER NOT NULL,
+  symbol_id INTEGER REFERENCES symbols(id),
+  inlined INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (stack_id, position)
+) WITHOUT ROWID;
+
+CREATE TABLE stack_aggregates (
+  stack_id INTEGER PRIMARY KEY REFERENCES stacks(id) ON DELETE CASCADE,
+  allocs INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
+  frees INTEGER NOT NULL,
+  peak_live_bytes INTEGER NOT NULL,
+  leaked_bytes INTEGER NOT NULL,
+  leaked_blocks INTEGER NOT NULL
+);
+
+CREATE TABLE leaks (                  -- blocks left at the end, by stack and class
+  id INTEGER PRIMARY KEY,
+  process_id INTEGER NOT NULL REFERENCES processes(id) ON DELETE CASCADE,
+  stack_id INTEGER REFERENCES stacks(id),
+  leak_class TEXT NOT NULL,           -- unknown, definitely, indirectly, possibly, reachable, suppressed
+  bytes INTEGER NOT NULL,
+  blocks INTEGER NOT NULL,
+  inherited_blocks INTEGER NOT NULL DEFAULT 0,
+  rank INTEGER NOT NULL,              -- loss record number, 1 = largest
+  fingerprint TEXT,                   -- issue 7
+  suppressed INTEGER NOT NULL DEFAULT 0,
+  suppression TEXT                    -- name of the matching suppression
+);
+CREATE INDEX leaks_process ON leaks(process_id, rank);
+
+CREATE TABLE leaked_blocks (
+  leak_id INTEGER NOT NULL REFERENCES leaks(id) ON DELETE CASCADE,
+  address INTEGER NOT NULL,
+  size INTEGER NOT NULL,
+  kind INTEGER NOT NULL,              -- enum hl_alloc_kind
+  inherited INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX leaked_blocks_leak ON leaked_blocks(leak_id);
+
+CREATE TABLE errors (                 -- issue 6: heap misuse
+  id INTEGER PRIMARY KEY,
+  process_id INTEGER NOT NULL REFERENCES processes(id) ON DELETE CASCADE,
+  kind TEXT NOT NULL,
+  address INTEGER NOT NULL,
+  block_address INTEGER,
+  block_size INTEGER,
+  stack_id INTEGER REFERENCES stacks(id),
+  alloc_stack_id INTEGER REFERENCES stacks(id),
+  free_stack_id INTEGER REFERENCES stacks(id),
+  time_ns INTEGER
+);
+CREATE INDEX errors_process ON errors(process_id);
+
+CREATE TABLE timeline (               -- heap in use over time, sampled
+  process_id INTEGER NOT NULL REFERENCES processes(id) ON DELETE CASCADE,
+  time_ns INTEGER NOT NULL,           -- CLOCK_REALTIME
+  in_use_bytes INTEGER NOT NULL,
+  in_use_blocks INTEGER NOT NULL
+);
+CREATE INDEX timeline_process ON timeline(process_id, time_ns);

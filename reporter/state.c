@@ -1,0 +1,728 @@
+/*
+ * reporter/state.c: applies validated records to a process's live state and
+ * reconciles out-of-order alloc/free pairs by ticks (see state.h).
+ */
+#include "state.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+void hl_run_init(struct hl_run *run)
+{
+	memset(run, 0, sizeof(*run));
+}
+
+static void process_free_tables(struct hl_process *p)
+{
+	hl_table_destroy(&p->live);
+	hl_table_destroy(&p->superseded);
+	hl_table_destroy(&p->early_frees);
+}
+
+static void process_destroy(struct hl_process *p)
+{
+	process_free_tables(p);
+	free(p->stacks);
+	free(p->stack_by_wire);
+	free(p->modules);
+	free(p->errors);
+	free(p->samples);
+	free(p->leaks);
+	hl_arena_free(&p->arena);
+	free(p);
+}
+
+void hl_run_destroy(struct hl_run *run)
+{
+	for (size_t i = 0; i < run->nprocs; i++)
+		process_destroy(run->procs[i]);
+	free(run->procs);
+	free(run->reaped);
+	hl_run_init(run);
+}
+
+void hl_run_forget(struct hl_run *run, struct hl_process *p)
+{
+	for (size_t i = 0; i < run->nprocs; i++) {
+		struct hl_process *q = run->procs[i];
+
+		if (q->parent == p)
+			q->parent = NULL;
+		if (q->exec_successor == p)
+			q->exec_successor = NULL;
+	}
+	for (size_t i = 0; i < run->nprocs; i++) {
+		if (run->procs[i] == p) {
+			memmove(&run->procs[i], &run->procs[i + 1],
+				(run->nprocs - i - 1) * sizeof(p));
+			run->nprocs--;
+			break;
+		}
+	}
+	process_destroy(p);
+}
+
+void hl_run_note_reaped(struct hl_run *run, pid_t pid, int status)
+{
+	hl_grow((void **)&run->reaped, &run->reaped_cap, run->nreaped,
+		sizeof(*run->reaped));
+	run->reaped[run->nreaped].pid = pid;
+	run->reaped[run->nreaped].status = status;
+	run->nreaped++;
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+const char *hl_exit_how_name(uint32_t how)
+{
+	static const char *const names[] = {
+		[HL_EXIT_NORMAL] = "exit", [HL_EXIT_UNDERSCORE] = "_exit",
+		[HL_EXIT_ABORT] = "abort", [HL_EXIT_SIGNAL] = "signal",
+		[HL_EXIT_EXEC] = "exec", [HL_EXIT_UNKNOWN] = "unknown",
+	};
+	return how < HL_ARRAY_SIZE(names) ? names[how] : "unknown";
+}
+
+const char *hl_leak_class_name(uint32_t leak_class)
+{
+	static const char *const names[] = {
+		[HL_CLASS_UNKNOWN] = "unknown", [HL_CLASS_DEFINITE] = "definitely",
+		[HL_CLASS_INDIRECT] = "indirectly", [HL_CLASS_POSSIBLE] = "possibly",
+		[HL_CLASS_REACHABLE] = "reachable", [HL_CLASS_SUPPRESSED] = "suppressed",
+	};
+	return leak_class < HL_ARRAY_SIZE(names) ? names[leak_class] : "unknown";
+}
+
+const char *hl_error_kind_name(uint32_t kind)
+{
+	static const char *const names[] = {
+		[0] = "unknown",
+		[HL_ERROR_INVALID_FREE] = "invalid_free",
+		[HL_ERROR_DOUBLE_FREE] = "double_free",
+		[HL_ERROR_INTERIOR_FREE] = "interior_free",
+		[HL_ERROR_OVERFLOW] = "overflow",
+		[HL_ERROR_USE_AFTER_FREE] = "use_after_free",
+		[HL_ERROR_MISMATCH] = "mismatch",
+		[HL_ERROR_HEADER_CORRUPT] = "header_corrupt",
+	};
+	return kind < HL_ARRAY_SIZE(names) ? names[kind] : "unknown";
+}
+
+/* ---- stacks and modules ------------------------------------------------- */
+
+struct hl_stack *hl_process_stack(const struct hl_process *p, uint32_t ref)
+{
+	return ref && ref <= p->nstacks ? &p->stacks[ref - 1] : NULL;
+}
+
+/* Wire stack id -> stack reference. The decoder guarantees the id exists. */
+static inline uint32_t stack_ref(const struct hl_process *p, uint32_t wire_id)
+{
+	return wire_id && wire_id < p->stack_by_wire_cap ? p->stack_by_wire[wire_id] : 0;
+}
+
+static struct hl_stack *stack_add(struct hl_process *p)
+{
+	hl_grow((void **)&p->stacks, &p->stacks_cap, p->nstacks, sizeof(*p->stacks));
+	return &p->stacks[p->nstacks++];
+}
+
+static void on_stack(struct hl_process *p, const struct hl_rec_stack *r)
+{
+	struct hl_stack *s = stack_add(p);
+
+	s->wire_id = r->stack_id;
+	s->depth = r->depth;
+	s->truncated = r->truncated;
+	s->seq = p->seq;
+	s->frames = hl_arena_alloc(&p->arena, (size_t)r->depth * 8);
+	memcpy(s->frames, r + 1, (size_t)r->depth * 8);
+	hl_grow((void **)&p->stack_by_wire, &p->stack_by_wire_cap, r->stack_id,
+		sizeof(*p->stack_by_wire));
+	p->stack_by_wire[r->stack_id] = (uint32_t)p->nstacks;
+}
+
+static struct hl_module *module_add(struct hl_process *p)
+{
+	hl_grow((void **)&p->modules, &p->modules_cap, p->nmodules,
+		sizeof(*p->modules));
+	return &p->modules[p->nmodules++];
+}
+
+static void on_module_load(struct hl_process *p, const struct hl_rec_module_load *r)
+{
+	struct hl_module *m = module_add(p);
+	const uint8_t *build_id = (const uint8_t *)(r + 1);
+
+	m->wire_id = r->module_id;
+	m->build_id_len = r->build_id_len;
+	memcpy(m->build_id, build_id, r->build_id_len);
+	m->path = hl_arena_strdup(&p->arena, (const char *)build_id + r->build_id_len);
+	m->base = r->base;
+	m->low = r->low;
+	m->high = r->high;
+	m->load_seq = p->seq;
+}
+
+static void on_module_unload(struct hl_process *p, const struct hl_rec_module_unload *r)
+{
+	for (size_t i = p->nmodules; i-- > 0;) {
+		if (p->modules[i].wire_id == r->module_id && !p->modules[i].unload_seq) {
+			p->modules[i].unload_seq = p->seq;
+			return;
+		}
+	}
+}
+
+const struct hl_module *hl_process_module_for(const struct hl_process *p,
+					      uint64_t address, uint64_t seq)
+{
+	const struct hl_module *any = NULL;
+
+	/* Newest first: after dlclose + dlopen the same range may be reused. */
+	for (size_t i = p->nmodules; i-- > 0;) {
+		const struct hl_module *m = &p->modules[i];
+
+		if (address < m->low || address >= m->high)
+			continue;
+		if (m->load_seq <= seq && (!m->unload_seq || m->unload_seq >= seq))
+			return m;
+		if (!any)
+			any = m;
+	}
+	return any;
+}
+
+/* ---- timeline ------------------------------------------------------------ */
+
+static void sample_take(struct hl_process *p, uint64_t ticks)
+{
+	if (!p->samples)
+		p->samples = hl_xmalloc(HL_TIMELINE_MAX * sizeof(*p->samples));
+	if (p->nsamples == HL_TIMELINE_MAX) {
+		/* Thin by half and sample half as often: bounded, evenly spread. */
+		for (size_t i = 0; i < HL_TIMELINE_MAX / 2; i++)
+			p->samples[i] = p->samples[2 * i + 1];
+		p->nsamples = HL_TIMELINE_MAX / 2;
+		p->sample_every *= 2;
+		p->sample_countdown = p->sample_every;
+	}
+	p->samples[p->nsamples].ticks = ticks;
+	p->samples[p->nsamples].in_use_bytes = p->in_use_bytes;
+	p->samples[p->nsamples].in_use_blocks = p->in_use_blocks;
+	p->nsamples++;
+}
+
+static inline void event_counted(struct hl_process *p, uint64_t ticks)
+{
+	p->events++;
+	if (--p->sample_countdown == 0) {
+		p->sample_countdown = p->sample_every;
+		sample_take(p, ticks);
+	}
+}
+
+/* ---- reconciliation ------------------------------------------------------- */
+
+static inline void account_alloc(struct hl_process *p, uint32_t ref, uint64_t size)
+{
+	struct hl_stack *s = hl_process_stack(p, ref);
+
+	p->allocs++;
+	p->bytes_allocated += size;
+	p->in_use_bytes += size;
+	p->in_use_blocks++;
+	if (p->in_use_bytes > p->peak_bytes)
+		p->peak_bytes = p->in_use_bytes;
+	if (s) {
+		s->allocs++;
+		s->bytes += size;
+		s->live_bytes += size;
+		s->live_blocks++;
+		if (s->live_bytes > s->peak_live_bytes)
+			s->peak_live_bytes = s->live_bytes;
+	}
+}
+
+static inline void account_free(struct hl_process *p, const struct hl_block *b)
+{
+	struct hl_stack *s = hl_process_stack(p, b->stack_id);
+
+	p->frees++;
+	p->in_use_bytes -= b->size;
+	p->in_use_blocks--;
+	if (b->flags & HL_BLOCK_INHERITED) {
+		p->inherited_bytes -= b->size;
+		p->inherited_blocks--;
+	}
+	if (s) {
+		s->frees++;
+		s->live_bytes -= b->size;
+		s->live_blocks--;
+	}
+}
+
+/* The earliest early free of address at or after ticks, or NULL. */
+static struct hl_block *early_free_for(struct hl_process *p, uint64_t address,
+				       uint64_t ticks)
+{
+	struct hl_block *best = NULL;
+
+	for (struct hl_block *b = hl_table_find(&p->early_frees, address); b;
+	     b = hl_table_find_next(&p->early_frees, address, b))
+		if (b->ticks >= ticks && (!best || b->ticks < best->ticks))
+			best = b;
+	return best;
+}
+
+static __attribute__((noinline)) bool alloc_meets_early_free(struct hl_process *p,
+						     const struct hl_block *nb)
+{
+	struct hl_block *f = early_free_for(p, nb->address, nb->ticks);
+
+	if (!f)
+		return false;
+	hl_table_remove(&p->early_frees, f);
+	account_free(p, nb);
+	return true;
+}
+
+/* Adds an allocation (the block's size, stack and ticks are in nb). */
+static void block_alloc(struct hl_process *p, const struct hl_block *nb)
+{
+	struct hl_block *b;
+
+	account_alloc(p, nb->stack_id, nb->size);
+	if (nb->flags & HL_BLOCK_INHERITED) {
+		p->inherited_bytes += nb->size;
+		p->inherited_blocks++;
+	}
+	if (p->early_frees.count && alloc_meets_early_free(p, nb))
+		return;
+	b = hl_table_find(&p->live, nb->address);
+	if (!b) {
+		b = hl_table_insert(&p->live, nb->address);
+		*b = *nb;
+		return;
+	}
+	/* Two allocations of one address: the older one was freed, its free
+	 * has not arrived yet. Keep the newer one live. */
+	if (b->ticks <= nb->ticks) {
+		*hl_table_insert(&p->superseded, b->address) = *b;
+		b = hl_table_find(&p->live, nb->address);
+		*b = *nb;
+	} else {
+		*hl_table_insert(&p->superseded, nb->address) = *nb;
+	}
+}
+
+/* Newest superseded allocation of address with ticks in [after, ticks]. */
+static struct hl_block *superseded_for(struct hl_process *p, uint64_t address,
+				       uint64_t after, uint64_t ticks)
+{
+	struct hl_block *best = NULL;
+
+	for (struct hl_block *b = hl_table_find(&p->superseded, address); b;
+	     b = hl_table_find_next(&p->superseded, address, b))
+		if (b->ticks >= after && b->ticks <= ticks &&
+		    (!best || b->ticks > best->ticks))
+			best = b;
+	return best;
+}
+
+static void block_free(struct hl_process *p, uint64_t address, uint64_t ticks,
+		       unsigned kind)
+{
+	struct hl_block *b = hl_table_find(&p->live, address);
+	struct hl_block *old;
+
+	if (b && b->ticks <= ticks && !p->superseded.count) {
+		account_free(p, b); /* the common case */
+		hl_table_remove(&p->live, b);
+		return;
+	}
+	old = p->superseded.count ?
+	      superseded_for(p, address, b && b->ticks <= ticks ? b->ticks : 0, ticks) :
+	      NULL;
+	if (old) {
+		account_free(p, old);
+		hl_table_remove(&p->superseded, old);
+	} else if (b && b->ticks <= ticks) {
+		account_free(p, b);
+		hl_table_remove(&p->live, b);
+	} else {
+		struct hl_block *f = hl_table_insert(&p->early_frees, address);
+
+		f->ticks = ticks;
+		f->kind = (uint8_t)kind;
+	}
+}
+
+/* ---- records --------------------------------------------------------------- */
+
+static void on_alloc(struct hl_process *p, const struct hl_rec_alloc *r)
+{
+	struct hl_block nb = {
+		.address = r->address, .size = r->size, .ticks = r->ticks,
+		.stack_id = stack_ref(p, r->stack_id), .kind = (uint8_t)r->h.flags,
+	};
+
+	block_alloc(p, &nb);
+	event_counted(p, r->ticks);
+}
+
+static void on_realloc(struct hl_process *p, const struct hl_rec_realloc *r)
+{
+	struct hl_block nb = {
+		.address = r->new_address, .size = r->size, .ticks = r->ticks,
+		.stack_id = stack_ref(p, r->stack_id), .kind = HL_KIND_MALLOC,
+	};
+
+	block_free(p, r->old_address, r->ticks, HL_KIND_MALLOC);
+	block_alloc(p, &nb);
+	event_counted(p, r->ticks);
+}
+
+static void on_live(struct hl_process *p, const struct hl_rec_live *r)
+{
+	const struct hl_wire_live_block *lb = (const void *)(r + 1);
+
+	p->live_seen = true;
+	p->live_scanned |= (r->h.flags & HL_LIVE_SCANNED) != 0;
+	for (uint32_t i = 0; i < r->count; i++) {
+		struct hl_block *b = hl_table_find(&p->live, lb[i].address);
+
+		if (!b) {
+			/* The hook holds a block we never saw allocated (lost
+			 * events, or a fork race): trust the hook. */
+			b = hl_table_insert(&p->live, lb[i].address);
+			b->size = lb[i].size;
+			b->stack_id = stack_ref(p, lb[i].stack_id);
+			b->kind = lb[i].kind;
+			b->flags = HL_BLOCK_LIVE_ONLY;
+			p->live_mismatch++;
+		}
+		b->leak_class = lb[i].leak_class;
+		b->flags |= HL_BLOCK_LIVE_SEEN;
+	}
+}
+
+static void on_error(struct hl_process *p, const struct hl_rec_error *r)
+{
+	struct hl_error_event *e;
+
+	hl_grow((void **)&p->errors, &p->errors_cap, p->nerrors, sizeof(*p->errors));
+	e = &p->errors[p->nerrors++];
+	e->kind = r->kind;
+	e->stack = stack_ref(p, r->stack_id);
+	e->alloc_stack = stack_ref(p, r->alloc_stack_id);
+	e->free_stack = stack_ref(p, r->free_stack_id);
+	e->address = r->address;
+	e->block_address = r->block_address;
+	e->block_size = r->block_size;
+	e->ticks = r->ticks;
+}
+
+static void on_batch(struct hl_process *p, const struct hl_rec_batch *r)
+{
+	int slot = p->clock_synced ? 1 : 0;
+
+	p->sync_ticks[slot] = r->ticks;
+	p->sync_mono[slot] = r->monotonic_ns;
+	p->sync_real[slot] = r->realtime_ns;
+	if (!p->clock_synced) {
+		p->sync_ticks[1] = r->ticks;
+		p->sync_mono[1] = r->monotonic_ns;
+		p->sync_real[1] = r->realtime_ns;
+	}
+	p->clock_synced = true;
+}
+
+static void on_exit_rec(struct hl_process *p, const struct hl_rec_exit *r)
+{
+	p->has_exit = true;
+	p->how = r->how;
+	p->status = r->status;
+	p->events_sent = r->events_sent;
+	p->end_realtime_ns = hl_now_realtime_ns();
+}
+
+uint64_t hl_process_ticks_to_realtime(const struct hl_process *p, uint64_t ticks)
+{
+	double rate = 1.0; /* ticks per ns: exact when ticks are nanoseconds */
+	double delta;
+
+	if (!p->clock_synced)
+		return p->start_realtime_ns;
+	if (p->sync_ticks[1] > p->sync_ticks[0] && p->sync_mono[1] > p->sync_mono[0])
+		rate = (double)(p->sync_ticks[1] - p->sync_ticks[0]) /
+		       (double)(p->sync_mono[1] - p->sync_mono[0]);
+	delta = ((double)ticks - (double)p->sync_ticks[0]) / rate;
+	return (uint64_t)((double)p->sync_real[0] + delta);
+}
+
+/* ---- HELLO: new images, forks, execs ------------------------------------ */
+
+static struct hl_process *run_find_pid(struct hl_run *run, uint32_t pid,
+				       const struct hl_process *except)
+{
+	for (size_t i = run->nprocs; i-- > 0;)
+		if (run->procs[i]->pid == pid && run->procs[i] != except)
+			return run->procs[i];
+	return NULL;
+}
+
+static void inherit_from(struct hl_process *child, const struct hl_process *parent)
+{
+	for (size_t i = 0; i < parent->nmodules; i++) {
+		struct hl_module *m = module_add(child);
+
+		*m = parent->modules[i];
+		m->wire_id = 0;
+		m->path = hl_arena_strdup(&child->arena, m->path);
+		m->load_seq = 0;
+		m->unload_seq = m->unload_seq ? 1 : 0;
+	}
+	for (size_t i = 0; i < parent->nstacks; i++) {
+		struct hl_stack *s = stack_add(child);
+		const struct hl_stack *ps = &parent->stacks[i];
+
+		memset(s, 0, sizeof(*s));
+		s->depth = ps->depth;
+		s->truncated = ps->truncated;
+		s->frames = hl_arena_alloc(&child->arena, (size_t)s->depth * 8);
+		memcpy(s->frames, ps->frames, (size_t)s->depth * 8);
+	}
+	/* Blocks keep their stack references: the child's first stacks are
+	 * the parent's, in the same order. Counters start from the copy. */
+	for (struct hl_block *b = hl_table_next(&parent->live, NULL); b;
+	     b = hl_table_next(&parent->live, b)) {
+		struct hl_block nb = *b;
+
+		nb.flags = HL_BLOCK_INHERITED;
+		block_alloc(child, &nb);
+	}
+	child->allocs = 0;
+	child->bytes_allocated = 0;
+	for (size_t i = 0; i < child->nstacks; i++) {
+		child->stacks[i].allocs = 0;
+		child->stacks[i].bytes = 0;
+	}
+}
+
+static char **argv_copy(struct hl_process *p, const char *s, uint32_t argc)
+{
+	char **argv = hl_arena_alloc(&p->arena, (argc + 1) * sizeof(*argv));
+
+	for (uint32_t i = 0; i < argc; i++) {
+		argv[i] = hl_arena_strdup(&p->arena, s);
+		s += strlen(s) + 1;
+	}
+	return argv;
+}
+
+static struct hl_process *on_hello(struct hl_run *run, const struct hl_rec_hello *r)
+{
+	struct hl_process *p = hl_xcalloc(1, sizeof(*p));
+	const char *exe = (const char *)(r + 1);
+	struct hl_process *other;
+
+	hl_arena_init(&p->arena);
+	p->run = run;
+	p->pid = r->pid;
+	p->ppid = r->ppid;
+	p->origin = r->origin;
+	p->hook_flags = r->hook_flags;
+	p->stack_depth = r->stack_depth;
+	p->run_id = r->run_id;
+	p->start_realtime_ns = r->start_realtime_ns;
+	p->exe = hl_arena_strdup(&p->arena, exe);
+	p->argc = r->argc;
+	p->argv = argv_copy(p, exe + r->exe_len, r->argc);
+	p->sample_every = 256;
+	p->sample_countdown = 256;
+	p->how = HL_EXIT_UNKNOWN;
+
+	/* The parent's (or previous image's) records that are already in
+	 * flight come first: the hook flushes them before fork and exec. */
+	if (run->drain && r->origin != HL_ORIGIN_START)
+		run->drain(run->drain_ctx, r->origin == HL_ORIGIN_FORK ? r->ppid : r->pid);
+	if (r->origin == HL_ORIGIN_FORK && (other = run_find_pid(run, r->ppid, NULL))) {
+		p->parent = other;
+		inherit_from(p, other);
+	} else if (r->origin == HL_ORIGIN_EXEC && (other = run_find_pid(run, r->pid, NULL))) {
+		p->parent = other;
+		other->exec_successor = p;
+	}
+	hl_grow((void **)&run->procs, &run->procs_cap, run->nprocs, sizeof(p));
+	run->procs[run->nprocs++] = p;
+	p->serial = run->nprocs;
+	return p;
+}
+
+int hl_state_record(void *ctx, const struct hl_wire_header *rec)
+{
+	struct hl_conn_state *cs = ctx;
+	struct hl_process *p = cs->proc;
+
+	if (rec->type == HL_REC_HELLO) {
+		cs->proc = on_hello(cs->run, (const void *)rec);
+		return 0;
+	}
+	p->seq++;
+	switch (rec->type) {
+	case HL_REC_BATCH: on_batch(p, (const void *)rec); break;
+	case HL_REC_MODULE_LOAD: on_module_load(p, (const void *)rec); break;
+	case HL_REC_MODULE_UNLOAD: on_module_unload(p, (const void *)rec); break;
+	case HL_REC_STACK: on_stack(p, (const void *)rec); break;
+	case HL_REC_ALLOC: on_alloc(p, (const void *)rec); break;
+	case HL_REC_FREE: {
+		const struct hl_rec_free *f = (const void *)rec;
+
+		block_free(p, f->address, f->ticks, f->h.flags);
+		event_counted(p, f->ticks);
+		break;
+	}
+	case HL_REC_REALLOC: on_realloc(p, (const void *)rec); break;
+	case HL_REC_THREAD_START: p->threads++; break;
+	case HL_REC_EXIT: on_exit_rec(p, (const void *)rec); break;
+	case HL_REC_LIVE: on_live(p, (const void *)rec); break;
+	case HL_REC_ERROR: on_error(p, (const void *)rec); break;
+	case HL_REC_DROPPED:
+		p->dropped_events += ((const struct hl_rec_dropped *)rec)->events;
+		break;
+	default: break; /* THREAD_END, FORK, unknown types: nothing to keep */
+	}
+	return 0;
+}
+
+/* ---- the end of a process ------------------------------------------------ */
+
+void hl_process_closed(struct hl_process *p)
+{
+	p->closed = true;
+	p->closed_mono_ns = hl_now_monotonic_ns();
+	if (!p->end_realtime_ns)
+		p->end_realtime_ns = hl_now_realtime_ns();
+}
+
+static const struct hl_reaped *reaped_for(const struct hl_run *run, uint32_t pid)
+{
+	for (size_t i = run->nreaped; i-- > 0;)
+		if ((uint32_t)run->reaped[i].pid == pid)
+			return &run->reaped[i];
+	return NULL;
+}
+
+/* How an image without an EXIT record ended. */
+static void resolve_end(struct hl_process *p)
+{
+	const struct hl_reaped *r;
+
+	if (p->has_exit)
+		return;
+	if (p->exec_successor) {
+		p->how = HL_EXIT_EXEC;
+		p->status = 0;
+		return;
+	}
+	r = reaped_for(p->run, p->pid);
+	if (r && WIFSIGNALED(r->status)) {
+		p->how = HL_EXIT_SIGNAL;
+		p->status = WTERMSIG(r->status);
+	} else if (r && WIFEXITED(r->status)) {
+		/* Exited without running the hook's exit path: _exit. */
+		p->how = HL_EXIT_UNDERSCORE;
+		p->status = WEXITSTATUS(r->status);
+	} else {
+		p->how = HL_EXIT_UNKNOWN;
+		p->status = 0;
+	}
+}
+
+static int leak_group_cmp(const void *a, const void *b)
+{
+	const struct hl_leak_group *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	if (x->blocks != y->blocks)
+		return x->blocks < y->blocks ? 1 : -1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* Groups the outstanding blocks by (stack, class), using a block table keyed
+ * by stack << 3 | class (+1 so the key is never 0) as the group index. */
+static void group_leaks(struct hl_process *p)
+{
+	struct hl_table groups;
+	size_t n = 0;
+
+	hl_table_init(&groups);
+	for (struct hl_block *b = hl_table_next(&p->live, NULL); b;
+	     b = hl_table_next(&p->live, b)) {
+		uint64_t key = ((uint64_t)b->stack_id << 3 | b->leak_class) + 1;
+		struct hl_block *g = hl_table_find(&groups, key);
+		struct hl_stack *s = hl_process_stack(p, b->stack_id);
+
+		if (!g)
+			g = hl_table_insert(&groups, key);
+		g->size += b->size;
+		g->ticks++; /* blocks */
+		g->stack_id += (b->flags & HL_BLOCK_INHERITED) != 0;
+		if (s) {
+			s->leaked_bytes += b->size;
+			s->leaked_blocks++;
+		}
+	}
+	p->leaks = hl_xcalloc(groups.count, sizeof(*p->leaks));
+	for (struct hl_block *g = hl_table_next(&groups, NULL); g;
+	     g = hl_table_next(&groups, g)) {
+		struct hl_leak_group *l = &p->leaks[n++];
+
+		l->stack = (uint32_t)((g->address - 1) >> 3);
+		l->leak_class = (uint8_t)((g->address - 1) & 7);
+		l->bytes = g->size;
+		l->blocks = g->ticks;
+		l->inherited_blocks = g->stack_id;
+	}
+	p->nleaks = n;
+	qsort(p->leaks, n, sizeof(*p->leaks), leak_group_cmp);
+	hl_table_destroy(&groups);
+}
+
+/* With a LIVE set from the hook, blocks it did not list were freed in ways
+ * we did not see (lost events): drop them, counted as a mismatch. */
+static void trust_live_set(struct hl_process *p)
+{
+	struct hl_block *b = hl_table_next(&p->live, NULL);
+
+	while (b) {
+		if (!(b->flags & HL_BLOCK_LIVE_SEEN)) {
+			p->live_mismatch++;
+			account_free(p, b);
+			p->frees--;
+			hl_table_remove(&p->live, b);
+			/* The shift may have moved an unvisited entry here. */
+			continue;
+		}
+		b = hl_table_next(&p->live, b);
+	}
+}
+
+void hl_process_finish(struct hl_process *p)
+{
+	if (p->finished)
+		return;
+	p->finished = true;
+	resolve_end(p);
+	if (p->live_seen && p->has_exit)
+		trust_live_set(p);
+	p->unmatched_frees = p->early_frees.count;
+	p->unfreed_superseded = p->superseded.count;
+	if (p->samples || p->events)
+		sample_take(p, p->sync_ticks[1] > 0 ? p->sync_ticks[1] : 0);
+	group_leaks(p);
+}

@@ -1,0 +1,203 @@
+/*
+ * reporter/state.h: what the reporter knows about each traced process while
+ * it runs: outstanding blocks by address, interned stacks with per-stack
+ * aggregates, modules, errors, a sampled heap timeline and how it ended.
+ *
+ * Ordering (wire.h "Clock" and "Threads"): records of one thread arrive in
+ * order, but batches of different threads interleave, so for one address a
+ * free may arrive before its alloc, or after the re-allocation of the same
+ * address by another thread. The reconciler orders by ticks:
+ *  - `live` holds the newest allocation of each address;
+ *  - `superseded` holds older allocations of an address whose free has not
+ *    arrived yet (a newer alloc of the same address proves they were freed);
+ *  - `early_frees` holds frees whose alloc has not arrived yet.
+ * A free matches the newest known allocation of its address with ticks <= its
+ * own; an alloc first consumes an early free with ticks >= its own. Whatever
+ * is left in the pending tables at the end is reported as inconsistencies.
+ *
+ * Stack references inside the reporter are indexes into proc->stacks plus one
+ * (0 = none), not wire ids: a forked child starts with a copy of its parent's
+ * stacks, whose wire ids belong to the parent's connection.
+ */
+#ifndef HL_REPORTER_STATE_H
+#define HL_REPORTER_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "heapledger/wire.h"
+#include "table.h"
+#include "util.h"
+
+struct hl_stack {
+	uint32_t wire_id;         /* id on the defining connection, 0 if inherited */
+	uint16_t depth;           /* frames */
+	uint16_t truncated;       /* the real stack was deeper */
+	uint64_t seq;             /* record number at definition (module choice) */
+	uint64_t *frames;         /* depth return addresses, innermost first */
+	uint64_t allocs;          /* blocks allocated from this stack */
+	uint64_t bytes;           /* bytes allocated from this stack */
+	uint64_t frees;           /* of those, blocks freed */
+	uint64_t live_bytes;      /* bytes outstanding now */
+	uint64_t live_blocks;     /* blocks outstanding now */
+	uint64_t peak_live_bytes; /* highest live_bytes */
+	uint64_t leaked_bytes;    /* outstanding at the end (set by finish) */
+	uint64_t leaked_blocks;
+};
+
+struct hl_module {
+	uint32_t wire_id;       /* id on the defining connection, 0 if inherited */
+	uint32_t build_id_len;  /* bytes in build_id */
+	uint8_t build_id[HL_WIRE_MAX_BUILD_ID];
+	char *path;             /* as the hook saw it */
+	uint64_t base;          /* load bias */
+	uint64_t low, high;     /* mapped address range */
+	uint64_t load_seq;      /* record number of MODULE_LOAD */
+	uint64_t unload_seq;    /* record number of MODULE_UNLOAD, 0 = loaded */
+};
+
+struct hl_error_event {
+	uint32_t kind;           /* enum hl_error_kind */
+	uint32_t stack;          /* stack index + 1 where it happened */
+	uint32_t alloc_stack;    /* the block's allocation stack */
+	uint32_t free_stack;     /* the block's free stack */
+	uint64_t address;        /* pointer the program passed */
+	uint64_t block_address;  /* related block, 0 if none */
+	uint64_t block_size;
+	uint64_t ticks;
+};
+
+struct hl_sample {
+	uint64_t ticks;         /* when */
+	uint64_t in_use_bytes;  /* heap in use then */
+	uint64_t in_use_blocks;
+};
+#define HL_TIMELINE_MAX 4096 /* samples kept; older ones thinned by half */
+
+/* One leak group: blocks still outstanding at the end with the same
+ * allocation stack and class. */
+struct hl_leak_group {
+	uint32_t stack;            /* stack index + 1, 0 = none */
+	uint8_t leak_class;        /* enum hl_leak_class */
+	uint64_t bytes;
+	uint64_t blocks;
+	uint64_t inherited_blocks; /* of those, copied from the parent at fork */
+};
+
+struct hl_run;
+
+struct hl_process {
+	struct hl_run *run;
+	uint64_t serial;          /* order of HELLO within the run, from 1 */
+	int64_t db_id;            /* processes.id once stored, 0 before */
+	uint32_t pid, ppid;
+	uint32_t origin;          /* enum hl_origin */
+	uint32_t hook_flags;      /* HL_HOOK_* */
+	uint32_t stack_depth;     /* frames the hook captures at most */
+	uint64_t run_id;          /* from HELLO */
+	uint64_t start_realtime_ns, end_realtime_ns;
+	uint64_t closed_mono_ns;  /* when the connection ended, 0 while open */
+	char *exe;
+	char **argv;              /* argc strings */
+	uint32_t argc;
+	struct hl_process *parent;   /* fork parent or exec predecessor, or NULL */
+	struct hl_process *exec_successor; /* image that replaced this one */
+
+	struct hl_table live;        /* newest allocation per address */
+	struct hl_table superseded;  /* older allocations awaiting their free */
+	struct hl_table early_frees; /* frees awaiting their allocation */
+
+	struct hl_stack *stacks;     /* nstacks, index + 1 is the stack reference */
+	size_t nstacks, stacks_cap;
+	uint32_t *stack_by_wire;     /* wire id -> stack index + 1 */
+	size_t stack_by_wire_cap;
+	struct hl_module *modules;
+	size_t nmodules, modules_cap;
+	struct hl_error_event *errors;
+	size_t nerrors, errors_cap;
+	struct hl_sample *samples;
+	size_t nsamples;
+	uint64_t sample_every;       /* events between samples */
+	uint64_t sample_countdown;   /* events until the next sample */
+	uint64_t events;             /* allocs + frees seen */
+
+	uint64_t allocs, frees, bytes_allocated;
+	uint64_t in_use_bytes, in_use_blocks, peak_bytes;
+	uint64_t inherited_bytes, inherited_blocks;
+	uint64_t dropped_events;     /* DROPPED records summed */
+	uint64_t seq;                /* records processed */
+	uint64_t threads;            /* THREAD_START records */
+	uint64_t events_sent;        /* from EXIT */
+
+	/* inconsistencies found by the reconciler, reported at the end */
+	uint64_t unmatched_frees;    /* frees whose alloc never arrived */
+	uint64_t unfreed_superseded; /* allocs reused by a newer alloc, free never seen */
+	uint64_t live_mismatch;      /* blocks the hook's LIVE set and ours disagree on */
+
+	bool live_seen;              /* LIVE records arrived */
+	bool live_scanned;           /* they carry reachability classes */
+	bool has_exit;               /* EXIT arrived */
+	bool closed;                 /* connection ended */
+	bool finished;               /* hl_process_finish ran */
+	uint32_t how;                /* enum hl_exit_how */
+	int32_t status;              /* exit status or signal number */
+
+	bool clock_synced;
+	uint64_t sync_ticks[2], sync_mono[2], sync_real[2]; /* first, latest BATCH */
+
+	struct hl_leak_group *leaks; /* after finish, largest first */
+	size_t nleaks;
+	struct hl_arena arena;       /* strings and frames */
+};
+
+/* Wait status of a process that the reporter reaped. */
+struct hl_reaped {
+	pid_t pid;
+	int status;
+};
+
+struct hl_run {
+	struct hl_process **procs;   /* every image that sent HELLO, in order */
+	size_t nprocs, procs_cap;
+	struct hl_reaped *reaped;    /* wait statuses we know */
+	size_t nreaped, reaped_cap;
+	/* Reads and processes what is already buffered for connections of pid,
+	 * so a fork child or exec image sees its parent's records first. */
+	void (*drain)(void *ctx, uint32_t pid);
+	void *drain_ctx;
+	uint64_t run_id;             /* HEAPLEDGER_RUN we set, 0 if none */
+};
+
+void hl_run_init(struct hl_run *run);
+void hl_run_destroy(struct hl_run *run);
+void hl_run_note_reaped(struct hl_run *run, pid_t pid, int status);
+/* Frees the blocks, tables and stacks of a finished process that was stored
+ * (daemon mode), keeping it out of run->procs. */
+void hl_run_forget(struct hl_run *run, struct hl_process *p);
+
+/* Decoder sink: ctx is a `struct hl_conn_state *`. */
+struct hl_conn_state {
+	struct hl_run *run;
+	struct hl_process *proc; /* set by HELLO */
+};
+int hl_state_record(void *ctx, const struct hl_wire_header *rec);
+
+/* The connection of p closed. */
+void hl_process_closed(struct hl_process *p);
+/* Decides how p ended, reconciles what is left, groups the leaks. Idempotent. */
+void hl_process_finish(struct hl_process *p);
+/* ticks -> CLOCK_REALTIME ns, using the BATCH clock pairs. */
+uint64_t hl_process_ticks_to_realtime(const struct hl_process *p, uint64_t ticks);
+/* Stack by reference (index + 1), or NULL for 0/out of range. */
+struct hl_stack *hl_process_stack(const struct hl_process *p, uint32_t ref);
+/* The module containing address as seen when stack was defined, or NULL. */
+const struct hl_module *hl_process_module_for(const struct hl_process *p,
+					      uint64_t address, uint64_t seq);
+
+/* Name of an exit how / leak class / error kind / alloc kind for reports. */
+const char *hl_exit_how_name(uint32_t how);
+const char *hl_leak_class_name(uint32_t leak_class);
+const char *hl_error_kind_name(uint32_t kind);
+
+#endif /* HL_REPORTER_STATE_H */

@@ -1,0 +1,613 @@
+/*
+ * reporter/store.c: SQLite persistence of runs, migrations, and loading a
+ * stored run back into a report (see store.h, schema.sql).
+ */
+#include "store.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "schema_sql.h"
+#include "store_int.h"
+#include "util.h"
+
+
+/* ---- errors ------------------------------------------------------------- */
+
+static int sqlite_errno(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_FULL: return -ENOSPC;
+	case SQLITE_READONLY:
+	case SQLITE_PERM:
+	case SQLITE_AUTH: return -EACCES;
+	case SQLITE_CANTOPEN: return -ENOENT;
+	case SQLITE_NOMEM: return -ENOMEM;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED: return -EBUSY;
+	default: return -EIO;
+	}
+}
+
+static int fail(struct hl_store *s, int rc, const char *what)
+{
+	snprintf(s->error, sizeof(s->error), "%s: %s", what,
+		 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+	return sqlite_errno(rc);
+}
+
+const char *hl_store_error(const struct hl_store *s)
+{
+	return s ? s->error : "cannot allocate the store";
+}
+
+static int exec(struct hl_store *s, const char *sql)
+{
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+
+	return rc == SQLITE_OK ? 0 : fail(s, rc, sql);
+}
+
+static int prepare(struct hl_store *s, const char *sql, sqlite3_stmt **st)
+{
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, st, NULL);
+
+	return rc == SQLITE_OK ? 0 : fail(s, rc, "prepare");
+}
+
+/* Steps a write statement to completion and resets it for reuse. */
+static int step_done(struct hl_store *s, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, rc, "write");
+}
+
+/* ---- migrations ----------------------------------------------------------- */
+
+#define MIGRATE_MARK "-- migrate "
+
+int hl_store_schema_version(void)
+{
+	int version = 0;
+
+	for (const char *p = strstr(hl_schema_sql, MIGRATE_MARK); p;
+	     p = strstr(p + 1, MIGRATE_MARK))
+		version = atoi(p + strlen(MIGRATE_MARK));
+	return version;
+}
+
+static int user_version(struct hl_store *s, int *version)
+{
+	sqlite3_stmt *st;
+	int err = prepare(s, "PRAGMA user_version", &st);
+
+	if (err)
+		return err;
+	*version = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/* Applies section `version` (its text runs to the next marker). */
+static int apply_section(struct hl_store *s, const char *start, int version)
+{
+	const char *end = strstr(start + 1, MIGRATE_MARK);
+	size_t len = end ? (size_t)(end - start) : strlen(start);
+	char *sql = hl_xmalloc(len + 64);
+	int err;
+
+	memcpy(sql, start, len);
+	snprintf(sql + len, 64, ";PRAGMA user_version=%d;", version);
+	err = exec(s, "BEGIN IMMEDIATE");
+	if (!err)
+		err = exec(s, sql);
+	if (!err)
+		err = exec(s, "COMMIT");
+	else
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	free(sql);
+	return err;
+}
+
+static int migrate(struct hl_store *s)
+{
+	int have, err = user_version(s, &have);
+
+	if (err)
+		return err;
+	if (have > hl_store_schema_version()) {
+		snprintf(s->error, sizeof(s->error),
+			 "database schema version %d is newer than this heapledger (%d)",
+			 have, hl_store_schema_version());
+		return -EPROTO;
+	}
+	for (const char *p = strstr(hl_schema_sql, MIGRATE_MARK); p;
+	     p = strstr(p + 1, MIGRATE_MARK)) {
+		int version = atoi(p + strlen(MIGRATE_MARK));
+
+		if (version > have && (err = apply_section(s, p, version)))
+			return err;
+	}
+	return 0;
+}
+
+int hl_store_open(const char *path, bool readonly, struct hl_store **out)
+{
+	struct hl_store *s = hl_xcalloc(1, sizeof(*s));
+	int flags = readonly ? SQLITE_OPEN_READONLY :
+		    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+	int rc = sqlite3_open_v2(path, &s->db, flags, NULL);
+	int err;
+
+	*out = s;
+	hl_table_init(&s->symbols);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, path);
+	sqlite3_busy_timeout(s->db, 5000);
+	if (readonly) {
+		int version;
+
+		err = user_version(s, &version);
+		if (!err && version != hl_store_schema_version()) {
+			snprintf(s->error, sizeof(s->error),
+				 "%s: schema version %d, this heapledger reads %d", path,
+				 version, hl_store_schema_version());
+			err = -EPROTO;
+		}
+		return err;
+	}
+	err = exec(s, "PRAGMA journal_mode=WAL");
+	if (!err)
+		err = exec(s, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON");
+	if (!err)
+		err = migrate(s);
+	return err;
+}
+
+void hl_store_close(struct hl_store *s)
+{
+	if (!s)
+		return;
+	sqlite3_close(s->db);
+	hl_table_destroy(&s->symbols);
+	free(s);
+}
+
+/* ---- writing -------------------------------------------------------------- */
+
+static char *argv_to_json(const char *const *argv, uint32_t argc)
+{
+	json_t *a = json_array();
+	char *text;
+
+	for (uint32_t i = 0; i < argc; i++)
+		json_array_append_new(a, json_string(argv[i]));
+	text = json_dumps(a, JSON_COMPACT);
+	json_decref(a);
+	return text;
+}
+
+int hl_store_run_begin(struct hl_store *s, const struct hl_report *r, int64_t *run_id)
+{
+	sqlite3_stmt *st;
+	char cwd[4096], host[256];
+	char *argv = argv_to_json(r->argv, r->argc);
+	const char *program = r->argc ? strrchr(r->argv[0], '/') : NULL;
+	int err = prepare(s, "INSERT INTO runs(mode, program, argv, cwd, hostname, "
+			  "started_ns) VALUES (?,?,?,?,?,?)", &st);
+
+	if (!err) {
+		program = program ? program + 1 : r->argc ? r->argv[0] : NULL;
+		sqlite3_bind_text(st, 1, r->mode, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, program, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, argv, -1, SQLITE_STATIC);
+		if (getcwd(cwd, sizeof(cwd)))
+			sqlite3_bind_text(st, 4, cwd, -1, SQLITE_STATIC);
+		if (gethostname(host, sizeof(host)) == 0)
+			sqlite3_bind_text(st, 5, host, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 6, (int64_t)r->started_ns);
+		err = step_done(s, st);
+		sqlite3_finalize(st);
+	}
+	free(argv);
+	*run_id = err ? 0 : sqlite3_last_insert_rowid(s->db);
+	return err;
+}
+
+int hl_store_run_end(struct hl_store *s, int64_t run_id, uint64_t ended_ns, int exit_code)
+{
+	sqlite3_stmt *st;
+	int err = prepare(s, "UPDATE runs SET ended_ns=?, exit_code=? WHERE id=?", &st);
+
+	if (err)
+		return err;
+	sqlite3_bind_int64(st, 1, (int64_t)ended_ns);
+	if (exit_code >= 0)
+		sqlite3_bind_int(st, 2, exit_code);
+	sqlite3_bind_int64(st, 3, run_id);
+	err = step_done(s, st);
+	sqlite3_finalize(st);
+	return err;
+}
+
+/* Prepared statements of one process write. */
+enum {
+	ST_PROCESS, ST_SUMMARY, ST_MODULE, ST_SYMBOL, ST_STACK, ST_FRAME,
+	ST_AGGREGATE, ST_LEAK, ST_BLOCK, ST_ERROR, ST_SAMPLE, ST_COUNT
+};
+static const char *const statement_sql[ST_COUNT] = {
+	[ST_PROCESS] = "INSERT INTO processes(run_id, serial, pid, ppid, parent_id, origin,"
+		" exe, argv, started_ns, ended_ns, exit_how, exit_status, exit_signal,"
+		" scanned) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_SUMMARY] = "INSERT INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_MODULE] = "INSERT INTO modules(process_id, path, build_id, base, low, high,"
+		" unloaded) VALUES (?,?,?,?,?,?,?)",
+	[ST_SYMBOL] = "INSERT INTO symbols(run_id, module, module_offset, function,"
+		" file, line) VALUES (?,?,?,?,?,?)",
+	[ST_STACK] = "INSERT INTO stacks(process_id, depth, truncated) VALUES (?,?,?)",
+	[ST_FRAME] = "INSERT INTO stack_frames VALUES (?,?,?,?,?)",
+	[ST_AGGREGATE] = "INSERT INTO stack_aggregates VALUES (?,?,?,?,?,?,?)",
+	[ST_LEAK] = "INSERT INTO leaks(process_id, stack_id, leak_class, bytes, blocks,"
+		" inherited_blocks, rank, suppressed) VALUES (?,?,?,?,?,?,?,?)",
+	[ST_BLOCK] = "INSERT INTO leaked_blocks VALUES (?,?,?,?,?)",
+	[ST_ERROR] = "INSERT INTO errors(process_id, kind, address, block_address,"
+		" block_size, stack_id, alloc_stack_id, free_stack_id, time_ns)"
+		" VALUES (?,?,?,?,?,?,?,?,?)",
+	[ST_SAMPLE] = "INSERT INTO timeline VALUES (?,?,?,?)",
+};
+
+struct writer {
+	struct hl_store *s;
+	sqlite3_stmt *st[ST_COUNT];
+	int64_t run_id;
+	int64_t process_id;
+	struct hl_process *p;
+	struct hl_symbolizer *sym;
+	int64_t *stack_ids;   /* stack ref - 1 -> stacks.id, 0 = not stored */
+};
+
+static void bind_opt_text(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+}
+
+static int write_process_row(struct writer *w)
+{
+	struct hl_process *p = w->p;
+	sqlite3_stmt *st = w->st[ST_PROCESS];
+	char *argv = argv_to_json((const char *const *)p->argv, p->argc);
+	const char *origin = p->origin == HL_ORIGIN_FORK ? "fork" :
+			     p->origin == HL_ORIGIN_EXEC ? "exec" : "start";
+	int err;
+
+	sqlite3_bind_int64(st, 1, w->run_id);
+	sqlite3_bind_int64(st, 2, (int64_t)p->serial);
+	sqlite3_bind_int64(st, 3, p->pid);
+	sqlite3_bind_int64(st, 4, p->ppid);
+	if (p->parent && p->parent->db_id)
+		sqlite3_bind_int64(st, 5, p->parent->db_id);
+	sqlite3_bind_text(st, 6, origin, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, p->exe, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 8, argv, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 9, (int64_t)p->start_realtime_ns);
+	sqlite3_bind_int64(st, 10, (int64_t)p->end_realtime_ns);
+	sqlite3_bind_text(st, 11, hl_exit_how_name(p->how), -1, SQLITE_STATIC);
+	if (p->how == HL_EXIT_SIGNAL)
+		sqlite3_bind_int(st, 13, p->status);
+	else if (p->how == HL_EXIT_NORMAL || p->how == HL_EXIT_UNDERSCORE)
+		sqlite3_bind_int(st, 12, p->status);
+	sqlite3_bind_int(st, 14, p->live_scanned);
+	err = step_done(w->s, st);
+	free(argv);
+	w->process_id = sqlite3_last_insert_rowid(w->s->db);
+	p->db_id = err ? 0 : w->process_id;
+	return err;
+}
+
+static int write_summary(struct writer *w)
+{
+	const struct hl_process *p = w->p;
+	sqlite3_stmt *st = w->st[ST_SUMMARY];
+	const uint64_t v[] = {
+		p->in_use_bytes, p->in_use_blocks, p->allocs, p->frees,
+		p->bytes_allocated, p->peak_bytes, p->inherited_bytes,
+		p->inherited_blocks, p->dropped_events, p->unmatched_frees,
+		p->unfreed_superseded, p->live_mismatch, p->nerrors,
+	};
+
+	sqlite3_bind_int64(st, 1, w->process_id);
+	for (size_t i = 0; i < HL_ARRAY_SIZE(v); i++)
+		sqlite3_bind_int64(st, (int)i + 2, (int64_t)v[i]);
+	return step_done(w->s, st);
+}
+
+static int write_modules(struct writer *w)
+{
+	sqlite3_stmt *st = w->st[ST_MODULE];
+	int err = 0;
+
+	for (size_t i = 0; i < w->p->nmodules && !err; i++) {
+		const struct hl_module *m = &w->p->modules[i];
+		char hex[2 * HL_WIRE_MAX_BUILD_ID + 1];
+
+		for (uint32_t j = 0; j < m->build_id_len; j++)
+			snprintf(hex + 2 * j, 3, "%02x", m->build_id[j]);
+		sqlite3_bind_int64(st, 1, w->process_id);
+		sqlite3_bind_text(st, 2, m->path, -1, SQLITE_STATIC);
+		if (m->build_id_len)
+			sqlite3_bind_text(st, 3, hex, (int)(2 * m->build_id_len), SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 4, (int64_t)m->base);
+		sqlite3_bind_int64(st, 5, (int64_t)m->low);
+		sqlite3_bind_int64(st, 6, (int64_t)m->high);
+		sqlite3_bind_int(st, 7, m->unload_seq != 0);
+		err = step_done(w->s, st);
+	}
+	return err;
+}
+
+/* symbols.id for a symbolized frame, inserting it once per run. */
+static int symbol_id(struct writer *w, const struct hl_frame_info *f, int64_t *id)
+{
+	struct hl_store *s = w->s;
+	uint64_t key = (uint64_t)(uintptr_t)f;
+	struct hl_block *b = hl_table_find(&s->symbols, key);
+	sqlite3_stmt *st = w->st[ST_SYMBOL];
+	int err;
+
+	if (b) {
+		*id = (int64_t)b->size;
+		return 0;
+	}
+	sqlite3_bind_int64(st, 1, w->run_id);
+	bind_opt_text(st, 2, f->module);
+	if (f->module)
+		sqlite3_bind_int64(st, 3, (int64_t)f->offset);
+	bind_opt_text(st, 4, f->function);
+	bind_opt_text(st, 5, f->file);
+	if (f->line)
+		sqlite3_bind_int(st, 6, (int)f->line);
+	err = step_done(s, st);
+	if (err)
+		return err;
+	*id = sqlite3_last_insert_rowid(s->db);
+	hl_table_insert(&s->symbols, key)->size = (uint64_t)*id;
+	return 0;
+}
+
+static int write_frames(struct writer *w, const struct hl_stack *stack, int64_t stack_id)
+{
+	sqlite3_stmt *st = w->st[ST_FRAME];
+	int position = 0, err = 0;
+
+	for (uint32_t i = 0; i < stack->depth && !err; i++) {
+		const struct hl_module *m =
+			hl_process_module_for(w->p, stack->frames[i], stack->seq);
+		size_t n;
+		const struct hl_frame_info *f = hl_symbolize(w->sym, m, stack->frames[i], &n);
+
+		for (size_t j = 0; j < n && !err; j++) {
+			int64_t symbol;
+
+			err = symbol_id(w, &f[j], &symbol);
+			if (err)
+				break;
+			sqlite3_bind_int64(st, 1, stack_id);
+			sqlite3_bind_int(st, 2, position++);
+			sqlite3_bind_int64(st, 3, (int64_t)f[j].address);
+			sqlite3_bind_int64(st, 4, symbol);
+			sqlite3_bind_int(st, 5, f[j].inlined);
+			err = step_done(w->s, st);
+		}
+	}
+	return err;
+}
+
+static int write_stack(struct writer *w, size_t index)
+{
+	const struct hl_stack *stack = &w->p->stacks[index];
+	sqlite3_stmt *st = w->st[ST_STACK];
+	int64_t id;
+	int err;
+
+	sqlite3_bind_int64(st, 1, w->process_id);
+	sqlite3_bind_int(st, 2, stack->depth);
+	sqlite3_bind_int(st, 3, stack->truncated);
+	if ((err = step_done(w->s, st)))
+		return err;
+	id = w->stack_ids[index] = sqlite3_last_insert_rowid(w->s->db);
+	if ((err = write_frames(w, stack, id)))
+		return err;
+	st = w->st[ST_AGGREGATE];
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, (int64_t)stack->allocs);
+	sqlite3_bind_int64(st, 3, (int64_t)stack->bytes);
+	sqlite3_bind_int64(st, 4, (int64_t)stack->frees);
+	sqlite3_bind_int64(st, 5, (int64_t)stack->peak_live_bytes);
+	sqlite3_bind_int64(st, 6, (int64_t)stack->leaked_bytes);
+	sqlite3_bind_int64(st, 7, (int64_t)stack->leaked_blocks);
+	return step_done(w->s, st);
+}
+
+/* Stacks that allocated, leaked, or are named by an error. */
+static int write_stacks(struct writer *w)
+{
+	struct hl_process *p = w->p;
+	int err = 0;
+
+	w->stack_ids = hl_xcalloc(p->nstacks + 1, sizeof(*w->stack_ids));
+	for (size_t i = 0; i < p->nerrors; i++) {
+		const struct hl_error_event *e = &p->errors[i];
+		const uint32_t refs[] = { e->stack, e->alloc_stack, e->free_stack };
+
+		for (size_t j = 0; j < 3; j++)
+			if (refs[j] && refs[j] <= p->nstacks)
+				w->stack_ids[refs[j] - 1] = -1; /* needed */
+	}
+	for (size_t i = 0; i < p->nstacks && !err; i++)
+		if (p->stacks[i].allocs || p->stacks[i].leaked_blocks || w->stack_ids[i])
+			err = write_stack(w, i);
+	return err;
+}
+
+static int64_t stack_db_id(const struct writer *w, uint32_t ref)
+{
+	return ref && ref <= w->p->nstacks ? w->stack_ids[ref - 1] : 0;
+}
+
+static void bind_stack(struct writer *w, sqlite3_stmt *st, int i, uint32_t ref)
+{
+	int64_t id = stack_db_id(w, ref);
+
+	if (id > 0)
+		sqlite3_bind_int64(st, i, id);
+}
+
+static int write_leaked_blocks(struct writer *w, struct hl_table *leak_ids)
+{
+	sqlite3_stmt *st = w->st[ST_BLOCK];
+	int err = 0;
+
+	for (struct hl_block *b = hl_table_next(&w->p->live, NULL); b && !err;
+	     b = hl_table_next(&w->p->live, b)) {
+		uint64_t key = ((uint64_t)b->stack_id << 3 | b->leak_class) + 1;
+		struct hl_block *g = hl_table_find(leak_ids, key);
+
+		if (!g)
+			continue;
+		sqlite3_bind_int64(st, 1, (int64_t)g->size);
+		sqlite3_bind_int64(st, 2, (int64_t)b->address);
+		sqlite3_bind_int64(st, 3, (int64_t)b->size);
+		sqlite3_bind_int(st, 4, b->kind);
+		sqlite3_bind_int(st, 5, (b->flags & HL_BLOCK_INHERITED) != 0);
+		err = step_done(w->s, st);
+	}
+	return err;
+}
+
+static int write_leaks(struct writer *w)
+{
+	struct hl_table leak_ids; /* group key (as in group_leaks) -> leaks.id */
+	sqlite3_stmt *st = w->st[ST_LEAK];
+	int err = 0;
+
+	hl_table_init(&leak_ids);
+	for (size_t i = 0; i < w->p->nleaks && !err; i++) {
+		const struct hl_leak_group *g = &w->p->leaks[i];
+
+		sqlite3_bind_int64(st, 1, w->process_id);
+		bind_stack(w, st, 2, g->stack);
+		sqlite3_bind_text(st, 3, hl_leak_class_name(g->leak_class), -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 4, (int64_t)g->bytes);
+		sqlite3_bind_int64(st, 5, (int64_t)g->blocks);
+		sqlite3_bind_int64(st, 6, (int64_t)g->inherited_blocks);
+		sqlite3_bind_int64(st, 7, (int64_t)i + 1);
+		sqlite3_bind_int(st, 8, g->leak_class == HL_CLASS_SUPPRESSED);
+		err = step_done(w->s, st);
+		hl_table_insert(&leak_ids, ((uint64_t)g->stack << 3 | g->leak_class) + 1)->size =
+			(uint64_t)sqlite3_last_insert_rowid(w->s->db);
+	}
+	if (!err)
+		err = write_leaked_blocks(w, &leak_ids);
+	hl_table_destroy(&leak_ids);
+	return err;
+}
+
+static int write_errors(struct writer *w)
+{
+	sqlite3_stmt *st = w->st[ST_ERROR];
+	int err = 0;
+
+	for (size_t i = 0; i < w->p->nerrors && !err; i++) {
+		const struct hl_error_event *e = &w->p->errors[i];
+
+		sqlite3_bind_int64(st, 1, w->process_id);
+		sqlite3_bind_text(st, 2, hl_error_kind_name(e->kind), -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, (int64_t)e->address);
+		if (e->block_address) {
+			sqlite3_bind_int64(st, 4, (int64_t)e->block_address);
+			sqlite3_bind_int64(st, 5, (int64_t)e->block_size);
+		}
+		bind_stack(w, st, 6, e->stack);
+		bind_stack(w, st, 7, e->alloc_stack);
+		bind_stack(w, st, 8, e->free_stack);
+		sqlite3_bind_int64(st, 9, (int64_t)hl_process_ticks_to_realtime(w->p, e->ticks));
+		err = step_done(w->s, st);
+	}
+	return err;
+}
+
+static int write_timeline(struct writer *w)
+{
+	sqlite3_stmt *st = w->st[ST_SAMPLE];
+	int err = 0;
+
+	for (size_t i = 0; i < w->p->nsamples && !err; i++) {
+		const struct hl_sample *sm = &w->p->samples[i];
+
+		sqlite3_bind_int64(st, 1, w->process_id);
+		sqlite3_bind_int64(st, 2,
+				   (int64_t)hl_process_ticks_to_realtime(w->p, sm->ticks));
+		sqlite3_bind_int64(st, 3, (int64_t)sm->in_use_bytes);
+		sqlite3_bind_int64(st, 4, (int64_t)sm->in_use_blocks);
+		err = step_done(w->s, st);
+	}
+	return err;
+}
+
+static int write_all(struct writer *w)
+{
+	int err = write_process_row(w);
+
+	if (!err)
+		err = write_summary(w);
+	if (!err)
+		err = write_modules(w);
+	if (!err)
+		err = write_stacks(w);
+	if (!err)
+		err = write_leaks(w);
+	if (!err)
+		err = write_errors(w);
+	if (!err)
+		err = write_timeline(w);
+	return err;
+}
+
+int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
+		     struct hl_symbolizer *sym)
+{
+	struct writer w = { .s = s, .run_id = run_id, .p = p, .sym = sym };
+	int err = 0;
+
+	if (s->symbols_run != run_id) {
+		hl_table_clear(&s->symbols);
+		s->symbols_run = run_id;
+	}
+	for (int i = 0; i < ST_COUNT && !err; i++)
+		err = prepare(s, statement_sql[i], &w.st[i]);
+	if (!err)
+		err = exec(s, "BEGIN IMMEDIATE");
+	if (!err) {
+		err = write_all(&w);
+		if (!err)
+			err = exec(s, "COMMIT");
+		if (err) {
+			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+			/* Symbol ids inserted in the rolled-back transaction are gone. */
+			hl_table_clear(&s->symbols);
+			p->db_id = 0;
+		}
+	}
+	for (int i = 0; i < ST_COUNT; i++)
+		sqlite3_finalize(w.st[i]);
+	free(w.stack_ids);
+	return err;
+}

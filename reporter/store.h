@@ -1,0 +1,41 @@
+/*
+ * reporter/store.h: the SQLite store (schema in reporter/schema.sql).
+ *
+ * Opening migrates the file to the newest schema version. Writes are batched:
+ * one transaction per process. Every failure leaves a message in
+ * hl_store_error() and returns -errno-style codes (-EIO, -ENOSPC, -EACCES...);
+ * the caller prints its report regardless.
+ */
+#ifndef HL_REPORTER_STORE_H
+#define HL_REPORTER_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "report.h"
+#include "state.h"
+#include "symbolize.h"
+
+struct hl_store;
+
+/* Opens (creating if needed, unless readonly) and migrates. */
+int hl_store_open(const char *path, bool readonly, struct hl_store **out);
+void hl_store_close(struct hl_store *s);
+const char *hl_store_error(const struct hl_store *s);
+/* The schema version this build writes. */
+int hl_store_schema_version(void);
+
+/* Starts a run row; r supplies mode, argv and start time. */
+int hl_store_run_begin(struct hl_store *s, const struct hl_report *r, int64_t *run_id);
+int hl_store_run_end(struct hl_store *s, int64_t run_id, uint64_t ended_ns, int exit_code);
+/* Stores one finished process with everything it knows; symbolizes its
+ * stacks through sym. Sets p->db_id. */
+int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
+		     struct hl_symbolizer *sym);
+
+/* Newest run id, or -ENOENT. */
+int hl_store_latest_run(struct hl_store *s, int64_t *run_id);
+/* Fills r (initialised by the caller) from the database. */
+int hl_store_load_report(struct hl_store *s, int64_t run_id, struct hl_report *r);
+
+#endif /* HL_REPORTER_STORE_H */

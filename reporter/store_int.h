@@ -1,0 +1,19 @@
+/*
+ * reporter/store_int.h: the store's internals, shared by the writer
+ * (store.c) and the loader (store_load.c) only.
+ */
+#ifndef HL_REPORTER_STORE_INT_H
+#define HL_REPORTER_STORE_INT_H
+
+#include <sqlite3.h>
+
+#include "table.h"
+
+struct hl_store {
+	sqlite3 *db;
+	char error[512];         /* last failure, for hl_store_error() */
+	int64_t symbols_run;     /* run the symbol map belongs to */
+	struct hl_table symbols; /* frame_info pointer -> symbols.id */
+};
+
+#endif /* HL_REPORTER_STORE_INT_H */

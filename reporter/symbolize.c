@@ -1,0 +1,294 @@
+/*
+ * reporter/symbolize.c: offline symbolization with libdwfl (see symbolize.h).
+ */
+#include "symbolize.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* From libstdc++ (linked for this alone); declared here to keep the reporter
+ * plain C. */
+extern char *__cxa_demangle(const char *mangled, char *out, size_t *len,
+			    int *status);
+
+#define HL_MAX_INLINE 16 /* inlined frames reported per return address */
+
+struct sym_module {
+	char *path;
+	uint64_t base;
+	uint8_t build_id[HL_WIRE_MAX_BUILD_ID];
+	uint32_t build_id_len;
+	Dwfl *dwfl;          /* NULL when the file could not be used */
+	Dwfl_Module *mod;
+};
+
+struct sym_result {
+	uint32_t module;     /* index in modules + 1, 0 = none */
+	uint64_t address;
+	size_t count;
+	struct hl_frame_info *frames;
+};
+
+struct hl_symbolizer {
+	struct sym_module *modules;
+	size_t nmodules, modules_cap;
+	struct hl_table cache; /* hash -> sym_result (pointer in size) */
+	struct hl_arena arena;
+};
+
+static const Dwfl_Callbacks offline_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+struct hl_symbolizer *hl_symbolizer_new(void)
+{
+	struct hl_symbolizer *s = hl_xcalloc(1, sizeof(*s));
+
+	hl_table_init(&s->cache);
+	hl_arena_init(&s->arena);
+	return s;
+}
+
+void hl_symbolizer_free(struct hl_symbolizer *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nmodules; i++) {
+		if (s->modules[i].dwfl)
+			dwfl_end(s->modules[i].dwfl);
+		free(s->modules[i].path);
+	}
+	free(s->modules);
+	hl_table_destroy(&s->cache);
+	hl_arena_free(&s->arena);
+	free(s);
+}
+
+/* The file at path is the one the process loaded: same build-id when the
+ * hook sent one. */
+static bool build_id_matches(Dwfl_Module *mod, const struct hl_module *m)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len;
+
+	if (!m->build_id_len)
+		return true;
+	len = dwfl_module_build_id(mod, &bits, &vaddr);
+	return len == (int)m->build_id_len && memcmp(bits, m->build_id, (size_t)len) == 0;
+}
+
+static void module_open(struct sym_module *sm, const struct hl_module *m)
+{
+	sm->dwfl = dwfl_begin(&offline_callbacks);
+	if (!sm->dwfl)
+		return;
+	dwfl_report_begin(sm->dwfl);
+	sm->mod = dwfl_report_elf(sm->dwfl, m->path, m->path, -1, m->base, false);
+	dwfl_report_end(sm->dwfl, NULL, NULL);
+	if (sm->mod && build_id_matches(sm->mod, m))
+		return;
+	if (sm->mod)
+		hl_log("%s: build-id differs from the loaded file; no symbols", m->path);
+	dwfl_end(sm->dwfl);
+	sm->dwfl = NULL;
+	sm->mod = NULL;
+}
+
+static uint32_t module_index(struct hl_symbolizer *s, const struct hl_module *m)
+{
+	struct sym_module *sm;
+
+	for (size_t i = 0; i < s->nmodules; i++) {
+		sm = &s->modules[i];
+		if (sm->base == m->base && sm->build_id_len == m->build_id_len &&
+		    !memcmp(sm->build_id, m->build_id, m->build_id_len) &&
+		    !strcmp(sm->path, m->path))
+			return (uint32_t)i + 1;
+	}
+	hl_grow((void **)&s->modules, &s->modules_cap, s->nmodules, sizeof(*sm));
+	sm = &s->modules[s->nmodules++];
+	sm->path = hl_xstrdup(m->path);
+	sm->base = m->base;
+	sm->build_id_len = m->build_id_len;
+	memcpy(sm->build_id, m->build_id, m->build_id_len);
+	if (m->path[0])
+		module_open(sm, m);
+	return (uint32_t)s->nmodules;
+}
+
+static const char *demangle(struct hl_symbolizer *s, const char *name)
+{
+	char *out;
+	const char *kept;
+	int status = -1;
+
+	if (!name)
+		return NULL;
+	if (strncmp(name, "_Z", 2) != 0)
+		return hl_arena_strdup(&s->arena, name);
+	out = __cxa_demangle(name, NULL, NULL, &status);
+	kept = hl_arena_strdup(&s->arena, status == 0 && out ? out : name);
+	free(out);
+	return kept;
+}
+
+/* Name of a subprogram or inlined-subroutine DIE, following abstract
+ * origins; the linkage name (demangled) is preferred for C++ scope. */
+static const char *die_function_name(struct hl_symbolizer *s, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) &&
+	    (name = dwarf_formstring(&attr)))
+		return demangle(s, name);
+	if (dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr) &&
+	    (name = dwarf_formstring(&attr)))
+		return demangle(s, name);
+	if (dwarf_attr_integrate(die, DW_AT_name, &attr) &&
+	    (name = dwarf_formstring(&attr)))
+		return hl_arena_strdup(&s->arena, name);
+	return NULL;
+}
+
+/* The call site of an inlined subroutine DIE: file and line. */
+static void die_call_site(struct hl_symbolizer *s, Dwarf_Die *cudie,
+			  Dwarf_Die *die, struct hl_frame_info *out)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word file_index = 0, line = 0;
+	Dwarf_Files *files;
+	size_t nfiles;
+	const char *file;
+
+	out->file = NULL;
+	out->line = 0;
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &line) == 0)
+		out->line = (uint32_t)line;
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &file_index) != 0)
+		return;
+	if (dwarf_getsrcfiles(cudie, &files, &nfiles) != 0 || file_index >= nfiles)
+		return;
+	file = dwarf_filesrc(files, file_index, NULL, NULL);
+	out->file = file ? hl_arena_strdup(&s->arena, file) : NULL;
+}
+
+/* Fills frames for the inline chain at pc; frames[0] already has the line
+ * table's file:line. Returns the number of frames. */
+static size_t inline_chain(struct hl_symbolizer *s, Dwfl_Module *mod,
+			   Dwarf_Addr pc, struct hl_frame_info *frames)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cudie = dwfl_module_addrdie(mod, pc, &bias);
+	Dwarf_Die *scopes = NULL;
+	size_t n = 0;
+	int nscopes, prev = -1; /* scope of the previous (inlined) frame */
+
+	if (!cudie)
+		return 1;
+	nscopes = dwarf_getscopes(cudie, pc - bias, &scopes);
+	for (int i = 0; i < nscopes && n < HL_MAX_INLINE; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		if (n > 0) {
+			/* The caller's line is where the inlined callee was called. */
+			frames[n] = frames[0];
+			die_call_site(s, cudie, &scopes[prev], &frames[n]);
+		}
+		frames[n].function = die_function_name(s, &scopes[i]);
+		frames[n].inlined = tag == DW_TAG_inlined_subroutine;
+		prev = i;
+		n++;
+		if (tag == DW_TAG_subprogram)
+			break;
+	}
+	free(scopes);
+	return n ? n : 1;
+}
+
+static void symbolize_in(struct hl_symbolizer *s, struct sym_module *sm,
+			 uint64_t address, struct sym_result *r)
+{
+	struct hl_frame_info frames[HL_MAX_INLINE];
+	Dwarf_Addr pc = address - 1; /* inside the call, not after it */
+	Dwfl_Line *line;
+	GElf_Off off;
+	GElf_Sym sym;
+	const char *symname;
+	size_t n = 1;
+	int lineno = 0;
+
+	memset(frames, 0, sizeof(frames));
+	frames[0].address = address;
+	frames[0].module = sm->path;
+	frames[0].offset = address - sm->base;
+	if (sm->mod) {
+		symname = dwfl_module_addrinfo(sm->mod, pc, &off, &sym, NULL, NULL, NULL);
+		frames[0].function = demangle(s, symname);
+		line = dwfl_module_getsrc(sm->mod, pc);
+		if (line) {
+			const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+
+			frames[0].file = file ? hl_arena_strdup(&s->arena, file) : NULL;
+			frames[0].line = lineno > 0 ? (uint32_t)lineno : 0;
+		}
+		n = inline_chain(s, sm->mod, pc, frames);
+		/* The symbol table names the real function best (full C++ scope);
+		 * the DWARF scope only when there is no symbol. */
+		if (symname && !frames[n - 1].inlined)
+			frames[n - 1].function = demangle(s, symname);
+	}
+	r->count = n;
+	r->frames = hl_arena_alloc(&s->arena, n * sizeof(*frames));
+	memcpy(r->frames, frames, n * sizeof(*frames));
+}
+
+static uint64_t cache_key(uint32_t module, uint64_t address)
+{
+	uint64_t k = (address ^ ((uint64_t)module * 0xff51afd7ed558ccdull)) << 4;
+
+	return k ? k : 16;
+}
+
+const struct hl_frame_info *hl_symbolize(struct hl_symbolizer *s,
+					 const struct hl_module *m,
+					 uint64_t address, size_t *count)
+{
+	uint32_t module = m ? module_index(s, m) : 0;
+	uint64_t key = cache_key(module, address);
+	struct hl_block *slot;
+	struct sym_result *r;
+
+	for (slot = hl_table_find(&s->cache, key); slot;
+	     slot = hl_table_find_next(&s->cache, key, slot)) {
+		r = (struct sym_result *)(uintptr_t)slot->size;
+		if (r->module == module && r->address == address) {
+			*count = r->count;
+			return r->frames;
+		}
+	}
+	r = hl_arena_alloc(&s->arena, sizeof(*r));
+	r->module = module;
+	r->address = address;
+	if (module) {
+		symbolize_in(s, &s->modules[module - 1], address, r);
+	} else {
+		r->count = 1;
+		r->frames = hl_arena_alloc(&s->arena, sizeof(*r->frames));
+		r->frames[0].address = address;
+	}
+	slot = hl_table_insert(&s->cache, key);
+	slot->size = (uint64_t)(uintptr_t)r;
+	*count = r->count;
+	return r->frames;
+}

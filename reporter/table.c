@@ -1,0 +1,147 @@
+/*
+ * reporter/table.c: open-addressing block table (see table.h).
+ */
+#include "table.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* Fibonacci hashing; the low 4 bits of heap addresses carry no information. */
+static inline size_t home_slot(const struct hl_table *t, uint64_t address)
+{
+	return (size_t)(((address >> 4) * 0x9e3779b97f4a7c15ull) >> t->shift);
+}
+
+void hl_table_init(struct hl_table *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+void hl_table_destroy(struct hl_table *t)
+{
+	free(t->slots);
+	hl_table_init(t);
+}
+
+void hl_table_clear(struct hl_table *t)
+{
+	hl_table_destroy(t);
+}
+
+struct hl_block *hl_table_find_next(const struct hl_table *t, uint64_t address,
+				    struct hl_block *prev)
+{
+	size_t mask = t->capacity - 1;
+	size_t i;
+
+	if (t->count == 0)
+		return NULL;
+	i = prev ? ((size_t)(prev - t->slots) + 1) & mask : home_slot(t, address);
+	for (;; i = (i + 1) & mask) {
+		struct hl_block *b = &t->slots[i];
+
+		if (b->address == address)
+			return b;
+		if (b->address == 0)
+			return NULL;
+	}
+}
+
+struct hl_block *hl_table_find(const struct hl_table *t, uint64_t address)
+{
+	return hl_table_find_next(t, address, NULL);
+}
+
+static struct hl_block *insert_slot(struct hl_table *t, uint64_t address)
+{
+	size_t mask = t->capacity - 1;
+	size_t i = home_slot(t, address);
+
+	while (t->slots[i].address != 0)
+		i = (i + 1) & mask;
+	t->slots[i].address = address;
+	t->count++;
+	return &t->slots[i];
+}
+
+static void rehash(struct hl_table *t, size_t capacity)
+{
+	struct hl_block *old = t->slots;
+	size_t old_capacity = t->capacity;
+	unsigned log2 = 0;
+
+	while (((size_t)1 << log2) < capacity)
+		log2++;
+	t->slots = hl_xcalloc(capacity, sizeof(*t->slots));
+	t->capacity = capacity;
+	t->shift = 64 - log2;
+	t->count = 0;
+	for (size_t i = 0; i < old_capacity; i++)
+		if (old[i].address)
+			*insert_slot(t, old[i].address) = old[i];
+	free(old);
+}
+
+struct hl_block *hl_table_insert(struct hl_table *t, uint64_t address)
+{
+	struct hl_block *b;
+
+	if ((t->count + 1) * 8 > t->capacity * 5)
+		rehash(t, t->capacity ? t->capacity * 2 : 1024);
+	b = insert_slot(t, address);
+	b->size = 0;
+	b->ticks = 0;
+	b->stack_id = 0;
+	b->kind = 0;
+	b->leak_class = 0;
+	b->flags = 0;
+	return b;
+}
+
+/* Backward-shift deletion: walk the run after the hole and move back every
+ * entry whose home slot does not lie cyclically in (hole, its position]. */
+void hl_table_remove(struct hl_table *t, struct hl_block *slot)
+{
+	size_t mask = t->capacity - 1;
+	size_t hole = (size_t)(slot - t->slots);
+	size_t i = hole;
+
+	for (;;) {
+		size_t home;
+
+		i = (i + 1) & mask;
+		if (t->slots[i].address == 0)
+			break;
+		home = home_slot(t, t->slots[i].address);
+		if (((i - home) & mask) >= ((i - hole) & mask)) {
+			t->slots[hole] = t->slots[i];
+			hole = i;
+		}
+	}
+	memset(&t->slots[hole], 0, sizeof(t->slots[hole]));
+	t->count--;
+}
+
+void hl_table_copy(struct hl_table *dst, const struct hl_table *src)
+{
+	hl_table_destroy(dst);
+	if (!src->capacity)
+		return;
+	dst->slots = hl_xmalloc(src->capacity * sizeof(*src->slots));
+	memcpy(dst->slots, src->slots, src->capacity * sizeof(*src->slots));
+	dst->capacity = src->capacity;
+	dst->count = src->count;
+	dst->shift = src->shift;
+}
+
+struct hl_block *hl_table_next(const struct hl_table *t, struct hl_block *prev)
+{
+	size_t i = prev ? (size_t)(prev - t->slots) + 1 : 0;
+
+	for (; i < t->capacity; i++)
+		if (t->slots[i].address)
+			return &t->slots[i];
+	return NULL;
+}

@@ -1,0 +1,55 @@
+/*
+ * reporter/util.h: small helpers shared by the reporter's files: logging,
+ * checked allocation, a bump arena for strings and frames, number formatting.
+ *
+ * The reporter is an ordinary program (it runs outside the process under
+ * test), so it may use malloc and stdio freely; what it must never do is
+ * crash on what a peer sends, so every size that comes from the wire is
+ * checked before it reaches these helpers.
+ */
+#ifndef HL_REPORTER_UTIL_H
+#define HL_REPORTER_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define HL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define HL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* "heapledger: <message>\n" to stderr. */
+void hl_log(const char *fmt, ...) HL_PRINTF(1, 2);
+/* Set by -q / tests to silence hl_log (errors from bad peers included). */
+extern bool hl_log_quiet;
+
+/* malloc/calloc/realloc/strdup that abort with a message when memory runs
+ * out: the reporter cannot do anything useful without memory. */
+void *hl_xmalloc(size_t bytes);
+void *hl_xcalloc(size_t count, size_t bytes);
+void *hl_xrealloc(void *p, size_t bytes);
+char *hl_xstrdup(const char *s);
+/* Grows *array (of *capacity elements of `elem` bytes) so index `need` fits. */
+void hl_grow(void **array, size_t *capacity, size_t need, size_t elem);
+
+/* Bump allocator: many small allocations freed together. */
+struct hl_arena_chunk;
+struct hl_arena {
+	struct hl_arena_chunk *head; /* newest chunk, linked to older ones */
+	size_t used;                 /* bytes used in head */
+	size_t size;                 /* usable bytes in head */
+};
+void hl_arena_init(struct hl_arena *a);
+void *hl_arena_alloc(struct hl_arena *a, size_t bytes); /* 8-aligned, zeroed */
+char *hl_arena_strdup(struct hl_arena *a, const char *s);
+char *hl_arena_strndup(struct hl_arena *a, const char *s, size_t len);
+void hl_arena_free(struct hl_arena *a);
+
+/* 1234567 -> "1,234,567" into buf (at least 32 bytes); returns buf. */
+char *hl_fmt_grouped(char *buf, uint64_t v);
+
+/* CLOCK_REALTIME / CLOCK_MONOTONIC in nanoseconds. */
+uint64_t hl_now_realtime_ns(void);
+uint64_t hl_now_monotonic_ns(void);
+
+#endif /* HL_REPORTER_UTIL_H */
