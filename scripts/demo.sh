@@ -31,6 +31,8 @@ status=0
 if [ -x "$reporter" ]; then
 	echo "demo: $reporter run --db $tmp/demo.db -- $leaky" >&2
 	"$reporter" run --db "$tmp/demo.db" -- "$leaky" || status=$?
+	echo "demo: the demo database is removed on exit;" \
+		"pass --db FILE to heapledger run to keep one" >&2
 else
 	echo "demo: $reporter not built; preloading the hook directly" >&2
 	echo "demo: LD_PRELOAD=$hook $leaky" >&2
