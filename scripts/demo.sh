@@ -9,6 +9,7 @@
 #
 # Environment:
 #   BUILD_DIR  build directory, relative to the source tree (default: build)
+#   JOBS       ninja -j value (default: ninja's own choice)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -22,7 +23,7 @@ if [ ! -f "$build_dir/build.ninja" ]; then
 	exit 1
 fi
 # Cheap when nothing changed, and keeps the demo honest after an edit.
-ninja -C "$build_dir" >/dev/null
+ninja -C "$build_dir" ${JOBS:+-j "$JOBS"} >/dev/null
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
