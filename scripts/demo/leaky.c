@@ -10,7 +10,9 @@
  * Built with -O0 -g (scripts/meson.build) so the frames and lines in the report
  * match this file and the compiler keeps every call.
  *
- * Its stdout is deterministic; tests may compare it.
+ * Its stdout is deterministic, and so are its heap totals: valgrind and the
+ * hook must both report 400 bytes in 4 blocks in use at exit, 2,010 allocs
+ * and 2,006 frees (tests/integration/agrees_with_valgrind.sh).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,8 +133,15 @@ static unsigned churn(int rounds)
 int main(void)
 {
 	static const char *const words[] = { "alloc", "free", "realloc", "calloc", "leak" };
+	/* stdio would otherwise malloc a buffer for stdout and never free it,
+	 * and valgrind (which frees it through __libc_freeres) would disagree
+	 * with the hook by one block; with a static buffer both must report
+	 * exactly the leaks below. */
+	static char stdout_buf[BUFSIZ];
 	struct cache cache = { NULL, 0 };
 	int ids = 0;
+
+	setvbuf(stdout, stdout_buf, _IOLBF, sizeof(stdout_buf));
 
 	char *joined = join_words(words, 5);
 	printf("leaky: joined %s\n", joined);
