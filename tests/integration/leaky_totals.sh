@@ -39,6 +39,7 @@ env -i PATH=/usr/bin:/bin valgrind --log-file="$tmp/valgrind.log" "$leaky" \
 	>"$tmp/valgrind.out" || fail "leaky failed under valgrind"
 env -i PATH=/usr/bin:/bin LD_PRELOAD="$lib" HEAPLEDGER_LOG="$tmp/hook.log" "$leaky" \
 	>"$tmp/hook.out" || fail "leaky failed under the hook"
+[ -s "$tmp/hook.log" ] || fail "no HEAPLEDGER_LOG written: was $lib loaded?"
 
 cmp -s "$tmp/plain.out" "$tmp/valgrind.out" || fail "stdout differs under valgrind"
 if ! cmp -s "$tmp/plain.out" "$tmp/hook.out"; then
