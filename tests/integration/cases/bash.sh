@@ -20,6 +20,8 @@ done
 
 sub=$( (for k in "${!counts[@]}"; do echo "$k ${counts[$k]}"; done) | sort -n | head -n 5 | tr '\n' ' ')
 total=$(printf '%s\n' "${items[@]}" | cut -d- -f2 | sort | uniq -c | sort -k1,1nr -k2,2n | head -n 3 | awk '{s += $1} END {print s}')
+# Nested command substitutions on purpose: each level is another subshell.
+# shellcheck disable=SC2005
 nested=$(( $(echo "$(seq 1 200 | paste -sd+)") ))
 
 echo "bash items=${#items[@]} keys=${#counts[@]} upper_len=${#upper} upper_tail=${upper: -24}"
