@@ -80,7 +80,7 @@ struct hl_thread_cache *hl_cache_create(void)
 		struct hl_thread_stats sum = { 0 };
 		hl_caches_sum_locked(&sum);
 		for (struct hl_thread_cache *other = caches; other; other = other->next)
-			other->published_bytes = other->stats.in_use_bytes;
+			other->published_bytes = hl_stats_in_use(&other->stats);
 		hl_stats_go_multithreaded_locked(&sum);
 	}
 	tc->next = caches;
@@ -188,11 +188,10 @@ void hl_caches_unlock(void)
 void hl_caches_sum_locked(struct hl_thread_stats *out)
 {
 	for (struct hl_thread_cache *tc = caches; tc; tc = tc->next) {
-		out->in_use_bytes += tc->stats.in_use_bytes;
-		out->in_use_blocks += tc->stats.in_use_blocks;
 		out->allocs += tc->stats.allocs;
 		out->frees += tc->stats.frees;
 		out->bytes_allocated += tc->stats.bytes_allocated;
+		out->bytes_freed += tc->stats.bytes_freed;
 	}
 }
 

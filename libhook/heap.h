@@ -155,15 +155,14 @@ void hl_registry_clear(const void *start, size_t bytes);
 
 #define HL_ADDRESS_BITS 47
 #define HL_REGISTRY_ENTRIES ((size_t)1 << (HL_ADDRESS_BITS - HL_SEGMENT_SHIFT))
-extern _Atomic(_Atomic uint8_t *) hl_registry_table;
+extern _Atomic uint8_t hl_registry[HL_REGISTRY_ENTRIES];
 
 HL_INLINE enum hl_region hl_registry_lookup(const void *p)
 {
 	uintptr_t index = (uintptr_t)p >> HL_SEGMENT_SHIFT;
-	_Atomic uint8_t *table = atomic_load_explicit(&hl_registry_table, memory_order_acquire);
-	if (hl_unlikely(table == NULL || index >= HL_REGISTRY_ENTRIES))
+	if (hl_unlikely(index >= HL_REGISTRY_ENTRIES))
 		return HL_REGION_NONE;
-	return (enum hl_region)atomic_load_explicit(&table[index], memory_order_relaxed);
+	return (enum hl_region)atomic_load_explicit(&hl_registry[index], memory_order_acquire);
 }
 
 /* ---- arena.c ------------------------------------------------------------ */
@@ -272,27 +271,30 @@ void hl_stats_retire_locked(struct hl_thread_cache *tc);
 void hl_stats_go_multithreaded_locked(struct hl_thread_stats *sum);
 void hl_summary_write(int fd, bool at_exit);
 
+HL_INLINE int64_t hl_stats_in_use(const struct hl_thread_stats *ts)
+{
+	return (int64_t)(ts->bytes_allocated - ts->bytes_freed);
+}
+
 HL_INLINE void hl_stats_on_alloc(struct hl_thread_cache *tc, size_t n)
 {
 	tc->stats.allocs++;
 	tc->stats.bytes_allocated += n;
-	tc->stats.in_use_blocks++;
-	tc->stats.in_use_bytes += (int64_t)n;
+	int64_t in_use = hl_stats_in_use(&tc->stats);
 	if (hl_unlikely(hl_multithreaded)) {
-		if (tc->stats.in_use_bytes - tc->published_bytes > HL_PUBLISH_STEP)
+		if (in_use - tc->published_bytes > HL_PUBLISH_STEP)
 			hl_stats_publish(tc);
-	} else if (tc->stats.in_use_bytes > hl_single_thread_peak) {
-		hl_single_thread_peak = tc->stats.in_use_bytes;
+	} else if (in_use > hl_single_thread_peak) {
+		hl_single_thread_peak = in_use;
 	}
 }
 
 HL_INLINE void hl_stats_on_free(struct hl_thread_cache *tc, size_t n)
 {
 	tc->stats.frees++;
-	tc->stats.in_use_blocks--;
-	tc->stats.in_use_bytes -= (int64_t)n;
+	tc->stats.bytes_freed += n;
 	if (hl_unlikely(hl_multithreaded) &&
-	    tc->published_bytes - tc->stats.in_use_bytes > HL_PUBLISH_STEP)
+	    tc->published_bytes - hl_stats_in_use(&tc->stats) > HL_PUBLISH_STEP)
 		hl_stats_publish(tc);
 }
 

@@ -30,19 +30,19 @@ static void raise_peak(int64_t value)
 
 void hl_stats_publish(struct hl_thread_cache *tc)
 {
-	int64_t delta = tc->stats.in_use_bytes - tc->published_bytes;
-	tc->published_bytes = tc->stats.in_use_bytes;
+	int64_t in_use = hl_stats_in_use(&tc->stats);
+	int64_t delta = in_use - tc->published_bytes;
+	tc->published_bytes = in_use;
 	raise_peak(atomic_fetch_add_explicit(&global_in_use, delta, memory_order_relaxed) + delta);
 }
 
 void hl_stats_retire_locked(struct hl_thread_cache *tc)
 {
 	struct hl_thread_stats *ts = &tc->stats;
-	retired.in_use_bytes += ts->in_use_bytes;
-	retired.in_use_blocks += ts->in_use_blocks;
 	retired.allocs += ts->allocs;
 	retired.frees += ts->frees;
 	retired.bytes_allocated += ts->bytes_allocated;
+	retired.bytes_freed += ts->bytes_freed;
 	if (hl_multithreaded)
 		hl_stats_publish(tc);
 }
@@ -51,7 +51,7 @@ void hl_stats_retire_locked(struct hl_thread_cache *tc)
  * so the seed can be off by its last few operations; documented above. */
 void hl_stats_go_multithreaded_locked(struct hl_thread_stats *sum)
 {
-	int64_t total = retired.in_use_bytes + sum->in_use_bytes;
+	int64_t total = hl_stats_in_use(&retired) + hl_stats_in_use(sum);
 	atomic_store_explicit(&global_in_use, total, memory_order_relaxed);
 	raise_peak(hl_single_thread_peak);
 	raise_peak(total);
@@ -65,8 +65,8 @@ void hl_stats_get(struct heapledger_stats *out)
 	sum = retired;
 	hl_caches_sum_locked(&sum);
 	hl_caches_unlock();
-	out->in_use_bytes = sum.in_use_bytes > 0 ? (uint64_t)sum.in_use_bytes : 0;
-	out->in_use_blocks = sum.in_use_blocks > 0 ? (uint64_t)sum.in_use_blocks : 0;
+	out->in_use_bytes = sum.bytes_allocated - sum.bytes_freed;
+	out->in_use_blocks = sum.allocs - sum.frees;
 	out->allocs = sum.allocs;
 	out->frees = sum.frees;
 	out->bytes_allocated = sum.bytes_allocated;

@@ -131,20 +131,23 @@ struct hl_cache_bin {
 	uint32_t limit;
 };
 
-/* Per-thread counters, folded into the global ones by stats.c. */
+/* Per-thread counters, folded into the global ones by stats.c. Blocks and
+ * bytes in use are differences (allocs - frees, bytes_allocated -
+ * bytes_freed): two counters fewer to bump on every call. A thread that
+ * frees blocks another thread allocated has negative in-use figures; only
+ * sums over all threads mean anything. */
 struct hl_thread_stats {
-	int64_t in_use_bytes;
-	int64_t in_use_blocks;
 	uint64_t allocs;
 	uint64_t frees;
 	uint64_t bytes_allocated;
+	uint64_t bytes_freed;
 };
 
 struct hl_thread_cache {
 	struct hl_arena *arena;     /* where this thread refills from */
 	struct hl_thread_cache *next, *prev; /* all live caches, for fork/stats */
 	struct hl_thread_stats stats;
-	int64_t published_bytes;    /* stats.in_use_bytes as last added to the global total */
+	int64_t published_bytes;    /* in-use bytes as last added to the global total */
 	uint32_t initialised;
 	struct hl_cache_bin bins[HL_CACHE_CLASSES];
 };
