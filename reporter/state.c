@@ -706,6 +706,8 @@ static void trust_live_set(struct hl_process *p)
 			p->frees--;
 			hl_table_remove(&p->live, b);
 			/* The shift may have moved an unvisited entry here. */
+			if (!b->address)
+				b = hl_table_next(&p->live, b);
 			continue;
 		}
 		b = hl_table_next(&p->live, b);

@@ -181,6 +181,32 @@ static void die_call_site(struct hl_symbolizer *s, Dwarf_Die *cudie,
 	out->file = file ? hl_arena_strdup(&s->arena, file) : NULL;
 }
 
+static bool is_function_scope(Dwarf_Die *die)
+{
+	int tag = dwarf_tag(die);
+
+	return tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram;
+}
+
+/* The function scope that physically contains `die` (its caller when die is
+ * an inlined instance). dwarf_getscopes() would continue with the scopes of
+ * the abstract definition instead, so walk the concrete parents. */
+static bool enclosing_function(Dwarf_Die *die, Dwarf_Die *out)
+{
+	Dwarf_Die *chain = NULL;
+	int n = dwarf_getscopes_die(die, &chain);
+	bool found = false;
+
+	for (int i = 1; i < n && !found; i++) {
+		if (is_function_scope(&chain[i])) {
+			*out = chain[i];
+			found = true;
+		}
+	}
+	free(chain);
+	return found;
+}
+
 /* Fills frames for the inline chain at pc; frames[0] already has the line
  * table's file:line. Returns the number of frames. */
 static size_t inline_chain(struct hl_symbolizer *s, Dwfl_Module *mod,
@@ -188,32 +214,37 @@ static size_t inline_chain(struct hl_symbolizer *s, Dwfl_Module *mod,
 {
 	Dwarf_Addr bias = 0;
 	Dwarf_Die *cudie = dwfl_module_addrdie(mod, pc, &bias);
-	Dwarf_Die *scopes = NULL;
+	Dwarf_Die *scopes = NULL, cur, prev;
 	size_t n = 0;
-	int nscopes, prev = -1; /* scope of the previous (inlined) frame */
+	int nscopes, i;
 
 	if (!cudie)
 		return 1;
 	nscopes = dwarf_getscopes(cudie, pc - bias, &scopes);
-	for (int i = 0; i < nscopes && n < HL_MAX_INLINE; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-
-		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
-			continue;
+	for (i = 0; i < nscopes && !is_function_scope(&scopes[i]); i++)
+		;
+	if (i >= nscopes) {
+		free(scopes);
+		return 1;
+	}
+	cur = scopes[i];
+	free(scopes);
+	while (n < HL_MAX_INLINE) {
 		if (n > 0) {
 			/* The caller's line is where the inlined callee was called. */
 			frames[n] = frames[0];
-			die_call_site(s, cudie, &scopes[prev], &frames[n]);
+			die_call_site(s, cudie, &prev, &frames[n]);
 		}
-		frames[n].function = die_function_name(s, &scopes[i]);
-		frames[n].inlined = tag == DW_TAG_inlined_subroutine;
-		prev = i;
+		frames[n].function = die_function_name(s, &cur);
+		frames[n].inlined = dwarf_tag(&cur) == DW_TAG_inlined_subroutine;
 		n++;
-		if (tag == DW_TAG_subprogram)
+		if (!frames[n - 1].inlined)
+			break;
+		prev = cur;
+		if (!enclosing_function(&prev, &cur))
 			break;
 	}
-	free(scopes);
-	return n ? n : 1;
+	return n;
 }
 
 static void symbolize_in(struct hl_symbolizer *s, struct sym_module *sm,

@@ -1,0 +1,312 @@
+/*
+ * tests/reporter/test_state.c: live state and the reconciler: totals and
+ * peak, out-of-order frees and re-allocations ordered by ticks, fork
+ * inheritance, exec, LIVE classes, leak grouping, endings without EXIT.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "decode.h"
+#include "encode.h"
+#include "state.h"
+
+struct feed {
+	struct hl_run run;
+	struct hl_conn_state cs;
+	struct hl_decoder d;
+	struct hl_enc e;
+};
+
+static void feed_begin(struct feed *f, uint32_t pid, uint32_t ppid, uint32_t origin)
+{
+	const char *argv[] = { "prog" };
+	uint64_t frames[2] = { 0x401000, 0x401100 };
+
+	f->cs.run = &f->run;
+	f->cs.proc = NULL;
+	hl_decode_init(&f->d, hl_state_record, &f->cs);
+	hl_enc_init(&f->e);
+	hl_enc_hello(&f->e, pid, ppid, origin, "/bin/prog", 1, argv);
+	hl_enc_batch(&f->e, pid, 1, 0);
+	hl_enc_stack(&f->e, 1, frames, 2, 0);
+	frames[0] = 0x402000;
+	hl_enc_stack(&f->e, 2, frames, 2, 0);
+}
+
+/* Decodes what was encoded since the last flush. */
+static struct hl_process *feed_flush(struct feed *f)
+{
+	assert_int_equal(hl_decode_feed(&f->d, f->e.buf, f->e.len), (long)f->e.len);
+	f->e.len = 0;
+	return f->cs.proc;
+}
+
+static void feed_end(struct feed *f)
+{
+	hl_decode_destroy(&f->d);
+	hl_enc_destroy(&f->e);
+}
+
+static void test_totals_and_leaks(void **state)
+{
+	struct feed f = { 0 };
+	struct hl_process *p;
+
+	hl_run_init(&f.run);
+	feed_begin(&f, 10, 1, HL_ORIGIN_START);
+	hl_enc_alloc(&f.e, 0x1000, 100, 2, 1, 0);
+	hl_enc_alloc(&f.e, 0x2000, 50, 3, 2, 0);
+	hl_enc_alloc(&f.e, 0x3000, 30, 4, 1, 0);
+	hl_enc_free(&f.e, 0x2000, 5, 0);
+	hl_enc_realloc(&f.e, 0x3000, 0x4000, 300, 6, 2);
+	hl_enc_exit(&f.e, HL_EXIT_NORMAL, 3, 7);
+	p = feed_flush(&f);
+	hl_process_closed(p);
+	hl_process_finish(p);
+	assert_int_equal(p->allocs, 4);
+	assert_int_equal(p->frees, 2);
+	assert_int_equal(p->bytes_allocated, 480);
+	assert_int_equal(p->in_use_bytes, 400);
+	assert_int_equal(p->in_use_blocks, 2);
+	assert_int_equal(p->peak_bytes, 400);
+	assert_int_equal(p->how, HL_EXIT_NORMAL);
+	assert_int_equal(p->status, 3);
+	/* Two leak groups, largest first: realloc stack 2 (300), stack 1 (100). */
+	assert_int_equal(p->nleaks, 2);
+	assert_int_equal(p->leaks[0].bytes, 300);
+	assert_int_equal(hl_process_stack(p, p->leaks[0].stack)->wire_id, 2);
+	assert_int_equal(p->leaks[1].bytes, 100);
+	assert_int_equal(p->leaks[1].blocks, 1);
+	assert_int_equal(p->unmatched_frees + p->unfreed_superseded, 0);
+	feed_end(&f);
+	hl_run_destroy(&f.run);
+}
+
+/* Thread A: alloc p@1, free p@3. Thread B: alloc p@5 (reuse). B's batch
+ * arrives between A's alloc and A's free. */
+static void test_free_after_reuse(void **state)
+{
+	struct feed f = { 0 };
+	struct hl_process *p;
+
+	hl_run_init(&f.run);
+	feed_begin(&f, 11, 1, HL_ORIGIN_START);
+	hl_enc_batch(&f.e, 1, 1, 1);
+	hl_enc_alloc(&f.e, 0x5000, 10, 1, 1, 0);
+	hl_enc_batch(&f.e, 2, 5, 2);
+	hl_enc_alloc(&f.e, 0x5000, 20, 5, 2, 0);
+	hl_enc_batch(&f.e, 1, 3, 3);
+	hl_enc_free(&f.e, 0x5000, 3, 0);
+	p = feed_flush(&f);
+	hl_process_finish(p);
+	/* The free at 3 matched the alloc at 1; the block of 20 is live. */
+	assert_int_equal(p->in_use_blocks, 1);
+	assert_int_equal(p->in_use_bytes, 20);
+	assert_int_equal(p->nleaks, 1);
+	assert_int_equal(p->leaks[0].bytes, 20);
+	assert_int_equal(p->unmatched_frees, 0);
+	assert_int_equal(p->unfreed_superseded, 0);
+	feed_end(&f);
+	hl_run_destroy(&f.run);
+}
+
+/* The free arrives before its alloc (thread B freed a block thread A
+ * allocated, and B's batch was sent first). */
+static void test_free_before_alloc(void **state)
+{
+	struct feed f = { 0 };
+	struct hl_process *p;
+
+	hl_run_init(&f.run);
+	feed_begin(&f, 12, 1, HL_ORIGIN_START);
+	hl_enc_free(&f.e, 0x6000, 9, 0);
+	hl_enc_alloc(&f.e, 0x6000, 64, 4, 1, 0);
+	/* and an alloc newer than a pending free does not consume it */
+	hl_enc_free(&f.e, 0x7000, 9, 0);
+	hl_enc_alloc(&f.e, 0x7000, 8, 12, 1, 0);
+	p = feed_flush(&f);
+	hl_process_finish(p);
+	assert_int_equal(p->allocs, 2);
+	assert_int_equal(p->frees, 1);
+	assert_int_equal(p->in_use_bytes, 8);
+	assert_int_equal(p->unmatched_frees, 1); /* the free of 0x7000 at 9 */
+	feed_end(&f);
+	hl_run_destroy(&f.run);
+}
+
+/* The older alloc arrives after the newer one: alloc p@5 (B), then alloc
+ * p@1 (A), then free p@3 (A). */
+static void test_older_alloc_late(void **state)
+{
+	struct feed f = { 0 };
+	struct hl_process *p;
+
+	hl_run_init(&f.run);
+	feed_begin(&f, 13, 1, HL_ORIGIN_START);
+	hl_enc_alloc(&f.e, 0x8000, 20, 5, 2, 0);
+	hl_enc_alloc(&f.e, 0x8000, 10, 1, 1, 0);
+	hl_enc_free(&f.e, 0x8000, 3, 0);
+	p = feed_flush(&f);
+	hl_process_finish(p);
+	assert_int_equal(p->in_use_bytes, 20);
+	assert_int_equal(p->nleaks, 1);
+	assert_int_equal(hl_process_stack(p, p->leaks[0].stack)->wire_id, 2);
+	assert_int_equal(p->unfreed_superseded, 0);
+	feed_end(&f);
+	hl_run_destroy(&f.run);
+}
+
+static void test_superseded_left_over(void **state)
+{
+	struct feed f = { 0 };
+	struct hl_process *p;
+
+	hl_run_init(&f.run);
+	feed_begin(&f, 14, 1, HL_ORIGIN_START);
+	hl_enc_alloc(&f.e, 0x9000, 1, 1, 1, 0);
+	hl_enc_alloc(&f.e, 0x9000, 2, 2, 1, 0); /* free of the first never comes */
+	p = feed_flush(&f);
+	hl_process_finish(p);
+	assert_int_equal(p->unfreed_superseded, 1);
+	assert_int_equal(p->nleaks, 1);
+	assert_int_equal(p->leaks[0].bytes, 2);
+	feed_end(&f);
+	hl_run_destroy(&f.run);
+}
+
+static void test_fork_inherits(void **state)
+{
+	struct feed parent = { 0 }, child = { 0 };
+	struct hl_process *pp, *cp;
+	struct hl_run run;
+
+	hl_run_init(&run);
+	feed_begin(&parent, 20, 1, HL_ORIGIN_START);
+	parent.cs.run = &run;
+	hl_enc_alloc(&parent.e, 0xa000, 1000, 2, 1, 0);
+	hl_enc_alloc(&parent.e, 0xb000, 10, 3, 2, 0);
+	pp = feed_flush(&parent);
+
+	feed_begin(&child, 21, 20, HL_ORIGIN_FORK);
+	child.cs.run = &run;
+	hl_enc_free(&child.e, 0xb000, 10, 0);       /* frees an inherited block */
+	hl_enc_alloc(&child.e, 0xc000, 7, 11, 1, 0); /* its own wire stack 1 */
+	hl_enc_exit(&child.e, HL_EXIT_NORMAL, 0, 12);
+	cp = feed_flush(&child);
+	assert_ptr_equal(cp->parent, pp);
+	hl_process_finish(cp);
+	assert_int_equal(cp->allocs, 1);
+	assert_int_equal(cp->frees, 1);
+	assert_int_equal(cp->in_use_bytes, 1007);
+	assert_int_equal(cp->inherited_blocks, 1);
+	assert_int_equal(cp->nleaks, 2);
+	assert_int_equal(cp->leaks[0].bytes, 1000);
+	assert_int_equal(cp->leaks[0].inherited_blocks, 1);
+	/* The inherited block's stack is the parent's frame list. */
+	assert_int_equal(hl_process_stack(cp, cp->leaks[0].stack)->frames[0], 0x401000);
+	assert_int_equal(cp->leaks[1].inherited_blocks, 0);
+	feed_end(&parent);
+	feed_end(&child);
+	hl_run_destroy(&run);
+}
+
+static void test_exec_and_signal(void **state)
+{
+	struct feed a = { 0 }, b = { 0 };
+	struct hl_process *first, *second;
+	struct hl_run run;
+
+	hl_run_init(&run);
+	feed_begin(&a, 30, 1, HL_ORIGIN_START);
+	a.cs.run = &run;
+	hl_enc_alloc(&a.e, 0xd000, 5, 2, 1, 0);
+	first = feed_flush(&a);
+	hl_process_closed(first);
+	feed_begin(&b, 30, 1, HL_ORIGIN_EXEC);
+	b.cs.run = &run;
+	hl_enc_alloc(&b.e, 0xe000, 6, 2, 1, 0);
+	second = feed_flush(&b);
+	hl_process_closed(second);
+	/* The second image was killed; we reaped it with SIGKILL status. */
+	hl_run_note_reaped(&run, 30, SIGKILL);
+	hl_process_finish(first);
+	hl_process_finish(second);
+	assert_int_equal(first->how, HL_EXIT_EXEC);
+	assert_int_equal(first->nleaks, 1);
+	assert_int_equal(second->how, HL_EXIT_SIGNAL);
+	assert_int_equal(second->status, SIGKILL);
+	assert_int_equal(second->in_use_bytes, 6); /* no inheritance on exec */
+	feed_end(&a);
+	feed_end(&b);
+	hl_run_destroy(&run);
+}
+
+static void test_live_classes(void **state)
+{
+	struct feed f = { 0 };
+	struct hl_process *p;
+	struct hl_wire_live_block live[2] = {
+		{ .address = 0x100, .size = 4, .stack_id = 1, .leak_class = HL_CLASS_DEFINITE },
+		{ .address = 0x300, .size = 9, .stack_id = 2, .leak_class = HL_CLASS_REACHABLE },
+	};
+
+	hl_run_init(&f.run);
+	feed_begin(&f, 40, 1, HL_ORIGIN_START);
+	hl_enc_alloc(&f.e, 0x100, 4, 2, 1, 0);
+	hl_enc_alloc(&f.e, 0x200, 4, 3, 1, 0); /* the hook says it is gone */
+	hl_enc_live(&f.e, live, 2, HL_LIVE_SCANNED);
+	hl_enc_exit(&f.e, HL_EXIT_NORMAL, 0, 9);
+	p = feed_flush(&f);
+	hl_process_finish(p);
+	assert_true(p->live_scanned);
+	assert_int_equal(p->live_mismatch, 2); /* 0x300 unknown, 0x200 not listed */
+	assert_int_equal(p->nleaks, 2);
+	assert_int_equal(p->leaks[0].leak_class, HL_CLASS_REACHABLE);
+	assert_int_equal(p->leaks[1].leak_class, HL_CLASS_DEFINITE);
+	feed_end(&f);
+	hl_run_destroy(&f.run);
+}
+
+static void test_timeline_bounded(void **state)
+{
+	struct feed f = { 0 };
+	struct hl_process *p;
+
+	hl_run_init(&f.run);
+	feed_begin(&f, 50, 1, HL_ORIGIN_START);
+	for (uint64_t i = 0; i < 3000000; i++) {
+		hl_enc_alloc(&f.e, 0x100000 + i * 16, 8, 10 + i, 1, 0);
+		if (f.e.len > (1u << 20))
+			feed_flush(&f);
+	}
+	p = feed_flush(&f);
+	assert_true(p->nsamples > HL_TIMELINE_MAX / 4);
+	assert_true(p->nsamples <= HL_TIMELINE_MAX);
+	for (size_t i = 1; i < p->nsamples; i++)
+		assert_true(p->samples[i].in_use_blocks > p->samples[i - 1].in_use_blocks);
+	feed_end(&f);
+	hl_run_destroy(&f.run);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_totals_and_leaks),
+		cmocka_unit_test(test_free_after_reuse),
+		cmocka_unit_test(test_free_before_alloc),
+		cmocka_unit_test(test_older_alloc_late),
+		cmocka_unit_test(test_superseded_left_over),
+		cmocka_unit_test(test_fork_inherits),
+		cmocka_unit_test(test_exec_and_signal),
+		cmocka_unit_test(test_live_classes),
+		cmocka_unit_test(test_timeline_bounded),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
