@@ -13,7 +13,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "heap.h"
+#include "fastpath.h"
 
 size_t hl_block_requested(struct hl_range *r)
 {
@@ -219,4 +219,13 @@ size_t hl_usable_size(const void *p)
 		return hl_large_usable(hl_range_of(p));
 	hl_report_bad_pointer("malloc_usable_size", p, c);
 	return 0;
+}
+
+void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_cache_bin *bin)
+{
+	if (hl_multithreaded &&
+	    tc->published_bytes - hl_stats_in_use(&tc->stats) > HL_PUBLISH_STEP)
+		hl_stats_publish(tc);
+	if (bin->count > bin->limit)
+		hl_cache_flush(tc, (unsigned)(bin - tc->bins), bin->limit / 2);
 }

@@ -16,6 +16,7 @@
 #include "heap.h"
 
 HL_TLS struct hl_thread_cache *hl_tcache;
+HL_TLS struct hl_thread_cache *hl_fast_tcache;
 
 static struct hl_lock caches_lock = HL_LOCK_INIT;
 static struct hl_thread_cache *caches; /* every live thread cache */
@@ -55,6 +56,7 @@ static void cache_thread_exit(void *arg)
 		hl_track_thread_exit();
 	hl_cache_destroy(tc);
 	hl_tcache = NULL;
+	hl_fast_tcache = NULL;
 }
 
 /* Called from hl_start (a constructor): threads created before it cannot
@@ -89,6 +91,7 @@ struct hl_thread_cache *hl_cache_create(void)
 	caches = tc;
 	hl_unlock(&caches_lock);
 	hl_tcache = tc;
+	hl_fast_tcache = hl_track_enabled ? NULL : tc;
 	if (cache_key_ready)
 		pthread_setspecific(cache_key, tc);
 	return tc;
@@ -173,6 +176,11 @@ void hl_cache_destroy(struct hl_thread_cache *tc)
 	hl_unlock(&caches_lock);
 	atomic_fetch_sub_explicit(&tc->arena->threads, 1, memory_order_relaxed);
 	hl_meta_free(tc, sizeof(*tc));
+}
+
+void hl_cache_tracking_changed(void)
+{
+	hl_fast_tcache = hl_track_enabled ? NULL : hl_tcache;
 }
 
 void hl_caches_lock(void)

@@ -16,8 +16,8 @@
 
 HL_INLINE void *hl_malloc_fast(size_t n, unsigned kind)
 {
-	struct hl_thread_cache *tc = hl_tcache;
-	if (hl_likely(tc != NULL && n <= HL_FAST_MAX && !hl_track_enabled)) {
+	struct hl_thread_cache *tc = hl_fast_tcache;
+	if (hl_likely(tc != NULL && n <= HL_FAST_MAX)) {
 		size_t size = (n + sizeof(struct hl_range) + HL_ALIGN - 1) & ~(size_t)(HL_ALIGN - 1);
 		if (size < HL_RANGE_MIN)
 			size = HL_RANGE_MIN;
@@ -36,11 +36,15 @@ HL_INLINE void *hl_malloc_fast(size_t n, unsigned kind)
 	return hl_allocate(n, HL_ALIGN, kind);
 }
 
+/* Counters of a multi-threaded program and bin overflow: the rare work after
+ * a fast free, kept out of line so the fast path needs no stack frame. */
+HL_NOINLINE void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_cache_bin *bin);
+
 HL_INLINE void hl_free_fast(void *p, unsigned kind)
 {
-	struct hl_thread_cache *tc = hl_tcache;
+	struct hl_thread_cache *tc = hl_fast_tcache;
 	uintptr_t offset = (uintptr_t)p & (HL_SEGMENT_SIZE - 1);
-	if (hl_likely(tc != NULL && !hl_track_enabled && ((uintptr_t)p & (HL_ALIGN - 1)) == 0 &&
+	if (hl_likely(tc != NULL && ((uintptr_t)p & (HL_ALIGN - 1)) == 0 &&
 		      offset >= sizeof(struct hl_segment) + sizeof(struct hl_range) &&
 		      hl_registry_lookup(p) == HL_REGION_SEGMENT)) {
 		struct hl_range *r = hl_range_of(p);
@@ -48,12 +52,13 @@ HL_INLINE void hl_free_fast(void *p, unsigned kind)
 					   HL_RANGE_SENTINEL)) == HL_RANGE_ALLOCATED &&
 			      r->size < HL_TLSF_SMALL && hl_range_check_ok(r))) {
 			struct hl_cache_bin *bin = &tc->bins[r->size >> 4];
-			hl_stats_on_free(tc, hl_range_usable(r) - r->slack);
+			tc->stats.frees++;
+			tc->stats.bytes_freed += hl_range_usable(r) - r->slack;
 			r->flags |= HL_RANGE_CACHED;
 			((struct hl_free_links *)hl_range_data(r))->next = bin->head;
 			bin->head = r;
-			if (hl_unlikely(++bin->count > bin->limit))
-				hl_cache_flush(tc, r->size >> 4, bin->limit / 2);
+			if (hl_unlikely(++bin->count > bin->limit || hl_multithreaded))
+				hl_free_fast_tail(tc, bin);
 			return;
 		}
 	}

@@ -44,12 +44,12 @@ HL_INLINE bool hl_range_is_free(const struct hl_range *r)
 }
 
 /* 8 bits from the header's address and size: a pointer that is not a block
- * start, or a header overwritten by the program, fails it 255 times in 256. */
+ * start, or a header overwritten by the program, fails it 255 times in 256.
+ * Cheap on purpose: free() computes it on every call. */
 HL_INLINE uint8_t hl_range_check_of(const struct hl_range *r, uint32_t size)
 {
-	uint64_t x = ((uintptr_t)r >> 4) ^ ((uint64_t)size << 7) ^ 0x5bd1e995u;
-	x *= 0x9e3779b97f4a7c15ull;
-	return (uint8_t)(x >> 56);
+	uint32_t x = (uint32_t)((uintptr_t)r >> 4) ^ (size >> 4) ^ (size >> 12);
+	return (uint8_t)(x ^ (x >> 8) ^ 0xa5u);
 }
 
 HL_INLINE bool hl_range_check_ok(const struct hl_range *r)
@@ -202,6 +202,13 @@ void hl_arenas_reset_locks(void);
 /* ---- cache.c ------------------------------------------------------------ */
 
 extern HL_TLS struct hl_thread_cache *hl_tcache;
+/* The same cache for the inline fast paths, or NULL while tracking is on
+ * (then every call takes the full path, which reports to tracking): one
+ * test instead of two on every call. */
+extern HL_TLS struct hl_thread_cache *hl_fast_tcache;
+/* Tracking was switched on or off: re-derive the calling thread's
+ * hl_fast_tcache. */
+void hl_cache_tracking_changed(void);
 
 struct hl_thread_cache *hl_cache_create(void);
 HL_NOINLINE struct hl_range *hl_cache_refill(struct hl_thread_cache *tc, unsigned cls,

@@ -230,6 +230,7 @@ __attribute__((constructor)) static void hl_start(void)
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	on_exit(on_exit_status, NULL);
 	hl_track_init();
+	hl_cache_tracking_changed(); /* the main thread's cache predates tracking */
 }
 
 /* Runs after the program's and later-loaded libraries' destructors (we were
