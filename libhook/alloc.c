@@ -52,13 +52,69 @@ HL_NOINLINE static struct hl_range *alloc_aligned_slow(struct hl_thread_cache *t
 	return r;
 }
 
+/* Threads without a cache of their own — one whose cache was already given
+ * back at thread exit (glibc frees the thread's own bookkeeping after the
+ * key destructors ran), or one that could not get memory for a cache —
+ * share this one under a lock. Its bins hold nothing (limit 0), so every
+ * block goes straight back to its arena. */
+static struct hl_lock orphan_lock = HL_LOCK_INIT;
+static struct hl_thread_cache *orphan_cache;
+
+static struct hl_thread_cache *orphan_acquire(void)
+{
+	hl_lock(&orphan_lock);
+	if (orphan_cache == NULL) {
+		orphan_cache = hl_cache_create_shared();
+		if (orphan_cache == NULL)
+			hl_unlock(&orphan_lock);
+	}
+	return orphan_cache;
+}
+
+static void orphan_release(void)
+{
+	hl_unlock(&orphan_lock);
+}
+
+void hl_alloc_fork_prepare(void)
+{
+	hl_lock(&orphan_lock);
+}
+
+void hl_alloc_fork_parent(void)
+{
+	hl_unlock(&orphan_lock);
+}
+
+/* The child's cache list keeps only the forking thread's cache (cache.c),
+ * so the shared one is rebuilt on next use. */
+void hl_alloc_fork_child(void)
+{
+	hl_lock_reset(&orphan_lock);
+	orphan_cache = NULL;
+}
+
+static void *alloc_with_cache(struct hl_thread_cache *tc, size_t n, size_t alignment,
+			      unsigned kind, bool *fresh);
+
 /* Allocates without tracking. *fresh tells calloc the memory is known zero. */
 void *hl_alloc_core(size_t n, size_t alignment, unsigned kind, bool *fresh)
 {
 	struct hl_thread_cache *tc = hl_cache_get();
-	if (hl_unlikely(tc == NULL))
-		return NULL;
 	*fresh = false;
+	if (hl_likely(tc != NULL))
+		return alloc_with_cache(tc, n, alignment, kind, fresh);
+	tc = orphan_acquire();
+	if (tc == NULL)
+		return NULL;
+	void *p = alloc_with_cache(tc, n, alignment, kind, fresh);
+	orphan_release();
+	return p;
+}
+
+static void *alloc_with_cache(struct hl_thread_cache *tc, size_t n, size_t alignment,
+			      unsigned kind, bool *fresh)
+{
 	size_t size = hl_range_size_for(n);
 	if (hl_unlikely(size == 0 ||
 			(alignment > HL_ALIGN && size + alignment >= HL_LARGE_THRESHOLD)))
@@ -96,12 +152,38 @@ HL_NOINLINE static void release_medium_slow(struct hl_range *r)
 	hl_unlock(&a->lock);
 }
 
+static void release_with_cache(struct hl_thread_cache *tc, struct hl_range *r);
+
 /* Releases a block already validated by hl_ptr_classify (or known good). */
 void hl_release_core(struct hl_range *r)
 {
 	struct hl_thread_cache *tc = hl_cache_get();
-	if (hl_unlikely(tc == NULL))
-		return; /* out of memory for a cache: leave the block allocated */
+	if (hl_likely(tc != NULL)) {
+		release_with_cache(tc, r);
+		return;
+	}
+	tc = orphan_acquire();
+	if (tc == NULL)
+		return; /* no memory even for bookkeeping: the block stays allocated */
+	release_with_cache(tc, r);
+	orphan_release();
+}
+
+/* Counts a resize done in place (realloc.c) on the right cache. */
+void hl_stats_on_resize(size_t old_n, size_t n)
+{
+	struct hl_thread_cache *tc = hl_cache_get();
+	bool orphan = tc == NULL;
+	if (orphan && (tc = orphan_acquire()) == NULL)
+		return;
+	hl_stats_on_free(tc, old_n);
+	hl_stats_on_alloc(tc, n);
+	if (orphan)
+		orphan_release();
+}
+
+static void release_with_cache(struct hl_thread_cache *tc, struct hl_range *r)
+{
 	hl_stats_on_free(tc, hl_block_requested(r));
 	if (hl_unlikely(r->flags & HL_RANGE_LARGE)) {
 		hl_large_free(r);

@@ -17,6 +17,7 @@
 
 HL_TLS struct hl_thread_cache *hl_tcache;
 HL_TLS struct hl_thread_cache *hl_fast_tcache;
+HL_TLS bool hl_thread_exited;
 
 static struct hl_lock caches_lock = HL_LOCK_INIT;
 static struct hl_thread_cache *caches; /* every live thread cache */
@@ -54,9 +55,10 @@ static void cache_thread_exit(void *arg)
 		return;
 	if (hl_track_enabled)
 		hl_track_thread_exit();
-	hl_cache_destroy(tc);
 	hl_tcache = NULL;
 	hl_fast_tcache = NULL;
+	hl_thread_exited = true;
+	hl_cache_destroy(tc);
 }
 
 /* Called from hl_start (a constructor): threads created before it cannot
@@ -68,7 +70,8 @@ void hl_cache_init_key(void)
 		cache_key_ready = true;
 }
 
-struct hl_thread_cache *hl_cache_create(void)
+/* A cache linked into the list of all caches, not yet bound to a thread. */
+static struct hl_thread_cache *cache_new(bool shared)
 {
 	hl_init();
 	struct hl_thread_cache *tc = hl_meta_alloc(sizeof(*tc));
@@ -76,7 +79,7 @@ struct hl_thread_cache *hl_cache_create(void)
 		return NULL;
 	tc->arena = hl_arena_pick();
 	for (unsigned cls = 0; cls < HL_CACHE_CLASSES; cls++)
-		tc->bins[cls].limit = bin_limit(cls);
+		tc->bins[cls].limit = shared ? 0 : bin_limit(cls);
 	hl_lock(&caches_lock);
 	if (caches != NULL && !hl_multithreaded) {
 		struct hl_thread_stats sum = { 0 };
@@ -90,6 +93,19 @@ struct hl_thread_cache *hl_cache_create(void)
 		caches->prev = tc;
 	caches = tc;
 	hl_unlock(&caches_lock);
+	return tc;
+}
+
+struct hl_thread_cache *hl_cache_create_shared(void)
+{
+	return cache_new(true);
+}
+
+struct hl_thread_cache *hl_cache_create(void)
+{
+	struct hl_thread_cache *tc = cache_new(false);
+	if (tc == NULL)
+		return NULL;
 	hl_tcache = tc;
 	hl_fast_tcache = hl_track_enabled ? NULL : tc;
 	if (cache_key_ready)

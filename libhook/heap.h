@@ -224,10 +224,17 @@ void hl_caches_sum_locked(struct hl_thread_stats *out);
 /* Creates the pthread key whose destructor returns a thread's cache. */
 void hl_cache_init_key(void);
 
+/* A cache with empty bin limits for threads that have none (alloc.c). */
+struct hl_thread_cache *hl_cache_create_shared(void);
+/* Set when the thread's cache was given back at thread exit. */
+extern HL_TLS bool hl_thread_exited;
+
+/* The calling thread's cache, created on first use; NULL when the thread
+ * has already exited its cache or no memory was left for one. */
 HL_INLINE struct hl_thread_cache *hl_cache_get(void)
 {
 	struct hl_thread_cache *tc = hl_tcache;
-	if (hl_unlikely(tc == NULL))
+	if (hl_unlikely(tc == NULL) && !hl_thread_exited)
 		tc = hl_cache_create();
 	return tc;
 }
@@ -313,6 +320,11 @@ void *hl_alloc_core(size_t n, size_t alignment, unsigned kind, bool *fresh);
 void hl_release_core(struct hl_range *r);
 void *hl_allocate_zeroed(size_t count, size_t size);
 void *hl_reallocate(void *p, size_t n);
+void hl_alloc_fork_prepare(void);
+void hl_alloc_fork_parent(void);
+void hl_alloc_fork_child(void);
+/* Counts a block resized in place: a free of old_n and an alloc of n. */
+void hl_stats_on_resize(size_t old_n, size_t n);
 size_t hl_usable_size(const void *p);
 
 /* ---- validation of user pointers (alloc.c) ------------------------------ */

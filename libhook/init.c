@@ -177,6 +177,7 @@ int hl_log_fd(void)
 static void fork_prepare(void)
 {
 	hl_track_fork_prepare();
+	hl_alloc_fork_prepare();
 	hl_caches_lock();
 	hl_arenas_lock_all();
 	hl_large_fork_prepare();
@@ -189,6 +190,7 @@ static void fork_parent(void)
 	hl_large_fork_parent();
 	hl_arenas_unlock_all();
 	hl_caches_unlock();
+	hl_alloc_fork_parent();
 	hl_track_fork_parent();
 }
 
@@ -198,6 +200,7 @@ static void fork_child(void)
 	hl_large_fork_child();
 	hl_arenas_reset_locks();
 	hl_caches_fork_child();
+	hl_alloc_fork_child();
 	exit_reported = false;
 	log_fd = -1;
 	hl_track_fork_child();

@@ -81,11 +81,6 @@ void *hl_reallocate(void *p, size_t n)
 	}
 	struct hl_range *r = hl_range_of(p);
 	size_t old_n = hl_block_requested(r);
-	struct hl_thread_cache *tc = hl_cache_get();
-	if (tc == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
 	void *q = NULL;
 	if (c == HL_PTR_SMALL) {
 		if (resize_small_in_place(r, n))
@@ -94,8 +89,7 @@ void *hl_reallocate(void *p, size_t n)
 		q = resize_large(r, n);
 	}
 	if (q != NULL) {
-		hl_stats_on_free(tc, old_n);
-		hl_stats_on_alloc(tc, n);
+		hl_stats_on_resize(old_n, n);
 	} else {
 		q = move_block(r, n, old_n); /* the cores count both halves */
 		if (q == NULL) {

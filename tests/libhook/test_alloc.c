@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -376,6 +377,42 @@ static void test_freed_segments_go_back(void **state)
 	assert_true(s2.mapped_bytes <= s0.mapped_bytes + HL_MAX_ARENAS * HL_SEGMENT_SIZE / 8);
 }
 
+static void *thread_allocates(void *arg)
+{
+	void **out = arg;
+	for (int i = 0; i < 100; i++)
+		free(malloc_fn((size_t)i * 10));
+	*out = malloc_fn(1000); /* freed by the main thread after we exit */
+	return NULL;
+}
+
+static void test_thread_exit_returns_cache(void **state)
+{
+	struct heapledger_stats before, after;
+	/* glibc keeps a little per-process thread bookkeeping after the first
+	 * thread (its stack cache): warm it up first. */
+	pthread_t warm;
+	void *warm_left = NULL;
+	pthread_create(&warm, NULL, thread_allocates, &warm_left);
+	pthread_join(warm, NULL);
+	free(warm_left);
+	heapledger_get_stats(&before);
+	for (int i = 0; i < 300; i++) {
+		pthread_t thread;
+		void *left = NULL;
+		assert_int_equal(pthread_create(&thread, NULL, thread_allocates, &left), 0);
+		assert_int_equal(pthread_join(thread, NULL), 0);
+		assert_non_null(left);
+		free(left);
+	}
+	heapledger_get_stats(&after);
+	/* Exact across exited threads, and nothing piles up per thread. */
+	assert_int_equal(after.in_use_blocks, before.in_use_blocks);
+	assert_int_equal(after.in_use_bytes, before.in_use_bytes);
+	assert_int_equal(after.allocs - before.allocs, 300 * 101);
+	assert_true(after.mapped_bytes <= before.mapped_bytes + 16 * HL_SEGMENT_SIZE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -395,6 +432,7 @@ int main(void)
 		cmocka_unit_test(test_counters_are_exact),
 		cmocka_unit_test(test_heap_walk_and_find),
 		cmocka_unit_test(test_freed_segments_go_back),
+		cmocka_unit_test(test_thread_exit_returns_cache),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
