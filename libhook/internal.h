@@ -126,6 +126,7 @@ struct hl_options {
 	bool summary;         /* print the standalone summary at exit */
 	bool leaks;           /* print the standalone leak list at exit */
 	unsigned max_leaks;   /* leak records printed at most */
+	unsigned large_cache_mib; /* freed large mappings kept for reuse, MiB */
 };
 extern struct hl_options hl_options;
 /* Applies "key=value:key=value" to hl_options; bad entries are reported. */

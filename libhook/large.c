@@ -17,8 +17,7 @@
 
 #include "heap.h"
 
-#define HL_LARGE_CACHE_SLOTS 8
-#define HL_LARGE_CACHE_BYTES ((size_t)64 << 20)
+#define HL_LARGE_CACHE_SLOTS 32
 #define HL_LARGE_PREFIX (sizeof(struct hl_large) + sizeof(struct hl_range))
 #define HL_TOMBSTONE ((uintptr_t)1)
 
@@ -131,7 +130,7 @@ static void *cache_take_locked(size_t bytes, size_t *got)
 
 static bool cache_put_locked(void *base, size_t bytes)
 {
-	if (cached_bytes + bytes > HL_LARGE_CACHE_BYTES)
+	if (cached_bytes + bytes > ((size_t)hl_options.large_cache_mib << 20))
 		return false;
 	for (int i = 0; i < HL_LARGE_CACHE_SLOTS; i++) {
 		if (cached[i].base == NULL) {

@@ -413,6 +413,23 @@ static void test_thread_exit_returns_cache(void **state)
 	assert_true(after.mapped_bytes <= before.mapped_bytes + 16 * HL_SEGMENT_SIZE);
 }
 
+static void test_options_parse(void **state)
+{
+	struct hl_options saved = hl_options;
+	hl_options_parse("depth=12:summary=0:bogus=1:large_cache=7::leaks=x:max_leaks=3");
+	assert_int_equal(hl_options.stack_depth, 12);
+	assert_false(hl_options.summary);
+	assert_int_equal(hl_options.large_cache_mib, 7);
+	assert_int_equal(hl_options.max_leaks, 3);
+	assert_int_equal(hl_options.leaks, saved.leaks); /* bad value: default kept */
+	hl_options_parse("depth=999"); /* out of range: kept */
+	assert_int_equal(hl_options.stack_depth, 12);
+	hl_options_parse("stacks=0");
+	assert_int_equal(hl_options.stack_depth, 0);
+	hl_options_parse(NULL);
+	hl_options = saved;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -433,6 +450,7 @@ int main(void)
 		cmocka_unit_test(test_heap_walk_and_find),
 		cmocka_unit_test(test_freed_segments_go_back),
 		cmocka_unit_test(test_thread_exit_returns_cache),
+		cmocka_unit_test(test_options_parse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
