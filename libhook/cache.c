@@ -34,18 +34,21 @@ static void set_next(struct hl_range *r, struct hl_range *next)
 	((struct hl_free_links *)hl_range_data(r))->next = next;
 }
 
-/* Bytes a bin may hold: small blocks are many and cheap, big ones few. */
+/* Blocks a bin may hold: about HL_CACHE_BIN_BYTES worth, at least 4 so big
+ * blocks still batch, at most 64 so refills stay short. */
+#ifndef HL_CACHE_BIN_BYTES
+#define HL_CACHE_BIN_BYTES 16384
+#endif
 static uint32_t bin_limit(unsigned cls)
 {
 	size_t size = cls < HL_TLSF_LINEAR ? (size_t)cls * HL_ALIGN
 		: ((size_t)HL_TLSF_SMALL << ((cls - HL_TLSF_LINEAR) / HL_TLSF_SUB));
-	if (size <= 256)
-		return 128;
-	if (size <= 1024)
-		return 64;
-	if (size <= 4096)
-		return 32;
-	return 8;
+	size_t limit = HL_CACHE_BIN_BYTES / (size ? size : HL_ALIGN);
+	if (limit > 64)
+		limit = 64;
+	if (limit < 4)
+		limit = 4;
+	return (uint32_t)limit;
 }
 
 static void cache_thread_exit(void *arg)
