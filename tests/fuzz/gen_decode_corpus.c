@@ -1,0 +1,104 @@
+/*
+ * tests/fuzz/gen_decode_corpus.c: writes the seed inputs of
+ * corpus/decode/ with the reporter's own encoder: a full valid process,
+ * fork/exec HELLOs, realloc churn, LIVE/ERROR records, and a few malformed
+ * streams. Each file starts with the read-split byte fuzz_decode.c expects.
+ * Usage: gen_decode_corpus DIR
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "encode.h"
+
+static int save(const char *dir, const char *name, uint8_t split, const struct hl_enc *e)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (!f)
+		return -1;
+	fputc(split, f);
+	fwrite(e->buf, 1, e->len, f);
+	return fclose(f);
+}
+
+static void hello(struct hl_enc *e, uint32_t origin)
+{
+	const char *argv[] = { "prog", "--flag" };
+
+	hl_enc_hello(e, 1000, 999, origin, "/usr/bin/prog", 2, argv);
+}
+
+static void full_process(struct hl_enc *e)
+{
+	uint64_t frames[4] = { 0x401000, 0x401234, 0x7f0000001000, 0x7f0000002000 };
+	uint8_t build_id[20] = { 0xde, 0xad, 0xbe, 0xef };
+	struct hl_wire_live_block live[2] = {
+		{ .address = 0x20000, .size = 32, .stack_id = 1, .leak_class = 1 },
+		{ .address = 0x30000, .size = 8, .stack_id = 2, .leak_class = 4 },
+	};
+	struct hl_rec_error err = { .kind = HL_ERROR_DOUBLE_FREE, .stack_id = 2,
+				    .address = 0x40000, .alloc_stack_id = 1 };
+
+	hello(e, HL_ORIGIN_START);
+	hl_enc_batch(e, 1000, 1, 0);
+	hl_enc_module(e, 1, "/usr/bin/prog", 0, 0x400000, 0x500000, build_id, 20);
+	hl_enc_module(e, 2, "/lib/libc.so.6", 0x7f0000000000, 0x7f0000000000,
+		      0x7f0000200000, NULL, 0);
+	hl_enc_stack(e, 1, frames, 4, 0);
+	hl_enc_stack(e, 2, frames + 1, 3, 1);
+	hl_enc_thread(e, HL_REC_THREAD_START, 1001, 2);
+	for (uint64_t i = 0; i < 16; i++)
+		hl_enc_alloc(e, 0x10000 + i * 16, i + 1, 3 + i, (uint32_t)(i % 2) + 1, i % 5);
+	hl_enc_free(e, 0x10010, 30, 0);
+	hl_enc_realloc(e, 0x10020, 0x50000, 100, 31, 1);
+	hl_enc_fork(e, 1002, 32);
+	hl_enc_module_unload(e, 2, 33);
+	hl_enc_error(e, &err);
+	hl_enc_dropped(e, 5);
+	hl_enc_thread(e, HL_REC_THREAD_END, 1001, 34);
+	hl_enc_live(e, live, 2, HL_LIVE_SCANNED);
+	hl_enc_exit(e, HL_EXIT_NORMAL, 0, 35);
+}
+
+int main(int argc, char **argv)
+{
+	struct hl_enc e;
+	int err = 0;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: gen_decode_corpus DIR\n");
+		return 2;
+	}
+	hl_enc_init(&e);
+	full_process(&e);
+	err |= save(argv[1], "full-process", 0, &e);
+	err |= save(argv[1], "full-process-split", 2, &e);
+	e.len = 0;
+	hello(&e, HL_ORIGIN_FORK);
+	hl_enc_free(&e, 0x10000, 1, 0);
+	hl_enc_exit(&e, HL_EXIT_UNDERSCORE, 3, 2);
+	err |= save(argv[1], "fork-child", 1, &e);
+	e.len = 0;
+	hello(&e, HL_ORIGIN_EXEC);
+	for (uint64_t i = 0; i < 64; i++) { /* out-of-order reuse of one address */
+		hl_enc_alloc(&e, 0x9000, 8, 100 - i, 0, 0);
+		hl_enc_free(&e, 0x9000, 120 - i, 0);
+	}
+	err |= save(argv[1], "exec-reorder", 0, &e);
+	e.len = 0;
+	hello(&e, HL_ORIGIN_START);
+	hl_enc_record(&e, HL_REC_STACK, 16 + 8 * 4);
+	err |= save(argv[1], "bad-stack-id-zero", 0, &e);
+	e.len = 0;
+	hello(&e, HL_ORIGIN_START);
+	hl_enc_raw(&e, "\x01\x06\x00\x00\xff\xff\xff\x7f", 8);
+	err |= save(argv[1], "bad-huge-length", 0, &e);
+	e.len = 0;
+	hl_enc_alloc(&e, 0x10, 1, 1, 0, 0);
+	err |= save(argv[1], "bad-no-hello", 0, &e);
+	hl_enc_destroy(&e);
+	return err ? 1 : 0;
+}
