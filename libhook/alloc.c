@@ -22,11 +22,12 @@ size_t hl_block_requested(struct hl_range *r)
 	return hl_range_usable(r) - r->slack;
 }
 
-static void *alloc_medium_slow(struct hl_thread_cache *tc, size_t size)
+static void *alloc_medium_slow(struct hl_thread_cache *tc, size_t size, bool *fresh)
 {
 	struct hl_arena *a = tc->arena;
 	hl_lock(&a->lock);
 	struct hl_range *r = hl_arena_alloc_locked(a, size);
+	*fresh = r != NULL && a->last_fresh;
 	hl_unlock(&a->lock);
 	return r;
 }
@@ -134,7 +135,7 @@ static void *alloc_with_cache(struct hl_thread_cache *tc, size_t n, size_t align
 			r = hl_cache_refill(tc, cls, size);
 		}
 	} else {
-		r = alloc_medium_slow(tc, size);
+		r = alloc_medium_slow(tc, size, fresh);
 	}
 	if (hl_unlikely(r == NULL))
 		return NULL;

@@ -11,6 +11,7 @@
  * every free range is filed in exactly one class list; a range's size equals
  * its right neighbour's prev_size.
  */
+#include <string.h>
 #include <unistd.h>
 
 #include "heap.h"
@@ -49,6 +50,36 @@ struct hl_arena *hl_arena_pick(void)
 	return best;
 }
 
+/* Segment watermark (hl_segment.untouched), so calloc can skip zeroing
+ * memory the kernel gave us zeroed. Invariant: above the watermark the only
+ * bytes ever written are the first 32 of each free range there (its header
+ * and its free-list links).
+ *
+ * Moves the watermark past a range being handed out; returns true, after
+ * clearing the links, if the range's user bytes were all above it. */
+static bool hand_out_locked(struct hl_range *r)
+{
+	struct hl_segment *seg = hl_segment_of(r);
+	char *end = (char *)r + r->size;
+	bool fresh = (char *)hl_range_data(r) >= seg->untouched;
+	if (end > seg->untouched)
+		seg->untouched = end;
+	if (fresh)
+		memset(hl_range_data(r), 0, sizeof(struct hl_free_links));
+	return fresh;
+}
+
+/* A free range above the watermark is being merged into one that starts
+ * below it: its old header and links become garbage inside the merged range,
+ * so the watermark moves past them to keep the invariant. */
+static void absorb_locked(struct hl_range *next)
+{
+	struct hl_segment *seg = hl_segment_of(next);
+	char *dirty_end = (char *)next + sizeof(struct hl_range) + sizeof(struct hl_free_links);
+	if (dirty_end > seg->untouched)
+		seg->untouched = dirty_end;
+}
+
 /* Cuts `size` bytes off the front of free range r (not filed); the rest, if
  * big enough to stand alone, is filed as a free range. Returns r, allocated. */
 static struct hl_range *split_front_locked(struct hl_arena *a, struct hl_range *r, size_t size)
@@ -62,6 +93,7 @@ static struct hl_range *split_front_locked(struct hl_arena *a, struct hl_range *
 		hl_bins_insert_locked(a, tail);
 	}
 	r->flags |= HL_RANGE_ALLOCATED;
+	a->last_fresh = hand_out_locked(r);
 	return r;
 }
 
@@ -103,6 +135,7 @@ unsigned hl_arena_carve_locked(struct hl_arena *a, size_t size, unsigned want,
 		hl_range_set_size(tail, (uint32_t)rest);
 		hl_range_set_size(r, (uint32_t)size);
 		r->flags |= HL_RANGE_ALLOCATED;
+		hand_out_locked(r);
 		out[n++] = r;
 		r = tail;
 	}
@@ -116,6 +149,7 @@ void hl_arena_free_locked(struct hl_arena *a, struct hl_range *r)
 	struct hl_range *next = hl_range_next(r);
 	if (hl_range_is_free(next)) {
 		hl_bins_remove_locked(a, next);
+		absorb_locked(next);
 		hl_range_set_size(r, r->size + next->size);
 	}
 	if (!(r->flags & HL_RANGE_MAPPING_START)) {
@@ -153,6 +187,7 @@ bool hl_arena_grow_locked(struct hl_arena *a, struct hl_range *r, size_t size)
 	hl_bins_remove_locked(a, next);
 	size_t total = (size_t)r->size + next->size;
 	hl_range_set_size(r, (uint32_t)total);
+	hand_out_locked(r);
 	if (total - size >= HL_RANGE_MIN) {
 		struct hl_range *tail = (struct hl_range *)((char *)r + size);
 		tail->flags = 0;

@@ -61,6 +61,7 @@ struct hl_range *hl_segment_new_locked(struct hl_arena *a)
 	if (seg == NULL)
 		return NULL;
 	seg->magic = HL_SEGMENT_MAGIC ^ (uintptr_t)seg;
+	seg->untouched = (char *)(seg + 1);
 	seg->arena = a;
 	segment_link_locked(a, seg);
 	atomic_fetch_add_explicit(&hl_mapped_bytes, HL_SEGMENT_SIZE, memory_order_relaxed);
@@ -82,6 +83,8 @@ void hl_segment_release_locked(struct hl_arena *a, struct hl_range *r)
 		 * resident for the next burst, the rest goes back to the OS. */
 		a->spare = seg;
 		hl_os_discard((char *)seg + HL_SPARE_RESIDENT, HL_SEGMENT_SIZE - HL_SPARE_RESIDENT);
+		if (seg->untouched > (char *)seg + HL_SPARE_RESIDENT)
+			seg->untouched = (char *)seg + HL_SPARE_RESIDENT;
 		return;
 	}
 	segment_unlink_locked(a, seg);

@@ -35,6 +35,7 @@
 #define HL_TYPES_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "heapledger.h"
@@ -107,6 +108,7 @@ struct hl_arena {
 	struct hl_range *free_heads[HL_TLSF_CLASSES];
 	struct hl_segment *segments;             /* every segment of this arena */
 	struct hl_segment *spare;                /* one wholly free segment kept for reuse */
+	bool last_fresh;                         /* last hl_arena_alloc_locked result is zero */
 	_Atomic uint32_t threads;                /* threads using this arena now */
 } __attribute__((aligned(64)));
 
@@ -115,7 +117,8 @@ struct hl_segment {
 	struct hl_arena *arena;     /* owner: its lock guards every range here */
 	struct hl_segment *next;    /* arena's segment list */
 	struct hl_segment *prev;
-	uint64_t reserved[4];       /* pad to 64 bytes: first range stays aligned */
+	char *untouched;            /* memory from here on was never handed out: it is zero */
+	uint64_t reserved[3];       /* pad to 64 bytes: first range stays aligned */
 };
 _Static_assert(sizeof(struct hl_segment) == 64, "segment header is 64 bytes");
 #define HL_SEGMENT_MAGIC 0x68656170ULL /* "heap" */

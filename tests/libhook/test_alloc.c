@@ -92,6 +92,33 @@ static void test_calloc_zeroes_reused_memory(void **state)
 	}
 }
 
+/* Medium blocks from never-used segment memory skip the memset: churn the
+ * segments with dirty blocks of random sizes, then check calloc still
+ * returns zeros everywhere. */
+static void test_calloc_medium_after_churn(void **state)
+{
+	unsigned seed = 12345;
+	enum { SLOTS = 64 };
+	unsigned char *slots[SLOTS] = { 0 };
+	for (int i = 0; i < 4000; i++) {
+		int k = rand_r(&seed) % SLOTS;
+		free(slots[k]);
+		size_t size = 33000 + (size_t)(rand_r(&seed) % 400000);
+		if (rand_r(&seed) % 2) {
+			slots[k] = malloc_fn(size);
+			memset(slots[k], 0xff, size);
+		} else {
+			slots[k] = calloc_fn(1, size);
+			for (size_t j = 0; j < size; j += 7)
+				if (slots[k][j] != 0)
+					fail_msg("calloc(%zu) byte %zu is %#x", size, j, slots[k][j]);
+			memset(slots[k], 0xee, size);
+		}
+	}
+	for (int k = 0; k < SLOTS; k++)
+		free(slots[k]);
+}
+
 static void test_aligned_apis(void **state)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -203,6 +230,41 @@ static void test_grow_and_shrink_in_arena(void **state)
 	assert_int_equal(hl_range_next(r)->size, 1536);
 	hl_arena_free_locked(a, r);
 	hl_arena_free_locked(a, blocker);
+	hl_unlock(&a->lock);
+}
+
+static struct hl_arena fresh_arena;
+
+static bool all_zero(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* The watermark tells calloc which ranges come straight from the kernel. */
+static void test_fresh_ranges(void **state)
+{
+	struct hl_arena *a = &fresh_arena;
+	size_t size = 65536;
+	hl_lock(&a->lock);
+	struct hl_range *r1 = hl_arena_alloc_locked(a, size);
+	assert_true(a->last_fresh);
+	memset(hl_range_data(r1), 0xff, hl_range_usable(r1));
+	struct hl_range *tail = hl_range_next(r1);
+	assert_true(hl_range_is_free(tail));
+	struct hl_range *r2 = hl_arena_alloc_locked(a, size);
+	assert_ptr_equal(r2, tail);
+	assert_true(a->last_fresh);
+	assert_true(all_zero(hl_range_data(r2), hl_range_usable(r2)));
+	/* A range handed out before is not fresh any more. */
+	hl_arena_free_locked(a, r1);
+	struct hl_range *again = hl_arena_alloc_locked(a, size);
+	assert_ptr_equal(again, r1);
+	assert_false(a->last_fresh);
+	hl_arena_free_locked(a, again);
+	hl_arena_free_locked(a, r2);
 	hl_unlock(&a->lock);
 }
 
@@ -437,10 +499,12 @@ int main(void)
 		cmocka_unit_test(test_malloc_zero_is_unique),
 		cmocka_unit_test(test_huge_requests_fail_cleanly),
 		cmocka_unit_test(test_calloc_zeroes_reused_memory),
+		cmocka_unit_test(test_calloc_medium_after_churn),
 		cmocka_unit_test(test_aligned_apis),
 		cmocka_unit_test(test_bad_alignments),
 		cmocka_unit_test(test_split_and_coalesce),
 		cmocka_unit_test(test_grow_and_shrink_in_arena),
+		cmocka_unit_test(test_fresh_ranges),
 		cmocka_unit_test(test_realloc_in_place),
 		cmocka_unit_test(test_realloc_semantics),
 		cmocka_unit_test(test_large_blocks_use_mremap),
