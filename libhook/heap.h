@@ -195,6 +195,9 @@ HL_INLINE struct hl_arena *hl_arena_of(struct hl_range *r)
 	return hl_segment_of(r)->arena;
 }
 
+/* Every invariant of the arena holds (walk.c); for tests and HL_DEBUG=2. */
+bool hl_arena_is_valid_locked(struct hl_arena *a);
+
 void hl_arenas_lock_all(void);
 void hl_arenas_unlock_all(void);
 void hl_arenas_reset_locks(void);

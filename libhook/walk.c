@@ -65,3 +65,47 @@ void *hl_heap_find(const void *address, size_t *size)
 	hl_unlock(&a->lock);
 	return found;
 }
+
+/* Checks an arena's invariants (types.h, arena.c): boundary tags agree,
+ * headers pass their check, no two free ranges touch, every free range is
+ * filed under its class and every filed range is free. For tests and
+ * HL_DEBUG=2; caller holds the lock. Returns false at the first violation. */
+bool hl_arena_is_valid_locked(struct hl_arena *a)
+{
+	size_t free_seen = 0, filed = 0;
+	for (struct hl_segment *seg = a->segments; seg; seg = seg->next) {
+		if (seg->arena != a || seg->magic != (HL_SEGMENT_MAGIC ^ (uintptr_t)seg))
+			return false;
+		if (seg == a->spare)
+			continue;
+		struct hl_range *prev = NULL;
+		for (struct hl_range *r = segment_first(seg); !(r->flags & HL_RANGE_SENTINEL);
+		     r = hl_range_next(r)) {
+			if (r->size < HL_RANGE_MIN || r->size % HL_ALIGN || !hl_range_check_ok(r))
+				return false;
+			if ((prev == NULL) != ((r->flags & HL_RANGE_MAPPING_START) != 0))
+				return false;
+			if (prev && r->prev_size != prev->size)
+				return false;
+			if (prev && hl_range_is_free(prev) && hl_range_is_free(r))
+				return false; /* should have been coalesced */
+			if (hl_range_is_free(r))
+				free_seen++;
+			prev = r;
+		}
+		if (prev == NULL || hl_range_next(prev)->prev_size != prev->size)
+			return false;
+	}
+	for (unsigned cls = 0; cls < HL_TLSF_CLASSES; cls++) {
+		bool bit = (a->bitmap[cls / 64] >> (cls % 64)) & 1;
+		if (bit != (a->free_heads[cls] != NULL))
+			return false;
+		for (struct hl_range *r = a->free_heads[cls]; r;
+		     r = ((struct hl_free_links *)hl_range_data(r))->next) {
+			if (!hl_range_is_free(r) || hl_class_floor(r->size) != cls)
+				return false;
+			filed++;
+		}
+	}
+	return filed == free_seen;
+}

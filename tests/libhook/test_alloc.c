@@ -200,7 +200,9 @@ static void test_split_and_coalesce(void **state)
 	hl_arena_free_locked(a, again);
 	/* Freeing c merges backward with a+b and forward with the rest: the
 	 * whole segment is free again and becomes the arena's spare. */
+	assert_true(hl_arena_is_valid_locked(a));
 	hl_arena_free_locked(a, rc);
+	assert_true(hl_arena_is_valid_locked(a));
 	assert_non_null(a->spare);
 	assert_ptr_equal(a->spare, hl_segment_of(ra));
 	hl_unlock(&a->lock);
@@ -228,8 +230,10 @@ static void test_grow_and_shrink_in_arena(void **state)
 	assert_int_equal(r->size, 512);
 	assert_true(hl_range_is_free(hl_range_next(r)));
 	assert_int_equal(hl_range_next(r)->size, 1536);
+	assert_true(hl_arena_is_valid_locked(a));
 	hl_arena_free_locked(a, r);
 	hl_arena_free_locked(a, blocker);
+	assert_true(hl_arena_is_valid_locked(a));
 	hl_unlock(&a->lock);
 }
 
@@ -448,6 +452,30 @@ static void *thread_allocates(void *arg)
 	return NULL;
 }
 
+/* After all the traffic above, every arena still keeps its invariants. */
+static void test_arenas_valid_after_traffic(void **state)
+{
+	unsigned seed = 99;
+	void *slots[256] = { 0 };
+	for (int i = 0; i < 20000; i++) {
+		int k = rand_r(&seed) % 256;
+		free(slots[k]);
+		size_t size = (size_t)(rand_r(&seed) % 3 ? rand_r(&seed) % 2000
+							: rand_r(&seed) % 300000);
+		slots[k] = rand_r(&seed) % 5 ? malloc_fn(size) : memalign(64, size);
+		if (rand_r(&seed) % 7 == 0)
+			slots[k] = realloc_fn(slots[k], size / 2 + (size_t)(rand_r(&seed) % 5000));
+	}
+	for (int k = 0; k < 256; k++)
+		free(slots[k]);
+	for (unsigned i = 0; i < HL_MAX_ARENAS; i++) {
+		hl_lock(&hl_arenas[i].lock);
+		bool ok = hl_arena_is_valid_locked(&hl_arenas[i]);
+		hl_unlock(&hl_arenas[i].lock);
+		assert_true(ok);
+	}
+}
+
 static void test_thread_exit_returns_cache(void **state)
 {
 	struct heapledger_stats before, after;
@@ -513,6 +541,7 @@ int main(void)
 		cmocka_unit_test(test_counters_are_exact),
 		cmocka_unit_test(test_heap_walk_and_find),
 		cmocka_unit_test(test_freed_segments_go_back),
+		cmocka_unit_test(test_arenas_valid_after_traffic),
 		cmocka_unit_test(test_thread_exit_returns_cache),
 		cmocka_unit_test(test_options_parse),
 	};
