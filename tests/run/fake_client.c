@@ -1,0 +1,185 @@
+/*
+ * tests/run/fake_client.c: a program that speaks the wire protocol itself,
+ * so `heapledger run` can be tested end to end without the hook (run it with
+ * HEAPLEDGER_LIB pointing at libhlnothing.so). Its stacks are real return
+ * addresses inside this binary, so symbolization is checked too.
+ *
+ * Scenarios (argv[1]):
+ *   leak     1000 allocations of 24 bytes at one site, 10 freed; exit 3
+ *   hostile  a garbage connection first, then the `leak` process; exit 0
+ *   kill     allocations, then SIGKILL to itself (no EXIT record)
+ *   fork     the parent leaks 100 bytes; a forked child (its own HELLO,
+ *            origin FORK) frees nothing and leaks 7 more bytes; exit 0
+ */
+#define _GNU_SOURCE
+#include <link.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "encode.h"
+
+static uint64_t exe_bias, exe_low, exe_high;
+static char exe_path[4096];
+
+__attribute__((noinline)) static uint64_t call_site(void)
+{
+	return (uint64_t)(uintptr_t)__builtin_return_address(0);
+}
+
+__attribute__((noinline)) uint64_t fake_leaker(void);
+__attribute__((noinline)) uint64_t fake_leaker(void)
+{
+	return call_site(); /* FAKE-LEAK */
+}
+
+__attribute__((noinline)) uint64_t fake_child_leaker(void);
+__attribute__((noinline)) uint64_t fake_child_leaker(void)
+{
+	return call_site(); /* FAKE-CHILD-LEAK */
+}
+
+static int find_exe(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	exe_bias = info->dlpi_addr;
+	exe_low = UINT64_MAX;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (exe_bias + ph->p_vaddr < exe_low)
+			exe_low = exe_bias + ph->p_vaddr;
+		if (exe_bias + ph->p_vaddr + ph->p_memsz > exe_high)
+			exe_high = exe_bias + ph->p_vaddr + ph->p_memsz;
+	}
+	return 1;
+}
+
+static int connect_reporter(void)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	const char *path = getenv(HL_ENV_SOCKET);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (!path) {
+		fprintf(stderr, "fake_client: %s not set\n", HL_ENV_SOCKET);
+		exit(90);
+	}
+	strncpy(addr.sun_path, path, sizeof(addr.sun_path) - 1);
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		perror("fake_client: connect");
+		exit(91);
+	}
+	return fd;
+}
+
+static void send_all(int fd, const struct hl_enc *e)
+{
+	for (size_t off = 0; off < e->len;) {
+		ssize_t n = write(fd, e->buf + off, e->len - off);
+
+		if (n <= 0) {
+			perror("fake_client: write");
+			exit(92);
+		}
+		off += (size_t)n;
+	}
+}
+
+static void prologue(struct hl_enc *e, uint32_t origin, int argc, char **argv)
+{
+	uint64_t frames[2];
+
+	hl_enc_hello(e, (uint32_t)getpid(), (uint32_t)getppid(), origin, exe_path,
+		     argc, (const char *const *)argv);
+	hl_enc_batch(e, (uint32_t)getpid(), 1, 0);
+	hl_enc_module(e, 1, exe_path, exe_bias, exe_low, exe_high, NULL, 0);
+	frames[0] = fake_leaker();
+	frames[1] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	hl_enc_stack(e, 1, frames, 2, 0);
+	frames[0] = fake_child_leaker();
+	hl_enc_stack(e, 2, frames, 2, 0);
+}
+
+static void leak_process(int fd, int argc, char **argv, bool do_exit)
+{
+	struct hl_enc e;
+
+	hl_enc_init(&e);
+	prologue(&e, HL_ORIGIN_START, argc, argv);
+	for (uint64_t i = 0; i < 1000; i++)
+		hl_enc_alloc(&e, 0x100000 + i * 32, 24, 10 + i, 1, HL_KIND_MALLOC);
+	for (uint64_t i = 0; i < 10; i++)
+		hl_enc_free(&e, 0x100000 + i * 32, 2000 + i, HL_KIND_MALLOC);
+	if (do_exit)
+		hl_enc_exit(&e, HL_EXIT_NORMAL, 3, 3000);
+	send_all(fd, &e);
+	hl_enc_destroy(&e);
+}
+
+static int scenario_fork(int argc, char **argv)
+{
+	struct hl_enc e;
+	int fd = connect_reporter(), status;
+	pid_t child;
+
+	hl_enc_init(&e);
+	prologue(&e, HL_ORIGIN_START, argc, argv);
+	hl_enc_alloc(&e, 0x200000, 100, 10, 1, HL_KIND_MALLOC);
+	send_all(fd, &e); /* sent before fork, like the hook's flush */
+	e.len = 0;
+	child = fork();
+	if (child == 0) {
+		int cfd = connect_reporter();
+
+		hl_enc_hello(&e, (uint32_t)getpid(), (uint32_t)getppid(), HL_ORIGIN_FORK,
+			     exe_path, argc, (const char *const *)argv);
+		hl_enc_stack(&e, 1, (uint64_t[]){ fake_child_leaker() }, 1, 0);
+		hl_enc_alloc(&e, 0x300000, 7, 20, 1, HL_KIND_MALLOC);
+		hl_enc_exit(&e, HL_EXIT_NORMAL, 0, 21);
+		send_all(cfd, &e);
+		_exit(0);
+	}
+	waitpid(child, &status, 0);
+	hl_enc_fork(&e, (uint32_t)child, 15);
+	hl_enc_exit(&e, HL_EXIT_NORMAL, 0, 30);
+	send_all(fd, &e);
+	hl_enc_destroy(&e);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
+
+	exe_path[n > 0 ? n : 0] = 0;
+	dl_iterate_phdr(find_exe, NULL);
+	if (argc < 2)
+		return 2;
+	if (!strcmp(argv[1], "leak")) {
+		leak_process(connect_reporter(), argc, argv, true);
+		return 3;
+	}
+	if (!strcmp(argv[1], "hostile")) {
+		int bad = connect_reporter();
+
+		if (write(bad, "\x07garbage-not-a-record-at-all...", 32) != 32)
+			return 93;
+		leak_process(connect_reporter(), argc, argv, true);
+		return 3;
+	}
+	if (!strcmp(argv[1], "kill")) {
+		leak_process(connect_reporter(), argc, argv, false);
+		raise(SIGKILL);
+	}
+	if (!strcmp(argv[1], "fork"))
+		return scenario_fork(argc, argv);
+	return 2;
+}
