@@ -11,8 +11,9 @@
 
 #include "heap.h"
 
-/* Largest request the inline path serves: its range is below HL_TLSF_SMALL. */
-#define HL_FAST_MAX (HL_TLSF_SMALL - sizeof(struct hl_range) - HL_ALIGN)
+/* Largest request the inline path serves: every range up to HL_CACHE_MAX
+ * has a cache bin. */
+#define HL_FAST_MAX (HL_CACHE_MAX - sizeof(struct hl_range))
 
 HL_INLINE void *hl_malloc_fast(size_t n, unsigned kind)
 {
@@ -21,7 +22,10 @@ HL_INLINE void *hl_malloc_fast(size_t n, unsigned kind)
 		size_t size = (n + sizeof(struct hl_range) + HL_ALIGN - 1) & ~(size_t)(HL_ALIGN - 1);
 		if (size < HL_RANGE_MIN)
 			size = HL_RANGE_MIN;
-		struct hl_cache_bin *bin = &tc->bins[size >> 4];
+		unsigned cls = (unsigned)(size >> 4);
+		if (hl_unlikely(size >= HL_TLSF_SMALL))
+			cls = hl_class_floor(hl_class_round_up(size));
+		struct hl_cache_bin *bin = &tc->bins[cls];
 		struct hl_range *r = bin->head;
 		if (hl_likely(r != NULL)) {
 			bin->head = ((struct hl_free_links *)hl_range_data(r))->next;
@@ -50,8 +54,11 @@ HL_INLINE void hl_free_fast(void *p, unsigned kind)
 		struct hl_range *r = hl_range_of(p);
 		if (hl_likely((r->flags & (HL_RANGE_ALLOCATED | HL_RANGE_CACHED | HL_RANGE_LARGE |
 					   HL_RANGE_SENTINEL)) == HL_RANGE_ALLOCATED &&
-			      r->size < HL_TLSF_SMALL && hl_range_check_ok(r))) {
-			struct hl_cache_bin *bin = &tc->bins[r->size >> 4];
+			      r->size <= HL_CACHE_MAX && hl_range_check_ok(r))) {
+			unsigned cls = (unsigned)(r->size >> 4);
+			if (hl_unlikely(r->size >= HL_TLSF_SMALL))
+				cls = hl_class_floor(r->size);
+			struct hl_cache_bin *bin = &tc->bins[cls];
 			tc->stats.frees++;
 			tc->stats.bytes_freed += hl_range_usable(r) - r->slack;
 			r->flags |= HL_RANGE_CACHED;
