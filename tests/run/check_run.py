@@ -140,7 +140,8 @@ def main():
             fail("heapledger report (text) printed no summary")
 
     for spec in a.leak:
-        sel, func, marker, nbytes, blocks = spec.split(":")
+        sel, rest = spec.split(":", 1)
+        func, marker, nbytes, blocks = rest.rsplit(":", 3)
         proc = pick(procs, sel)
         if proc is None:
             fail("no process %s" % sel)
