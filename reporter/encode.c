@@ -106,7 +106,8 @@ void hl_enc_module(struct hl_enc *e, uint32_t id, const char *path, uint64_t bas
 	r->low = low;
 	r->high = high;
 	r->path_len = path_len;
-	memcpy(r + 1, build_id, build_id_len);
+	if (build_id_len)
+		memcpy(r + 1, build_id, build_id_len);
 	memcpy((char *)(r + 1) + build_id_len, path, path_len);
 }
 
