@@ -45,6 +45,8 @@ void hl_output_open_db(struct hl_output *out, const struct hl_report *r);
  * using the database. */
 void hl_output_store(struct hl_output *out, struct hl_process *p);
 void hl_output_close(struct hl_output *out, uint64_t ended_ns, int exit_code);
+/* Prints the text report to stderr through a buffer (stderr is unbuffered). */
+void hl_output_print(const struct hl_report *r);
 
 /* Parses a non-negative decimal; returns 0 or -EINVAL. */
 int hl_parse_unsigned(const char *s, unsigned long max, unsigned long *out);

@@ -36,7 +36,7 @@ static void finish_and_forget(struct hl_run *run, struct hl_output *out,
 	r.mode = "daemon";
 	hl_report_add_process(&r, p, out->sym, out->max_frames);
 	if (!out->quiet)
-		hl_report_print_text(&r, stderr);
+		hl_output_print(&r);
 	hl_report_destroy(&r);
 	hl_output_store(out, p);
 	hl_run_forget(run, p);

@@ -229,7 +229,7 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 		hl_process_finish(run->procs[i]);
 		hl_report_add_process(r, run->procs[i], out.sym, o->depth);
 	}
-	hl_report_print_text(r, stderr);
+	hl_output_print(r);
 	hl_output_open_db(&out, r);
 	for (size_t i = 0; i < run->nprocs && out.store; i++)
 		hl_output_store(&out, run->procs[i]);

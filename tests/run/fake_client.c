@@ -10,6 +10,8 @@
  *   kill     allocations, then SIGKILL to itself (no EXIT record)
  *   fork     the parent leaks 100 bytes; a forked child (its own HELLO,
  *            origin FORK) frees nothing and leaks 7 more bytes; exit 0
+ *   sites N  N distinct 8-frame stacks inside this binary, one leak each
+ *            (report speed with many leak sites); exit 0
  */
 #define _GNU_SOURCE
 #include <link.h>
@@ -155,6 +157,27 @@ static int scenario_fork(int argc, char **argv)
 	return 0;
 }
 
+static int scenario_sites(int argc, char **argv, unsigned long sites)
+{
+	struct hl_enc e;
+	int fd = connect_reporter();
+
+	hl_enc_init(&e);
+	prologue(&e, HL_ORIGIN_START, argc, argv);
+	for (unsigned long i = 0; i < sites; i++) {
+		uint64_t frames[8];
+
+		for (int f = 0; f < 8; f++)
+			frames[f] = exe_low + ((i * 8 + (unsigned long)f) * 4) % (exe_high - exe_low);
+		hl_enc_stack(&e, (uint32_t)i + 3, frames, 8, 0);
+		hl_enc_alloc(&e, 0x1000000 + i * 64, 10 + i, i + 1, (uint32_t)i + 3, 0);
+	}
+	hl_enc_exit(&e, HL_EXIT_NORMAL, 0, sites + 10);
+	send_all(fd, &e);
+	hl_enc_destroy(&e);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
@@ -181,5 +204,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "fork"))
 		return scenario_fork(argc, argv);
+	if (!strcmp(argv[1], "sites") && argc > 2)
+		return scenario_sites(argc, argv, strtoul(argv[2], NULL, 10));
 	return 2;
 }
