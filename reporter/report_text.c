@@ -189,6 +189,10 @@ void hl_report_print_process_text(const struct hl_report_process *p, FILE *out)
 
 void hl_report_print_text(const struct hl_report *r, FILE *out)
 {
+	if (!r->nprocs)
+		fputs("heapledger: no process reported to heapledger "
+		      "(was libheapledger.so preloaded, and is the program dynamically linked?)\n",
+		      out);
 	for (size_t i = 0; i < r->nprocs; i++)
 		hl_report_print_process_text(&r->procs[i], out);
 	fflush(out);
