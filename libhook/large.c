@@ -110,7 +110,8 @@ static void *cache_take_locked(size_t bytes, size_t *got)
 	int best = -1;
 	for (int i = 0; i < HL_LARGE_CACHE_SLOTS; i++) {
 		size_t have = cached[i].bytes;
-		if (cached[i].base != NULL && have >= bytes &&
+		/* (the excess must fit hl_large.slack) */
+		if (cached[i].base != NULL && have >= bytes && have - bytes < UINT32_MAX / 2 &&
 		    (best < 0 || have < cached[best].bytes))
 			best = i;
 	}
