@@ -3,7 +3,9 @@
  * hidden subcommand that measures how fast the reporter ingests events: a
  * writer thread sends a synthetic process (allocs and frees over a window of
  * --live outstanding blocks, 1000 distinct stacks, a BATCH every 4096
- * events) through a socketpair, and this thread reads, decodes and applies
+ * events, batches from --threads thread ids in turn, which turns on the
+ * tombstones of out-of-order reconciliation) through a socketpair, and this
+ * thread reads, decodes and applies
  * it exactly as a connection of `heapledger run` would.
  */
 #include <errno.h>
@@ -25,23 +27,31 @@ struct bench_writer {
 	unsigned long repeat;
 };
 
+/* Block i lives at one of 2 * live addresses, reused like an allocator's
+ * free lists reuse memory (block i + 2 * live takes block i's place). */
+static uint64_t bench_address(unsigned long i, unsigned long live)
+{
+	return 0x10000000ull + (i % (2 * live)) * 48;
+}
+
 /* One self-contained chunk: every block it allocates it frees again, so
  * the chunk can be sent any number of times. */
-static void make_chunk(struct hl_enc *e, unsigned long events, unsigned long live)
+static void make_chunk(struct hl_enc *e, unsigned long events, unsigned long live,
+		       unsigned long threads)
 {
 	unsigned long allocs = events / 2;
 	uint64_t ticks = 1;
 
 	for (unsigned long i = 0; i < allocs; i++) {
 		if (i % 2048 == 0)
-			hl_enc_batch(e, 1, ticks, i);
-		hl_enc_alloc(e, 0x10000000ull + i * 48, 16 + i % 200, ticks++,
+			hl_enc_batch(e, 1 + (uint32_t)((i / 2048) % threads), ticks, i);
+		hl_enc_alloc(e, bench_address(i, live), 16 + i % 200, ticks++,
 			     (uint32_t)(i % 1000) + 1, HL_KIND_MALLOC);
 		if (i >= live)
-			hl_enc_free(e, 0x10000000ull + (i - live) * 48, ticks++, HL_KIND_MALLOC);
+			hl_enc_free(e, bench_address(i - live, live), ticks++, HL_KIND_MALLOC);
 	}
 	for (unsigned long i = allocs > live ? allocs - live : 0; i < allocs; i++)
-		hl_enc_free(e, 0x10000000ull + i * 48, ticks++, HL_KIND_MALLOC);
+		hl_enc_free(e, bench_address(i, live), ticks++, HL_KIND_MALLOC);
 }
 
 static void *writer_main(void *arg)
@@ -122,7 +132,7 @@ static int ingest(int fd, struct hl_run *run, uint64_t *bytes)
 
 int hl_cmd_bench_ingest(int argc, char **argv)
 {
-	unsigned long events = 20000000, live = 100000, per_chunk = 2000000;
+	unsigned long events = 20000000, live = 100000, per_chunk = 2000000, threads = 1;
 	struct hl_enc prologue, chunk;
 	struct bench_writer w;
 	struct hl_run run;
@@ -136,6 +146,8 @@ int hl_cmd_bench_ingest(int argc, char **argv)
 			hl_parse_unsigned(argv[i + 1], 1ul << 40, &events);
 		else if (!strcmp(argv[i], "--live"))
 			hl_parse_unsigned(argv[i + 1], 1ul << 30, &live);
+		else if (!strcmp(argv[i], "--threads"))
+			hl_parse_unsigned(argv[i + 1], 1024, &threads);
 	}
 	if (per_chunk > events)
 		per_chunk = events;
@@ -144,7 +156,7 @@ int hl_cmd_bench_ingest(int argc, char **argv)
 	hl_enc_init(&prologue);
 	hl_enc_init(&chunk);
 	make_prologue(&prologue);
-	make_chunk(&chunk, per_chunk, live);
+	make_chunk(&chunk, per_chunk, live, threads ? threads : 1);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0)
 		return 1;
 	if (write(fds[1], prologue.buf, prologue.len) != (ssize_t)prologue.len)

@@ -17,8 +17,6 @@ void hl_run_init(struct hl_run *run)
 static void process_free_tables(struct hl_process *p)
 {
 	hl_table_destroy(&p->live);
-	hl_table_destroy(&p->superseded);
-	hl_table_destroy(&p->early_frees);
 }
 
 static void process_destroy(struct hl_process *p)
@@ -215,6 +213,8 @@ static void sample_take(struct hl_process *p, uint64_t ticks)
 	p->nsamples++;
 }
 
+#define hl_likely_state(x) __builtin_expect(!!(x), 1)
+
 static inline void event_counted(struct hl_process *p, uint64_t ticks)
 {
 	p->events++;
@@ -226,31 +226,32 @@ static inline void event_counted(struct hl_process *p, uint64_t ticks)
 
 /* ---- reconciliation ------------------------------------------------------- */
 
-static inline void account_alloc(struct hl_process *p, uint32_t ref, uint64_t size)
+/* A block enters or leaves the live set (the set the leak report is made of;
+ * in_use and the per-stack live counters always describe it exactly). */
+static inline void live_add(struct hl_process *p, const struct hl_block *b)
 {
-	struct hl_stack *s = hl_process_stack(p, ref);
+	struct hl_stack *s = hl_process_stack(p, b->stack_id);
 
-	p->allocs++;
-	p->bytes_allocated += size;
-	p->in_use_bytes += size;
+	p->in_use_bytes += b->size;
 	p->in_use_blocks++;
 	if (p->in_use_bytes > p->peak_bytes)
 		p->peak_bytes = p->in_use_bytes;
+	if (b->flags & HL_BLOCK_INHERITED) {
+		p->inherited_bytes += b->size;
+		p->inherited_blocks++;
+	}
 	if (s) {
-		s->allocs++;
-		s->bytes += size;
-		s->live_bytes += size;
+		s->live_bytes += b->size;
 		s->live_blocks++;
 		if (s->live_bytes > s->peak_live_bytes)
 			s->peak_live_bytes = s->live_bytes;
 	}
 }
 
-static inline void account_free(struct hl_process *p, const struct hl_block *b)
+static inline void live_remove(struct hl_process *p, const struct hl_block *b)
 {
 	struct hl_stack *s = hl_process_stack(p, b->stack_id);
 
-	p->frees++;
 	p->in_use_bytes -= b->size;
 	p->in_use_blocks--;
 	if (b->flags & HL_BLOCK_INHERITED) {
@@ -258,106 +259,141 @@ static inline void account_free(struct hl_process *p, const struct hl_block *b)
 		p->inherited_blocks--;
 	}
 	if (s) {
-		s->frees++;
 		s->live_bytes -= b->size;
 		s->live_blocks--;
+		s->frees++;
 	}
 }
 
-/* The earliest early free of address at or after ticks, or NULL. */
-static struct hl_block *early_free_for(struct hl_process *p, uint64_t address,
-				       uint64_t ticks)
+static inline void count_alloc(struct hl_process *p, const struct hl_block *nb)
 {
-	struct hl_block *best = NULL;
+	struct hl_stack *s = hl_process_stack(p, nb->stack_id);
 
-	for (struct hl_block *b = hl_table_find(&p->early_frees, address); b;
-	     b = hl_table_find_next(&p->early_frees, address, b))
-		if (b->ticks >= ticks && (!best || b->ticks < best->ticks))
-			best = b;
-	return best;
+	if (nb->flags & HL_BLOCK_INHERITED)
+		return; /* the parent counted it */
+	p->allocs++;
+	p->bytes_allocated += nb->size;
+	if (s) {
+		s->allocs++;
+		s->bytes += nb->size;
+	}
 }
 
-static __attribute__((noinline)) bool alloc_meets_early_free(struct hl_process *p,
-						     const struct hl_block *nb)
+static int ticks_cmp(const void *a, const void *b)
 {
-	struct hl_block *f = early_free_for(p, nb->address, nb->ticks);
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
-	if (!f)
-		return false;
-	hl_table_remove(&p->early_frees, f);
-	account_free(p, nb);
-	return true;
+	return x < y ? -1 : x > y;
 }
 
-/* Adds an allocation (the block's size, stack and ticks are in nb). */
-static void block_alloc(struct hl_process *p, const struct hl_block *nb)
+/* Drops the older half of the tombstones. An event older than a dropped
+ * tombstone would have to come from a thread that held it back while
+ * HL_TOMBSTONES_MAX / 2 newer frees arrived; that is the price of bounded
+ * memory (the live set could then keep a block that was freed). */
+static __attribute__((noinline)) void prune_tombstones(struct hl_process *p)
 {
+	uint64_t sample[4096], cutoff, seen = 0;
+	uint64_t stride = p->tombstones / HL_ARRAY_SIZE(sample) + 1;
+	size_t n = 0;
 	struct hl_block *b;
 
-	account_alloc(p, nb->stack_id, nb->size);
-	if (nb->flags & HL_BLOCK_INHERITED) {
-		p->inherited_bytes += nb->size;
-		p->inherited_blocks++;
+	/* The median of an even sample of tombstone ages is cutoff enough. */
+	for (b = hl_table_next(&p->live, NULL); b; b = hl_table_next(&p->live, b))
+		if ((b->flags & HL_BLOCK_FREED) && seen++ % stride == 0 &&
+		    n < HL_ARRAY_SIZE(sample))
+			sample[n++] = b->ticks;
+	qsort(sample, n, sizeof(*sample), ticks_cmp);
+	cutoff = n ? sample[n / 2] : 0;
+	b = hl_table_next(&p->live, NULL);
+	while (b) {
+		if ((b->flags & HL_BLOCK_FREED) && b->ticks < cutoff) {
+			hl_table_remove(&p->live, b);
+			p->tombstones--;
+			p->tombstones_dropped++;
+			if (!b->address) /* nothing shifted into the hole */
+				b = hl_table_next(&p->live, b);
+			continue;
+		}
+		b = hl_table_next(&p->live, b);
 	}
-	if (p->early_frees.count && alloc_meets_early_free(p, nb))
+}
+
+/* Remembers that address was freed at ticks, once the process has threads
+ * whose batches can arrive out of order; otherwise forgets it. */
+static void block_freed(struct hl_process *p, struct hl_block *b, uint64_t ticks,
+			unsigned kind)
+{
+	if (!p->reordering) {
+		hl_table_remove(&p->live, b);
 		return;
-	b = hl_table_find(&p->live, nb->address);
+	}
+	b->flags = HL_BLOCK_FREED;
+	b->ticks = ticks;
+	b->kind = (uint8_t)kind;
+	b->size = 0;
+	b->stack_id = 0;
+	if (++p->tombstones > HL_TOMBSTONES_MAX)
+		prune_tombstones(p);
+}
+
+/* An allocation (size, stack, ticks, flags in nb). The entry of its address
+ * holds the newest event seen there; the newer one wins. */
+static void block_alloc(struct hl_process *p, const struct hl_block *nb)
+{
+	struct hl_block *b = hl_table_find(&p->live, nb->address);
+
+	count_alloc(p, nb);
 	if (!b) {
 		b = hl_table_insert(&p->live, nb->address);
 		*b = *nb;
+		live_add(p, b);
 		return;
 	}
-	/* Two allocations of one address: the older one was freed, its free
-	 * has not arrived yet. Keep the newer one live. */
-	if (b->ticks <= nb->ticks) {
-		*hl_table_insert(&p->superseded, b->address) = *b;
-		b = hl_table_find(&p->live, nb->address);
-		*b = *nb;
-	} else {
-		*hl_table_insert(&p->superseded, nb->address) = *nb;
+	if (b->ticks > nb->ticks) {
+		/* A newer event already happened here: this block was freed
+		 * before it; its free will arrive (or already did). */
+		p->stale_allocs++;
+		return;
 	}
-}
-
-/* Newest superseded allocation of address with ticks in [after, ticks]. */
-static struct hl_block *superseded_for(struct hl_process *p, uint64_t address,
-				       uint64_t after, uint64_t ticks)
-{
-	struct hl_block *best = NULL;
-
-	for (struct hl_block *b = hl_table_find(&p->superseded, address); b;
-	     b = hl_table_find_next(&p->superseded, address, b))
-		if (b->ticks >= after && b->ticks <= ticks &&
-		    (!best || b->ticks > best->ticks))
-			best = b;
-	return best;
+	if (b->flags & HL_BLOCK_FREED) {
+		p->tombstones--;
+	} else {
+		/* Two allocations of one address without a free between them
+		 * yet: the older one was freed and its free is still coming. */
+		live_remove(p, b);
+	}
+	*b = *nb;
+	live_add(p, b);
 }
 
 static void block_free(struct hl_process *p, uint64_t address, uint64_t ticks,
 		       unsigned kind)
 {
 	struct hl_block *b = hl_table_find(&p->live, address);
-	struct hl_block *old;
 
-	if (b && b->ticks <= ticks && !p->superseded.count) {
-		account_free(p, b); /* the common case */
-		hl_table_remove(&p->live, b);
+	p->frees++;
+	if (hl_likely_state(b && !(b->flags & HL_BLOCK_FREED) && b->ticks <= ticks)) {
+		live_remove(p, b); /* the common case */
+		block_freed(p, b, ticks, kind);
 		return;
 	}
-	old = p->superseded.count ?
-	      superseded_for(p, address, b && b->ticks <= ticks ? b->ticks : 0, ticks) :
-	      NULL;
-	if (old) {
-		account_free(p, old);
-		hl_table_remove(&p->superseded, old);
-	} else if (b && b->ticks <= ticks) {
-		account_free(p, b);
-		hl_table_remove(&p->live, b);
-	} else {
-		struct hl_block *f = hl_table_insert(&p->early_frees, address);
-
-		f->ticks = ticks;
-		f->kind = (uint8_t)kind;
+	if (!b) {
+		/* Its allocation has not arrived yet (another thread's batch). */
+		if (!p->reordering)
+			return; /* counted at the end as unmatched */
+		b = hl_table_insert(&p->live, address);
+		b->flags = HL_BLOCK_FREED;
+		b->ticks = ticks;
+		b->kind = (uint8_t)kind;
+		if (++p->tombstones > HL_TOMBSTONES_MAX)
+			prune_tombstones(p);
+		return;
 	}
+	/* Either an older allocation's free (a newer event replaced it), or a
+	 * second free after the last known one (the allocation between them is
+	 * still coming): the newest event stays. */
+	if (b->ticks < ticks)
+		b->ticks = ticks;
 }
 
 /* ---- records --------------------------------------------------------------- */
@@ -394,14 +430,20 @@ static void on_live(struct hl_process *p, const struct hl_rec_live *r)
 	for (uint32_t i = 0; i < r->count; i++) {
 		struct hl_block *b = hl_table_find(&p->live, lb[i].address);
 
-		if (!b) {
+		if (!b || (b->flags & HL_BLOCK_FREED)) {
 			/* The hook holds a block we never saw allocated (lost
 			 * events, or a fork race): trust the hook. */
-			b = hl_table_insert(&p->live, lb[i].address);
+			if (!b)
+				b = hl_table_insert(&p->live, lb[i].address);
+			else
+				p->tombstones--;
 			b->size = lb[i].size;
 			b->stack_id = stack_ref(p, lb[i].stack_id);
 			b->kind = lb[i].kind;
 			b->flags = HL_BLOCK_LIVE_ONLY;
+			b->ticks = 0;
+			live_add(p, b);
+			p->live_only_blocks++;
 			p->live_mismatch++;
 		}
 		b->leak_class = lb[i].leak_class;
@@ -428,6 +470,13 @@ static void on_error(struct hl_process *p, const struct hl_rec_error *r)
 static void on_batch(struct hl_process *p, const struct hl_rec_batch *r)
 {
 	int slot = p->clock_synced ? 1 : 0;
+
+	/* A second thread's batch: from now on events can arrive out of order,
+	 * so freed addresses are remembered (see state.h). */
+	if (!p->first_tid)
+		p->first_tid = r->tid;
+	else if (r->tid != p->first_tid)
+		p->reordering = true;
 
 	p->sync_ticks[slot] = r->ticks;
 	p->sync_mono[slot] = r->monotonic_ns;
@@ -501,14 +550,11 @@ static void inherit_from(struct hl_process *child, const struct hl_process *pare
 	     b = hl_table_next(&parent->live, b)) {
 		struct hl_block nb = *b;
 
+		if (b->flags & HL_BLOCK_FREED)
+			continue;
 		nb.flags = HL_BLOCK_INHERITED;
 		block_alloc(child, &nb);
-	}
-	child->allocs = 0;
-	child->bytes_allocated = 0;
-	for (size_t i = 0; i < child->nstacks; i++) {
-		child->stacks[i].allocs = 0;
-		child->stacks[i].bytes = 0;
+		child->inherited_at_fork++;
 	}
 }
 
@@ -664,9 +710,12 @@ static void group_leaks(struct hl_process *p)
 	for (struct hl_block *b = hl_table_next(&p->live, NULL); b;
 	     b = hl_table_next(&p->live, b)) {
 		uint64_t key = ((uint64_t)b->stack_id << 3 | b->leak_class) + 1;
-		struct hl_block *g = hl_table_find(&groups, key);
+		struct hl_block *g;
 		struct hl_stack *s = hl_process_stack(p, b->stack_id);
 
+		if (b->flags & HL_BLOCK_FREED)
+			continue;
+		g = hl_table_find(&groups, key);
 		if (!g)
 			g = hl_table_insert(&groups, key);
 		g->size += b->size;
@@ -700,10 +749,10 @@ static void trust_live_set(struct hl_process *p)
 	struct hl_block *b = hl_table_next(&p->live, NULL);
 
 	while (b) {
-		if (!(b->flags & HL_BLOCK_LIVE_SEEN)) {
+		if (!(b->flags & (HL_BLOCK_LIVE_SEEN | HL_BLOCK_FREED))) {
 			p->live_mismatch++;
-			account_free(p, b);
-			p->frees--;
+			p->live_only_blocks--; /* freed without a FREE we saw */
+			live_remove(p, b);
 			hl_table_remove(&p->live, b);
 			/* The shift may have moved an unvisited entry here. */
 			if (!b->address)
@@ -714,6 +763,19 @@ static void trust_live_set(struct hl_process *p)
 	}
 }
 
+/* Every free matches exactly one allocation, so whatever the order of
+ * arrival the counts must balance: frees = allocations (own, inherited, or
+ * only known from LIVE) - blocks live at the end. The difference is what
+ * the stream left unexplained. */
+static void count_inconsistencies(struct hl_process *p)
+{
+	uint64_t expected = p->allocs + p->inherited_at_fork + p->live_only_blocks;
+
+	expected = expected > p->in_use_blocks ? expected - p->in_use_blocks : 0;
+	p->unmatched_frees = p->frees > expected ? p->frees - expected : 0;
+	p->unfreed_superseded = expected > p->frees ? expected - p->frees : 0;
+}
+
 void hl_process_finish(struct hl_process *p)
 {
 	if (p->finished)
@@ -722,8 +784,7 @@ void hl_process_finish(struct hl_process *p)
 	resolve_end(p);
 	if (p->live_seen && p->has_exit)
 		trust_live_set(p);
-	p->unmatched_frees = p->early_frees.count;
-	p->unfreed_superseded = p->superseded.count;
+	count_inconsistencies(p);
 	if (p->samples || p->events)
 		sample_take(p, p->sync_ticks[1] > 0 ? p->sync_ticks[1] : 0);
 	group_leaks(p);

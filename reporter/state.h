@@ -6,14 +6,16 @@
  * Ordering (wire.h "Clock" and "Threads"): records of one thread arrive in
  * order, but batches of different threads interleave, so for one address a
  * free may arrive before its alloc, or after the re-allocation of the same
- * address by another thread. The reconciler orders by ticks:
- *  - `live` holds the newest allocation of each address;
- *  - `superseded` holds older allocations of an address whose free has not
- *    arrived yet (a newer alloc of the same address proves they were freed);
- *  - `early_frees` holds frees whose alloc has not arrived yet.
- * A free matches the newest known allocation of its address with ticks <= its
- * own; an alloc first consumes an early free with ticks >= its own. Whatever
- * is left in the pending tables at the end is reported as inconsistencies.
+ * address by another thread. The block table keeps, per address, the newest
+ * event seen there (by ticks): a live allocation, or - once a second thread
+ * has sent a batch - a tombstone saying when the address was freed. An event
+ * older than the entry does not change the live set (an old allocation was
+ * freed before the newer event; an old free freed an older allocation), so
+ * whatever order batches arrive in, the live set at the end is exactly the
+ * allocations that were the last event at their address. allocs, frees and
+ * bytes allocated are exact event counts; peak and timeline follow arrival
+ * order. Tombstones cost 32 bytes per freed address until it is reused; past
+ * HL_TOMBSTONES_MAX the older half is dropped (bounded memory).
  *
  * Stack references inside the reporter are indexes into proc->stacks plus one
  * (0 = none), not wire ids: a forked child starts with a copy of its parent's
@@ -73,6 +75,7 @@ struct hl_sample {
 	uint64_t in_use_bytes;  /* heap in use then */
 	uint64_t in_use_blocks;
 };
+#define HL_TOMBSTONES_MAX (1u << 19) /* ~26 MiB of remembered frees */
 #define HL_TIMELINE_MAX 4096 /* samples kept; older ones thinned by half */
 
 /* One leak group: blocks still outstanding at the end with the same
@@ -104,9 +107,14 @@ struct hl_process {
 	struct hl_process *parent;   /* fork parent or exec predecessor, or NULL */
 	struct hl_process *exec_successor; /* image that replaced this one */
 
-	struct hl_table live;        /* newest allocation per address */
-	struct hl_table superseded;  /* older allocations awaiting their free */
-	struct hl_table early_frees; /* frees awaiting their allocation */
+	struct hl_table live;        /* newest event per address: block or tombstone */
+	bool reordering;             /* a second thread sent a batch */
+	uint32_t first_tid;          /* tid of the first BATCH */
+	uint64_t tombstones;         /* freed addresses remembered in `live` */
+	uint64_t tombstones_dropped; /* forgotten to bound memory */
+	uint64_t stale_allocs;       /* allocations older than their address's entry */
+	uint64_t inherited_at_fork;  /* blocks copied from the parent */
+	uint64_t live_only_blocks;   /* net blocks only the LIVE set knew of */
 
 	struct hl_stack *stacks;     /* nstacks, index + 1 is the stack reference */
 	size_t nstacks, stacks_cap;
@@ -132,7 +140,7 @@ struct hl_process {
 
 	/* inconsistencies found by the reconciler, reported at the end */
 	uint64_t unmatched_frees;    /* frees whose alloc never arrived */
-	uint64_t unfreed_superseded; /* allocs reused by a newer alloc, free never seen */
+	uint64_t unfreed_superseded; /* allocs replaced by a newer one, free never seen */
 	uint64_t live_mismatch;      /* blocks the hook's LIVE set and ours disagree on */
 
 	bool live_seen;              /* LIVE records arrived */

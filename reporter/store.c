@@ -478,7 +478,8 @@ static int write_leaked_blocks(struct writer *w, struct hl_table *leak_ids)
 	for (struct hl_block *b = hl_table_next(&w->p->live, NULL); b && !err;
 	     b = hl_table_next(&w->p->live, b)) {
 		uint64_t key = ((uint64_t)b->stack_id << 3 | b->leak_class) + 1;
-		struct hl_block *g = hl_table_find(leak_ids, key);
+		struct hl_block *g = (b->flags & HL_BLOCK_FREED) ? NULL :
+				     hl_table_find(leak_ids, key);
 
 		if (!g)
 			continue;

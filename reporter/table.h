@@ -33,6 +33,7 @@ _Static_assert(sizeof(struct hl_block) == 32, "hl_block");
 #define HL_BLOCK_INHERITED 1u /* copied from the parent at fork */
 #define HL_BLOCK_LIVE_SEEN 2u /* named by a LIVE record at exit */
 #define HL_BLOCK_LIVE_ONLY 4u /* known only from a LIVE record */
+#define HL_BLOCK_FREED 8u     /* tombstone: the address was freed at ticks */
 
 struct hl_table {
 	struct hl_block *slots; /* capacity entries */
