@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dwarf_index.h"
 #include "util.h"
 
 /* From libstdc++ (linked for this alone); declared here to keep the reporter
@@ -25,6 +26,7 @@ struct sym_module {
 	uint32_t build_id_len;
 	Dwfl *dwfl;          /* NULL when the file could not be used */
 	Dwfl_Module *mod;
+	struct hl_dwarf_index *index; /* function ranges per unit, built lazily */
 };
 
 struct sym_result {
@@ -61,6 +63,7 @@ void hl_symbolizer_free(struct hl_symbolizer *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->nmodules; i++) {
+		hl_dwarf_index_free(s->modules[i].index);
 		if (s->modules[i].dwfl)
 			dwfl_end(s->modules[i].dwfl);
 		free(s->modules[i].path);
@@ -93,8 +96,10 @@ static void module_open(struct sym_module *sm, const struct hl_module *m)
 	dwfl_report_begin(sm->dwfl);
 	sm->mod = dwfl_report_elf(sm->dwfl, m->path, m->path, -1, m->base, false);
 	dwfl_report_end(sm->dwfl, NULL, NULL);
-	if (sm->mod && build_id_matches(sm->mod, m))
+	if (sm->mod && build_id_matches(sm->mod, m)) {
+		sm->index = hl_dwarf_index_new();
 		return;
+	}
 	if (sm->mod)
 		hl_log("%s: build-id differs from the loaded file; no symbols", m->path);
 	dwfl_end(sm->dwfl);
@@ -181,70 +186,29 @@ static void die_call_site(struct hl_symbolizer *s, Dwarf_Die *cudie,
 	out->file = file ? hl_arena_strdup(&s->arena, file) : NULL;
 }
 
-static bool is_function_scope(Dwarf_Die *die)
-{
-	int tag = dwarf_tag(die);
-
-	return tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram;
-}
-
-/* The function scope that physically contains `die` (its caller when die is
- * an inlined instance). dwarf_getscopes() would continue with the scopes of
- * the abstract definition instead, so walk the concrete parents. */
-static bool enclosing_function(Dwarf_Die *die, Dwarf_Die *out)
-{
-	Dwarf_Die *chain = NULL;
-	int n = dwarf_getscopes_die(die, &chain);
-	bool found = false;
-
-	for (int i = 1; i < n && !found; i++) {
-		if (is_function_scope(&chain[i])) {
-			*out = chain[i];
-			found = true;
-		}
-	}
-	free(chain);
-	return found;
-}
-
 /* Fills frames for the inline chain at pc; frames[0] already has the line
  * table's file:line. Returns the number of frames. */
-static size_t inline_chain(struct hl_symbolizer *s, Dwfl_Module *mod,
+static size_t inline_chain(struct hl_symbolizer *s, struct sym_module *sm,
 			   Dwarf_Addr pc, struct hl_frame_info *frames)
 {
 	Dwarf_Addr bias = 0;
-	Dwarf_Die *cudie = dwfl_module_addrdie(mod, pc, &bias);
-	Dwarf_Die *scopes = NULL, cur, prev;
-	size_t n = 0;
-	int nscopes, i;
+	Dwarf_Die *cudie = dwfl_module_addrdie(sm->mod, pc, &bias);
+	Dwarf_Die scopes[HL_MAX_INLINE];
+	size_t n;
 
 	if (!cudie)
 		return 1;
-	nscopes = dwarf_getscopes(cudie, pc - bias, &scopes);
-	for (i = 0; i < nscopes && !is_function_scope(&scopes[i]); i++)
-		;
-	if (i >= nscopes) {
-		free(scopes);
-		return 1;
-	}
-	cur = scopes[i];
-	free(scopes);
-	while (n < HL_MAX_INLINE) {
-		if (n > 0) {
+	n = hl_dwarf_index_scopes(sm->index, cudie, pc - bias, scopes, HL_MAX_INLINE);
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0) {
 			/* The caller's line is where the inlined callee was called. */
-			frames[n] = frames[0];
-			die_call_site(s, cudie, &prev, &frames[n]);
+			frames[i] = frames[0];
+			die_call_site(s, cudie, &scopes[i - 1], &frames[i]);
 		}
-		frames[n].function = die_function_name(s, &cur);
-		frames[n].inlined = dwarf_tag(&cur) == DW_TAG_inlined_subroutine;
-		n++;
-		if (!frames[n - 1].inlined)
-			break;
-		prev = cur;
-		if (!enclosing_function(&prev, &cur))
-			break;
+		frames[i].function = die_function_name(s, &scopes[i]);
+		frames[i].inlined = dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine;
 	}
-	return n;
+	return n ? n : 1;
 }
 
 static void symbolize_in(struct hl_symbolizer *s, struct sym_module *sm,
@@ -273,7 +237,7 @@ static void symbolize_in(struct hl_symbolizer *s, struct sym_module *sm,
 			frames[0].file = file ? hl_arena_strdup(&s->arena, file) : NULL;
 			frames[0].line = lineno > 0 ? (uint32_t)lineno : 0;
 		}
-		n = inline_chain(s, sm->mod, pc, frames);
+		n = inline_chain(s, sm, pc, frames);
 		/* The symbol table names the real function best (full C++ scope);
 		 * the DWARF scope only when there is no symbol. */
 		if (symname && !frames[n - 1].inlined)
