@@ -53,6 +53,12 @@ struct hl_symbolizer *hl_symbolizer_new(void)
 {
 	struct hl_symbolizer *s = hl_xcalloc(1, sizeof(*s));
 
+	/* The report is due right after the program exits: no network lookups
+	 * of debug info (Debian's profile sets DEBUGINFOD_URLS for shells)
+	 * unless the user asks for them. */
+	if (!getenv("HEAPLEDGER_DEBUGINFOD"))
+		unsetenv("DEBUGINFOD_URLS");
+
 	hl_table_init(&s->cache);
 	hl_arena_init(&s->arena);
 	return s;
