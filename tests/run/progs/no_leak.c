@@ -1,7 +1,8 @@
 /* tests/run/progs/no_leak.c: uses every allocation function and frees all of
- * it, realloc(p, 0) included: no leak record may appear. */
+ * it, realloc(p, 0) included: no leak record may appear. It prints nothing:
+ * stdio's buffer is allocated by libc and kept until exit (valgrind calls it
+ * "still reachable"; heapledger classifies it only with issue 5's scan). */
 #include <malloc.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,5 @@ int main(void)
 	free(e);
 	free(f);
 	free(s);
-	printf("no leak\n");
 	return 0;
 }
