@@ -141,7 +141,8 @@ static void accept_all(struct hl_listener *l)
 		c = hl_xcalloc(1, sizeof(*c));
 		c->fd = fd;
 		c->id = ++l->next_id;
-		c->buf = hl_xmalloc(HL_CONN_BUFFER);
+		c->cap = HL_CONN_BUFFER_MIN;
+		c->buf = hl_xmalloc(c->cap);
 		c->state.run = l->run;
 		hl_decode_init(&c->decoder, hl_state_record, &c->state);
 		ev.data.ptr = c;
@@ -186,7 +187,13 @@ int hl_conn_pump(struct hl_listener *l, struct hl_conn *c)
 
 		if (c->dead)
 			return -1;
-		n = read(c->fd, c->buf + c->fill, HL_CONN_BUFFER - c->fill);
+		if (c->fill == c->cap && c->cap < HL_CONN_BUFFER) {
+			/* A record larger than the buffer: grow (the decoder has
+			 * already checked its length against the maximum). */
+			c->cap = c->cap * 2 < HL_CONN_BUFFER ? c->cap * 2 : HL_CONN_BUFFER;
+			c->buf = hl_xrealloc(c->buf, c->cap);
+		}
+		n = read(c->fd, c->buf + c->fill, c->cap - c->fill);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))

@@ -25,6 +25,7 @@ struct hl_conn {
 	uint32_t id;               /* connection number, for log lines */
 	uint8_t *buf;              /* unparsed bytes, starting at a record */
 	size_t fill;               /* bytes in buf */
+	size_t cap;                /* bytes allocated; grows for big records */
 	struct hl_decoder decoder;
 	struct hl_conn_state state; /* the process this connection reports */
 	bool dead;                 /* closed, to be reaped from the list */
@@ -60,7 +61,9 @@ void hl_listen_close(struct hl_listener *l);
  * tests and the bench. Returns 0, or -1 if the connection ended. */
 int hl_conn_pump(struct hl_listener *l, struct hl_conn *c);
 
-/* Size of a connection's read buffer: a maximal record plus a read. */
+/* A connection's read buffer starts small (many idle connections stay
+ * cheap) and grows to hold a maximal record plus a read. */
+#define HL_CONN_BUFFER_MIN (1u << 16)
 #define HL_CONN_BUFFER (HL_WIRE_MAX_RECORD + (1u << 18))
 
 #endif /* HL_REPORTER_LISTEN_H */
