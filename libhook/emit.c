@@ -1,0 +1,587 @@
+/*
+ * libhook/emit.c: per-thread event buffers and the one socket writer.
+ *
+ * Each thread appends records to its own buffer (hl_meta_alloc'd, linked in
+ * `buffers`) with no lock. A buffer is written as one batch: a BATCH record
+ * naming the thread, then its records, in one sendmsg under write_lock, so
+ * batches never interleave. Before every batch the writer sends what other
+ * records name: MODULE_LOAD/UNLOAD (modules.c) and STACKs with ids not yet
+ * sent (stack.c), so an id is always defined before its first use.
+ *
+ * A buffer is flushed when full, when its oldest event is older than
+ * FLUSH_TICKS, at thread exit, at fork (the forking thread), at exec and at
+ * exit (every thread's committed records). Invariants:
+ *  - the owner writes records at data[used..] and then publishes `used`
+ *    (release); records in [sent, used) are complete;
+ *  - `sent` and the reset of a buffer change only under write_lock; another
+ *    thread (exit, exec) may send [sent, used) and advance `sent`;
+ *  - no syscall per event, no malloc; errno is preserved by the callers.
+ * If a write fails (reporter gone: EPIPE, never SIGPIPE thanks to
+ * MSG_NOSIGNAL) the connection is closed, one warning is printed and later
+ * events are counted as dropped; the program keeps running.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lock.h"
+#include "track.h"
+
+#define BUFFER_BYTES (32u * 1024)
+/* ~100 ms: 1e8 TSC cycles is 20-100 ms at 1-5 GHz; 1e8 ns otherwise. */
+#define FLUSH_TICKS 100000000u
+#define SCRATCH_BYTES (64u * 1024)
+#define LATE_BYTES 64 /* one record, after the thread's buffer is gone */
+
+struct emit_buffer {
+	struct emit_buffer *next;  /* all buffers; write_lock */
+	struct emit_buffer *prev;
+	uint32_t tid;              /* owner's kernel thread id */
+	_Atomic uint32_t used;     /* bytes of complete records; owner publishes */
+	_Atomic uint32_t records;  /* records in [0, used); owner publishes */
+	uint32_t sent;             /* bytes already written; write_lock */
+	uint32_t records_sent;     /* records already written; write_lock */
+	uint64_t first_ticks;      /* ticks of the oldest record in the buffer */
+	uint8_t data[BUFFER_BYTES];
+};
+
+enum emit_state {
+	EMIT_OFF = 0,  /* never connected: standalone */
+	EMIT_LIVE = 1, /* connected */
+	EMIT_LOST = 2, /* the reporter went away: events are dropped */
+	EMIT_DONE = 3, /* EXIT was sent */
+};
+
+static struct hl_lock write_lock;
+static _Atomic int state;
+static int sock_fd = -1;
+static struct emit_buffer *buffers;      /* write_lock */
+static uint64_t batch_sequence;          /* write_lock */
+static uint64_t records_total;           /* records written; write_lock */
+static uint32_t stacks_sent = 1;         /* ids below were sent; write_lock */
+static _Atomic uint64_t dropped;
+static uint8_t scratch[SCRATCH_BYTES] __attribute__((aligned(8))); /* write_lock */
+static size_t scratch_used;
+static HL_TLS struct emit_buffer *tls_buffer;
+static HL_TLS bool tls_exited;
+static HL_TLS uint64_t tls_late[LATE_BYTES / 8];
+
+static uint64_t clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t current_tid(void)
+{
+	return (uint32_t)syscall(SYS_gettid);
+}
+
+bool hl_emit_is_live(void)
+{
+	return atomic_load_explicit(&state, memory_order_relaxed) == EMIT_LIVE;
+}
+
+bool hl_emit_was_lost(void)
+{
+	return atomic_load_explicit(&state, memory_order_relaxed) == EMIT_LOST;
+}
+
+uint64_t hl_emit_dropped(void)
+{
+	return atomic_load_explicit(&dropped, memory_order_relaxed);
+}
+
+/* ---- the socket ------------------------------------------------------------ */
+
+static void disconnect_locked(const char *why)
+{
+	if (sock_fd >= 0)
+		close(sock_fd);
+	sock_fd = -1;
+	if (atomic_exchange(&state, EMIT_LOST) == EMIT_LIVE) {
+		hl_warn(why, NULL);
+	}
+}
+
+static bool send_iov_locked(struct iovec *iov, int count)
+{
+	if (atomic_load_explicit(&state, memory_order_relaxed) != EMIT_LIVE)
+		return false;
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)count };
+	while (msg.msg_iovlen > 0) {
+		ssize_t n = sendmsg(sock_fd, &msg, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			disconnect_locked("reporter connection lost; continuing standalone, "
+					  "events are dropped");
+			return false;
+		}
+		while (msg.msg_iovlen > 0 && (size_t)n >= msg.msg_iov->iov_len) {
+			n -= (ssize_t)msg.msg_iov->iov_len;
+			msg.msg_iov++;
+			msg.msg_iovlen--;
+		}
+		if (msg.msg_iovlen > 0) {
+			msg.msg_iov->iov_base = (char *)msg.msg_iov->iov_base + n;
+			msg.msg_iov->iov_len -= (size_t)n;
+		}
+	}
+	return true;
+}
+
+bool hl_emit_send_locked(const void *data, size_t len)
+{
+	struct iovec iov = { (void *)data, len };
+	return send_iov_locked(&iov, 1);
+}
+
+static bool scratch_flush_locked(void)
+{
+	bool ok = scratch_used == 0 || hl_emit_send_locked(scratch, scratch_used);
+	scratch_used = 0;
+	return ok;
+}
+
+/* Room for `len` bytes in the scratch buffer, flushing it first if needed. */
+static void *scratch_reserve_locked(size_t len)
+{
+	if (scratch_used + len > sizeof(scratch) && !scratch_flush_locked())
+		return NULL;
+	void *p = scratch + scratch_used;
+	scratch_used += len;
+	return p;
+}
+
+/* Sends STACK records for ids not yet sent on this connection. */
+static bool send_stacks_locked(void)
+{
+	uint32_t end = hl_stack_next_id();
+	for (; stacks_sent < end; stacks_sent++) {
+		const struct hl_stack *s = hl_stack_get(stacks_sent);
+		uint32_t len = (uint32_t)(sizeof(struct hl_rec_stack) + s->depth * 8u);
+		struct hl_rec_stack *rec = scratch_reserve_locked(len);
+		if (rec == NULL)
+			return false;
+		rec->h = hl_wire_hdr(HL_REC_STACK, 0, len);
+		rec->stack_id = s->id;
+		rec->depth = s->depth;
+		rec->truncated = s->truncated;
+		memcpy(rec + 1, s->frames, s->depth * 8u);
+		records_total++;
+	}
+	return scratch_flush_locked();
+}
+
+/* Everything a batch may name, sent before it. */
+static bool send_definitions_locked(void)
+{
+	return hl_modules_send_locked() && send_stacks_locked();
+}
+
+/* Sends [sent, used) of `b` as one batch. */
+static void buffer_send_locked(struct emit_buffer *b)
+{
+	uint32_t used = atomic_load_explicit(&b->used, memory_order_acquire);
+	uint32_t records = atomic_load_explicit(&b->records, memory_order_relaxed);
+	if (used == b->sent || !send_definitions_locked())
+		goto out_mark;
+	struct hl_rec_batch batch = {
+		.h = hl_wire_hdr(HL_REC_BATCH, 0, sizeof(batch)),
+		.tid = b->tid,
+		.ticks = hl_ticks(),
+		.monotonic_ns = clock_ns(CLOCK_MONOTONIC),
+		.realtime_ns = clock_ns(CLOCK_REALTIME),
+		.sequence = batch_sequence++,
+	};
+	struct iovec iov[2] = { { &batch, sizeof(batch) }, { b->data + b->sent, used - b->sent } };
+	if (send_iov_locked(iov, 2))
+		records_total += 1 + records - b->records_sent;
+out_mark:
+	if (hl_emit_was_lost())
+		atomic_fetch_add_explicit(&dropped, records - b->records_sent, memory_order_relaxed);
+	b->sent = used;
+	b->records_sent = records;
+}
+
+/* The owner sends its buffer and empties it. */
+static HL_NOINLINE void buffer_flush_own(struct emit_buffer *b)
+{
+	hl_lock(&write_lock);
+	buffer_send_locked(b);
+	atomic_store_explicit(&b->used, 0, memory_order_relaxed);
+	atomic_store_explicit(&b->records, 0, memory_order_relaxed);
+	b->sent = 0;
+	b->records_sent = 0;
+	hl_unlock(&write_lock);
+}
+
+/* ---- per-thread buffers ----------------------------------------------------- */
+
+static void put_thread_record(struct emit_buffer *b, unsigned type, uint32_t tid)
+{
+	struct hl_rec_thread *rec = (void *)(b->data + b->used);
+	*rec = (struct hl_rec_thread){ .h = hl_wire_hdr(type, 0, sizeof(*rec)), .tid = tid,
+				       .ticks = hl_ticks() };
+	atomic_store_explicit(&b->records, b->records + 1, memory_order_relaxed);
+	atomic_store_explicit(&b->used, b->used + (uint32_t)sizeof(*rec), memory_order_release);
+}
+
+static HL_NOINLINE struct emit_buffer *buffer_create(void)
+{
+	struct emit_buffer *b = hl_meta_alloc(sizeof(*b));
+	if (b == NULL)
+		return NULL;
+	b->tid = current_tid();
+	b->first_ticks = hl_ticks();
+	put_thread_record(b, HL_REC_THREAD_START, b->tid);
+	hl_lock(&write_lock);
+	b->next = buffers;
+	if (buffers)
+		buffers->prev = b;
+	buffers = b;
+	hl_unlock(&write_lock);
+	tls_buffer = b;
+	return b;
+}
+
+static void buffer_unlink_locked(struct emit_buffer *b)
+{
+	if (b->prev)
+		b->prev->next = b->next;
+	else
+		buffers = b->next;
+	if (b->next)
+		b->next->prev = b->prev;
+}
+
+void *hl_emit_reserve(uint32_t len)
+{
+	int s = atomic_load_explicit(&state, memory_order_relaxed);
+	if (hl_unlikely(s != EMIT_LIVE)) {
+		if (s == EMIT_LOST)
+			atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+		return NULL;
+	}
+	if (hl_unlikely(tls_exited))
+		return len <= sizeof(tls_late) ? tls_late : NULL;
+	struct emit_buffer *b = tls_buffer;
+	if (hl_unlikely(b == NULL) && (b = buffer_create()) == NULL)
+		return NULL;
+	if (hl_unlikely(b->used + len > sizeof(b->data)))
+		buffer_flush_own(b);
+	if (b->used == 0)
+		b->first_ticks = hl_ticks();
+	return b->data + b->used;
+}
+
+/* A thread past hl_emit_thread_exit sends each record at once. */
+static HL_NOINLINE void send_late(uint32_t len)
+{
+	struct hl_rec_batch batch = {
+		.h = hl_wire_hdr(HL_REC_BATCH, 0, sizeof(batch)),
+		.tid = current_tid(),
+	};
+	hl_lock(&write_lock);
+	if (send_definitions_locked()) {
+		batch.ticks = hl_ticks();
+		batch.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+		batch.realtime_ns = clock_ns(CLOCK_REALTIME);
+		batch.sequence = batch_sequence++;
+		struct iovec iov[2] = { { &batch, sizeof(batch) }, { tls_late, len } };
+		if (send_iov_locked(iov, 2))
+			records_total += 2;
+	}
+	hl_unlock(&write_lock);
+}
+
+void hl_emit_commit(uint32_t len)
+{
+	if (hl_unlikely(tls_exited)) {
+		send_late(len);
+		return;
+	}
+	struct emit_buffer *b = tls_buffer;
+	atomic_store_explicit(&b->records, b->records + 1, memory_order_relaxed);
+	atomic_store_explicit(&b->used, b->used + len, memory_order_release);
+	if (hl_unlikely(hl_ticks() - b->first_ticks > FLUSH_TICKS))
+		buffer_flush_own(b);
+}
+
+void hl_emit_thread_exit(void)
+{
+	struct emit_buffer *b = tls_buffer;
+	tls_exited = true;
+	if (b == NULL)
+		return;
+	hl_lock(&write_lock);
+	if (b->used + sizeof(struct hl_rec_thread) > sizeof(b->data)) {
+		buffer_send_locked(b);
+		atomic_store_explicit(&b->used, 0, memory_order_relaxed);
+		atomic_store_explicit(&b->records, 0, memory_order_relaxed);
+		b->sent = b->records_sent = 0;
+	}
+	put_thread_record(b, HL_REC_THREAD_END, b->tid);
+	buffer_send_locked(b);
+	buffer_unlink_locked(b);
+	hl_unlock(&write_lock);
+	tls_buffer = NULL;
+	hl_meta_free(b, sizeof(*b));
+}
+
+static void flush_all_locked(void)
+{
+	for (struct emit_buffer *b = buffers; b; b = b->next)
+		buffer_send_locked(b);
+}
+
+void hl_emit_flush_all(void)
+{
+	if (!hl_emit_is_live())
+		return;
+	hl_lock(&write_lock);
+	flush_all_locked();
+	hl_unlock(&write_lock);
+}
+
+/* ---- connection ------------------------------------------------------------- */
+
+/* /proc/self/cmdline into buf: NUL-terminated strings; returns bytes and
+ * sets *argc. Truncated at a string boundary if longer than the buffer. */
+static uint32_t read_cmdline(char *buf, uint32_t cap, uint32_t *argc)
+{
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	uint32_t used = 0;
+	ssize_t n = 1;
+	while (fd >= 0 && used < cap && n > 0) {
+		n = read(fd, buf + used, cap - used);
+		if (n > 0)
+			used += (uint32_t)n;
+	}
+	if (fd >= 0)
+		close(fd);
+	while (used > 0 && buf[used - 1] != '\0')
+		used--; /* drop a cut-off last string */
+	*argc = 0;
+	for (uint32_t i = 0; i < used; i++)
+		*argc += buf[i] == '\0';
+	return used;
+}
+
+static uint64_t run_id_from_env(void)
+{
+	const char *s = getenv(HL_ENV_RUN_ID);
+	uint64_t v = 0;
+	while (s && *s >= '0' && *s <= '9')
+		v = v * 10 + (uint64_t)(*s++ - '0');
+	return v;
+}
+
+/* HELLO in scratch: header, exe path, argv strings, padding. */
+static bool send_hello_locked(uint32_t origin, uint32_t ppid)
+{
+	const char *exe = hl_modules_exe_path();
+	uint32_t exe_len = (uint32_t)strlen(exe) + 1, argc;
+	struct hl_rec_hello *hello = (void *)scratch;
+	char *text = (char *)(hello + 1);
+	memcpy(text, exe, exe_len);
+	uint32_t argv_len = read_cmdline(text + exe_len,
+					 SCRATCH_BYTES - sizeof(*hello) - exe_len - 8, &argc);
+	uint32_t len = hl_wire_padded((uint32_t)sizeof(*hello) + exe_len + argv_len);
+	memset(text + exe_len + argv_len, 0, len - sizeof(*hello) - exe_len - argv_len);
+	*hello = (struct hl_rec_hello){
+		.h = hl_wire_hdr(HL_REC_HELLO, 0, len),
+		.pid = (uint32_t)getpid(),
+		.ppid = ppid,
+		.start_realtime_ns = clock_ns(CLOCK_REALTIME),
+		.run_id = run_id_from_env(),
+		.origin = origin,
+		.argc = argc,
+		.exe_len = exe_len,
+		.argv_len = argv_len,
+		.stack_depth = hl_options.stack_depth,
+		.pointer_bytes = sizeof(void *),
+		.hook_flags = (hl_options.stack_depth ? HL_HOOK_STACKS : 0) | HL_TICKS_FLAGS,
+	};
+	scratch_used = len;
+	records_total = 1;
+	return scratch_flush_locked();
+}
+
+/* A fresh connection on `fd`: nothing was sent on it yet. */
+static bool start_locked(int fd, uint32_t origin, uint32_t ppid)
+{
+	sock_fd = fd;
+	atomic_store(&state, EMIT_LIVE);
+	batch_sequence = 0;
+	stacks_sent = 1;
+	atomic_store(&dropped, 0);
+	hl_modules_reset_sent_locked();
+	return send_hello_locked(origin, ppid);
+}
+
+bool hl_emit_connect_fd(int fd, uint32_t origin, uint32_t ppid)
+{
+	hl_lock(&write_lock);
+	bool ok = start_locked(fd, origin, ppid);
+	hl_unlock(&write_lock);
+	return ok;
+}
+
+bool hl_emit_connect(const char *path, uint32_t origin, uint32_t ppid)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	size_t len = strlen(path);
+	if (len >= sizeof(addr.sun_path)) {
+		hl_warn("reporter socket path too long; standalone", NULL);
+		return false;
+	}
+	memcpy(addr.sun_path, path, len + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		goto out_fail;
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
+		close(fd);
+		goto out_fail;
+	}
+	return hl_emit_connect_fd(fd, origin, ppid);
+out_fail:
+	hl_warn("cannot reach the reporter at " HL_ENV_SOCKET "; standalone", NULL);
+	return false;
+}
+
+/* ---- exit ------------------------------------------------------------------- */
+
+struct live_sink {
+	struct hl_rec_live *rec; /* record being filled in scratch, or NULL */
+};
+
+static void live_block(void *address, size_t size, uint32_t stack_id, unsigned kind, void *arg)
+{
+	struct live_sink *sink = arg;
+	if (hl_unlikely(stack_id >= stacks_sent)) {
+		/* Interned by another thread after the walk began: define it
+		 * first, outside any LIVE record. */
+		scratch_flush_locked();
+		send_stacks_locked();
+		sink->rec = NULL;
+	}
+	if (sink->rec == NULL || sink->rec->count == HL_WIRE_MAX_LIVE_PER_RECORD ||
+	    scratch_used + sizeof(struct hl_wire_live_block) > sizeof(scratch)) {
+		if (scratch_used + sizeof(struct hl_rec_live) + sizeof(struct hl_wire_live_block) >
+		    sizeof(scratch))
+			scratch_flush_locked();
+		sink->rec = scratch_reserve_locked(sizeof(struct hl_rec_live));
+		if (sink->rec == NULL)
+			return;
+		*sink->rec = (struct hl_rec_live){ .h = hl_wire_hdr(HL_REC_LIVE, 0,
+								   sizeof(struct hl_rec_live)) };
+		records_total++;
+	}
+	struct hl_wire_live_block *blk = (void *)(scratch + scratch_used);
+	scratch_used += sizeof(*blk);
+	*blk = (struct hl_wire_live_block){ .address = (uintptr_t)address, .size = size,
+					   .stack_id = stack_id, .kind = (uint8_t)kind };
+	sink->rec->count++;
+	sink->rec->h.length += sizeof(*blk);
+}
+
+static void send_exit_locked(unsigned how, int status)
+{
+	struct hl_rec_exit *rec = scratch_reserve_locked(sizeof(*rec));
+	if (rec == NULL)
+		return;
+	records_total++;
+	*rec = (struct hl_rec_exit){ .h = hl_wire_hdr(HL_REC_EXIT, 0, sizeof(*rec)),
+				     .how = how, .status = status, .ticks = hl_ticks(),
+				     .events_sent = records_total };
+	scratch_flush_locked();
+}
+
+bool hl_emit_finish(unsigned how, int status)
+{
+	if (!hl_emit_is_live())
+		return false;
+	hl_lock(&write_lock);
+	flush_all_locked();
+	/* Stacks interned during the walk are sent before the records naming
+	 * them: definitions first, then LIVE blocks whose ids are all older. */
+	send_definitions_locked();
+	struct live_sink sink = { NULL };
+	hl_heap_walk(live_block, &sink);
+	send_exit_locked(how, status);
+	bool ok = hl_emit_is_live();
+	if (sock_fd >= 0)
+		close(sock_fd);
+	sock_fd = -1;
+	atomic_store(&state, ok ? EMIT_DONE : EMIT_LOST);
+	hl_unlock(&write_lock);
+	return ok;
+}
+
+/* ---- fork ------------------------------------------------------------------- */
+
+void hl_emit_fork_prepare(void)
+{
+	/* The child's reporter state starts from the parent's: send what this
+	 * thread has so far, before the child says HELLO. */
+	if (tls_buffer && hl_emit_is_live() && !tls_exited)
+		buffer_flush_own(tls_buffer);
+	hl_lock(&write_lock);
+}
+
+void hl_emit_fork_parent(void)
+{
+	hl_unlock(&write_lock);
+}
+
+void hl_emit_fork_record(pid_t child)
+{
+	struct hl_rec_fork *rec = hl_emit_reserve(sizeof(*rec));
+	if (rec == NULL)
+		return;
+	*rec = (struct hl_rec_fork){ .h = hl_wire_hdr(HL_REC_FORK, 0, sizeof(*rec)),
+				     .child_pid = (uint32_t)child, .ticks = hl_ticks() };
+	hl_emit_commit(sizeof(*rec));
+}
+
+/* Only this thread exists now: other threads' buffers are forgotten, the
+ * parent's connection is closed without a byte written to it, and this
+ * thread's unflushed events (the parent's) are dropped. */
+void hl_emit_fork_child(void)
+{
+	hl_lock_reset(&write_lock);
+	struct emit_buffer *own = tls_buffer;
+	for (struct emit_buffer *b = buffers, *next; b; b = next) {
+		next = b->next;
+		if (b != own)
+			hl_meta_free(b, sizeof(*b));
+	}
+	buffers = NULL;
+	if (own) {
+		own->next = own->prev = NULL;
+		buffers = own;
+		own->tid = current_tid();
+		atomic_store(&own->used, 0);
+		atomic_store(&own->records, 0);
+		own->sent = own->records_sent = 0;
+		put_thread_record(own, HL_REC_THREAD_START, own->tid);
+	}
+	if (sock_fd >= 0)
+		close(sock_fd);
+	sock_fd = -1;
+	int was = atomic_exchange(&state, EMIT_OFF);
+	const char *path = getenv(HL_ENV_SOCKET);
+	if ((was == EMIT_LIVE || was == EMIT_LOST) && path && *path)
+		hl_emit_connect(path, HL_ORIGIN_FORK, (uint32_t)getppid());
+}

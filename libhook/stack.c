@@ -1,0 +1,274 @@
+/*
+ * libhook/stack.c: stack capture with libunwind and stack interning.
+ *
+ * Capture: unw_backtrace (libunwind's local unwinder with its per-thread
+ * trace cache: after the first walk through a function it replays cached
+ * frame descriptions instead of parsing DWARF) into a buffer on the
+ * caller's stack; leading frames inside libheapledger.so itself (malloc,
+ * hl_allocate, hl_track_alloc, this file) are dropped, so frames[0] is the
+ * caller of the allocation function.
+ *
+ * Interning: an open-addressing hash table of pointers to immutable
+ * struct hl_stack. Invariants:
+ *  - a slot goes from NULL to an entry once and never changes again;
+ *  - an entry's id is in id_chunks and next_id covers it (release) before the
+ *    entry is put in any table, so whoever finds an id can hl_stack_get it,
+ *    and emit.c, which sends ids below hl_stack_next_id() before each batch,
+ *    always sends a STACK before the first event naming it;
+ *  - readers probe without a lock; a miss is confirmed under intern_lock in
+ *    the current table. Growing publishes a new table; old tables stay
+ *    mapped (a reader may still be probing one) and cost at most the size of
+ *    the current one in total.
+ * All memory is hl_meta_alloc'd: never the user heap.
+ */
+#define _GNU_SOURCE
+#include <link.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "lock.h"
+#include "track.h"
+
+#define CHUNK_IDS 4096u                         /* ids per id_chunks entry */
+#define MAX_CHUNKS (HL_DECODE_ID_LIMIT / CHUNK_IDS)
+#define HL_DECODE_ID_LIMIT (1u << 24)            /* reporter's HL_DECODE_MAX_ID */
+#define FIRST_TABLE_SLOTS 4096u
+#define ARENA_BYTES (256u * 1024)                /* entries are bump-allocated */
+#define OWN_FRAMES_MAX 16                        /* hook frames above the caller */
+
+struct stack_table {
+	size_t mask;                     /* slots - 1, slots a power of two */
+	_Atomic(struct hl_stack *) slots[];
+};
+
+static _Atomic(struct stack_table *) table;
+static struct hl_lock intern_lock;
+static size_t table_count;               /* entries in table; intern_lock */
+static _Atomic(struct hl_stack **) id_chunks[MAX_CHUNKS];
+static _Atomic uint32_t next_id = 1;
+static char *arena_next, *arena_end;     /* bump allocator; intern_lock */
+static uintptr_t own_lo, own_hi;         /* the hook's mapped range */
+
+/* ---- capture -------------------------------------------------------------- */
+
+static __attribute__((unused)) int find_own_range(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t target = (uintptr_t)arg, lo = UINTPTR_MAX, hi = 0;
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+		if (start < lo)
+			lo = start;
+		if (start + ph->p_memsz > hi)
+			hi = start + ph->p_memsz;
+	}
+	if (target < lo || target >= hi)
+		return 0;
+	own_lo = lo;
+	own_hi = hi;
+	return 1;
+}
+
+void hl_stack_init(void)
+{
+#ifndef HL_UNIT_TEST
+	/* In unit tests the hook is linked into the test program: every frame
+	 * would be "ours", so nothing is skipped there. */
+	dl_iterate_phdr(find_own_range, (void *)(uintptr_t)hl_stack_init);
+#endif
+}
+
+HL_NOINLINE unsigned hl_stack_capture(uint64_t *frames, unsigned max, bool *truncated)
+{
+	void *raw[HL_WIRE_MAX_FRAMES + OWN_FRAMES_MAX + 1];
+	if (max > HL_WIRE_MAX_FRAMES)
+		max = HL_WIRE_MAX_FRAMES;
+	/* One frame more than needed tells whether the stack was truncated. */
+	int n = unw_backtrace(raw, (int)(max + OWN_FRAMES_MAX + 1));
+	int skip = 0;
+	while (skip < n && skip < OWN_FRAMES_MAX && (uintptr_t)raw[skip] >= own_lo &&
+	       (uintptr_t)raw[skip] < own_hi)
+		skip++;
+	unsigned depth = n > skip ? (unsigned)(n - skip) : 0;
+	*truncated = depth > max;
+	if (depth > max)
+		depth = max;
+	for (unsigned i = 0; i < depth; i++)
+		frames[i] = (uintptr_t)raw[skip + (int)i];
+	return depth;
+}
+
+/* ---- interning ----------------------------------------------------------- */
+
+static uint64_t hash_frames(const uint64_t *frames, unsigned depth, bool truncated)
+{
+	uint64_t h = 0x9e3779b97f4a7c15u ^ (depth * 2u + truncated);
+	for (unsigned i = 0; i < depth; i++) {
+		h ^= frames[i];
+		h *= 0xff51afd7ed558ccdu;
+		h ^= h >> 32;
+	}
+	return h ? h : 1;
+}
+
+static bool stack_equals(const struct hl_stack *s, uint64_t hash, const uint64_t *frames,
+			 unsigned depth, bool truncated)
+{
+	return s->hash == hash && s->depth == depth && s->truncated == truncated &&
+	       memcmp(s->frames, frames, depth * sizeof(frames[0])) == 0;
+}
+
+/* Probes `t` for the frames: the entry, or NULL at the first empty slot. */
+static struct hl_stack *table_find(struct stack_table *t, uint64_t hash,
+				   const uint64_t *frames, unsigned depth, bool truncated)
+{
+	for (size_t i = hash & t->mask;; i = (i + 1) & t->mask) {
+		struct hl_stack *s = atomic_load_explicit(&t->slots[i], memory_order_acquire);
+		if (s == NULL || stack_equals(s, hash, frames, depth, truncated))
+			return s;
+	}
+}
+
+static void table_put(struct stack_table *t, struct hl_stack *s)
+{
+	size_t i = s->hash & t->mask;
+	while (atomic_load_explicit(&t->slots[i], memory_order_relaxed))
+		i = (i + 1) & t->mask;
+	atomic_store_explicit(&t->slots[i], s, memory_order_release);
+}
+
+static struct stack_table *table_new(size_t slots)
+{
+	struct stack_table *t = hl_meta_alloc(sizeof(*t) + slots * sizeof(t->slots[0]));
+	if (t)
+		t->mask = slots - 1;
+	return t;
+}
+
+/* Keeps the load at most one half; false if there is no room. */
+static bool table_reserve_locked(void)
+{
+	struct stack_table *t = atomic_load_explicit(&table, memory_order_relaxed);
+	if (t && (table_count + 1) * 2 <= t->mask + 1)
+		return true;
+	struct stack_table *bigger = table_new(t ? (t->mask + 1) * 2 : FIRST_TABLE_SLOTS);
+	if (bigger == NULL)
+		return false;
+	for (size_t i = 0; t && i <= t->mask; i++) {
+		struct hl_stack *s = atomic_load_explicit(&t->slots[i], memory_order_relaxed);
+		if (s)
+			table_put(bigger, s);
+	}
+	atomic_store_explicit(&table, bigger, memory_order_release);
+	return true;
+}
+
+static struct hl_stack *entry_new_locked(size_t bytes)
+{
+	bytes = (bytes + 15) & ~(size_t)15;
+	if ((size_t)(arena_end - arena_next) < bytes) {
+		arena_next = hl_meta_alloc(ARENA_BYTES);
+		if (arena_next == NULL) {
+			arena_end = NULL;
+			return NULL;
+		}
+		arena_end = arena_next + ARENA_BYTES;
+	}
+	struct hl_stack *s = (struct hl_stack *)arena_next;
+	arena_next += bytes;
+	return s;
+}
+
+/* Makes id `id` resolvable by hl_stack_get; false when out of ids/memory. */
+static bool id_slot_set_locked(uint32_t id, struct hl_stack *s)
+{
+	uint32_t chunk = id / CHUNK_IDS;
+	if (chunk >= MAX_CHUNKS)
+		return false;
+	struct hl_stack **ids = atomic_load_explicit(&id_chunks[chunk], memory_order_relaxed);
+	if (ids == NULL) {
+		ids = hl_meta_alloc(CHUNK_IDS * sizeof(ids[0]));
+		if (ids == NULL)
+			return false;
+		atomic_store_explicit(&id_chunks[chunk], ids, memory_order_release);
+	}
+	ids[id % CHUNK_IDS] = s;
+	return true;
+}
+
+static HL_NOINLINE uint32_t intern_slow(const uint64_t *frames, unsigned depth, bool truncated,
+					uint64_t hash)
+{
+	uint32_t id = 0;
+	hl_lock(&intern_lock);
+	struct stack_table *t = atomic_load_explicit(&table, memory_order_relaxed);
+	struct hl_stack *s = t ? table_find(t, hash, frames, depth, truncated) : NULL;
+	if (s) {
+		id = s->id;
+		goto out_unlock;
+	}
+	if (!table_reserve_locked())
+		goto out_unlock;
+	s = entry_new_locked(sizeof(*s) + depth * sizeof(frames[0]));
+	uint32_t new_id = atomic_load_explicit(&next_id, memory_order_relaxed);
+	if (s == NULL || !id_slot_set_locked(new_id, s))
+		goto out_unlock;
+	s->hash = hash;
+	s->id = new_id;
+	s->depth = (uint16_t)depth;
+	s->truncated = truncated;
+	memcpy(s->frames, frames, depth * sizeof(frames[0]));
+	atomic_store_explicit(&next_id, new_id + 1, memory_order_release);
+	table_put(atomic_load_explicit(&table, memory_order_relaxed), s);
+	table_count++;
+	id = new_id;
+out_unlock:
+	hl_unlock(&intern_lock);
+	return id;
+}
+
+uint32_t hl_stack_intern(const uint64_t *frames, unsigned depth, bool truncated)
+{
+	uint64_t hash = hash_frames(frames, depth, truncated);
+	struct stack_table *t = atomic_load_explicit(&table, memory_order_acquire);
+	struct hl_stack *s = t ? table_find(t, hash, frames, depth, truncated) : NULL;
+	if (hl_likely(s != NULL))
+		return s->id;
+	return intern_slow(frames, depth, truncated, hash);
+}
+
+const struct hl_stack *hl_stack_get(uint32_t id)
+{
+	if (id == 0 || id >= atomic_load_explicit(&next_id, memory_order_acquire))
+		return NULL;
+	struct hl_stack **ids = atomic_load_explicit(&id_chunks[id / CHUNK_IDS],
+						     memory_order_acquire);
+	return ids ? ids[id % CHUNK_IDS] : NULL;
+}
+
+uint32_t hl_stack_next_id(void)
+{
+	return atomic_load_explicit(&next_id, memory_order_acquire);
+}
+
+/* The child keeps every stack: its live blocks name them, and emit.c sends
+ * them again on the child's own connection. */
+void hl_stack_fork_prepare(void)
+{
+	hl_lock(&intern_lock);
+}
+
+void hl_stack_fork_parent(void)
+{
+	hl_unlock(&intern_lock);
+}
+
+void hl_stack_fork_child(void)
+{
+	hl_lock_reset(&intern_lock);
+}

@@ -1,0 +1,131 @@
+/*
+ * libhook/track.h: declarations shared by the tracking files (track.c,
+ * stack.c, emit.c, modules.c, exitpath.c). The allocator sees only the
+ * hl_track_* entry points in internal.h.
+ *
+ * Lock order (a thread holding one may take only those to its right):
+ *   loader lock (dl_iterate_phdr) -> modules_lock -> meta lock
+ *   write_lock (emit.c) -> modules_lock -> arena locks (LIVE walk) -> meta lock
+ *   intern_lock (stack.c) -> meta lock
+ * No tracking lock is held while calling unw_backtrace or any dl* function,
+ * since those may take the loader lock and call malloc.
+ */
+#ifndef HL_TRACK_H
+#define HL_TRACK_H
+
+#include <sys/types.h>
+
+#include "internal.h"
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#define HL_TICKS_FLAGS HL_HOOK_TICKS_TSC
+#else
+#include <time.h>
+#define HL_TICKS_FLAGS 0u
+#endif
+
+/* The wire clock (wire.h): TSC cycles on x86-64, else monotonic ns. */
+HL_INLINE uint64_t hl_ticks(void)
+{
+#if defined(__x86_64__)
+	return __rdtsc();
+#else
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+/* ---- stack.c: capture and interning -------------------------------------- */
+
+/* An interned stack; immutable once its id is published. */
+struct hl_stack {
+	uint64_t hash;      /* of depth and frames */
+	uint32_t id;        /* 1.., dense, in order of first use */
+	uint16_t depth;     /* frames[] entries */
+	uint16_t truncated; /* the real stack was deeper */
+	uint64_t frames[];  /* return addresses, innermost first */
+};
+
+/* Finds the hook's own text so captures start at the program's frame. */
+void hl_stack_init(void);
+/* Captures the caller's stack without the hook's frames: at most `max`
+ * (<= HL_WIRE_MAX_FRAMES) frames into `frames`; returns how many and sets
+ * *truncated when there were more. */
+unsigned hl_stack_capture(uint64_t *frames, unsigned max, bool *truncated);
+/* Returns the id of this frame sequence, interning it on first sight; 0
+ * when the table cannot grow (out of memory). Lock-free when known. */
+uint32_t hl_stack_intern(const uint64_t *frames, unsigned depth, bool truncated);
+/* The stack with this id, or NULL. Valid for ids below hl_stack_next_id(). */
+const struct hl_stack *hl_stack_get(uint32_t id);
+/* One past the highest id published (acquire: hl_stack_get works for all
+ * smaller ids). */
+uint32_t hl_stack_next_id(void);
+void hl_stack_fork_prepare(void);
+void hl_stack_fork_parent(void);
+void hl_stack_fork_child(void);
+
+/* ---- emit.c: per-thread buffers and the socket writer -------------------- */
+
+/* Connects to the reporter at `path` and sends HELLO; false if it cannot. */
+bool hl_emit_connect(const char *path, uint32_t origin, uint32_t ppid);
+/* True while events are being sent (connected, EXIT not yet sent). */
+bool hl_emit_is_live(void);
+/* True if a connection was made and then lost. */
+bool hl_emit_was_lost(void);
+/* Room for one record of `len` bytes in this thread's buffer, or NULL when
+ * nothing is sent (then the event is counted as dropped if the connection
+ * was lost). Follow with hl_emit_commit(len). */
+void *hl_emit_reserve(uint32_t len);
+void hl_emit_commit(uint32_t len);
+/* Writes whole records from the calling thread outside any batch (module
+ * records), under the write lock; false if the connection is gone. */
+bool hl_emit_send_locked(const void *data, size_t len);
+/* Sends what every thread has buffered (exec, exit). */
+void hl_emit_flush_all(void);
+/* Sends this thread's buffer, then THREAD_END; the thread's later events
+ * are written one by one. */
+void hl_emit_thread_exit(void);
+/* Sends the final LIVE set and EXIT, then closes; false if not connected. */
+bool hl_emit_finish(unsigned how, int status);
+uint64_t hl_emit_dropped(void);
+void hl_emit_fork_prepare(void);
+void hl_emit_fork_parent(void);
+/* In the parent, after fork() returned `child`: a FORK record. */
+void hl_emit_fork_record(pid_t child);
+void hl_emit_fork_child(void);
+/* Test hook: use an already connected socket (socketpair) as the reporter. */
+bool hl_emit_connect_fd(int fd, uint32_t origin, uint32_t ppid);
+
+/* A record header for `type` of `len` bytes. */
+HL_INLINE struct hl_wire_header hl_wire_hdr(unsigned type, unsigned flags, uint32_t len)
+{
+	struct hl_wire_header h = { HL_WIRE_VERSION, (uint8_t)type, (uint16_t)flags, len };
+	return h;
+}
+
+/* ---- modules.c ------------------------------------------------------------ */
+
+/* Scans loaded objects; new ones get MODULE_LOAD, vanished ones
+ * MODULE_UNLOAD. Cheap when nothing changed (dlpi_adds/dlpi_subs). Call
+ * without tracking locks held. */
+void hl_modules_scan(void);
+/* Sends records not yet sent on this connection; write lock held. */
+bool hl_modules_send_locked(void);
+/* A new connection: everything must be sent again. Write lock held. */
+void hl_modules_reset_sent_locked(void);
+void hl_modules_fork_prepare(void);
+void hl_modules_fork_parent(void);
+void hl_modules_fork_child(void);
+/* Resolves dlopen/dlclose of the next object. */
+void hl_modules_init(void);
+/* Path of the main executable (readlink /proc/self/exe), "" if unknown. */
+const char *hl_modules_exe_path(void);
+
+/* ---- exitpath.c ----------------------------------------------------------- */
+
+/* Resolves the real abort/exec functions; called from hl_track_init. */
+void hl_exitpath_init(void);
+
+#endif /* HL_TRACK_H */
