@@ -1,0 +1,227 @@
+# report.awk: turns the runs recorded by bench/run.sh into the markdown tables
+# of RESULTS.md. Input, tab-separated, one run a line:
+#   round workload variant scale wall_s maxrss_kib status checksum note
+# Round 0 lines carry no run: their status says why a cell is empty
+# ("missing" or "n/a").
+# Variables: plan ("variant:scale ..." in column order), workloads,
+# synthetic (" churn ... ", the workloads with targets of their own), full
+# (the scale of the allocator columns).
+# Every ratio is taken within one round (run / glibc at the same size in the
+# same round), and the cell is the median over rounds, so a slow moment on the
+# machine skews one round's pair, not a whole column.
+
+function median(list,   a, n, i, j, t) {
+	n = split(list, a, " ")
+	if (n == 0)
+		return ""
+	for (i = 2; i <= n; i++) {
+		t = a[i] + 0
+		for (j = i - 1; j >= 1 && a[j] + 0 > t; j--)
+			a[j + 1] = a[j]
+		a[j + 1] = t
+	}
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+
+# Ratios of run k to run base, per round, of field f ("wall" or "rss").
+function ratios(k, base, f,   r, list, num, den) {
+	list = ""
+	for (r = 1; r <= maxr; r++) {
+		if (!((k, r) in wall) || !((base, r) in wall))
+			continue
+		if (status[k, r] != 0 || status[base, r] != 0)
+			continue
+		num = f == "wall" ? wall[k, r] : rss[k, r]
+		den = f == "wall" ? wall[base, r] : rss[base, r]
+		if (den > 0)
+			list = list " " num / den
+	}
+	return list
+}
+
+# Why run k has no trustworthy number, or "" when it has.
+function problem(k, w, s,   r, bad) {
+	if (k in skip)
+		return skip[k]
+	bad = ""
+	for (r = 1; r <= maxr; r++) {
+		if (!((k, r) in wall))
+			continue
+		if (status[k, r] != 0)
+			return "**FAILED (exit " status[k, r] ")**"
+		if (!((w, s) in ref))
+			bad = "**NO GLIBC REFERENCE**"
+		else if (sum[k, r] != ref[w, s])
+			return "**MISMATCH**"
+	}
+	return bad
+}
+
+function cell(w, v, s, f,   k, p, m) {
+	k = w SUBSEP v SUBSEP s
+	p = problem(k, w, s)
+	if (p != "")
+		return p
+	m = median(ratios(k, w SUBSEP "glibc" SUBSEP s, f))
+	if (m == "")
+		return "no data"
+	return sprintf("%.2f", m) (noevents[k] ? " †" : "")
+}
+
+function label(v, s) {
+	return s == full ? v : v " (" s "%)"
+}
+
+function table(title, f,   i, j, w, line, sep) {
+	print "## " title
+	print ""
+	line = "| Workload |"
+	sep = "|---|"
+	for (j = 1; j <= ncols; j++) {
+		line = line " " label(colv[j], cols[j]) " |"
+		sep = sep "---:|"
+	}
+	print line
+	print sep
+	for (i = 1; i <= nwork; i++) {
+		w = work[i]
+		line = "| " w " |"
+		for (j = 1; j <= ncols; j++)
+			line = line " " cell(w, colv[j], cols[j], f) " |"
+		print line
+	}
+	print ""
+}
+
+function absolute(w, s, f,   k, r, list) {
+	k = w SUBSEP "glibc" SUBSEP s
+	list = ""
+	for (r = 1; r <= maxr; r++)
+		if ((k, r) in wall && status[k, r] == 0)
+			list = list " " (f == "wall" ? wall[k, r] : rss[k, r] / 1024)
+	return list == "" ? "-" : sprintf(f == "wall" ? "%.3f s" : "%.1f MiB", median(list))
+}
+
+function glibc_table(   i, j, w, line, sep) {
+	print "## glibc, absolute medians"
+	print ""
+	line = "| Workload |"
+	sep = "|---|"
+	for (j = 1; j <= nsizes; j++) {
+		line = line " time " sizes[j] "% | peak RSS " sizes[j] "% |"
+		sep = sep "---:|---:|"
+	}
+	print line
+	print sep
+	for (i = 1; i <= nwork; i++) {
+		w = work[i]
+		line = "| " w " |"
+		for (j = 1; j <= nsizes; j++)
+			line = line " " absolute(w, sizes[j], "wall") " | " absolute(w, sizes[j], "rss") " |"
+		print line
+	}
+	print ""
+}
+
+# heapledger against the issue's targets, for every workload it ran.
+function targets_table(   i, w, hl, mi, t, m, vs, miss, p) {
+	print "## heapledger against the targets"
+	print ""
+	print "| Workload | time / glibc | time / mimalloc | peak RSS / glibc | verdict |"
+	print "|---|---:|---:|---:|---|"
+	for (i = 1; i <= nwork; i++) {
+		w = work[i]
+		hl = w SUBSEP "heapledger" SUBSEP full
+		mi = w SUBSEP "mimalloc" SUBSEP full
+		if (!(hl in seen) && !(hl in skip))
+			continue
+		p = problem(hl, w, full)
+		if (p != "") {
+			print "| " w " | " p " | | | " (p ~ /^\*\*/ ? "misses" : "not measured") " |"
+			continue
+		}
+		t = median(ratios(hl, w SUBSEP "glibc" SUBSEP full, "wall"))
+		m = median(ratios(hl, w SUBSEP "glibc" SUBSEP full, "rss"))
+		vs = (mi in seen && problem(mi, w, full) == "") ? median(ratios(hl, mi, "wall")) : ""
+		miss = ""
+		if (index(synthetic, " " w " ")) {
+			if (t >= 1)
+				miss = miss ", not faster than glibc"
+			if (vs != "" && vs > 1.25)
+				miss = miss ", over 1.25x mimalloc"
+		} else if (t > 1.05) {
+			miss = miss ", over 1.05x glibc"
+		}
+		if (m > 1.2)
+			miss = miss ", RSS over 1.2x glibc"
+		printf("| %s | %.2f | %s | %.2f | %s |\n", w, t,
+		       vs == "" ? "-" : sprintf("%.2f", vs), m,
+		       miss == "" ? "meets" : "misses: " substr(miss, 3))
+	}
+	print ""
+}
+
+{
+	k = $2 SUBSEP $3 SUBSEP $4
+	if ($1 == 0) {
+		skip[k] = $7
+		next
+	}
+	seen[k] = 1
+	wall[k, $1] = $5
+	rss[k, $1] = $6
+	status[k, $1] = $7
+	sum[k, $1] = $8
+	if ($9 == "noevents")
+		noevents[k] = 1
+	if ($3 == "glibc" && $7 == 0 && !(($2, $4) in ref))
+		ref[$2, $4] = $8
+	if ($1 > maxr)
+		maxr = $1
+}
+
+END {
+	nwork = split(workloads, work, " ")
+	nplan = split(plan, steps, " ")
+	for (i = 1; i <= nplan; i++) {
+		split(steps[i], vs, ":")
+		if (!(vs[2] in size_seen)) {
+			size_seen[vs[2]] = 1
+			sizes[++nsizes] = vs[2]
+		}
+		if (vs[1] == "glibc")
+			continue
+		colv[++ncols] = vs[1]
+		cols[ncols] = vs[2]
+	}
+	for (i = 1; i <= nwork; i++)
+		for (j = 1; j <= ncols; j++) {
+			k = work[i] SUBSEP colv[j] SUBSEP cols[j]
+			p = problem(k, work[i], cols[j])
+			if (p ~ /^\*\*/)
+				loud = loud "- " work[i] " under " colv[j] ": " p "\n"
+		}
+	if (loud != "") {
+		print "## WRONG RESULTS: these runs failed or did not reproduce glibc's checksum"
+		print ""
+		printf("%s\n", loud)
+	}
+	print "Each cell is the median over rounds of (run / glibc run of the same round at the same size): below 1 is"
+	print "faster or smaller than glibc. A column marked (P%) ran a workload scaled to P% of its full size, against glibc"
+	print "at that size, because the tool is too slow for full size. Every run's output checksum was compared with"
+	print "glibc's: a cell that does not show a number says why. n/a: the tool needs a rebuilt program (LSan and ASan"
+	print "rows exist for the synthetic workloads only). missing: not installed or not built."
+	print "hl-run is `heapledger run` (tracking, report and SQLite store); a † marks runs where the reporter received no"
+	print "events (this libheapledger.so was built without tracking), so they measure the wrapper only."
+	print ""
+	table("Time, ratio to glibc", "wall")
+	table("Peak RSS, ratio to glibc", "rss")
+	glibc_table()
+	targets_table()
+	print "## Reference: figures from the issue"
+	print ""
+	print "- Time ratio to glibc, churn / 8-thread ring / realloc growth / mixed: mimalloc 0.51 / 0.46 / 0.42 / 0.24;"
+	print "  tcmalloc 0.50 / 0.37 / 0.35 / 0.23; jemalloc 0.60 / 0.62 / 1.19 / 3.92."
+	print "- Targets for heapledger: faster than glibc on every synthetic workload, within 1.25x mimalloc's time on each;"
+	print "  real programs within 5% of glibc; peak RSS <= 1.2x glibc."
+}

@@ -1,0 +1,348 @@
+#!/usr/bin/env bash
+# bench/run.sh: run every workload under every allocator and tool, interleaved
+# (A B C ... A B C ...) for N rounds, and write bench/RESULTS.md: the median
+# over rounds of each run's time and peak RSS divided by glibc's in the same
+# round, at the same size. Every run's checksum must equal glibc's; a mismatch
+# is reported loudly and makes the script exit 1 (a wrong allocator is not
+# fast). Benchmarks never gate CI and assert nothing about timing.
+#
+# Run from anywhere after `meson setup build && ninja -C build`; see
+# bench/README.md for the options.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SRC=$ROOT/bench
+LIBDIR=/usr/lib/x86_64-linux-gnu
+
+ALL_WORKLOADS=(churn ring2 ring8 realloc mixed python sqlite gcc)
+SYNTHETIC=" churn ring2 ring8 realloc mixed "
+ALL_VARIANTS=(glibc jemalloc mimalloc tcmalloc heapledger hl-run heaptrack lsan asan valgrind)
+
+usage() {
+	cat <<'EOF'
+usage: bench/run.sh [options]
+  -n N                  rounds (default 5; --quick: 1)
+  --quick               1 round at reduced sizes: a smoke check; writes to
+                        $TMPDIR/heapledger-bench-quick.md unless --out is given
+  --only W[,W...]       workloads: churn ring2 ring8 realloc mixed python
+                        sqlite gcc, or the groups ring, synthetic, real
+  --allocators V[,V...] columns: glibc jemalloc mimalloc tcmalloc heapledger
+                        hl-run heaptrack lsan asan valgrind (glibc is always
+                        run: it is the baseline)
+  --build DIR           meson build directory holding bench/ (default: build)
+  --lib PATH            libheapledger.so (default: DIR/libhook/libheapledger.so)
+  --reporter PATH       heapledger command for hl-run (default: next to --lib,
+                        ../reporter/heapledger)
+  --scale P             size of the allocator runs, percent (default 100)
+  --tool-scale P        size for the checking tools: hl-run, heaptrack, lsan,
+                        asan (default 25)
+  --valgrind-scale P    size for valgrind (default 2)
+  --out FILE            where to write the report (default bench/RESULTS.md)
+  --keep                keep the work directory (outputs of every run)
+EOF
+}
+
+invocation="bench/run.sh${*:+ $*}"
+rounds=""
+quick=0
+only=""
+selected=""
+build=build
+lib=""
+reporter=""
+scale_full=""
+scale_tool=""
+scale_vg=""
+out=""
+keep=0
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	-n) rounds=$2; shift ;;
+	--quick) quick=1 ;;
+	--only) only=$2; shift ;;
+	--allocators) selected=$2; shift ;;
+	--build) build=$2; shift ;;
+	--lib) lib=$2; shift ;;
+	--reporter) reporter=$2; shift ;;
+	--scale) scale_full=$2; shift ;;
+	--tool-scale) scale_tool=$2; shift ;;
+	--valgrind-scale) scale_vg=$2; shift ;;
+	--out) out=$2; shift ;;
+	--keep) keep=1 ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+	esac
+	shift
+done
+
+if [ $quick = 1 ]; then
+	: "${rounds:=1}" "${scale_full:=10}" "${scale_tool:=5}" "${scale_vg:=1}"
+	: "${out:=${TMPDIR:-/tmp}/heapledger-bench-quick.md}"
+fi
+: "${rounds:=5}" "${scale_full:=100}" "${scale_tool:=25}" "${scale_vg:=2}"
+: "${out:=$SRC/RESULTS.md}"
+build=$(realpath -m "$build")
+: "${lib:=$build/libhook/libheapledger.so}"
+lib=$(realpath -m "$lib")
+: "${reporter:=$(dirname "$(dirname "$lib")")/reporter/heapledger}"
+reporter=$(realpath -m "$reporter")
+out=$(realpath -m "$out")
+
+for n in "$rounds" "$scale_full" "$scale_tool" "$scale_vg"; do
+	case $n in '' | *[!0-9]* | 0) echo "run.sh: '$n' is not a positive integer" >&2; exit 2 ;; esac
+done
+
+# --- what to run ------------------------------------------------------------
+
+expand_workloads() {
+	local w
+	for w in ${1//,/ }; do
+		case $w in
+		ring) echo ring2 ring8 ;;
+		synthetic) echo churn ring2 ring8 realloc mixed ;;
+		real) echo python sqlite gcc ;;
+		churn | ring2 | ring8 | realloc | mixed | python | sqlite | gcc) echo "$w" ;;
+		*) echo "run.sh: unknown workload '$w'" >&2; exit 2 ;;
+		esac
+	done
+}
+
+if [ -n "$only" ]; then
+	read -r -a workloads <<<"$(expand_workloads "$only" | tr '\n' ' ')"
+else
+	workloads=("${ALL_WORKLOADS[@]}")
+fi
+
+variants=(glibc)
+if [ -n "$selected" ]; then
+	for v in ${selected//,/ }; do
+		case " ${ALL_VARIANTS[*]} " in
+		*" $v "*) [ "$v" = glibc ] || variants+=("$v") ;;
+		*) echo "run.sh: unknown allocator '$v'" >&2; exit 2 ;;
+		esac
+	done
+else
+	variants=("${ALL_VARIANTS[@]}")
+fi
+
+# The exact mimalloc path comes from its package; fall back to the usual one.
+mimalloc=$(dpkg -L libmimalloc2.0 2>/dev/null | grep -m1 '/libmimalloc\.so\.2$' || true)
+: "${mimalloc:=$LIBDIR/libmimalloc.so.2}"
+
+preload_of() {
+	case $1 in
+	jemalloc) echo "$LIBDIR/libjemalloc.so.2" ;;
+	mimalloc) echo "$mimalloc" ;;
+	tcmalloc) echo "$LIBDIR/libtcmalloc_minimal.so.4" ;;
+	heapledger) echo "$lib" ;;
+	esac
+}
+
+scale_of() {
+	case $1 in
+	hl-run | heaptrack | lsan | asan) echo "$scale_tool" ;;
+	valgrind) echo "$scale_vg" ;;
+	*) echo "$scale_full" ;;
+	esac
+}
+
+# --- the work directory -------------------------------------------------------
+
+timeit=$build/bench/timeit
+for f in timeit churn ring realloc mixed; do
+	if [ ! -x "$build/bench/$f" ]; then
+		echo "run.sh: $build/bench/$f is missing: run 'meson setup build && ninja -C build' first (or pass --build DIR)" >&2
+		exit 2
+	fi
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/heapledger-bench.XXXXXX")
+cleanup() {
+	if [ $keep = 1 ]; then
+		echo "run.sh: outputs kept in $work" >&2
+	else
+		rm -rf "$work"
+	fi
+}
+trap cleanup EXIT
+mkdir -p "$work/runs" "$work/cwd" "$work/input" "$work/ht"
+raw=$work/raw.tsv
+: >"$raw"
+
+# The checking tools run at a smaller size than the allocators: at full size
+# heaptrack alone would take ~10 s a run and ASan ~85 s on mixed (quarantine
+# and shadow upkeep of its 1..8 MiB blocks), which would not fit 5 rounds in
+# 15 minutes on 2 cores.
+#
+# LSan and ASan need the workloads rebuilt, so they get their own binaries,
+# built like meson's debugoptimized build plus the sanitizer.
+declare -A available
+build_sanitized() {
+	local kind=$1 flag=$2 w
+	mkdir -p "$work/$kind"
+	for w in churn ring realloc mixed; do
+		if ! gcc -std=gnu11 -O2 -g -pthread "$flag" "$SRC/$w.c" -o "$work/$kind/$w" 2>"$work/$kind/build.log"; then
+			echo "run.sh: cannot build with $flag (see below); $kind skipped" >&2
+			cat "$work/$kind/build.log" >&2
+			return 1
+		fi
+	done
+}
+
+for v in "${variants[@]}"; do
+	case $v in
+	glibc) available[$v]=yes ;;
+	jemalloc | mimalloc | tcmalloc | heapledger) [ -f "$(preload_of "$v")" ] && available[$v]=yes ;;
+	hl-run) [ -f "$lib" ] && [ -x "$reporter" ] && available[$v]=yes ;;
+	heaptrack | valgrind) command -v "$v" >/dev/null && available[$v]=yes ;;
+	lsan) build_sanitized lsan -fsanitize=leak && available[$v]=yes ;;
+	asan) build_sanitized asan -fsanitize=address && available[$v]=yes ;;
+	esac
+	: "${available[$v]:=}"
+done
+
+# Each (variant, size) pair runs once per round; glibc runs at every size a
+# selected variant uses, right before it, as that variant's baseline.
+plan=()
+add_plan() {
+	local p
+	for p in "${plan[@]}"; do [ "$p" = "$1" ] && return 0; done
+	plan+=("$1")
+}
+for v in "${variants[@]}"; do
+	[ "$v" = glibc ] || add_plan "glibc:$(scale_of "$v")"
+	add_plan "$v:$(scale_of "$v")"
+done
+
+python=/usr/bin/python3
+[ -x "$python" ] || python=$(command -v python3 || echo python3)
+export PYTHONHASHSEED=0
+unset LD_PRELOAD
+
+# Inputs of the real programs, one per size, written before any timing.
+make_inputs() {
+	local s=$1
+	[ -f "$work/input/items.$s.sql" ] && return 0
+	awk -v rows=$((200000 * s / 100 + 1)) -f "$SRC/real/gen_sql.awk" >"$work/input/items.$s.sql"
+	awk -v functions=$((120 * s / 100 + 1)) -f "$SRC/real/gen_c.awk" >"$work/input/big.$s.c"
+}
+for p in "${plan[@]}"; do make_inputs "${p#*:}"; done
+
+# --- one run --------------------------------------------------------------------
+
+# Prints the command of workload $1 at size $2, one word a line, using the
+# workload binaries in $3 and writing gcc's object to $4.
+workload_cmd() {
+	local w=$1 s=$2 bin=$3 obj=$4
+	case $w in
+	churn | realloc | mixed) printf '%s\n' "$bin/$w" "$s" ;;
+	ring2) printf '%s\n' "$bin/ring" 2 "$s" ;;
+	ring8) printf '%s\n' "$bin/ring" 8 "$s" ;;
+	python) printf '%s\n' "$python" "$SRC/real/dicts.py" "$s" ;;
+	sqlite) printf '%s\n' sqlite3 :memory: ".read $work/input/items.$s.sql" ;;
+	gcc) printf '%s\n' gcc -O2 -c "$work/input/big.$s.c" -o "$obj" ;;
+	esac
+}
+
+# Prints the words that go before the workload's command for variant $1.
+variant_prefix() {
+	case $1 in
+	glibc | lsan | asan) echo env ;;
+	jemalloc | mimalloc | tcmalloc | heapledger) printf '%s\n' env "LD_PRELOAD=$(preload_of "$1")" ;;
+	hl-run) printf '%s\n' env "HEAPLEDGER_LIB=$lib" "$reporter" run --db "$work/hl.db" -- ;;
+	heaptrack) printf '%s\n' heaptrack -o "$work/ht/trace" ;;
+	valgrind) printf '%s\n' valgrind --leak-check=full --trace-children=yes ;;
+	esac
+}
+
+# Why a variant has no number for a workload, or nothing if it runs.
+skip_reason() {
+	local v=$1 w=$2
+	case $v in
+	lsan | asan) [[ $SYNTHETIC == *" $w "* ]] || { echo "n/a"; return; } ;;
+	esac
+	[ -n "${available[$v]}" ] || echo "missing"
+}
+
+run_one() {
+	local r=$1 w=$2 v=$3 s=$4 tag bin obj sum note="" wall rss status
+	local -a cmd
+	tag=$work/runs/$r.$w.$v.$s
+	bin=$build/bench
+	case $v in lsan | asan) bin=$work/$v ;; esac
+	obj=$work/cwd/$w.$v.o
+	mapfile -t cmd < <(variant_prefix "$v"; workload_cmd "$w" "$s" "$bin" "$obj")
+	rm -f "$obj" "$work/hl.db"
+	(cd "$work/cwd" && "$timeit" "$tag.time" "${cmd[@]}" >"$tag.out" 2>"$tag.err") || true
+	read -r wall rss status <"$tag.time" || { wall=0 rss=0 status=timeit; }
+	if [ "$w" = gcc ]; then
+		sum=$([ -f "$obj" ] && echo "checksum $(cksum <"$obj")" || true)
+	else
+		sum=$(grep -m1 '^checksum ' "$tag.out" || true)
+	fi
+	# The reporter says so when no process sent it events: then hl-run
+	# measured the wrapper, not tracking.
+	if [ "$v" = hl-run ] && grep -q 'no process reported' "$tag.err"; then
+		note=noevents
+	fi
+	rm -rf "$obj" "$work/hl.db" "$work/ht"/*
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$w" "$v" "$s" "$wall" "$rss" "$status" "$sum" "$note" >>"$raw"
+	printf '[%d/%d] %-8s %-10s %3s%%  %7ss %8s KiB  exit %s\n' "$r" "$rounds" "$w" "$v" "$s" "$wall" "$rss" "$status" >&2
+}
+
+# --- the rounds -------------------------------------------------------------------
+
+started=$(date -u '+%Y-%m-%d %H:%M UTC')
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+for w in "${workloads[@]}"; do
+	for p in "${plan[@]}"; do
+		v=${p%%:*}
+		reason=$(skip_reason "$v" "$w")
+		[ -z "$reason" ] || printf '0\t%s\t%s\t%s\t0\t0\t%s\t\t\n' "$w" "$v" "${p#*:}" "$reason" >>"$raw"
+	done
+done
+for ((r = 1; r <= rounds; r++)); do
+	for w in "${workloads[@]}"; do
+		for p in "${plan[@]}"; do
+			v=${p%%:*}
+			[ -z "$(skip_reason "$v" "$w")" ] || continue
+			run_one "$r" "$w" "$v" "${p#*:}"
+		done
+	done
+done
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# --- the report --------------------------------------------------------------------
+
+versions() {
+	local p
+	for p in libc6 libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 heaptrack valgrind gcc-12 python3 sqlite3; do
+		dpkg-query -W -f '${Package} ${Version}, ' "$p" 2>/dev/null || true
+	done | sed 's/, $//'
+}
+
+mkdir -p "$(dirname "$out")"
+{
+	echo "# heapledger benchmarks"
+	echo
+	echo "Generated by \`$invocation\`: do not edit by hand; see bench/README.md."
+	echo
+	echo "- Date: $started"
+	echo "- Machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r)"
+	echo "- Load average (1, 5, 15 min) before: $load_before; after: $load_after (other work on the machine adds noise)"
+	echo "- Commit: $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
+	echo "- heapledger: \`${lib#"$ROOT"/}\`$( [ -f "$lib" ] || echo ' (missing)')"
+	echo "- Packages: $(versions)"
+	echo "- Rounds: $rounds, interleaved; sizes: allocators ${scale_full}%, hl-run, heaptrack, lsan and asan ${scale_tool}%, valgrind ${scale_vg}% of a full run"
+	echo
+	awk -F'\t' -v plan="${plan[*]}" -v workloads="${workloads[*]}" \
+		-v synthetic="$SYNTHETIC" -v full="$scale_full" -f "$SRC/report.awk" "$raw"
+} >"$out.tmp"
+mv "$out.tmp" "$out"
+cat "$out"
+echo "run.sh: wrote $out" >&2
+if grep -q 'MISMATCH\|FAILED' "$out"; then
+	echo "run.sh: some runs failed or gave a different checksum than glibc: see $out" >&2
+	exit 1
+fi
