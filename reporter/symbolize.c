@@ -6,6 +6,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,15 @@ struct sym_module {
 	Dwfl *dwfl;          /* NULL when the file could not be used */
 	Dwfl_Module *mod;
 	struct hl_dwarf_index *index; /* function ranges per unit, built lazily */
+	struct sym_entry *syms;       /* function symbols sorted by address */
+	size_t nsyms;                 /* (SIZE_MAX until built) */
+};
+
+/* One function symbol of a module, at its load address. */
+struct sym_entry {
+	uint64_t address;
+	uint64_t size;
+	const char *name; /* owned by libelf, valid while the Dwfl is open */
 };
 
 struct sym_result {
@@ -70,6 +80,7 @@ void hl_symbolizer_free(struct hl_symbolizer *s)
 		return;
 	for (size_t i = 0; i < s->nmodules; i++) {
 		hl_dwarf_index_free(s->modules[i].index);
+		free(s->modules[i].syms);
 		if (s->modules[i].dwfl)
 			dwfl_end(s->modules[i].dwfl);
 		free(s->modules[i].path);
@@ -104,6 +115,7 @@ static void module_open(struct sym_module *sm, const struct hl_module *m)
 	dwfl_report_end(sm->dwfl, NULL, NULL);
 	if (sm->mod && build_id_matches(sm->mod, m)) {
 		sm->index = hl_dwarf_index_new();
+		sm->nsyms = SIZE_MAX;
 		return;
 	}
 	if (sm->mod)
@@ -217,15 +229,78 @@ static size_t inline_chain(struct hl_symbolizer *s, struct sym_module *sm,
 	return n ? n : 1;
 }
 
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sym_entry *x = a, *y = b;
+
+	if (x->address != y->address)
+		return x->address < y->address ? -1 : 1;
+	return x->size > y->size ? -1 : x->size < y->size; /* sized first */
+}
+
+/* dwfl_module_addrinfo scans the whole symbol table for every address
+ * (5,000 leak sites took a second); sort the function symbols once. */
+static void symtab_build(struct sym_module *sm)
+{
+	int n = dwfl_module_getsymtab(sm->mod);
+	size_t cap = 0;
+
+	sm->nsyms = 0;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr address;
+		const char *name = dwfl_module_getsym_info(sm->mod, i, &sym, &address,
+							   NULL, NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+
+		if (!name || !*name || (type != STT_FUNC && type != STT_GNU_IFUNC))
+			continue;
+		hl_grow((void **)&sm->syms, &cap, sm->nsyms, sizeof(*sm->syms));
+		sm->syms[sm->nsyms].address = address;
+		sm->syms[sm->nsyms].size = sym.st_size;
+		sm->syms[sm->nsyms].name = name;
+		sm->nsyms++;
+	}
+	qsort(sm->syms, sm->nsyms, sizeof(*sm->syms), sym_cmp);
+}
+
+/* Name of the function symbol containing pc, or NULL. */
+static const char *symtab_lookup(struct sym_module *sm, uint64_t pc)
+{
+	size_t lo = 0, hi;
+
+	if (sm->nsyms == SIZE_MAX)
+		symtab_build(sm);
+	hi = sm->nsyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sm->syms[mid].address <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Aliases share an address; any one that covers pc will do. */
+	for (size_t i = lo, tries = 0; i-- > 0 && tries < 8; tries++) {
+		const struct sym_entry *e = &sm->syms[i];
+
+		if (pc < e->address + (e->size ? e->size : 1))
+			return e->name;
+		if (e->address != sm->syms[lo - 1].address)
+			break;
+	}
+	return NULL;
+}
+
 static void symbolize_in(struct hl_symbolizer *s, struct sym_module *sm,
 			 uint64_t address, struct sym_result *r)
 {
 	struct hl_frame_info frames[HL_MAX_INLINE];
 	Dwarf_Addr pc = address - 1; /* inside the call, not after it */
 	Dwfl_Line *line;
+	const char *symname;
 	GElf_Off off;
 	GElf_Sym sym;
-	const char *symname;
 	size_t n = 1;
 	int lineno = 0;
 
@@ -234,7 +309,9 @@ static void symbolize_in(struct hl_symbolizer *s, struct sym_module *sm,
 	frames[0].module = sm->path;
 	frames[0].offset = address - sm->base;
 	if (sm->mod) {
-		symname = dwfl_module_addrinfo(sm->mod, pc, &off, &sym, NULL, NULL, NULL);
+		symname = symtab_lookup(sm, pc);
+		if (!symname) /* odd symbols (zero size, clones): the slow, exact way */
+			symname = dwfl_module_addrinfo(sm->mod, pc, &off, &sym, NULL, NULL, NULL);
 		frames[0].function = demangle(s, symname);
 		line = dwfl_module_getsrc(sm->mod, pc);
 		if (line) {
