@@ -10,9 +10,15 @@ git init -q -b main repo
 cd repo
 for n in 1 2 3 4 5 6; do
 	export GIT_AUTHOR_DATE="2024-01-0${n}T12:00:00Z" GIT_COMMITTER_DATE="2024-01-0${n}T12:30:00Z"
-	for f in $(seq 1 20); do
-		seq "$f" "$((f * n * 20))" > "file$f.txt"
-	done
+	# One awk per commit, not one process per file: the case is about git.
+	awk -v n="$n" 'BEGIN {
+		for (f = 1; f <= 20; f++) {
+			name = "file" f ".txt"
+			for (l = f; l <= f * n * 20; l++)
+				print l > name
+			close(name)
+		}
+	}'
 	mkdir -p "dir$n"
 	printf 'commit %s\n' "$n" > "dir$n/README"
 	git add -A
