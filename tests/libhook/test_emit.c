@@ -1,0 +1,237 @@
+/*
+ * tests/libhook/test_emit.c: the event stream (libhook/emit.c, track.c).
+ * Records go through a socketpair and are read back with the reporter's own
+ * decoder (reporter/decode.c), which validates every length and id; the
+ * fault tests close the peer mid-run.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "decode.h"
+#include "track.h"
+
+/* ---- a reader thread that decodes what the hook sends ---------------------- */
+
+struct reader {
+	int fd;
+	pthread_t thread;
+	struct hl_decoder decoder;
+	long result;                 /* last hl_decode_feed result */
+	unsigned counts[HL_REC_TYPE_COUNT];
+	uint64_t live_blocks;
+	bool saw_block;              /* LIVE named `block` */
+	uint32_t block_stack;        /* its stack id */
+	void *block;
+	bool alloc_before_stack;     /* an ALLOC named a stack not yet defined */
+	uint32_t stacks_defined;
+};
+
+static int sink(void *ctx, const struct hl_wire_header *rec)
+{
+	struct reader *r = ctx;
+	r->counts[rec->type]++;
+	if (rec->type == HL_REC_STACK)
+		r->stacks_defined++;
+	if (rec->type == HL_REC_LIVE) {
+		const struct hl_rec_live *live = (const void *)rec;
+		const struct hl_wire_live_block *b = (const void *)(live + 1);
+		for (uint32_t i = 0; i < live->count; i++) {
+			r->live_blocks++;
+			if (b[i].address == (uintptr_t)r->block) {
+				r->saw_block = true;
+				r->block_stack = b[i].stack_id;
+			}
+		}
+	}
+	return 0;
+}
+
+static void *reader_main(void *arg)
+{
+	struct reader *r = arg;
+	static uint8_t buf[1 << 22] __attribute__((aligned(8)));
+	size_t have = 0;
+	/* The reader stands for the reporter, another process: its own
+	 * allocations must not be tracked, or it would wait for the write lock
+	 * held by a sender waiting for it to read. */
+	hl_guard_enter();
+	for (;;) {
+		ssize_t n = read(r->fd, buf + have, sizeof(buf) - have);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		long used = hl_decode_feed(&r->decoder, buf, have);
+		r->result = used;
+		if (used < 0)
+			break;
+		memmove(buf, buf + used, have - (size_t)used);
+		have -= (size_t)used;
+	}
+	return NULL;
+}
+
+static void reader_start(struct reader *r, int fd)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	hl_decode_init(&r->decoder, sink, r);
+	assert_int_equal(pthread_create(&r->thread, NULL, reader_main, r), 0);
+}
+
+static void reader_join(struct reader *r)
+{
+	pthread_join(r->thread, NULL);
+	close(r->fd);
+	if (r->result < 0)
+		fail_msg("decoder: %s", r->decoder.error);
+	hl_decode_destroy(&r->decoder);
+}
+
+static __attribute__((noinline)) void *alloc_site_one(size_t n)
+{
+	void *p = malloc(n);
+	__asm__ volatile("" ::: "memory");
+	return p;
+}
+
+static __attribute__((noinline)) void *alloc_site_two(size_t n)
+{
+	void *p = malloc(n);
+	__asm__ volatile("" ::: "memory");
+	return p;
+}
+
+/* A whole connection: HELLO, events from two threads, LIVE, EXIT; every
+ * record valid and every stack defined before use (the decoder checks). */
+static void *thread_allocs(void *arg)
+{
+	for (int i = 0; i < 3000; i++)
+		free(alloc_site_two(24 + (size_t)i % 100));
+	return NULL;
+}
+
+static void test_round_trip(void **state)
+{
+	int sv[2];
+	struct reader r;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	reader_start(&r, sv[1]);
+	assert_true(hl_emit_connect_fd(sv[0], HL_ORIGIN_START, (uint32_t)getppid()));
+	hl_modules_scan();
+	bool was_enabled = hl_track_enabled;
+	hl_track_enabled = true;
+	r.block = alloc_site_one(777);
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, thread_allocs, NULL), 0);
+	for (int i = 0; i < 3000; i++)
+		free(alloc_site_one(16 + (size_t)i % 200));
+	pthread_join(t, NULL);
+	assert_true(hl_track_exit(HL_EXIT_NORMAL, 7));
+	hl_track_enabled = was_enabled;
+	reader_join(&r);
+	assert_int_equal(r.counts[HL_REC_HELLO], 1);
+	assert_true(r.counts[HL_REC_MODULE_LOAD] >= 2);
+	assert_true(r.counts[HL_REC_BATCH] >= 2);
+	assert_true(r.counts[HL_REC_ALLOC] >= 6001);
+	assert_true(r.counts[HL_REC_FREE] >= 6000);
+	assert_int_equal(r.counts[HL_REC_THREAD_START], 2);
+	assert_int_equal(r.counts[HL_REC_THREAD_END], 1);
+	assert_int_equal(r.counts[HL_REC_EXIT], 1);
+	assert_true(r.saw_block);
+	assert_int_not_equal(r.block_stack, 0);
+	assert_true(r.stacks_defined >= 2);
+	free(r.block);
+}
+
+/* The reporter closes its end mid-run: no SIGPIPE, errno kept, events
+ * counted as dropped, and hl_track_exit says "print it yourself". */
+static void test_peer_closes(void **state)
+{
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_true(hl_emit_connect_fd(sv[0], HL_ORIGIN_START, 1));
+	close(sv[1]);
+	for (int i = 0; i < 5000; i++) {
+		errno = 1234;
+		void *p = hl_allocate(32, 16, HL_KIND_MALLOC);
+		assert_int_equal(errno, 1234);
+		hl_release(p, HL_KIND_MALLOC);
+		assert_int_equal(errno, 1234);
+	}
+	assert_false(hl_emit_is_live());
+	assert_true(hl_emit_was_lost());
+	assert_true(hl_emit_dropped() > 0);
+	assert_false(hl_track_exit(HL_EXIT_NORMAL, 0));
+}
+
+/* The same, end to end in a child: the standalone summary is printed. */
+static void test_peer_closes_prints_summary(void **state)
+{
+	char path[] = "/tmp/hl-test-emit-XXXXXX";
+	int log = mkstemp(path);
+	assert_true(log >= 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int sv[2];
+		setenv(HL_ENV_LOG, path, 1);
+		hl_options.summary = hl_options.leaks = true;
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
+		    !hl_emit_connect_fd(sv[0], HL_ORIGIN_START, 1))
+			_exit(2);
+		hl_track_enabled = true;
+		close(sv[1]);
+		for (int i = 0; i < 5000; i++)
+			free(alloc_site_one(40));
+		alloc_site_two(4321); /* a leak for the list */
+		hl_exit_report(HL_EXIT_NORMAL, 0);
+		_exit(0);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	char text[65536];
+	ssize_t n = pread(log, text, sizeof(text) - 1, 0);
+	close(log);
+	unlink(path);
+	assert_true(n > 0);
+	text[n] = '\0';
+	assert_non_null(strstr(text, "HEAP SUMMARY"));
+	assert_non_null(strstr(text, "events were not sent"));
+	assert_non_null(strstr(text, "4,321 bytes in 1 blocks"));
+}
+
+static void test_socket_to_nowhere(void **state)
+{
+	assert_false(hl_emit_connect("/nonexistent/heapledger/socket", HL_ORIGIN_START, 1));
+	assert_false(hl_emit_is_live());
+	void *p = malloc(10); /* still works, nothing sent */
+	assert_non_null(p);
+	free(p);
+}
+
+int main(void)
+{
+	/* A SIGPIPE would kill the test: make sure none is raised. */
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_peer_closes),
+		cmocka_unit_test(test_peer_closes_prints_summary),
+		cmocka_unit_test(test_socket_to_nowhere),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,178 @@
+/*
+ * tests/libhook/test_stack.c: stack capture and interning (libhook/stack.c).
+ * Linked with the hook's objects (HL_UNIT_TEST: no frames are skipped).
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "track.h"
+
+/* Frames no real stack has: tests do not collide with stacks the hook
+ * interns for this program's own allocations. */
+static void fake_frames(uint64_t *frames, unsigned depth, uint64_t seed)
+{
+	for (unsigned i = 0; i < depth; i++)
+		frames[i] = 0xdead000000000000u + seed * 4096 + i * 8;
+}
+
+static void test_same_frames_same_id(void **state)
+{
+	uint64_t a[10], b[10];
+	fake_frames(a, 10, 1);
+	memcpy(b, a, sizeof(a));
+	uint32_t id = hl_stack_intern(a, 10, false);
+	assert_int_not_equal(id, 0);
+	assert_int_equal(hl_stack_intern(b, 10, false), id);
+	const struct hl_stack *s = hl_stack_get(id);
+	assert_non_null(s);
+	assert_int_equal(s->id, id);
+	assert_int_equal(s->depth, 10);
+	assert_memory_equal(s->frames, a, sizeof(a));
+	assert_true(id < hl_stack_next_id());
+}
+
+static void test_different_frames_different_id(void **state)
+{
+	uint64_t a[10];
+	fake_frames(a, 10, 2);
+	uint32_t id = hl_stack_intern(a, 10, false);
+	a[9]++;
+	uint32_t last_differs = hl_stack_intern(a, 10, false);
+	uint32_t shorter = hl_stack_intern(a, 9, false);
+	uint32_t truncated = hl_stack_intern(a, 9, true);
+	assert_int_not_equal(id, last_differs);
+	assert_int_not_equal(shorter, last_differs);
+	assert_int_not_equal(shorter, truncated);
+	assert_int_equal(hl_stack_get(truncated)->truncated, 1);
+	/* The empty stack is a stack too (a capture that found no frames). */
+	uint32_t empty = hl_stack_intern(NULL, 0, false);
+	assert_int_not_equal(empty, 0);
+	assert_int_equal(hl_stack_intern(a, 0, false), empty);
+}
+
+/* Enough stacks to grow the table several times (it starts at 4096 slots). */
+static void test_many_stacks_and_growth(void **state)
+{
+	enum { N = 50000 };
+	static uint32_t ids[N];
+	uint64_t frames[6];
+	uint32_t first = hl_stack_next_id();
+	for (unsigned i = 0; i < N; i++) {
+		fake_frames(frames, 6, 1000 + i);
+		ids[i] = hl_stack_intern(frames, 6, false);
+		assert_int_not_equal(ids[i], 0);
+	}
+	assert_int_equal(hl_stack_next_id(), first + N); /* dense and all new */
+	for (unsigned i = 0; i < N; i++) {
+		fake_frames(frames, 6, 1000 + i);
+		assert_int_equal(hl_stack_intern(frames, 6, false), ids[i]);
+		assert_int_equal(hl_stack_get(ids[i])->frames[0], frames[0]);
+	}
+	assert_null(hl_stack_get(0));
+	assert_null(hl_stack_get(hl_stack_next_id()));
+}
+
+/* Threads interning the same stacks at once all agree on every id. */
+enum { RACE_THREADS = 4, RACE_STACKS = 20000 };
+static uint32_t race_ids[RACE_THREADS][RACE_STACKS];
+
+static void *race_worker(void *arg)
+{
+	uint32_t *out = arg;
+	uint64_t frames[4];
+	for (unsigned i = 0; i < RACE_STACKS; i++) {
+		fake_frames(frames, 4, 500000 + i);
+		out[i] = hl_stack_intern(frames, 4, false);
+	}
+	return NULL;
+}
+
+static void test_concurrent_interning(void **state)
+{
+	pthread_t threads[RACE_THREADS];
+	uint32_t first = hl_stack_next_id();
+	for (int t = 0; t < RACE_THREADS; t++)
+		assert_int_equal(pthread_create(&threads[t], NULL, race_worker, race_ids[t]), 0);
+	for (int t = 0; t < RACE_THREADS; t++)
+		pthread_join(threads[t], NULL);
+	for (unsigned i = 0; i < RACE_STACKS; i++)
+		for (int t = 1; t < RACE_THREADS; t++)
+			assert_int_equal(race_ids[t][i], race_ids[0][i]);
+	/* The test's own allocations may intern a few more stacks meanwhile. */
+	assert_true(hl_stack_next_id() - first >= RACE_STACKS);
+	assert_true(hl_stack_next_id() - first < RACE_STACKS + 100);
+}
+
+static __attribute__((noinline)) uint32_t capture_here_a(void)
+{
+	uint64_t frames[64];
+	bool truncated;
+	unsigned n = hl_stack_capture(frames, 64, &truncated);
+	assert_true(n >= 2);
+	assert_false(truncated);
+	return hl_stack_intern(frames, n, truncated);
+}
+
+static __attribute__((noinline)) uint32_t capture_here_b(void)
+{
+	uint64_t frames[64];
+	bool truncated;
+	unsigned n = hl_stack_capture(frames, 64, &truncated);
+	return hl_stack_intern(frames, n, truncated);
+}
+
+static void test_capture(void **state)
+{
+	uint32_t ids[4];
+	volatile int twice = 2; /* a loop the compiler cannot unroll */
+	for (int i = 0; i < twice; i++)
+		ids[i] = capture_here_a(); /* same call site twice */
+	ids[2] = capture_here_a();        /* another call site of a */
+	ids[3] = capture_here_b();
+	assert_int_equal(ids[0], ids[1]);
+	assert_int_not_equal(ids[0], ids[2]);
+	assert_int_not_equal(ids[2], ids[3]);
+	/* The innermost frame of a capture is in capture_here_a. */
+	const struct hl_stack *s = hl_stack_get(ids[0]);
+	uintptr_t fn = (uintptr_t)capture_here_a;
+	bool found = false;
+	for (unsigned i = 0; i < s->depth; i++)
+		found |= s->frames[i] > fn && s->frames[i] < fn + 256;
+	assert_true(found);
+}
+
+static __attribute__((noinline)) unsigned deep(unsigned levels, bool *truncated)
+{
+	uint64_t frames[4];
+	if (levels == 0)
+		return hl_stack_capture(frames, 4, truncated);
+	unsigned n = deep(levels - 1, truncated);
+	__asm__ volatile("" ::: "memory"); /* not a tail call */
+	return n;
+}
+
+static void test_capture_truncates(void **state)
+{
+	bool truncated = false;
+	assert_int_equal(deep(10, &truncated), 4);
+	assert_true(truncated);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_same_frames_same_id),
+		cmocka_unit_test(test_different_frames_different_id),
+		cmocka_unit_test(test_many_stacks_and_growth),
+		cmocka_unit_test(test_concurrent_interning),
+		cmocka_unit_test(test_capture),
+		cmocka_unit_test(test_capture_truncates),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
