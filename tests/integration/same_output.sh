@@ -3,7 +3,7 @@
 # once plain and once with LIB (libheapledger.so) preloaded, and fail unless
 # both runs print the same stdout and exit with the same status. The hooked run
 # must also leave its HEAP SUMMARY in $HEAPLEDGER_LOG, which proves the hook
-# was loaded and reached its exit path.
+# was loaded and reached its exit path, and print no "heapledger: " warning.
 #
 # Cases live in cases/ beside this script: python3, sqlite3, git, perl, bash,
 # gcc. Each run gets a fresh empty directory as cwd and HOME and a minimal
@@ -106,6 +106,14 @@ if ! cmp -s "$tmp/plain.out" "$tmp/hooked.out"; then
 	diff "$tmp/plain.out" "$tmp/hooked.out" | head -n 40 >&2 || true
 	show_err hooked
 	fail "stdout differs between the plain and the hooked run"
+fi
+# The hook writes misuse reports and its own trouble ("invalid pointer",
+# "double free", "cannot reach the reporter") to stderr as "heapledger: ...".
+# These programs are well-behaved, so any such line is a hook bug.
+if grep -q '^heapledger: ' "$tmp/hooked.err"; then
+	echo "---- heapledger lines on stderr of the hooked run ----" >&2
+	grep '^heapledger: ' "$tmp/hooked.err" | head -n 20 >&2
+	fail "the hook reported errors or warnings for a well-behaved program"
 fi
 for want in "HEAP SUMMARY" "total heap usage"; do
 	if ! grep -q "$want" "$log" 2>/dev/null; then
