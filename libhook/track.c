@@ -98,11 +98,12 @@ uint32_t hl_track_alloc(void *p, size_t size, unsigned kind)
 	int saved = errno;
 	if (capture_on)
 		id = capture();
-	struct hl_rec_alloc *rec = hl_emit_reserve(sizeof(*rec));
+	uint64_t ticks;
+	struct hl_rec_alloc *rec = hl_emit_reserve(sizeof(*rec), &ticks);
 	if (rec) {
 		*rec = (struct hl_rec_alloc){ .h = hl_wire_hdr(HL_REC_ALLOC, kind, sizeof(*rec)),
 					      .address = (uintptr_t)p, .size = size,
-					      .ticks = hl_ticks(), .stack_id = id };
+					      .ticks = ticks, .stack_id = id };
 		hl_emit_commit(sizeof(*rec));
 	}
 	errno = saved;
@@ -116,10 +117,11 @@ void hl_track_free(void *p, unsigned kind)
 	if (!hl_guard_enter())
 		goto out_leave;
 	int saved = errno;
-	struct hl_rec_free *rec = hl_emit_reserve(sizeof(*rec));
+	uint64_t ticks;
+	struct hl_rec_free *rec = hl_emit_reserve(sizeof(*rec), &ticks);
 	if (rec) {
 		*rec = (struct hl_rec_free){ .h = hl_wire_hdr(HL_REC_FREE, kind, sizeof(*rec)),
-					     .address = (uintptr_t)p, .ticks = hl_ticks() };
+					     .address = (uintptr_t)p, .ticks = ticks };
 		hl_emit_commit(sizeof(*rec));
 	}
 	errno = saved;
@@ -135,12 +137,13 @@ uint32_t hl_track_realloc(void *old_p, void *p, size_t size)
 	int saved = errno;
 	if (capture_on)
 		id = capture();
-	struct hl_rec_realloc *rec = hl_emit_reserve(sizeof(*rec));
+	uint64_t ticks;
+	struct hl_rec_realloc *rec = hl_emit_reserve(sizeof(*rec), &ticks);
 	if (rec) {
 		*rec = (struct hl_rec_realloc){
 			.h = hl_wire_hdr(HL_REC_REALLOC, 0, sizeof(*rec)),
 			.old_address = (uintptr_t)old_p, .new_address = (uintptr_t)p,
-			.size = size, .ticks = hl_ticks(), .stack_id = id };
+			.size = size, .ticks = ticks, .stack_id = id };
 		hl_emit_commit(sizeof(*rec));
 	}
 	errno = saved;

@@ -76,8 +76,9 @@ bool hl_emit_is_live(void);
 bool hl_emit_was_lost(void);
 /* Room for one record of `len` bytes in this thread's buffer, or NULL when
  * nothing is sent (then the event is counted as dropped if the connection
- * was lost). Follow with hl_emit_commit(len). */
-void *hl_emit_reserve(uint32_t len);
+ * was lost); *ticks is the time for the record. Follow with
+ * hl_emit_commit(len). */
+void *hl_emit_reserve(uint32_t len, uint64_t *ticks);
 void hl_emit_commit(uint32_t len);
 /* Writes whole records from the calling thread outside any batch (module
  * records), under the write lock; false if the connection is gone. */
