@@ -4,9 +4,11 @@
  * _exit/_Exit run no destructors and abort runs nothing at all, so they are
  * interposed: the hook reports (LIVE set and EXIT to the reporter, or the
  * standalone summary) and then ends the process the way the program asked.
- * exec replaces the image: the exec family is interposed to send every
- * thread's buffered events first; the socket is CLOEXEC and the new image
- * connects with origin EXEC. fork is interposed only to send the parent's
+ * exec replaces the image: execve/execv/execvp/execvpe are interposed to
+ * send every thread's buffered events first and to pass HEAPLEDGER_PID=<pid>
+ * (built on the stack, no malloc) so the new image, which reconnects since
+ * the socket is CLOEXEC, says HELLO origin EXEC. execl* and system() are
+ * not covered (they call libc's internal execve). fork is interposed only to send the parent's
  * FORK record, which needs the child's pid the atfork handlers never see.
  * glibc's own internal calls (exit -> _exit, abort on heap corruption) do
  * not go through these symbols; exit is covered by init.c's destructor.
@@ -15,6 +17,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -23,8 +26,6 @@
 static void (*real_abort)(void);
 static pid_t (*real_fork)(void);
 static int (*real_execve)(const char *, char *const[], char *const[]);
-static int (*real_execv)(const char *, char *const[]);
-static int (*real_execvp)(const char *, char *const[]);
 static int (*real_execvpe)(const char *, char *const[], char *const[]);
 
 void hl_exitpath_init(void)
@@ -32,8 +33,6 @@ void hl_exitpath_init(void)
 	real_abort = (void (*)(void))dlsym(RTLD_NEXT, "abort");
 	real_fork = (pid_t (*)(void))dlsym(RTLD_NEXT, "fork");
 	real_execve = (int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT, "execve");
-	real_execv = (int (*)(const char *, char *const[]))dlsym(RTLD_NEXT, "execv");
-	real_execvp = (int (*)(const char *, char *const[]))dlsym(RTLD_NEXT, "execvp");
 	real_execvpe = (int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT,
 										   "execvpe");
 }
@@ -95,36 +94,72 @@ static void before_exec(void)
 	errno = saved;
 }
 
+#define PID_ENV "HEAPLEDGER_PID="
+#define MAX_ENV 1024 /* more entries: pass the environment through unchanged */
+
+/* "HEAPLEDGER_PID=<our pid>": the new image says HELLO origin EXEC. */
+static const char *pid_entry(char *buf, size_t size)
+{
+	char digits[24];
+	int n = 0;
+	for (unsigned long pid = (unsigned long)getpid(); pid; pid /= 10)
+		digits[n++] = (char)('0' + pid % 10);
+	size_t used = sizeof(PID_ENV) - 1;
+	memcpy(buf, PID_ENV, used);
+	while (n && used + 1 < size)
+		buf[used++] = digits[--n];
+	buf[used] = '\0';
+	return buf;
+}
+
+/* Copies envp without any HEAPLEDGER_PID into `out` (MAX_ENV + 2 slots)
+ * and adds ours; no heap allocation. NULL when envp is too long. */
+static char *const *env_with_pid(char *const envp[], char **out, char *entry, size_t size)
+{
+	size_t n = 0;
+	for (size_t i = 0; envp && envp[i]; i++) {
+		if (n == MAX_ENV)
+			return NULL;
+		if (strncmp(envp[i], PID_ENV, sizeof(PID_ENV) - 1) != 0)
+			out[n++] = envp[i];
+	}
+	out[n++] = (char *)pid_entry(entry, size);
+	out[n] = NULL;
+	return out;
+}
+
+/* Runs `call` with the environment plus our pid when there is a reporter. */
+#define WITH_PID_ENV(envp, call)                                                  \
+	do {                                                                      \
+		before_exec();                                                    \
+		if (real_execve == NULL)                                          \
+			hl_exitpath_init();                                       \
+		char *slots_[hl_emit_is_live() ? MAX_ENV + 2 : 1];                \
+		char entry_[48];                                                  \
+		char *const *env_ = hl_emit_is_live()                             \
+			? env_with_pid(envp, slots_, entry_, sizeof(entry_)) : NULL;\
+		char *const *use_ = env_ ? env_ : (envp);                         \
+		return call;                                                      \
+	} while (0)
+
 HL_API int execve(const char *path, char *const argv[], char *const envp[])
 {
-	before_exec();
-	if (real_execve == NULL)
-		hl_exitpath_init();
-	return real_execve(path, argv, envp);
+	WITH_PID_ENV(envp, real_execve(path, argv, use_));
 }
 
 HL_API int execv(const char *path, char *const argv[])
 {
-	before_exec();
-	if (real_execv == NULL)
-		hl_exitpath_init();
-	return real_execv(path, argv);
+	WITH_PID_ENV(environ, real_execve(path, argv, use_));
 }
 
 HL_API int execvp(const char *file, char *const argv[])
 {
-	before_exec();
-	if (real_execvp == NULL)
-		hl_exitpath_init();
-	return real_execvp(file, argv);
+	WITH_PID_ENV(environ, real_execvpe(file, argv, use_));
 }
 
 HL_API int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	before_exec();
-	if (real_execvpe == NULL)
-		hl_exitpath_init();
-	return real_execvpe(file, argv, envp);
+	WITH_PID_ENV(envp, real_execvpe(file, argv, use_));
 }
 
 #endif /* HL_UNIT_TEST */
