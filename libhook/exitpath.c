@@ -94,7 +94,7 @@ static void before_exec(void)
 	errno = saved;
 }
 
-#define PID_ENV "HEAPLEDGER_PID="
+#define PID_ENV HL_ENV_PID "="
 #define MAX_ENV 1024 /* more entries: pass the environment through unchanged */
 
 /* "HEAPLEDGER_PID=<our pid>": the new image says HELLO origin EXEC. */

@@ -20,7 +20,7 @@
 
 #include "track.h"
 
-#define PID_ENV "HEAPLEDGER_PID"
+#define PID_ENV HL_ENV_PID
 
 bool hl_track_enabled;
 static bool capture_on;

@@ -25,7 +25,9 @@
  *
  * Threads: each thread buffers its own events and writes them in one batch,
  * which starts with a BATCH record naming the thread. Events after a BATCH
- * belong to that thread until the next BATCH.
+ * belong to that thread until the next BATCH. STACK, MODULE_LOAD and
+ * MODULE_UNLOAD belong to no thread: the hook writes them between batches,
+ * just before the first batch that names them.
  *
  * Ids: stack ids and module ids are chosen by the hook, start at 1, and are
  * unique within one connection. A STACK or MODULE_LOAD record always precedes
@@ -54,6 +56,11 @@
 #define HL_ENV_OPTIONS "HEAPLEDGER_OPTIONS" /* key=value:key=value */
 #define HL_ENV_LOG "HEAPLEDGER_LOG"         /* standalone summary file */
 #define HL_ENV_RUN_ID "HEAPLEDGER_RUN"      /* run id, echoed in HELLO */
+/* Pid of the image that exec'd: equal to getpid() in the new image means
+ * HELLO.origin = HL_ORIGIN_EXEC. The hook's execve sets it; a reporter may
+ * also export it as zeros ("0000000000"), which each image overwrites in
+ * place with its pid so execl and system() children are recognised too. */
+#define HL_ENV_PID "HEAPLEDGER_PID"
 
 enum hl_wire_type {
 	HL_REC_HELLO = 1,         /* first record of a connection */
