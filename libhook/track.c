@@ -192,7 +192,8 @@ bool hl_track_exit(unsigned how, int status)
 {
 	int saved = errno;
 	hl_guard_enter();
-	hl_modules_scan();
+	if (hl_emit_is_live())
+		hl_modules_scan(); /* objects dlopen'd behind our back (e.g. by libc) */
 	bool sent = hl_emit_finish(how, status);
 	uint64_t dropped = hl_emit_dropped();
 	if (!sent && dropped) {
