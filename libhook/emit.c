@@ -537,11 +537,14 @@ bool hl_emit_finish(unsigned how, int status)
 
 void hl_emit_fork_prepare(void)
 {
-	/* The child's reporter state starts from the parent's: send what this
-	 * thread has so far, before the child says HELLO. */
-	if (tls_buffer && hl_emit_is_live() && !tls_exited)
-		buffer_flush_own(tls_buffer);
+	/* The reporter starts the child's state from the parent's: send what
+	 * every thread has committed so far, before the child says HELLO.
+	 * Threads keep appending until the allocator's locks stop them; the
+	 * few events of that window reach the reporter after the child's HELLO
+	 * and the child's LIVE set at exit corrects them. */
 	hl_lock(&write_lock);
+	if (hl_emit_is_live())
+		flush_all_locked();
 }
 
 void hl_emit_fork_parent(void)
