@@ -85,9 +85,11 @@ void hl_stack_init(void)
 
 HL_NOINLINE unsigned hl_stack_capture(uint64_t *frames, unsigned max, bool *truncated)
 {
-	void *raw[HL_WIRE_MAX_FRAMES + OWN_FRAMES_MAX + 1];
 	if (max > HL_WIRE_MAX_FRAMES)
 		max = HL_WIRE_MAX_FRAMES;
+	/* Sized by the depth asked for: the program's threads may have small
+	 * stacks, and this runs on them for every allocation. */
+	void *raw[max + OWN_FRAMES_MAX + 1];
 	/* One frame more than needed tells whether the stack was truncated. */
 	int n = unw_backtrace(raw, (int)(max + OWN_FRAMES_MAX + 1));
 	int skip = 0;

@@ -84,9 +84,10 @@ void hl_track_init(void)
 
 static uint32_t capture(void)
 {
-	uint64_t frames[HL_WIRE_MAX_FRAMES];
+	unsigned max = hl_options.stack_depth; /* > 0: capture is on */
+	uint64_t frames[max];
 	bool truncated;
-	unsigned depth = hl_stack_capture(frames, hl_options.stack_depth, &truncated);
+	unsigned depth = hl_stack_capture(frames, max, &truncated);
 	return hl_stack_intern(frames, depth, truncated);
 }
 
