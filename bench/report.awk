@@ -124,14 +124,14 @@ function glibc_table(   i, j, w, line, sep) {
 }
 
 # heapledger against the issue's targets, for every workload it ran.
-function targets_table(   i, w, hl, mi, t, m, vs, miss, p) {
-	print "## heapledger against the targets"
+function targets_table(v,   i, w, hl, mi, t, m, vs, miss, p) {
+	print "## " v " against the targets"
 	print ""
 	print "| Workload | time / glibc | time / mimalloc | peak RSS / glibc | verdict |"
 	print "|---|---:|---:|---:|---|"
 	for (i = 1; i <= nwork; i++) {
 		w = work[i]
-		hl = w SUBSEP "heapledger" SUBSEP full
+		hl = w SUBSEP v SUBSEP full
 		mi = w SUBSEP "mimalloc" SUBSEP full
 		if (!(hl in seen) && !(hl in skip))
 			continue
@@ -211,13 +211,16 @@ END {
 	print "at that size, because the tool is too slow for full size. Every run's output checksum was compared with"
 	print "glibc's: a cell that does not show a number says why. n/a: the tool needs a rebuilt program (LSan and ASan"
 	print "rows exist for the synthetic workloads only). missing: not installed or not built."
+	print "heapledger is the plain preload with default options (it captures a stack for every allocation);"
+	print "heapledger-nostack is the same library with HEAPLEDGER_OPTIONS=stacks=0: the allocator's own cost."
 	print "hl-run is `heapledger run` (tracking, report and SQLite store); a † marks runs where the reporter received no"
 	print "events (this libheapledger.so was built without tracking), so they measure the wrapper only."
 	print ""
 	table("Time, ratio to glibc", "wall")
 	table("Peak RSS, ratio to glibc", "rss")
 	glibc_table()
-	targets_table()
+	targets_table("heapledger")
+	targets_table("heapledger-nostack")
 	print "## Reference: figures from the issue"
 	print ""
 	print "- Time ratio to glibc, churn / 8-thread ring / realloc growth / mixed: mimalloc 0.51 / 0.46 / 0.42 / 0.24;"

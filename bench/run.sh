@@ -16,7 +16,7 @@ LIBDIR=/usr/lib/x86_64-linux-gnu
 
 ALL_WORKLOADS=(churn ring2 ring8 realloc mixed python sqlite gcc)
 SYNTHETIC=" churn ring2 ring8 realloc mixed "
-ALL_VARIANTS=(glibc jemalloc mimalloc tcmalloc heapledger hl-run heaptrack lsan asan valgrind)
+ALL_VARIANTS=(glibc jemalloc mimalloc tcmalloc heapledger heapledger-nostack hl-run heaptrack lsan asan valgrind)
 
 usage() {
 	cat <<'EOF'
@@ -27,8 +27,8 @@ usage: bench/run.sh [options]
   --only W[,W...]       workloads: churn ring2 ring8 realloc mixed python
                         sqlite gcc, or the groups ring, synthetic, real
   --allocators V[,V...] columns: glibc jemalloc mimalloc tcmalloc heapledger
-                        hl-run heaptrack lsan asan valgrind (glibc is always
-                        run: it is the baseline)
+                        heapledger-nostack (stacks=0) hl-run heaptrack lsan
+                        asan valgrind (glibc always runs: it is the baseline)
   --build DIR           meson build directory holding bench/ (default: build)
   --lib PATH            libheapledger.so (default: DIR/libhook/libheapledger.so)
   --reporter PATH       heapledger command for hl-run (default: next to --lib,
@@ -135,7 +135,7 @@ preload_of() {
 	jemalloc) echo "$LIBDIR/libjemalloc.so.2" ;;
 	mimalloc) echo "$mimalloc" ;;
 	tcmalloc) echo "$LIBDIR/libtcmalloc_minimal.so.4" ;;
-	heapledger) echo "$lib" ;;
+	heapledger | heapledger-nostack) echo "$lib" ;;
 	esac
 }
 
@@ -193,7 +193,7 @@ build_sanitized() {
 for v in "${variants[@]}"; do
 	case $v in
 	glibc) available[$v]=yes ;;
-	jemalloc | mimalloc | tcmalloc | heapledger) [ -f "$(preload_of "$v")" ] && available[$v]=yes ;;
+	jemalloc | mimalloc | tcmalloc | heapledger | heapledger-nostack) [ -f "$(preload_of "$v")" ] && available[$v]=yes ;;
 	hl-run) [ -f "$lib" ] && [ -x "$reporter" ] && available[$v]=yes ;;
 	heaptrack | valgrind) command -v "$v" >/dev/null && available[$v]=yes ;;
 	lsan) build_sanitized lsan -fsanitize=leak && available[$v]=yes ;;
@@ -250,6 +250,8 @@ variant_prefix() {
 	case $1 in
 	glibc | lsan | asan) echo env ;;
 	jemalloc | mimalloc | tcmalloc | heapledger) printf '%s\n' env "LD_PRELOAD=$(preload_of "$1")" ;;
+	# The allocator without stack capture: what the allocator itself costs.
+	heapledger-nostack) printf '%s\n' env "LD_PRELOAD=$lib" HEAPLEDGER_OPTIONS=stacks=0 ;;
 	hl-run) printf '%s\n' env "HEAPLEDGER_LIB=$lib" "$reporter" run --db "$work/hl.db" -- ;;
 	heaptrack) printf '%s\n' heaptrack -o "$work/ht/trace" ;;
 	valgrind) printf '%s\n' valgrind --leak-check=full --trace-children=yes ;;
