@@ -6,7 +6,7 @@ report --format json` read back from the database (which must equal the
 
 Usage: check_run.py --heapledger BIN --source FILE [--expect-exit N]
          [--leak SPEC]... [--no-leaks SEL] [--ended SEL:HOW[:N]]
-         [--processes N] [--skip-without-events] -- prog args...
+         [--processes N] -- prog args...
 SEL picks a process: start, fork, exec (first with that origin), or an
 index. A leak SPEC is "SEL:function:MARKER:bytes:blocks"; MARKER is a
 comment (e.g. LEAK-DIRECT) on the source line the leak's stack must name.
@@ -19,7 +19,6 @@ import subprocess
 import sys
 import tempfile
 
-SKIP = 77
 
 
 def fail(msg):
@@ -101,7 +100,6 @@ def main():
     ap.add_argument("--no-leaks", action="append", default=[])
     ap.add_argument("--ended", action="append", default=[])
     ap.add_argument("--processes", type=int)
-    ap.add_argument("--skip-without-events", action="store_true")
     ap.add_argument("--stdout", help="expected stdout of the program")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
@@ -123,9 +121,6 @@ def main():
         if doc["format"] != "heapledger-report" or doc["version"] != 1:
             fail("bad JSON header")
         procs = doc["processes"]
-        if not procs and a.skip_without_events:
-            print("SKIP: no process reported (the hook does not send events yet)")
-            sys.exit(SKIP)
         if a.processes is not None and len(procs) != a.processes:
             fail("%d processes reported, expected %d" % (len(procs), a.processes))
         stored = subprocess.run([a.heapledger, "report", "--db", db, "--format", "json"],
