@@ -112,6 +112,14 @@ HL_API size_t malloc_usable_size(void *p)
 	return hl_usable_size(p);
 }
 
+/* glibc's malloc_trim: give retained free memory back to the OS now instead
+ * of after retain_ms. Returns 1 if anything was unmapped, as glibc does. */
+HL_API int malloc_trim(size_t pad)
+{
+	(void)pad; /* nothing is kept above the top of a heap, so no pad to keep */
+	return hl_heap_trim() ? 1 : 0;
+}
+
 /* Old SunOS name some programs still call; glibc no longer declares it. */
 HL_API void cfree(void *p);
 HL_API void cfree(void *p)

@@ -107,6 +107,7 @@ static struct hl_range *take_or_grow_locked(struct hl_arena *a, size_t size)
 
 struct hl_range *hl_arena_alloc_locked(struct hl_arena *a, size_t size)
 {
+	hl_segment_age_spares_locked(a);
 	struct hl_range *r = take_or_grow_locked(a, size);
 	if (r == NULL)
 		return NULL;
@@ -118,6 +119,7 @@ unsigned hl_arena_carve_locked(struct hl_arena *a, size_t size, unsigned want,
 {
 	/* Prefer one range that holds the whole batch: the blocks then sit
 	 * side by side, which is what the program's next accesses like. */
+	hl_segment_age_spares_locked(a);
 	struct hl_range *r = hl_bins_take_locked(a, size * want);
 	if (r == NULL)
 		r = take_or_grow_locked(a, size);

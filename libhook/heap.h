@@ -138,9 +138,19 @@ HL_INLINE struct hl_segment *hl_segment_of(const void *p)
 
 /* Maps a new segment for arena a; returns its one free range (not filed). */
 struct hl_range *hl_segment_new_locked(struct hl_arena *a);
-/* r is a free range that covers its whole segment: keep it as the arena's
- * spare or give the segment back to the OS. */
+/* r is a free range that covers its whole segment: it becomes a spare. */
 void hl_segment_release_locked(struct hl_arena *a, struct hl_range *r);
+/* Gives back to the OS the spares older than hl_options.retain_ms. */
+void hl_segment_age_spares_locked(struct hl_arena *a);
+/* Gives back every spare but one, trimmed to its first MiB (malloc_trim). */
+void hl_segment_trim_locked(struct hl_arena *a);
+/* Gives back every spare segment and cached large mapping now; true if
+ * that unmapped anything. */
+bool hl_heap_trim(void);
+HL_INLINE bool hl_segment_is_spare(const struct hl_segment *seg)
+{
+	return seg->spare_since_ms != 0;
+}
 bool hl_segment_is_whole(struct hl_range *r);
 
 /* ---- registry.c: which address ranges are ours ------------------------- */
@@ -269,6 +279,8 @@ void hl_large_fork_prepare(void);
 void hl_large_fork_parent(void);
 void hl_large_fork_child(void);
 uint64_t hl_large_mapped_bytes(void);
+/* Unmaps every cached freed mapping (malloc_trim). */
+void hl_large_trim(void);
 
 /* ---- stats.c ------------------------------------------------------------ */
 

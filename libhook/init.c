@@ -26,6 +26,7 @@ struct hl_options hl_options = {
 	.leaks = true,
 	.max_leaks = 50,
 	.large_cache_mib = 128,
+	.retain_ms = 100,
 };
 HL_TLS int hl_guard_depth;
 
@@ -104,6 +105,8 @@ static bool apply_option(const char *key, size_t key_len, const char *value, siz
 		hl_options.max_leaks = v;
 	} else if (KEY_IS("large_cache") && parse_unsigned(value, len, 1u << 20, &v)) {
 		hl_options.large_cache_mib = v;
+	} else if (KEY_IS("retain_ms") && parse_unsigned(value, len, 3600u * 1000u, &v)) {
+		hl_options.retain_ms = v;
 	} else {
 		return false;
 	}
@@ -130,7 +133,7 @@ void hl_options_parse(const char *text)
 				hl_out_str(&out, c);
 			}
 			hl_out_str(&out, "' (keys: depth=0..256, stacks=0|1, summary=0|1, "
-					 "leaks=0|1, max_leaks=N, large_cache=MiB)\n");
+					 "leaks=0|1, max_leaks=N, large_cache=MiB, retain_ms=N)\n");
 			hl_out_flush(&out);
 		}
 		text = end ? end + 1 : NULL;

@@ -58,6 +58,9 @@ void *hl_os_remap(void *p, size_t old_bytes, size_t new_bytes);
 /* Tell the kernel the pages may be dropped; they read back as zero. */
 void hl_os_discard(void *p, size_t bytes);
 size_t hl_os_page_size(void);
+/* Coarse monotonic milliseconds (vDSO, a few ns), never 0: for ageing
+ * retained memory, where tens of ms are the unit. */
+uint64_t hl_os_now_ms(void);
 
 /* ---- out.c: allocation-free output ------------------------------------- */
 
@@ -127,6 +130,7 @@ struct hl_options {
 	bool leaks;           /* print the standalone leak list at exit */
 	unsigned max_leaks;   /* leak records printed at most */
 	unsigned large_cache_mib; /* freed large mappings kept for reuse, MiB */
+	unsigned retain_ms;       /* wholly free segments kept this long before unmapping */
 };
 extern struct hl_options hl_options;
 /* Applies "key=value:key=value" to hl_options; bad entries are reported. */

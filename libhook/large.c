@@ -11,7 +11,8 @@
  * tell a real large block from a pointer that merely looks like one. A few
  * freed mappings are cached (bounded in count and bytes) and reused whole:
  * programs that allocate and free multi-MiB buffers in a loop would
- * otherwise pay mmap, munmap and a page fault per page every time.
+ * otherwise pay mmap, munmap and a page fault per page every time. Like
+ * spare segments, a cached mapping unused for retain_ms goes back to the OS.
  */
 #include <string.h>
 
@@ -24,6 +25,7 @@
 struct large_slot {
 	void *base;
 	size_t bytes;
+	uint64_t since_ms; /* when it was cached */
 };
 
 static struct hl_lock large_lock = HL_LOCK_INIT;
@@ -132,11 +134,52 @@ static bool cache_put_locked(void *base, size_t bytes)
 		if (cached[i].base == NULL) {
 			cached[i].base = base;
 			cached[i].bytes = bytes;
+			cached[i].since_ms = hl_os_now_ms();
 			cached_bytes += bytes;
 			return true;
 		}
 	}
 	return false;
+}
+
+/* Takes out of the cache the mappings cached at or before cutoff_ms, into
+ * out[]; the caller unmaps them after dropping the lock. */
+static int cache_expire_locked(uint64_t cutoff_ms, struct large_slot out[HL_LARGE_CACHE_SLOTS])
+{
+	int n = 0;
+	if (cached_bytes == 0)
+		return 0;
+	for (int i = 0; i < HL_LARGE_CACHE_SLOTS; i++) {
+		if (cached[i].base != NULL && cached[i].since_ms <= cutoff_ms) {
+			out[n++] = cached[i];
+			cached_bytes -= cached[i].bytes;
+			cached[i].base = NULL;
+		}
+	}
+	return n;
+}
+
+static void unmap_expired(struct large_slot *gone, int n)
+{
+	for (int i = 0; i < n; i++) {
+		atomic_fetch_sub_explicit(&large_mapped, gone[i].bytes, memory_order_relaxed);
+		hl_os_unmap(gone[i].base, gone[i].bytes);
+	}
+}
+
+static uint64_t expiry_cutoff(void)
+{
+	uint64_t now = hl_os_now_ms();
+	return now > hl_options.retain_ms ? now - hl_options.retain_ms : 0;
+}
+
+void hl_large_trim(void)
+{
+	struct large_slot gone[HL_LARGE_CACHE_SLOTS];
+	hl_lock(&large_lock);
+	int n = cache_expire_locked(UINT64_MAX, gone);
+	hl_unlock(&large_lock);
+	unmap_expired(gone, n);
 }
 
 static size_t round_to_pages(size_t bytes)
@@ -175,11 +218,14 @@ void *hl_large_alloc(size_t n, size_t alignment, bool *fresh)
 		return NULL;
 	size_t map_bytes = round_to_pages(n + HL_LARGE_PREFIX + gap);
 	char *base = NULL;
+	struct large_slot gone[HL_LARGE_CACHE_SLOTS];
 	hl_lock(&large_lock);
+	int expired = cache_expire_locked(expiry_cutoff(), gone);
 	size_t got = 0;
 	if (alignment <= page) /* a cached mapping is only page-aligned */
 		base = cache_take_locked(map_bytes, &got);
 	hl_unlock(&large_lock);
+	unmap_expired(gone, expired);
 	if (base != NULL) {
 		map_bytes = got;
 		*fresh = false;
@@ -208,11 +254,14 @@ void hl_large_free(struct hl_range *r)
 	struct hl_large *l = hl_large_of(r);
 	char *base = (char *)l - l->lead_bytes;
 	size_t bytes = l->map_bytes;
+	struct large_slot gone[HL_LARGE_CACHE_SLOTS];
 	hl_lock(&large_lock);
 	live_remove_locked((uintptr_t)hl_range_data(r));
 	r->flags = 0; /* a second free of this pointer now fails the checks */
+	int expired = cache_expire_locked(expiry_cutoff(), gone);
 	bool kept = l->lead_bytes == 0 && cache_put_locked(base, bytes);
 	hl_unlock(&large_lock);
+	unmap_expired(gone, expired);
 	if (!kept) {
 		/* The registry mark stays: another large mapping may share the
 		 * 4 MiB region, and the live set is the exact check anyway. */

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -70,4 +71,11 @@ void hl_os_discard(void *p, size_t bytes)
 	int saved = errno;
 	madvise(p, bytes, MADV_DONTNEED);
 	errno = saved;
+}
+
+uint64_t hl_os_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u + 1;
 }

@@ -107,7 +107,7 @@ struct hl_arena {
 	uint64_t bitmap[HL_TLSF_WORDS];          /* bit c set: free_heads[c] non-empty */
 	struct hl_range *free_heads[HL_TLSF_CLASSES];
 	struct hl_segment *segments;             /* every segment of this arena */
-	struct hl_segment *spare;                /* one wholly free segment kept for reuse */
+	struct hl_segment *spares;               /* wholly free segments kept for reuse, newest first */
 	bool last_fresh;                         /* last hl_arena_alloc_locked result is zero */
 	_Atomic uint32_t threads;                /* threads using this arena now */
 } __attribute__((aligned(64)));
@@ -118,7 +118,10 @@ struct hl_segment {
 	struct hl_segment *next;    /* arena's segment list */
 	struct hl_segment *prev;
 	char *untouched;            /* memory from here on was never handed out: it is zero */
-	uint64_t reserved[3];       /* pad to 64 bytes: first range stays aligned */
+	struct hl_segment *spare_next; /* arena's spare list, while wholly free */
+	uint64_t spare_since_ms;    /* when it became spare (coarse clock + 1); 0: in use */
+	uint32_t spare_trimmed;     /* spare whose pages past the first MiB went back */
+	uint32_t reserved;          /* pad to 64 bytes: first range stays aligned */
 };
 _Static_assert(sizeof(struct hl_segment) == 64, "segment header is 64 bytes");
 #define HL_SEGMENT_MAGIC 0x68656170ULL /* "heap" */

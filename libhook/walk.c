@@ -36,7 +36,7 @@ void hl_heap_walk(hl_walk_fn fn, void *arg)
 		struct hl_arena *a = &hl_arenas[i];
 		hl_lock(&a->lock);
 		for (struct hl_segment *seg = a->segments; seg; seg = seg->next)
-			if (seg != a->spare)
+			if (!hl_segment_is_spare(seg))
 				walk_segment_locked(seg, fn, arg);
 		hl_unlock(&a->lock);
 	}
@@ -76,7 +76,7 @@ bool hl_arena_is_valid_locked(struct hl_arena *a)
 	for (struct hl_segment *seg = a->segments; seg; seg = seg->next) {
 		if (seg->arena != a || seg->magic != (HL_SEGMENT_MAGIC ^ (uintptr_t)seg))
 			return false;
-		if (seg == a->spare)
+		if (hl_segment_is_spare(seg))
 			continue;
 		struct hl_range *prev = NULL;
 		for (struct hl_range *r = segment_first(seg); !(r->flags & HL_RANGE_SENTINEL);
