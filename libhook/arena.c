@@ -114,17 +114,11 @@ struct hl_range *hl_arena_alloc_locked(struct hl_arena *a, size_t size)
 	return split_front_locked(a, r, size);
 }
 
-unsigned hl_arena_carve_locked(struct hl_arena *a, size_t size, unsigned want,
-			       struct hl_range **out)
+/* Cuts up to `want` blocks of `size` off the front of free range r (not
+ * filed) into out[]; files what is left. Returns how many it cut. */
+static unsigned carve_from_locked(struct hl_arena *a, struct hl_range *r, size_t size,
+				  unsigned want, struct hl_range **out)
 {
-	/* Prefer one range that holds the whole batch: the blocks then sit
-	 * side by side, which is what the program's next accesses like. */
-	hl_segment_age_spares_locked(a);
-	struct hl_range *r = hl_bins_take_locked(a, size * want);
-	if (r == NULL)
-		r = take_or_grow_locked(a, size);
-	if (r == NULL)
-		return 0;
 	unsigned n = 0;
 	while (n < want && r->size >= size) {
 		size_t rest = r->size - size;
@@ -142,6 +136,44 @@ unsigned hl_arena_carve_locked(struct hl_arena *a, size_t size, unsigned want,
 		r = tail;
 	}
 	hl_bins_insert_locked(a, r);
+	return n;
+}
+
+/* Whether all of r lies below its segment's watermark: memory that was
+ * handed out before and is resident already. */
+static bool range_is_recycled(struct hl_range *r)
+{
+	return (char *)r + r->size <= hl_segment_of(r)->untouched;
+}
+
+unsigned hl_arena_carve_locked(struct hl_arena *a, size_t size, unsigned want,
+			       struct hl_range **out)
+{
+	hl_segment_age_spares_locked(a);
+	/* Best: one recycled range that holds the whole batch, so the blocks
+	 * sit side by side, which is what the program's next accesses like. */
+	struct hl_range *r = hl_bins_take_locked(a, size * want);
+	if (r != NULL) {
+		if (range_is_recycled(r) || a->remote_frees)
+			return carve_from_locked(a, r, size, want, out);
+		hl_bins_insert_locked(a, r);
+	}
+	/* Else fill it from the best-fitting free ranges, holes left by earlier
+	 * frees before untouched memory: always carving whole batches from
+	 * fresh memory let small holes pile up, and churn's whole 4 MiB
+	 * segment became resident for 2.7 MB of peak use (RSS 1.32x glibc's,
+	 * now 1.1x). Not in arenas whose blocks other threads free: a hole's
+	 * neighbours may then sit in another thread's cache, and sharing their
+	 * cache lines made the 2-thread ring 2.3x slower. */
+	unsigned n = 0;
+	while (n < want) {
+		r = hl_bins_take_locked(a, size);
+		if (r == NULL && n == 0)
+			r = hl_segment_new_locked(a);
+		if (r == NULL)
+			break;
+		n += carve_from_locked(a, r, size, want - n, out + n);
+	}
 	return n;
 }
 

@@ -140,8 +140,10 @@ struct hl_range *hl_cache_refill(struct hl_thread_cache *tc, unsigned cls, size_
 	return batch[0];
 }
 
-/* Returns ranges to their arenas, holding each arena's lock across a run. */
-static void give_back(struct hl_range *list)
+/* Returns ranges to their arenas, holding each arena's lock across a run.
+ * `own` is the flushing thread's arena: ranges of any other arena were
+ * allocated by another thread, which the arena remembers (carve). */
+static void give_back(struct hl_range *list, struct hl_arena *own)
 {
 	struct hl_arena *held = NULL;
 	while (list != NULL) {
@@ -153,6 +155,8 @@ static void give_back(struct hl_range *list)
 				hl_unlock(&held->lock);
 			hl_lock(&a->lock);
 			held = a;
+			if (a != own)
+				a->remote_frees = true;
 		}
 		hl_arena_free_locked(a, r);
 	}
@@ -177,7 +181,7 @@ void hl_cache_flush(struct hl_thread_cache *tc, unsigned cls, uint32_t keep)
 	else
 		bin->head = NULL;
 	bin->count = keep;
-	give_back(r);
+	give_back(r, tc->arena);
 }
 
 void hl_cache_destroy(struct hl_thread_cache *tc)

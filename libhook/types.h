@@ -109,6 +109,7 @@ struct hl_arena {
 	struct hl_segment *segments;             /* every segment of this arena */
 	struct hl_segment *spares;               /* wholly free segments kept for reuse, newest first */
 	bool last_fresh;                         /* last hl_arena_alloc_locked result is zero */
+	bool remote_frees;                       /* another thread's cache has freed blocks here */
 	_Atomic uint32_t threads;                /* threads using this arena now */
 } __attribute__((aligned(64)));
 
