@@ -464,6 +464,51 @@ out_fail:
 	return false;
 }
 
+/* ---- blocks from before the connection ------------------------------------ */
+
+struct early_sink {
+	uint64_t ticks;
+	bool started; /* the BATCH record is out */
+};
+
+/* One ALLOC record per block, in a batch of the calling thread. */
+static void early_block(void *address, size_t size, uint32_t stack_id, unsigned kind, void *arg)
+{
+	struct early_sink *sink = arg;
+	if (!sink->started) {
+		struct hl_rec_batch *batch = scratch_reserve_locked(sizeof(*batch));
+		if (batch == NULL)
+			return;
+		*batch = (struct hl_rec_batch){
+			.h = hl_wire_hdr(HL_REC_BATCH, 0, sizeof(*batch)), .tid = current_tid(),
+			.ticks = sink->ticks, .monotonic_ns = clock_ns(CLOCK_MONOTONIC),
+			.realtime_ns = clock_ns(CLOCK_REALTIME), .sequence = batch_sequence++ };
+		records_total++;
+		sink->started = true;
+	}
+	struct hl_rec_alloc *rec = scratch_reserve_locked(sizeof(*rec));
+	if (rec == NULL)
+		return;
+	*rec = (struct hl_rec_alloc){ .h = hl_wire_hdr(HL_REC_ALLOC, kind, sizeof(*rec)),
+				      .address = (uintptr_t)address, .size = size,
+				      .ticks = sink->ticks,
+				      .stack_id = stack_id < stacks_sent ? stack_id : 0 };
+	records_total++;
+}
+
+void hl_emit_send_early_blocks(void)
+{
+	if (!hl_emit_is_live())
+		return;
+	hl_lock(&write_lock);
+	struct early_sink sink = { .ticks = hl_ticks() };
+	if (send_definitions_locked()) {
+		hl_heap_walk(early_block, &sink);
+		scratch_flush_locked();
+	}
+	hl_unlock(&write_lock);
+}
+
 /* ---- exit ------------------------------------------------------------------- */
 
 struct live_sink {

@@ -7,8 +7,12 @@
  * exec replaces the image: execve/execv/execvp/execvpe are interposed to
  * send every thread's buffered events first and to pass HEAPLEDGER_PID=<pid>
  * (built on the stack, no malloc) so the new image, which reconnects since
- * the socket is CLOEXEC, says HELLO origin EXEC. execl* and system() are
- * not covered (they call libc's internal execve). fork is interposed only to send the parent's
+ * the socket is CLOEXEC, says HELLO origin EXEC. execl/execlp/execle are
+ * interposed too (libc's would call its internal execve, skipping ours).
+ * system(), posix_spawn() and fexecve() are not: the first two exec in a
+ * new child (a process of its own, HELLO origin START with ppid us) while
+ * this image carries on; an image replaced by fexecve loses its unsent
+ * events. fork is interposed only to send the parent's
  * FORK record, which needs the child's pid the atfork handlers never see.
  * glibc's own internal calls (exit -> _exit, abort on heap corruption) do
  * not go through these symbols; exit is covered by init.c's destructor.
@@ -17,6 +21,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -97,6 +102,8 @@ static void before_exec(void)
 #define PID_ENV HL_ENV_PID "="
 #define MAX_ENV 1024 /* more entries: pass the environment through unchanged */
 
+#define PID_DIGITS 10 /* zero-padded, so the new image's forked children fit */
+
 /* "HEAPLEDGER_PID=<our pid>": the new image says HELLO origin EXEC. */
 static const char *pid_entry(char *buf, size_t size)
 {
@@ -104,6 +111,8 @@ static const char *pid_entry(char *buf, size_t size)
 	int n = 0;
 	for (unsigned long pid = (unsigned long)getpid(); pid; pid /= 10)
 		digits[n++] = (char)('0' + pid % 10);
+	while (n < PID_DIGITS)
+		digits[n++] = '0';
 	size_t used = sizeof(PID_ENV) - 1;
 	memcpy(buf, PID_ENV, used);
 	while (n && used + 1 < size)
@@ -160,6 +169,47 @@ HL_API int execvp(const char *file, char *const argv[])
 HL_API int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	WITH_PID_ENV(envp, real_execvpe(file, argv, use_));
+}
+
+/* execl's argument list as an argv on the caller's stack: no malloc. */
+#define ARGV_FROM_VA(arg0, ap, argv_out, envp_out)                                \
+	va_list count_;                                                           \
+	size_t argc_ = 1;                                                         \
+	va_start(count_, arg0);                                                   \
+	while (va_arg(count_, char *) != NULL)                                    \
+		argc_++;                                                          \
+	va_end(count_);                                                           \
+	char *argv_out[argc_ + 1];                                                \
+	char *const *envp_out = environ;                                          \
+	va_start(ap, arg0);                                                       \
+	argv_out[0] = (char *)(arg0);                                             \
+	for (size_t i_ = 1; i_ <= argc_; i_++)                                    \
+		argv_out[i_] = va_arg(ap, char *); /* the last is the NULL */     \
+	(void)envp_out
+
+HL_API int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	ARGV_FROM_VA(arg, ap, argv, envp);
+	va_end(ap);
+	WITH_PID_ENV(envp, real_execve(path, argv, use_));
+}
+
+HL_API int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	ARGV_FROM_VA(arg, ap, argv, envp);
+	va_end(ap);
+	WITH_PID_ENV(envp, real_execvpe(file, argv, use_));
+}
+
+HL_API int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	ARGV_FROM_VA(arg, ap, argv, envp);
+	envp = va_arg(ap, char *const *); /* after the NULL */
+	va_end(ap);
+	WITH_PID_ENV(envp, real_execve(path, argv, use_));
 }
 
 #endif /* HL_UNIT_TEST */

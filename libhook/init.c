@@ -227,9 +227,22 @@ void hl_exit_report(unsigned how, int status)
 		hl_track_print_leaks(fd);
 }
 
+/*
+ * A normal exit reports from whichever of these two runs second, so the
+ * status is known and every destructor has run. Our constructor runs from
+ * the dynamic loader before __libc_start_main registers _dl_fini, so our
+ * on_exit handler normally runs after _dl_fini (and our destructor in it):
+ * reporting from the destructor alone gave exit(3) as status 0.
+ */
+static _Atomic bool exit_status_known;
+static _Atomic bool destructor_ran;
+
 static void on_exit_status(int status, void *arg)
 {
 	exit_status = status;
+	atomic_store(&exit_status_known, true);
+	if (atomic_load(&destructor_ran))
+		hl_exit_report(HL_EXIT_NORMAL, status);
 }
 
 __attribute__((constructor)) static void hl_start(void)
@@ -246,5 +259,7 @@ __attribute__((constructor)) static void hl_start(void)
  * initialised before them), so blocks they free are not reported. */
 __attribute__((destructor)) static void hl_stop(void)
 {
-	hl_exit_report(HL_EXIT_NORMAL, exit_status);
+	atomic_store(&destructor_ran, true);
+	if (atomic_load(&exit_status_known))
+		hl_exit_report(HL_EXIT_NORMAL, exit_status);
 }

@@ -74,8 +74,10 @@ void hl_track_init(void)
 		uint32_t origin = origin_from_env();
 		pid_env_set();
 		hl_modules_scan();
-		if (hl_emit_connect(path, origin, (uint32_t)getppid()))
+		if (hl_emit_connect(path, origin, (uint32_t)getppid())) {
+			hl_emit_send_early_blocks();
 			hl_emit_flush_all();
+		}
 	}
 	hl_track_enabled = capture_on || hl_emit_is_live();
 	hl_guard_leave();

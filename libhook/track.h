@@ -88,6 +88,11 @@ void hl_emit_flush_all(void);
 /* Sends this thread's buffer, then THREAD_END; the thread's later events
  * are written one by one. */
 void hl_emit_thread_exit(void);
+/* Sends an ALLOC for every block allocated before the connection (by the
+ * loader or by constructors that ran before ours, e.g. libstdc++'s
+ * exception pool), so the reporter's live set matches the heap from the
+ * start. Call right after connecting, with nothing else buffered. */
+void hl_emit_send_early_blocks(void);
 /* Sends the final LIVE set and EXIT, then closes; false if not connected. */
 bool hl_emit_finish(unsigned how, int status);
 uint64_t hl_emit_dropped(void);

@@ -131,6 +131,9 @@ static pid_t start_program(const struct run_options *o, const char *lib,
 	setenv("LD_PRELOAD", preload, 1);
 	setenv(HL_ENV_SOCKET, socket_path, 1);
 	setenv(HL_ENV_RUN_ID, id, 1);
+	/* Each image writes its pid over the zeros, so an image that execs
+	 * through a path the hook does not interpose still says origin EXEC. */
+	setenv(HL_ENV_PID, "0000000000", 1);
 	set_hook_options(o->depth);
 	execvp(o->command[0], o->command);
 	fprintf(stderr, "heapledger: cannot run %s: %s\n", o->command[0], strerror(errno));

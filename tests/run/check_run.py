@@ -6,10 +6,16 @@ report --format json` read back from the database (which must equal the
 
 Usage: check_run.py --heapledger BIN --source FILE [--expect-exit N]
          [--leak SPEC]... [--no-leaks SEL] [--ended SEL:HOW[:N]]
-         [--processes N] -- prog args...
+         [--processes N] [--records SEL:N] [--repeated SPEC:MIN]
+         [--allow-warnings] -- prog args...
 SEL picks a process: start, fork, exec (first with that origin), or an
 index. A leak SPEC is "SEL:function:MARKER:bytes:blocks"; MARKER is a
 comment (e.g. LEAK-DIRECT) on the source line the leak's stack must name.
+--records: the process has exactly N leak records. --repeated
+"SEL:function:MARKER:bytes:blocks:MIN": that record's stack names the
+function at the marker's line at least MIN times (deep recursion).
+Unless --allow-warnings, any warning in the report (dropped events, stream
+inconsistencies) and any non-zero consistency counter in the JSON fails.
 """
 import argparse
 import json
@@ -50,13 +56,10 @@ def frame_matches(fr, func, file, line):
 
 
 def check_json_leak(proc, func, file, line, nbytes, blocks):
-    for leak in proc["leaks"]:
-        if leak["bytes"] != nbytes or leak["blocks"] != blocks:
-            continue
-        # The leaking function is the innermost frame that is not inside
-        # the allocator; allow a few frames of libc wrappers (strdup...).
-        if any(frame_matches(fr, func, file, line) for fr in leak["stack"][:6]):
-            return
+    # The leaking function is the innermost frame that is not inside the
+    # allocator; allow a few frames of libc wrappers (strdup...).
+    if find_json_leak(proc, func, file, line, nbytes, blocks) is not None:
+        return
     fail("JSON: no leak of %d bytes in %d blocks at %s (%s:%d) in pid %d; leaks: %s"
          % (nbytes, blocks, func, file, line, proc["pid"],
             json.dumps(proc["leaks"], indent=1)[:3000]))
@@ -91,6 +94,86 @@ def check_text_leak(stderr, pid, func, file, line, nbytes, blocks):
          % (nbytes, blocks, want, pid))
 
 
+def find_json_leak(proc, func, file, line, nbytes, blocks):
+    for leak in proc["leaks"]:
+        if leak["bytes"] == nbytes and leak["blocks"] == blocks and any(
+                frame_matches(fr, func, file, line) for fr in leak["stack"][:6]):
+            return leak
+    return None
+
+
+def check_repeated(stderr, proc, spec, sources):
+    """The record's stack names func at the marker's line at least MIN times,
+    in JSON and in text: the innermost frames of a deep stack were kept."""
+    sel, rest = spec.split(":", 1)
+    func, marker, nbytes, blocks, least = rest.rsplit(":", 4)
+    file, line = marker_line(sources, marker)
+    nbytes, blocks, least = int(nbytes), int(blocks), int(least)
+    leak = find_json_leak(proc, func, file, line, nbytes, blocks)
+    if leak is None:
+        fail("JSON: no %d-byte record in %s for --repeated" % (nbytes, func))
+    count = sum(frame_matches(fr, func, file, line) for fr in leak["stack"])
+    if count < least:
+        fail("JSON: %s (%s:%d) appears %d times in the stack, expected >= %d"
+             % (func, file, line, count, least))
+    want = "%s (%s:%d)" % (func, file, line)
+    for b, n, frames in text_records(stderr, proc["pid"]):
+        if b == nbytes and n == blocks and sum(want in f for f in frames) >= least:
+            return
+    fail("text: no %d-byte record naming '%s' %d times" % (nbytes, want, least))
+
+
+def check_records(stderr, proc, count):
+    if len(proc["leaks"]) != count:
+        fail("JSON: pid %d has %d leak records, expected %d"
+             % (proc["pid"], len(proc["leaks"]), count))
+    got = len(text_records(stderr, proc["pid"]))
+    if got != count:
+        fail("text: pid %d has %d loss records, expected %d" % (proc["pid"], got, count))
+
+
+CONSISTENCY = ("dropped_events", "unmatched_frees", "unfreed_superseded", "live_mismatch")
+
+
+def check_no_warnings(stderr, procs):
+    """The stream of a real program must reconcile exactly: no dropped
+    events, no free without its allocation, no disagreement with the hook's
+    live set at exit."""
+    for line in stderr.splitlines():
+        if "warning" in line or "heapledger: connection" in line:
+            fail("report has a warning: " + line)
+    for proc in procs:
+        bad = {k: proc["summary"][k] for k in CONSISTENCY if proc["summary"][k]}
+        if bad:
+            fail("pid %d: inconsistent stream %s" % (proc["pid"], bad))
+
+
+# How the text report names each ending (report_text.c describe_end).
+ENDED_TEXT = {
+    "exit": "exited with status {n}",
+    "_exit": "exited with status {n} (_exit",
+    "abort": "aborted",
+    "signal": "killed by signal {n} ",
+    "exec": "replaced by exec",
+}
+
+
+def check_ended(stderr, procs, spec):
+    parts = spec.split(":")
+    proc = pick(procs, parts[0])
+    if proc is None or proc["exit"]["how"] != parts[1]:
+        fail("process %s did not end by %s: %s" % (parts[0], parts[1], proc and proc["exit"]))
+    if len(parts) > 2:
+        key = "signal" if parts[1] == "signal" else "status"
+        if proc["exit"].get(key) != int(parts[2]):
+            fail("process %s: %s %s, expected %s" % (parts[0], key,
+                                                     proc["exit"].get(key), parts[2]))
+    head = "==%d== heapledger: process %d (" % (proc["pid"], proc["pid"])
+    want = ENDED_TEXT[parts[1]].format(n=parts[2] if len(parts) > 2 else "")
+    if not any(l.startswith(head) and ": " + want in l for l in stderr.splitlines()):
+        fail("text: pid %d's header does not say '%s'" % (proc["pid"], want))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--heapledger", required=True)
@@ -101,6 +184,9 @@ def main():
     ap.add_argument("--ended", action="append", default=[])
     ap.add_argument("--processes", type=int)
     ap.add_argument("--stdout", help="expected stdout of the program")
+    ap.add_argument("--records", action="append", default=[])
+    ap.add_argument("--repeated", action="append", default=[])
+    ap.add_argument("--allow-warnings", action="store_true")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
@@ -152,16 +238,20 @@ def main():
         if "==%d== All heap blocks were freed" % proc["pid"] not in run.stderr:
             fail("text does not say all blocks were freed for pid %d" % proc["pid"])
     for spec in a.ended:
-        parts = spec.split(":")
-        proc = pick(procs, parts[0])
-        if proc is None or proc["exit"]["how"] != parts[1]:
-            fail("process %s did not end by %s: %s" % (parts[0], parts[1],
-                                                       proc and proc["exit"]))
-        if len(parts) > 2:
-            key = "signal" if parts[1] == "signal" else "status"
-            if proc["exit"].get(key) != int(parts[2]):
-                fail("process %s: %s %s, expected %s" % (parts[0], key,
-                                                         proc["exit"].get(key), parts[2]))
+        check_ended(run.stderr, procs, spec)
+    for spec in a.records:
+        sel, count = spec.rsplit(":", 1)
+        proc = pick(procs, sel)
+        if proc is None:
+            fail("no process %s" % sel)
+        check_records(run.stderr, proc, int(count))
+    for spec in a.repeated:
+        proc = pick(procs, spec.split(":", 1)[0])
+        if proc is None:
+            fail("no process in %s" % spec)
+        check_repeated(run.stderr, proc, spec, a.source)
+    if not a.allow_warnings:
+        check_no_warnings(run.stderr, procs)
     print("PASS")
 
 
