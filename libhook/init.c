@@ -27,6 +27,7 @@ struct hl_options hl_options = {
 	.max_leaks = 50,
 	.large_cache_mib = 128,
 	.retain_ms = 100,
+	.stack_cache = 1,
 };
 HL_TLS int hl_guard_depth;
 
@@ -107,6 +108,8 @@ static bool apply_option(const char *key, size_t key_len, const char *value, siz
 		hl_options.large_cache_mib = v;
 	} else if (KEY_IS("retain_ms") && parse_unsigned(value, len, 3600u * 1000u, &v)) {
 		hl_options.retain_ms = v;
+	} else if (KEY_IS("stack_cache") && parse_unsigned(value, len, 2, &v)) {
+		hl_options.stack_cache = v;
 	} else {
 		return false;
 	}
@@ -133,7 +136,8 @@ void hl_options_parse(const char *text)
 				hl_out_str(&out, c);
 			}
 			hl_out_str(&out, "' (keys: depth=0..256, stacks=0|1, summary=0|1, "
-					 "leaks=0|1, max_leaks=N, large_cache=MiB, retain_ms=N)\n");
+					 "leaks=0|1, max_leaks=N, large_cache=MiB, retain_ms=N, "
+					 "stack_cache=0..2)\n");
 			hl_out_flush(&out);
 		}
 		text = end ? end + 1 : NULL;

@@ -131,6 +131,7 @@ struct hl_options {
 	unsigned max_leaks;   /* leak records printed at most */
 	unsigned large_cache_mib; /* freed large mappings kept for reuse, MiB */
 	unsigned retain_ms;       /* wholly free segments kept this long before unmapping */
+	unsigned stack_cache;     /* 0: always unwind, 1: per-thread stack memo, 2: memo checked */
 };
 extern struct hl_options hl_options;
 /* Applies "key=value:key=value" to hl_options; bad entries are reported. */

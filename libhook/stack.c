@@ -50,7 +50,7 @@ static size_t table_count;               /* entries in table; intern_lock */
 static _Atomic(struct hl_stack **) id_chunks[MAX_CHUNKS];
 static _Atomic uint32_t next_id = 1;
 static char *arena_next, *arena_end;     /* bump allocator; intern_lock */
-static uintptr_t own_lo, own_hi;         /* the hook's mapped range */
+uintptr_t hl_own_lo, hl_own_hi;          /* the hook's mapped range */
 
 /* ---- capture -------------------------------------------------------------- */
 
@@ -69,8 +69,8 @@ static __attribute__((unused)) int find_own_range(struct dl_phdr_info *info, siz
 	}
 	if (target < lo || target >= hi)
 		return 0;
-	own_lo = lo;
-	own_hi = hi;
+	hl_own_lo = lo;
+	hl_own_hi = hi;
 	return 1;
 }
 
@@ -93,8 +93,7 @@ HL_NOINLINE unsigned hl_stack_capture(uint64_t *frames, unsigned max, bool *trun
 	/* One frame more than needed tells whether the stack was truncated. */
 	int n = unw_backtrace(raw, (int)(max + OWN_FRAMES_MAX + 1));
 	int skip = 0;
-	while (skip < n && skip < OWN_FRAMES_MAX && (uintptr_t)raw[skip] >= own_lo &&
-	       (uintptr_t)raw[skip] < own_hi)
+	while (skip < n && skip < OWN_FRAMES_MAX && hl_stack_is_own((uintptr_t)raw[skip]))
 		skip++;
 	unsigned depth = n > skip ? (unsigned)(n - skip) : 0;
 	*truncated = depth > max;

@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -84,13 +85,43 @@ void hl_track_init(void)
 	errno = saved;
 }
 
-static uint32_t capture(void)
+static HL_NOINLINE uint32_t capture_unwind(void)
 {
 	unsigned max = hl_options.stack_depth; /* > 0: capture is on */
 	uint64_t frames[max];
 	bool truncated;
 	unsigned depth = hl_stack_capture(frames, max, &truncated);
 	return hl_stack_intern(frames, depth, truncated);
+}
+
+/* stack_cache=2: a memo hit that libunwind disagrees with is reported
+ * (the first one: the tests only need to know there was one). */
+static HL_NOINLINE void memo_verify(uint32_t memo_id)
+{
+	static _Atomic bool warned;
+	uint32_t id = capture_unwind();
+	if (id != memo_id && !atomic_exchange(&warned, true))
+		hl_warn("stack cache returned a different stack than libunwind "
+			"(stack_cache=0 turns the cache off)", NULL);
+}
+
+/* The thread's stack memo first (stackmemo.c), libunwind on a miss. */
+static uint32_t capture(void)
+{
+	struct hl_stack_memo_key key;
+	uint32_t id = 0;
+	if (hl_likely(hl_options.stack_cache)) {
+		id = hl_stack_memo_lookup(&key);
+		if (id) {
+			if (hl_unlikely(hl_options.stack_cache > 1))
+				memo_verify(id);
+			return id;
+		}
+	}
+	id = capture_unwind();
+	if (hl_likely(hl_options.stack_cache))
+		hl_stack_memo_fill(&key, id);
+	return id;
 }
 
 uint32_t hl_track_alloc(void *p, size_t size, unsigned kind)
@@ -160,6 +191,7 @@ void hl_track_thread_exit(void)
 	int saved = errno;
 	hl_guard_enter();
 	hl_emit_thread_exit();
+	hl_stack_memo_thread_exit();
 	hl_guard_leave();
 	errno = saved;
 }

@@ -54,6 +54,12 @@ void hl_stack_init(void);
  * (<= HL_WIRE_MAX_FRAMES) frames into `frames`; returns how many and sets
  * *truncated when there were more. */
 unsigned hl_stack_capture(uint64_t *frames, unsigned max, bool *truncated);
+/* True for a code address inside libheapledger.so itself. */
+extern uintptr_t hl_own_lo, hl_own_hi;
+HL_INLINE bool hl_stack_is_own(uintptr_t ip)
+{
+	return ip >= hl_own_lo && ip < hl_own_hi;
+}
 /* Returns the id of this frame sequence, interning it on first sight; 0
  * when the table cannot grow (out of memory). Lock-free when known. */
 uint32_t hl_stack_intern(const uint64_t *frames, unsigned depth, bool truncated);
@@ -63,6 +69,23 @@ const struct hl_stack *hl_stack_get(uint32_t id);
  * smaller ids). */
 uint32_t hl_stack_next_id(void);
 void hl_stack_fork_prepare(void);
+
+/* ---- stackmemo.c: per-thread memo of recent stacks ------------------------ */
+
+/* Where the allocation's caller is: its return address and that address's
+ * slot on the stack. valid is false when it could not be found. */
+struct hl_stack_memo_key {
+	uintptr_t ip0, slot0;
+	bool valid;
+};
+/* The id of the current stack if this thread's memo holds it and every
+ * remembered return-address slot still holds the same address; else 0.
+ * Fills *key for hl_stack_memo_fill. */
+uint32_t hl_stack_memo_lookup(struct hl_stack_memo_key *key);
+/* Remembers stack `id`, just captured by libunwind, under *key. */
+void hl_stack_memo_fill(struct hl_stack_memo_key *key, uint32_t id);
+/* The thread is ending: its memo is freed. */
+void hl_stack_memo_thread_exit(void);
 void hl_stack_fork_parent(void);
 void hl_stack_fork_child(void);
 

@@ -84,7 +84,9 @@ show_err() {
 
 log=$tmp/heapledger.log
 run plain
-run hooked LD_PRELOAD="$lib" HEAPLEDGER_LOG="$log"
+# stack_cache=2: every hit of the hook's stack memo is checked against a
+# full libunwind walk; a disagreement is a "heapledger: " line, caught below.
+run hooked LD_PRELOAD="$lib" HEAPLEDGER_LOG="$log" HEAPLEDGER_OPTIONS=stack_cache=2
 
 plain_status=$(cat "$tmp/plain.status")
 hooked_status=$(cat "$tmp/hooked.status")

@@ -1,0 +1,92 @@
+/* tests/libhook/tricky_stacks.c: stacks that a stack memo (libhook/stackmemo.c)
+ * could confuse. The same malloc call site, at the same stack address, under
+ * two different callers with identical frames (alpha and beta, called from one
+ * site through a pointer); alloca frames of changing size; recursion to
+ * changing depths; four threads at once. alpha and beta leak 1000 blocks each
+ * of different sizes, so the leak list shows whether every block got its own
+ * caller. check_tricky_stacks.sh runs this with stack_cache=2, which also
+ * checks every memo hit against libunwind. */
+#include <alloca.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ROUNDS 1000
+
+void *leaf(size_t n);
+void *tricky_alpha(size_t n);
+void *tricky_beta(size_t n);
+
+__attribute__((noinline)) void *leaf(size_t n)
+{
+	void *p = malloc(n);
+	__asm__ volatile("" : : "r"(p) : "memory"); /* not a tail call */
+	return p;
+}
+
+/* Identical bodies: leaf runs at the same stack address under either. */
+__attribute__((noinline)) void *tricky_alpha(size_t n)
+{
+	void *p = leaf(n);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+__attribute__((noinline)) void *tricky_beta(size_t n)
+{
+	void *p = leaf(n);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+static __attribute__((noinline)) void *with_alloca(size_t n, size_t pad)
+{
+	volatile char *buffer = alloca(pad);
+	buffer[0] = 1;
+	buffer[pad - 1] = 2;
+	void *p = leaf(n);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+static __attribute__((noinline)) void *recurse(size_t n, int depth)
+{
+	void *p = depth > 0 ? recurse(n, depth - 1) : leaf(n);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+static void *(*volatile pick[2])(size_t) = { tricky_alpha, tricky_beta };
+static void *kept[2][ROUNDS];
+
+static void *work(void *arg)
+{
+	int leaks = arg != NULL, count[2] = { 0, 0 };
+	for (int i = 0; i < 3 * ROUNDS; i++) {
+		int which = (i * 7 + i / 3) & 1; /* no simple alternation */
+		void *p = pick[which](which ? 24 : 16);
+		if (leaks && count[which] < ROUNDS)
+			kept[which][count[which]++] = p;
+		else
+			free(p);
+		free(with_alloca(40, 16 + (size_t)(i % 5) * 48));
+		free(recurse(56, i % 9));
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	pthread_t threads[4];
+	for (int t = 0; t < 4; t++)
+		if (pthread_create(&threads[t], NULL, work, NULL) != 0)
+			return 1;
+	work(&threads); /* the main thread keeps 1000 blocks of each caller */
+	for (int t = 0; t < 4; t++)
+		pthread_join(threads[t], NULL);
+	int kept_count = 0;
+	for (int w = 0; w < 2; w++)
+		for (int i = 0; i < ROUNDS; i++)
+			kept_count += kept[w][i] != NULL;
+	return kept_count == 2 * ROUNDS ? 0 : 1;
+}
