@@ -165,7 +165,7 @@ bool hl_heap_trim(void)
 {
 	uint64_t before = atomic_load_explicit(&hl_mapped_bytes, memory_order_relaxed) +
 			  hl_large_mapped_bytes();
-	for (unsigned i = 0; i < HL_MAX_ARENAS; i++) {
+	for (unsigned i = 0; i < hl_arena_count; i++) {
 		struct hl_arena *a = &hl_arenas[i];
 		hl_lock(&a->lock);
 		hl_segment_trim_locked(a);

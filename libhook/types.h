@@ -103,7 +103,6 @@ struct hl_segment;
 
 struct hl_arena {
 	struct hl_lock lock;
-	uint32_t index;
 	uint64_t bitmap[HL_TLSF_WORDS];          /* bit c set: free_heads[c] non-empty */
 	struct hl_range *free_heads[HL_TLSF_CLASSES];
 	struct hl_segment *segments;             /* every segment of this arena */

@@ -32,7 +32,7 @@ static void walk_segment_locked(struct hl_segment *seg, hl_walk_fn fn, void *arg
 
 void hl_heap_walk(hl_walk_fn fn, void *arg)
 {
-	for (unsigned i = 0; i < HL_MAX_ARENAS; i++) {
+	for (unsigned i = 0; i < hl_arena_count; i++) {
 		struct hl_arena *a = &hl_arenas[i];
 		hl_lock(&a->lock);
 		for (struct hl_segment *seg = a->segments; seg; seg = seg->next)
