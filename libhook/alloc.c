@@ -231,7 +231,7 @@ enum hl_ptr_class hl_ptr_classify(const void *p)
 void hl_report_bad_pointer(const char *function, const void *p, enum hl_ptr_class c)
 {
 	struct hl_out out;
-	hl_out_init(&out, 2);
+	hl_out_init(&out, hl_stderr_fd());
 	hl_out_str(&out, "heapledger: ");
 	hl_out_str(&out, function);
 	hl_out_str(&out, c == HL_PTR_FREED ? "(): double free or corruption of "

@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "heap.h"
@@ -34,6 +35,10 @@ HL_TLS int hl_guard_depth;
 static _Atomic bool exit_reported;
 static int exit_status;
 static int log_fd = -1;
+/* What fd 2 was when the program started (stderr_remember). */
+static enum { STDERR_UNKNOWN, STDERR_KNOWN, STDERR_CLOSED } stderr_state;
+static dev_t stderr_dev;
+static ino_t stderr_ino;
 
 void hl_init(void)
 {
@@ -59,7 +64,7 @@ void hl_assert_fail(const char *expr, const char *file, int line)
 void hl_warn(const char *message, const void *address)
 {
 	struct hl_out out;
-	hl_out_init(&out, 2);
+	hl_out_init(&out, hl_stderr_fd());
 	hl_out_str(&out, "heapledger: ");
 	hl_out_str(&out, message);
 	if (address) {
@@ -148,13 +153,42 @@ void hl_options_parse(const char *text)
 
 /* $HEAPLEDGER_LOG names a file; "%p" in it becomes the pid, as in
  * valgrind's --log-file, so forked children do not interleave. */
+/* ---- stderr, checked before use ------------------------------------------ */
+
+/* A program may close its stderr and open a file that takes fd 2 (daemons
+ * do); writing the summary there would corrupt the program's data. So the
+ * hook remembers which file fd 2 was at start and writes to fd 2 only while
+ * it is still that file. No copy of fd 2 is kept open: that would keep a
+ * pipe the program closed open, and a reader waiting for its end would hang. */
+static void stderr_remember(void)
+{
+	struct stat st;
+	if (fstat(2, &st) != 0) {
+		stderr_state = STDERR_CLOSED; /* whatever gets fd 2 later is not ours */
+		return;
+	}
+	stderr_dev = st.st_dev;
+	stderr_ino = st.st_ino;
+	stderr_state = STDERR_KNOWN;
+}
+
+int hl_stderr_fd(void)
+{
+	struct stat st;
+	if (stderr_state == STDERR_UNKNOWN)
+		return 2; /* before the constructor: nothing has replaced it yet */
+	if (stderr_state == STDERR_KNOWN && fstat(2, &st) == 0 && st.st_dev == stderr_dev && st.st_ino == stderr_ino)
+		return 2;
+	return -1; /* hl_out writes to -1 fail quietly */
+}
+
 int hl_log_fd(void)
 {
 	if (log_fd >= 0)
 		return log_fd;
 	const char *path = getenv(HL_ENV_LOG);
 	if (path == NULL || *path == '\0')
-		return 2;
+		return hl_stderr_fd();
 	char buf[HL_WIRE_MAX_PATH];
 	size_t used = 0;
 	for (const char *s = path; *s && used + 24 < sizeof(buf); s++) {
@@ -176,7 +210,7 @@ int hl_log_fd(void)
 	errno = saved;
 	if (fd < 0) {
 		hl_warn("cannot open " HL_ENV_LOG " file; writing to stderr", NULL);
-		return 2;
+		return hl_stderr_fd();
 	}
 	log_fd = fd;
 	return fd;
@@ -251,6 +285,7 @@ static void on_exit_status(int status, void *arg)
 
 __attribute__((constructor)) static void hl_start(void)
 {
+	stderr_remember();
 	hl_options_parse(getenv(HL_ENV_OPTIONS));
 	hl_cache_init_key();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);

@@ -136,7 +136,9 @@ struct hl_options {
 extern struct hl_options hl_options;
 /* Applies "key=value:key=value" to hl_options; bad entries are reported. */
 void hl_options_parse(const char *text);
-/* File descriptor for standalone output: $HEAPLEDGER_LOG, else stderr. */
+/* fd 2 while it is still the stderr the program started with, else -1. */
+int hl_stderr_fd(void);
+/* File descriptor for standalone output: $HEAPLEDGER_LOG, else hl_stderr_fd(). */
 int hl_log_fd(void);
 /* Reports a problem the hook found (invalid free, bad option); once per
  * message `key` unless `always`. */
