@@ -415,7 +415,8 @@ static bool send_hello_locked(uint32_t origin, uint32_t ppid)
 		.argv_len = argv_len,
 		.stack_depth = hl_options.stack_depth,
 		.pointer_bytes = sizeof(void *),
-		.hook_flags = (hl_options.stack_depth ? HL_HOOK_STACKS : 0) | HL_TICKS_FLAGS,
+		.hook_flags = (hl_options.stack_depth ? HL_HOOK_STACKS : 0) | HL_TICKS_FLAGS |
+			      (origin == HL_ORIGIN_FORK ? HL_HOOK_FORK_SNAPSHOT : 0),
 	};
 	scratch_used = len;
 	records_total = 1;
@@ -468,7 +469,8 @@ out_fail:
 
 struct early_sink {
 	uint64_t ticks;
-	bool started; /* the BATCH record is out */
+	uint16_t flags; /* HL_ALLOC_INHERITED for a fork child's snapshot */
+	bool started;   /* the BATCH record is out */
 };
 
 /* One ALLOC record per block, in a batch of the calling thread. */
@@ -489,24 +491,31 @@ static void early_block(void *address, size_t size, uint32_t stack_id, unsigned 
 	struct hl_rec_alloc *rec = scratch_reserve_locked(sizeof(*rec));
 	if (rec == NULL)
 		return;
-	*rec = (struct hl_rec_alloc){ .h = hl_wire_hdr(HL_REC_ALLOC, kind, sizeof(*rec)),
+	*rec = (struct hl_rec_alloc){ .h = hl_wire_hdr(HL_REC_ALLOC, kind | sink->flags,
+						       sizeof(*rec)),
 				      .address = (uintptr_t)address, .size = size,
 				      .ticks = sink->ticks,
 				      .stack_id = stack_id < stacks_sent ? stack_id : 0 };
 	records_total++;
 }
 
-void hl_emit_send_early_blocks(void)
+/* Every block of the heap as an ALLOC record with `flags`. */
+static void send_heap_blocks(uint16_t flags)
 {
 	if (!hl_emit_is_live())
 		return;
 	hl_lock(&write_lock);
-	struct early_sink sink = { .ticks = hl_ticks() };
+	struct early_sink sink = { .ticks = hl_ticks(), .flags = flags };
 	if (send_definitions_locked()) {
 		hl_heap_walk(early_block, &sink);
 		scratch_flush_locked();
 	}
 	hl_unlock(&write_lock);
+}
+
+void hl_emit_send_early_blocks(void)
+{
+	send_heap_blocks(0);
 }
 
 /* ---- exit ------------------------------------------------------------------- */
@@ -635,6 +644,10 @@ void hl_emit_fork_child(void)
 	sock_fd = -1;
 	int was = atomic_exchange(&state, EMIT_OFF);
 	const char *path = getenv(HL_ENV_SOCKET);
-	if ((was == EMIT_LIVE || was == EMIT_LOST) && path && *path)
-		hl_emit_connect(path, HL_ORIGIN_FORK, (uint32_t)getppid());
+	/* The child's heap is an exact copy of the parent's at the instant of
+	 * fork, blocks other threads were busy with included: it is sent as the
+	 * child's starting state (HL_HOOK_FORK_SNAPSHOT). */
+	if ((was == EMIT_LIVE || was == EMIT_LOST) && path && *path &&
+	    hl_emit_connect(path, HL_ORIGIN_FORK, (uint32_t)getppid()))
+		send_heap_blocks(HL_ALLOC_INHERITED);
 }

@@ -164,8 +164,10 @@ const char *hl_decode_check_layout(const struct hl_wire_header *rec)
 	case HL_REC_ALLOC:
 		if (alloc->address == 0)
 			return "ALLOC at address 0";
-		if (rec->flags >= HL_KIND_COUNT)
+		if ((rec->flags & HL_ALLOC_KIND_MASK) >= HL_KIND_COUNT)
 			return "ALLOC with unknown allocation kind";
+		if (rec->flags & ~(HL_ALLOC_KIND_MASK | HL_ALLOC_INHERITED))
+			return "ALLOC with unknown flags";
 		return NULL;
 	case HL_REC_FREE:
 		if (fr->address == 0)

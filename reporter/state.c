@@ -402,9 +402,15 @@ static void on_alloc(struct hl_process *p, const struct hl_rec_alloc *r)
 {
 	struct hl_block nb = {
 		.address = r->address, .size = r->size, .ticks = r->ticks,
-		.stack_id = stack_ref(p, r->stack_id), .kind = (uint8_t)r->h.flags,
+		.stack_id = stack_ref(p, r->stack_id),
+		.kind = (uint8_t)(r->h.flags & HL_ALLOC_KIND_MASK),
 	};
 
+	if (r->h.flags & HL_ALLOC_INHERITED) {
+		/* Held at fork (HL_HOOK_FORK_SNAPSHOT): live, not allocated here. */
+		nb.flags = HL_BLOCK_INHERITED;
+		p->inherited_at_fork++;
+	}
 	block_alloc(p, &nb);
 	event_counted(p, r->ticks);
 }
@@ -592,12 +598,15 @@ static struct hl_process *on_hello(struct hl_run *run, const struct hl_rec_hello
 	p->how = HL_EXIT_UNKNOWN;
 
 	/* The parent's (or previous image's) records that are already in
-	 * flight come first: the hook flushes them before fork and exec. */
-	if (run->drain && r->origin != HL_ORIGIN_START)
+	 * flight come first: the hook flushes them before fork and exec. A
+	 * child that sends its own snapshot of what it inherited needs none. */
+	bool snapshot = r->origin == HL_ORIGIN_FORK && (r->hook_flags & HL_HOOK_FORK_SNAPSHOT);
+	if (run->drain && r->origin != HL_ORIGIN_START && !snapshot)
 		run->drain(run->drain_ctx, r->origin == HL_ORIGIN_FORK ? r->ppid : r->pid);
 	if (r->origin == HL_ORIGIN_FORK && (other = run_find_pid(run, r->ppid, NULL))) {
 		p->parent = other;
-		inherit_from(p, other);
+		if (!snapshot)
+			inherit_from(p, other);
 	} else if (r->origin == HL_ORIGIN_EXEC && (other = run_find_pid(run, r->pid, NULL))) {
 		p->parent = other;
 		other->exec_successor = p;

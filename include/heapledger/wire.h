@@ -116,6 +116,12 @@ struct hl_rec_hello {
 
 #define HL_HOOK_STACKS 1u      /* stacks are captured */
 #define HL_HOOK_TICKS_TSC 2u   /* ticks are TSC cycles, else nanoseconds */
+/* A forked child (origin FORK) sends the blocks it inherited itself, as
+ * ALLOC records flagged HL_ALLOC_INHERITED right after its definitions: a
+ * walk of its own heap, exact at the instant of fork. The reporter then
+ * copies nothing from the parent, whose stream may be ahead of or behind
+ * that instant (other threads keep allocating until fork() returns). */
+#define HL_HOOK_FORK_SNAPSHOT 4u
 
 struct hl_rec_batch {
 	struct hl_wire_header h;
@@ -171,8 +177,12 @@ enum hl_alloc_kind {
 	HL_KIND_COUNT
 };
 
+/* ALLOC flags: the kind in the low byte, plus: */
+#define HL_ALLOC_KIND_MASK 0xffu
+#define HL_ALLOC_INHERITED 0x100u /* held at fork, not allocated here (HL_HOOK_FORK_SNAPSHOT) */
+
 struct hl_rec_alloc {
-	struct hl_wire_header h; /* flags: enum hl_alloc_kind */
+	struct hl_wire_header h; /* flags: enum hl_alloc_kind | HL_ALLOC_INHERITED */
 	uint64_t address;
 	uint64_t size;  /* bytes the program asked for */
 	uint64_t ticks;

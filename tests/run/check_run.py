@@ -9,7 +9,7 @@ Usage: check_run.py --heapledger BIN --source FILE [--expect-exit N]
          [--processes N] [--records SEL:N] [--repeated SPEC:MIN]
          [--allow-warnings] -- prog args...
 SEL picks a process: start, fork, exec (first with that origin), or an
-index. A leak SPEC is "SEL:function:MARKER:bytes:blocks"; MARKER is a
+index; for --leak and --ended, every-fork picks every forked process. A leak SPEC is "SEL:function:MARKER:bytes:blocks"; MARKER is a
 comment (e.g. LEAK-DIRECT) on the source line the leak's stack must name.
 --records: the process has exactly N leak records. --repeated
 "SEL:function:MARKER:bytes:blocks:MIN": that record's stack names the
@@ -48,6 +48,15 @@ def pick(procs, sel):
         if p["origin"] == sel:
             return p
     return None
+
+
+def pick_all(procs, sel):
+    if sel == "every-fork":
+        found = [p for p in procs if p["origin"] == "fork"]
+        if not found:
+            fail("no forked process")
+        return found
+    return [pick(procs, sel)]
 
 
 def frame_matches(fr, func, file, line):
@@ -160,7 +169,11 @@ ENDED_TEXT = {
 
 def check_ended(stderr, procs, spec):
     parts = spec.split(":")
-    proc = pick(procs, parts[0])
+    for proc in pick_all(procs, parts[0]):
+        check_ended_one(stderr, proc, parts)
+
+
+def check_ended_one(stderr, proc, parts):
     if proc is None or proc["exit"]["how"] != parts[1]:
         fail("process %s did not end by %s: %s" % (parts[0], parts[1], proc and proc["exit"]))
     if len(parts) > 2:
@@ -223,12 +236,13 @@ def main():
     for spec in a.leak:
         sel, rest = spec.split(":", 1)
         func, marker, nbytes, blocks = rest.rsplit(":", 3)
-        proc = pick(procs, sel)
-        if proc is None:
-            fail("no process %s" % sel)
         file, line = marker_line(a.source, marker)
-        check_json_leak(proc, func, file, line, int(nbytes), int(blocks))
-        check_text_leak(run.stderr, proc["pid"], func, file, line, int(nbytes), int(blocks))
+        for proc in pick_all(procs, sel):
+            if proc is None:
+                fail("no process %s" % sel)
+            check_json_leak(proc, func, file, line, int(nbytes), int(blocks))
+            check_text_leak(run.stderr, proc["pid"], func, file, line, int(nbytes),
+                            int(blocks))
     for sel in a.no_leaks:
         proc = pick(procs, sel)
         if proc is None:
