@@ -17,8 +17,9 @@
  * previous slot for the first word equal to it (frames are contiguous and
  * ordered, the return address is the word the caller's call pushed at the
  * frame's top). The scan stays below the top of the thread's stack (see
- * memo_create) and gives up after MEMO_SCAN_BYTES per frame (a frame with a
- * huge local array is not memoized).
+ * memo_create), reads only pages known to be mapped (see readable) and gives
+ * up after MEMO_SCAN_BYTES per frame (a frame with a huge local array is not
+ * memoized).
  *
  * Size: 64 sets of 4 stacks, 152 bytes each: about 39 KiB of hook memory
  * per thread that allocates, freed when the thread ends.
@@ -34,7 +35,9 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -48,6 +51,7 @@ extern void *__libc_stack_end; /* ld.so: the initial stack pointer */
 #define MEMO_SCAN_BYTES (16u * 1024)     /* between two slots at most: steps fit 16 bits */
 #define OWN_FRAMES_MAX 16                /* hook frames above the caller */
 #define MEMO_STACK_SPAN (1ull << 30)     /* a thread's stack is smaller */
+#define PAGE_BYTES 4096u                 /* smallest page size: protection unit */
 
 struct memo_entry {
 	uintptr_t ip0;                  /* return address into malloc's caller */
@@ -63,6 +67,7 @@ struct memo_set {
 
 struct memo {
 	uintptr_t stack_hi;             /* frames of this thread lie below */
+	uintptr_t mapped_lo;            /* [mapped_lo, stack_hi) is known to be mapped */
 	struct memo_set sets[MEMO_SETS];
 };
 
@@ -138,6 +143,11 @@ static bool memo_create(void)
 {
 	if (tls_memo_failed)
 		return false;
+	/* On a signal's alternate stack the stack pointer says nothing about
+	 * the thread's stack: wait for a capture in ordinary context. */
+	stack_t alt;
+	if (sigaltstack(NULL, &alt) != 0 || (alt.ss_flags & SS_ONSTACK))
+		return false;
 	tls_memo_failed = true; /* until it works */
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	uintptr_t hi = syscall(SYS_gettid) == getpid() ? (uintptr_t)__libc_stack_end
@@ -149,20 +159,53 @@ static bool memo_create(void)
 		return false;
 	memset(m, 0, sizeof(*m));
 	m->stack_hi = hi;
+	m->mapped_lo = sp & ~(uintptr_t)(PAGE_BYTES - 1);
 	tls_memo = m;
 	tls_memo_failed = false;
 	return true;
 }
 
+/* Scans read only memory known to be readable: the thread's stack above
+ * mapped_lo, and pages below it that a one-byte process_vm_readv of our own
+ * memory confirms one by one (it fails instead of faulting on an unmapped or
+ * PROT_NONE page). Below mapped_lo are a signal handler's alternate stack or
+ * a coroutine's stack in the heap: the scan must not run off their end into
+ * a guard page. Where the kernel refuses process_vm_readv, such stacks are
+ * just not memoized. */
+struct scan {
+	struct memo *m;
+	uintptr_t readable_end; /* [.., readable_end) checked */
+};
+
+static bool readable(struct scan *sc, uintptr_t at)
+{
+	if (at < sc->readable_end)
+		return true;
+	if (at >= sc->m->mapped_lo) {
+		sc->readable_end = sc->m->stack_hi;
+		return at < sc->readable_end;
+	}
+	uintptr_t page = at & ~(uintptr_t)(PAGE_BYTES - 1);
+	unsigned char byte;
+	struct iovec local = { &byte, 1 }, remote = { (void *)page, 1 };
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != 1)
+		return false;
+	sc->readable_end = page + PAGE_BYTES;
+	return true;
+}
+
 /* The first slot above `from` holding `value`, or 0. */
-static uintptr_t scan_for(const struct memo *m, uintptr_t from, uintptr_t value)
+static uintptr_t scan_for(struct scan *sc, uintptr_t from, uintptr_t value)
 {
 	uintptr_t end = from + MEMO_SCAN_BYTES;
-	if (end > m->stack_hi || end < from)
-		end = m->stack_hi;
-	for (uintptr_t at = from; at + sizeof(uintptr_t) <= end; at += sizeof(uintptr_t))
+	if (end > sc->m->stack_hi || end < from)
+		end = sc->m->stack_hi;
+	for (uintptr_t at = from; at + sizeof(uintptr_t) <= end; at += sizeof(uintptr_t)) {
+		if (!readable(sc, at))
+			return 0;
 		if (*(const uintptr_t *)at == value)
 			return at;
+	}
 	return 0;
 }
 
@@ -185,10 +228,13 @@ void hl_stack_memo_fill(struct hl_stack_memo_key *key, uint32_t id)
 	struct memo_entry *e = &set->ways[set->next];
 	set->next = (set->next + 1) % MEMO_WAYS;
 	uintptr_t slot = key->slot0;
+	struct scan sc = { .m = m };
+	if (!readable(&sc, slot))
+		return;
 	e->stack = NULL; /* incomplete until every slot is found */
 	e->step[0] = 0;
 	for (unsigned j = 1; j < s->depth; j++) {
-		uintptr_t next = scan_for(m, slot + sizeof(uintptr_t), (uintptr_t)s->frames[j]);
+		uintptr_t next = scan_for(&sc, slot + sizeof(uintptr_t), (uintptr_t)s->frames[j]);
 		if (next == 0 || (next - slot) / sizeof(uintptr_t) > UINT16_MAX)
 			return;
 		e->step[j] = (uint16_t)((next - slot) / sizeof(uintptr_t));
@@ -197,6 +243,10 @@ void hl_stack_memo_fill(struct hl_stack_memo_key *key, uint32_t id)
 	e->ip0 = key->ip0;
 	e->slot0 = key->slot0;
 	e->stack = s;
+	/* The scan read every page from slot0 up into the known-mapped part:
+	 * they are one mapped stretch now known (a thread's stack only grows). */
+	if (key->slot0 < m->mapped_lo && slot >= m->mapped_lo)
+		m->mapped_lo = key->slot0 & ~(uintptr_t)(PAGE_BYTES - 1);
 }
 
 void hl_stack_memo_thread_exit(void)

@@ -2,14 +2,19 @@
  * could confuse. The same malloc call site, at the same stack address, under
  * two different callers with identical frames (alpha and beta, called from one
  * site through a pointer); alloca frames of changing size; recursion to
- * changing depths; four threads at once. alpha and beta leak 1000 blocks each
+ * changing depths; four threads at once; a signal handler running on an
+ * alternate stack whose top borders a PROT_NONE page (a memo scanning up
+ * from there must stop, not fault). alpha and beta leak 1000 blocks each
  * of different sizes, so the leak list shows whether every block got its own
  * caller. check_tricky_stacks.sh runs this with stack_cache=2, which also
  * checks every memo hit against libunwind. */
 #include <alloca.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define ROUNDS 1000
 
@@ -75,6 +80,31 @@ static void *work(void *arg)
 	return NULL;
 }
 
+static void on_signal(int sig)
+{
+	(void)sig;
+	free(leaf(72)); /* raise() is synchronous: not inside malloc */
+}
+
+/* An alternate signal stack of 64 KiB (capture with libunwind, and ld.so's
+ * first lazy binding, need several KiB) with a PROT_NONE page right above. */
+static int altstack_signals(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t size = 65536;
+	char *region = mmap(NULL, size + (size_t)page, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (region == MAP_FAILED || mprotect(region + size, (size_t)page, PROT_NONE) != 0)
+		return -1;
+	stack_t ss = { .ss_sp = region, .ss_size = size };
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_ONSTACK };
+	if (sigaltstack(&ss, NULL) != 0 || sigaction(SIGUSR1, &sa, NULL) != 0)
+		return -1;
+	for (int i = 0; i < 200; i++)
+		raise(SIGUSR1);
+	return 0;
+}
+
 int main(void)
 {
 	pthread_t threads[4];
@@ -84,6 +114,9 @@ int main(void)
 	work(&threads); /* the main thread keeps 1000 blocks of each caller */
 	for (int t = 0; t < 4; t++)
 		pthread_join(threads[t], NULL);
+	/* After the main thread's memo exists: its first capture is here. */
+	if (altstack_signals() != 0)
+		return 1;
 	int kept_count = 0;
 	for (int w = 0; w < 2; w++)
 		for (int i = 0; i < ROUNDS; i++)
