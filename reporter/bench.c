@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -182,6 +183,19 @@ int hl_cmd_bench_ingest(int argc, char **argv)
 		       (unsigned long long)run.procs[0]->allocs,
 		       (unsigned long long)run.procs[0]->frees,
 		       (unsigned long long)run.procs[0]->in_use_blocks);
+	{
+		struct rusage ru;
+		double chunk_mib = (double)chunk.len / 1048576.0;
+
+		getrusage(RUSAGE_SELF, &ru);
+		/* The writer's pre-encoded chunk is the bench's, not the
+		 * reporter's: subtract it for the reporter's own peak. */
+		printf("peak RSS %.1f MiB, of which the writer's chunk %.1f MiB: reader %.1f MiB; "
+		       "block table %.1f MiB\n", (double)ru.ru_maxrss / 1024.0, chunk_mib,
+		       (double)ru.ru_maxrss / 1024.0 - chunk_mib,
+		       run.nprocs ? (double)run.procs[0]->live.capacity * sizeof(struct hl_block) /
+				    1048576.0 : 0.0);
+	}
 	close(fds[0]);
 	close(fds[1]);
 	hl_run_destroy(&run);
