@@ -322,14 +322,38 @@ static void line_start(struct hl_out *out)
 	hl_out_str(out, "== ");
 }
 
-static void print_frame(struct hl_out *out, uint64_t pc, bool first)
+/* dladdr scans a module's whole dynamic symbol table; the records share
+ * most of their outer frames, so each address is looked up once. */
+#define NAME_CACHE_SLOTS 2048u
+struct name_cache_slot {
+	uint64_t pc; /* 0: empty */
+	int found;   /* dladdr's result */
+	Dl_info info;
+};
+
+static int cached_dladdr(struct name_cache_slot *cache, uint64_t pc, Dl_info *info)
+{
+	/* pc - 1: a return address may already belong to the next function. */
+	if (cache == NULL)
+		return dladdr((void *)(uintptr_t)(pc - 1), info);
+	struct name_cache_slot *slot =
+		&cache[(pc * 0x9e3779b97f4a7c15u) >> 53]; /* 2048 slots: top 11 bits */
+	if (slot->pc != pc) {
+		slot->pc = pc;
+		slot->found = dladdr((void *)(uintptr_t)(pc - 1), &slot->info);
+	}
+	*info = slot->info;
+	return slot->found;
+}
+
+static void print_frame(struct hl_out *out, struct name_cache_slot *cache, uint64_t pc,
+			bool first)
 {
 	Dl_info info;
 	line_start(out);
 	hl_out_str(out, first ? "   at " : "   by ");
 	hl_out_hex(out, pc);
-	/* pc - 1: a return address may already belong to the next function. */
-	if (dladdr((void *)(uintptr_t)(pc - 1), &info) == 0) {
+	if (cached_dladdr(cache, pc, &info) == 0) {
 		hl_out_str(out, ": ???\n");
 		return;
 	}
@@ -348,7 +372,8 @@ static void print_frame(struct hl_out *out, uint64_t pc, bool first)
 	hl_out_str(out, ")\n");
 }
 
-static void print_group(struct hl_out *out, const struct leak_group *g, size_t rank, size_t n)
+static void print_group(struct hl_out *out, struct name_cache_slot *cache,
+			const struct leak_group *g, size_t rank, size_t n)
 {
 	line_start(out);
 	hl_out_u64_grouped(out, g->bytes);
@@ -365,7 +390,7 @@ static void print_group(struct hl_out *out, const struct leak_group *g, size_t r
 		hl_out_str(out, "   (no stack captured)\n");
 	}
 	for (unsigned i = 0; s && i < s->depth; i++)
-		print_frame(out, s->frames[i], i == 0);
+		print_frame(out, cache, s->frames[i], i == 0);
 	line_start(out);
 	hl_out_str(out, s && s->truncated ? "   ... (deeper frames not captured)\n\n" : "\n");
 }
@@ -397,8 +422,13 @@ void hl_track_print_leaks(int fd)
 	hl_out_str(&out, " blocks from ");
 	hl_out_u64(&out, n);
 	hl_out_str(&out, " allocation stacks\n");
+	/* Without memory for the cache, every frame is looked up afresh. */
+	struct name_cache_slot *cache =
+		hl_meta_alloc(NAME_CACHE_SLOTS * sizeof(struct name_cache_slot));
 	for (size_t i = 0; i < n && i < hl_options.max_leaks; i++)
-		print_group(&out, &t.groups[i], i + 1, n);
+		print_group(&out, cache, &t.groups[i], i + 1, n);
+	if (cache)
+		hl_meta_free(cache, NAME_CACHE_SLOTS * sizeof(struct name_cache_slot));
 	if (n > hl_options.max_leaks) {
 		line_start(&out);
 		hl_out_str(&out, "(more records not shown; raise max_leaks=N)\n");
