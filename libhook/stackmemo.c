@@ -45,7 +45,8 @@
 
 extern void *__libc_stack_end; /* ld.so: the initial stack pointer */
 
-#define MEMO_SETS 64u                    /* per thread */
+#define MEMO_SET_BITS 6u                 /* 256 sets: cc1 0.75 -> 0.73 s, 4x the memory */
+#define MEMO_SETS (1u << MEMO_SET_BITS)  /* per thread */
 #define MEMO_WAYS 4u                     /* stacks with the same key hash */
 #define MEMO_FRAMES 64u                  /* deeper stacks are not memoized */
 #define MEMO_SCAN_BYTES (16u * 1024)     /* between two slots at most: steps fit 16 bits */
@@ -77,7 +78,7 @@ static HL_TLS bool tls_memo_failed;     /* no memo for this thread: don't retry 
 static inline struct memo_set *set_of(struct memo *m, uintptr_t ip0, uintptr_t slot0)
 {
 	uint64_t h = ((uint64_t)ip0 ^ ((uint64_t)slot0 >> 3)) * 0x9e3779b97f4a7c15u;
-	return &m->sets[h >> 58]; /* 64 sets: the top 6 bits */
+	return &m->sets[h >> (64 - MEMO_SET_BITS)];
 }
 
 /* True if every remembered slot of `e` still holds its return address. */
