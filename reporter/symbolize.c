@@ -30,6 +30,19 @@ struct sym_module {
 	struct hl_dwarf_index *index; /* function ranges per unit, built lazily */
 	struct sym_entry *syms;       /* function symbols sorted by address */
 	size_t nsyms;                 /* (SIZE_MAX until built) */
+	/* What dwfl_module_addrinfo could return when syms has nothing: every
+	 * symbol it considers, sized ones as (address, greatest end so far)
+	 * sorted by address, sizeless ones by their lowest address. */
+	struct sym_span *spans;
+	size_t nspans;
+	uint64_t min_sizeless; /* UINT64_MAX if none */
+};
+
+/* A sized symbol addrinfo considers: its address, and the greatest end
+ * (address + size) of it and every such symbol at or below its address. */
+struct sym_span {
+	uint64_t address;
+	uint64_t end_max;
 };
 
 /* One function symbol of a module, at its load address. */
@@ -81,6 +94,7 @@ void hl_symbolizer_free(struct hl_symbolizer *s)
 	for (size_t i = 0; i < s->nmodules; i++) {
 		hl_dwarf_index_free(s->modules[i].index);
 		free(s->modules[i].syms);
+		free(s->modules[i].spans);
 		if (s->modules[i].dwfl)
 			dwfl_end(s->modules[i].dwfl);
 		free(s->modules[i].path);
@@ -238,14 +252,34 @@ static int sym_cmp(const void *a, const void *b)
 	return x->size > y->size ? -1 : x->size < y->size; /* sized first */
 }
 
+static int span_cmp(const void *a, const void *b)
+{
+	const struct sym_span *x = a, *y = b;
+
+	return x->address < y->address ? -1 : x->address > y->address;
+}
+
+/* The symbols dwfl_module_addrinfo (elfutils' __libdwfl_addrsym) looks at:
+ * named, defined, not a section, file or TLS symbol, of any other type. */
+static bool addrinfo_candidate(const char *name, const GElf_Sym *sym)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	return name && *name && sym->st_shndx != SHN_UNDEF && type != STT_SECTION &&
+	       type != STT_FILE && type != STT_TLS;
+}
+
 /* dwfl_module_addrinfo scans the whole symbol table for every address
- * (5,000 leak sites took a second); sort the function symbols once. */
+ * (5,000 leak sites took a second); sort the function symbols once, and
+ * record where addrinfo could find anything at all (spans, min_sizeless). */
 static void symtab_build(struct sym_module *sm)
 {
 	int n = dwfl_module_getsymtab(sm->mod);
-	size_t cap = 0;
+	size_t cap = 0, spans_cap = 0;
 
 	sm->nsyms = 0;
+	sm->nspans = 0;
+	sm->min_sizeless = UINT64_MAX;
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr address;
@@ -253,6 +287,17 @@ static void symtab_build(struct sym_module *sm)
 							   NULL, NULL, NULL);
 		int type = GELF_ST_TYPE(sym.st_info);
 
+		if (addrinfo_candidate(name, &sym)) {
+			if (sym.st_size) {
+				hl_grow((void **)&sm->spans, &spans_cap, sm->nspans,
+					sizeof(*sm->spans));
+				sm->spans[sm->nspans].address = address;
+				sm->spans[sm->nspans].end_max = address + sym.st_size;
+				sm->nspans++;
+			} else if (address < sm->min_sizeless) {
+				sm->min_sizeless = address;
+			}
+		}
 		if (!name || !*name || (type != STT_FUNC && type != STT_GNU_IFUNC))
 			continue;
 		hl_grow((void **)&sm->syms, &cap, sm->nsyms, sizeof(*sm->syms));
@@ -262,6 +307,32 @@ static void symtab_build(struct sym_module *sm)
 		sm->nsyms++;
 	}
 	qsort(sm->syms, sm->nsyms, sizeof(*sm->syms), sym_cmp);
+	qsort(sm->spans, sm->nspans, sizeof(*sm->spans), span_cmp);
+	for (size_t i = 1; i < sm->nspans; i++)
+		if (sm->spans[i].end_max < sm->spans[i - 1].end_max)
+			sm->spans[i].end_max = sm->spans[i - 1].end_max;
+}
+
+/* True when dwfl_module_addrinfo(pc) is sure to find nothing: no symbol it
+ * considers has a size covering pc, and no sizeless one (its fallback, the
+ * nearest at or below pc in pc's section) lies at or below pc. In a
+ * stripped binary (Debian's cc1: .dynsym only) that is most addresses, and
+ * addrinfo would scan the whole table to say so. */
+static bool addrinfo_finds_nothing(const struct sym_module *sm, uint64_t pc)
+{
+	size_t lo = 0, hi = sm->nspans;
+
+	if (sm->min_sizeless <= pc)
+		return false;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sm->spans[mid].address <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo == 0 || sm->spans[lo - 1].end_max <= pc;
 }
 
 /* Name of the function symbol containing pc, or NULL. */
@@ -310,7 +381,8 @@ static void symbolize_in(struct hl_symbolizer *s, struct sym_module *sm,
 	frames[0].offset = address - sm->base;
 	if (sm->mod) {
 		symname = symtab_lookup(sm, pc);
-		if (!symname) /* odd symbols (zero size, clones): the slow, exact way */
+		/* odd symbols (zero size, objects): the slow, exact way */
+		if (!symname && !addrinfo_finds_nothing(sm, pc))
 			symname = dwfl_module_addrinfo(sm->mod, pc, &off, &sym, NULL, NULL, NULL);
 		frames[0].function = demangle(s, symname);
 		line = dwfl_module_getsrc(sm->mod, pc);
