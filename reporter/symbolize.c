@@ -20,9 +20,14 @@ extern char *__cxa_demangle(const char *mangled, char *out, size_t *len,
 
 #define HL_MAX_INLINE 16 /* inlined frames reported per return address */
 
-struct sym_module {
+/* One ELF file (path + build-id), opened once however many processes
+ * loaded it and wherever: reported to libdwfl at the first load bias seen,
+ * addresses of other loads are moved by the difference. Opening a file
+ * again per process meant inflating libc6-dbg's compressed debug sections
+ * again for each (gcc: driver, cc1, as). */
+struct sym_file {
 	char *path;
-	uint64_t base;
+	uint64_t base; /* the bias it was reported at */
 	uint8_t build_id[HL_WIRE_MAX_BUILD_ID];
 	uint32_t build_id_len;
 	Dwfl *dwfl;          /* NULL when the file could not be used */
@@ -36,6 +41,15 @@ struct sym_module {
 	struct sym_span *spans;
 	size_t nspans;
 	uint64_t min_sizeless; /* UINT64_MAX if none */
+};
+
+/* One load of a file: path, bias, build-id as the hook reported them. */
+struct sym_module {
+	char *path;
+	uint64_t base;
+	uint8_t build_id[HL_WIRE_MAX_BUILD_ID];
+	uint32_t build_id_len;
+	struct sym_file *file; /* NULL: no path */
 };
 
 /* A sized symbol addrinfo considers: its address, and the greatest end
@@ -62,6 +76,8 @@ struct sym_result {
 struct hl_symbolizer {
 	struct sym_module *modules;
 	size_t nmodules, modules_cap;
+	struct sym_file **files;
+	size_t nfiles, files_cap;
 	struct hl_table cache; /* hash -> sym_result (pointer in size) */
 	struct hl_arena arena;
 };
@@ -91,14 +107,20 @@ void hl_symbolizer_free(struct hl_symbolizer *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->nmodules; i++) {
-		hl_dwarf_index_free(s->modules[i].index);
-		free(s->modules[i].syms);
-		free(s->modules[i].spans);
-		if (s->modules[i].dwfl)
-			dwfl_end(s->modules[i].dwfl);
-		free(s->modules[i].path);
+	for (size_t i = 0; i < s->nfiles; i++) {
+		struct sym_file *f = s->files[i];
+
+		hl_dwarf_index_free(f->index);
+		free(f->syms);
+		free(f->spans);
+		if (f->dwfl)
+			dwfl_end(f->dwfl);
+		free(f->path);
+		free(f);
 	}
+	free(s->files);
+	for (size_t i = 0; i < s->nmodules; i++)
+		free(s->modules[i].path);
 	free(s->modules);
 	hl_table_destroy(&s->cache);
 	hl_arena_free(&s->arena);
@@ -119,24 +141,47 @@ static bool build_id_matches(Dwfl_Module *mod, const struct hl_module *m)
 	return len == (int)m->build_id_len && memcmp(bits, m->build_id, (size_t)len) == 0;
 }
 
-static void module_open(struct sym_module *sm, const struct hl_module *m)
+static void file_open(struct sym_file *sf, const struct hl_module *m)
 {
-	sm->dwfl = dwfl_begin(&offline_callbacks);
-	if (!sm->dwfl)
+	sf->dwfl = dwfl_begin(&offline_callbacks);
+	if (!sf->dwfl)
 		return;
-	dwfl_report_begin(sm->dwfl);
-	sm->mod = dwfl_report_elf(sm->dwfl, m->path, m->path, -1, m->base, false);
-	dwfl_report_end(sm->dwfl, NULL, NULL);
-	if (sm->mod && build_id_matches(sm->mod, m)) {
-		sm->index = hl_dwarf_index_new();
-		sm->nsyms = SIZE_MAX;
+	dwfl_report_begin(sf->dwfl);
+	sf->mod = dwfl_report_elf(sf->dwfl, m->path, m->path, -1, m->base, false);
+	dwfl_report_end(sf->dwfl, NULL, NULL);
+	if (sf->mod && build_id_matches(sf->mod, m)) {
+		sf->index = hl_dwarf_index_new();
+		sf->nsyms = SIZE_MAX;
 		return;
 	}
-	if (sm->mod)
+	if (sf->mod)
 		hl_log("%s: build-id differs from the loaded file; no symbols", m->path);
-	dwfl_end(sm->dwfl);
-	sm->dwfl = NULL;
-	sm->mod = NULL;
+	dwfl_end(sf->dwfl);
+	sf->dwfl = NULL;
+	sf->mod = NULL;
+}
+
+/* The file of module m, opened on first use. */
+static struct sym_file *file_for(struct hl_symbolizer *s, const struct hl_module *m)
+{
+	struct sym_file *sf;
+
+	for (size_t i = 0; i < s->nfiles; i++) {
+		sf = s->files[i];
+		if (sf->build_id_len == m->build_id_len &&
+		    !memcmp(sf->build_id, m->build_id, m->build_id_len) &&
+		    !strcmp(sf->path, m->path))
+			return sf;
+	}
+	sf = hl_xcalloc(1, sizeof(*sf));
+	sf->path = hl_xstrdup(m->path);
+	sf->base = m->base;
+	sf->build_id_len = m->build_id_len;
+	memcpy(sf->build_id, m->build_id, m->build_id_len);
+	file_open(sf, m);
+	hl_grow((void **)&s->files, &s->files_cap, s->nfiles, sizeof(*s->files));
+	s->files[s->nfiles++] = sf;
+	return sf;
 }
 
 static uint32_t module_index(struct hl_symbolizer *s, const struct hl_module *m)
@@ -156,8 +201,7 @@ static uint32_t module_index(struct hl_symbolizer *s, const struct hl_module *m)
 	sm->base = m->base;
 	sm->build_id_len = m->build_id_len;
 	memcpy(sm->build_id, m->build_id, m->build_id_len);
-	if (m->path[0])
-		module_open(sm, m);
+	sm->file = m->path[0] ? file_for(s, m) : NULL;
 	return (uint32_t)s->nmodules;
 }
 
@@ -220,7 +264,7 @@ static void die_call_site(struct hl_symbolizer *s, Dwarf_Die *cudie,
 
 /* Fills frames for the inline chain at pc; frames[0] already has the line
  * table's file:line. Returns the number of frames. */
-static size_t inline_chain(struct hl_symbolizer *s, struct sym_module *sm,
+static size_t inline_chain(struct hl_symbolizer *s, struct sym_file *sm,
 			   Dwarf_Addr pc, struct hl_frame_info *frames)
 {
 	Dwarf_Addr bias = 0;
@@ -272,7 +316,7 @@ static bool addrinfo_candidate(const char *name, const GElf_Sym *sym)
 /* dwfl_module_addrinfo scans the whole symbol table for every address
  * (5,000 leak sites took a second); sort the function symbols once, and
  * record where addrinfo could find anything at all (spans, min_sizeless). */
-static void symtab_build(struct sym_module *sm)
+static void symtab_build(struct sym_file *sm)
 {
 	int n = dwfl_module_getsymtab(sm->mod);
 	size_t cap = 0, spans_cap = 0;
@@ -318,7 +362,7 @@ static void symtab_build(struct sym_module *sm)
  * nearest at or below pc in pc's section) lies at or below pc. In a
  * stripped binary (Debian's cc1: .dynsym only) that is most addresses, and
  * addrinfo would scan the whole table to say so. */
-static bool addrinfo_finds_nothing(const struct sym_module *sm, uint64_t pc)
+static bool addrinfo_finds_nothing(const struct sym_file *sm, uint64_t pc)
 {
 	size_t lo = 0, hi = sm->nspans;
 
@@ -336,7 +380,7 @@ static bool addrinfo_finds_nothing(const struct sym_module *sm, uint64_t pc)
 }
 
 /* Name of the function symbol containing pc, or NULL. */
-static const char *symtab_lookup(struct sym_module *sm, uint64_t pc)
+static const char *symtab_lookup(struct sym_file *sm, uint64_t pc)
 {
 	size_t lo = 0, hi;
 
@@ -367,7 +411,9 @@ static void symbolize_in(struct hl_symbolizer *s, struct sym_module *sm,
 			 uint64_t address, struct sym_result *r)
 {
 	struct hl_frame_info frames[HL_MAX_INLINE];
-	Dwarf_Addr pc = address - 1; /* inside the call, not after it */
+	struct sym_file *sf = sm->file;
+	/* inside the call, not after it; where the file was reported */
+	Dwarf_Addr pc = address - 1 - sm->base + (sf ? sf->base : 0);
 	Dwfl_Line *line;
 	const char *symname;
 	GElf_Off off;
@@ -379,20 +425,20 @@ static void symbolize_in(struct hl_symbolizer *s, struct sym_module *sm,
 	frames[0].address = address;
 	frames[0].module = sm->path;
 	frames[0].offset = address - sm->base;
-	if (sm->mod) {
-		symname = symtab_lookup(sm, pc);
+	if (sf && sf->mod) {
+		symname = symtab_lookup(sf, pc);
 		/* odd symbols (zero size, objects): the slow, exact way */
-		if (!symname && !addrinfo_finds_nothing(sm, pc))
-			symname = dwfl_module_addrinfo(sm->mod, pc, &off, &sym, NULL, NULL, NULL);
+		if (!symname && !addrinfo_finds_nothing(sf, pc))
+			symname = dwfl_module_addrinfo(sf->mod, pc, &off, &sym, NULL, NULL, NULL);
 		frames[0].function = demangle(s, symname);
-		line = dwfl_module_getsrc(sm->mod, pc);
+		line = dwfl_module_getsrc(sf->mod, pc);
 		if (line) {
 			const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 
 			frames[0].file = file ? hl_arena_strdup(&s->arena, file) : NULL;
 			frames[0].line = lineno > 0 ? (uint32_t)lineno : 0;
 		}
-		n = inline_chain(s, sm, pc, frames);
+		n = inline_chain(s, sf, pc, frames);
 		/* The symbol table names the real function best (full C++ scope);
 		 * the DWARF scope only when there is no symbol. */
 		if (symname && !frames[n - 1].inlined)
