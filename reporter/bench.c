@@ -107,6 +107,7 @@ static int ingest(int fd, struct hl_run *run, uint64_t *bytes)
 	int err = 0;
 
 	hl_decode_init(&d, hl_state_record, &cs);
+	d.hint = hl_state_hint;
 	for (;;) {
 		ssize_t n = read(fd, buf + fill, HL_CONN_BUFFER - fill);
 		long used;

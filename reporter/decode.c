@@ -317,6 +317,9 @@ long hl_decode_feed(struct hl_decoder *d, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 	size_t done = 0;
+	size_t ahead = 0;      /* the next record to hint */
+	unsigned hinted = 0;   /* records hinted and not yet handed to the sink */
+	bool hints = d->hint != NULL;
 
 	while (len - done >= sizeof(struct hl_wire_header)) {
 		const struct hl_wire_header *rec = (const void *)(p + done);
@@ -327,6 +330,21 @@ long hl_decode_feed(struct hl_decoder *d, const void *buf, size_t len)
 			return decode_fail(d, rec, why);
 		if (rec->length > len - done)
 			break; /* the rest arrives with a later read */
+		while (hints && hinted < HL_DECODE_LOOKAHEAD) {
+			const struct hl_wire_header *h = (const void *)(p + ahead);
+
+			if (len - ahead < sizeof(*h) || check_header(h) ||
+			    h->length > len - ahead) {
+				hints = false; /* the end of what is here, or bad */
+				break;
+			}
+			if (!d->hint(d->ctx, h)) {
+				hints = false;
+				break;
+			}
+			ahead += h->length;
+			hinted++;
+		}
 		why = hl_decode_check_layout(rec);
 		if (!why)
 			why = check_connection(d, rec);
@@ -343,6 +361,8 @@ long hl_decode_feed(struct hl_decoder *d, const void *buf, size_t len)
 		d->records++;
 		d->bytes += rec->length;
 		done += rec->length;
+		if (hinted)
+			hinted--;
 	}
 	return (long)done;
 }

@@ -34,9 +34,22 @@
  * and drops the connection). */
 typedef int (*hl_decode_sink_fn)(void *ctx, const struct hl_wire_header *rec);
 
+/* Optional: told of each record HL_DECODE_LOOKAHEAD records before the sink
+ * gets it, to start loading what the sink will touch (the block table slot
+ * of an address misses every cache once the table outgrows them). The
+ * record is not validated yet: only its header has been checked and its
+ * stated length lies in the buffer, so the hint may read the fixed part of
+ * its type and must not trust any value (it may only prefetch). Returns
+ * false when hints are of no use (the decoder stops giving them until its
+ * next call). */
+typedef bool (*hl_decode_hint_fn)(void *ctx, const struct hl_wire_header *rec);
+
+#define HL_DECODE_LOOKAHEAD 8
+
 struct hl_decoder {
 	hl_decode_sink_fn sink; /* receives each valid record */
-	void *ctx;              /* passed to sink */
+	hl_decode_hint_fn hint; /* NULL, or told of records ahead (set after init) */
+	void *ctx;              /* passed to sink and hint */
 	bool hello_seen;        /* HELLO was accepted */
 	uint32_t pid;           /* from HELLO, for log lines */
 	uint8_t *stack_ids;     /* bitmap: stack id defined */

@@ -145,6 +145,7 @@ static void accept_all(struct hl_listener *l)
 		c->buf = hl_xmalloc(c->cap);
 		c->state.run = l->run;
 		hl_decode_init(&c->decoder, hl_state_record, &c->state);
+		c->decoder.hint = hl_state_hint;
 		ev.data.ptr = c;
 		if (epoll_ctl(l->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			hl_log("connection %u: epoll: %s", c->id, strerror(errno));

@@ -653,6 +653,35 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec)
 	return 0;
 }
 
+/* Below this many block table slots (1 MiB) the table stays in cache. */
+#define HL_HINT_MIN_SLOTS (1u << 15)
+
+bool hl_state_hint(void *ctx, const struct hl_wire_header *rec)
+{
+	const struct hl_conn_state *cs = ctx;
+	const struct hl_process *p = cs->proc;
+
+	if (!p)
+		return true;
+	if (p->live.capacity < HL_HINT_MIN_SLOTS)
+		return false;
+	switch (rec->type) {
+	case HL_REC_ALLOC:
+		hl_table_prefetch(&p->live, ((const struct hl_rec_alloc *)rec)->address);
+		break;
+	case HL_REC_FREE:
+		hl_table_prefetch(&p->live, ((const struct hl_rec_free *)rec)->address);
+		break;
+	case HL_REC_REALLOC:
+		hl_table_prefetch(&p->live, ((const struct hl_rec_realloc *)rec)->old_address);
+		hl_table_prefetch(&p->live, ((const struct hl_rec_realloc *)rec)->new_address);
+		break;
+	default:
+		break;
+	}
+	return true;
+}
+
 /* ---- the end of a process ------------------------------------------------ */
 
 void hl_process_closed(struct hl_process *p)

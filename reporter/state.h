@@ -190,6 +190,10 @@ struct hl_conn_state {
 	struct hl_process *proc; /* set by HELLO */
 };
 int hl_state_record(void *ctx, const struct hl_wire_header *rec);
+/* Decoder hint (hl_decode_hint_fn): prefetches the block table slots an
+ * ALLOC, FREE or REALLOC record ahead will look up, once the table is too
+ * large for the caches (false before: the hints would cost more). */
+bool hl_state_hint(void *ctx, const struct hl_wire_header *rec);
 
 /* The connection of p closed. */
 void hl_process_closed(struct hl_process *p);

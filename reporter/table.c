@@ -8,7 +8,8 @@
 
 #include "util.h"
 
-/* Fibonacci hashing; the low 4 bits of heap addresses carry no information. */
+/* Fibonacci hashing; the low 4 bits of heap addresses carry no information.
+ * (hl_table_prefetch in table.h computes the same.) */
 static inline size_t home_slot(const struct hl_table *t, uint64_t address)
 {
 	return (size_t)(((address >> 4) * 0x9e3779b97f4a7c15ull) >> t->shift);
