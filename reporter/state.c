@@ -340,11 +340,11 @@ static void block_freed(struct hl_process *p, struct hl_block *b, uint64_t ticks
  * holds the newest event seen there; the newer one wins. */
 static void block_alloc(struct hl_process *p, const struct hl_block *nb)
 {
-	struct hl_block *b = hl_table_find(&p->live, nb->address);
+	bool added;
+	struct hl_block *b = hl_table_find_or_insert(&p->live, nb->address, &added);
 
 	count_alloc(p, nb);
-	if (!b) {
-		b = hl_table_insert(&p->live, nb->address);
+	if (added) {
 		*b = *nb;
 		live_add(p, b);
 		return;

@@ -85,6 +85,16 @@ static void rehash(struct hl_table *t, size_t capacity)
 	free(old);
 }
 
+static void clear_fields(struct hl_block *b)
+{
+	b->size = 0;
+	b->ticks = 0;
+	b->stack_id = 0;
+	b->kind = 0;
+	b->leak_class = 0;
+	b->flags = 0;
+}
+
 struct hl_block *hl_table_insert(struct hl_table *t, uint64_t address)
 {
 	struct hl_block *b;
@@ -92,12 +102,37 @@ struct hl_block *hl_table_insert(struct hl_table *t, uint64_t address)
 	if ((t->count + 1) * 8 > t->capacity * 5)
 		rehash(t, t->capacity ? t->capacity * 2 : 1024);
 	b = insert_slot(t, address);
-	b->size = 0;
-	b->ticks = 0;
-	b->stack_id = 0;
-	b->kind = 0;
-	b->leak_class = 0;
-	b->flags = 0;
+	clear_fields(b);
+	return b;
+}
+
+struct hl_block *hl_table_find_or_insert(struct hl_table *t, uint64_t address, bool *added)
+{
+	size_t mask = t->capacity - 1;
+	struct hl_block *b;
+	size_t i;
+
+	*added = false;
+	if (t->count == 0 || (t->count + 1) * 8 > t->capacity * 5) {
+		/* empty, or the insert will grow it: the two steps */
+		b = hl_table_find(t, address);
+		if (b)
+			return b;
+		*added = true;
+		return hl_table_insert(t, address);
+	}
+	for (i = home_slot(t, address);; i = (i + 1) & mask) {
+		b = &t->slots[i];
+		if (b->address == address)
+			return b;
+		if (b->address == 0)
+			break;
+	}
+	/* The run ended here: where insert_slot would have put it. */
+	*added = true;
+	b->address = address;
+	t->count++;
+	clear_fields(b);
 	return b;
 }
 

@@ -55,6 +55,9 @@ struct hl_block *hl_table_find_next(const struct hl_table *t, uint64_t address,
 /* A new slot holding `address` (other fields zero); always adds, even if the
  * address is present. Grows the table as needed. */
 struct hl_block *hl_table_insert(struct hl_table *t, uint64_t address);
+/* The first entry with this address, or else (*added set) a new slot
+ * holding it, as hl_table_insert would make: one probe instead of two. */
+struct hl_block *hl_table_find_or_insert(struct hl_table *t, uint64_t address, bool *added);
 /* Removes the entry `slot` points to. */
 void hl_table_remove(struct hl_table *t, struct hl_block *slot);
 /* Copies every entry of src into dst (dst must be empty). */
