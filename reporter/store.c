@@ -242,8 +242,16 @@ int hl_store_run_end(struct hl_store *s, int64_t run_id, uint64_t ended_ns, int 
 /* Prepared statements of one process write. */
 enum {
 	ST_PROCESS, ST_SUMMARY, ST_MODULE, ST_SYMBOL, ST_STACK, ST_FRAME,
-	ST_AGGREGATE, ST_LEAK, ST_BLOCK, ST_ERROR, ST_SAMPLE, ST_COUNT
+	ST_FRAMES, ST_AGGREGATE, ST_LEAK, ST_BLOCK, ST_ERROR, ST_SAMPLE, ST_COUNT
 };
+
+/* Frame rows go in FRAMES_PER_INSERT at a time: most of a row's cost was
+ * the statement around it (cc1: 160k frames). */
+#define FRAMES_PER_INSERT 32
+#define FRAME_ROW "(?,?,?,?,?)"
+#define FRAME_ROWS4 FRAME_ROW "," FRAME_ROW "," FRAME_ROW "," FRAME_ROW
+#define FRAME_ROWS16 FRAME_ROWS4 "," FRAME_ROWS4 "," FRAME_ROWS4 "," FRAME_ROWS4
+_Static_assert(FRAMES_PER_INSERT == 32, "FRAME_ROWS32");
 static const char *const statement_sql[ST_COUNT] = {
 	[ST_PROCESS] = "INSERT INTO processes(run_id, serial, pid, ppid, parent_id, origin,"
 		" exe, argv, started_ns, ended_ns, exit_how, exit_status, exit_signal,"
@@ -254,7 +262,8 @@ static const char *const statement_sql[ST_COUNT] = {
 	[ST_SYMBOL] = "INSERT INTO symbols(run_id, module, module_offset, function,"
 		" file, line) VALUES (?,?,?,?,?,?)",
 	[ST_STACK] = "INSERT INTO stacks(process_id, depth, truncated) VALUES (?,?,?)",
-	[ST_FRAME] = "INSERT INTO stack_frames VALUES (?,?,?,?,?)",
+	[ST_FRAME] = "INSERT INTO stack_frames VALUES " FRAME_ROW,
+	[ST_FRAMES] = "INSERT INTO stack_frames VALUES " FRAME_ROWS16 "," FRAME_ROWS16,
 	[ST_AGGREGATE] = "INSERT INTO stack_aggregates VALUES (?,?,?,?,?,?,?)",
 	[ST_LEAK] = "INSERT INTO leaks(process_id, stack_id, leak_class, bytes, blocks,"
 		" inherited_blocks, rank, suppressed) VALUES (?,?,?,?,?,?,?,?)",
@@ -273,6 +282,11 @@ struct writer {
 	struct hl_process *p;
 	struct hl_symbolizer *sym;
 	int64_t *stack_ids;   /* stack ref - 1 -> stacks.id, 0 = not stored */
+	struct frame_row {
+		int64_t stack_id, address, symbol;
+		int position, inlined;
+	} frames[FRAMES_PER_INSERT]; /* rows not yet inserted */
+	size_t nframes;
 };
 
 static void bind_opt_text(sqlite3_stmt *st, int i, const char *v)
@@ -384,9 +398,37 @@ static int symbol_id(struct writer *w, const struct hl_frame_info *f, int64_t *i
 	return 0;
 }
 
+static void bind_frame(sqlite3_stmt *st, int first, const struct frame_row *r)
+{
+	sqlite3_bind_int64(st, first, r->stack_id);
+	sqlite3_bind_int(st, first + 1, r->position);
+	sqlite3_bind_int64(st, first + 2, r->address);
+	sqlite3_bind_int64(st, first + 3, r->symbol);
+	sqlite3_bind_int(st, first + 4, r->inlined);
+}
+
+/* Inserts the pending frame rows, in order: a full set with one statement,
+ * fewer one by one. */
+static int flush_frames(struct writer *w)
+{
+	int err = 0;
+
+	if (w->nframes == FRAMES_PER_INSERT) {
+		for (size_t i = 0; i < w->nframes; i++)
+			bind_frame(w->st[ST_FRAMES], (int)i * 5 + 1, &w->frames[i]);
+		err = step_done(w->s, w->st[ST_FRAMES]);
+	} else {
+		for (size_t i = 0; i < w->nframes && !err; i++) {
+			bind_frame(w->st[ST_FRAME], 1, &w->frames[i]);
+			err = step_done(w->s, w->st[ST_FRAME]);
+		}
+	}
+	w->nframes = 0;
+	return err;
+}
+
 static int write_frames(struct writer *w, const struct hl_stack *stack, int64_t stack_id)
 {
-	sqlite3_stmt *st = w->st[ST_FRAME];
 	int position = 0, err = 0;
 
 	for (uint32_t i = 0; i < stack->depth && !err; i++) {
@@ -396,17 +438,19 @@ static int write_frames(struct writer *w, const struct hl_stack *stack, int64_t 
 		const struct hl_frame_info *f = hl_symbolize(w->sym, m, stack->frames[i], &n);
 
 		for (size_t j = 0; j < n && !err; j++) {
+			struct frame_row *r = &w->frames[w->nframes];
 			int64_t symbol;
 
 			err = symbol_id(w, &f[j], &symbol);
 			if (err)
 				break;
-			sqlite3_bind_int64(st, 1, stack_id);
-			sqlite3_bind_int(st, 2, position++);
-			sqlite3_bind_int64(st, 3, (int64_t)f[j].address);
-			sqlite3_bind_int64(st, 4, symbol);
-			sqlite3_bind_int(st, 5, f[j].inlined);
-			err = step_done(w->s, st);
+			r->stack_id = stack_id;
+			r->position = position++;
+			r->address = (int64_t)f[j].address;
+			r->symbol = symbol;
+			r->inlined = f[j].inlined;
+			if (++w->nframes == FRAMES_PER_INSERT)
+				err = flush_frames(w);
 		}
 	}
 	return err;
@@ -456,6 +500,8 @@ static int write_stacks(struct writer *w)
 	for (size_t i = 0; i < p->nstacks && !err; i++)
 		if (p->stacks[i].allocs || p->stacks[i].leaked_blocks || w->stack_ids[i])
 			err = write_stack(w, i);
+	if (!err)
+		err = flush_frames(w);
 	return err;
 }
 
