@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,6 +44,7 @@ static volatile sig_atomic_t forward_signal;
 /* HEAPLEDGER_TIMING=1: one log line at the end with the phases after the
  * program exited (how the "report within 0.2 s" figure is measured). */
 static uint64_t timing_exit_ns;
+static double timing_serve_cpu; /* CPU seconds of the reading thread in serve() */
 
 static void on_forward_signal(int sig)
 {
@@ -208,6 +210,13 @@ static void serve(struct hl_listener *l, const struct run_options *o, pid_t main
 			break;
 		}
 	}
+	{
+		struct rusage ru;
+
+		if (getrusage(RUSAGE_THREAD, &ru) == 0)
+			timing_serve_cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+					   (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	}
 }
 
 static int exit_code_of(int status)
@@ -264,6 +273,14 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 		write_json(o->json_path, r);
 	if (timing && *timing && strcmp(timing, "0") != 0) {
 		uint64_t t_end = hl_now_monotonic_ns(), t0 = timing_exit_ns ? timing_exit_ns : t_start;
+		uint64_t events = 0;
+
+		for (size_t i = 0; i < run->nprocs; i++)
+			events += run->procs[i]->events;
+		hl_log("timing: during the run the reading thread used %.3f s of CPU for %llu "
+		       "alloc/free events (%.1f M/s, startup included)", timing_serve_cpu,
+		       (unsigned long long)events,
+		       timing_serve_cpu > 0 ? (double)events / timing_serve_cpu / 1e6 : 0.0);
 
 		/* ms after the program was reaped: */
 		hl_log("timing: %zu addresses symbolized during the run; after it: connections "
