@@ -277,10 +277,15 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 
 		for (size_t i = 0; i < run->nprocs; i++)
 			events += run->procs[i]->events;
+		struct rusage ru;
+
+		if (getrusage(RUSAGE_SELF, &ru) != 0)
+			ru.ru_maxrss = 0;
 		hl_log("timing: during the run the reading thread used %.3f s of CPU for %llu "
-		       "alloc/free events (%.1f M/s, startup included)", timing_serve_cpu,
-		       (unsigned long long)events,
-		       timing_serve_cpu > 0 ? (double)events / timing_serve_cpu / 1e6 : 0.0);
+		       "alloc/free events (%.1f M/s, startup included); heapledger's peak RSS "
+		       "%.1f MiB", timing_serve_cpu, (unsigned long long)events,
+		       timing_serve_cpu > 0 ? (double)events / timing_serve_cpu / 1e6 : 0.0,
+		       (double)ru.ru_maxrss / 1024.0);
 
 		/* ms after the program was reaped: */
 		hl_log("timing: %zu addresses symbolized during the run; after it: connections "
