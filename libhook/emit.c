@@ -591,11 +591,13 @@ bool hl_emit_finish(unsigned how, int status)
 
 void hl_emit_fork_prepare(void)
 {
-	/* The reporter starts the child's state from the parent's: send what
-	 * every thread has committed so far, before the child says HELLO.
-	 * Threads keep appending until the allocator's locks stop them; the
-	 * few events of that window reach the reporter after the child's HELLO
-	 * and the child's LIVE set at exit corrects them. */
+	/* write_lock is held across fork so the child finds the buffer list
+	 * and the scratch buffer consistent. The child does not depend on the
+	 * parent's stream: it sends its own heap (HL_HOOK_FORK_SNAPSHOT, see
+	 * hl_emit_fork_child); other threads keep appending to their buffers
+	 * until fork, and those events reach the reporter on the parent's
+	 * connection only. Flushing here just sends the parent's committed
+	 * events before the child's HELLO. */
 	hl_lock(&write_lock);
 	if (hl_emit_is_live())
 		flush_all_locked();
