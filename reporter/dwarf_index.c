@@ -120,16 +120,8 @@ static struct cu_index *cu_for(struct hl_dwarf_index *x, Dwarf_Die *cudie)
  * may overlap). */
 static const struct func_range *function_at(const struct cu_index *ci, Dwarf_Addr addr)
 {
-	size_t lo = 0, hi = ci->n;
+	size_t lo = HL_UPPER_BOUND(ci->ranges, ci->n, low, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ci->ranges[mid].low <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (size_t i = lo, tries = 0; i-- > 0 && tries < 8; tries++)
 		if (addr < ci->ranges[i].high)
 			return &ci->ranges[i];

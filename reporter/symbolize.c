@@ -364,37 +364,20 @@ static void symtab_build(struct sym_file *sm)
  * addrinfo would scan the whole table to say so. */
 static bool addrinfo_finds_nothing(const struct sym_file *sm, uint64_t pc)
 {
-	size_t lo = 0, hi = sm->nspans;
-
 	if (sm->min_sizeless <= pc)
 		return false;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t lo = HL_UPPER_BOUND(sm->spans, sm->nspans, address, pc);
 
-		if (sm->spans[mid].address <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo == 0 || sm->spans[lo - 1].end_max <= pc;
 }
 
 /* Name of the function symbol containing pc, or NULL. */
 static const char *symtab_lookup(struct sym_file *sm, uint64_t pc)
 {
-	size_t lo = 0, hi;
-
 	if (sm->nsyms == SIZE_MAX)
 		symtab_build(sm);
-	hi = sm->nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t lo = HL_UPPER_BOUND(sm->syms, sm->nsyms, address, pc);
 
-		if (sm->syms[mid].address <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* Aliases share an address; any one that covers pc will do. */
 	for (size_t i = lo, tries = 0; i-- > 0 && tries < 8; tries++) {
 		const struct sym_entry *e = &sm->syms[i];

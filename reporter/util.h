@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #define HL_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define HL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -47,6 +48,29 @@ void hl_arena_free(struct hl_arena *a);
 
 /* 1234567 -> "1,234,567" into buf (at least 32 bytes); returns buf. */
 char *hl_fmt_grouped(char *buf, uint64_t v);
+
+/* In an array of n elements of `stride` bytes sorted by a uint64_t key at
+ * `key_offset`, the index of the first element whose key is above x (the
+ * element at or below x, if any, is the one before it). */
+static inline size_t hl_upper_bound(const void *base, size_t n, size_t stride,
+				    size_t key_offset, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t key;
+
+		memcpy(&key, (const char *)base + mid * stride + key_offset, sizeof(key));
+		if (key <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+#define HL_UPPER_BOUND(array, n, field, x) \
+	hl_upper_bound((array), (n), sizeof(*(array)), offsetof(__typeof__(*(array)), field), (x))
 
 /* CLOCK_REALTIME / CLOCK_MONOTONIC in nanoseconds. */
 uint64_t hl_now_realtime_ns(void);
