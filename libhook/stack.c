@@ -37,7 +37,6 @@
 #define HL_DECODE_ID_LIMIT (1u << 24)            /* reporter's HL_DECODE_MAX_ID */
 #define FIRST_TABLE_SLOTS 4096u
 #define ARENA_BYTES (256u * 1024)                /* entries are bump-allocated */
-#define OWN_FRAMES_MAX 16                        /* hook frames above the caller */
 
 struct stack_table {
 	size_t mask;                     /* slots - 1, slots a power of two */
@@ -89,11 +88,11 @@ HL_NOINLINE unsigned hl_stack_capture(uint64_t *frames, unsigned max, bool *trun
 		max = HL_WIRE_MAX_FRAMES;
 	/* Sized by the depth asked for: the program's threads may have small
 	 * stacks, and this runs on them for every allocation. */
-	void *raw[max + OWN_FRAMES_MAX + 1];
+	void *raw[max + HL_OWN_FRAMES_MAX + 1];
 	/* One frame more than needed tells whether the stack was truncated. */
-	int n = unw_backtrace(raw, (int)(max + OWN_FRAMES_MAX + 1));
+	int n = unw_backtrace(raw, (int)(max + HL_OWN_FRAMES_MAX + 1));
 	int skip = 0;
-	while (skip < n && skip < OWN_FRAMES_MAX && hl_stack_is_own((uintptr_t)raw[skip]))
+	while (skip < n && skip < HL_OWN_FRAMES_MAX && hl_stack_is_own((uintptr_t)raw[skip]))
 		skip++;
 	unsigned depth = n > skip ? (unsigned)(n - skip) : 0;
 	*truncated = depth > max;

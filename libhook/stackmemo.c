@@ -50,7 +50,6 @@ extern void *__libc_stack_end; /* ld.so: the initial stack pointer */
 #define MEMO_WAYS 4u                     /* stacks with the same key hash */
 #define MEMO_FRAMES 64u                  /* deeper stacks are not memoized */
 #define MEMO_SCAN_BYTES (16u * 1024)     /* between two slots at most: steps fit 16 bits */
-#define OWN_FRAMES_MAX 16                /* hook frames above the caller */
 #define MEMO_STACK_SPAN (1ull << 30)     /* a thread's stack is smaller */
 #define PAGE_BYTES 4096u                 /* smallest page size: protection unit */
 
@@ -58,7 +57,7 @@ struct memo_entry {
 	uintptr_t ip0;                  /* return address into malloc's caller */
 	uintptr_t slot0;                /* where it is on the stack */
 	const struct hl_stack *stack;   /* NULL: empty */
-	uint16_t step[MEMO_FRAMES];     /* slot of frame j - slot of frame j-1, in words */
+	uint16_t step[MEMO_FRAMES];     /* j >= 1: slot of frame j - slot of frame j-1, in words */
 };
 
 struct memo_set {
@@ -102,7 +101,7 @@ static inline bool entry_matches(const struct memo_entry *e, uintptr_t ip0, uint
 HL_NOINLINE static bool find_key(const struct memo *m, uintptr_t *ip0, uintptr_t *slot0)
 {
 	uintptr_t *fp = __builtin_frame_address(0);
-	for (int i = 0; i < OWN_FRAMES_MAX; i++) {
+	for (int i = 0; i < HL_OWN_FRAMES_MAX; i++) {
 		uintptr_t at = (uintptr_t)fp;
 		if (at + 2 * sizeof(uintptr_t) > m->stack_hi || (at & 7))
 			return false;
@@ -233,7 +232,6 @@ void hl_stack_memo_fill(struct hl_stack_memo_key *key, uint32_t id)
 	if (!readable(&sc, slot))
 		return;
 	e->stack = NULL; /* incomplete until every slot is found */
-	e->step[0] = 0;
 	for (unsigned j = 1; j < s->depth; j++) {
 		uintptr_t next = scan_for(&sc, slot + sizeof(uintptr_t), (uintptr_t)s->frames[j]);
 		if (next == 0 || (next - slot) / sizeof(uintptr_t) > UINT16_MAX)

@@ -54,6 +54,9 @@ void hl_stack_init(void);
  * (<= HL_WIRE_MAX_FRAMES) frames into `frames`; returns how many and sets
  * *truncated when there were more. */
 unsigned hl_stack_capture(uint64_t *frames, unsigned max, bool *truncated);
+/* Most frames of the hook itself between an allocation function's caller
+ * and the capture (both stack.c's unwind and stackmemo.c's walk skip them). */
+#define HL_OWN_FRAMES_MAX 16
 /* True for a code address inside libheapledger.so itself. */
 extern uintptr_t hl_own_lo, hl_own_hi;
 HL_INLINE bool hl_stack_is_own(uintptr_t ip)

@@ -8,13 +8,6 @@
 
 #include "util.h"
 
-/* Fibonacci hashing; the low 4 bits of heap addresses carry no information.
- * (hl_table_prefetch in table.h computes the same.) */
-static inline size_t home_slot(const struct hl_table *t, uint64_t address)
-{
-	return (size_t)(((address >> 4) * 0x9e3779b97f4a7c15ull) >> t->shift);
-}
-
 void hl_table_init(struct hl_table *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -39,7 +32,7 @@ struct hl_block *hl_table_find_next(const struct hl_table *t, uint64_t address,
 
 	if (t->count == 0)
 		return NULL;
-	i = prev ? ((size_t)(prev - t->slots) + 1) & mask : home_slot(t, address);
+	i = prev ? ((size_t)(prev - t->slots) + 1) & mask : hl_table_home_slot(t, address);
 	for (;; i = (i + 1) & mask) {
 		struct hl_block *b = &t->slots[i];
 
@@ -58,7 +51,7 @@ struct hl_block *hl_table_find(const struct hl_table *t, uint64_t address)
 static struct hl_block *insert_slot(struct hl_table *t, uint64_t address)
 {
 	size_t mask = t->capacity - 1;
-	size_t i = home_slot(t, address);
+	size_t i = hl_table_home_slot(t, address);
 
 	while (t->slots[i].address != 0)
 		i = (i + 1) & mask;
@@ -121,7 +114,7 @@ struct hl_block *hl_table_find_or_insert(struct hl_table *t, uint64_t address, b
 		*added = true;
 		return hl_table_insert(t, address);
 	}
-	for (i = home_slot(t, address);; i = (i + 1) & mask) {
+	for (i = hl_table_home_slot(t, address);; i = (i + 1) & mask) {
 		b = &t->slots[i];
 		if (b->address == address)
 			return b;
@@ -150,7 +143,7 @@ void hl_table_remove(struct hl_table *t, struct hl_block *slot)
 		i = (i + 1) & mask;
 		if (t->slots[i].address == 0)
 			break;
-		home = home_slot(t, t->slots[i].address);
+		home = hl_table_home_slot(t, t->slots[i].address);
 		if (((i - home) & mask) >= ((i - hole) & mask)) {
 			t->slots[hole] = t->slots[i];
 			hole = i;

@@ -63,6 +63,13 @@ void hl_table_remove(struct hl_table *t, struct hl_block *slot);
 /* Copies every entry of src into dst (dst must be empty). */
 void hl_table_copy(struct hl_table *dst, const struct hl_table *src);
 
+/* The slot where a lookup of address begins. Fibonacci hashing; the low 4
+ * bits of heap addresses carry no information. */
+static inline size_t hl_table_home_slot(const struct hl_table *t, uint64_t address)
+{
+	return (size_t)(((address >> 4) * 0x9e3779b97f4a7c15ull) >> t->shift);
+}
+
 /* Starts loading the slot where a lookup of address begins (a hint only). */
 /* (always_inline: gcc 12 outlines the body as a part function, deems that
  * const, and deletes the calls.) */
@@ -70,7 +77,7 @@ static inline __attribute__((always_inline)) void
 hl_table_prefetch(const struct hl_table *t, uint64_t address)
 {
 	if (t->capacity)
-		__builtin_prefetch(&t->slots[((address >> 4) * 0x9e3779b97f4a7c15ull) >> t->shift]);
+		__builtin_prefetch(&t->slots[hl_table_home_slot(t, address)]);
 }
 
 /* Iteration: for (b = hl_table_next(t, NULL); b; b = hl_table_next(t, b)).
