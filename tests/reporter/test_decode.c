@@ -225,6 +225,12 @@ static void bad_kind(struct hl_enc *e)
 	hl_enc_alloc(e, 0x10, 1, 1, 0, 77);
 }
 
+/* A flag bit the protocol does not define, next to HL_ALLOC_INHERITED. */
+static void bad_alloc_flags(struct hl_enc *e)
+{
+	hl_enc_alloc(e, 0x10, 1, 1, 0, HL_ALLOC_INHERITED << 1);
+}
+
 static void bad_live_count(struct hl_enc *e)
 {
 	struct hl_rec_live *r = hl_enc_record(e, HL_REC_LIVE, sizeof(*r) + 24);
@@ -269,6 +275,7 @@ static void test_malformed(void **state)
 	expect_reject(bad_second_hello, "second HELLO");
 	expect_reject(bad_address_zero, "address 0");
 	expect_reject(bad_kind, "kind");
+	expect_reject(bad_alloc_flags, "unknown flags");
 	expect_reject(bad_live_count, "overrun");
 	expect_reject(bad_live_stack, "unknown stack id 9");
 	expect_reject(bad_error_stack, "unknown stack id 4");

@@ -219,6 +219,44 @@ static void test_fork_inherits(void **state)
 	hl_run_destroy(&run);
 }
 
+/* A child with HL_HOOK_FORK_SNAPSHOT states what it inherited itself: the
+ * parent's stream, ahead of the fork by then, is not copied. */
+static void test_fork_snapshot(void **state)
+{
+	struct feed parent = { 0 }, child = { 0 };
+	struct hl_process *pp, *cp;
+	struct hl_run run;
+
+	hl_run_init(&run);
+	feed_begin(&parent, 20, 1, HL_ORIGIN_START);
+	parent.cs.run = &run;
+	hl_enc_alloc(&parent.e, 0xa000, 1000, 2, 1, 0);
+	hl_enc_alloc(&parent.e, 0xb000, 10, 3, 2, 0);
+	hl_enc_free(&parent.e, 0xb000, 4, 0);
+	hl_enc_alloc(&parent.e, 0xf000, 99, 6, 2, 0); /* after the fork */
+	pp = feed_flush(&parent);
+
+	feed_begin(&child, 21, 20, HL_ORIGIN_FORK);
+	((struct hl_rec_hello *)child.e.buf)->hook_flags |= HL_HOOK_FORK_SNAPSHOT;
+	child.cs.run = &run;
+	hl_enc_alloc(&child.e, 0xa000, 1000, 5, 1, HL_KIND_MALLOC | HL_ALLOC_INHERITED);
+	hl_enc_alloc(&child.e, 0xc000, 7, 11, 2, 0);
+	hl_enc_exit(&child.e, HL_EXIT_NORMAL, 0, 12);
+	cp = feed_flush(&child);
+	assert_ptr_equal(cp->parent, pp);
+	hl_process_finish(cp);
+	assert_int_equal(cp->allocs, 1);
+	assert_int_equal(cp->in_use_bytes, 1007);
+	assert_int_equal(cp->in_use_blocks, 2);
+	assert_int_equal(cp->inherited_blocks, 1);
+	assert_int_equal(cp->nleaks, 2);
+	assert_int_equal(cp->leaks[0].bytes, 1000);
+	assert_int_equal(cp->leaks[0].inherited_blocks, 1);
+	feed_end(&parent);
+	feed_end(&child);
+	hl_run_destroy(&run);
+}
+
 static void test_exec_and_signal(void **state)
 {
 	struct feed a = { 0 }, b = { 0 };
@@ -436,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_older_alloc_late),
 		cmocka_unit_test(test_superseded_left_over),
 		cmocka_unit_test(test_fork_inherits),
+		cmocka_unit_test(test_fork_snapshot),
 		cmocka_unit_test(test_exec_and_signal),
 		cmocka_unit_test(test_live_classes),
 		cmocka_unit_test(test_timeline_bounded),
