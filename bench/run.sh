@@ -14,7 +14,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SRC=$ROOT/bench
 LIBDIR=/usr/lib/x86_64-linux-gnu
 
-ALL_WORKLOADS=(churn ring2 ring8 realloc mixed python sqlite gcc)
+ALL_WORKLOADS=(churn ring2 ring8 realloc mixed python sqlite cc1)
 SYNTHETIC=" churn ring2 ring8 realloc mixed "
 ALL_VARIANTS=(glibc jemalloc mimalloc tcmalloc heapledger heapledger-nostack hl-run heaptrack lsan asan valgrind)
 
@@ -25,7 +25,7 @@ usage: bench/run.sh [options]
   --quick               1 round at reduced sizes: a smoke check; writes to
                         $TMPDIR/heapledger-bench-quick.md unless --out is given
   --only W[,W...]       workloads: churn ring2 ring8 realloc mixed python
-                        sqlite gcc, or the groups ring, synthetic, real
+                        sqlite cc1, or the groups ring, synthetic, real
   --allocators V[,V...] columns: glibc jemalloc mimalloc tcmalloc heapledger
                         heapledger-nostack (stacks=0) hl-run heaptrack lsan
                         asan valgrind (glibc always runs: it is the baseline)
@@ -101,8 +101,8 @@ expand_workloads() {
 		case $w in
 		ring) echo ring2 ring8 ;;
 		synthetic) echo churn ring2 ring8 realloc mixed ;;
-		real) echo python sqlite gcc ;;
-		churn | ring2 | ring8 | realloc | mixed | python | sqlite | gcc) echo "$w" ;;
+		real) echo python sqlite cc1 ;;
+		churn | ring2 | ring8 | realloc | mixed | python | sqlite | cc1) echo "$w" ;;
 		*) echo "run.sh: unknown workload '$w'" >&2; exit 2 ;;
 		esac
 	done
@@ -219,6 +219,7 @@ python=/usr/bin/python3
 [ -x "$python" ] || python=$(command -v python3 || echo python3)
 export PYTHONHASHSEED=0
 unset LD_PRELOAD
+cc1=$(gcc -print-prog-name=cc1)
 
 # Inputs of the real programs, one per size, written before any timing.
 make_inputs() {
@@ -232,7 +233,7 @@ for p in "${plan[@]}"; do make_inputs "${p#*:}"; done
 # --- one run --------------------------------------------------------------------
 
 # Prints the command of workload $1 at size $2, one word a line, using the
-# workload binaries in $3 and writing gcc's object to $4.
+# workload binaries in $3 and writing cc1's assembly to $4.
 workload_cmd() {
 	local w=$1 s=$2 bin=$3 obj=$4
 	case $w in
@@ -241,7 +242,10 @@ workload_cmd() {
 	ring8) printf '%s\n' "$bin/ring" 8 "$s" ;;
 	python) printf '%s\n' "$python" "$SRC/real/dicts.py" "$s" ;;
 	sqlite) printf '%s\n' sqlite3 :memory: ".read $work/input/items.$s.sql" ;;
-	gcc) printf '%s\n' gcc -O2 -c "$work/input/big.$s.c" -o "$obj" ;;
+	# cc1 itself, not the gcc driver: heaptrack does not follow children,
+	# so under `gcc -c` it would trace only the driver's few hundred
+	# allocations while hl-run and valgrind trace cc1 and as too.
+	cc1) printf '%s\n' "$cc1" -quiet -O2 "$work/input/big.$s.c" -o "$obj" ;;
 	esac
 }
 
@@ -273,12 +277,12 @@ run_one() {
 	tag=$work/runs/$r.$w.$v.$s
 	bin=$build/bench
 	case $v in lsan | asan) bin=$work/$v ;; esac
-	obj=$work/cwd/$w.$v.o
+	obj=$work/cwd/$w.$v.s
 	mapfile -t cmd < <(variant_prefix "$v"; workload_cmd "$w" "$s" "$bin" "$obj")
 	rm -f "$obj" "$work/hl.db"
 	(cd "$work/cwd" && "$timeit" "$tag.time" "${cmd[@]}" >"$tag.out" 2>"$tag.err") || true
 	read -r wall rss status <"$tag.time" || { wall=0 rss=0 status=timeit; }
-	if [ "$w" = gcc ]; then
+	if [ "$w" = cc1 ]; then
 		sum=$([ -f "$obj" ] && echo "checksum $(cksum <"$obj")" || true)
 	else
 		sum=$(grep -m1 '^checksum ' "$tag.out" || true)
