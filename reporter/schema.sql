@@ -164,3 +164,51 @@ CREATE TABLE timeline (               -- heap in use over time, sampled
   in_use_blocks INTEGER NOT NULL
 );
 CREATE INDEX timeline_process ON timeline(process_id, time_ns);
+
+-- migrate 2
+-- Frames become a call tree per process (see reporter/frame_tree.h): a node
+-- is (caller node, frame) and a stack names its innermost node. cc1's 157k
+-- stack_frames rows are 31k nodes; writing them was most of the store's time.
+-- stack_frames stays, as a view with the same columns.
+CREATE TABLE frames (
+  id INTEGER PRIMARY KEY,
+  process_id INTEGER NOT NULL REFERENCES processes(id) ON DELETE CASCADE,
+  parent_id INTEGER,                  -- the caller's frames.id; NULL: outermost
+  address INTEGER NOT NULL,
+  symbol_id INTEGER REFERENCES symbols(id),
+  inlined INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX frames_process ON frames(process_id);
+-- (parent_id and leaf_frame_id are not declared as foreign keys: the rows go
+-- with their process, and a declared key would need an index on each to keep
+-- deletes from scanning the table once per deleted row.)
+ALTER TABLE stacks ADD COLUMN leaf_frame_id INTEGER; -- innermost frames.id; NULL: no frames
+
+-- Version 1's rows become one chain per stack, numbered in (stack, position)
+-- order, so a frame's caller (position + 1) is the next number.
+CREATE TEMP TABLE v1_frames AS
+  SELECT f.stack_id, f.position, f.address, f.symbol_id, f.inlined, k.process_id,
+         ROW_NUMBER() OVER (ORDER BY f.stack_id, f.position) AS node,
+         MAX(f.position) OVER (PARTITION BY f.stack_id) AS outermost
+  FROM stack_frames f JOIN stacks k ON k.id = f.stack_id;
+INSERT INTO frames(id, process_id, parent_id, address, symbol_id, inlined)
+  SELECT node, process_id, CASE WHEN position < outermost THEN node + 1 END,
+         address, symbol_id, inlined
+  FROM v1_frames;
+UPDATE stacks SET leaf_frame_id =
+  (SELECT node FROM v1_frames v WHERE v.stack_id = stacks.id AND v.position = 0);
+DROP TABLE v1_frames;
+DROP TABLE stack_frames;
+
+-- Every stack's frames, 0 = innermost (as version 1's table). It walks every
+-- stack: for one stack, filter inside the walk as store_load.c does.
+CREATE VIEW stack_frames(stack_id, position, address, symbol_id, inlined) AS
+  WITH RECURSIVE walk(stack_id, position, frame_id) AS (
+    SELECT id, 0, leaf_frame_id FROM stacks WHERE leaf_frame_id IS NOT NULL
+    UNION ALL
+    SELECT w.stack_id, w.position + 1, f.parent_id
+    FROM walk w JOIN frames f ON f.id = w.frame_id
+    WHERE f.parent_id IS NOT NULL
+  )
+  SELECT w.stack_id, w.position, f.address, f.symbol_id, f.inlined
+  FROM walk w JOIN frames f ON f.id = w.frame_id;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "frame_tree.h"
 #include "schema_sql.h"
 #include "store_int.h"
 #include "util.h"
@@ -157,13 +158,27 @@ int hl_store_open(const char *path, bool readonly, struct hl_store **out)
 		int version;
 
 		err = user_version(s, &version);
-		if (!err && version != hl_store_schema_version()) {
+		if (err || version == hl_store_schema_version())
+			return err;
+		if (version > hl_store_schema_version()) {
 			snprintf(s->error, sizeof(s->error),
 				 "%s: schema version %d, this heapledger reads %d", path,
 				 version, hl_store_schema_version());
-			err = -EPROTO;
+			return -EPROTO;
 		}
-		return err;
+		/* An older database: reading it means upgrading it first. */
+		sqlite3_close(s->db);
+		rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+				     NULL);
+		if (rc != SQLITE_OK) {
+			err = fail(s, rc, path);
+			snprintf(s->error, sizeof(s->error),
+				 "%s: schema version %d must be upgraded to %d, which needs write"
+				 " access: %s", path, version, hl_store_schema_version(),
+				 sqlite3_errstr(rc));
+			return err;
+		}
+		sqlite3_busy_timeout(s->db, 5000);
 	}
 	err = exec(s, "PRAGMA journal_mode=WAL");
 	if (!err)
@@ -242,15 +257,17 @@ int hl_store_run_end(struct hl_store *s, int64_t run_id, uint64_t ended_ns, int 
 /* Prepared statements of one process write. */
 enum {
 	ST_PROCESS, ST_SUMMARY, ST_MODULE, ST_SYMBOL, ST_STACK, ST_FRAME,
-	ST_FRAMES, ST_AGGREGATE, ST_LEAK, ST_BLOCK, ST_ERROR, ST_SAMPLE, ST_COUNT
+	ST_FRAMES, ST_FRAME_BASE, ST_AGGREGATE, ST_LEAK, ST_BLOCK, ST_ERROR, ST_SAMPLE, ST_COUNT
 };
 
 /* Frame rows go in FRAMES_PER_INSERT at a time: most of a row's cost was
- * the statement around it (cc1: 160k frames). */
+ * the statement around it. */
 #define FRAMES_PER_INSERT 32
-#define FRAME_ROW "(?,?,?,?,?)"
+#define FRAME_ROW "(?,?,?,?,?,?)"
+#define FRAME_COLUMNS 6
 #define FRAME_ROWS4 FRAME_ROW "," FRAME_ROW "," FRAME_ROW "," FRAME_ROW
 #define FRAME_ROWS16 FRAME_ROWS4 "," FRAME_ROWS4 "," FRAME_ROWS4 "," FRAME_ROWS4
+#define FRAME_INSERT "INSERT INTO frames(id, process_id, parent_id, address, symbol_id, inlined) VALUES "
 _Static_assert(FRAMES_PER_INSERT == 32, "FRAME_ROWS32");
 static const char *const statement_sql[ST_COUNT] = {
 	[ST_PROCESS] = "INSERT INTO processes(run_id, serial, pid, ppid, parent_id, origin,"
@@ -261,9 +278,11 @@ static const char *const statement_sql[ST_COUNT] = {
 		" unloaded) VALUES (?,?,?,?,?,?,?)",
 	[ST_SYMBOL] = "INSERT INTO symbols(run_id, module, module_offset, function,"
 		" file, line) VALUES (?,?,?,?,?,?)",
-	[ST_STACK] = "INSERT INTO stacks(process_id, depth, truncated) VALUES (?,?,?)",
-	[ST_FRAME] = "INSERT INTO stack_frames VALUES " FRAME_ROW,
-	[ST_FRAMES] = "INSERT INTO stack_frames VALUES " FRAME_ROWS16 "," FRAME_ROWS16,
+	[ST_STACK] = "INSERT INTO stacks(process_id, depth, truncated, leaf_frame_id)"
+		" VALUES (?,?,?,?)",
+	[ST_FRAME] = FRAME_INSERT FRAME_ROW,
+	[ST_FRAMES] = FRAME_INSERT FRAME_ROWS16 "," FRAME_ROWS16,
+	[ST_FRAME_BASE] = "SELECT coalesce(max(id), 0) FROM frames",
 	[ST_AGGREGATE] = "INSERT INTO stack_aggregates VALUES (?,?,?,?,?,?,?)",
 	[ST_LEAK] = "INSERT INTO leaks(process_id, stack_id, leak_class, bytes, blocks,"
 		" inherited_blocks, rank, suppressed) VALUES (?,?,?,?,?,?,?,?)",
@@ -282,9 +301,11 @@ struct writer {
 	struct hl_process *p;
 	struct hl_symbolizer *sym;
 	int64_t *stack_ids;   /* stack ref - 1 -> stacks.id, 0 = not stored */
+	struct hl_frame_tree tree; /* node n is frames.id frame_base + n */
+	int64_t frame_base;
 	struct frame_row {
-		int64_t stack_id, address, symbol;
-		int position, inlined;
+		int64_t id, parent, address, symbol;
+		int inlined;
 	} frames[FRAMES_PER_INSERT]; /* rows not yet inserted */
 	size_t nframes;
 };
@@ -398,28 +419,32 @@ static int symbol_id(struct writer *w, const struct hl_frame_info *f, int64_t *i
 	return 0;
 }
 
-static void bind_frame(sqlite3_stmt *st, int first, const struct frame_row *r)
+static void bind_frame(struct writer *w, sqlite3_stmt *st, int first, const struct frame_row *r)
 {
-	sqlite3_bind_int64(st, first, r->stack_id);
-	sqlite3_bind_int(st, first + 1, r->position);
-	sqlite3_bind_int64(st, first + 2, r->address);
-	sqlite3_bind_int64(st, first + 3, r->symbol);
-	sqlite3_bind_int(st, first + 4, r->inlined);
+	sqlite3_bind_int64(st, first, r->id);
+	sqlite3_bind_int64(st, first + 1, w->process_id);
+	if (r->parent)
+		sqlite3_bind_int64(st, first + 2, r->parent);
+	else
+		sqlite3_bind_null(st, first + 2);
+	sqlite3_bind_int64(st, first + 3, r->address);
+	sqlite3_bind_int64(st, first + 4, r->symbol);
+	sqlite3_bind_int(st, first + 5, r->inlined);
 }
 
-/* Inserts the pending frame rows, in order: a full set with one statement,
- * fewer one by one. */
+/* Inserts the pending frame rows: a full set with one statement, fewer one
+ * by one. */
 static int flush_frames(struct writer *w)
 {
 	int err = 0;
 
 	if (w->nframes == FRAMES_PER_INSERT) {
 		for (size_t i = 0; i < w->nframes; i++)
-			bind_frame(w->st[ST_FRAMES], (int)i * 5 + 1, &w->frames[i]);
+			bind_frame(w, w->st[ST_FRAMES], (int)i * FRAME_COLUMNS + 1, &w->frames[i]);
 		err = step_done(w->s, w->st[ST_FRAMES]);
 	} else {
 		for (size_t i = 0; i < w->nframes && !err; i++) {
-			bind_frame(w->st[ST_FRAME], 1, &w->frames[i]);
+			bind_frame(w, w->st[ST_FRAME], 1, &w->frames[i]);
 			err = step_done(w->s, w->st[ST_FRAME]);
 		}
 	}
@@ -427,32 +452,48 @@ static int flush_frames(struct writer *w)
 	return err;
 }
 
-static int write_frames(struct writer *w, const struct hl_stack *stack, int64_t stack_id)
+static int64_t frame_db_id(const struct writer *w, uint32_t node)
 {
-	int position = 0, err = 0;
+	return node ? w->frame_base + node : 0;
+}
 
-	for (uint32_t i = 0; i < stack->depth && !err; i++) {
+/* Adds the stack's frames to the call tree, from the outermost in; frames
+ * new to the tree are queued for insertion. *leaf: the innermost frame's
+ * frames.id (0 for a stack without frames). */
+static int write_frames(struct writer *w, const struct hl_stack *stack, int64_t *leaf)
+{
+	uint32_t node = 0;
+	int err = 0;
+
+	for (uint32_t i = stack->depth; i-- > 0 && !err;) {
 		const struct hl_module *m =
 			hl_process_module_for(w->p, stack->frames[i], stack->seq);
 		size_t n;
 		const struct hl_frame_info *f = hl_symbolize(w->sym, m, stack->frames[i], &n);
 
-		for (size_t j = 0; j < n && !err; j++) {
-			struct frame_row *r = &w->frames[w->nframes];
-			int64_t symbol;
+		/* f[0] is the innermost of the address's (inlined) frames */
+		for (size_t j = n; j-- > 0 && !err;) {
+			uint32_t parent = node;
+			bool added;
+			struct frame_row *r;
 
-			err = symbol_id(w, &f[j], &symbol);
+			node = hl_frame_tree_child(&w->tree, parent, stack->frames[i],
+						   (uint32_t)j, &added);
+			if (!added)
+				continue;
+			r = &w->frames[w->nframes];
+			err = symbol_id(w, &f[j], &r->symbol);
 			if (err)
 				break;
-			r->stack_id = stack_id;
-			r->position = position++;
+			r->id = frame_db_id(w, node);
+			r->parent = frame_db_id(w, parent);
 			r->address = (int64_t)f[j].address;
-			r->symbol = symbol;
 			r->inlined = f[j].inlined;
 			if (++w->nframes == FRAMES_PER_INSERT)
 				err = flush_frames(w);
 		}
 	}
+	*leaf = frame_db_id(w, node);
 	return err;
 }
 
@@ -460,17 +501,21 @@ static int write_stack(struct writer *w, size_t index)
 {
 	const struct hl_stack *stack = &w->p->stacks[index];
 	sqlite3_stmt *st = w->st[ST_STACK];
-	int64_t id;
+	int64_t id, leaf;
 	int err;
 
+	if ((err = write_frames(w, stack, &leaf)))
+		return err;
 	sqlite3_bind_int64(st, 1, w->process_id);
 	sqlite3_bind_int(st, 2, stack->depth);
 	sqlite3_bind_int(st, 3, stack->truncated);
+	if (leaf)
+		sqlite3_bind_int64(st, 4, leaf);
+	else
+		sqlite3_bind_null(st, 4);
 	if ((err = step_done(w->s, st)))
 		return err;
 	id = w->stack_ids[index] = sqlite3_last_insert_rowid(w->s->db);
-	if ((err = write_frames(w, stack, id)))
-		return err;
 	st = w->st[ST_AGGREGATE];
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, (int64_t)stack->allocs);
@@ -486,8 +531,17 @@ static int write_stack(struct writer *w, size_t index)
 static int write_stacks(struct writer *w)
 {
 	struct hl_process *p = w->p;
+	sqlite3_stmt *st = w->st[ST_FRAME_BASE];
 	int err = 0;
 
+	/* The write lock is ours (BEGIN IMMEDIATE): ids above the largest are free. */
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		int rc = sqlite3_reset(st);
+
+		return fail(w->s, rc ? rc : SQLITE_ERROR, "frames");
+	}
+	w->frame_base = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
 	w->stack_ids = hl_xcalloc(p->nstacks + 1, sizeof(*w->stack_ids));
 	for (size_t i = 0; i < p->nerrors; i++) {
 		const struct hl_error_event *e = &p->errors[i];
@@ -664,5 +718,6 @@ int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(w.st[i]);
 	free(w.stack_ids);
+	hl_frame_tree_destroy(&w.tree);
 	return err;
 }

@@ -73,11 +73,17 @@ static int load_stack(struct hl_store *s, struct hl_report *r, int64_t stack_id,
 	if (stack_id <= 0)
 		return 0;
 	if (sqlite3_prepare_v2(s->db,
-		"SELECT f.address, f.inlined, y.module, y.module_offset, y.function,"
-		" y.file, y.line, k.truncated FROM stack_frames f"
-		" JOIN stacks k ON k.id = f.stack_id"
+		/* innermost first: from the stack's leaf up its callers */
+		"WITH RECURSIVE walk(position, frame_id) AS ("
+		" SELECT 0, leaf_frame_id FROM stacks WHERE id = ?1"
+		" UNION ALL SELECT w.position + 1, f.parent_id FROM walk w"
+		" JOIN frames f ON f.id = w.frame_id WHERE f.parent_id IS NOT NULL)"
+		" SELECT f.address, f.inlined, y.module, y.module_offset, y.function,"
+		" y.file, y.line, k.truncated FROM walk w"
+		" JOIN frames f ON f.id = w.frame_id"
+		" JOIN stacks k ON k.id = ?1"
 		" LEFT JOIN symbols y ON y.id = f.symbol_id"
-		" WHERE f.stack_id = ? ORDER BY f.position", -1, &st, NULL))
+		" ORDER BY w.position", -1, &st, NULL))
 		return load_fail(s, "stack");
 	sqlite3_bind_int64(st, 1, stack_id);
 	while (sqlite3_step(st) == SQLITE_ROW) {

@@ -1,13 +1,15 @@
 /*
  * tests/reporter/test_store.c: a process stored in SQLite and loaded back
  * gives the same report (text and JSON) as the one built from live state;
- * migrations set user_version; an unusable database path is a clear error.
+ * migrations set user_version and carry version 1's data over; stacks that
+ * share callers share frame rows; an unusable database path is a clear error.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +144,134 @@ static void test_schema_version(void **state)
 	unlink(path);
 }
 
+static int64_t query_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	int64_t v;
+
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* "stack_id:position:address:symbol_id ..." of the stack_frames view. */
+static char *frames_text(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_int_equal(sqlite3_prepare_v2(db,
+		"SELECT stack_id, position, address, coalesce(symbol_id, 0) FROM stack_frames"
+		" ORDER BY stack_id, position", -1, &st, NULL), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		fprintf(f, "%lld:%lld:%llx:%lld ", (long long)sqlite3_column_int64(st, 0),
+			(long long)sqlite3_column_int64(st, 1),
+			(unsigned long long)sqlite3_column_int64(st, 2),
+			(long long)sqlite3_column_int64(st, 3));
+	sqlite3_finalize(st);
+	fclose(f);
+	return text;
+}
+
+/* The roundtrip's two stacks, {0x401010, 0x7f0000001234, 0x999} and
+ * {0x7f0000001234, 0x999}, share their two outer frames: three frame rows. */
+static void test_frames_shared(void **state)
+{
+	char path[] = "/tmp/hl-test-store-XXXXXX";
+	int fd = mkstemp(path);
+	struct hl_symbolizer *sym = hl_symbolizer_new();
+	struct hl_report live;
+	struct hl_store *s;
+	struct hl_run run;
+	sqlite3 *db;
+	int64_t run_id;
+	char *text;
+
+	close(fd);
+	hl_run_init(&run);
+	struct hl_process *p = make_process(&run);
+	hl_report_init(&live);
+	hl_report_add_process(&live, p, sym, 0);
+	assert_int_equal(hl_store_open(path, false, &s), 0);
+	assert_int_equal(hl_store_run_begin(s, &live, &run_id), 0);
+	assert_int_equal(hl_store_process(s, run_id, p, sym), 0);
+	hl_store_close(s);
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM frames"), 3);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM frames WHERE parent_id IS NULL"), 1);
+	text = frames_text(db);
+	/* stack 1's frames 1 and 2 are stack 2's frames 0 and 1 */
+	assert_non_null(strstr(text, ":0:401010:"));
+	assert_int_equal(query_int(db, "SELECT count(*) FROM stack_frames"), 5);
+	assert_int_equal(query_int(db,
+		"SELECT count(*) FROM stack_frames a JOIN stack_frames b"
+		" ON a.stack_id + 1 = b.stack_id AND a.position = b.position + 1"
+		" AND a.address = b.address AND a.symbol_id = b.symbol_id"), 2);
+	free(text);
+	sqlite3_close(db);
+	hl_report_destroy(&live);
+	hl_symbolizer_free(sym);
+	hl_run_destroy(&run);
+	unlink(path);
+}
+
+/* A database version 1 wrote (a row per frame in the stack_frames table) is
+ * upgraded when it is opened, even for reading: each stack becomes a chain of
+ * frames and the stack_frames view shows the same rows as before. */
+static void test_migrate_v1(void **state)
+{
+	char path[] = "/tmp/hl-test-store-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fopen(SCHEMA_SQL, "r");
+	char *schema = calloc(1, 1 << 20), *cut, *before, *after;
+	struct hl_store *s;
+	sqlite3 *db;
+
+	close(fd);
+	assert_non_null(f);
+	assert_true(fread(schema, 1, (1 << 20) - 1, f) > 0);
+	fclose(f);
+	cut = strstr(schema, "-- migrate 2");
+	assert_non_null(cut);
+	*cut = 0; /* version 1's schema */
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, schema, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+		"PRAGMA user_version=1;"
+		"INSERT INTO runs(id, mode, argv, started_ns) VALUES (1, 'run', '[]', 1);"
+		"INSERT INTO processes(id, run_id, serial, pid, ppid, origin, exe, argv, exit_how)"
+		" VALUES (1, 1, 0, 10, 1, 'start', '/bin/x', '[]', 'exit');"
+		"INSERT INTO symbols(id, run_id, function) VALUES (1, 1, 'f'), (2, 1, 'g');"
+		"INSERT INTO stacks(id, process_id, depth) VALUES (1, 1, 3), (2, 1, 1), (3, 1, 0);"
+		"INSERT INTO stack_frames VALUES (1, 0, 4096, 1, 1), (1, 1, 4096, 2, 0),"
+		" (1, 2, 8192, NULL, 0), (2, 0, 12288, 2, 0);", NULL, NULL, NULL), SQLITE_OK);
+	before = frames_text(db);
+	sqlite3_close(db);
+
+	assert_int_equal(hl_store_open(path, true, &s), 0);
+	hl_store_close(s);
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(query_int(db, "PRAGMA user_version"), hl_store_schema_version());
+	assert_int_equal(query_int(db, "SELECT count(*) FROM frames"), 4);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM stacks WHERE leaf_frame_id IS NULL"), 1);
+	assert_int_equal(query_int(db, "SELECT inlined FROM stack_frames WHERE stack_id = 1"
+				       " AND position = 0"), 1);
+	after = frames_text(db);
+	assert_string_equal(before, after);
+	assert_string_equal(after, "1:0:1000:1 1:1:1000:2 1:2:2000:0 2:0:3000:2 ");
+	free(before);
+	free(after);
+	free(schema);
+	sqlite3_close(db);
+	unlink(path);
+}
+
 static void test_unusable_path(void **state)
 {
 	struct hl_store *s;
@@ -161,6 +291,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_schema_version),
+		cmocka_unit_test(test_frames_shared),
+		cmocka_unit_test(test_migrate_v1),
 		cmocka_unit_test(test_unusable_path),
 	};
 
