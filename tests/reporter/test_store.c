@@ -70,6 +70,61 @@ static char *render(const struct hl_report *r, bool json)
 	return text;
 }
 
+static int64_t query_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	int64_t v;
+
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* "stack_id:position:address:symbol_id ..." of the stack_frames view. */
+static char *frames_text(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_int_equal(sqlite3_prepare_v2(db,
+		"SELECT stack_id, position, address, coalesce(symbol_id, 0) FROM stack_frames"
+		" ORDER BY stack_id, position", -1, &st, NULL), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		fprintf(f, "%lld:%lld:%llx:%lld ", (long long)sqlite3_column_int64(st, 0),
+			(long long)sqlite3_column_int64(st, 1),
+			(unsigned long long)sqlite3_column_int64(st, 2),
+			(long long)sqlite3_column_int64(st, 3));
+	sqlite3_finalize(st);
+	fclose(f);
+	return text;
+}
+
+/* make_process's two stacks, {0x401010, 0x7f0000001234, 0x999} and
+ * {0x7f0000001234, 0x999}, share their two outer frames: three frame rows,
+ * and the stack_frames view shows stack 1's frames 1 and 2 as stack 2's. */
+static void check_frames_shared(const char *path)
+{
+	sqlite3 *db;
+	char *text;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM frames"), 3);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM frames WHERE parent_id IS NULL"), 1);
+	text = frames_text(db);
+	assert_non_null(strstr(text, ":0:401010:"));
+	free(text);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM stack_frames"), 5);
+	assert_int_equal(query_int(db,
+		"SELECT count(*) FROM stack_frames a JOIN stack_frames b"
+		" ON a.stack_id + 1 = b.stack_id AND a.position = b.position + 1"
+		" AND a.address = b.address AND a.symbol_id = b.symbol_id"), 2);
+	sqlite3_close(db);
+}
+
 static void test_roundtrip(void **state)
 {
 	char path[] = "/tmp/hl-test-store-XXXXXX";
@@ -100,6 +155,7 @@ static void test_roundtrip(void **state)
 	live.run_id = run_id;
 	live.ended_ns = 9;
 	live.exit_code = 4;
+	check_frames_shared(path);
 
 	assert_int_equal(hl_store_open(path, true, &s), 0);
 	assert_int_equal(hl_store_latest_run(s, &latest), 0);
@@ -141,82 +197,6 @@ static void test_schema_version(void **state)
 	/* Reopening an up-to-date file migrates nothing and succeeds. */
 	assert_int_equal(hl_store_open(path, false, &s), 0);
 	hl_store_close(s);
-	unlink(path);
-}
-
-static int64_t query_int(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt *st;
-	int64_t v;
-
-	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-	v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
-/* "stack_id:position:address:symbol_id ..." of the stack_frames view. */
-static char *frames_text(sqlite3 *db)
-{
-	sqlite3_stmt *st;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	assert_int_equal(sqlite3_prepare_v2(db,
-		"SELECT stack_id, position, address, coalesce(symbol_id, 0) FROM stack_frames"
-		" ORDER BY stack_id, position", -1, &st, NULL), SQLITE_OK);
-	while (sqlite3_step(st) == SQLITE_ROW)
-		fprintf(f, "%lld:%lld:%llx:%lld ", (long long)sqlite3_column_int64(st, 0),
-			(long long)sqlite3_column_int64(st, 1),
-			(unsigned long long)sqlite3_column_int64(st, 2),
-			(long long)sqlite3_column_int64(st, 3));
-	sqlite3_finalize(st);
-	fclose(f);
-	return text;
-}
-
-/* The roundtrip's two stacks, {0x401010, 0x7f0000001234, 0x999} and
- * {0x7f0000001234, 0x999}, share their two outer frames: three frame rows. */
-static void test_frames_shared(void **state)
-{
-	char path[] = "/tmp/hl-test-store-XXXXXX";
-	int fd = mkstemp(path);
-	struct hl_symbolizer *sym = hl_symbolizer_new();
-	struct hl_report live;
-	struct hl_store *s;
-	struct hl_run run;
-	sqlite3 *db;
-	int64_t run_id;
-	char *text;
-
-	close(fd);
-	hl_run_init(&run);
-	struct hl_process *p = make_process(&run);
-	hl_report_init(&live);
-	hl_report_add_process(&live, p, sym, 0);
-	assert_int_equal(hl_store_open(path, false, &s), 0);
-	assert_int_equal(hl_store_run_begin(s, &live, &run_id), 0);
-	assert_int_equal(hl_store_process(s, run_id, p, sym), 0);
-	hl_store_close(s);
-
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(query_int(db, "SELECT count(*) FROM frames"), 3);
-	assert_int_equal(query_int(db, "SELECT count(*) FROM frames WHERE parent_id IS NULL"), 1);
-	text = frames_text(db);
-	/* stack 1's frames 1 and 2 are stack 2's frames 0 and 1 */
-	assert_non_null(strstr(text, ":0:401010:"));
-	assert_int_equal(query_int(db, "SELECT count(*) FROM stack_frames"), 5);
-	assert_int_equal(query_int(db,
-		"SELECT count(*) FROM stack_frames a JOIN stack_frames b"
-		" ON a.stack_id + 1 = b.stack_id AND a.position = b.position + 1"
-		" AND a.address = b.address AND a.symbol_id = b.symbol_id"), 2);
-	free(text);
-	sqlite3_close(db);
-	hl_report_destroy(&live);
-	hl_symbolizer_free(sym);
-	hl_run_destroy(&run);
 	unlink(path);
 }
 
@@ -291,7 +271,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_schema_version),
-		cmocka_unit_test(test_frames_shared),
 		cmocka_unit_test(test_migrate_v1),
 		cmocka_unit_test(test_unusable_path),
 	};
