@@ -183,21 +183,41 @@ static void test_superseded_left_over(void **state)
 	hl_run_destroy(&f.run);
 }
 
+/* Parent 20 of a run, with 0xa000 (1000 bytes, wire stack 1) and 0xb000
+ * (10 bytes, stack 2) allocated; the test adds more before feed_flush. */
+static void fork_parent_begin(struct feed *parent, struct hl_run *run)
+{
+	hl_run_init(run);
+	feed_begin(parent, 20, 1, HL_ORIGIN_START);
+	parent->cs.run = run;
+	hl_enc_alloc(&parent->e, 0xa000, 1000, 2, 1, 0);
+	hl_enc_alloc(&parent->e, 0xb000, 10, 3, 2, 0);
+}
+
+/* Its forked child 21, in the same run. */
+static void fork_child_begin(struct feed *child, struct hl_run *run)
+{
+	feed_begin(child, 21, 20, HL_ORIGIN_FORK);
+	child->cs.run = run;
+}
+
+static void fork_end(struct feed *parent, struct feed *child, struct hl_run *run)
+{
+	feed_end(parent);
+	feed_end(child);
+	hl_run_destroy(run);
+}
+
 static void test_fork_inherits(void **state)
 {
 	struct feed parent = { 0 }, child = { 0 };
 	struct hl_process *pp, *cp;
 	struct hl_run run;
 
-	hl_run_init(&run);
-	feed_begin(&parent, 20, 1, HL_ORIGIN_START);
-	parent.cs.run = &run;
-	hl_enc_alloc(&parent.e, 0xa000, 1000, 2, 1, 0);
-	hl_enc_alloc(&parent.e, 0xb000, 10, 3, 2, 0);
+	fork_parent_begin(&parent, &run);
 	pp = feed_flush(&parent);
 
-	feed_begin(&child, 21, 20, HL_ORIGIN_FORK);
-	child.cs.run = &run;
+	fork_child_begin(&child, &run);
 	hl_enc_free(&child.e, 0xb000, 10, 0);       /* frees an inherited block */
 	hl_enc_alloc(&child.e, 0xc000, 7, 11, 1, 0); /* its own wire stack 1 */
 	hl_enc_exit(&child.e, HL_EXIT_NORMAL, 0, 12);
@@ -214,9 +234,7 @@ static void test_fork_inherits(void **state)
 	/* The inherited block's stack is the parent's frame list. */
 	assert_int_equal(hl_process_stack(cp, cp->leaks[0].stack)->frames[0], 0x401000);
 	assert_int_equal(cp->leaks[1].inherited_blocks, 0);
-	feed_end(&parent);
-	feed_end(&child);
-	hl_run_destroy(&run);
+	fork_end(&parent, &child, &run);
 }
 
 /* A child with HL_HOOK_FORK_SNAPSHOT states what it inherited itself: the
@@ -227,18 +245,13 @@ static void test_fork_snapshot(void **state)
 	struct hl_process *pp, *cp;
 	struct hl_run run;
 
-	hl_run_init(&run);
-	feed_begin(&parent, 20, 1, HL_ORIGIN_START);
-	parent.cs.run = &run;
-	hl_enc_alloc(&parent.e, 0xa000, 1000, 2, 1, 0);
-	hl_enc_alloc(&parent.e, 0xb000, 10, 3, 2, 0);
+	fork_parent_begin(&parent, &run);
 	hl_enc_free(&parent.e, 0xb000, 4, 0);
 	hl_enc_alloc(&parent.e, 0xf000, 99, 6, 2, 0); /* after the fork */
 	pp = feed_flush(&parent);
 
-	feed_begin(&child, 21, 20, HL_ORIGIN_FORK);
+	fork_child_begin(&child, &run);
 	((struct hl_rec_hello *)child.e.buf)->hook_flags |= HL_HOOK_FORK_SNAPSHOT;
-	child.cs.run = &run;
 	hl_enc_alloc(&child.e, 0xa000, 1000, 5, 1, HL_KIND_MALLOC | HL_ALLOC_INHERITED);
 	hl_enc_alloc(&child.e, 0xc000, 7, 11, 2, 0);
 	hl_enc_exit(&child.e, HL_EXIT_NORMAL, 0, 12);
@@ -252,9 +265,7 @@ static void test_fork_snapshot(void **state)
 	assert_int_equal(cp->nleaks, 2);
 	assert_int_equal(cp->leaks[0].bytes, 1000);
 	assert_int_equal(cp->leaks[0].inherited_blocks, 1);
-	feed_end(&parent);
-	feed_end(&child);
-	hl_run_destroy(&run);
+	fork_end(&parent, &child, &run);
 }
 
 static void test_exec_and_signal(void **state)
