@@ -151,8 +151,6 @@ void hl_options_parse(const char *text)
 
 /* ---- output ------------------------------------------------------------- */
 
-/* $HEAPLEDGER_LOG names a file; "%p" in it becomes the pid, as in
- * valgrind's --log-file, so forked children do not interleave. */
 /* ---- stderr, checked before use ------------------------------------------ */
 
 /* A program may close its stderr and open a file that takes fd 2 (daemons
@@ -182,6 +180,8 @@ int hl_stderr_fd(void)
 	return -1; /* hl_out writes to -1 fail quietly */
 }
 
+/* $HEAPLEDGER_LOG names a file; "%p" in it becomes the pid, as in
+ * valgrind's --log-file, so forked children do not interleave. */
 int hl_log_fd(void)
 {
 	if (log_fd >= 0)

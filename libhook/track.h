@@ -72,6 +72,8 @@ const struct hl_stack *hl_stack_get(uint32_t id);
  * smaller ids). */
 uint32_t hl_stack_next_id(void);
 void hl_stack_fork_prepare(void);
+void hl_stack_fork_parent(void);
+void hl_stack_fork_child(void);
 
 /* ---- stackmemo.c: per-thread memo of recent stacks ------------------------ */
 
@@ -89,8 +91,6 @@ uint32_t hl_stack_memo_lookup(struct hl_stack_memo_key *key);
 void hl_stack_memo_fill(struct hl_stack_memo_key *key, uint32_t id);
 /* The thread is ending: its memo is freed. */
 void hl_stack_memo_thread_exit(void);
-void hl_stack_fork_parent(void);
-void hl_stack_fork_child(void);
 
 /* ---- emit.c: per-thread buffers and the socket writer -------------------- */
 

@@ -264,17 +264,17 @@ static void die_call_site(struct hl_symbolizer *s, Dwarf_Die *cudie,
 
 /* Fills frames for the inline chain at pc; frames[0] already has the line
  * table's file:line. Returns the number of frames. */
-static size_t inline_chain(struct hl_symbolizer *s, struct sym_file *sm,
+static size_t inline_chain(struct hl_symbolizer *s, struct sym_file *sf,
 			   Dwarf_Addr pc, struct hl_frame_info *frames)
 {
 	Dwarf_Addr bias = 0;
-	Dwarf_Die *cudie = dwfl_module_addrdie(sm->mod, pc, &bias);
+	Dwarf_Die *cudie = dwfl_module_addrdie(sf->mod, pc, &bias);
 	Dwarf_Die scopes[HL_MAX_INLINE];
 	size_t n;
 
 	if (!cudie)
 		return 1;
-	n = hl_dwarf_index_scopes(sm->index, cudie, pc - bias, scopes, HL_MAX_INLINE);
+	n = hl_dwarf_index_scopes(sf->index, cudie, pc - bias, scopes, HL_MAX_INLINE);
 	for (size_t i = 0; i < n; i++) {
 		if (i > 0) {
 			/* The caller's line is where the inlined callee was called. */
@@ -316,45 +316,45 @@ static bool addrinfo_candidate(const char *name, const GElf_Sym *sym)
 /* dwfl_module_addrinfo scans the whole symbol table for every address
  * (5,000 leak sites took a second); sort the function symbols once, and
  * record where addrinfo could find anything at all (spans, min_sizeless). */
-static void symtab_build(struct sym_file *sm)
+static void symtab_build(struct sym_file *sf)
 {
-	int n = dwfl_module_getsymtab(sm->mod);
+	int n = dwfl_module_getsymtab(sf->mod);
 	size_t cap = 0, spans_cap = 0;
 
-	sm->nsyms = 0;
-	sm->nspans = 0;
-	sm->min_sizeless = UINT64_MAX;
+	sf->nsyms = 0;
+	sf->nspans = 0;
+	sf->min_sizeless = UINT64_MAX;
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr address;
-		const char *name = dwfl_module_getsym_info(sm->mod, i, &sym, &address,
+		const char *name = dwfl_module_getsym_info(sf->mod, i, &sym, &address,
 							   NULL, NULL, NULL);
 		int type = GELF_ST_TYPE(sym.st_info);
 
 		if (addrinfo_candidate(name, &sym)) {
 			if (sym.st_size) {
-				hl_grow((void **)&sm->spans, &spans_cap, sm->nspans,
-					sizeof(*sm->spans));
-				sm->spans[sm->nspans].address = address;
-				sm->spans[sm->nspans].end_max = address + sym.st_size;
-				sm->nspans++;
-			} else if (address < sm->min_sizeless) {
-				sm->min_sizeless = address;
+				hl_grow((void **)&sf->spans, &spans_cap, sf->nspans,
+					sizeof(*sf->spans));
+				sf->spans[sf->nspans].address = address;
+				sf->spans[sf->nspans].end_max = address + sym.st_size;
+				sf->nspans++;
+			} else if (address < sf->min_sizeless) {
+				sf->min_sizeless = address;
 			}
 		}
 		if (!name || !*name || (type != STT_FUNC && type != STT_GNU_IFUNC))
 			continue;
-		hl_grow((void **)&sm->syms, &cap, sm->nsyms, sizeof(*sm->syms));
-		sm->syms[sm->nsyms].address = address;
-		sm->syms[sm->nsyms].size = sym.st_size;
-		sm->syms[sm->nsyms].name = name;
-		sm->nsyms++;
+		hl_grow((void **)&sf->syms, &cap, sf->nsyms, sizeof(*sf->syms));
+		sf->syms[sf->nsyms].address = address;
+		sf->syms[sf->nsyms].size = sym.st_size;
+		sf->syms[sf->nsyms].name = name;
+		sf->nsyms++;
 	}
-	qsort(sm->syms, sm->nsyms, sizeof(*sm->syms), sym_cmp);
-	qsort(sm->spans, sm->nspans, sizeof(*sm->spans), span_cmp);
-	for (size_t i = 1; i < sm->nspans; i++)
-		if (sm->spans[i].end_max < sm->spans[i - 1].end_max)
-			sm->spans[i].end_max = sm->spans[i - 1].end_max;
+	qsort(sf->syms, sf->nsyms, sizeof(*sf->syms), sym_cmp);
+	qsort(sf->spans, sf->nspans, sizeof(*sf->spans), span_cmp);
+	for (size_t i = 1; i < sf->nspans; i++)
+		if (sf->spans[i].end_max < sf->spans[i - 1].end_max)
+			sf->spans[i].end_max = sf->spans[i - 1].end_max;
 }
 
 /* True when dwfl_module_addrinfo(pc) is sure to find nothing: no symbol it
@@ -362,29 +362,29 @@ static void symtab_build(struct sym_file *sm)
  * nearest at or below pc in pc's section) lies at or below pc. In a
  * stripped binary (Debian's cc1: .dynsym only) that is most addresses, and
  * addrinfo would scan the whole table to say so. */
-static bool addrinfo_finds_nothing(const struct sym_file *sm, uint64_t pc)
+static bool addrinfo_finds_nothing(const struct sym_file *sf, uint64_t pc)
 {
-	if (sm->min_sizeless <= pc)
+	if (sf->min_sizeless <= pc)
 		return false;
-	size_t lo = HL_UPPER_BOUND(sm->spans, sm->nspans, address, pc);
+	size_t lo = HL_UPPER_BOUND(sf->spans, sf->nspans, address, pc);
 
-	return lo == 0 || sm->spans[lo - 1].end_max <= pc;
+	return lo == 0 || sf->spans[lo - 1].end_max <= pc;
 }
 
 /* Name of the function symbol containing pc, or NULL. */
-static const char *symtab_lookup(struct sym_file *sm, uint64_t pc)
+static const char *symtab_lookup(struct sym_file *sf, uint64_t pc)
 {
-	if (sm->nsyms == SIZE_MAX)
-		symtab_build(sm);
-	size_t lo = HL_UPPER_BOUND(sm->syms, sm->nsyms, address, pc);
+	if (sf->nsyms == SIZE_MAX)
+		symtab_build(sf);
+	size_t lo = HL_UPPER_BOUND(sf->syms, sf->nsyms, address, pc);
 
 	/* Aliases share an address; any one that covers pc will do. */
 	for (size_t i = lo, tries = 0; i-- > 0 && tries < 8; tries++) {
-		const struct sym_entry *e = &sm->syms[i];
+		const struct sym_entry *e = &sf->syms[i];
 
 		if (pc < e->address + (e->size ? e->size : 1))
 			return e->name;
-		if (e->address != sm->syms[lo - 1].address)
+		if (e->address != sf->syms[lo - 1].address)
 			break;
 	}
 	return NULL;
