@@ -36,6 +36,7 @@ struct hl_output {
 	int64_t run_id;           /* runs.id, 0 if not stored */
 	unsigned max_frames;      /* --depth, 0 = all */
 	bool quiet;               /* no text report */
+	int64_t pages_written;    /* set by hl_output_close: the store's I/O */
 };
 
 /* Opens the database and starts a run row; on failure prints why and leaves

@@ -55,6 +55,7 @@ void hl_output_close(struct hl_output *out, uint64_t ended_ns, int exit_code)
 		err = hl_store_run_end(out->store, out->run_id, ended_ns, exit_code);
 		if (err)
 			db_failed(out, err, "ending the run");
+		out->pages_written = hl_store_pages_written(out->store);
 	}
 	hl_store_close(out->store);
 	out->store = NULL;

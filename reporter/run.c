@@ -289,10 +289,11 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 
 		/* ms after the program was reaped: */
 		hl_log("timing: %zu addresses symbolized during the run; after it: connections "
-		       "done %.1f ms, symbolized %.1f ms, report printed %.1f ms, stored %.1f ms, "
-		       "all done %.1f ms", prefetched, (double)(t_start - t0) / 1e6, (double)(t_model - t0) / 1e6,
+		       "done %.1f ms, symbolized %.1f ms, report printed %.1f ms, stored %.1f ms "
+		       "(%lld database pages written), all done %.1f ms", prefetched,
+		       (double)(t_start - t0) / 1e6, (double)(t_model - t0) / 1e6,
 		       (double)(t_printed - t0) / 1e6, (double)(t_stored - t0) / 1e6,
-		       (double)(t_end - t0) / 1e6);
+		       (long long)out.pages_written, (double)(t_end - t0) / 1e6);
 	}
 }
 

@@ -188,6 +188,15 @@ int hl_store_open(const char *path, bool readonly, struct hl_store **out)
 	return err;
 }
 
+int64_t hl_store_pages_written(const struct hl_store *s)
+{
+	int now = 0, high = 0;
+
+	if (sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_WRITE, &now, &high, 0) != SQLITE_OK)
+		return -1;
+	return now;
+}
+
 void hl_store_close(struct hl_store *s)
 {
 	if (!s)

@@ -24,6 +24,10 @@ void hl_store_close(struct hl_store *s);
 const char *hl_store_error(const struct hl_store *s);
 /* The schema version this build writes. */
 int hl_store_schema_version(void);
+/* Database pages this connection has written since it was opened (to the
+ * write-ahead log): what a store costs in I/O, for HEAPLEDGER_TIMING and the
+ * test that storing does not grow with the history. */
+int64_t hl_store_pages_written(const struct hl_store *s);
 
 /* Starts a run row; r supplies mode, argv and start time. */
 int hl_store_run_begin(struct hl_store *s, const struct hl_report *r, int64_t *run_id);
