@@ -53,9 +53,16 @@ uintptr_t hl_own_lo, hl_own_hi;          /* the hook's mapped range */
 
 /* ---- capture -------------------------------------------------------------- */
 
-static __attribute__((unused)) int find_own_range(struct dl_phdr_info *info, size_t size, void *arg)
+struct module_range {
+	uintptr_t target, lo, hi;
+};
+
+/* dl_iterate_phdr callback: the span of the PT_LOAD segments of the module
+ * that contains r->target. */
+static int find_module_range(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	uintptr_t target = (uintptr_t)arg, lo = UINTPTR_MAX, hi = 0;
+	struct module_range *r = arg;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
 	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD)
@@ -66,11 +73,21 @@ static __attribute__((unused)) int find_own_range(struct dl_phdr_info *info, siz
 		if (start + ph->p_memsz > hi)
 			hi = start + ph->p_memsz;
 	}
-	if (target < lo || target >= hi)
+	if (r->target < lo || r->target >= hi)
 		return 0;
-	hl_own_lo = lo;
-	hl_own_hi = hi;
+	r->lo = lo;
+	r->hi = hi;
 	return 1;
+}
+
+bool hl_stack_module_range(uintptr_t address, uintptr_t *lo, uintptr_t *hi)
+{
+	struct module_range r = { .target = address };
+	if (!dl_iterate_phdr(find_module_range, &r))
+		return false;
+	*lo = r.lo;
+	*hi = r.hi;
+	return true;
 }
 
 void hl_stack_init(void)
@@ -78,8 +95,9 @@ void hl_stack_init(void)
 #ifndef HL_UNIT_TEST
 	/* In unit tests the hook is linked into the test program: every frame
 	 * would be "ours", so nothing is skipped there. */
-	dl_iterate_phdr(find_own_range, (void *)(uintptr_t)hl_stack_init);
+	hl_stack_module_range((uintptr_t)hl_stack_init, &hl_own_lo, &hl_own_hi);
 #endif
+	hl_unwind_mask_init((uintptr_t)unw_backtrace);
 }
 
 HL_NOINLINE unsigned hl_stack_capture(uint64_t *frames, unsigned max, bool *truncated)
@@ -90,7 +108,9 @@ HL_NOINLINE unsigned hl_stack_capture(uint64_t *frames, unsigned max, bool *trun
 	 * stacks, and this runs on them for every allocation. */
 	void *raw[max + HL_OWN_FRAMES_MAX + 1];
 	/* One frame more than needed tells whether the stack was truncated. */
+	bool held = hl_unwind_mask_begin();
 	int n = unw_backtrace(raw, (int)(max + HL_OWN_FRAMES_MAX + 1));
+	hl_unwind_mask_end(held);
 	int skip = 0;
 	while (skip < n && skip < HL_OWN_FRAMES_MAX && hl_stack_is_own((uintptr_t)raw[skip]))
 		skip++;

@@ -50,6 +50,8 @@ struct hl_stack {
 
 /* Finds the hook's own text so captures start at the program's frame. */
 void hl_stack_init(void);
+/* The span of the loaded module that contains address; false if none. */
+bool hl_stack_module_range(uintptr_t address, uintptr_t *lo, uintptr_t *hi);
 /* Captures the caller's stack without the hook's frames: at most `max`
  * (<= HL_WIRE_MAX_FRAMES) frames into `frames`; returns how many and sets
  * *truncated when there were more. */
@@ -63,6 +65,16 @@ HL_INLINE bool hl_stack_is_own(uintptr_t ip)
 {
 	return ip >= hl_own_lo && ip < hl_own_hi;
 }
+/* ---- unwind_mask.c: libunwind's signal blocking, batched ------------------ */
+
+/* Finds libunwind's text from one of its functions. */
+void hl_unwind_mask_init(uintptr_t libunwind_function);
+/* Around one unwind: begin returns whether it blocked every signal itself
+ * (libunwind's own blocking is then answered without system calls); end
+ * takes that result and restores the mask. */
+bool hl_unwind_mask_begin(void);
+void hl_unwind_mask_end(bool held);
+
 /* Returns the id of this frame sequence, interning it on first sight; 0
  * when the table cannot grow (out of memory). Lock-free when known. */
 uint32_t hl_stack_intern(const uint64_t *frames, unsigned depth, bool truncated);
