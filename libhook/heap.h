@@ -338,6 +338,11 @@ void *hl_reallocate(void *p, size_t n);
 void hl_alloc_fork_prepare(void);
 void hl_alloc_fork_parent(void);
 void hl_alloc_fork_child(void);
+/* For realloc's moves: a block with free room after it, taken from the arena
+ * (not the thread cache), and the old block given back to its arena,
+ * coalesced (not cached). See alloc.c. */
+void *hl_alloc_core_growable(size_t n, unsigned kind);
+void hl_release_core_to_arena(struct hl_range *r);
 /* Counts a block resized in place: a free of old_n and an alloc of n. */
 void hl_stats_on_resize(size_t old_n, size_t n);
 size_t hl_usable_size(const void *p);

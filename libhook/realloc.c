@@ -56,12 +56,11 @@ static void *resize_large(struct hl_range *r, size_t n)
 
 static void *move_block(struct hl_range *r, size_t n, size_t old_n)
 {
-	bool fresh;
-	void *q = hl_alloc_core(n, HL_ALIGN, hl_range_kind(r), &fresh);
+	void *q = hl_alloc_core_growable(n, hl_range_kind(r));
 	if (q == NULL)
 		return NULL;
 	memcpy(q, hl_range_data(r), old_n < n ? old_n : n);
-	hl_release_core(r);
+	hl_release_core_to_arena(r);
 	return q;
 }
 
