@@ -317,6 +317,12 @@ struct writer {
 		int inlined;
 	} frames[FRAMES_PER_INSERT]; /* rows not yet inserted */
 	size_t nframes;
+	/* The last stack written, outermost frame first: its return addresses
+	 * and, for each, the tree node of that address's innermost (inlined)
+	 * frame. The next stack usually shares a long outer part. */
+	uint64_t path_address[HL_WIRE_MAX_FRAMES];
+	uint32_t path_node[HL_WIRE_MAX_FRAMES];
+	uint32_t path_len;
 };
 
 static void bind_opt_text(sqlite3_stmt *st, int i, const char *v)
@@ -468,13 +474,19 @@ static int64_t frame_db_id(const struct writer *w, uint32_t node)
 
 /* Adds the stack's frames to the call tree, from the outermost in; frames
  * new to the tree are queued for insertion. *leaf: the innermost frame's
- * frames.id (0 for a stack without frames). */
+ * frames.id (0 for a stack without frames). The outer frames it shares
+ * with the previous stack take their nodes from w->path, without a lookup
+ * or symbolization (cc1's 7.8k stacks: ~80% of 234k frames). */
 static int write_frames(struct writer *w, const struct hl_stack *stack, int64_t *leaf)
 {
-	uint32_t node = 0;
+	uint32_t node = 0, shared = 0;
 	int err = 0;
 
-	for (uint32_t i = stack->depth; i-- > 0 && !err;) {
+	while (shared < stack->depth && shared < w->path_len &&
+	       w->path_address[shared] == stack->frames[stack->depth - 1 - shared])
+		node = w->path_node[shared++];
+	w->path_len = shared;
+	for (uint32_t i = stack->depth - shared; i-- > 0 && !err;) {
 		const struct hl_module *m =
 			hl_process_module_for(w->p, stack->frames[i], stack->seq);
 		size_t n;
@@ -501,6 +513,8 @@ static int write_frames(struct writer *w, const struct hl_stack *stack, int64_t 
 			if (++w->nframes == FRAMES_PER_INSERT)
 				err = flush_frames(w);
 		}
+		w->path_address[w->path_len] = stack->frames[i];
+		w->path_node[w->path_len++] = node;
 	}
 	*leaf = frame_db_id(w, node);
 	return err;
