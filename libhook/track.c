@@ -105,22 +105,28 @@ static HL_NOINLINE void memo_verify(uint32_t memo_id)
 			"(stack_cache=0 turns the cache off)", NULL);
 }
 
-/* The thread's stack memo first (stackmemo.c), libunwind on a miss. */
+static HL_TLS struct hl_memo_policy tls_memo_policy;
+
+/* The thread's stack memo first (stackmemo.c), libunwind on a miss; only
+ * libunwind while the memo does not pay (stack_cache=2, which checks every
+ * hit, always uses it). */
 static uint32_t capture(void)
 {
 	struct hl_stack_memo_key key;
-	uint32_t id = 0;
-	if (hl_likely(hl_options.stack_cache)) {
-		id = hl_stack_memo_lookup(&key);
-		if (id) {
-			if (hl_unlikely(hl_options.stack_cache > 1))
-				memo_verify(id);
-			return id;
-		}
+	uint32_t id;
+	bool checked = hl_unlikely(hl_options.stack_cache > 1);
+	if (hl_unlikely(hl_options.stack_cache == 0) ||
+	    (!checked && !hl_memo_policy_use(&tls_memo_policy)))
+		return capture_unwind();
+	id = hl_stack_memo_lookup(&key);
+	hl_memo_policy_record(&tls_memo_policy, id != 0);
+	if (id) {
+		if (checked)
+			memo_verify(id);
+		return id;
 	}
 	id = capture_unwind();
-	if (hl_likely(hl_options.stack_cache))
-		hl_stack_memo_fill(&key, id);
+	hl_stack_memo_fill(&key, id);
 	return id;
 }
 

@@ -164,6 +164,28 @@ static void test_capture_truncates(void **state)
 	assert_true(truncated);
 }
 
+/* The memo is paused after a window of too few hits, for HL_MEMO_PAUSE
+ * captures, then measured again; a window of enough hits keeps it on. */
+static void test_memo_policy(void **state)
+{
+	struct hl_memo_policy m = { 0 };
+	unsigned enough = (HL_MEMO_WINDOW * HL_MEMO_MIN_HIT_PERCENT + 99) / 100;
+
+	for (unsigned i = 0; i < HL_MEMO_WINDOW; i++) {
+		assert_true(hl_memo_policy_use(&m));
+		hl_memo_policy_record(&m, i < enough);
+	}
+	assert_true(hl_memo_policy_use(&m)); /* enough hits: still on */
+	for (unsigned i = 0; i < HL_MEMO_WINDOW; i++) {
+		if (i > 0)
+			assert_true(hl_memo_policy_use(&m));
+		hl_memo_policy_record(&m, i < enough - 1);
+	}
+	for (unsigned i = 0; i < HL_MEMO_PAUSE; i++)
+		assert_false(hl_memo_policy_use(&m));
+	assert_true(hl_memo_policy_use(&m)); /* measured again */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -173,6 +195,7 @@ int main(void)
 		cmocka_unit_test(test_concurrent_interning),
 		cmocka_unit_test(test_capture),
 		cmocka_unit_test(test_capture_truncates),
+		cmocka_unit_test(test_memo_policy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
