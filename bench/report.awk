@@ -161,6 +161,53 @@ function targets_table(v,   i, w, hl, mi, t, m, vs, miss, p) {
 	print ""
 }
 
+# Scale of variant v's column, or "".
+function scale_of(v,   j) {
+	for (j = 1; j <= ncols; j++)
+		if (colv[j] == v)
+			return cols[j]
+	return ""
+}
+
+# Median time ratio of variant v to glibc on workload w at scale sc, or "".
+function time_ratio(w, v, sc,   k) {
+	k = w SUBSEP v SUBSEP sc
+	if (sc == "" || !(k in seen) || problem(k, w, sc) != "")
+		return ""
+	return median(ratios(k, w SUBSEP "glibc" SUBSEP sc, "wall"))
+}
+
+# heapledger run against the tracking targets: overhead (ratio - 1) at most a
+# third of heaptrack's on every workload, and below LSan's on churn.
+function tracking_table(   i, w, sc, hl, ht, ls, miss) {
+	sc = scale_of("hl-run")
+	if (sc == "" || scale_of("heaptrack") != sc)
+		return
+	print "## hl-run against the tracking targets"
+	print ""
+	print "Overhead is the time ratio to glibc minus 1, at " sc "% size."
+	print ""
+	print "| Workload | hl-run overhead | heaptrack overhead | / 3 | lsan overhead | verdict |"
+	print "|---|---:|---:|---:|---:|---|"
+	for (i = 1; i <= nwork; i++) {
+		w = work[i]
+		hl = time_ratio(w, "hl-run", sc)
+		ht = time_ratio(w, "heaptrack", sc)
+		ls = scale_of("lsan") == sc ? time_ratio(w, "lsan", sc) : ""
+		if (hl == "" || ht == "")
+			continue
+		miss = ""
+		if (hl - 1 > (ht - 1) / 3)
+			miss = miss ", over a third of heaptrack's"
+		if (w == "churn" && ls != "" && hl >= ls)
+			miss = miss ", not below LSan's"
+		printf("| %s | %.2f | %.2f | %.2f | %s | %s |\n", w, hl - 1, ht - 1, (ht - 1) / 3,
+		       ls == "" ? "-" : sprintf("%.2f", ls - 1),
+		       miss == "" ? "meets" : "misses: " substr(miss, 3))
+	}
+	print ""
+}
+
 {
 	k = $2 SUBSEP $3 SUBSEP $4
 	if ($1 == 0) {
@@ -221,10 +268,13 @@ END {
 	glibc_table()
 	targets_table("heapledger")
 	targets_table("heapledger-nostack")
+	tracking_table()
 	print "## Reference: figures from the issue"
 	print ""
 	print "- Time ratio to glibc, churn / 8-thread ring / realloc growth / mixed: mimalloc 0.51 / 0.46 / 0.42 / 0.24;"
 	print "  tcmalloc 0.50 / 0.37 / 0.35 / 0.23; jemalloc 0.60 / 0.62 / 1.19 / 3.92."
 	print "- Targets for heapledger: faster than glibc on every synthetic workload, within 1.25x mimalloc's time on each;"
 	print "  real programs within 5% of glibc; peak RSS <= 1.2x glibc."
+	print "- Targets for hl-run: overhead (time ratio - 1) at most a third of heaptrack's on every workload, below"
+	print "  LSan's on churn."
 }
