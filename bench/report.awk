@@ -123,12 +123,23 @@ function glibc_table(   i, j, w, line, sep) {
 	print ""
 }
 
+# A verdict table's heading, an optional note, and its header rows.
+function verdict_head(title, note, columns, align) {
+	print "## " title
+	print ""
+	if (note != "") {
+		print note
+		print ""
+	}
+	print columns
+	print align
+}
+
 # heapledger against the issue's targets, for every workload it ran.
 function targets_table(v,   i, w, hl, mi, t, m, vs, miss, p) {
-	print "## " v " against the targets"
-	print ""
-	print "| Workload | time / glibc | time / mimalloc | peak RSS / glibc | verdict |"
-	print "|---|---:|---:|---:|---|"
+	verdict_head(v " against the targets", "",
+		     "| Workload | time / glibc | time / mimalloc | peak RSS / glibc | verdict |",
+		     "|---|---:|---:|---:|---|")
 	for (i = 1; i <= nwork; i++) {
 		w = work[i]
 		hl = w SUBSEP v SUBSEP full
@@ -183,12 +194,10 @@ function tracking_table(   i, w, sc, hl, ht, ls, miss) {
 	sc = scale_of("hl-run")
 	if (sc == "" || scale_of("heaptrack") != sc)
 		return
-	print "## hl-run against the tracking targets"
-	print ""
-	print "Overhead is the time ratio to glibc minus 1, at " sc "% size."
-	print ""
-	print "| Workload | hl-run overhead | heaptrack overhead | / 3 | lsan overhead | verdict |"
-	print "|---|---:|---:|---:|---:|---|"
+	verdict_head("hl-run against the tracking targets",
+		     "Overhead is the time ratio to glibc minus 1, at " sc "% size.",
+		     "| Workload | hl-run overhead | heaptrack overhead | / 3 | lsan overhead | verdict |",
+		     "|---|---:|---:|---:|---:|---|")
 	for (i = 1; i <= nwork; i++) {
 		w = work[i]
 		hl = time_ratio(w, "hl-run", sc)
