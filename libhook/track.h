@@ -65,6 +65,7 @@ HL_INLINE bool hl_stack_is_own(uintptr_t ip)
 {
 	return ip >= hl_own_lo && ip < hl_own_hi;
 }
+
 /* ---- unwind_mask.c: libunwind's signal blocking, batched ------------------ */
 
 /* Finds libunwind's text from one of its functions. */
@@ -107,8 +108,8 @@ void hl_stack_memo_thread_exit(void);
 /* Whether a thread consults its memo. The memo pays where allocation sites
  * repeat (churn, python3, sqlite3 hit it >90% of the time) and costs where
  * they do not: a miss pays the memo's probe and fill on top of libunwind.
- * On cc1 (48% hits) it made capture ~5% slower: break-even is near 58% (a
- * fill costs ~570 cycles, a hit saves ~1,000). So each window of
+ * On cc1 (48% hits) it made capture ~5% slower; by our estimate (a fill
+ * costs ~570 cycles, a hit saves ~1,000) it pays above ~58% hits. So each window of
  * HL_MEMO_WINDOW captures measures the hit rate, and below the threshold
  * the thread unwinds without the memo for HL_MEMO_PAUSE captures, then
  * measures again. */

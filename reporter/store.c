@@ -476,7 +476,7 @@ static int64_t frame_db_id(const struct writer *w, uint32_t node)
  * new to the tree are queued for insertion. *leaf: the innermost frame's
  * frames.id (0 for a stack without frames). The outer frames it shares
  * with the previous stack take their nodes from w->path, without a lookup
- * or symbolization (cc1's 7.8k stacks: ~80% of 234k frames). */
+ * or symbolization (cc1's 7.8k stacks: 77% of their 157k return addresses). */
 static int write_frames(struct writer *w, const struct hl_stack *stack, int64_t *leaf)
 {
 	uint32_t node = 0, shared = 0;
