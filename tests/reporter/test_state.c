@@ -208,6 +208,21 @@ static void fork_end(struct feed *parent, struct feed *child, struct hl_run *run
 	hl_run_destroy(run);
 }
 
+/* What both fork tests' children end with: the 1000-byte block inherited from
+ * the parent and one 7-byte block of their own, both leaked, the inherited
+ * one first. */
+static void check_forked_child(struct hl_process *cp, struct hl_process *pp)
+{
+	assert_ptr_equal(cp->parent, pp);
+	hl_process_finish(cp);
+	assert_int_equal(cp->allocs, 1);
+	assert_int_equal(cp->in_use_bytes, 1007);
+	assert_int_equal(cp->inherited_blocks, 1);
+	assert_int_equal(cp->nleaks, 2);
+	assert_int_equal(cp->leaks[0].bytes, 1000);
+	assert_int_equal(cp->leaks[0].inherited_blocks, 1);
+}
+
 static void test_fork_inherits(void **state)
 {
 	struct feed parent = { 0 }, child = { 0 };
@@ -222,15 +237,8 @@ static void test_fork_inherits(void **state)
 	hl_enc_alloc(&child.e, 0xc000, 7, 11, 1, 0); /* its own wire stack 1 */
 	hl_enc_exit(&child.e, HL_EXIT_NORMAL, 0, 12);
 	cp = feed_flush(&child);
-	assert_ptr_equal(cp->parent, pp);
-	hl_process_finish(cp);
-	assert_int_equal(cp->allocs, 1);
+	check_forked_child(cp, pp);
 	assert_int_equal(cp->frees, 1);
-	assert_int_equal(cp->in_use_bytes, 1007);
-	assert_int_equal(cp->inherited_blocks, 1);
-	assert_int_equal(cp->nleaks, 2);
-	assert_int_equal(cp->leaks[0].bytes, 1000);
-	assert_int_equal(cp->leaks[0].inherited_blocks, 1);
 	/* The inherited block's stack is the parent's frame list. */
 	assert_int_equal(hl_process_stack(cp, cp->leaks[0].stack)->frames[0], 0x401000);
 	assert_int_equal(cp->leaks[1].inherited_blocks, 0);
@@ -256,15 +264,8 @@ static void test_fork_snapshot(void **state)
 	hl_enc_alloc(&child.e, 0xc000, 7, 11, 2, 0);
 	hl_enc_exit(&child.e, HL_EXIT_NORMAL, 0, 12);
 	cp = feed_flush(&child);
-	assert_ptr_equal(cp->parent, pp);
-	hl_process_finish(cp);
-	assert_int_equal(cp->allocs, 1);
-	assert_int_equal(cp->in_use_bytes, 1007);
+	check_forked_child(cp, pp);
 	assert_int_equal(cp->in_use_blocks, 2);
-	assert_int_equal(cp->inherited_blocks, 1);
-	assert_int_equal(cp->nleaks, 2);
-	assert_int_equal(cp->leaks[0].bytes, 1000);
-	assert_int_equal(cp->leaks[0].inherited_blocks, 1);
 	fork_end(&parent, &child, &run);
 }
 
