@@ -98,6 +98,15 @@ void hl_alloc_fork_child(void)
 static void *alloc_with_cache(struct hl_thread_cache *tc, size_t n, size_t alignment,
 			      unsigned kind, bool *fresh);
 
+/* A range becomes the program's block of n bytes, counted on tc. */
+static void *hand_over(struct hl_thread_cache *tc, struct hl_range *r, size_t n, unsigned kind)
+{
+	r->slack = (uint16_t)(hl_range_usable(r) - n);
+	hl_range_set_owner(r, 0, kind);
+	hl_stats_on_alloc(tc, n);
+	return hl_range_data(r);
+}
+
 /* Allocates without tracking. *fresh tells calloc the memory is known zero. */
 void *hl_alloc_core(size_t n, size_t alignment, unsigned kind, bool *fresh)
 {
@@ -139,10 +148,7 @@ static void *alloc_with_cache(struct hl_thread_cache *tc, size_t n, size_t align
 	}
 	if (hl_unlikely(r == NULL))
 		return NULL;
-	r->slack = (uint16_t)(hl_range_usable(r) - n);
-	hl_range_set_owner(r, 0, kind);
-	hl_stats_on_alloc(tc, n);
-	return hl_range_data(r);
+	return hand_over(tc, r, n, kind);
 }
 
 HL_NOINLINE static void release_medium_slow(struct hl_range *r)
@@ -187,12 +193,7 @@ void *hl_alloc_core_growable(size_t n, unsigned kind)
 	if (tc == NULL || size == 0 || size > HL_CACHE_MAX)
 		return hl_alloc_core(n, HL_ALIGN, kind, &fresh);
 	struct hl_range *r = alloc_medium_slow(tc, size, &fresh);
-	if (r == NULL)
-		return NULL;
-	r->slack = (uint16_t)(hl_range_usable(r) - n);
-	hl_range_set_owner(r, 0, kind);
-	hl_stats_on_alloc(tc, n);
-	return hl_range_data(r);
+	return r != NULL ? hand_over(tc, r, n, kind) : NULL;
 }
 
 void hl_release_core_to_arena(struct hl_range *r)

@@ -24,23 +24,30 @@ void hl_table_clear(struct hl_table *t)
 	hl_table_destroy(t);
 }
 
-struct hl_block *hl_table_find_next(const struct hl_table *t, uint64_t address,
-				    struct hl_block *prev)
+/* From slot i on: the first entry with this address, or else the empty slot
+ * that ends the run (where an insert of it belongs). The table has slots. */
+static inline struct hl_block *probe(const struct hl_table *t, size_t i, uint64_t address)
 {
 	size_t mask = t->capacity - 1;
-	size_t i;
 
-	if (t->count == 0)
-		return NULL;
-	i = prev ? ((size_t)(prev - t->slots) + 1) & mask : hl_table_home_slot(t, address);
 	for (;; i = (i + 1) & mask) {
 		struct hl_block *b = &t->slots[i];
 
-		if (b->address == address)
+		if (b->address == address || b->address == 0)
 			return b;
-		if (b->address == 0)
-			return NULL;
 	}
+}
+
+struct hl_block *hl_table_find_next(const struct hl_table *t, uint64_t address,
+				    struct hl_block *prev)
+{
+	struct hl_block *b;
+
+	if (t->count == 0)
+		return NULL;
+	b = probe(t, prev ? ((size_t)(prev - t->slots) + 1) & (t->capacity - 1)
+			  : hl_table_home_slot(t, address), address);
+	return b->address ? b : NULL;
 }
 
 struct hl_block *hl_table_find(const struct hl_table *t, uint64_t address)
@@ -101,9 +108,7 @@ struct hl_block *hl_table_insert(struct hl_table *t, uint64_t address)
 
 struct hl_block *hl_table_find_or_insert(struct hl_table *t, uint64_t address, bool *added)
 {
-	size_t mask = t->capacity - 1;
 	struct hl_block *b;
-	size_t i;
 
 	*added = false;
 	if (t->count == 0 || (t->count + 1) * 8 > t->capacity * 5) {
@@ -114,13 +119,9 @@ struct hl_block *hl_table_find_or_insert(struct hl_table *t, uint64_t address, b
 		*added = true;
 		return hl_table_insert(t, address);
 	}
-	for (i = hl_table_home_slot(t, address);; i = (i + 1) & mask) {
-		b = &t->slots[i];
-		if (b->address == address)
-			return b;
-		if (b->address == 0)
-			break;
-	}
+	b = probe(t, hl_table_home_slot(t, address), address);
+	if (b->address)
+		return b;
 	/* The run ended here: where insert_slot would have put it. */
 	*added = true;
 	b->address = address;
