@@ -9,7 +9,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "debug_cache.h"
 #include "dwarf_index.h"
 #include "util.h"
 
@@ -80,11 +82,59 @@ struct hl_symbolizer {
 	size_t nfiles, files_cap;
 	struct hl_table cache; /* hash -> sym_result (pointer in size) */
 	struct hl_arena arena;
+	char *debug_cache_dir;   /* NULL: no cache of inflated debug files */
+	bool debug_cache_warned; /* said once why the cache could not be used */
+	struct hl_symbolizer_stats stats;
 };
+
+/* libdwfl's search for a module's separate debug file, with the cache of
+ * inflated copies in front of it (debug_cache.h). *userdata is the
+ * symbolizer (set by file_open). */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  GElf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	struct hl_symbolizer *s = *userdata;
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(mod, &id, &vaddr);
+	bool cached = s && s->debug_cache_dir && len > 0;
+	char why[512], *copy_path;
+	int fd, copy;
+
+	if (cached) {
+		fd = hl_debug_cache_open(s->debug_cache_dir, id, (size_t)len, debuginfo_file_name);
+		if (fd >= 0) {
+			s->stats.debug_cache_hits++;
+			return fd;
+		}
+	}
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					  debuglink_file, debuglink_crc, debuginfo_file_name);
+	if (fd < 0 || !cached)
+		return fd;
+	copy = hl_debug_cache_add(s->debug_cache_dir, id, (size_t)len, fd, &copy_path, why,
+				  sizeof(why));
+	if (copy >= 0) {
+		s->stats.debug_cache_added++;
+		close(fd);
+		free(*debuginfo_file_name);
+		*debuginfo_file_name = copy_path;
+		return copy;
+	}
+	if (why[0] && !s->debug_cache_warned) {
+		hl_log("debug info cache %s not used for %s: %s (set HEAPLEDGER_CACHE_DIR "
+		       "to another directory, or to off)",
+		       s->debug_cache_dir, *debuginfo_file_name ? *debuginfo_file_name : modname,
+		       why);
+		s->debug_cache_warned = true;
+	}
+	return fd;
+}
 
 static const Dwfl_Callbacks offline_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
 
@@ -98,9 +148,15 @@ struct hl_symbolizer *hl_symbolizer_new(void)
 	if (!getenv("HEAPLEDGER_DEBUGINFOD"))
 		unsetenv("DEBUGINFOD_URLS");
 
+	s->debug_cache_dir = hl_debug_cache_dir();
 	hl_table_init(&s->cache);
 	hl_arena_init(&s->arena);
 	return s;
+}
+
+struct hl_symbolizer_stats hl_symbolizer_stats(const struct hl_symbolizer *s)
+{
+	return s->stats;
 }
 
 void hl_symbolizer_free(struct hl_symbolizer *s)
@@ -124,6 +180,7 @@ void hl_symbolizer_free(struct hl_symbolizer *s)
 	free(s->modules);
 	hl_table_destroy(&s->cache);
 	hl_arena_free(&s->arena);
+	free(s->debug_cache_dir);
 	free(s);
 }
 
@@ -141,14 +198,18 @@ static bool build_id_matches(Dwfl_Module *mod, const struct hl_module *m)
 	return len == (int)m->build_id_len && memcmp(bits, m->build_id, (size_t)len) == 0;
 }
 
-static void file_open(struct sym_file *sf, const struct hl_module *m)
+static void file_open(struct hl_symbolizer *s, struct sym_file *sf, const struct hl_module *m)
 {
+	void **userdata;
+
 	sf->dwfl = dwfl_begin(&offline_callbacks);
 	if (!sf->dwfl)
 		return;
 	dwfl_report_begin(sf->dwfl);
 	sf->mod = dwfl_report_elf(sf->dwfl, m->path, m->path, -1, m->base, false);
 	dwfl_report_end(sf->dwfl, NULL, NULL);
+	if (sf->mod && dwfl_module_info(sf->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
+		*userdata = s; /* for find_debuginfo */
 	if (sf->mod && build_id_matches(sf->mod, m)) {
 		sf->index = hl_dwarf_index_new();
 		sf->nsyms = SIZE_MAX;
@@ -178,7 +239,7 @@ static struct sym_file *file_for(struct hl_symbolizer *s, const struct hl_module
 	sf->base = m->base;
 	sf->build_id_len = m->build_id_len;
 	memcpy(sf->build_id, m->build_id, m->build_id_len);
-	file_open(sf, m);
+	file_open(s, sf, m);
 	hl_grow((void **)&s->files, &s->files_cap, s->nfiles, sizeof(*s->files));
 	s->files[s->nfiles++] = sf;
 	return sf;

@@ -37,8 +37,17 @@ struct hl_frame_info {
 
 struct hl_symbolizer;
 
+/* Separate debug files found in the cache of inflated copies, and copies
+ * made (debug_cache.h). */
+struct hl_symbolizer_stats {
+	unsigned debug_cache_hits;
+	unsigned debug_cache_added;
+};
+
+/* Uses the debug info cache that hl_debug_cache_dir() names at this call. */
 struct hl_symbolizer *hl_symbolizer_new(void);
 void hl_symbolizer_free(struct hl_symbolizer *s);
+struct hl_symbolizer_stats hl_symbolizer_stats(const struct hl_symbolizer *s);
 
 /* Frames for one return address in module m (NULL: none known). Returns a
  * pointer to *count frames owned by the symbolizer (innermost first). */
