@@ -1,15 +1,30 @@
 /*
- * reporter/table.h: the block table, an open-addressing hash table keyed by
- * address with linear probing, for millions of outstanding blocks.
+ * reporter/table.h: the block table, a hash table keyed by address for
+ * millions of outstanding blocks, probed 16 slots at a time (the layout of
+ * Abseil's SwissTable and Rust's hashbrown).
+ *
+ * Beside the slots, one control byte per slot: EMPTY, DELETED, or 7 bits
+ * of the key's hash. A lookup hashes the address once, picks a group of 16
+ * slots from the hash's top bits, compares the group's 16 control bytes with
+ * the 7-bit tag in one SSE2 instruction and looks only at slots that match;
+ * it stops at the first group with an EMPTY byte, and otherwise goes on to
+ * the next group of a triangular sequence (which visits every group). Why:
+ * the previous linear-probing table with backward-shift removal cost 33 ns
+ * per alloc/free event of the churn benchmark's stream replayed alone (10k
+ * live blocks, all in L2): its probe and shift loops end at data-dependent
+ * places, and the branch mispredictions, not the memory, were the cost. This
+ * layout costs 16 ns on the same stream.
  *
  * Invariants: address 0 marks an empty slot (the decoder rejects blocks at
- * address 0); the load factor stays at or below 5/8, so probe runs are short;
- * capacity is a power of two. Keys may repeat (the pending tables of the
- * reconciler keep several blocks per address); removal shifts the following
- * run back (no tombstones), which stays correct with repeated keys because
- * it only reasons about each entry's home slot.
+ * address 0); at most 7/8 of the slots are used or DELETED; capacity is a
+ * power of two, at least one group. Keys may repeat (the pending tables of
+ * the reconciler keep several blocks per address). A removal marks its slot
+ * EMPTY when its group still has an EMPTY byte (such a group has never been
+ * full, so no lookup ever went past it), DELETED otherwise; DELETED slots
+ * are reused by inserts and dropped when the table is rebuilt.
  *
- * Pointers returned by find/insert are valid until the next insert.
+ * An entry never moves except when the table grows or is rebuilt (on an
+ * insert): pointers returned by find/insert are valid until the next insert.
  */
 #ifndef HL_REPORTER_TABLE_H
 #define HL_REPORTER_TABLE_H
@@ -37,9 +52,11 @@ _Static_assert(sizeof(struct hl_block) == 32, "hl_block");
 
 struct hl_table {
 	struct hl_block *slots; /* capacity entries */
+	uint8_t *ctrl;          /* capacity control bytes */
 	size_t capacity;        /* power of two, 0 before the first insert */
 	size_t count;           /* occupied slots */
-	unsigned shift;         /* 64 - log2(capacity), for the hash */
+	size_t growth_left;     /* EMPTY slots that inserts may still fill */
+	unsigned shift;         /* 64 - log2(capacity / 16): hash -> group */
 };
 
 void hl_table_init(struct hl_table *t);
@@ -63,25 +80,32 @@ void hl_table_remove(struct hl_table *t, struct hl_block *slot);
 /* Copies every entry of src into dst (dst must be empty). */
 void hl_table_copy(struct hl_table *dst, const struct hl_table *src);
 
-/* The slot where a lookup of address begins. Fibonacci hashing; the low 4
- * bits of heap addresses carry no information. */
-static inline size_t hl_table_home_slot(const struct hl_table *t, uint64_t address)
+/* Fibonacci hashing; the low 4 bits of heap addresses carry no
+ * information. The group comes from the top bits, the tag from bits below
+ * them. */
+static inline uint64_t hl_table_hash(uint64_t address)
 {
-	return (size_t)(((address >> 4) * 0x9e3779b97f4a7c15ull) >> t->shift);
+	return (address >> 4) * 0x9e3779b97f4a7c15ull;
 }
 
-/* Starts loading the slot where a lookup of address begins (a hint only). */
+/* Starts loading what a lookup of address reads first: its group's control
+ * bytes and the group's first slots (a hint only). */
 /* (always_inline: gcc 12 outlines the body as a part function, deems that
  * const, and deletes the calls.) */
 static inline __attribute__((always_inline)) void
 hl_table_prefetch(const struct hl_table *t, uint64_t address)
 {
-	if (t->capacity)
-		__builtin_prefetch(&t->slots[hl_table_home_slot(t, address)]);
+	if (t->capacity) {
+		size_t g = (size_t)(hl_table_hash(address) >> t->shift);
+
+		__builtin_prefetch(&t->ctrl[g * 16]);
+		__builtin_prefetch(&t->slots[g * 16]);
+	}
 }
 
 /* Iteration: for (b = hl_table_next(t, NULL); b; b = hl_table_next(t, b)).
- * The table must not change during iteration. */
+ * Removing the entry b during iteration is fine (nothing moves on removal;
+ * its slot reads address 0 afterwards); inserting is not. */
 struct hl_block *hl_table_next(const struct hl_table *t, struct hl_block *prev);
 
 #endif /* HL_REPORTER_TABLE_H */
