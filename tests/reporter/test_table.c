@@ -2,7 +2,8 @@
  * tests/reporter/test_table.c: the block table against a plain array model:
  * inserts, removals, repeated keys (also spread over several groups),
  * growth past a million, steady churn that must reuse removed slots
- * instead of growing, removal while iterating, copies.
+ * instead of growing, a table of DELETED slots rebuilt at its own size
+ * instead of grown, removal while iterating, copies.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -201,6 +202,39 @@ static void test_remove_while_iterating_and_copy(void **state)
 	hl_table_destroy(&c);
 }
 
+/* Removals from full groups leave DELETED slots, which use up the room for
+ * inserts while few entries are live: the table is then rebuilt at its own
+ * size, not grown. Keys all homed in group 0 fill whole groups. */
+static void test_deleted_slots_rebuilt_in_place(void **state)
+{
+	enum { FILL = 1024 / 8 * 7 }; /* the first capacity's room */
+	static uint64_t keys[FILL + 1];
+	struct hl_table t;
+	size_t n = 0;
+
+	hl_table_init(&t);
+	hl_table_insert(&t, 16); /* capacity 1024: 64 groups, shift 58 */
+	hl_table_remove(&t, hl_table_find(&t, 16));
+	assert_int_equal(t.capacity, 1024);
+	for (uint64_t a = 32; n < FILL + 1; a += 16)
+		if ((hl_table_hash(a) >> t.shift) == 0)
+			keys[n++] = a;
+	for (size_t i = 0; i < FILL; i++)
+		hl_table_insert(&t, keys[i]);
+	assert_int_equal(t.capacity, 1024);
+	assert_int_equal(t.growth_left, 0);
+	for (size_t i = 0; i < FILL; i++)
+		hl_table_remove(&t, hl_table_find(&t, keys[i]));
+	assert_int_equal(t.count, 0);
+	assert_int_equal(t.growth_left, 0); /* every slot used is DELETED */
+	hl_table_insert(&t, keys[FILL])->size = 7;
+	assert_int_equal(t.capacity, 1024);
+	assert_int_equal(t.growth_left, FILL - 1);
+	assert_int_equal(hl_table_find(&t, keys[FILL])->size, 7);
+	assert_null(hl_table_find(&t, keys[0]));
+	hl_table_destroy(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -210,6 +244,7 @@ int main(void)
 		cmocka_unit_test(test_repeated_keys_spanning_groups),
 		cmocka_unit_test(test_steady_churn_bounded),
 		cmocka_unit_test(test_remove_while_iterating_and_copy),
+		cmocka_unit_test(test_deleted_slots_rebuilt_in_place),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
