@@ -73,7 +73,10 @@ struct hl_block *hl_table_find_next(const struct hl_table *t, uint64_t address,
  * address is present. Grows the table as needed. */
 struct hl_block *hl_table_insert(struct hl_table *t, uint64_t address);
 /* The first entry with this address, or else (*added set) a new slot
- * holding it, as hl_table_insert would make: one probe instead of two. */
+ * holding it, as hl_table_insert would make. (A lookup then an insert:
+ * remembering the free slot the lookup passed, to skip the second walk,
+ * measured the same on replayed real event streams, the group being in
+ * cache by then.) */
 struct hl_block *hl_table_find_or_insert(struct hl_table *t, uint64_t address, bool *added);
 /* Removes the entry `slot` points to. */
 void hl_table_remove(struct hl_table *t, struct hl_block *slot);
