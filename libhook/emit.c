@@ -1,10 +1,10 @@
 /*
  * libhook/emit.c: per-thread event buffers and the one socket writer.
  *
- * Each thread appends records to its own buffer (hl_meta_alloc'd, linked in
- * `buffers`) with no lock. A buffer is written as one batch: a BATCH record
- * naming the thread, then its records, in one sendmsg under write_lock, so
- * batches never interleave. Before every batch the writer sends what other
+ * Each thread appends packed events (wire.h, "Packed events") to its own
+ * buffer (hl_meta_alloc'd, linked in `buffers`) with no lock. A buffer is
+ * written as one BATCH record naming the thread and carrying the events, in
+ * one sendmsg under write_lock, so batches never interleave. Before every batch the writer sends what other
  * records name: MODULE_LOAD/UNLOAD (modules.c) and STACKs with ids not yet
  * sent (stack.c), so an id is always defined before its first use.
  *
@@ -44,7 +44,8 @@
 /* ~100 ms: 1e8 TSC cycles is 20-100 ms at 1-5 GHz; 1e8 ns otherwise. */
 #define FLUSH_TICKS 100000000u
 #define SCRATCH_BYTES (64u * 1024)
-#define LATE_BYTES 64 /* one record, after the thread's buffer is gone */
+/* One event, after the thread's buffer is gone. */
+#define LATE_BYTES (2 + HL_PACK_MAX_RECORD + HL_PACK_SLACK)
 
 struct emit_buffer {
 	struct emit_buffer *next;  /* all buffers; write_lock */
@@ -54,8 +55,12 @@ struct emit_buffer {
 	_Atomic uint32_t records;  /* records in [0, used); owner publishes */
 	uint32_t sent;             /* bytes already written; write_lock */
 	uint32_t records_sent;     /* records already written; write_lock */
-	uint64_t first_ticks;      /* ticks of the oldest record in the buffer */
-	uint64_t now;              /* ticks read by the latest hl_emit_reserve */
+	uint64_t first_ticks;      /* ticks of the oldest record; base_ticks of its batches */
+	uint64_t now;              /* ticks read by the latest event */
+	/* base_address of the batches sent from this buffer: the first address
+	 * packed since it was last emptied, 0 until then. Only the owner sets it
+	 * (before publishing the event), a sender reads it. */
+	_Atomic uint64_t base_address;
 	uint8_t data[BUFFER_BYTES];
 };
 
@@ -78,7 +83,8 @@ static uint8_t scratch[SCRATCH_BYTES] __attribute__((aligned(8))); /* write_lock
 static size_t scratch_used;
 static HL_TLS struct emit_buffer *tls_buffer;
 static HL_TLS bool tls_exited;
-static HL_TLS uint64_t tls_late[LATE_BYTES / 8];
+static HL_TLS uint64_t tls_late[(LATE_BYTES + 7) / 8];
+static const uint8_t zeros[8]; /* a batch's padding */
 
 static uint64_t clock_ns(clockid_t clock)
 {
@@ -195,23 +201,38 @@ static bool send_definitions_locked(void)
 	return hl_modules_send_locked() && send_stacks_locked();
 }
 
-/* Sends [sent, used) of `b` as one batch. */
+/* Sends `bytes` of packed events of thread `tid` at `events` as one BATCH
+ * record with the given bases. */
+static bool send_batch_locked(uint32_t tid, const uint8_t *events, uint32_t bytes,
+			      uint64_t base_ticks, uint64_t base_address)
+{
+	uint32_t padded = hl_wire_padded(bytes);
+	struct hl_rec_batch batch = {
+		.h = hl_wire_hdr(HL_REC_BATCH, 0, (uint32_t)sizeof(batch) + padded),
+		.tid = tid,
+		.packed_bytes = bytes,
+		.ticks = hl_ticks(),
+		.monotonic_ns = clock_ns(CLOCK_MONOTONIC),
+		.realtime_ns = clock_ns(CLOCK_REALTIME),
+		.sequence = batch_sequence++,
+		.base_ticks = base_ticks,
+		.base_address = base_address,
+	};
+	struct iovec iov[3] = { { &batch, sizeof(batch) }, { (void *)events, bytes },
+				{ (void *)zeros, padded - bytes } };
+	return send_iov_locked(iov, 3);
+}
+
+/* Sends [sent, used) of `b` as one batch. Another thread may be appending
+ * to it: bases do not change until the owner empties the buffer. */
 static void buffer_send_locked(struct emit_buffer *b)
 {
 	uint32_t used = atomic_load_explicit(&b->used, memory_order_acquire);
 	uint32_t records = atomic_load_explicit(&b->records, memory_order_relaxed);
 	if (used == b->sent || !send_definitions_locked())
 		goto out_mark;
-	struct hl_rec_batch batch = {
-		.h = hl_wire_hdr(HL_REC_BATCH, 0, sizeof(batch)),
-		.tid = b->tid,
-		.ticks = hl_ticks(),
-		.monotonic_ns = clock_ns(CLOCK_MONOTONIC),
-		.realtime_ns = clock_ns(CLOCK_REALTIME),
-		.sequence = batch_sequence++,
-	};
-	struct iovec iov[2] = { { &batch, sizeof(batch) }, { b->data + b->sent, used - b->sent } };
-	if (send_iov_locked(iov, 2))
+	if (send_batch_locked(b->tid, b->data + b->sent, used - b->sent, b->first_ticks,
+			      atomic_load_explicit(&b->base_address, memory_order_relaxed)))
 		records_total += 1 + records - b->records_sent;
 out_mark:
 	if (hl_emit_was_lost())
@@ -220,27 +241,45 @@ out_mark:
 	b->records_sent = records;
 }
 
+/* Empties `b` after its events were sent; the next event sets new bases. */
+static void buffer_reset(struct emit_buffer *b)
+{
+	atomic_store_explicit(&b->used, 0, memory_order_relaxed);
+	atomic_store_explicit(&b->records, 0, memory_order_relaxed);
+	atomic_store_explicit(&b->base_address, 0, memory_order_relaxed);
+	b->sent = 0;
+	b->records_sent = 0;
+}
+
 /* The owner sends its buffer and empties it. */
 static HL_NOINLINE void buffer_flush_own(struct emit_buffer *b)
 {
 	hl_lock(&write_lock);
 	buffer_send_locked(b);
-	atomic_store_explicit(&b->used, 0, memory_order_relaxed);
-	atomic_store_explicit(&b->records, 0, memory_order_relaxed);
-	b->sent = 0;
-	b->records_sent = 0;
+	buffer_reset(b);
 	hl_unlock(&write_lock);
 }
 
 /* ---- per-thread buffers ----------------------------------------------------- */
 
+/* A whole record as a RECORD event at `dst`; returns the bytes written. */
+static uint32_t pack_record(uint8_t *dst, const void *rec, uint32_t len)
+{
+	uint16_t op = HL_PACK_RECORD;
+	memcpy(dst, &op, sizeof(op));
+	memcpy(dst + sizeof(op), rec, len);
+	return (uint32_t)sizeof(op) + len;
+}
+
+#define THREAD_EVENT_BYTES (2 + (uint32_t)sizeof(struct hl_rec_thread))
+
 static void put_thread_record(struct emit_buffer *b, unsigned type, uint32_t tid)
 {
-	struct hl_rec_thread *rec = (void *)(b->data + b->used);
-	*rec = (struct hl_rec_thread){ .h = hl_wire_hdr(type, 0, sizeof(*rec)), .tid = tid,
-				       .ticks = hl_ticks() };
+	struct hl_rec_thread rec = { .h = hl_wire_hdr(type, 0, sizeof(rec)), .tid = tid,
+				     .ticks = hl_ticks() };
+	uint32_t len = pack_record(b->data + b->used, &rec, sizeof(rec));
 	atomic_store_explicit(&b->records, b->records + 1, memory_order_relaxed);
-	atomic_store_explicit(&b->used, b->used + (uint32_t)sizeof(*rec), memory_order_release);
+	atomic_store_explicit(&b->used, b->used + len, memory_order_release);
 }
 
 static HL_NOINLINE struct emit_buffer *buffer_create(void)
@@ -271,7 +310,11 @@ static void buffer_unlink_locked(struct emit_buffer *b)
 		b->next->prev = b->prev;
 }
 
-void *hl_emit_reserve(uint32_t len, uint64_t *ticks)
+/* Room for one event of at most `room` bytes in this thread's buffer, or
+ * NULL when nothing is sent (counted as dropped after a lost connection).
+ * *b is NULL for a thread past hl_emit_thread_exit: the event goes to
+ * tls_late and is sent alone. *ticks is the event's time. */
+HL_INLINE uint8_t *event_begin(uint32_t room, uint64_t *ticks, struct emit_buffer **out)
 {
 	int s = atomic_load_explicit(&state, memory_order_relaxed);
 	if (hl_unlikely(s != EMIT_LIVE)) {
@@ -281,50 +324,112 @@ void *hl_emit_reserve(uint32_t len, uint64_t *ticks)
 	}
 	/* One clock read per event: rdtsc costs ~25 ns in some VMs. */
 	*ticks = hl_ticks();
+	*out = NULL;
 	if (hl_unlikely(tls_exited))
-		return len <= sizeof(tls_late) ? tls_late : NULL;
+		return (uint8_t *)tls_late;
 	struct emit_buffer *b = tls_buffer;
 	if (hl_unlikely(b == NULL) && (b = buffer_create()) == NULL)
 		return NULL;
-	if (hl_unlikely(b->used + len > sizeof(b->data)))
+	if (hl_unlikely(b->used + room > sizeof(b->data)))
 		buffer_flush_own(b);
 	if (b->used == 0)
 		b->first_ticks = *ticks;
 	b->now = *ticks;
+	*out = b;
 	return b->data + b->used;
 }
 
-/* A thread past hl_emit_thread_exit sends each record at once. */
-static HL_NOINLINE void send_late(uint32_t len)
+/* A thread past hl_emit_thread_exit sends each event at once. */
+static HL_NOINLINE void send_late(uint32_t len, uint64_t base_ticks)
 {
-	struct hl_rec_batch batch = {
-		.h = hl_wire_hdr(HL_REC_BATCH, 0, sizeof(batch)),
-		.tid = current_tid(),
-	};
 	hl_lock(&write_lock);
-	if (send_definitions_locked()) {
-		batch.ticks = hl_ticks();
-		batch.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
-		batch.realtime_ns = clock_ns(CLOCK_REALTIME);
-		batch.sequence = batch_sequence++;
-		struct iovec iov[2] = { { &batch, sizeof(batch) }, { tls_late, len } };
-		if (send_iov_locked(iov, 2))
-			records_total += 2;
-	}
+	if (send_definitions_locked() &&
+	    send_batch_locked(current_tid(), (const uint8_t *)tls_late, len, base_ticks, 0))
+		records_total += 2;
 	hl_unlock(&write_lock);
 }
 
-void hl_emit_commit(uint32_t len)
+/* Publishes the `len` bytes written at event_begin's pointer. */
+HL_INLINE void event_end(struct emit_buffer *b, uint32_t len, uint64_t ticks)
 {
-	if (hl_unlikely(tls_exited)) {
-		send_late(len);
+	if (hl_unlikely(b == NULL)) {
+		send_late(len, ticks);
 		return;
 	}
-	struct emit_buffer *b = tls_buffer;
 	atomic_store_explicit(&b->records, b->records + 1, memory_order_relaxed);
 	atomic_store_explicit(&b->used, b->used + len, memory_order_release);
 	if (hl_unlikely(b->now - b->first_ticks > FLUSH_TICKS))
 		buffer_flush_own(b);
+}
+
+/* The bases `b`'s events are packed against (a late event's: its own time
+ * and no address base). The first address packed after the buffer was
+ * emptied becomes its base_address. */
+HL_INLINE void event_bases(struct emit_buffer *b, uint64_t ticks, uint64_t address,
+				  uint64_t *base_ticks, uint64_t *base_address)
+{
+	if (hl_unlikely(b == NULL)) {
+		*base_ticks = ticks;
+		*base_address = 0;
+		return;
+	}
+	*base_ticks = b->first_ticks;
+	*base_address = atomic_load_explicit(&b->base_address, memory_order_relaxed);
+	if (hl_unlikely(*base_address == 0)) {
+		*base_address = address;
+		atomic_store_explicit(&b->base_address, address, memory_order_relaxed);
+	}
+}
+
+#define EVENT_ROOM (HL_PACK_MAX_EVENT + HL_PACK_SLACK)
+
+void hl_emit_alloc(uint64_t address, uint64_t size, uint32_t stack_id, unsigned kind)
+{
+	struct emit_buffer *b;
+	uint64_t ticks, bt, ba;
+	uint8_t *dst = event_begin(EVENT_ROOM, &ticks, &b);
+	if (dst == NULL)
+		return;
+	event_bases(b, ticks, address, &bt, &ba);
+	uint64_t f[4] = { ticks - bt, hl_zigzag(address - ba), size, stack_id };
+	event_end(b, hl_pack_write(dst, HL_PACK_ALLOC, kind, f, 4), ticks);
+}
+
+void hl_emit_free(uint64_t address, unsigned kind)
+{
+	struct emit_buffer *b;
+	uint64_t ticks, bt, ba;
+	uint8_t *dst = event_begin(EVENT_ROOM, &ticks, &b);
+	if (dst == NULL)
+		return;
+	event_bases(b, ticks, address, &bt, &ba);
+	uint64_t f[2] = { ticks - bt, hl_zigzag(address - ba) };
+	event_end(b, hl_pack_write(dst, HL_PACK_FREE, kind, f, 2), ticks);
+}
+
+void hl_emit_realloc(uint64_t old_address, uint64_t new_address, uint64_t size,
+		     uint32_t stack_id)
+{
+	struct emit_buffer *b;
+	uint64_t ticks, bt, ba;
+	uint8_t *dst = event_begin(EVENT_ROOM, &ticks, &b);
+	if (dst == NULL)
+		return;
+	event_bases(b, ticks, old_address, &bt, &ba);
+	uint64_t f[5] = { ticks - bt, hl_zigzag(old_address - ba),
+			  hl_zigzag(new_address - old_address), size, stack_id };
+	event_end(b, hl_pack_write(dst, HL_PACK_REALLOC, 0, f, 5), ticks);
+}
+
+void hl_emit_record(const void *rec, uint32_t len)
+{
+	struct emit_buffer *b;
+	uint64_t ticks;
+	if (len > HL_PACK_MAX_RECORD)
+		return;
+	uint8_t *dst = event_begin(2 + len, &ticks, &b);
+	if (dst != NULL)
+		event_end(b, pack_record(dst, rec, len), ticks);
 }
 
 void hl_emit_thread_exit(void)
@@ -334,11 +439,9 @@ void hl_emit_thread_exit(void)
 	if (b == NULL)
 		return;
 	hl_lock(&write_lock);
-	if (b->used + sizeof(struct hl_rec_thread) > sizeof(b->data)) {
+	if (b->used + THREAD_EVENT_BYTES > sizeof(b->data)) {
 		buffer_send_locked(b);
-		atomic_store_explicit(&b->used, 0, memory_order_relaxed);
-		atomic_store_explicit(&b->records, 0, memory_order_relaxed);
-		b->sent = b->records_sent = 0;
+		buffer_reset(b);
 	}
 	put_thread_record(b, HL_REC_THREAD_END, b->tid);
 	buffer_send_locked(b);
@@ -615,13 +718,9 @@ void hl_emit_fork_parent(void)
 
 void hl_emit_fork_record(pid_t child)
 {
-	uint64_t ticks;
-	struct hl_rec_fork *rec = hl_emit_reserve(sizeof(*rec), &ticks);
-	if (rec == NULL)
-		return;
-	*rec = (struct hl_rec_fork){ .h = hl_wire_hdr(HL_REC_FORK, 0, sizeof(*rec)),
-				     .child_pid = (uint32_t)child, .ticks = ticks };
-	hl_emit_commit(sizeof(*rec));
+	struct hl_rec_fork rec = { .h = hl_wire_hdr(HL_REC_FORK, 0, sizeof(rec)),
+				   .child_pid = (uint32_t)child, .ticks = hl_ticks() };
+	hl_emit_record(&rec, sizeof(rec));
 }
 
 /* Only this thread exists now: other threads' buffers are forgotten, the
@@ -641,9 +740,8 @@ void hl_emit_fork_child(void)
 		own->next = own->prev = NULL;
 		buffers = own;
 		own->tid = current_tid();
-		atomic_store(&own->used, 0);
-		atomic_store(&own->records, 0);
-		own->sent = own->records_sent = 0;
+		buffer_reset(own);
+		own->first_ticks = hl_ticks();
 		put_thread_record(own, HL_REC_THREAD_START, own->tid);
 	}
 	if (sock_fd >= 0)

@@ -138,14 +138,7 @@ uint32_t hl_track_alloc(void *p, size_t size, unsigned kind)
 	int saved = errno;
 	if (capture_on)
 		id = capture();
-	uint64_t ticks;
-	struct hl_rec_alloc *rec = hl_emit_reserve(sizeof(*rec), &ticks);
-	if (rec) {
-		*rec = (struct hl_rec_alloc){ .h = hl_wire_hdr(HL_REC_ALLOC, kind, sizeof(*rec)),
-					      .address = (uintptr_t)p, .size = size,
-					      .ticks = ticks, .stack_id = id };
-		hl_emit_commit(sizeof(*rec));
-	}
+	hl_emit_alloc((uintptr_t)p, size, id, kind);
 	errno = saved;
 out_leave:
 	hl_guard_leave();
@@ -157,13 +150,7 @@ void hl_track_free(void *p, unsigned kind)
 	if (!hl_guard_enter())
 		goto out_leave;
 	int saved = errno;
-	uint64_t ticks;
-	struct hl_rec_free *rec = hl_emit_reserve(sizeof(*rec), &ticks);
-	if (rec) {
-		*rec = (struct hl_rec_free){ .h = hl_wire_hdr(HL_REC_FREE, kind, sizeof(*rec)),
-					     .address = (uintptr_t)p, .ticks = ticks };
-		hl_emit_commit(sizeof(*rec));
-	}
+	hl_emit_free((uintptr_t)p, kind);
 	errno = saved;
 out_leave:
 	hl_guard_leave();
@@ -177,15 +164,7 @@ uint32_t hl_track_realloc(void *old_p, void *p, size_t size)
 	int saved = errno;
 	if (capture_on)
 		id = capture();
-	uint64_t ticks;
-	struct hl_rec_realloc *rec = hl_emit_reserve(sizeof(*rec), &ticks);
-	if (rec) {
-		*rec = (struct hl_rec_realloc){
-			.h = hl_wire_hdr(HL_REC_REALLOC, 0, sizeof(*rec)),
-			.old_address = (uintptr_t)old_p, .new_address = (uintptr_t)p,
-			.size = size, .ticks = ticks, .stack_id = id };
-		hl_emit_commit(sizeof(*rec));
-	}
+	hl_emit_realloc((uintptr_t)old_p, (uintptr_t)p, size, id);
 	errno = saved;
 out_leave:
 	hl_guard_leave();

@@ -145,12 +145,16 @@ bool hl_emit_connect(const char *path, uint32_t origin, uint32_t ppid);
 bool hl_emit_is_live(void);
 /* True if a connection was made and then lost. */
 bool hl_emit_was_lost(void);
-/* Room for one record of `len` bytes in this thread's buffer, or NULL when
- * nothing is sent (then the event is counted as dropped if the connection
- * was lost); *ticks is the time for the record. Follow with
- * hl_emit_commit(len). */
-void *hl_emit_reserve(uint32_t len, uint64_t *ticks);
-void hl_emit_commit(uint32_t len);
+/* One event in this thread's buffer, packed (wire.h) and timed now;
+ * nothing is sent when not connected (the event is counted as dropped if
+ * the connection was lost). */
+void hl_emit_alloc(uint64_t address, uint64_t size, uint32_t stack_id, unsigned kind);
+void hl_emit_free(uint64_t address, unsigned kind);
+void hl_emit_realloc(uint64_t old_address, uint64_t new_address, uint64_t size,
+		     uint32_t stack_id);
+/* Any other record of this thread (at most HL_PACK_MAX_RECORD bytes), as a
+ * RECORD event. */
+void hl_emit_record(const void *rec, uint32_t len);
 /* Writes whole records from the calling thread outside any batch (module
  * records), under the write lock; false if the connection is gone. */
 bool hl_emit_send_locked(const void *data, size_t len);

@@ -35,24 +35,38 @@ static uint64_t bench_address(unsigned long i, unsigned long live)
 	return 0x10000000ull + (i % (2 * live)) * 48;
 }
 
+/* The next batch, from the next of `threads` thread ids in turn. */
+static void open_batch(struct hl_enc *e, unsigned long *batches, unsigned long threads,
+		       uint64_t ticks, uint64_t address)
+{
+	hl_enc_batch_packed(e, 1 + (uint32_t)(*batches % threads), ticks, *batches, ticks,
+			    address);
+	(*batches)++;
+}
+
 /* One self-contained chunk: every block it allocates it frees again, so
  * the chunk can be sent any number of times. */
 static void make_chunk(struct hl_enc *e, unsigned long events, unsigned long live,
 		       unsigned long threads)
 {
-	unsigned long allocs = events / 2;
+	unsigned long allocs = events / 2, batches = 0;
 	uint64_t ticks = 1;
 
+	/* Packed like the hook's, 4096 events a batch, whose bases are its
+	 * first event's. */
 	for (unsigned long i = 0; i < allocs; i++) {
 		if (i % 2048 == 0)
-			hl_enc_batch(e, 1 + (uint32_t)((i / 2048) % threads), ticks, i);
-		hl_enc_alloc(e, bench_address(i, live), 16 + i % 200, ticks++,
-			     (uint32_t)(i % 1000) + 1, HL_KIND_MALLOC);
+			open_batch(e, &batches, threads, ticks, bench_address(i, live));
+		hl_enc_pack_alloc(e, bench_address(i, live), 16 + i % 200, ticks++,
+				  (uint32_t)(i % 1000) + 1, HL_KIND_MALLOC);
 		if (i >= live)
-			hl_enc_free(e, bench_address(i - live, live), ticks++, HL_KIND_MALLOC);
+			hl_enc_pack_free(e, bench_address(i - live, live), ticks++, HL_KIND_MALLOC);
 	}
-	for (unsigned long i = allocs > live ? allocs - live : 0; i < allocs; i++)
-		hl_enc_free(e, bench_address(i, live), ticks++, HL_KIND_MALLOC);
+	for (unsigned long i = allocs > live ? allocs - live : 0, n = 0; i < allocs; i++, n++) {
+		if (n % 4096 == 0)
+			open_batch(e, &batches, threads, ticks, bench_address(i, live));
+		hl_enc_pack_free(e, bench_address(i, live), ticks++, HL_KIND_MALLOC);
+	}
 }
 
 static void *writer_main(void *arg)
@@ -63,7 +77,9 @@ static void *writer_main(void *arg)
 		size_t off = 0;
 
 		while (off < w->chunk->len) {
-			ssize_t n = write(w->fd, w->chunk->buf + off, w->chunk->len - off);
+			/* The reader stops on a decode error: no SIGPIPE then. */
+			ssize_t n = send(w->fd, w->chunk->buf + off, w->chunk->len - off,
+					 MSG_NOSIGNAL);
 
 			if (n < 0 && errno == EINTR)
 				continue;
@@ -173,6 +189,8 @@ int hl_cmd_bench_ingest(int argc, char **argv)
 	err = ingest(fds[0], &run, &bytes);
 	c1 = cpu_seconds();
 	t1 = hl_now_monotonic_ns();
+	if (err)
+		shutdown(fds[0], SHUT_RDWR); /* lets the writer finish */
 	pthread_join(thread, NULL);
 	events = w.repeat * per_chunk;
 	printf("ingested %lu events (%.1f MiB) in %.3f s wall, %.3f s reader CPU: "

@@ -124,6 +124,20 @@ static const char *check_stack(const struct hl_rec_stack *r)
 	return NULL;
 }
 
+/* The packed events must fit; the rest of the record is zero padding. */
+static const char *check_batch(const struct hl_rec_batch *r)
+{
+	const uint8_t *tail = (const uint8_t *)(r + 1) + r->packed_bytes;
+	const uint8_t *end = (const uint8_t *)r + r->h.length;
+
+	if (r->packed_bytes > r->h.length - sizeof(*r))
+		return "BATCH packed events overrun the record";
+	for (; tail < end; tail++)
+		if (*tail)
+			return "BATCH padding is not zero";
+	return NULL;
+}
+
 static const char *check_live(const struct hl_rec_live *r)
 {
 	const struct hl_wire_live_block *b = (const void *)(r + 1);
@@ -158,6 +172,7 @@ const char *hl_decode_check_layout(const struct hl_wire_header *rec)
 		return "record shorter than its type's fixed part";
 	switch (rec->type) {
 	case HL_REC_HELLO: return check_hello((const void *)rec);
+	case HL_REC_BATCH: return check_batch((const void *)rec);
 	case HL_REC_MODULE_LOAD: return check_module_load((const void *)rec);
 	case HL_REC_STACK: return check_stack((const void *)rec);
 	case HL_REC_LIVE: return check_live((const void *)rec);
@@ -299,6 +314,14 @@ static long decode_fail(struct hl_decoder *d, const struct hl_wire_header *rec,
 	return -EPROTO;
 }
 
+/* A packed event's failure names the BATCH it came in. */
+static long packed_fail(struct hl_decoder *d, uint64_t event, const char *why)
+{
+	snprintf(d->error, sizeof(d->error), "%s (packed event %llu of the BATCH at byte %llu)",
+		 why, (unsigned long long)event, (unsigned long long)d->bytes);
+	return -EPROTO;
+}
+
 /* The header alone can be judged before the rest of the record arrives, so a
  * peer announcing a 4 GiB record is dropped at once instead of buffered. */
 static const char *check_header(const struct hl_wire_header *h)
@@ -313,6 +336,163 @@ static const char *check_header(const struct hl_wire_header *h)
 	return NULL;
 }
 
+/* Hands a record that passed its header check to the sink if it is valid
+ * on this connection. Returns 0, or -EPROTO with *why, or the sink's error
+ * (*why NULL). */
+static long accept_record(struct hl_decoder *d, const struct hl_wire_header *rec,
+			  const char **why)
+{
+	int err;
+
+	*why = hl_decode_check_layout(rec);
+	if (!*why)
+		*why = check_connection(d, rec);
+	if (*why)
+		return -EPROTO;
+	err = d->sink ? d->sink(d->ctx, rec) : 0;
+	if (err) {
+		if (!d->error[0])
+			snprintf(d->error, sizeof(d->error), "cannot process %s record",
+				 hl_decode_type_name(rec->type));
+		return err;
+	}
+	d->records++;
+	return 0;
+}
+
+/* One packed event expanded into its full-size record. */
+union unpacked {
+	struct hl_wire_header h;
+	struct hl_rec_alloc alloc;
+	struct hl_rec_free free;
+	struct hl_rec_realloc realloc;
+	uint64_t raw[HL_PACK_MAX_RECORD / 8];
+};
+
+static struct hl_wire_header header(uint8_t type, unsigned flags, uint32_t length)
+{
+	return (struct hl_wire_header){ HL_WIRE_VERSION, type, (uint16_t)flags, length };
+}
+
+/* A RECORD event's record: only a thread's own event records may ride in a
+ * batch. */
+static uint32_t unpack_record(const uint8_t *p, size_t avail, union unpacked *out,
+			      const char **why)
+{
+	struct hl_wire_header h;
+
+	if (avail < sizeof(h)) {
+		*why = "packed RECORD event truncated";
+		return 0;
+	}
+	memcpy(&h, p, sizeof(h));
+	switch (h.type) {
+	case HL_REC_THREAD_START:
+	case HL_REC_THREAD_END:
+	case HL_REC_FORK:
+	case HL_REC_ERROR:
+	case HL_REC_DROPPED:
+		break;
+	default:
+		*why = "packed RECORD event carries a record that cannot be packed";
+		return 0;
+	}
+	if ((*why = check_header(&h)))
+		return 0;
+	if (h.length > HL_PACK_MAX_RECORD || h.length > avail) {
+		*why = "packed RECORD event longer than HL_PACK_MAX_RECORD or truncated";
+		return 0;
+	}
+	memset(out, 0, sizeof(*out));
+	memcpy(out->raw, p, h.length);
+	return h.length;
+}
+
+/* Expands the event at p (avail bytes left in the batch) into *out; returns
+ * its length, or 0 and *why. */
+static uint32_t unpack_event(const struct hl_rec_batch *b, const uint8_t *p, size_t avail,
+			     union unpacked *out, const char **why)
+{
+	unsigned event, kind;
+	uint64_t f[HL_PACK_MAX_FIELDS];
+	uint32_t n = hl_pack_read(p, avail, &event, &kind, f);
+	uint32_t rec;
+
+	if (n == 0) {
+		*why = "malformed or truncated packed event";
+		return 0;
+	}
+	switch (event) {
+	case HL_PACK_ALLOC:
+		if (f[3] > UINT32_MAX) {
+			*why = "packed ALLOC stack id above 32 bits";
+			return 0;
+		}
+		out->alloc = (struct hl_rec_alloc){
+			.h = header(HL_REC_ALLOC, kind, sizeof(out->alloc)),
+			.address = b->base_address + hl_unzigzag(f[1]), .size = f[2],
+			.ticks = b->base_ticks + f[0], .stack_id = (uint32_t)f[3] };
+		return n;
+	case HL_PACK_FREE:
+		out->free = (struct hl_rec_free){
+			.h = header(HL_REC_FREE, kind, sizeof(out->free)),
+			.address = b->base_address + hl_unzigzag(f[1]),
+			.ticks = b->base_ticks + f[0] };
+		return n;
+	case HL_PACK_REALLOC:
+		if (kind != 0 || f[4] > UINT32_MAX) {
+			*why = "packed REALLOC with a kind or a stack id above 32 bits";
+			return 0;
+		}
+		out->realloc = (struct hl_rec_realloc){
+			.h = header(HL_REC_REALLOC, 0, sizeof(out->realloc)),
+			.old_address = b->base_address + hl_unzigzag(f[1]), .size = f[3],
+			.ticks = b->base_ticks + f[0], .stack_id = (uint32_t)f[4] };
+		out->realloc.new_address = out->realloc.old_address + hl_unzigzag(f[2]);
+		return n;
+	default:
+		rec = unpack_record(p + n, avail - n, out, why);
+		return rec ? n + rec : 0;
+	}
+}
+
+/* Expands and accepts the packed events of a BATCH that was accepted.
+ * Events are expanded HL_DECODE_LOOKAHEAD ahead of the sink, so the hint
+ * sees them first, like whole records. */
+static long unpack_batch(struct hl_decoder *d, const struct hl_rec_batch *b)
+{
+	const uint8_t *p = (const uint8_t *)(b + 1);
+	const uint8_t *end = p + b->packed_bytes;
+	union unpacked ring[HL_DECODE_LOOKAHEAD];
+	uint64_t expanded = 0, accepted = 0;
+	const char *why = NULL;
+	bool hints = d->hint != NULL;
+
+	for (;;) {
+		while (!why && p < end && expanded - accepted < HL_DECODE_LOOKAHEAD) {
+			union unpacked *u = &ring[expanded % HL_DECODE_LOOKAHEAD];
+			uint32_t n = unpack_event(b, p, (size_t)(end - p), u, &why);
+
+			if (n == 0)
+				break;
+			p += n;
+			expanded++;
+			if (hints && !d->hint(d->ctx, &u->h))
+				hints = false;
+		}
+		if (accepted == expanded)
+			break;
+		const struct hl_wire_header *rec = &ring[accepted % HL_DECODE_LOOKAHEAD].h;
+		const char *bad;
+		long err = accept_record(d, rec, &bad);
+
+		if (err)
+			return bad ? packed_fail(d, accepted, bad) : err;
+		accepted++;
+	}
+	return why ? packed_fail(d, expanded, why) : 0;
+}
+
 long hl_decode_feed(struct hl_decoder *d, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
@@ -324,7 +504,7 @@ long hl_decode_feed(struct hl_decoder *d, const void *buf, size_t len)
 	while (len - done >= sizeof(struct hl_wire_header)) {
 		const struct hl_wire_header *rec = (const void *)(p + done);
 		const char *why = check_header(rec);
-		int err;
+		long err;
 
 		if (why)
 			return decode_fail(d, rec, why);
@@ -345,20 +525,12 @@ long hl_decode_feed(struct hl_decoder *d, const void *buf, size_t len)
 			ahead += h->length;
 			hinted++;
 		}
-		why = hl_decode_check_layout(rec);
-		if (!why)
-			why = check_connection(d, rec);
-		if (why)
-			return decode_fail(d, rec, why);
-		err = d->sink ? d->sink(d->ctx, rec) : 0;
-		if (err) {
-			if (!d->error[0])
-				snprintf(d->error, sizeof(d->error),
-					 "cannot process %s record",
-					 hl_decode_type_name(rec->type));
+		err = accept_record(d, rec, &why);
+		if (err)
+			return why ? decode_fail(d, rec, why) : err;
+		if (rec->type == HL_REC_BATCH &&
+		    (err = unpack_batch(d, (const struct hl_rec_batch *)rec)))
 			return err;
-		}
-		d->records++;
 		d->bytes += rec->length;
 		done += rec->length;
 		if (hinted)

@@ -30,6 +30,7 @@ static void reserve(struct hl_enc *e, size_t more)
 
 void hl_enc_raw(struct hl_enc *e, const void *data, size_t len)
 {
+	e->batch_open = false;
 	reserve(e, len);
 	memcpy(e->buf + e->len, data, len);
 	e->len += len;
@@ -39,6 +40,7 @@ void *hl_enc_record(struct hl_enc *e, uint8_t type, uint32_t length)
 {
 	struct hl_wire_header *h;
 
+	e->batch_open = false;
 	length = hl_wire_padded(length);
 	reserve(e, length);
 	h = (void *)(e->buf + e->len);
@@ -214,4 +216,112 @@ void hl_enc_dropped(struct hl_enc *e, uint64_t events)
 	struct hl_rec_dropped *r = hl_enc_record(e, HL_REC_DROPPED, sizeof(*r));
 
 	r->events = events;
+}
+
+/* ---- packed events ---------------------------------------------------------- */
+
+void hl_enc_batch_packed(struct hl_enc *e, uint32_t tid, uint64_t ticks, uint64_t sequence,
+			 uint64_t base_ticks, uint64_t base_address)
+{
+	struct hl_rec_batch *r;
+
+	hl_enc_batch(e, tid, ticks, sequence);
+	r = (void *)(e->buf + e->len - sizeof(*r));
+	r->base_ticks = base_ticks;
+	r->base_address = base_address;
+	e->batch_at = e->len - sizeof(*r);
+	e->batch_open = true;
+}
+
+static const struct hl_rec_batch *open_batch(const struct hl_enc *e)
+{
+	if (!e->batch_open) {
+		hl_log("encode: packed event without hl_enc_batch_packed");
+		abort(); /* a test or tool bug, not input */
+	}
+	return (const void *)(e->buf + e->batch_at);
+}
+
+/* Appends `len` bytes of packed event to the open batch and keeps the batch
+ * a complete record (length, packed_bytes, zero padding) after every call. */
+static void pack_append(struct hl_enc *e, const void *event, uint32_t len)
+{
+	uint32_t packed = open_batch(e)->packed_bytes;
+	size_t end = e->batch_at + sizeof(struct hl_rec_batch) + packed;
+	uint32_t length = hl_wire_padded((uint32_t)sizeof(struct hl_rec_batch) + packed + len);
+	struct hl_rec_batch *r;
+
+	e->len = end;
+	reserve(e, length - (end - e->batch_at));
+	memcpy(e->buf + end, event, len);
+	memset(e->buf + end + len, 0, e->batch_at + length - end - len);
+	e->len = e->batch_at + length;
+	r = (void *)(e->buf + e->batch_at);
+	r->packed_bytes = packed + len;
+	r->h.length = length;
+}
+
+static void pack_fields(struct hl_enc *e, unsigned event, unsigned kind, const uint64_t *fields,
+			unsigned n)
+{
+	uint8_t buf[HL_PACK_MAX_EVENT + HL_PACK_SLACK];
+
+	pack_append(e, buf, hl_pack_write(buf, event, kind, fields, n));
+}
+
+void hl_enc_pack_alloc(struct hl_enc *e, uint64_t address, uint64_t size, uint64_t ticks,
+		       uint32_t stack_id, unsigned kind)
+{
+	const struct hl_rec_batch *b = open_batch(e);
+	uint64_t f[4] = { ticks - b->base_ticks, hl_zigzag(address - b->base_address), size,
+			  stack_id };
+
+	pack_fields(e, HL_PACK_ALLOC, kind, f, 4);
+}
+
+void hl_enc_pack_free(struct hl_enc *e, uint64_t address, uint64_t ticks, unsigned kind)
+{
+	const struct hl_rec_batch *b = open_batch(e);
+	uint64_t f[2] = { ticks - b->base_ticks, hl_zigzag(address - b->base_address) };
+
+	pack_fields(e, HL_PACK_FREE, kind, f, 2);
+}
+
+void hl_enc_pack_realloc(struct hl_enc *e, uint64_t old_address, uint64_t new_address,
+			 uint64_t size, uint64_t ticks, uint32_t stack_id)
+{
+	const struct hl_rec_batch *b = open_batch(e);
+	uint64_t f[5] = { ticks - b->base_ticks, hl_zigzag(old_address - b->base_address),
+			  hl_zigzag(new_address - old_address), size, stack_id };
+
+	pack_fields(e, HL_PACK_REALLOC, 0, f, 5);
+}
+
+void hl_enc_pack_raw(struct hl_enc *e, const void *bytes, uint32_t len)
+{
+	open_batch(e);
+	pack_append(e, bytes, len);
+}
+
+void hl_enc_pack_record(struct hl_enc *e, const void *rec)
+{
+	const struct hl_wire_header *h = rec;
+	uint8_t buf[2 + HL_PACK_MAX_RECORD];
+	uint16_t op = HL_PACK_RECORD;
+
+	if (h->length > HL_PACK_MAX_RECORD) {
+		hl_log("encode: record too long for a RECORD event");
+		abort();
+	}
+	memcpy(buf, &op, 2);
+	memcpy(buf + 2, rec, h->length);
+	hl_enc_pack_raw(e, buf, 2 + h->length);
+}
+
+void hl_enc_pack_thread(struct hl_enc *e, uint8_t type, uint32_t tid, uint64_t ticks)
+{
+	struct hl_rec_thread r = { .h = { HL_WIRE_VERSION, type, 0, sizeof(r) }, .tid = tid,
+				   .ticks = ticks };
+
+	hl_enc_pack_record(e, &r);
 }

@@ -8,6 +8,7 @@
 #ifndef HL_REPORTER_ENCODE_H
 #define HL_REPORTER_ENCODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,8 @@ struct hl_enc {
 	uint8_t *buf; /* 16-aligned (malloc) */
 	size_t len;
 	size_t cap;
+	size_t batch_at;  /* offset of the BATCH that packed events go to */
+	bool batch_open;  /* the last record written is that BATCH */
 };
 
 void hl_enc_init(struct hl_enc *e);
@@ -47,5 +50,21 @@ void hl_enc_live(struct hl_enc *e, const struct hl_wire_live_block *blocks,
 		 uint32_t count, uint16_t flags);
 void hl_enc_error(struct hl_enc *e, const struct hl_rec_error *fields);
 void hl_enc_dropped(struct hl_enc *e, uint64_t events);
+
+/* Packed events (wire.h): hl_enc_batch_packed writes a BATCH with these
+ * bases, and the hl_enc_pack_* calls append events to it, keeping it a
+ * complete record after each call; any other record closes it. */
+void hl_enc_batch_packed(struct hl_enc *e, uint32_t tid, uint64_t ticks, uint64_t sequence,
+			 uint64_t base_ticks, uint64_t base_address);
+void hl_enc_pack_alloc(struct hl_enc *e, uint64_t address, uint64_t size, uint64_t ticks,
+		       uint32_t stack_id, unsigned kind);
+void hl_enc_pack_free(struct hl_enc *e, uint64_t address, uint64_t ticks, unsigned kind);
+void hl_enc_pack_realloc(struct hl_enc *e, uint64_t old_address, uint64_t new_address,
+			 uint64_t size, uint64_t ticks, uint32_t stack_id);
+/* A whole record (THREAD_START, FORK, ERROR, ...) as a RECORD event. */
+void hl_enc_pack_record(struct hl_enc *e, const void *rec);
+void hl_enc_pack_thread(struct hl_enc *e, uint8_t type, uint32_t tid, uint64_t ticks);
+/* Bytes appended as they are, for malformed-input tests. */
+void hl_enc_pack_raw(struct hl_enc *e, const void *bytes, uint32_t len);
 
 #endif /* HL_REPORTER_ENCODE_H */

@@ -23,11 +23,21 @@
  * Every BATCH record pairs a ticks value with CLOCK_MONOTONIC and
  * CLOCK_REALTIME nanoseconds so the reporter converts ticks to time.
  *
- * Threads: each thread buffers its own events and writes them in one batch,
- * which starts with a BATCH record naming the thread. Events after a BATCH
- * belong to that thread until the next BATCH. STACK, MODULE_LOAD and
- * MODULE_UNLOAD belong to no thread: the hook writes them between batches,
- * just before the first batch that names them.
+ * Threads: each thread buffers its own events and writes them in one batch:
+ * a BATCH record naming the thread, which carries the events themselves in
+ * packed form (below). Full-size records after a BATCH also belong to that
+ * thread until the next BATCH (the hook sends a forked child's inherited
+ * blocks that way). STACK, MODULE_LOAD and MODULE_UNLOAD belong to no
+ * thread: the hook writes them between batches, just before the first batch
+ * that names them.
+ *
+ * Packed events: allocation events are most of the stream (tens of millions
+ * a second at most), and at 24-48 bytes each their copy through the socket
+ * was the largest cost left on the program's side. Inside a BATCH each event
+ * is a 16-bit op word and its fields stored in 1, 2, 4 or 8 bytes, relative
+ * to bases the BATCH names, typically 7-14 bytes; see "Packed events" below.
+ * The reporter expands each one into the full-size record of its type
+ * (struct hl_rec_alloc, ...), so everything past the decoder sees one form.
  *
  * Ids: stack ids and module ids are chosen by the hook, start at 1, and are
  * unique within one connection. A STACK or MODULE_LOAD record always precedes
@@ -43,8 +53,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
-#define HL_WIRE_VERSION 1
+/* Records are little-endian; both sides read and write them in place. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "little-endian hosts only");
+
+#define HL_WIRE_VERSION 2
 #define HL_WIRE_MAX_RECORD (1u << 20)  /* no record is larger than 1 MiB */
 #define HL_WIRE_MAX_FRAMES 256         /* deepest stack a STACK record may carry */
 #define HL_WIRE_MAX_PATH 4096          /* longest exe/module path */
@@ -123,14 +137,18 @@ struct hl_rec_hello {
  * that instant (other threads keep allocating until fork() returns). */
 #define HL_HOOK_FORK_SNAPSHOT 4u
 
+/* BATCH is followed by `packed_bytes` bytes of packed events of thread `tid`
+ * (see "Packed events"), then zeros up to `h.length`. */
 struct hl_rec_batch {
 	struct hl_wire_header h;
-	uint32_t tid;     /* kernel thread id that owns the events that follow */
-	uint32_t reserved;
-	uint64_t ticks;       /* ticks now ... */
+	uint32_t tid;          /* kernel thread id that owns the events */
+	uint32_t packed_bytes; /* bytes of packed events after the fixed part */
+	uint64_t ticks;        /* ticks now ... */
 	uint64_t monotonic_ns; /* ... and CLOCK_MONOTONIC now */
 	uint64_t realtime_ns;  /* ... and CLOCK_REALTIME now */
 	uint64_t sequence;     /* batches sent so far by this process, from 0 */
+	uint64_t base_ticks;   /* packed events' ticks are stored relative to this */
+	uint64_t base_address; /* and their addresses to this */
 };
 
 /* MODULE_LOAD is followed by `build_id_len` bytes of build-id, then
@@ -295,10 +313,136 @@ struct hl_rec_dropped {
 	uint64_t events; /* events lost since the last DROPPED */
 };
 
+/* ---- Packed events ------------------------------------------------------
+ *
+ * A BATCH's payload is a sequence of packed events, each:
+ *   uint16_t op, little-endian:
+ *     bits 0-2   enum hl_pack_event
+ *     bits 3-5   enum hl_alloc_kind for ALLOC and FREE, else 0
+ *     bits 6-15  field i's size at bits 6+2i: 0, 1, 2, 3 = 1, 2, 4, 8 bytes
+ *   then the fields in that order, little-endian, unaligned:
+ *     ALLOC:   ticks, address, size, stack_id
+ *     FREE:    ticks, address
+ *     REALLOC: ticks, old_address, new_address, size, stack_id
+ *     RECORD:  none; a whole record follows (header first, `length` bytes,
+ *              unaligned): THREAD_START, THREAD_END, FORK, ERROR or DROPPED,
+ *              at most HL_PACK_MAX_RECORD bytes.
+ * Unused size bits are 0. Stored values:
+ *   ticks        ticks - BATCH.base_ticks, modulo 2^64;
+ *   address      hl_zigzag(address - BATCH.base_address);
+ *   old_address  hl_zigzag(old_address - BATCH.base_address);
+ *   new_address  hl_zigzag(new_address - old_address) (0 when in place);
+ *   size, stack_id as they are (a stack_id above 2^32 - 1 is an error).
+ * The bases are the thread's: deltas stay small because a thread's events
+ * in one batch are close in time and mostly within a few of its arenas. The
+ * decoder expands each event into struct hl_rec_alloc / hl_rec_free /
+ * hl_rec_realloc (flags = the kind) and then checks it like a full record.
+ */
+enum hl_pack_event {
+	HL_PACK_ALLOC = 1,
+	HL_PACK_FREE = 2,
+	HL_PACK_REALLOC = 3,
+	HL_PACK_RECORD = 4,
+};
+
+#define HL_PACK_MAX_FIELDS 5
+#define HL_PACK_MAX_EVENT (2 + HL_PACK_MAX_FIELDS * 8) /* bytes, RECORD aside */
+#define HL_PACK_MAX_RECORD 128 /* largest record a RECORD event may carry */
+/* The writer stores every field as 8 bytes and advances by its size: it
+ * needs this many writable bytes past the end of the event. */
+#define HL_PACK_SLACK 8
+
+/* Maps signed differences to small unsigned numbers: 0, -1, 1, -2 -> 0, 1, 2, 3. */
+static inline uint64_t hl_zigzag(uint64_t delta)
+{
+	return (delta << 1) ^ (uint64_t)((int64_t)delta >> 63);
+}
+
+static inline uint64_t hl_unzigzag(uint64_t z)
+{
+	return (z >> 1) ^ (0 - (z & 1));
+}
+
+/* Fields each event carries, indexed by enum hl_pack_event; 0 = unknown. */
+static inline unsigned hl_pack_field_count(unsigned event)
+{
+	switch (event) {
+	case HL_PACK_ALLOC: return 4;
+	case HL_PACK_FREE: return 2;
+	case HL_PACK_REALLOC: return 5;
+	default: return 0;
+	}
+}
+
+/* Writes one event with `n` fields at dst, which must have
+ * HL_PACK_MAX_EVENT + HL_PACK_SLACK writable bytes; returns its length. */
+static inline uint32_t hl_pack_write(uint8_t *dst, unsigned event, unsigned kind,
+				     const uint64_t *fields, unsigned n)
+{
+	uint8_t *p = dst + 2;
+	uint32_t op = event | kind << 3;
+
+	/* Unrolled (n is a constant at every call), this is straight-line code:
+	 * the hook runs it for every allocation. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 5
+#endif
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t v = fields[i];
+		uint32_t code = (v > 0xffu) + (v > 0xffffu) + (v > 0xffffffffu);
+
+		memcpy(p, &v, 8); /* the bytes past its size are overwritten next */
+		p += 1u << code;
+		op |= code << (6 + 2 * i);
+	}
+	uint16_t op16 = (uint16_t)op;
+	memcpy(dst, &op16, 2);
+	return (uint32_t)(p - dst);
+}
+
+/* Reads the event at src, of which `avail` bytes are there, into *event,
+ * *kind and fields[]; returns its length without a RECORD's record, or 0 if
+ * it is malformed or runs past avail. */
+static inline uint32_t hl_pack_read(const uint8_t *src, size_t avail, unsigned *event,
+				    unsigned *kind, uint64_t fields[HL_PACK_MAX_FIELDS])
+{
+	uint16_t op;
+	unsigned n;
+	size_t at = 2;
+
+	if (avail < 2)
+		return 0;
+	memcpy(&op, src, 2);
+	*event = op & 7u;
+	*kind = (op >> 3) & 7u;
+	n = hl_pack_field_count(*event);
+	if (*event == HL_PACK_RECORD)
+		return op == HL_PACK_RECORD ? 2 : 0;
+	if (n == 0 || op >> (6 + 2 * n) != 0)
+		return 0;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned code = (op >> (6 + 2 * i)) & 3u;
+		uint8_t b1;
+		uint16_t b2;
+		uint32_t b4;
+
+		if (avail - at < (1u << code))
+			return 0;
+		switch (code) {
+		case 0: memcpy(&b1, src + at, 1); fields[i] = b1; break;
+		case 1: memcpy(&b2, src + at, 2); fields[i] = b2; break;
+		case 2: memcpy(&b4, src + at, 4); fields[i] = b4; break;
+		default: memcpy(&fields[i], src + at, 8); break;
+		}
+		at += 1u << code;
+	}
+	return (uint32_t)at;
+}
+
 /* Record sizes are part of the protocol: pin them. */
 _Static_assert(sizeof(struct hl_wire_header) == 8, "header");
 _Static_assert(sizeof(struct hl_rec_hello) == 64, "hello");
-_Static_assert(sizeof(struct hl_rec_batch) == 48, "batch");
+_Static_assert(sizeof(struct hl_rec_batch) == 64, "batch");
 _Static_assert(sizeof(struct hl_rec_module_load) == 56, "module_load");
 _Static_assert(sizeof(struct hl_rec_module_unload) == 24, "module_unload");
 _Static_assert(sizeof(struct hl_rec_stack) == 16, "stack");

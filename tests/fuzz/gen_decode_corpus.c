@@ -63,6 +63,36 @@ static void full_process(struct hl_enc *e)
 	hl_enc_exit(e, HL_EXIT_NORMAL, 0, 35);
 }
 
+/* What the hook sends: batches of packed events, every kind of event. */
+static void packed_process(struct hl_enc *e)
+{
+	uint64_t frames[2] = { 0x401000, 0x401234 };
+	struct hl_rec_fork fork = { .h = { HL_WIRE_VERSION, HL_REC_FORK, 0, sizeof(fork) },
+				    .child_pid = 1002, .ticks = 50 };
+	struct hl_rec_error err = { .h = { HL_WIRE_VERSION, HL_REC_ERROR, 0, sizeof(err) },
+				    .kind = HL_ERROR_INVALID_FREE, .stack_id = 1,
+				    .address = 0x123 };
+
+	hello(e, HL_ORIGIN_START);
+	hl_enc_stack(e, 1, frames, 2, 0);
+	hl_enc_batch_packed(e, 1000, 100, 0, 40, 0x7f0000010000);
+	hl_enc_pack_thread(e, HL_REC_THREAD_START, 1000, 40);
+	for (uint64_t i = 0; i < 24; i++)
+		hl_enc_pack_alloc(e, 0x7f0000010000 + i * 48, 8 + i * 1000, 41 + i, i % 2,
+				  i % HL_KIND_COUNT);
+	hl_enc_pack_realloc(e, 0x7f0000010000, 0x7f0000010000, 4, 70, 1);
+	hl_enc_pack_realloc(e, 0x7f0000010030, 0x5500000000, 1 << 30, 71, 0);
+	hl_enc_pack_free(e, 0x5500000000, 72, 0);
+	hl_enc_pack_record(e, &fork);
+	hl_enc_pack_record(e, &err);
+	hl_enc_batch_packed(e, 1001, 200, 1, 150, 0x7f0000020000);
+	hl_enc_pack_thread(e, HL_REC_THREAD_START, 1001, 150);
+	for (uint64_t i = 0; i < 24; i++)
+		hl_enc_pack_free(e, 0x7f0000010000 + i * 48, 149 - i, i % HL_KIND_COUNT);
+	hl_enc_pack_thread(e, HL_REC_THREAD_END, 1001, 151);
+	hl_enc_exit(e, HL_EXIT_NORMAL, 0, 300);
+}
+
 int main(int argc, char **argv)
 {
 	struct hl_enc e;
@@ -88,6 +118,10 @@ int main(int argc, char **argv)
 		hl_enc_free(&e, 0x9000, 120 - i, 0);
 	}
 	err |= save(argv[1], "exec-reorder", 0, &e);
+	e.len = 0;
+	packed_process(&e);
+	err |= save(argv[1], "packed-process", 0, &e);
+	err |= save(argv[1], "packed-process-split", 3, &e);
 	e.len = 0;
 	hello(&e, HL_ORIGIN_START);
 	hl_enc_record(&e, HL_REC_STACK, 16 + 8 * 4);

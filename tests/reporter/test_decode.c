@@ -282,6 +282,343 @@ static void test_malformed(void **state)
 	expect_reject(bad_exit_how, "how");
 }
 
+/* ---- packed events ---------------------------------------------------------- */
+
+#define BASE_ADDRESS 0x7f0000100000ull
+#define BASE_TICKS 1000000ull
+
+/* Copies of what the sink received, in order, and when hints came. */
+struct recorded {
+	size_t n;
+	union {
+		struct hl_wire_header h;
+		struct hl_rec_alloc alloc;
+		struct hl_rec_free free;
+		struct hl_rec_realloc realloc;
+		struct hl_rec_thread thread;
+		struct hl_rec_fork fork;
+		struct hl_rec_error error;
+		uint8_t raw[128];
+	} recs[32];
+	size_t hinted;          /* hints of the batch's last 12 ALLOCs so far */
+	size_t hinted_at[32];   /* `hinted` when record i was sunk */
+};
+
+static int record_sink(void *ctx, const struct hl_wire_header *rec)
+{
+	struct recorded *r = ctx;
+
+	assert_true(r->n < 32);
+	memcpy(&r->recs[r->n], rec, rec->length < 128 ? rec->length : 128);
+	r->hinted_at[r->n] = r->hinted;
+	r->n++;
+	return 0;
+}
+
+static bool record_hint(void *ctx, const struct hl_wire_header *rec)
+{
+	struct recorded *r = ctx;
+	const struct hl_rec_alloc *a = (const void *)rec;
+
+	if (rec->type == HL_REC_ALLOC && a->address >= BASE_ADDRESS + 0x1000)
+		r->hinted++;
+	return true;
+}
+
+static void packed_stream(struct hl_enc *e)
+{
+	const char *argv[] = { "p" };
+	uint64_t frames[2] = { 0x401000, 0x401100 };
+	struct hl_rec_fork fork = { .h = { HL_WIRE_VERSION, HL_REC_FORK, 0, sizeof(fork) },
+				    .child_pid = 4242, .ticks = BASE_TICKS + 9 };
+	struct hl_rec_error error = { .h = { HL_WIRE_VERSION, HL_REC_ERROR, 0, sizeof(error) },
+				      .kind = HL_ERROR_DOUBLE_FREE, .stack_id = 2,
+				      .address = BASE_ADDRESS + 0x40, .alloc_stack_id = 1 };
+
+	hl_enc_hello(e, 7, 1, HL_ORIGIN_START, "/p", 1, argv);
+	hl_enc_stack(e, 1, frames, 2, 0);
+	hl_enc_stack(e, 2, frames + 1, 1, 0);
+	hl_enc_batch_packed(e, 70, BASE_TICKS + 100, 0, BASE_TICKS, BASE_ADDRESS);
+	hl_enc_pack_thread(e, HL_REC_THREAD_START, 70, BASE_TICKS);
+	/* Near both bases: one byte a field. */
+	hl_enc_pack_alloc(e, BASE_ADDRESS + 0x10, 24, BASE_TICKS + 1, 1, HL_KIND_MALLOC);
+	/* Far below the address base, before the tick base, a 2^40-byte size. */
+	hl_enc_pack_alloc(e, 0x55000000a000ull, 1ull << 40, BASE_TICKS - 5, 2, HL_KIND_NEW_ARRAY);
+	hl_enc_pack_realloc(e, BASE_ADDRESS + 0x10, BASE_ADDRESS + 0x10, 48, BASE_TICKS + 2, 1);
+	hl_enc_pack_realloc(e, BASE_ADDRESS + 0x10, 0x7effff000000ull, 1u << 20, BASE_TICKS + 3, 0);
+	hl_enc_pack_free(e, 0x7effff000000ull, BASE_TICKS + 4, HL_KIND_MALLOC);
+	hl_enc_pack_free(e, 0x55000000a000ull, BASE_TICKS + 70000, HL_KIND_NEW_ARRAY);
+	hl_enc_pack_record(e, &fork);
+	hl_enc_pack_record(e, &error);
+	for (uint64_t i = 0; i < 12; i++) /* more than the lookahead */
+		hl_enc_pack_alloc(e, BASE_ADDRESS + 0x1000 + i * 32, 32, BASE_TICKS + 10 + i, 1,
+				  HL_KIND_CALLOC);
+	/* A full-size record after the batch still belongs to its thread. */
+	hl_enc_alloc(e, 0x9000, 8, BASE_TICKS + 99, 0, HL_KIND_MALLOC);
+	hl_enc_exit(e, HL_EXIT_NORMAL, 0, BASE_TICKS + 100);
+}
+
+static void check_packed_records(const struct recorded *r)
+{
+	static const uint8_t types[] = {
+		HL_REC_HELLO, HL_REC_STACK, HL_REC_STACK, HL_REC_BATCH, HL_REC_THREAD_START,
+		HL_REC_ALLOC, HL_REC_ALLOC, HL_REC_REALLOC, HL_REC_REALLOC, HL_REC_FREE,
+		HL_REC_FREE, HL_REC_FORK, HL_REC_ERROR,
+	};
+
+	assert_int_equal(r->n, sizeof(types) + 12 + 2);
+	for (size_t i = 0; i < sizeof(types); i++)
+		assert_int_equal(r->recs[i].h.type, types[i]);
+	assert_int_equal(r->recs[4].thread.tid, 70);
+	assert_int_equal(r->recs[4].thread.ticks, BASE_TICKS);
+
+	assert_int_equal(r->recs[5].alloc.address, BASE_ADDRESS + 0x10);
+	assert_int_equal(r->recs[5].alloc.size, 24);
+	assert_int_equal(r->recs[5].alloc.ticks, BASE_TICKS + 1);
+	assert_int_equal(r->recs[5].alloc.stack_id, 1);
+	assert_int_equal(r->recs[5].h.flags, HL_KIND_MALLOC);
+	assert_int_equal(r->recs[5].h.length, sizeof(struct hl_rec_alloc));
+
+	assert_int_equal(r->recs[6].alloc.address, 0x55000000a000ull);
+	assert_int_equal(r->recs[6].alloc.size, 1ull << 40);
+	assert_int_equal(r->recs[6].alloc.ticks, BASE_TICKS - 5);
+	assert_int_equal(r->recs[6].alloc.stack_id, 2);
+	assert_int_equal(r->recs[6].h.flags, HL_KIND_NEW_ARRAY);
+
+	assert_int_equal(r->recs[7].realloc.old_address, BASE_ADDRESS + 0x10);
+	assert_int_equal(r->recs[7].realloc.new_address, BASE_ADDRESS + 0x10);
+	assert_int_equal(r->recs[7].realloc.size, 48);
+	assert_int_equal(r->recs[7].realloc.ticks, BASE_TICKS + 2);
+	assert_int_equal(r->recs[7].realloc.stack_id, 1);
+	assert_int_equal(r->recs[8].realloc.new_address, 0x7effff000000ull);
+	assert_int_equal(r->recs[8].realloc.size, 1u << 20);
+	assert_int_equal(r->recs[8].realloc.stack_id, 0);
+
+	assert_int_equal(r->recs[9].free.address, 0x7effff000000ull);
+	assert_int_equal(r->recs[9].free.ticks, BASE_TICKS + 4);
+	assert_int_equal(r->recs[10].free.address, 0x55000000a000ull);
+	assert_int_equal(r->recs[10].free.ticks, BASE_TICKS + 70000);
+	assert_int_equal(r->recs[10].h.flags, HL_KIND_NEW_ARRAY);
+
+	assert_int_equal(r->recs[11].fork.child_pid, 4242);
+	assert_int_equal(r->recs[12].error.kind, HL_ERROR_DOUBLE_FREE);
+	assert_int_equal(r->recs[12].error.address, BASE_ADDRESS + 0x40);
+	for (uint64_t i = 0; i < 12; i++) {
+		assert_int_equal(r->recs[13 + i].h.type, HL_REC_ALLOC);
+		assert_int_equal(r->recs[13 + i].alloc.address, BASE_ADDRESS + 0x1000 + i * 32);
+		assert_int_equal(r->recs[13 + i].alloc.ticks, BASE_TICKS + 10 + i);
+		assert_int_equal(r->recs[13 + i].h.flags, HL_KIND_CALLOC);
+	}
+	assert_int_equal(r->recs[25].alloc.address, 0x9000);
+	assert_int_equal(r->recs[26].h.type, HL_REC_EXIT);
+}
+
+static void test_packed_roundtrip(void **state)
+{
+	struct hl_enc e;
+	struct hl_decoder d;
+	struct recorded *r = calloc(1, sizeof(*r));
+	uint8_t *copy;
+
+	hl_enc_init(&e);
+	packed_stream(&e);
+	hl_decode_init(&d, record_sink, r);
+	d.hint = record_hint;
+	assert_int_equal(hl_decode_feed(&d, e.buf, e.len), (long)e.len);
+	check_packed_records(r);
+	/* Each packed event is hinted before the sink gets it, and at most
+	 * HL_DECODE_LOOKAHEAD events ahead. */
+	for (size_t k = 0; k < 12; k++) {
+		assert_true(r->hinted_at[13 + k] >= k + 1);
+		assert_true(r->hinted_at[13 + k] <= k + HL_DECODE_LOOKAHEAD);
+	}
+	assert_int_equal(r->hinted, 12);
+	assert_int_equal(d.records, r->n);
+	hl_decode_destroy(&d);
+
+	/* Split at every byte: the batch is consumed whole or not at all. */
+	copy = aligned_alloc(8, (e.len + 7) & ~7ul);
+	for (size_t split = 0; split <= e.len; split++) {
+		long used;
+
+		memset(r, 0, sizeof(*r));
+		hl_decode_init(&d, record_sink, r);
+		memcpy(copy, e.buf, e.len);
+		used = hl_decode_feed(&d, copy, split);
+		assert_true(used >= 0 && (size_t)used <= split && used % 8 == 0);
+		memmove(copy, copy + used, e.len - (size_t)used);
+		assert_int_equal(hl_decode_feed(&d, copy, e.len - (size_t)used),
+				 (long)(e.len - (size_t)used));
+		check_packed_records(r);
+		hl_decode_destroy(&d);
+	}
+	free(copy);
+	free(r);
+	hl_enc_destroy(&e);
+}
+
+/* Events near the bases take a byte a field: the point of packing. */
+static void test_packed_is_compact(void **state)
+{
+	struct hl_enc e;
+	const struct hl_rec_batch *b;
+
+	hl_enc_init(&e);
+	hl_enc_batch_packed(&e, 1, 0, 0, BASE_TICKS, BASE_ADDRESS);
+	hl_enc_pack_alloc(&e, BASE_ADDRESS + 0x40, 100, BASE_TICKS + 200, 3, HL_KIND_MALLOC);
+	hl_enc_pack_free(&e, BASE_ADDRESS - 0x40, BASE_TICKS + 250, HL_KIND_MALLOC);
+	b = (const void *)e.buf;
+	assert_int_equal(b->packed_bytes, (2 + 4) + (2 + 2));
+	assert_int_equal(b->h.length, sizeof(*b) + 16);
+	hl_enc_destroy(&e);
+}
+
+static void packed_open(struct hl_enc *e)
+{
+	uint64_t frame = 0x401000;
+
+	hl_enc_stack(e, 1, &frame, 1, 0);
+	hl_enc_batch_packed(e, 7, 10, 0, 10, 0x10000);
+}
+
+static void bad_packed_truncated(struct hl_enc *e)
+{
+	uint8_t ev[3] = { HL_PACK_FREE | 3u << 6, 0, 1 }; /* ticks claims 8 bytes */
+
+	packed_open(e);
+	hl_enc_pack_raw(e, ev, sizeof(ev));
+}
+
+static void bad_packed_event_zero(struct hl_enc *e)
+{
+	uint8_t ev[4] = { 0, 0, 1, 1 };
+
+	packed_open(e);
+	hl_enc_pack_raw(e, ev, sizeof(ev));
+}
+
+static void bad_packed_event_unknown(struct hl_enc *e)
+{
+	uint8_t ev[4] = { 5, 0, 1, 1 };
+
+	packed_open(e);
+	hl_enc_pack_raw(e, ev, sizeof(ev));
+}
+
+static void bad_packed_unused_bits(struct hl_enc *e)
+{
+	uint8_t ev[4] = { HL_PACK_FREE, 1u << 2, 1, 2 }; /* a size for a third field */
+
+	packed_open(e);
+	hl_enc_pack_raw(e, ev, sizeof(ev));
+}
+
+static void bad_packed_realloc_kind(struct hl_enc *e)
+{
+	uint8_t ev[HL_PACK_MAX_EVENT + HL_PACK_SLACK];
+	uint64_t f[5] = { 1, 2, 0, 8, 1 };
+
+	packed_open(e);
+	hl_enc_pack_raw(e, ev, hl_pack_write(ev, HL_PACK_REALLOC, 1, f, 5));
+}
+
+static void bad_packed_alloc_kind(struct hl_enc *e)
+{
+	packed_open(e);
+	hl_enc_pack_alloc(e, 0x10010, 8, 11, 1, 6);
+}
+
+static void bad_packed_stack_huge(struct hl_enc *e)
+{
+	uint8_t ev[HL_PACK_MAX_EVENT + HL_PACK_SLACK];
+	uint64_t f[4] = { 1, 2, 8, 1ull << 32 };
+
+	packed_open(e);
+	hl_enc_pack_raw(e, ev, hl_pack_write(ev, HL_PACK_ALLOC, 0, f, 4));
+}
+
+static void bad_packed_unknown_stack(struct hl_enc *e)
+{
+	packed_open(e);
+	hl_enc_pack_alloc(e, 0x10010, 8, 11, 1, 0);
+	hl_enc_pack_alloc(e, 0x10020, 8, 12, 7, 0);
+}
+
+static void bad_packed_address_zero(struct hl_enc *e)
+{
+	packed_open(e);
+	hl_enc_pack_free(e, 0, 11, 0);
+}
+
+static void bad_packed_record_hello(struct hl_enc *e)
+{
+	struct hl_rec_hello h = { .h = { HL_WIRE_VERSION, HL_REC_HELLO, 0, sizeof(h) } };
+
+	packed_open(e);
+	hl_enc_pack_record(e, &h);
+}
+
+static void bad_packed_record_long(struct hl_enc *e)
+{
+	uint8_t ev[2 + 8 + HL_PACK_MAX_RECORD] = { HL_PACK_RECORD };
+	struct hl_wire_header h = { HL_WIRE_VERSION, HL_REC_DROPPED, 0, HL_PACK_MAX_RECORD + 8 };
+
+	memcpy(ev + 2, &h, sizeof(h));
+	packed_open(e);
+	hl_enc_pack_raw(e, ev, sizeof(ev));
+}
+
+static void bad_packed_record_truncated(struct hl_enc *e)
+{
+	uint8_t ev[6] = { HL_PACK_RECORD, 0, HL_WIRE_VERSION, HL_REC_THREAD_END };
+
+	packed_open(e);
+	hl_enc_pack_raw(e, ev, sizeof(ev));
+}
+
+static void bad_packed_record_version(struct hl_enc *e)
+{
+	struct hl_rec_thread t = { .h = { 1, HL_REC_THREAD_END, 0, sizeof(t) }, .tid = 7 };
+
+	packed_open(e);
+	hl_enc_pack_record(e, &t);
+}
+
+static void bad_batch_overrun(struct hl_enc *e)
+{
+	struct hl_rec_batch *b;
+
+	packed_open(e);
+	b = (void *)(e->buf + e->batch_at);
+	b->packed_bytes = 8;
+}
+
+static void bad_batch_padding(struct hl_enc *e)
+{
+	packed_open(e);
+	hl_enc_pack_free(e, 0x10010, 11, 0); /* 4 bytes, then 4 of padding */
+	e->buf[e->len - 1] = 1;
+}
+
+static void test_packed_malformed(void **state)
+{
+	expect_reject(bad_packed_truncated, "truncated packed event");
+	expect_reject(bad_packed_event_zero, "malformed");
+	expect_reject(bad_packed_event_unknown, "malformed");
+	expect_reject(bad_packed_unused_bits, "malformed");
+	expect_reject(bad_packed_realloc_kind, "REALLOC with a kind");
+	expect_reject(bad_packed_alloc_kind, "unknown allocation kind");
+	expect_reject(bad_packed_stack_huge, "above 32 bits");
+	expect_reject(bad_packed_unknown_stack, "unknown stack id 7 (packed event 1 of the BATCH");
+	expect_reject(bad_packed_address_zero, "FREE of address 0");
+	expect_reject(bad_packed_record_hello, "cannot be packed");
+	expect_reject(bad_packed_record_long, "longer than HL_PACK_MAX_RECORD");
+	expect_reject(bad_packed_record_truncated, "truncated");
+	expect_reject(bad_packed_record_version, "wrong wire version");
+	expect_reject(bad_batch_overrun, "overrun");
+	expect_reject(bad_batch_padding, "padding");
+}
+
 static void test_hello_checks(void **state)
 {
 	struct hl_enc e;
@@ -371,6 +708,9 @@ int main(void)
 		cmocka_unit_test(test_hello_checks),
 		cmocka_unit_test(test_unknown_type_skipped),
 		cmocka_unit_test(test_sink_error_stops),
+		cmocka_unit_test(test_packed_roundtrip),
+		cmocka_unit_test(test_packed_is_compact),
+		cmocka_unit_test(test_packed_malformed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

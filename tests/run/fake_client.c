@@ -116,10 +116,12 @@ static void leak_process(int fd, int argc, char **argv, bool do_exit)
 
 	hl_enc_init(&e);
 	prologue(&e, HL_ORIGIN_START, argc, argv);
+	/* Packed, as the hook sends them. */
+	hl_enc_batch_packed(&e, (uint32_t)getpid(), 3000, 1, 10, 0x100000);
 	for (uint64_t i = 0; i < 1000; i++)
-		hl_enc_alloc(&e, 0x100000 + i * 32, 24, 10 + i, 1, HL_KIND_MALLOC);
+		hl_enc_pack_alloc(&e, 0x100000 + i * 32, 24, 10 + i, 1, HL_KIND_MALLOC);
 	for (uint64_t i = 0; i < 10; i++)
-		hl_enc_free(&e, 0x100000 + i * 32, 2000 + i, HL_KIND_MALLOC);
+		hl_enc_pack_free(&e, 0x100000 + i * 32, 2000 + i, HL_KIND_MALLOC);
 	if (do_exit)
 		hl_enc_exit(&e, HL_EXIT_NORMAL, 3, 3000);
 	send_all(fd, &e);
