@@ -38,12 +38,22 @@ struct reader {
 	void *block;
 	bool alloc_before_stack;     /* an ALLOC named a stack not yet defined */
 	uint32_t stacks_defined;
+	uint32_t batch_tid;          /* thread of the current batch */
+	size_t nallocs;              /* ALLOCs logged below, in stream order */
+	uint32_t alloc_tid[8192];
+	uint64_t alloc_ticks[8192];
 };
 
 static int sink(void *ctx, const struct hl_wire_header *rec)
 {
 	struct reader *r = ctx;
 	r->counts[rec->type]++;
+	if (rec->type == HL_REC_BATCH)
+		r->batch_tid = ((const struct hl_rec_batch *)rec)->tid;
+	if (rec->type == HL_REC_ALLOC && r->nallocs < 8192) {
+		r->alloc_tid[r->nallocs] = r->batch_tid;
+		r->alloc_ticks[r->nallocs++] = ((const struct hl_rec_alloc *)rec)->ticks;
+	}
 	if (rec->type == HL_REC_STACK)
 		r->stacks_defined++;
 	if (rec->type == HL_REC_LIVE) {
@@ -86,7 +96,7 @@ static void *reader_main(void *arg)
 
 static void reader_start(struct reader *r, int fd)
 {
-	memset(r, 0, sizeof(*r));
+	memset(r, 0, offsetof(struct reader, alloc_tid));
 	r->fd = fd;
 	hl_decode_init(&r->decoder, sink, r);
 	assert_int_equal(pthread_create(&r->thread, NULL, reader_main, r), 0);
@@ -155,6 +165,88 @@ static void test_round_trip(void **state)
 	assert_int_not_equal(r.block_stack, 0);
 	assert_true(r.stacks_defined >= 2);
 	free(r.block);
+}
+
+/* The main thread's ALLOC ticks from index `from`, `count` of them: the
+ * longest run of equal ticks, or 0 if they ever go down. */
+static size_t longest_equal_run(const struct reader *r, uint32_t tid, size_t from, size_t count)
+{
+	size_t run = 1, longest = 1, seen = 0;
+	uint64_t last = 0;
+	for (size_t i = 0; i < r->nallocs && seen < from + count; i++) {
+		if (r->alloc_tid[i] != tid)
+			continue;
+		if (seen++ < from)
+			continue;
+		if (seen - 1 > from && r->alloc_ticks[i] < last)
+			return 0;
+		run = seen - 1 > from && r->alloc_ticks[i] == last ? run + 1 : 1;
+		if (run > longest)
+			longest = run;
+		last = r->alloc_ticks[i];
+	}
+	return longest;
+}
+
+static void *thread_allocs_few(void *arg)
+{
+	for (int i = 0; i < 100; i++)
+		free(alloc_site_two(24));
+	return NULL;
+}
+
+/* Event times (emit.c event_ticks): a lone thread's dense events share a
+ * clock reading among at most 8, never out of order; sparse events and,
+ * once a second thread had events, every event read the clock. In a child:
+ * `threaded` must start false. Returns which check failed, 0 if none. */
+static int ticks_child(void)
+{
+	int sv[2];
+	static struct reader r;
+	uint32_t tid = (uint32_t)gettid();
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		return 2;
+	reader_start(&r, sv[1]);
+	if (!hl_emit_connect_fd(sv[0], HL_ORIGIN_START, (uint32_t)getppid()))
+		return 3;
+	hl_track_enabled = true;
+	for (int i = 0; i < 2000; i++)
+		free(alloc_site_one(32));
+	for (int i = 0; i < 20; i++) {
+		usleep(300);
+		free(alloc_site_one(32));
+	}
+	pthread_t t;
+	if (pthread_create(&t, NULL, thread_allocs_few, NULL) != 0 || pthread_join(t, NULL) != 0)
+		return 4;
+	for (int i = 0; i < 2000; i++)
+		free(alloc_site_one(32));
+	hl_track_exit(HL_EXIT_NORMAL, 0);
+	pthread_join(r.thread, NULL);
+	if (r.result < 0 || r.nallocs < 4120)
+		return 5;
+	size_t dense = longest_equal_run(&r, tid, 0, 2000);
+	if (dense < 2 || dense > 8)
+		return 10 + (int)dense; /* no reuse, out of order or too long */
+	/* The first 7 may still take the dense run's last reading. */
+	if (longest_equal_run(&r, tid, 2008, 12) != 1)
+		return 6; /* sparse events must each read the clock */
+	if (longest_equal_run(&r, tid, 2020, 2000) != 1)
+		return 7; /* with threads, every event reads the clock */
+	return 0;
+}
+
+static void test_event_ticks(void **state)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(ticks_child());
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("ticks child: status %#x (exit code: which check of ticks_child failed)",
+			 status);
 }
 
 /* The reporter closes its end mid-run: no SIGPIPE, errno kept, events
@@ -229,6 +321,7 @@ int main(void)
 	/* A SIGPIPE would kill the test: make sure none is raised. */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_event_ticks),
 		cmocka_unit_test(test_peer_closes),
 		cmocka_unit_test(test_peer_closes_prints_summary),
 		cmocka_unit_test(test_socket_to_nowhere),
