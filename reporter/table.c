@@ -87,6 +87,24 @@ static struct hl_block *search(const struct hl_table *t, uint64_t address,
 	}
 }
 
+void hl_table_prefetch(const struct hl_table *t, uint64_t address)
+{
+	uint64_t h = hl_table_hash(address);
+	const uint8_t *group;
+	unsigned m;
+	size_t g;
+
+	if (!t->capacity)
+		return;
+	g = (size_t)(h >> t->shift);
+	group = t->ctrl + g * GROUP;
+	m = group_match(group, tag_of(h));
+	if (!m)
+		m = group_free(group);
+	if (m)
+		__builtin_prefetch(&t->slots[g * GROUP + (unsigned)__builtin_ctz(m)]);
+}
+
 struct hl_block *hl_table_find(const struct hl_table *t, uint64_t address)
 {
 	return t->count ? search(t, address, NULL) : NULL;

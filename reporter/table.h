@@ -91,20 +91,12 @@ static inline uint64_t hl_table_hash(uint64_t address)
 	return (address >> 4) * 0x9e3779b97f4a7c15ull;
 }
 
-/* Starts loading what a lookup of address reads first: its group's control
- * bytes and the group's first slots (a hint only). */
-/* (always_inline: gcc 12 outlines the body as a part function, deems that
- * const, and deletes the calls.) */
-static inline __attribute__((always_inline)) void
-hl_table_prefetch(const struct hl_table *t, uint64_t address)
-{
-	if (t->capacity) {
-		size_t g = (size_t)(hl_table_hash(address) >> t->shift);
-
-		__builtin_prefetch(&t->ctrl[g * 16]);
-		__builtin_prefetch(&t->slots[g * 16]);
-	}
-}
+/* Starts loading the slot a lookup or insertion of address will read (a
+ * hint only): the first slot of its group whose control byte matches, else
+ * the first free one. The control bytes (one a slot) mostly stay in cache;
+ * the 16 slots of a group span 8 cache lines, so guessing the group's first
+ * line, as this did before, missed most of the time. */
+void hl_table_prefetch(const struct hl_table *t, uint64_t address);
 
 /* Iteration: for (b = hl_table_next(t, NULL); b; b = hl_table_next(t, b)).
  * Removing the entry b during iteration is fine (nothing moves on removal;
