@@ -45,7 +45,7 @@
 #define FLUSH_TICKS 100000000u
 #define SCRATCH_BYTES (64u * 1024)
 /* One event, after the thread's buffer is gone. */
-#define LATE_BYTES (2 + HL_PACK_MAX_RECORD + HL_PACK_SLACK)
+#define LATE_BYTES (2 + HL_PACK_MAX_RECORD)
 
 struct emit_buffer {
 	struct emit_buffer *next;  /* all buffers; write_lock */
@@ -436,7 +436,7 @@ HL_INLINE void event_bases(struct emit_buffer *b, uint64_t ticks, uint64_t addre
 	}
 }
 
-#define EVENT_ROOM (HL_PACK_MAX_EVENT + HL_PACK_SLACK)
+#define EVENT_ROOM (HL_PACK_MAX_EVENT)
 
 void hl_emit_alloc(uint64_t address, uint64_t size, uint32_t stack_id, unsigned kind)
 {

@@ -264,7 +264,7 @@ static void pack_append(struct hl_enc *e, const void *event, uint32_t len)
 static void pack_fields(struct hl_enc *e, unsigned event, unsigned kind, const uint64_t *fields,
 			unsigned n)
 {
-	uint8_t buf[HL_PACK_MAX_EVENT + HL_PACK_SLACK];
+	uint8_t buf[HL_PACK_MAX_EVENT];
 
 	pack_append(e, buf, hl_pack_write(buf, event, kind, fields, n));
 }

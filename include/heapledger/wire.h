@@ -352,9 +352,6 @@ enum hl_pack_event {
 #define HL_PACK_MAX_FIELDS 5
 #define HL_PACK_MAX_EVENT (2 + HL_PACK_MAX_FIELDS * 8) /* bytes, RECORD aside */
 #define HL_PACK_MAX_RECORD 128 /* largest record a RECORD event may carry */
-/* The writer stores every field as 8 bytes and advances by its size: it
- * needs this many writable bytes past the end of the event. */
-#define HL_PACK_SLACK 8
 
 /* Maps signed differences to small unsigned numbers: 0, -1, 1, -2 -> 0, 1, 2, 3. */
 static inline uint64_t hl_zigzag(uint64_t delta)
@@ -379,7 +376,9 @@ static inline unsigned hl_pack_field_count(unsigned event)
 }
 
 /* Writes one event with `n` fields at dst, which must have
- * HL_PACK_MAX_EVENT + HL_PACK_SLACK writable bytes; returns its length. */
+ * HL_PACK_MAX_EVENT writable bytes (each field is stored as 8 bytes and the
+ * next one overwrites what lies past its size, so the last one may write up
+ * to 2 + 8n bytes); returns its length. */
 static inline uint32_t hl_pack_write(uint8_t *dst, unsigned event, unsigned kind,
 				     const uint64_t *fields, unsigned n)
 {

@@ -515,7 +515,7 @@ static void bad_packed_unused_bits(struct hl_enc *e)
 
 static void bad_packed_realloc_kind(struct hl_enc *e)
 {
-	uint8_t ev[HL_PACK_MAX_EVENT + HL_PACK_SLACK];
+	uint8_t ev[HL_PACK_MAX_EVENT];
 	uint64_t f[5] = { 1, 2, 0, 8, 1 };
 
 	packed_open(e);
@@ -530,7 +530,7 @@ static void bad_packed_alloc_kind(struct hl_enc *e)
 
 static void bad_packed_stack_huge(struct hl_enc *e)
 {
-	uint8_t ev[HL_PACK_MAX_EVENT + HL_PACK_SLACK];
+	uint8_t ev[HL_PACK_MAX_EVENT];
 	uint64_t f[4] = { 1, 2, 8, 1ull << 32 };
 
 	packed_open(e);
