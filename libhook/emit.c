@@ -436,44 +436,39 @@ HL_INLINE void event_bases(struct emit_buffer *b, uint64_t ticks, uint64_t addre
 	}
 }
 
-#define EVENT_ROOM (HL_PACK_MAX_EVENT)
-
-void hl_emit_alloc(uint64_t address, uint64_t size, uint32_t stack_id, unsigned kind)
+/* One packed event: its first fields are its time and its (first) address,
+ * packed against the buffer's bases; `rest` holds the others as they go. */
+HL_INLINE void emit_event(unsigned event, unsigned kind, uint64_t address, const uint64_t *rest,
+			  unsigned nrest)
 {
 	struct emit_buffer *b;
 	uint64_t ticks, bt, ba;
-	uint8_t *dst = event_begin(EVENT_ROOM, &ticks, &b);
+	uint8_t *dst = event_begin(HL_PACK_MAX_EVENT, &ticks, &b);
 	if (dst == NULL)
 		return;
 	event_bases(b, ticks, address, &bt, &ba);
-	uint64_t f[4] = { ticks - bt, hl_zigzag(address - ba), size, stack_id };
-	event_end(b, hl_pack_write(dst, HL_PACK_ALLOC, kind, f, 4), ticks);
+	uint64_t f[HL_PACK_MAX_FIELDS] = { ticks - bt, hl_zigzag(address - ba) };
+	for (unsigned i = 0; i < nrest; i++)
+		f[2 + i] = rest[i];
+	event_end(b, hl_pack_write(dst, event, kind, f, 2 + nrest), ticks);
+}
+
+void hl_emit_alloc(uint64_t address, uint64_t size, uint32_t stack_id, unsigned kind)
+{
+	uint64_t rest[2] = { size, stack_id };
+	emit_event(HL_PACK_ALLOC, kind, address, rest, 2);
 }
 
 void hl_emit_free(uint64_t address, unsigned kind)
 {
-	struct emit_buffer *b;
-	uint64_t ticks, bt, ba;
-	uint8_t *dst = event_begin(EVENT_ROOM, &ticks, &b);
-	if (dst == NULL)
-		return;
-	event_bases(b, ticks, address, &bt, &ba);
-	uint64_t f[2] = { ticks - bt, hl_zigzag(address - ba) };
-	event_end(b, hl_pack_write(dst, HL_PACK_FREE, kind, f, 2), ticks);
+	emit_event(HL_PACK_FREE, kind, address, NULL, 0);
 }
 
 void hl_emit_realloc(uint64_t old_address, uint64_t new_address, uint64_t size,
 		     uint32_t stack_id)
 {
-	struct emit_buffer *b;
-	uint64_t ticks, bt, ba;
-	uint8_t *dst = event_begin(EVENT_ROOM, &ticks, &b);
-	if (dst == NULL)
-		return;
-	event_bases(b, ticks, old_address, &bt, &ba);
-	uint64_t f[5] = { ticks - bt, hl_zigzag(old_address - ba),
-			  hl_zigzag(new_address - old_address), size, stack_id };
-	event_end(b, hl_pack_write(dst, HL_PACK_REALLOC, 0, f, 5), ticks);
+	uint64_t rest[3] = { hl_zigzag(new_address - old_address), size, stack_id };
+	emit_event(HL_PACK_REALLOC, 0, old_address, rest, 3);
 }
 
 void hl_emit_record(const void *rec, uint32_t len)

@@ -30,6 +30,42 @@ static int count_sink(void *ctx, const struct hl_wire_header *rec)
 	return 0;
 }
 
+/* Feeds e's stream split in two at every byte: the first part's partial
+ * record is never consumed, the rest completes it. `reset` clears ctx
+ * before each split, `check` looks at what the sink got. */
+static void feed_split_everywhere(const struct hl_enc *e, hl_decode_sink_fn sink, void *ctx,
+				  void (*reset)(void *ctx), void (*check)(void *ctx))
+{
+	uint8_t *copy = aligned_alloc(8, (e->len + 7) & ~7ul);
+
+	for (size_t split = 0; split <= e->len; split++) {
+		struct hl_decoder d;
+		long used;
+
+		reset(ctx);
+		hl_decode_init(&d, sink, ctx);
+		memcpy(copy, e->buf, e->len);
+		used = hl_decode_feed(&d, copy, split);
+		assert_true(used >= 0 && (size_t)used <= split && used % 8 == 0);
+		memmove(copy, copy + used, e->len - (size_t)used);
+		assert_int_equal(hl_decode_feed(&d, copy, e->len - (size_t)used),
+				 (long)(e->len - (size_t)used));
+		check(ctx);
+		hl_decode_destroy(&d);
+	}
+	free(copy);
+}
+
+static void seen_reset(void *ctx)
+{
+	memset(ctx, 0, sizeof(struct seen));
+}
+
+static void seen_check_15(void *ctx)
+{
+	assert_int_equal(((struct seen *)ctx)->total, 15);
+}
+
 static void valid_stream(struct hl_enc *e)
 {
 	const char *argv[] = { "prog", "-x" };
@@ -61,7 +97,6 @@ static void test_roundtrip(void **state)
 	struct hl_enc e;
 	struct hl_decoder d;
 	struct seen s = { 0 };
-	uint8_t *copy;
 
 	hl_enc_init(&e);
 	valid_stream(&e);
@@ -73,23 +108,7 @@ static void test_roundtrip(void **state)
 	assert_int_equal(d.pid, 100);
 	hl_decode_destroy(&d);
 
-	/* Split at every byte: a partial record is never consumed. */
-	copy = aligned_alloc(8, (e.len + 7) & ~7ul);
-	for (size_t split = 0; split <= e.len; split++) {
-		long used;
-
-		memset(&s, 0, sizeof(s));
-		hl_decode_init(&d, count_sink, &s);
-		memcpy(copy, e.buf, e.len);
-		used = hl_decode_feed(&d, copy, split);
-		assert_true(used >= 0 && (size_t)used <= split && used % 8 == 0);
-		memmove(copy, copy + used, e.len - (size_t)used);
-		assert_int_equal(hl_decode_feed(&d, copy, e.len - (size_t)used),
-				 (long)(e.len - (size_t)used));
-		assert_int_equal(s.total, 15);
-		hl_decode_destroy(&d);
-	}
-	free(copy);
+	feed_split_everywhere(&e, count_sink, &s, seen_reset, seen_check_15);
 	hl_enc_destroy(&e);
 }
 
@@ -413,12 +432,21 @@ static void check_packed_records(const struct recorded *r)
 	assert_int_equal(r->recs[26].h.type, HL_REC_EXIT);
 }
 
+static void recorded_reset(void *ctx)
+{
+	memset(ctx, 0, sizeof(struct recorded));
+}
+
+static void recorded_check(void *ctx)
+{
+	check_packed_records(ctx);
+}
+
 static void test_packed_roundtrip(void **state)
 {
 	struct hl_enc e;
 	struct hl_decoder d;
 	struct recorded *r = calloc(1, sizeof(*r));
-	uint8_t *copy;
 
 	hl_enc_init(&e);
 	packed_stream(&e);
@@ -436,23 +464,8 @@ static void test_packed_roundtrip(void **state)
 	assert_int_equal(d.records, r->n);
 	hl_decode_destroy(&d);
 
-	/* Split at every byte: the batch is consumed whole or not at all. */
-	copy = aligned_alloc(8, (e.len + 7) & ~7ul);
-	for (size_t split = 0; split <= e.len; split++) {
-		long used;
-
-		memset(r, 0, sizeof(*r));
-		hl_decode_init(&d, record_sink, r);
-		memcpy(copy, e.buf, e.len);
-		used = hl_decode_feed(&d, copy, split);
-		assert_true(used >= 0 && (size_t)used <= split && used % 8 == 0);
-		memmove(copy, copy + used, e.len - (size_t)used);
-		assert_int_equal(hl_decode_feed(&d, copy, e.len - (size_t)used),
-				 (long)(e.len - (size_t)used));
-		check_packed_records(r);
-		hl_decode_destroy(&d);
-	}
-	free(copy);
+	/* The batch is consumed whole or not at all. */
+	feed_split_everywhere(&e, record_sink, r, recorded_reset, recorded_check);
 	free(r);
 	hl_enc_destroy(&e);
 }
