@@ -4,13 +4,15 @@
  * Each thread appends packed events (wire.h, "Packed events") to its own
  * buffer (hl_meta_alloc'd, linked in `buffers`) with no lock. A buffer is
  * written as one BATCH record naming the thread and carrying the events, in
- * one sendmsg under write_lock, so batches never interleave. Before every batch the writer sends what other
- * records name: MODULE_LOAD/UNLOAD (modules.c) and STACKs with ids not yet
- * sent (stack.c), so an id is always defined before its first use.
+ * one sendmsg under write_lock, so batches never interleave. Before every
+ * batch the writer sends what other records name: MODULE_LOAD/UNLOAD
+ * (modules.c) and STACKs with ids not yet sent (stack.c), so an id is always
+ * defined before its first use.
  *
  * A buffer is flushed when full, when its oldest event is older than
- * FLUSH_TICKS, after a new thread's first event, at thread exit, at fork (the forking thread), at exec and at
- * exit (every thread's committed records). Invariants:
+ * FLUSH_TICKS, after a new thread's first event, at thread exit, at fork
+ * (the forking thread), at exec and at exit (every thread's committed
+ * records). Invariants:
  *  - the owner writes records at data[used..] and then publishes `used`
  *    (release); records in [sent, used) are complete;
  *  - `sent` and the reset of a buffer change only under write_lock; another
@@ -45,7 +47,7 @@
 #define FLUSH_TICKS 100000000u
 #define SCRATCH_BYTES (64u * 1024)
 /* One event, after the thread's buffer is gone. */
-#define LATE_BYTES (2 + HL_PACK_MAX_RECORD)
+#define LATE_BYTES (HL_PACK_OP_BYTES + HL_PACK_MAX_RECORD)
 
 struct emit_buffer {
 	struct emit_buffer *next;  /* all buffers; write_lock */
@@ -267,22 +269,13 @@ static HL_NOINLINE void buffer_flush_own(struct emit_buffer *b)
 
 /* ---- per-thread buffers ----------------------------------------------------- */
 
-/* A whole record as a RECORD event at `dst`; returns the bytes written. */
-static uint32_t pack_record(uint8_t *dst, const void *rec, uint32_t len)
-{
-	uint16_t op = HL_PACK_RECORD;
-	memcpy(dst, &op, sizeof(op));
-	memcpy(dst + sizeof(op), rec, len);
-	return (uint32_t)sizeof(op) + len;
-}
-
-#define THREAD_EVENT_BYTES (2 + (uint32_t)sizeof(struct hl_rec_thread))
+#define THREAD_EVENT_BYTES (HL_PACK_OP_BYTES + (uint32_t)sizeof(struct hl_rec_thread))
 
 static void put_thread_record(struct emit_buffer *b, unsigned type, uint32_t tid)
 {
 	struct hl_rec_thread rec = { .h = hl_wire_hdr(type, 0, sizeof(rec)), .tid = tid,
 				     .ticks = hl_ticks() };
-	uint32_t len = pack_record(b->data + b->used, &rec, sizeof(rec));
+	uint32_t len = hl_pack_write_record(b->data + b->used, &rec, sizeof(rec));
 	atomic_store_explicit(&b->records, b->records + 1, memory_order_relaxed);
 	atomic_store_explicit(&b->used, b->used + len, memory_order_release);
 }
@@ -361,6 +354,7 @@ HL_INLINE uint64_t event_ticks(struct emit_buffer *b)
 		b->close_reads = 0;
 	}
 	b->reuse_left = b->close_reads >= DENSE_READS ? REUSE_EVENTS : 0;
+	b->now = t;
 	return t;
 }
 
@@ -389,7 +383,6 @@ HL_INLINE uint8_t *event_begin(uint32_t room, uint64_t *ticks, struct emit_buffe
 		buffer_flush_own(b);
 	if (b->used == 0)
 		b->first_ticks = *ticks;
-	b->now = *ticks;
 	*out = b;
 	return b->data + b->used;
 }
@@ -477,9 +470,9 @@ void hl_emit_record(const void *rec, uint32_t len)
 	uint64_t ticks;
 	if (len > HL_PACK_MAX_RECORD)
 		return;
-	uint8_t *dst = event_begin(2 + len, &ticks, &b);
+	uint8_t *dst = event_begin(HL_PACK_OP_BYTES + len, &ticks, &b);
 	if (dst != NULL)
-		event_end(b, pack_record(dst, rec, len), ticks);
+		event_end(b, hl_pack_write_record(dst, rec, len), ticks);
 }
 
 void hl_emit_thread_exit(void)

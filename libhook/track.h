@@ -179,13 +179,6 @@ void hl_emit_fork_child(void);
 /* Test hook: use an already connected socket (socketpair) as the reporter. */
 bool hl_emit_connect_fd(int fd, uint32_t origin, uint32_t ppid);
 
-/* A record header for `type` of `len` bytes. */
-HL_INLINE struct hl_wire_header hl_wire_hdr(unsigned type, unsigned flags, uint32_t len)
-{
-	struct hl_wire_header h = { HL_WIRE_VERSION, (uint8_t)type, (uint16_t)flags, len };
-	return h;
-}
-
 /* ---- modules.c ------------------------------------------------------------ */
 
 /* Scans loaded objects; new ones get MODULE_LOAD, vanished ones

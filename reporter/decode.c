@@ -369,11 +369,6 @@ union unpacked {
 	uint64_t raw[HL_PACK_MAX_RECORD / 8];
 };
 
-static struct hl_wire_header header(uint8_t type, unsigned flags, uint32_t length)
-{
-	return (struct hl_wire_header){ HL_WIRE_VERSION, type, (uint16_t)flags, length };
-}
-
 /* A RECORD event's record: only a thread's own event records may ride in a
  * batch. */
 static uint32_t unpack_record(const uint8_t *p, size_t avail, union unpacked *out,
@@ -429,13 +424,13 @@ static uint32_t unpack_event(const struct hl_rec_batch *b, const uint8_t *p, siz
 			return 0;
 		}
 		out->alloc = (struct hl_rec_alloc){
-			.h = header(HL_REC_ALLOC, kind, sizeof(out->alloc)),
+			.h = hl_wire_hdr(HL_REC_ALLOC, kind, sizeof(out->alloc)),
 			.address = b->base_address + hl_unzigzag(f[1]), .size = f[2],
 			.ticks = b->base_ticks + f[0], .stack_id = (uint32_t)f[3] };
 		return n;
 	case HL_PACK_FREE:
 		out->free = (struct hl_rec_free){
-			.h = header(HL_REC_FREE, kind, sizeof(out->free)),
+			.h = hl_wire_hdr(HL_REC_FREE, kind, sizeof(out->free)),
 			.address = b->base_address + hl_unzigzag(f[1]),
 			.ticks = b->base_ticks + f[0] };
 		return n;
@@ -445,7 +440,7 @@ static uint32_t unpack_event(const struct hl_rec_batch *b, const uint8_t *p, siz
 			return 0;
 		}
 		out->realloc = (struct hl_rec_realloc){
-			.h = header(HL_REC_REALLOC, 0, sizeof(out->realloc)),
+			.h = hl_wire_hdr(HL_REC_REALLOC, 0, sizeof(out->realloc)),
 			.old_address = b->base_address + hl_unzigzag(f[1]), .size = f[3],
 			.ticks = b->base_ticks + f[0], .stack_id = (uint32_t)f[4] };
 		out->realloc.new_address = out->realloc.old_address + hl_unzigzag(f[2]);

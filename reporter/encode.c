@@ -45,9 +45,7 @@ void *hl_enc_record(struct hl_enc *e, uint8_t type, uint32_t length)
 	reserve(e, length);
 	h = (void *)(e->buf + e->len);
 	memset(h, 0, length);
-	h->version = HL_WIRE_VERSION;
-	h->type = type;
-	h->length = length;
+	*h = hl_wire_hdr(type, 0, length);
 	e->len += length;
 	return h;
 }
@@ -306,21 +304,18 @@ void hl_enc_pack_raw(struct hl_enc *e, const void *bytes, uint32_t len)
 void hl_enc_pack_record(struct hl_enc *e, const void *rec)
 {
 	const struct hl_wire_header *h = rec;
-	uint8_t buf[2 + HL_PACK_MAX_RECORD];
-	uint16_t op = HL_PACK_RECORD;
+	uint8_t buf[HL_PACK_OP_BYTES + HL_PACK_MAX_RECORD];
 
 	if (h->length > HL_PACK_MAX_RECORD) {
 		hl_log("encode: record too long for a RECORD event");
 		abort();
 	}
-	memcpy(buf, &op, 2);
-	memcpy(buf + 2, rec, h->length);
-	hl_enc_pack_raw(e, buf, 2 + h->length);
+	hl_enc_pack_raw(e, buf, hl_pack_write_record(buf, rec, h->length));
 }
 
 void hl_enc_pack_thread(struct hl_enc *e, uint8_t type, uint32_t tid, uint64_t ticks)
 {
-	struct hl_rec_thread r = { .h = { HL_WIRE_VERSION, type, 0, sizeof(r) }, .tid = tid,
+	struct hl_rec_thread r = { .h = hl_wire_hdr(type, 0, sizeof(r)), .tid = tid,
 				   .ticks = ticks };
 
 	hl_enc_pack_record(e, &r);

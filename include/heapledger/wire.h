@@ -349,8 +349,9 @@ enum hl_pack_event {
 	HL_PACK_RECORD = 4,
 };
 
+#define HL_PACK_OP_BYTES 2 /* the op word */
 #define HL_PACK_MAX_FIELDS 5
-#define HL_PACK_MAX_EVENT (2 + HL_PACK_MAX_FIELDS * 8) /* bytes, RECORD aside */
+#define HL_PACK_MAX_EVENT (HL_PACK_OP_BYTES + HL_PACK_MAX_FIELDS * 8) /* RECORD aside */
 #define HL_PACK_MAX_RECORD 128 /* largest record a RECORD event may carry */
 
 /* Maps signed differences to small unsigned numbers: 0, -1, 1, -2 -> 0, 1, 2, 3. */
@@ -378,11 +379,11 @@ static inline unsigned hl_pack_field_count(unsigned event)
 /* Writes one event with `n` fields at dst, which must have
  * HL_PACK_MAX_EVENT writable bytes (each field is stored as 8 bytes and the
  * next one overwrites what lies past its size, so the last one may write up
- * to 2 + 8n bytes); returns its length. */
+ * to HL_PACK_OP_BYTES + 8n bytes); returns its length. */
 static inline uint32_t hl_pack_write(uint8_t *dst, unsigned event, unsigned kind,
 				     const uint64_t *fields, unsigned n)
 {
-	uint8_t *p = dst + 2;
+	uint8_t *p = dst + HL_PACK_OP_BYTES;
 	uint32_t op = event | kind << 3;
 
 	/* Unrolled (n is a constant at every call), this is straight-line code:
@@ -399,8 +400,19 @@ static inline uint32_t hl_pack_write(uint8_t *dst, unsigned event, unsigned kind
 		op |= code << (6 + 2 * i);
 	}
 	uint16_t op16 = (uint16_t)op;
-	memcpy(dst, &op16, 2);
+	memcpy(dst, &op16, HL_PACK_OP_BYTES);
 	return (uint32_t)(p - dst);
+}
+
+/* Writes a RECORD event carrying the `len`-byte record `rec` (at most
+ * HL_PACK_MAX_RECORD) at dst; returns its length. */
+static inline uint32_t hl_pack_write_record(uint8_t *dst, const void *rec, uint32_t len)
+{
+	uint16_t op = HL_PACK_RECORD;
+
+	memcpy(dst, &op, HL_PACK_OP_BYTES);
+	memcpy(dst + HL_PACK_OP_BYTES, rec, len);
+	return HL_PACK_OP_BYTES + len;
 }
 
 /* Reads the event at src, of which `avail` bytes are there, into *event,
@@ -411,11 +423,11 @@ static inline uint32_t hl_pack_read(const uint8_t *src, size_t avail, unsigned *
 {
 	uint16_t op;
 	unsigned n;
-	size_t at = 2;
+	size_t at = HL_PACK_OP_BYTES;
 
-	if (avail < 2)
+	if (avail < HL_PACK_OP_BYTES)
 		return 0;
-	memcpy(&op, src, 2);
+	memcpy(&op, src, HL_PACK_OP_BYTES);
 	*event = op & 7u;
 	*kind = (op >> 3) & 7u;
 	n = hl_pack_field_count(*event);
@@ -459,6 +471,14 @@ _Static_assert(sizeof(struct hl_wire_live_block) == 24, "live_block");
 _Static_assert(sizeof(struct hl_rec_live) == 16, "live");
 _Static_assert(sizeof(struct hl_rec_error) == 56, "error");
 _Static_assert(sizeof(struct hl_rec_dropped) == 16, "dropped");
+
+/* A record header for `type` of `len` bytes. */
+static inline struct hl_wire_header hl_wire_hdr(unsigned type, unsigned flags, uint32_t len)
+{
+	struct hl_wire_header h = { HL_WIRE_VERSION, (uint8_t)type, (uint16_t)flags, len };
+
+	return h;
+}
 
 /* Bytes a variable-length record occupies once padded. */
 static inline uint32_t hl_wire_padded(uint32_t bytes)
