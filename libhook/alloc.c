@@ -8,7 +8,9 @@
  *
  * Fast path: blocks up to HL_CACHE_MAX bytes come from and go to the calling
  * thread's cache without a lock. Medium blocks take their arena's lock;
- * large ones are mapped (large.c).
+ * large ones are mapped (large.c). A block realloc moves is taken from and
+ * given back to the arena, past the cache (hl_alloc_core_growable,
+ * hl_release_core_to_arena), so growing blocks reuse what they leave.
  */
 #include <errno.h>
 #include <string.h>

@@ -149,8 +149,6 @@ void hl_options_parse(const char *text)
 	}
 }
 
-/* ---- output ------------------------------------------------------------- */
-
 /* ---- stderr, checked before use ------------------------------------------ */
 
 /* A program may close its stderr and open a file that takes fd 2 (daemons

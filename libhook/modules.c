@@ -122,6 +122,22 @@ struct scan {
 	bool changed; /* objects were added or removed since the last scan */
 };
 
+void hl_phdr_load_span(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi)
+{
+	*lo = UINTPTR_MAX;
+	*hi = 0;
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+		if (start < *lo)
+			*lo = start;
+		if (start + ph->p_memsz > *hi)
+			*hi = start + ph->p_memsz;
+	}
+}
+
 static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct scan *scan = arg;
@@ -137,15 +153,8 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 		for (struct module *m = modules; m; m = m->next)
 			m->present = false;
 	}
-	uint64_t low = UINT64_MAX, high = 0;
-	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
-			continue;
-		uint64_t start = info->dlpi_addr + ph->p_vaddr;
-		low = start < low ? start : low;
-		high = start + ph->p_memsz > high ? start + ph->p_memsz : high;
-	}
+	uintptr_t low, high;
+	hl_phdr_load_span(info, &low, &high);
 	if (high == 0)
 		return 0;
 	struct module *m = module_find_locked(info->dlpi_addr, low);

@@ -62,17 +62,8 @@ struct module_range {
 static int find_module_range(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct module_range *r = arg;
-	uintptr_t lo = UINTPTR_MAX, hi = 0;
-	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
-			continue;
-		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-		if (start < lo)
-			lo = start;
-		if (start + ph->p_memsz > hi)
-			hi = start + ph->p_memsz;
-	}
+	uintptr_t lo, hi;
+	hl_phdr_load_span(info, &lo, &hi);
 	if (r->target < lo || r->target >= hi)
 		return 0;
 	r->lo = lo;
@@ -108,9 +99,9 @@ HL_NOINLINE unsigned hl_stack_capture(uint64_t *frames, unsigned max, bool *trun
 	 * stacks, and this runs on them for every allocation. */
 	void *raw[max + HL_OWN_FRAMES_MAX + 1];
 	/* One frame more than needed tells whether the stack was truncated. */
-	bool held = hl_unwind_mask_begin();
+	hl_unwind_mask_begin();
 	int n = unw_backtrace(raw, (int)(max + HL_OWN_FRAMES_MAX + 1));
-	hl_unwind_mask_end(held);
+	hl_unwind_mask_end();
 	int skip = 0;
 	while (skip < n && skip < HL_OWN_FRAMES_MAX && hl_stack_is_own((uintptr_t)raw[skip]))
 		skip++;

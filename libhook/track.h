@@ -52,6 +52,12 @@ struct hl_stack {
 void hl_stack_init(void);
 /* The span of the loaded module that contains address; false if none. */
 bool hl_stack_module_range(uintptr_t address, uintptr_t *lo, uintptr_t *hi);
+
+/* The span [*lo, *hi) of a loaded object's PT_LOAD segments; *hi is 0 if it
+ * has none (modules.c). */
+struct dl_phdr_info;
+void hl_phdr_load_span(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi);
+
 /* Captures the caller's stack without the hook's frames: at most `max`
  * (<= HL_WIRE_MAX_FRAMES) frames into `frames`; returns how many and sets
  * *truncated when there were more. */
@@ -72,9 +78,9 @@ HL_INLINE bool hl_stack_is_own(uintptr_t ip)
 void hl_unwind_mask_init(uintptr_t libunwind_function);
 /* Around one unwind: begin returns whether it blocked every signal itself
  * (libunwind's own blocking is then answered without system calls); end
- * takes that result and restores the mask. */
+ * restores the mask if it did. */
 bool hl_unwind_mask_begin(void);
-void hl_unwind_mask_end(bool held);
+void hl_unwind_mask_end(void);
 
 /* Returns the id of this frame sequence, interning it on first sight; 0
  * when the table cannot grow (out of memory). Lock-free when known. */
@@ -108,8 +114,10 @@ void hl_stack_memo_thread_exit(void);
 /* Whether a thread consults its memo. The memo pays where allocation sites
  * repeat (churn, python3, sqlite3 hit it >90% of the time) and costs where
  * they do not: a miss pays the memo's probe and fill on top of libunwind.
- * On cc1 (48% hits) it made capture ~5% slower; by our estimate (a fill
- * costs ~570 cycles, a hit saves ~1,000) it pays above ~58% hits. So each window of
+ * On cc1 (48% hits) it made capture ~5% slower, although a fill costs
+ * ~570 cycles and a hit saves ~1,000 (break-even ~36% on those figures
+ * alone; they leave out the cache misses the memo's 39 KiB add), so the
+ * threshold is set at 58%, above the rate measured to lose. Each window of
  * HL_MEMO_WINDOW captures measures the hit rate, and below the threshold
  * the thread unwinds without the memo for HL_MEMO_PAUSE captures, then
  * measures again. */

@@ -68,10 +68,10 @@ bool hl_unwind_mask_begin(void)
 	return tls_held;
 }
 
-void hl_unwind_mask_end(bool held)
+void hl_unwind_mask_end(void)
 {
 	tls_in_capture = false;
-	if (held) {
+	if (tls_held) {
 		tls_held = false;
 		pthread_sigmask(SIG_SETMASK, &tls_saved, NULL);
 	}

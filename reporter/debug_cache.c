@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "heapledger/wire.h"
 #include "util.h"
 
 #define DAY_SECONDS (24 * 60 * 60)
@@ -57,14 +58,11 @@ char *hl_debug_cache_dir(void)
 
 static char *entry_path(const char *dir, const uint8_t *id, size_t len)
 {
-	char hex[2 * 64 + 1];
+	char hex[2 * HL_WIRE_MAX_BUILD_ID + 1];
 
-	if (len > 64)
-		len = 64;
-	for (size_t i = 0; i < len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", id[i]);
-	hex[2 * len] = '\0';
-	return path_printf("%s/debug/%s.debug", dir, hex);
+	if (len > HL_WIRE_MAX_BUILD_ID)
+		len = HL_WIRE_MAX_BUILD_ID;
+	return path_printf("%s/debug/%s.debug", dir, hl_fmt_hex(hex, id, len));
 }
 
 static bool elf_has_build_id(Elf *elf, const uint8_t *id, size_t len)

@@ -310,11 +310,8 @@ static __attribute__((noinline)) void prune_tombstones(struct hl_process *p)
 			hl_table_remove(&p->live, b);
 			p->tombstones--;
 			p->tombstones_dropped++;
-			if (!b->address) /* nothing shifted into the hole */
-				b = hl_table_next(&p->live, b);
-			continue;
 		}
-		b = hl_table_next(&p->live, b);
+		b = hl_table_next(&p->live, b); /* removal moves no entry */
 	}
 }
 
@@ -792,12 +789,8 @@ static void trust_live_set(struct hl_process *p)
 			p->live_only_blocks--; /* freed without a FREE we saw */
 			live_remove(p, b);
 			hl_table_remove(&p->live, b);
-			/* The shift may have moved an unvisited entry here. */
-			if (!b->address)
-				b = hl_table_next(&p->live, b);
-			continue;
 		}
-		b = hl_table_next(&p->live, b);
+		b = hl_table_next(&p->live, b); /* removal moves no entry */
 	}
 }
 

@@ -390,8 +390,7 @@ static int write_modules(struct writer *w)
 		const struct hl_module *m = &w->p->modules[i];
 		char hex[2 * HL_WIRE_MAX_BUILD_ID + 1];
 
-		for (uint32_t j = 0; j < m->build_id_len; j++)
-			snprintf(hex + 2 * j, 3, "%02x", m->build_id[j]);
+		hl_fmt_hex(hex, m->build_id, m->build_id_len);
 		sqlite3_bind_int64(st, 1, w->process_id);
 		sqlite3_bind_text(st, 2, m->path, -1, SQLITE_STATIC);
 		if (m->build_id_len)

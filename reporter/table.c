@@ -11,7 +11,7 @@
 #include "util.h"
 
 #define GROUP 16u
-#define CTRL_EMPTY 0x80u   /* free since the table was last built */
+#define CTRL_EMPTY 0x80u   /* free, in a group not full since the table was built */
 #define CTRL_DELETED 0xfeu /* removed from a group that had been full */
 #define MIN_CAPACITY 1024u
 
@@ -208,8 +208,9 @@ void hl_table_remove(struct hl_table *t, struct hl_block *slot)
 	size_t i = (size_t)(slot - t->slots);
 
 	/* A group with an EMPTY byte has never been full (a removal from a
-	 * full group leaves DELETED, and only a rebuild makes EMPTY bytes),
-	 * so no lookup went on past it: the slot can be EMPTY again. */
+	 * full group leaves DELETED; EMPTY bytes come from a rebuild, or from
+	 * this rule, which needs one already there), so no lookup went on past
+	 * it: the slot can be EMPTY again. */
 	if (group_match(t->ctrl + (i & ~(size_t)(GROUP - 1)), CTRL_EMPTY)) {
 		t->ctrl[i] = CTRL_EMPTY;
 		t->growth_left++;

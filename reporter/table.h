@@ -15,8 +15,9 @@
  * places, and the branch mispredictions, not the memory, were the cost. This
  * layout costs 16 ns on the same stream.
  *
- * Invariants: address 0 marks an empty slot (the decoder rejects blocks at
- * address 0); at most 7/8 of the slots are used or DELETED; capacity is a
+ * Invariants: a slot's control byte says whether it is used (then it holds
+ * the key's tag), EMPTY or DELETED, and a slot not in use reads address 0;
+ * at most 7/8 of the slots are used or DELETED; capacity is a
  * power of two, at least one group. Keys may repeat (the pending tables of
  * the reconciler keep several blocks per address). A removal marks its slot
  * EMPTY when its group still has an EMPTY byte (such a group has never been

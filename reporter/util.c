@@ -156,6 +156,18 @@ char *hl_fmt_grouped(char *buf, uint64_t v)
 	return buf;
 }
 
+char *hl_fmt_hex(char *buf, const uint8_t *bytes, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < len; i++) {
+		buf[2 * i] = digits[bytes[i] >> 4];
+		buf[2 * i + 1] = digits[bytes[i] & 15];
+	}
+	buf[2 * len] = '\0';
+	return buf;
+}
+
 static uint64_t hl_clock_ns(clockid_t id)
 {
 	struct timespec ts;

@@ -49,6 +49,10 @@ void hl_arena_free(struct hl_arena *a);
 /* 1234567 -> "1,234,567" into buf (at least 32 bytes); returns buf. */
 char *hl_fmt_grouped(char *buf, uint64_t v);
 
+/* `len` bytes as 2 * len lowercase hex digits and a NUL into buf (build-ids:
+ * the database and the debug cache's file names); returns buf. */
+char *hl_fmt_hex(char *buf, const uint8_t *bytes, size_t len);
+
 /* In an array of n elements of `stride` bytes sorted by a uint64_t key at
  * `key_offset`, the index of the first element whose key is above x (the
  * element at or below x, if any, is the one before it). */

@@ -65,14 +65,14 @@ static void test_holds_after_captures_that_lock(void **state)
 		unwinder_lock_and_unlock(&before);
 	sigset_t between = real_mask();
 	assert_same_mask(&between, &before);
-	hl_unwind_mask_end(held);
+	hl_unwind_mask_end();
 
 	/* After a few such captures the next one holds. */
 	int captures = 1;
 	while (!(held = hl_unwind_mask_begin()) && captures < 10) {
 		for (int i = 0; i < 10; i++)
 			unwinder_lock_and_unlock(&before);
-		hl_unwind_mask_end(held);
+		hl_unwind_mask_end();
 		captures++;
 	}
 	assert_true(held);
@@ -84,17 +84,17 @@ static void test_holds_after_captures_that_lock(void **state)
 	sigset_t during = real_mask();
 	assert_true(sigismember(&during, SIGUSR2));
 	assert_true(sigismember(&during, SIGRTMIN + 5));
-	hl_unwind_mask_end(held);
+	hl_unwind_mask_end();
 	sigset_t after = real_mask();
 	assert_same_mask(&after, &before);
 
 	/* Captures in which the unwinder does not lock stop holding. */
 	captures = 0;
 	while ((held = hl_unwind_mask_begin()) && captures < 100) {
-		hl_unwind_mask_end(held);
+		hl_unwind_mask_end();
 		captures++;
 	}
-	hl_unwind_mask_end(held);
+	hl_unwind_mask_end();
 	assert_false(held);
 	assert_true(captures < 30);
 	after = real_mask();
@@ -123,7 +123,7 @@ static void test_plain_sigprocmask(void **state)
 	bool held = hl_unwind_mask_begin();
 	assert_int_equal(sigprocmask(SIG_UNBLOCK, &usr2, NULL), 0);
 	now = real_mask();
-	hl_unwind_mask_end(held);
+	hl_unwind_mask_end();
 	assert_false(held);
 	assert_false(sigismember(&now, SIGUSR2));
 }
