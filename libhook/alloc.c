@@ -140,7 +140,7 @@ static void *alloc_with_cache(struct hl_thread_cache *tc, size_t n, size_t align
 		r = bin->head;
 		if (hl_likely(r != NULL)) {
 			bin->head = ((struct hl_free_links *)hl_range_data(r))->next;
-			bin->count--;
+			bin->room++;
 			r->flags &= (uint8_t)~HL_RANGE_CACHED;
 		} else {
 			r = hl_cache_refill(tc, cls, size);
@@ -238,7 +238,7 @@ static void release_with_cache(struct hl_thread_cache *tc, struct hl_range *r)
 	r->flags |= HL_RANGE_CACHED;
 	((struct hl_free_links *)hl_range_data(r))->next = bin->head;
 	bin->head = r;
-	if (hl_unlikely(++bin->count > bin->limit))
+	if (hl_unlikely(--bin->room < 0))
 		hl_cache_flush(tc, cls, bin->limit / 2);
 }
 
@@ -343,11 +343,17 @@ size_t hl_usable_size(const void *p)
 	return 0;
 }
 
+void *hl_malloc_fast_publish(struct hl_thread_cache *tc, void *p)
+{
+	hl_stats_publish(tc);
+	return p;
+}
+
 void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_cache_bin *bin)
 {
 	if (hl_multithreaded &&
 	    tc->published_bytes - hl_stats_in_use(&tc->stats) > HL_PUBLISH_STEP)
 		hl_stats_publish(tc);
-	if (bin->count > bin->limit)
+	if (bin->room < 0)
 		hl_cache_flush(tc, (unsigned)(bin - tc->bins), bin->limit / 2);
 }

@@ -81,16 +81,22 @@ static struct hl_thread_cache *cache_new(bool shared)
 	if (tc == NULL)
 		return NULL;
 	tc->arena = hl_arena_pick();
-	for (unsigned cls = 0; cls < HL_CACHE_CLASSES; cls++)
+	for (unsigned cls = 0; cls < HL_CACHE_CLASSES; cls++) {
 		tc->bins[cls].limit = shared ? 0 : bin_limit(cls);
+		tc->bins[cls].room = (int32_t)tc->bins[cls].limit;
+	}
 	hl_lock(&caches_lock);
 	if (caches != NULL && !hl_multithreaded) {
 		struct hl_thread_stats sum = { 0 };
 		hl_caches_sum_locked(&sum);
-		for (struct hl_thread_cache *other = caches; other; other = other->next)
+		for (struct hl_thread_cache *other = caches; other; other = other->next) {
 			other->published_bytes = hl_stats_in_use(&other->stats);
+			other->alloc_mark = other->published_bytes + HL_PUBLISH_STEP;
+		}
 		hl_stats_go_multithreaded_locked(&sum);
 	}
+	if (hl_multithreaded)
+		tc->alloc_mark = HL_PUBLISH_STEP;
 	tc->next = caches;
 	if (caches)
 		caches->prev = tc;
@@ -136,7 +142,7 @@ struct hl_range *hl_cache_refill(struct hl_thread_cache *tc, unsigned cls, size_
 		set_next(batch[i], bin->head);
 		bin->head = batch[i];
 	}
-	bin->count += n - 1;
+	bin->room -= (int32_t)(n - 1);
 	return batch[0];
 }
 
@@ -167,7 +173,7 @@ static void give_back(struct hl_range *list, struct hl_arena *own)
 void hl_cache_flush(struct hl_thread_cache *tc, unsigned cls, uint32_t keep)
 {
 	struct hl_cache_bin *bin = &tc->bins[cls];
-	if (bin->count <= keep)
+	if ((int64_t)bin->limit - bin->room <= (int64_t)keep)
 		return;
 	/* Keep the most recently freed (hottest) `keep` at the head. */
 	struct hl_range *last_kept = NULL;
@@ -180,7 +186,7 @@ void hl_cache_flush(struct hl_thread_cache *tc, unsigned cls, uint32_t keep)
 		set_next(last_kept, NULL);
 	else
 		bin->head = NULL;
-	bin->count = keep;
+	bin->room = (int32_t)(bin->limit - keep);
 	give_back(r, tc->arena);
 }
 

@@ -15,29 +15,43 @@
  * has a cache bin. */
 #define HL_FAST_MAX (HL_CACHE_MAX - sizeof(struct hl_range))
 
+/* A fast allocation took a multithreaded thread past its alloc_mark:
+ * publishes its counters and returns p. Out of line and called in tail
+ * position, so the fast path needs no stack frame. */
+HL_NOINLINE void *hl_malloc_fast_publish(struct hl_thread_cache *tc, void *p);
+
+/* Largest request whose range is below HL_TLSF_SMALL (an exact class). */
+#define HL_FAST_EXACT_MAX (HL_TLSF_SMALL - sizeof(struct hl_range) - HL_ALIGN + 1)
+
 HL_INLINE void *hl_malloc_fast(size_t n, unsigned kind)
 {
 	struct hl_thread_cache *tc = hl_fast_tcache;
-	if (hl_likely(tc != NULL && n <= HL_FAST_MAX)) {
+	struct hl_cache_bin *bin;
+	if (hl_unlikely(tc == NULL)) {
+		return hl_allocate(n, HL_ALIGN, kind);
+	} else if (hl_likely(n < HL_FAST_EXACT_MAX)) {
+		/* The range size, whose exact class's bin is at byte offset
+		 * `size` (types.h). n == 0 gives 16, a bin that never holds a
+		 * range (the smallest is HL_RANGE_MIN), so malloc(0) takes the
+		 * full path. */
 		size_t size = (n + sizeof(struct hl_range) + HL_ALIGN - 1) & ~(size_t)(HL_ALIGN - 1);
-		if (size < HL_RANGE_MIN)
-			size = HL_RANGE_MIN;
-		unsigned cls = (unsigned)(size >> 4);
-		if (hl_unlikely(size >= HL_TLSF_SMALL))
-			cls = hl_class_floor(hl_class_round_up(size));
-		struct hl_cache_bin *bin = &tc->bins[cls];
-		struct hl_range *r = bin->head;
-		if (hl_likely(r != NULL)) {
-			bin->head = ((struct hl_free_links *)hl_range_data(r))->next;
-			bin->count--;
-			r->flags &= (uint8_t)~HL_RANGE_CACHED;
-			r->slack = (uint16_t)(hl_range_usable(r) - n);
-			r->stack_kind = kind;
-			hl_stats_on_alloc(tc, n);
-			return hl_range_data(r);
-		}
+		bin = (struct hl_cache_bin *)((char *)tc->bins + size);
+	} else if (n <= HL_FAST_MAX) {
+		bin = &tc->bins[hl_class_floor(hl_range_size_for(n))];
+	} else {
+		return hl_allocate(n, HL_ALIGN, kind);
 	}
-	return hl_allocate(n, HL_ALIGN, kind);
+	struct hl_range *r = bin->head;
+	if (hl_unlikely(r == NULL))
+		return hl_allocate(n, HL_ALIGN, kind);
+	bin->head = ((struct hl_free_links *)hl_range_data(r))->next;
+	bin->room++;
+	r->flags &= (uint8_t)~HL_RANGE_CACHED;
+	r->slack = (uint16_t)(hl_range_usable(r) - n);
+	r->stack_kind = kind;
+	if (hl_unlikely(hl_stats_count_alloc(tc, n)))
+		return hl_malloc_fast_publish(tc, hl_range_data(r));
+	return hl_range_data(r);
 }
 
 /* Counters of a multi-threaded program and bin overflow: the rare work after
@@ -52,19 +66,19 @@ HL_INLINE void hl_free_fast(void *p, unsigned kind)
 		      offset >= sizeof(struct hl_segment) + sizeof(struct hl_range) &&
 		      hl_registry_lookup(p) == HL_REGION_SEGMENT)) {
 		struct hl_range *r = hl_range_of(p);
+		uint32_t size = r->size;
+		struct hl_cache_bin *bin = hl_likely(size < HL_TLSF_SMALL)
+			? (struct hl_cache_bin *)((char *)tc->bins + size)
+			: size <= HL_CACHE_MAX ? &tc->bins[hl_class_floor(size)] : NULL;
 		if (hl_likely((r->flags & (HL_RANGE_ALLOCATED | HL_RANGE_CACHED | HL_RANGE_LARGE |
 					   HL_RANGE_SENTINEL)) == HL_RANGE_ALLOCATED &&
-			      r->size <= HL_CACHE_MAX && hl_range_check_ok(r))) {
-			unsigned cls = (unsigned)(r->size >> 4);
-			if (hl_unlikely(r->size >= HL_TLSF_SMALL))
-				cls = hl_class_floor(r->size);
-			struct hl_cache_bin *bin = &tc->bins[cls];
+			      bin != NULL && hl_range_check_ok(r))) {
 			tc->stats.frees++;
 			tc->stats.bytes_freed += hl_range_usable(r) - r->slack;
 			r->flags |= HL_RANGE_CACHED;
 			((struct hl_free_links *)hl_range_data(r))->next = bin->head;
 			bin->head = r;
-			if (hl_unlikely(++bin->count > bin->limit || hl_multithreaded))
+			if (hl_unlikely(--bin->room < 0 || hl_multithreaded))
 				hl_free_fast_tail(tc, bin);
 			return;
 		}

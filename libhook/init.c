@@ -26,7 +26,7 @@ struct hl_options hl_options = {
 	.summary = true,
 	.leaks = true,
 	.max_leaks = 50,
-	.large_cache_mib = 128,
+	.large_cache_mib = 256,
 	.retain_ms = 100,
 	.stack_cache = 1,
 };

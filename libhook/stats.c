@@ -33,6 +33,7 @@ void hl_stats_publish(struct hl_thread_cache *tc)
 	int64_t in_use = hl_stats_in_use(&tc->stats);
 	int64_t delta = in_use - tc->published_bytes;
 	tc->published_bytes = in_use;
+	tc->alloc_mark = in_use + HL_PUBLISH_STEP;
 	raise_peak(atomic_fetch_add_explicit(&global_in_use, delta, memory_order_relaxed) + delta);
 }
 

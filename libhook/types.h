@@ -133,9 +133,14 @@ _Static_assert(sizeof(struct hl_segment) == 64, "segment header is 64 bytes");
 
 struct hl_cache_bin {
 	struct hl_range *head; /* singly linked through hl_free_links.next */
-	uint32_t count;
+	int32_t room;          /* limit minus ranges held: below 0, the bin must flush
+				* (a countdown is one instruction on free's fast path,
+				* a count compared with the limit three) */
 	uint32_t limit;
 };
+/* A bin is as big as a class step, so the bin of an exact class is at byte
+ * offset `range size` into bins[] (fastpath.h): no shift to find it. */
+_Static_assert(sizeof(struct hl_cache_bin) == HL_ALIGN, "one bin per 16-byte class step");
 
 /* Per-thread counters, folded into the global ones by stats.c. Blocks and
  * bytes in use are differences (allocs - frees, bytes_allocated -
@@ -154,6 +159,9 @@ struct hl_thread_cache {
 	struct hl_thread_cache *next, *prev; /* all live caches, for fork/stats */
 	struct hl_thread_stats stats;
 	int64_t published_bytes;    /* in-use bytes as last added to the global total */
+	int64_t alloc_mark;         /* in-use bytes past which an allocation does bookkeeping
+				     * (stats.c): the peak while single-threaded, else
+				     * published_bytes + HL_PUBLISH_STEP */
 	uint32_t initialised;
 	struct hl_cache_bin bins[HL_CACHE_CLASSES];
 };
