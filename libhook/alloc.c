@@ -233,6 +233,11 @@ static void release_with_cache(struct hl_thread_cache *tc, struct hl_range *r)
 		release_medium_slow(r);
 		return;
 	}
+	struct hl_arena *a = hl_arena_of(r);
+	if (a != tc->arena) {
+		hl_cache_free_remote(tc, r, a);
+		return;
+	}
 	unsigned cls = hl_class_floor(r->size);
 	struct hl_cache_bin *bin = &tc->bins[cls];
 	r->flags |= HL_RANGE_CACHED;
@@ -351,6 +356,16 @@ void *hl_malloc_fast_publish(struct hl_thread_cache *tc, void *p)
 
 void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_cache_bin *bin)
 {
+	/* Only a multithreaded program has blocks of other arenas (the fast
+	 * path calls here on every free then), so the single-threaded fast
+	 * path does not pay for this test. */
+	struct hl_range *r = bin->head;
+	struct hl_arena *a = hl_arena_of(r);
+	if (a != tc->arena) {
+		bin->head = ((struct hl_free_links *)hl_range_data(r))->next;
+		bin->room++;
+		hl_cache_free_remote(tc, r, a);
+	}
 	if (hl_multithreaded &&
 	    tc->published_bytes - hl_stats_in_use(&tc->stats) > HL_PUBLISH_STEP)
 		hl_stats_publish(tc);

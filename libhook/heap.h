@@ -179,7 +179,6 @@ HL_INLINE enum hl_region hl_registry_lookup(const void *p)
 
 /* ---- arena.c ------------------------------------------------------------ */
 
-#define HL_MAX_ARENAS 64
 extern struct hl_arena hl_arenas[HL_MAX_ARENAS];
 extern unsigned hl_arena_count;
 
@@ -229,6 +228,10 @@ struct hl_thread_cache *hl_cache_create(void);
 HL_NOINLINE struct hl_range *hl_cache_refill(struct hl_thread_cache *tc, unsigned cls,
 					     size_t size);
 HL_NOINLINE void hl_cache_flush(struct hl_thread_cache *tc, unsigned cls, uint32_t keep);
+/* Frees r, a block of arena a != tc->arena, towards its arena (cache.c). */
+void hl_cache_free_remote(struct hl_thread_cache *tc, struct hl_range *r, struct hl_arena *a);
+/* Gives every arena the blocks other threads sent it (malloc_trim). */
+void hl_caches_drain_remote(void);
 /* Thread exit: every cached range goes back to its arena. */
 void hl_cache_destroy(struct hl_thread_cache *tc);
 void hl_caches_lock(void);

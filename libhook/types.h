@@ -100,6 +100,7 @@ _Static_assert(sizeof(struct hl_large) == 16, "large prefix is 16 bytes");
 #define HL_TLSF_WORDS ((HL_TLSF_CLASSES + 63) / 64)
 
 struct hl_segment;
+struct hl_remote_packet;
 
 struct hl_arena {
 	struct hl_lock lock;
@@ -110,6 +111,12 @@ struct hl_arena {
 	bool last_fresh;                         /* last hl_arena_alloc_locked result is zero */
 	bool remote_frees;                       /* another thread's cache has freed blocks here */
 	_Atomic uint32_t threads;                /* threads using this arena now */
+	/* Blocks of this arena that threads of other arenas freed, pushed in
+	 * chains without the lock; this arena's threads take them back into
+	 * their caches at refill (cache.c). Own cache line: the pushers do not
+	 * touch the lock's. */
+	_Alignas(64) _Atomic(struct hl_remote_packet *) remote_head;
+	_Atomic int64_t remote_bytes;            /* range bytes on remote_head (transiently off) */
 } __attribute__((aligned(64)));
 
 struct hl_segment {
@@ -154,6 +161,25 @@ struct hl_thread_stats {
 	uint64_t bytes_freed;
 };
 
+/* Blocks of one arena freed by a thread of another, on their way home. The
+ * freeing thread fills a packet (its own cache lines); the arena's threads
+ * read the block pointers and classes from it side by side, so taking a
+ * packet back is a run of independent accesses, not a walk down a list of
+ * blocks that sit in another CPU's cache, one miss after the other (that
+ * walk took a third of a 2-thread ring's time). 512 bytes: a meta class. */
+#define HL_REMOTE_PACKET_BYTES 512u
+#define HL_REMOTE_PACKET_BLOCKS ((HL_REMOTE_PACKET_BYTES - 16u) / (sizeof(void *) + 1u))
+struct hl_remote_packet {
+	struct hl_remote_packet *next; /* arena's remote stack, or a thread's spares */
+	uint32_t count;
+	uint32_t bytes;                /* range bytes of the blocks */
+	struct hl_range *blocks[HL_REMOTE_PACKET_BLOCKS];
+	uint8_t classes[HL_REMOTE_PACKET_BLOCKS]; /* cache class of each block */
+};
+_Static_assert(sizeof(struct hl_remote_packet) <= HL_REMOTE_PACKET_BYTES, "packet fits its class");
+
+#define HL_MAX_ARENAS 64
+
 struct hl_thread_cache {
 	struct hl_arena *arena;     /* where this thread refills from */
 	struct hl_thread_cache *next, *prev; /* all live caches, for fork/stats */
@@ -164,6 +190,10 @@ struct hl_thread_cache {
 				     * published_bytes + HL_PUBLISH_STEP */
 	uint32_t initialised;
 	struct hl_cache_bin bins[HL_CACHE_CLASSES];
+	struct hl_remote_packet *remote[HL_MAX_ARENAS]; /* filling, by arena index */
+	struct hl_remote_packet *inbox;                /* taken from the arena, not yet filed */
+	struct hl_remote_packet *spare_packets;        /* emptied, for reuse */
+	uint32_t spare_packet_count;
 };
 
 #endif /* HL_TYPES_H */
