@@ -456,4 +456,7 @@ void hl_caches_fork_child(void)
 		self->next = self->prev = NULL;
 		atomic_store_explicit(&self->arena->threads, 1, memory_order_relaxed);
 	}
+	/* Packets sent to the other threads' arenas would wait for a thread
+	 * that no longer exists here. */
+	hl_caches_drain_remote();
 }
