@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <malloc.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -190,12 +192,56 @@ static void test_blocks_of_an_exited_thread_go_to_its_arena(void **state)
 	assert_null(atomic_load(&theirs->remote_head));
 }
 
+struct holder {
+	void **blocks;
+	pthread_barrier_t allocated, release;
+};
+
+static void *allocate_and_wait(void *arg)
+{
+	struct holder *h = arg;
+	for (size_t i = 0; i < COUNT; i++)
+		h->blocks[i] = malloc_fn(BLOCK_BYTES);
+	pthread_barrier_wait(&h->allocated);
+	pthread_barrier_wait(&h->release);
+	return NULL;
+}
+
+/* Packets waiting for a thread of the parent are given to their arena in a
+ * forked child, where that thread does not exist. */
+static void test_fork_child_drains_packets_of_absent_threads(void **state)
+{
+	static void *blocks[COUNT];
+	struct holder h = { .blocks = blocks };
+	pthread_barrier_init(&h.allocated, NULL, 2);
+	pthread_barrier_init(&h.release, NULL, 2);
+	pthread_t thread;
+	assert_int_equal(pthread_create(&thread, NULL, allocate_and_wait, &h), 0);
+	pthread_barrier_wait(&h.allocated);
+	struct hl_arena *theirs = arena_of_block(blocks[0]);
+	assert_ptr_not_equal(theirs, own_arena());
+	for (size_t i = 0; i < COUNT; i++)
+		free(blocks[i]);
+	assert_non_null(atomic_load(&theirs->remote_head)); /* their thread lives */
+	pid_t child = fork();
+	if (child == 0)
+		_exit(atomic_load(&theirs->remote_head) == NULL &&
+			      atomic_load(&theirs->threads) == 0 ? 0 : 1);
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	pthread_barrier_wait(&h.release);
+	assert_int_equal(pthread_join(thread, NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_freed_blocks_return_to_their_thread),
 		cmocka_unit_test(test_idle_owner_does_not_pin_freed_blocks),
 		cmocka_unit_test(test_blocks_of_an_exited_thread_go_to_its_arena),
+		cmocka_unit_test(test_fork_child_drains_packets_of_absent_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
