@@ -366,8 +366,7 @@ void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_cache_bin *bin)
 		bin->room++;
 		hl_cache_free_remote(tc, r, a);
 	}
-	if (hl_multithreaded &&
-	    tc->published_bytes - hl_stats_in_use(&tc->stats) > HL_PUBLISH_STEP)
+	if (hl_stats_free_publish_due(tc))
 		hl_stats_publish(tc);
 	if (bin->room < 0)
 		hl_cache_flush(tc, (unsigned)(bin - tc->bins), bin->limit / 2);

@@ -340,12 +340,19 @@ HL_INLINE void hl_stats_on_alloc(struct hl_thread_cache *tc, size_t n)
 		hl_stats_publish(tc);
 }
 
+/* After a free: in a multithreaded program, whether tc's in-use bytes fell
+ * a step below what it last published, so it must hl_stats_publish(tc). */
+HL_INLINE bool hl_stats_free_publish_due(const struct hl_thread_cache *tc)
+{
+	return hl_unlikely(hl_multithreaded) &&
+	       tc->published_bytes - hl_stats_in_use(&tc->stats) > HL_PUBLISH_STEP;
+}
+
 HL_INLINE void hl_stats_on_free(struct hl_thread_cache *tc, size_t n)
 {
 	tc->stats.frees++;
 	tc->stats.bytes_freed += n;
-	if (hl_unlikely(hl_multithreaded) &&
-	    tc->published_bytes - hl_stats_in_use(&tc->stats) > HL_PUBLISH_STEP)
+	if (hl_stats_free_publish_due(tc))
 		hl_stats_publish(tc);
 }
 
