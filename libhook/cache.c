@@ -8,9 +8,10 @@
  * side by side from one free range.
  *
  * A block freed by a thread of another arena goes home: it waits in the
- * freeing thread's batch for its arena, and a full batch is pushed, one
- * compare-and-swap, onto the arena's remote_head, where the arena's own
- * threads take it back into their caches at their next refill. Reusing such
+ * freeing thread's packet for its arena (struct hl_remote_packet), and a
+ * full packet is pushed, one compare-and-swap, onto the arena's remote_head.
+ * The arena's own threads take the packets back into their bins, one packet
+ * each time a bin runs dry (file_remote). Reusing such
  * blocks in the freeing thread's cache instead was cheaper per call, but
  * then blocks wandered from cache to cache, each arena's share of the blocks
  * in flight drifted, and every arena's segments grew to the largest share it
@@ -138,8 +139,6 @@ struct hl_thread_cache *hl_cache_create(void)
 		pthread_setspecific(cache_key, tc);
 	return tc;
 }
-
-static void give_back(struct hl_range *list, struct hl_arena *own);
 
 static void packet_recycle(struct hl_thread_cache *tc, struct hl_remote_packet *p)
 {
