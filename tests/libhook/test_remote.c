@@ -117,6 +117,16 @@ static void freer_stop(struct freer *f, pthread_t thread)
 	assert_int_equal(pthread_join(thread, NULL), 0);
 }
 
+/* Allocates n blocks here and has a new freer thread free them; the freer
+ * stays alive (freer_stop ends it). */
+static void free_in_other_thread(void **blocks, size_t n, struct freer *f, pthread_t *thread)
+{
+	for (size_t i = 0; i < n; i++)
+		blocks[i] = malloc_fn(BLOCK_BYTES);
+	freer_start(f, thread);
+	freer_run(f, blocks, n);
+}
+
 /* The freeing thread does not reuse the blocks (they would wander from cache
  * to cache); the allocating thread gets nearly all of them back, all but
  * those still in the freer's unsent packet. */
@@ -124,12 +134,9 @@ static void test_freed_blocks_return_to_their_thread(void **state)
 {
 	struct hl_arena *mine = own_arena();
 	static void *blocks[COUNT], *again[COUNT];
-	for (size_t i = 0; i < COUNT; i++)
-		blocks[i] = malloc_fn(BLOCK_BYTES);
 	struct freer f;
 	pthread_t thread;
-	freer_start(&f, &thread);
-	freer_run(&f, blocks, COUNT);
+	free_in_other_thread(blocks, COUNT, &f, &thread);
 	assert_ptr_not_equal(f.arena, mine);
 	assert_int_equal(f.reused_foreign, 0);
 
@@ -153,12 +160,9 @@ static void test_idle_owner_does_not_pin_freed_blocks(void **state)
 	enum { MANY = 20000 }; /* 128-byte ranges: 2.5 MB */
 	static void *blocks[MANY];
 	struct hl_arena *mine = own_arena();
-	for (size_t i = 0; i < MANY; i++)
-		blocks[i] = malloc_fn(BLOCK_BYTES);
 	struct freer f;
 	pthread_t thread;
-	freer_start(&f, &thread);
-	freer_run(&f, blocks, MANY);
+	free_in_other_thread(blocks, MANY, &f, &thread);
 	int64_t waiting = atomic_load(&mine->remote_bytes);
 	assert_true(waiting <= ((int64_t)1 << 20) + 16384);
 	assert_true(waiting >= 0);
