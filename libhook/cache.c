@@ -253,8 +253,11 @@ void hl_cache_free_remote(struct hl_thread_cache *tc, struct hl_range *r, struct
 {
 	struct hl_remote_packet **slot = &tc->remote[a - hl_arenas];
 	struct hl_remote_packet *p = *slot;
-	if (p == NULL && (p = *slot = packet_get(tc)) == NULL) {
-		/* No memory for a packet: straight to the arena. */
+	/* Straight to the arena when no thread of it is left to take the
+	 * block back (a packet would wait, unsent, in this thread), or when
+	 * there is no memory for a packet. */
+	if (atomic_load_explicit(&a->threads, memory_order_relaxed) == 0 ||
+	    (p == NULL && (p = *slot = packet_get(tc)) == NULL)) {
 		hl_lock(&a->lock);
 		hl_arena_free_locked(a, r);
 		hl_unlock(&a->lock);
@@ -402,6 +405,13 @@ void hl_cache_destroy(struct hl_thread_cache *tc)
 
 void hl_caches_drain_remote(void)
 {
+	struct hl_thread_cache *tc = hl_tcache;
+	for (unsigned i = 0; tc != NULL && i < hl_arena_count; i++) {
+		struct hl_remote_packet *p = tc->remote[i];
+		tc->remote[i] = NULL;
+		if (p != NULL)
+			packet_send(tc, &hl_arenas[i], p);
+	}
 	for (unsigned i = 0; i < hl_arena_count; i++)
 		if (atomic_load_explicit(&hl_arenas[i].remote_head, memory_order_relaxed) != NULL)
 			drain_remote(NULL, &hl_arenas[i]);

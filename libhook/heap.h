@@ -230,7 +230,8 @@ HL_NOINLINE struct hl_range *hl_cache_refill(struct hl_thread_cache *tc, unsigne
 HL_NOINLINE void hl_cache_flush(struct hl_thread_cache *tc, unsigned cls, uint32_t keep);
 /* Frees r, a block of arena a != tc->arena, towards its arena (cache.c). */
 void hl_cache_free_remote(struct hl_thread_cache *tc, struct hl_range *r, struct hl_arena *a);
-/* Gives every arena the blocks other threads sent it (malloc_trim). */
+/* Sends the calling thread's unfilled packets, and gives every arena the
+ * blocks other threads sent it (malloc_trim, fork child). */
 void hl_caches_drain_remote(void);
 /* Thread exit: every cached range goes back to its arena. */
 void hl_cache_destroy(struct hl_thread_cache *tc);

@@ -6,16 +6,32 @@
  *
  * Run under LD_PRELOAD of libheapledger.so (see meson.build).
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define THREADS 64
 #define ROUNDS 3000
 #define MAILBOX 64
+/* Address space the allocator may still hold after malloc_trim: the spare
+ * segment each arena keeps (arenas: 4 per CPU, at most 64) and two more for
+ * the main thread's live blocks. */
+static uint64_t mapped_after_trim_max(void)
+{
+	long arenas = 4 * sysconf(_SC_NPROCESSORS_ONLN);
+	if (arenas < 4)
+		arenas = 4;
+	if (arenas > 64)
+		arenas = 64;
+	return (uint64_t)(arenas + 2) << 22;
+}
 
 struct block {
 	unsigned char *p;
@@ -147,8 +163,24 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* heapledger.h's counters, looked up at run time: this program is not linked
+ * with the hook, only run under LD_PRELOAD of it. */
+struct hook_stats {
+	uint64_t in_use_bytes, in_use_blocks, allocs, frees, bytes_allocated, peak_bytes,
+		mapped_bytes;
+};
+
+static int hook_stats(struct hook_stats *out)
+{
+	int (*get)(struct hook_stats *) =
+		(int (*)(struct hook_stats *))dlsym(RTLD_DEFAULT, "heapledger_get_stats");
+	return get != NULL && get(out) == 0;
+}
+
 int main(void)
 {
+	struct hook_stats after;
+	int hooked = hook_stats(&after);
 	pthread_t threads[THREADS];
 	for (int i = 0; i < THREADS; i++)
 		pthread_mutex_init(&boxes[i].lock, NULL);
@@ -162,6 +194,19 @@ int main(void)
 	for (int i = 0; i < THREADS; i++)
 		drain(i);
 	int f = atomic_load(&failures);
+	if (hooked) {
+		/* Every block was freed, by whichever thread, and all the
+		 * threads are gone: malloc_trim gives the segments back, blocks
+		 * freed across threads included (none is left waiting in a
+		 * packet for a thread that no longer exists). */
+		malloc_trim(0);
+		hook_stats(&after);
+		printf("stress: %llu KiB mapped after malloc_trim (at most %llu)\n",
+		       (unsigned long long)(after.mapped_bytes >> 10),
+		       (unsigned long long)(mapped_after_trim_max() >> 10));
+		if (after.mapped_bytes > mapped_after_trim_max())
+			f++;
+	}
 	printf("stress: %d threads x %d rounds, %d failures\n", THREADS, ROUNDS, f);
 	return f == 0 ? 0 : 1;
 }

@@ -181,7 +181,8 @@ static void *allocate_and_exit(void *arg)
 }
 
 /* Blocks of a thread that has exited go to its arena directly: nothing
- * would ever take them off the arena's stack. */
+ * would ever take them off the arena's stack, and a packet for it would
+ * never fill up and leave. */
 static void test_blocks_of_an_exited_thread_go_to_its_arena(void **state)
 {
 	static void *blocks[COUNT];
@@ -194,6 +195,13 @@ static void test_blocks_of_an_exited_thread_go_to_its_arena(void **state)
 	for (size_t i = 0; i < COUNT; i++)
 		free(blocks[i]);
 	assert_null(atomic_load(&theirs->remote_head));
+	/* None waits in a packet of ours either: their segments are whole. */
+	bool all_spare = true;
+	hl_lock(&theirs->lock);
+	for (struct hl_segment *seg = theirs->segments; seg != NULL; seg = seg->next)
+		all_spare &= hl_segment_is_spare(seg);
+	hl_unlock(&theirs->lock);
+	assert_true(all_spare);
 }
 
 struct holder {
