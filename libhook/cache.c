@@ -254,10 +254,15 @@ void hl_cache_free_remote(struct hl_thread_cache *tc, struct hl_range *r, struct
 	struct hl_remote_packet **slot = &tc->remote[a - hl_arenas];
 	struct hl_remote_packet *p = *slot;
 	/* Straight to the arena when no thread of it is left to take the
-	 * block back (a packet would wait, unsent, in this thread), or when
-	 * there is no memory for a packet. */
-	if (atomic_load_explicit(&a->threads, memory_order_relaxed) == 0 ||
-	    (p == NULL && (p = *slot = packet_get(tc)) == NULL)) {
+	 * block back (a packet would wait, unsent, in this thread: one begun
+	 * before its last thread exited goes now, and packet_send gives it to
+	 * the arena), or when there is no memory for a packet. */
+	bool orphaned = atomic_load_explicit(&a->threads, memory_order_relaxed) == 0;
+	if (orphaned && p != NULL) {
+		*slot = NULL;
+		packet_send(tc, a, p);
+	}
+	if (orphaned || (p == NULL && (p = *slot = packet_get(tc)) == NULL)) {
 		hl_lock(&a->lock);
 		hl_arena_free_locked(a, r);
 		hl_unlock(&a->lock);

@@ -172,38 +172,6 @@ static void test_idle_owner_does_not_pin_freed_blocks(void **state)
 	assert_int_equal(atomic_load(&mine->remote_bytes), 0);
 }
 
-static void *allocate_and_exit(void *arg)
-{
-	void **out = arg;
-	for (size_t i = 0; i < COUNT; i++)
-		out[i] = malloc_fn(BLOCK_BYTES);
-	return NULL;
-}
-
-/* Blocks of a thread that has exited go to its arena directly: nothing
- * would ever take them off the arena's stack, and a packet for it would
- * never fill up and leave. */
-static void test_blocks_of_an_exited_thread_go_to_its_arena(void **state)
-{
-	static void *blocks[COUNT];
-	pthread_t thread;
-	assert_int_equal(pthread_create(&thread, NULL, allocate_and_exit, blocks), 0);
-	assert_int_equal(pthread_join(thread, NULL), 0);
-	struct hl_arena *theirs = arena_of_block(blocks[0]);
-	assert_ptr_not_equal(theirs, own_arena());
-	assert_int_equal(atomic_load(&theirs->threads), 0);
-	for (size_t i = 0; i < COUNT; i++)
-		free(blocks[i]);
-	assert_null(atomic_load(&theirs->remote_head));
-	/* None waits in a packet of ours either: their segments are whole. */
-	bool all_spare = true;
-	hl_lock(&theirs->lock);
-	for (struct hl_segment *seg = theirs->segments; seg != NULL; seg = seg->next)
-		all_spare &= hl_segment_is_spare(seg);
-	hl_unlock(&theirs->lock);
-	assert_true(all_spare);
-}
-
 struct holder {
 	void **blocks;
 	pthread_barrier_t allocated, release;
@@ -217,6 +185,39 @@ static void *allocate_and_wait(void *arg)
 	pthread_barrier_wait(&h->allocated);
 	pthread_barrier_wait(&h->release);
 	return NULL;
+}
+
+/* Blocks of a thread that has exited go to its arena directly: nothing
+ * would ever take them off the arena's stack, and a packet for it would
+ * never fill up and leave. Some are freed while it still runs, into a packet
+ * that then must not wait either. */
+static void test_blocks_of_an_exited_thread_go_to_its_arena(void **state)
+{
+	enum { EARLY = 10 }; /* fewer than a packet holds */
+	static void *blocks[COUNT];
+	struct holder h = { .blocks = blocks };
+	pthread_barrier_init(&h.allocated, NULL, 2);
+	pthread_barrier_init(&h.release, NULL, 2);
+	pthread_t thread;
+	assert_int_equal(pthread_create(&thread, NULL, allocate_and_wait, &h), 0);
+	pthread_barrier_wait(&h.allocated);
+	struct hl_arena *theirs = arena_of_block(blocks[0]);
+	assert_ptr_not_equal(theirs, own_arena());
+	for (size_t i = 0; i < EARLY; i++)
+		free(blocks[i]);
+	pthread_barrier_wait(&h.release);
+	assert_int_equal(pthread_join(thread, NULL), 0);
+	assert_int_equal(atomic_load(&theirs->threads), 0);
+	for (size_t i = EARLY; i < COUNT; i++)
+		free(blocks[i]);
+	assert_null(atomic_load(&theirs->remote_head));
+	/* None waits in a packet of ours either: their segments are whole. */
+	bool all_spare = true;
+	hl_lock(&theirs->lock);
+	for (struct hl_segment *seg = theirs->segments; seg != NULL; seg = seg->next)
+		all_spare &= hl_segment_is_spare(seg);
+	hl_unlock(&theirs->lock);
+	assert_true(all_spare);
 }
 
 /* Packets waiting for a thread of the parent are given to their arena in a
