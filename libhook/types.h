@@ -109,7 +109,7 @@ struct hl_arena {
 	struct hl_segment *segments;             /* every segment of this arena */
 	struct hl_segment *spares;               /* wholly free segments kept for reuse, newest first */
 	bool last_fresh;                         /* last hl_arena_alloc_locked result is zero */
-	bool remote_frees;                       /* another thread's cache has freed blocks here */
+	bool remote_frees;                       /* a thread of another arena gave blocks to this one */
 	_Atomic uint32_t threads;                /* threads using this arena now */
 	/* Blocks of this arena that threads of other arenas freed, pushed in
 	 * chains without the lock; this arena's threads take them back into
