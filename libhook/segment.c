@@ -8,8 +8,9 @@
  * page faults. A spare unused for `retain_ms` (default 100 ms) goes back to
  * the OS, checked whenever the arena next gets or gives back a segment or
  * refills a thread cache, so the program's RSS falls after it frees; the
- * last spare keeps its first MiB resident. malloc_trim() gives every spare
- * back at once.
+ * last spare keeps its first MiB resident. malloc_trim() does the same at
+ * once, without waiting: every spare but each arena's last goes back, and
+ * the last keeps only its first MiB.
  *
  * Why a delay and not a count: unmapping at once turned a Python workload
  * that rebuilds 40 MB of dicts per round into 2x glibc's time, all of it in

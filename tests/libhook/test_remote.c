@@ -7,13 +7,13 @@
  * Linked with the allocator's objects, like test_alloc, so the tests can
  * look at arenas and caches through heap.h.
  */
+#include <malloc.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <malloc.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
