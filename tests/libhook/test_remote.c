@@ -187,6 +187,26 @@ static void *allocate_and_wait(void *arg)
 	return NULL;
 }
 
+/* Starts a holder thread that allocates COUNT blocks into blocks[] and
+ * waits; returns its arena (not ours). */
+static struct hl_arena *holder_start(struct holder *h, void **blocks, pthread_t *thread)
+{
+	*h = (struct holder){ .blocks = blocks };
+	pthread_barrier_init(&h->allocated, NULL, 2);
+	pthread_barrier_init(&h->release, NULL, 2);
+	assert_int_equal(pthread_create(thread, NULL, allocate_and_wait, h), 0);
+	pthread_barrier_wait(&h->allocated);
+	struct hl_arena *theirs = arena_of_block(blocks[0]);
+	assert_ptr_not_equal(theirs, own_arena());
+	return theirs;
+}
+
+static void holder_stop(struct holder *h, pthread_t thread)
+{
+	pthread_barrier_wait(&h->release);
+	assert_int_equal(pthread_join(thread, NULL), 0);
+}
+
 /* Blocks of a thread that has exited go to its arena directly: nothing
  * would ever take them off the arena's stack, and a packet for it would
  * never fill up and leave. Some are freed while it still runs, into a packet
@@ -195,18 +215,12 @@ static void test_blocks_of_an_exited_thread_go_to_its_arena(void **state)
 {
 	enum { EARLY = 10 }; /* fewer than a packet holds */
 	static void *blocks[COUNT];
-	struct holder h = { .blocks = blocks };
-	pthread_barrier_init(&h.allocated, NULL, 2);
-	pthread_barrier_init(&h.release, NULL, 2);
+	struct holder h;
 	pthread_t thread;
-	assert_int_equal(pthread_create(&thread, NULL, allocate_and_wait, &h), 0);
-	pthread_barrier_wait(&h.allocated);
-	struct hl_arena *theirs = arena_of_block(blocks[0]);
-	assert_ptr_not_equal(theirs, own_arena());
+	struct hl_arena *theirs = holder_start(&h, blocks, &thread);
 	for (size_t i = 0; i < EARLY; i++)
 		free(blocks[i]);
-	pthread_barrier_wait(&h.release);
-	assert_int_equal(pthread_join(thread, NULL), 0);
+	holder_stop(&h, thread);
 	assert_int_equal(atomic_load(&theirs->threads), 0);
 	for (size_t i = EARLY; i < COUNT; i++)
 		free(blocks[i]);
@@ -225,14 +239,9 @@ static void test_blocks_of_an_exited_thread_go_to_its_arena(void **state)
 static void test_fork_child_drains_packets_of_absent_threads(void **state)
 {
 	static void *blocks[COUNT];
-	struct holder h = { .blocks = blocks };
-	pthread_barrier_init(&h.allocated, NULL, 2);
-	pthread_barrier_init(&h.release, NULL, 2);
+	struct holder h;
 	pthread_t thread;
-	assert_int_equal(pthread_create(&thread, NULL, allocate_and_wait, &h), 0);
-	pthread_barrier_wait(&h.allocated);
-	struct hl_arena *theirs = arena_of_block(blocks[0]);
-	assert_ptr_not_equal(theirs, own_arena());
+	struct hl_arena *theirs = holder_start(&h, blocks, &thread);
 	for (size_t i = 0; i < COUNT; i++)
 		free(blocks[i]);
 	assert_non_null(atomic_load(&theirs->remote_head)); /* their thread lives */
@@ -244,8 +253,7 @@ static void test_fork_child_drains_packets_of_absent_threads(void **state)
 	assert_int_equal(waitpid(child, &status, 0), child);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
-	pthread_barrier_wait(&h.release);
-	assert_int_equal(pthread_join(thread, NULL), 0);
+	holder_stop(&h, thread);
 }
 
 int main(void)
