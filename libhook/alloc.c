@@ -137,14 +137,7 @@ static void *alloc_with_cache(struct hl_thread_cache *tc, size_t n, size_t align
 	} else if (hl_likely(size <= HL_CACHE_MAX)) {
 		unsigned cls = hl_class_floor(size);
 		struct hl_cache_bin *bin = &tc->bins[cls];
-		r = bin->head;
-		if (hl_likely(r != NULL)) {
-			bin->head = ((struct hl_free_links *)hl_range_data(r))->next;
-			bin->room++;
-			r->flags &= (uint8_t)~HL_RANGE_CACHED;
-		} else {
-			r = hl_cache_refill(tc, cls, size);
-		}
+		r = hl_likely(bin->head != NULL) ? hl_bin_pop(bin) : hl_cache_refill(tc, cls, size);
 	} else {
 		r = alloc_medium_slow(tc, size, fresh);
 	}
@@ -359,13 +352,9 @@ void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_cache_bin *bin)
 	/* Only a multithreaded program has blocks of other arenas (the fast
 	 * path calls here on every free then), so the single-threaded fast
 	 * path does not pay for this test. */
-	struct hl_range *r = bin->head;
-	struct hl_arena *a = hl_arena_of(r);
-	if (a != tc->arena) {
-		bin->head = ((struct hl_free_links *)hl_range_data(r))->next;
-		bin->room++;
-		hl_cache_free_remote(tc, r, a);
-	}
+	struct hl_arena *a = hl_arena_of(bin->head);
+	if (a != tc->arena)
+		hl_cache_free_remote(tc, hl_bin_pop(bin), a);
 	if (hl_stats_free_publish_due(tc))
 		hl_stats_publish(tc);
 	if (bin->room < 0)

@@ -188,6 +188,20 @@ static void packet_give_back(struct hl_arena *a, struct hl_remote_packet *p)
 	hl_unlock(&a->lock);
 }
 
+/* Takes every packet on a's remote stack (NULL if none), newest first. */
+static struct hl_remote_packet *remote_take(struct hl_arena *a)
+{
+	if (atomic_load_explicit(&a->remote_head, memory_order_relaxed) == NULL)
+		return NULL;
+	struct hl_remote_packet *list = atomic_exchange_explicit(&a->remote_head, NULL,
+								 memory_order_acquire);
+	int64_t bytes = 0;
+	for (struct hl_remote_packet *p = list; p != NULL; p = p->next)
+		bytes += p->bytes;
+	atomic_fetch_sub_explicit(&a->remote_bytes, bytes, memory_order_relaxed);
+	return list;
+}
+
 /* Files the next packet of tc's inbox, first moving what other threads sent
  * its arena into the inbox if it is empty; false if there was none. A packet
  * at a time, when a bin runs dry: a thread that was descheduled finds many
@@ -196,16 +210,9 @@ static void packet_give_back(struct hl_arena *a, struct hl_remote_packet *p)
  * fifth of its time in that). */
 static bool file_remote(struct hl_thread_cache *tc)
 {
-	if (tc->inbox == NULL) {
-		struct hl_arena *a = tc->arena;
-		if (atomic_load_explicit(&a->remote_head, memory_order_relaxed) == NULL)
-			return false;
-		tc->inbox = atomic_exchange_explicit(&a->remote_head, NULL, memory_order_acquire);
-		int64_t bytes = 0;
-		for (struct hl_remote_packet *p = tc->inbox; p != NULL; p = p->next)
-			bytes += p->bytes;
-		atomic_fetch_sub_explicit(&a->remote_bytes, bytes, memory_order_relaxed);
-	}
+	if (tc->inbox == NULL &&
+	    (tc->inbox = remote_take(tc->arena)) == NULL)
+		return false;
 	struct hl_remote_packet *p = tc->inbox;
 	tc->inbox = p->next;
 	packet_file(tc, p);
@@ -216,17 +223,13 @@ static bool file_remote(struct hl_thread_cache *tc)
 /* Hands every packet on a's remote stack to the arena itself. */
 static void drain_remote(struct hl_thread_cache *tc, struct hl_arena *a)
 {
-	struct hl_remote_packet *p = atomic_exchange_explicit(&a->remote_head, NULL,
-							      memory_order_acquire);
-	int64_t bytes = 0;
+	struct hl_remote_packet *p = remote_take(a);
 	while (p != NULL) {
 		struct hl_remote_packet *next = p->next;
-		bytes += p->bytes;
 		packet_give_back(a, p);
 		packet_recycle(tc, p);
 		p = next;
 	}
-	atomic_fetch_sub_explicit(&a->remote_bytes, bytes, memory_order_relaxed);
 }
 
 static void packet_send(struct hl_thread_cache *tc, struct hl_arena *a,
@@ -253,16 +256,8 @@ void hl_cache_free_remote(struct hl_thread_cache *tc, struct hl_range *r, struct
 {
 	struct hl_remote_packet **slot = &tc->remote[a - hl_arenas];
 	struct hl_remote_packet *p = *slot;
-	/* Straight to the arena when no thread of it is left to take the
-	 * block back (a packet would wait, unsent, in this thread: one begun
-	 * before its last thread exited goes now, and packet_send gives it to
-	 * the arena), or when there is no memory for a packet. */
-	bool orphaned = atomic_load_explicit(&a->threads, memory_order_relaxed) == 0;
-	if (orphaned && p != NULL) {
-		*slot = NULL;
-		packet_send(tc, a, p);
-	}
-	if (orphaned || (p == NULL && (p = *slot = packet_get(tc)) == NULL)) {
+	if (p == NULL && (p = *slot = packet_get(tc)) == NULL) {
+		/* No memory for a packet: straight to the arena. */
 		hl_lock(&a->lock);
 		hl_arena_free_locked(a, r);
 		hl_unlock(&a->lock);
@@ -272,7 +267,12 @@ void hl_cache_free_remote(struct hl_thread_cache *tc, struct hl_range *r, struct
 	p->blocks[p->count] = r;
 	p->classes[p->count] = (uint8_t)hl_class_floor(r->size);
 	p->bytes += r->size;
-	if (++p->count == HL_REMOTE_PACKET_BLOCKS || p->bytes >= HL_REMOTE_SEND_BYTES) {
+	/* Sent when full, or at once when no thread of the arena is left to
+	 * take it back (packet_send then gives it to the arena): unsent, it
+	 * would wait in this thread, and so would one begun before the
+	 * arena's last thread exited. */
+	if (++p->count == HL_REMOTE_PACKET_BLOCKS || p->bytes >= HL_REMOTE_SEND_BYTES ||
+	    atomic_load_explicit(&a->threads, memory_order_relaxed) == 0) {
 		*slot = NULL;
 		packet_send(tc, a, p);
 	}
@@ -285,15 +285,6 @@ void hl_cache_free_remote(struct hl_thread_cache *tc, struct hl_range *r, struct
  * (8-thread ring: peak RSS 1.16x glibc's without, 1.10x with). */
 #define HL_BORROW_CLASSES 2u
 
-static struct hl_range *bin_pop(struct hl_cache_bin *bin)
-{
-	struct hl_range *r = bin->head;
-	bin->head = next_of(r);
-	bin->room++;
-	r->flags &= (uint8_t)~HL_RANGE_CACHED;
-	return r;
-}
-
 struct hl_range *hl_cache_refill(struct hl_thread_cache *tc, unsigned cls, size_t size)
 {
 	struct hl_range *batch[64];
@@ -301,11 +292,11 @@ struct hl_range *hl_cache_refill(struct hl_thread_cache *tc, unsigned cls, size_
 	while (bin->head == NULL && file_remote(tc))
 		;
 	if (bin->head != NULL)
-		return bin_pop(bin);
+		return hl_bin_pop(bin);
 	if (cls + HL_BORROW_CLASSES < HL_TLSF_LINEAR) {
 		for (unsigned up = 1; up <= HL_BORROW_CLASSES; up++)
 			if (tc->bins[cls + up].head != NULL)
-				return bin_pop(&tc->bins[cls + up]);
+				return hl_bin_pop(&tc->bins[cls + up]);
 	}
 	unsigned want = bin->limit / 2;
 	if (want > 64)

@@ -248,6 +248,16 @@ struct hl_thread_cache *hl_cache_create_shared(void);
 /* Set when the thread's cache was given back at thread exit. */
 extern HL_TLS bool hl_thread_exited;
 
+/* Takes the first range off a non-empty bin; it is the caller's now. */
+HL_INLINE struct hl_range *hl_bin_pop(struct hl_cache_bin *bin)
+{
+	struct hl_range *r = bin->head;
+	bin->head = ((struct hl_free_links *)hl_range_data(r))->next;
+	bin->room++;
+	r->flags &= (uint8_t)~HL_RANGE_CACHED;
+	return r;
+}
+
 /* The calling thread's cache, created on first use; NULL when the thread
  * has already exited its cache or no memory was left for one. */
 HL_INLINE struct hl_thread_cache *hl_cache_get(void)
