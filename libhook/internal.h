@@ -83,6 +83,9 @@ void hl_out_flush(struct hl_out *out);
  * mapped. Thread-safe. */
 void *hl_meta_alloc(size_t bytes);
 void hl_meta_free(void *p, size_t bytes);
+/* Calls fn for every mapping meta memory lives in; hold the lock
+ * (hl_meta_fork_prepare) around it. */
+void hl_meta_visit_locked(void (*fn)(void *p, size_t bytes, void *arg), void *arg);
 void hl_meta_fork_prepare(void);
 void hl_meta_fork_parent(void);
 void hl_meta_fork_child(void);
