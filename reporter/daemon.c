@@ -14,6 +14,8 @@
 
 #include "cli.h"
 #include "listen.h"
+#include "policy.h"
+#include "runinfo.h"
 
 /* A closed image waits this long before it is reported, so an exec'd
  * successor can say HELLO first and the image is reported as replaced. */
@@ -26,12 +28,15 @@ static void on_stop(int sig)
 	stop_requested = sig;
 }
 
+static struct hl_policy policy;
+
 static void finish_and_forget(struct hl_run *run, struct hl_output *out,
 			      struct hl_process *p)
 {
 	struct hl_report r;
 
 	hl_process_finish(p);
+	hl_policy_apply(&policy, p, out->sym);
 	hl_report_init(&r);
 	r.mode = "daemon";
 	hl_report_add_process(&r, p, out->sym, out->max_frames);
@@ -82,8 +87,19 @@ int hl_cmd_daemon(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_stop };
 	int err, rc;
 
+	hl_report_init(&r);
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--socket") && i + 1 < argc)
+		const char *label = !strcmp(argv[i], "--label") && i + 1 < argc ? argv[++i] :
+				    !strncmp(argv[i], "--label=", 8) ? argv[i] + 8 : NULL;
+
+		if (label) {
+			if (hl_runinfo_add_label(&r, label)) {
+				fprintf(stderr, "heapledger daemon: --label wants KEY=VALUE, not '%s'\n",
+					label);
+				hl_report_destroy(&r);
+				return 2;
+			}
+		} else if (!strcmp(argv[i], "--socket") && i + 1 < argc)
 			socket_path = argv[++i];
 		else if (!strcmp(argv[i], "--db") && i + 1 < argc)
 			out.db_path = argv[++i];
@@ -92,12 +108,15 @@ int hl_cmd_daemon(int argc, char **argv)
 		else if (!strcmp(argv[i], "-q"))
 			out.quiet = true;
 		else {
-			fprintf(stderr, "usage: heapledger daemon --socket PATH [--db FILE | --no-db] [-q]\n");
+			fprintf(stderr, "usage: heapledger daemon --socket PATH [--db FILE | --no-db]"
+				" [--label KEY=VALUE]... [-q]\n");
+			hl_report_destroy(&r);
 			return 2;
 		}
 	}
 	if (!socket_path) {
 		fprintf(stderr, "heapledger daemon: --socket PATH is required\n");
+		hl_report_destroy(&r);
 		return 2;
 	}
 	sigaction(SIGTERM, &sa, NULL);
@@ -107,13 +126,17 @@ int hl_cmd_daemon(int argc, char **argv)
 	err = hl_listen_open_path(&l, &run, socket_path);
 	if (err) {
 		hl_log("daemon: cannot listen on %s: %s", socket_path, strerror(-err));
+		hl_report_destroy(&r);
 		return 1;
 	}
-	hl_report_init(&r);
 	r.mode = "daemon";
 	r.argv = (const char **)argv;
 	r.argc = (uint32_t)argc;
 	r.started_ns = hl_now_realtime_ns();
+	if (out.db_path) {
+		hl_runinfo_uuid(&r);
+		hl_runinfo_git(&r);
+	}
 	out.sym = hl_symbolizer_new();
 	hl_output_open_db(&out, &r);
 	if (out.db_path && !out.store) {

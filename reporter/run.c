@@ -27,7 +27,9 @@
 
 #include "cli.h"
 #include "listen.h"
+#include "policy.h"
 #include "prefetch.h"
+#include "runinfo.h"
 
 struct run_options {
 	const char *db_path;
@@ -35,6 +37,9 @@ struct run_options {
 	unsigned depth;          /* 0 = hook default */
 	unsigned long wait_ms;   /* grace for connections after prog exits */
 	bool no_db;
+	struct hl_policy policy; /* fingerprints, suppressions */
+	char **labels;           /* --label key=value, nlabels of them */
+	int nlabels;
 	char **command;
 	int command_argc;
 };
@@ -63,7 +68,7 @@ static void run_usage(void)
 {
 	fprintf(stderr,
 		"usage: heapledger run [--db FILE | --no-db] [--json FILE] [--depth N]\n"
-		"                      [--wait-ms N] [-q] -- prog [args...]\n");
+		"                      [--wait-ms N] [--label KEY=VALUE]... [-q] -- prog [args...]\n");
 }
 
 static int parse_run_options(int argc, char **argv, struct run_options *o)
@@ -72,6 +77,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 
 	o->db_path = HL_DEFAULT_DB;
 	o->wait_ms = 3000;
+	o->labels = hl_xcalloc((size_t)argc + 1, sizeof(*o->labels));
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		unsigned long v;
@@ -94,6 +100,10 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 			   !hl_parse_unsigned(argv[i + 1], 3600000, &v)) {
 			o->wait_ms = v;
 			i++;
+		} else if (!strcmp(a, "--label") && has_value) {
+			o->labels[o->nlabels++] = argv[++i];
+		} else if (!strncmp(a, "--label=", 8)) {
+			o->labels[o->nlabels++] = argv[i] + 8;
 		} else if (!strcmp(a, "-q")) {
 			hl_log_quiet = true;
 		} else if (a[0] == '-') {
@@ -256,6 +266,7 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 
 	for (size_t i = 0; i < run->nprocs; i++) {
 		hl_process_finish(run->procs[i]);
+		hl_policy_apply(&o->policy, run->procs[i], out.sym);
 		hl_report_add_process(r, run->procs[i], out.sym, o->depth);
 	}
 	t_model = hl_now_monotonic_ns();
@@ -335,6 +346,14 @@ int hl_cmd_run(int argc, char **argv)
 
 	if (parse_run_options(argc, argv, &o))
 		return 2;
+	hl_report_init(&r);
+	for (int i = 0; i < o.nlabels; i++) {
+		if (hl_runinfo_add_label(&r, o.labels[i])) {
+			hl_log("run: --label wants KEY=VALUE, not '%s'", o.labels[i]);
+			hl_report_destroy(&r);
+			return 2;
+		}
+	}
 	if (hl_find_hook_library(lib, sizeof(lib))) {
 		hl_log("run: cannot find libheapledger.so (set HEAPLEDGER_LIB)");
 		return 2;
@@ -348,7 +367,6 @@ int hl_cmd_run(int argc, char **argv)
 	}
 	/* Orphaned grandchildren come to us, so we learn how they ended. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	hl_report_init(&r);
 	r.argv = (const char **)o.command;
 	r.argc = (uint32_t)o.command_argc;
 	r.started_ns = hl_now_realtime_ns();
@@ -366,9 +384,14 @@ int hl_cmd_run(int argc, char **argv)
 	prefetched = hl_prefetch_stop(pf);
 	r.ended_ns = hl_now_realtime_ns();
 	r.exit_code = exit_code_of(status);
+	if (!o.no_db || o.json_path) {
+		hl_runinfo_uuid(&r);
+		hl_runinfo_git(&r);
+	}
 	report_run(&run, &o, &r, sym, prefetched);
 	hl_symbolizer_free(sym);
 	hl_report_destroy(&r);
 	hl_run_destroy(&run);
+	free(o.labels);
 	return exit_code_of(status);
 }
