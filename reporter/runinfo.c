@@ -150,3 +150,8 @@ int hl_runinfo_add_label(struct hl_report *r, const char *key_value)
 	r->nlabels++;
 	return 0;
 }
+
+const char *hl_runinfo_label_arg(const char *key_value, void *report)
+{
+	return hl_runinfo_add_label(report, key_value) ? "wants KEY=VALUE" : NULL;
+}

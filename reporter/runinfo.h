@@ -23,5 +23,8 @@ void hl_runinfo_uuid(struct hl_report *r);
 /* Adds "key=value" to r's labels; returns 0 or -EINVAL if it has no '=' or
  * an empty key. */
 int hl_runinfo_add_label(struct hl_report *r, const char *key_value);
+/* The same as an args.h callback (report: the struct hl_report): NULL, or
+ * why the value is wrong. */
+const char *hl_runinfo_label_arg(const char *key_value, void *report);
 
 #endif /* HL_REPORTER_RUNINFO_H */

@@ -1,6 +1,6 @@
 /*
- * reporter/store.c: SQLite persistence of runs, migrations, and loading a
- * stored run back into a report (see store.h, schema.sql).
+ * reporter/store.c: writes runs and their processes into SQLite (see
+ * store.h, schema.sql; opening and migrations are in store_open.c).
  */
 #include "store.h"
 
@@ -12,45 +12,22 @@
 #include <unistd.h>
 
 #include "frame_tree.h"
-#include "schema_sql.h"
 #include "store_int.h"
 #include "util.h"
 
 
 /* ---- errors ------------------------------------------------------------- */
 
-static int sqlite_errno(int rc)
-{
-	switch (rc & 0xff) {
-	case SQLITE_FULL: return -ENOSPC;
-	case SQLITE_READONLY:
-	case SQLITE_PERM:
-	case SQLITE_AUTH: return -EACCES;
-	case SQLITE_CANTOPEN: return -ENOENT;
-	case SQLITE_NOMEM: return -ENOMEM;
-	case SQLITE_BUSY:
-	case SQLITE_LOCKED: return -EBUSY;
-	default: return -EIO;
-	}
-}
-
 static int fail(struct hl_store *s, int rc, const char *what)
 {
-	snprintf(s->error, sizeof(s->error), "%s: %s", what,
-		 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
-	return sqlite_errno(rc);
-}
-
-const char *hl_store_error(const struct hl_store *s)
-{
-	return s ? s->error : "cannot allocate the store";
+	return hl_store_fail(s, rc, what);
 }
 
 static int exec(struct hl_store *s, const char *sql)
 {
 	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
 
-	return rc == SQLITE_OK ? 0 : fail(s, rc, sql);
+	return rc == SQLITE_OK ? 0 : fail(s, rc, "write");
 }
 
 static int prepare(struct hl_store *s, const char *sql, sqlite3_stmt **st)
@@ -70,124 +47,6 @@ static int step_done(struct hl_store *s, sqlite3_stmt *st)
 	return rc == SQLITE_DONE ? 0 : fail(s, rc, "write");
 }
 
-/* ---- migrations ----------------------------------------------------------- */
-
-#define MIGRATE_MARK "-- migrate "
-
-int hl_store_schema_version(void)
-{
-	int version = 0;
-
-	for (const char *p = strstr(hl_schema_sql, MIGRATE_MARK); p;
-	     p = strstr(p + 1, MIGRATE_MARK))
-		version = atoi(p + strlen(MIGRATE_MARK));
-	return version;
-}
-
-static int user_version(struct hl_store *s, int *version)
-{
-	sqlite3_stmt *st;
-	int err = prepare(s, "PRAGMA user_version", &st);
-
-	if (err)
-		return err;
-	*version = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-	sqlite3_finalize(st);
-	return 0;
-}
-
-/* Applies section `version` (its text runs to the next marker). */
-static int apply_section(struct hl_store *s, const char *start, int version)
-{
-	const char *end = strstr(start + 1, MIGRATE_MARK);
-	size_t len = end ? (size_t)(end - start) : strlen(start);
-	char *sql = hl_xmalloc(len + 64);
-	int err;
-
-	memcpy(sql, start, len);
-	snprintf(sql + len, 64, ";PRAGMA user_version=%d;", version);
-	err = exec(s, "BEGIN IMMEDIATE");
-	if (!err)
-		err = exec(s, sql);
-	if (!err)
-		err = exec(s, "COMMIT");
-	else
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-	free(sql);
-	return err;
-}
-
-static int migrate(struct hl_store *s)
-{
-	int have, err = user_version(s, &have);
-
-	if (err)
-		return err;
-	if (have > hl_store_schema_version()) {
-		snprintf(s->error, sizeof(s->error),
-			 "database schema version %d is newer than this heapledger (%d)",
-			 have, hl_store_schema_version());
-		return -EPROTO;
-	}
-	for (const char *p = strstr(hl_schema_sql, MIGRATE_MARK); p;
-	     p = strstr(p + 1, MIGRATE_MARK)) {
-		int version = atoi(p + strlen(MIGRATE_MARK));
-
-		if (version > have && (err = apply_section(s, p, version)))
-			return err;
-	}
-	return 0;
-}
-
-int hl_store_open(const char *path, bool readonly, struct hl_store **out)
-{
-	struct hl_store *s = hl_xcalloc(1, sizeof(*s));
-	int flags = readonly ? SQLITE_OPEN_READONLY :
-		    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-	/* One thread uses a connection (the prefetch thread never stores):
-	 * no mutex around every bind and step (~10% of writing a run). */
-	int rc = sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
-	int err;
-
-	*out = s;
-	hl_table_init(&s->symbols);
-	if (rc != SQLITE_OK)
-		return fail(s, rc, path);
-	sqlite3_busy_timeout(s->db, 5000);
-	if (readonly) {
-		int version;
-
-		err = user_version(s, &version);
-		if (err || version == hl_store_schema_version())
-			return err;
-		if (version > hl_store_schema_version()) {
-			snprintf(s->error, sizeof(s->error),
-				 "%s: schema version %d, this heapledger reads %d", path,
-				 version, hl_store_schema_version());
-			return -EPROTO;
-		}
-		/* An older database: reading it means upgrading it first. */
-		sqlite3_close(s->db);
-		rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-				     NULL);
-		if (rc != SQLITE_OK) {
-			err = fail(s, rc, path);
-			snprintf(s->error, sizeof(s->error),
-				 "%s: schema version %d must be upgraded to %d, which needs write"
-				 " access: %s", path, version, hl_store_schema_version(),
-				 sqlite3_errstr(rc));
-			return err;
-		}
-		sqlite3_busy_timeout(s->db, 5000);
-	}
-	err = exec(s, "PRAGMA journal_mode=WAL");
-	if (!err)
-		err = exec(s, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON");
-	if (!err)
-		err = migrate(s);
-	return err;
-}
-
 int64_t hl_store_pages_written(const struct hl_store *s)
 {
 	int now = 0, high = 0;
@@ -195,15 +54,6 @@ int64_t hl_store_pages_written(const struct hl_store *s)
 	if (sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_WRITE, &now, &high, 0) != SQLITE_OK)
 		return -1;
 	return now;
-}
-
-void hl_store_close(struct hl_store *s)
-{
-	if (!s)
-		return;
-	sqlite3_close(s->db);
-	hl_table_destroy(&s->symbols);
-	free(s);
 }
 
 /* ---- writing -------------------------------------------------------------- */
