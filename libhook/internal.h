@@ -186,8 +186,8 @@ void hl_track_thread_exit(void);
  * the reporter and returns true, or returns false when there is no reporter
  * and the caller prints the standalone summary. */
 bool hl_track_exit(unsigned how, int status);
-/* Prints the standalone leak list (live blocks grouped by stack, symbolized
- * with dladdr) to fd. */
-void hl_track_print_leaks(int fd);
+/* Prints the standalone leak report to fd: loss records by class and stack
+ * (a scan classifies them at a normal exit, `how`), and the LEAK SUMMARY. */
+void hl_track_print_leaks(int fd, unsigned how);
 
 #endif /* HL_INTERNAL_H */

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "scan.h"
+#include "track.h"
 
 #define RED_ZONE 128
 
@@ -330,11 +331,11 @@ void hl_roots_scan(struct hl_scan *s)
 		const struct hl_map *m = &s->maps[i];
 		if (!is_root_map(m))
 			continue;
-		uintptr_t start = m->start;
 		uintptr_t sp = lowest_sp_in(s, m->start, m->end);
 		if (sp)
-			start = sp & ~(uintptr_t)7;
-		scan_excluding(s, &x, start, m->end);
+			hl_scan_root_stack(s, sp & ~(uintptr_t)7, m->end);
+		else
+			scan_excluding(s, &x, m->start, m->end);
 	}
 	for (unsigned i = 0; i < 8; i++)
 		hl_scan_root_word(s, s->own_regs[i]);

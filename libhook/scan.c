@@ -387,10 +387,39 @@ void hl_scan_root_range(struct hl_scan *s, uintptr_t start, uintptr_t end)
 		scan_words(s, start, end, true, NO_CLIQUE);
 }
 
+/* A thread stopped inside malloc or free holds the block's header address,
+ * not its start: counted as a start pointer, or a block being handed out
+ * would show as lost for an instant. Registers and stacks only. */
+static void reach_from_thread(struct hl_scan *s, uintptr_t word)
+{
+	if (word - s->lo + sizeof(struct hl_range) < s->hi - s->lo + sizeof(struct hl_range) &&
+	    find_block(s, word) < 0) {
+		ssize_t i = find_block(s, word + sizeof(struct hl_range));
+		if (i >= 0 && block_start(s, (size_t)i) == word + sizeof(struct hl_range))
+			word += sizeof(struct hl_range);
+	}
+	reach(s, word, true);
+}
+
 void hl_scan_root_word(struct hl_scan *s, uintptr_t word)
 {
 	if (s->nblocks)
-		reach(s, word, true);
+		reach_from_thread(s, word);
+}
+
+void hl_scan_root_stack(struct hl_scan *s, uintptr_t start, uintptr_t end)
+{
+	if (s->nblocks == 0)
+		return;
+	start = (start + sizeof(uintptr_t) - 1) & ~(uintptr_t)(sizeof(uintptr_t) - 1);
+	end &= ~(uintptr_t)(sizeof(uintptr_t) - 1);
+	if (end > start)
+		s->scanned_bytes += end - start;
+	for (uintptr_t at = start; at < end; at += sizeof(uintptr_t)) {
+		uintptr_t v = *(const uintptr_t *)at;
+		if (v - s->lo + sizeof(struct hl_range) < s->hi - s->lo + sizeof(struct hl_range))
+			reach_from_thread(s, v);
+	}
 }
 
 static void drain(struct hl_scan *s, size_t clique)
@@ -431,7 +460,7 @@ void hl_scan_classify(struct hl_scan *s)
 
 /* The scanning thread's callee-saved registers: a caller may keep the only
  * pointer to a block in one of them. */
-static HL_NOINLINE void save_own_registers(uintptr_t *regs)
+HL_NOINLINE void hl_scan_save_registers(uintptr_t *regs)
 {
 #if defined(__x86_64__)
 	__asm__ volatile("movq %%rbx, 0(%0)\n\tmovq %%rbp, 8(%0)\n\tmovq %%r12, 16(%0)\n\t"
@@ -466,8 +495,12 @@ static void lock_late_arenas(struct hl_scan *s)
 
 bool hl_scan_begin(struct hl_scan *s)
 {
-	save_own_registers(s->own_regs);
-	s->own_sp = (uintptr_t)__builtin_frame_address(0);
+	if (!s->from_caller) {
+		hl_scan_save_registers(s->own_regs);
+		s->own_sp = (uintptr_t)__builtin_frame_address(0);
+	}
+	if (s->at_exit)
+		hl_exit_frame(&s->own_sp, s->own_regs);
 	hl_roots_find_hook(s);
 	lock_arenas(s);
 	hl_large_fork_prepare();
@@ -478,7 +511,7 @@ bool hl_scan_begin(struct hl_scan *s)
 		hl_scan_end(s);
 		return false;
 	}
-	s->unstopped = s->world->unstopped > 0;
+	s->unstopped = s->world->unstopped;
 	return true;
 }
 

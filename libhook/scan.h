@@ -1,6 +1,6 @@
 /*
  * libhook/scan.h: the leak scan's internal interface (threads.c, roots.c,
- * scan.c, leakcheck.c, lossrec.c). See doc/leak-scan.md for the design.
+ * scan.c, leakcheck.c, lossrec.c). The design: libhook/leak-scan.md.
  *
  * A scan runs with every allocator lock held and every other thread of the
  * process stopped, from hl_scan_begin to hl_scan_end. In between, nothing
@@ -83,6 +83,8 @@ struct hl_scan {
 	struct hl_world *world;
 	uintptr_t own_sp;        /* the scanning thread's stack pointer */
 	uintptr_t own_regs[8];   /* its callee-saved registers */
+	bool at_exit;            /* read the exiting thread from hl_exit_frame */
+	bool from_caller;        /* own_sp/own_regs given: the API caller's */
 	uintptr_t hook_lo[4], hook_hi[4]; /* libheapledger.so's writable data */
 	unsigned nhook;
 	/* the scan's own mappings (never roots) */
@@ -90,8 +92,16 @@ struct hl_scan {
 	unsigned nown;
 	unsigned arenas_locked;
 	uint64_t scanned_bytes;  /* root and block bytes read */
-	bool unstopped;          /* a thread did not stop: conservative */
+	unsigned unstopped;      /* threads that did not stop: conservative */
 };
+
+/* The scanning thread's callee-saved registers (8 slots). */
+void hl_scan_save_registers(uintptr_t *regs);
+/* exitframe.c: finds, from inside exit(), the stack pointer and
+ * callee-saved registers of exit's caller (call at the start of the exit
+ * path, no lock held); hl_exit_frame gives them, false if unknown. */
+void hl_exit_frame_find(void);
+bool hl_exit_frame(uintptr_t *sp, uintptr_t *regs);
 
 /* ---- threads.c ------------------------------------------------------------ */
 
@@ -101,6 +111,9 @@ struct hl_world *hl_world_stop(struct hl_scan *s);
 /* Lets them go and waits (bounded) until each left the handler; false if
  * one may still enter it (the world's memory must then stay mapped). */
 bool hl_world_resume(struct hl_world *w);
+/* The signal that stops threads: a thread of the hook that blocks the
+ * program's signals must leave this one open. */
+int hl_world_stop_signal(void);
 /* The number of threads in /proc/self/task, 0 if unknown. */
 unsigned hl_world_thread_count(void);
 
@@ -129,8 +142,10 @@ bool hl_scan_begin(struct hl_scan *s);
 void hl_scan_classify(struct hl_scan *s);
 /* A range [start, end) read as a root (is_prior_definite true). */
 void hl_scan_root_range(struct hl_scan *s, uintptr_t start, uintptr_t end);
-/* A single word as a root (a register). */
+/* A single word as a root (a register), and a thread's stack: a pointer to
+ * a block's header counts as one to its start there (malloc in flight). */
 void hl_scan_root_word(struct hl_scan *s, uintptr_t word);
+void hl_scan_root_stack(struct hl_scan *s, uintptr_t start, uintptr_t end);
 /* Resumes the world, unlocks and unmaps. */
 void hl_scan_end(struct hl_scan *s);
 

@@ -43,7 +43,7 @@
 
 #include "scan.h"
 
-/* A real-time signal few programs use; glibc keeps SIGRTMIN-2.. for itself. */
+/* A real-time signal few programs use (glibc keeps the two below SIGRTMIN). */
 #define HL_STOP_SIGNAL (SIGRTMAX - 2)
 #define HL_STOP_WAIT_MS 2000
 #define HL_STOP_ROUNDS 16
@@ -144,6 +144,11 @@ static unsigned world_add_new(struct hl_world *w, pid_t self)
 	return added;
 }
 
+int hl_world_stop_signal(void)
+{
+	return HL_STOP_SIGNAL;
+}
+
 unsigned hl_world_thread_count(void)
 {
 	struct {
@@ -159,9 +164,9 @@ static void signal_new(struct hl_world *w, unsigned from)
 	pid_t pid = getpid();
 	for (unsigned i = from; i < w->count; i++) {
 		struct hl_scan_thread *t = &w->threads[i];
-		if (syscall(SYS_tgkill, pid, t->tid, HL_STOP_SIGNAL) == 0)
-			atomic_store(&t->state, HL_THREAD_SIGNALLED);
-		else
+		/* Before the signal: its handler may run before tgkill returns. */
+		atomic_store(&t->state, HL_THREAD_SIGNALLED);
+		if (syscall(SYS_tgkill, pid, t->tid, HL_STOP_SIGNAL) != 0)
 			atomic_store(&t->state, HL_THREAD_GONE);
 	}
 }
