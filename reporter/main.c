@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ui.h"
 
 static void usage(FILE *out)
 {
@@ -23,6 +24,8 @@ static void usage(FILE *out)
 		"      print the shell exports that make programs report to a daemon\n"
 		"  report [--db FILE] [--run ID] [--format text|json]\n"
 		"      print a stored run (the latest by default)\n"
+		"  ui [--db FILE] [--port N] [--listen ADDR] [--open]\n"
+		"      serve the web UI over the database (127.0.0.1:8716 by default)\n"
 		"See reporter/README.md for the JSON format.\n");
 }
 
@@ -130,6 +133,7 @@ int main(int argc, char **argv)
 		{ "daemon", hl_cmd_daemon },
 		{ "env", hl_cmd_env },
 		{ "report", hl_cmd_report },
+		{ "ui", hl_cmd_ui },
 		{ "bench-ingest", hl_cmd_bench_ingest }, /* hidden: ingest speed */
 	};
 
