@@ -428,6 +428,8 @@ static void on_live(struct hl_process *p, const struct hl_rec_live *r)
 {
 	const struct hl_wire_live_block *lb = (const void *)(r + 1);
 
+	if (r->h.flags & HL_LIVE_CHECK)
+		return; /* an on-demand check's snapshot, not the exit set */
 	p->live_seen = true;
 	p->live_scanned |= (r->h.flags & HL_LIVE_SCANNED) != 0;
 	for (uint32_t i = 0; i < r->count; i++) {

@@ -7,7 +7,6 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
-#include <getopt.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
@@ -15,6 +14,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "args.h"
 #include "cli.h"
 #include "ui.h"
 
@@ -26,37 +26,6 @@ struct ui_options {
 	unsigned long port;
 	bool open;
 };
-
-static int usage(void)
-{
-	fprintf(stderr, "usage: heapledger ui [--db FILE] [--port N] [--listen ADDR] [--open]\n");
-	return 2;
-}
-
-static int parse(int argc, char **argv, struct ui_options *o)
-{
-	static const struct option longs[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "port", required_argument, NULL, 'p' },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "open", no_argument, NULL, 'o' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
-		if (c == 'd')
-			o->db = optarg;
-		else if (c == 'l')
-			o->listen = optarg;
-		else if (c == 'o')
-			o->open = true;
-		else if (c != 'p' || hl_parse_unsigned(optarg, 65535, &o->port))
-			return -1;
-	}
-	return optind == argc ? 0 : -1;
-}
 
 /* Fills addr from --listen (IPv4 or IPv6 literal) or 127.0.0.1. */
 static int make_address(const struct ui_options *o, struct sockaddr_storage *addr,
@@ -79,7 +48,6 @@ static int make_address(const struct ui_options *o, struct sockaddr_storage *add
 		*loopback = IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr);
 		return 0;
 	}
-	hl_log("ui: --listen takes an IPv4 or IPv6 address, not '%s'", host);
 	return -1;
 }
 
@@ -99,6 +67,23 @@ static void open_browser(const char *url)
 int hl_cmd_ui(int argc, char **argv)
 {
 	struct ui_options o = { .db = HL_DEFAULT_DB, .port = 8716 };
+	const struct hl_arg args[] = {
+		HL_ARG_STRING("db", 0, "FILE", &o.db,
+			      "the database to show (default: " HL_DEFAULT_DB "), opened read-only"),
+		HL_ARG_UNSIGNED("port", 0, "N", &o.port, 0, 65535,
+				"the port to listen on (default: 8716; 0: any free port)"),
+		HL_ARG_STRING("listen", 0, "ADDR", &o.listen,
+			      "the address to listen on (default: 127.0.0.1; others warn)"),
+		HL_ARG_FLAG("open", 0, &o.open, "open the page in the desktop's browser"),
+		HL_ARG_END
+	};
+	const struct hl_command_line cmd = {
+		"ui", "", 0, 0,
+		"Serve the web UI over the database until interrupted: runs, one run's\n"
+		"leaks and stacks, heap over time, flame graphs, diffs and search.",
+		args, "It prints the address it serves on its first line of output.\n",
+	};
+	int rc, first;
 	struct sockaddr_storage addr;
 	struct hl_ui_server *sv;
 	char url[128], host[INET6_ADDRSTRLEN + 2];
@@ -107,8 +92,12 @@ int hl_cmd_ui(int argc, char **argv)
 	sigset_t stop;
 	int sig;
 
-	if (parse(argc, argv, &o) || make_address(&o, &addr, &loopback))
-		return usage();
+	rc = hl_args_parse(&cmd, argc, argv, &first);
+	if (rc >= 0)
+		return rc;
+	if (make_address(&o, &addr, &loopback))
+		return hl_args_usage_error(&cmd, "--listen takes an IPv4 or IPv6 address, not '%s'",
+					   o.listen);
 	/* Block the stop signals before the server's threads start, so they
 	 * inherit the mask and sigwait() below gets them. */
 	sigemptyset(&stop);
@@ -117,7 +106,7 @@ int hl_cmd_ui(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	sv = hl_ui_server_start(o.db, (struct sockaddr *)&addr, loopback, &port);
 	if (!sv)
-		return 1;
+		return HL_EXIT_FAILURE;
 	if (addr.ss_family == AF_INET6)
 		snprintf(host, sizeof(host), "[%s]", loopback ? "::1" : o.listen);
 	else
