@@ -150,6 +150,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return send_error(c, 405, "only GET");
 	if (*upload_size)
 		return send_error(c, 400, "a GET has no body");
+	if (!MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host") &&
+	    strcmp(version, MHD_HTTP_VERSION_1_0))
+		return send_error(c, 400, "HTTP/1.1 needs a Host header");
 	if (!host_allowed(sv, c))
 		return send_error(c, 403, "this server answers only to its loopback address");
 	if (url[0] != '/')
