@@ -14,6 +14,7 @@ struct hl_daemon_writer {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	struct hl_output *out;        /* used by the thread only */
+	const struct hl_policy *policy;
 	struct hl_process *queue[HL_WRITER_QUEUE_MAX]; /* ring */
 	size_t head;                  /* oldest entry */
 	size_t count;                 /* entries */
@@ -29,10 +30,12 @@ static uint64_t process_bytes(const struct hl_process *p)
 	       (uint64_t)p->nstacks * (sizeof(struct hl_stack) + 64) + 4096;
 }
 
-static void report_and_store(struct hl_output *out, struct hl_process *p)
+static void report_and_store(struct hl_daemon_writer *w, struct hl_process *p)
 {
+	struct hl_output *out = w->out;
 	struct hl_report r;
 
+	hl_policy_apply(w->policy, p, out->sym);
 	hl_report_init(&r);
 	r.mode = "daemon";
 	hl_report_add_process(&r, p, out->sym, out->max_frames);
@@ -59,7 +62,7 @@ static void *writer_main(void *arg)
 		p = w->queue[w->head];
 		bytes = process_bytes(p);
 		pthread_mutex_unlock(&w->lock);
-		report_and_store(w->out, p);
+		report_and_store(w, p);
 		pthread_mutex_lock(&w->lock);
 		/* Only now: a full queue means the database is behind. */
 		w->head = (w->head + 1) % HL_WRITER_QUEUE_MAX;
@@ -70,11 +73,13 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-struct hl_daemon_writer *hl_daemon_writer_start(struct hl_output *out)
+struct hl_daemon_writer *hl_daemon_writer_start(struct hl_output *out,
+						const struct hl_policy *policy)
 {
 	struct hl_daemon_writer *w = hl_xcalloc(1, sizeof(*w));
 
 	w->out = out;
+	w->policy = policy;
 	/* While the daemon runs, a locked database is waited out for as long
 	 * as it takes; the queue bounds what waits meanwhile. */
 	__atomic_store_n(&out->retry_until_ns, UINT64_MAX, __ATOMIC_RELAXED);

@@ -11,6 +11,7 @@
 #define HL_REPORTER_DAEMON_WRITER_H
 
 #include "cli.h"
+#include "policy.h"
 
 #define HL_WRITER_QUEUE_MAX 1024                /* processes waiting */
 #define HL_WRITER_QUEUE_BYTES (512ull << 20)    /* their block tables, about */
@@ -19,8 +20,10 @@
 
 struct hl_daemon_writer;
 
-/* Starts the thread; it owns out (symbolizer and store) until stopped. */
-struct hl_daemon_writer *hl_daemon_writer_start(struct hl_output *out);
+/* Starts the thread; it owns out (symbolizer and store) until stopped, and
+ * applies policy (fingerprints, suppressions) to each process. */
+struct hl_daemon_writer *hl_daemon_writer_start(struct hl_output *out,
+						const struct hl_policy *policy);
 /* Hands over p (finished, detached: hl_run_detach); it is freed by the
  * writer, or at once when the queue is full. */
 void hl_daemon_writer_submit(struct hl_daemon_writer *w, struct hl_process *p);

@@ -58,6 +58,13 @@ int64_t hl_store_pages_written(const struct hl_store *s)
 
 /* ---- writing -------------------------------------------------------------- */
 
+static void bind_opt_text(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+}
+
+
 static char *argv_to_json(const char *const *argv, uint32_t argc)
 {
 	json_t *a = json_array();
@@ -70,6 +77,23 @@ static char *argv_to_json(const char *const *argv, uint32_t argc)
 	return text;
 }
 
+static int write_labels(struct hl_store *s, const struct hl_report *r, int64_t run_id)
+{
+	sqlite3_stmt *st;
+	int err = r->nlabels ? prepare(s, "INSERT OR REPLACE INTO run_labels(run_id, key, value)"
+				       " VALUES (?,?,?)", &st) : 0;
+
+	for (size_t i = 0; i < r->nlabels && !err; i++) {
+		sqlite3_bind_int64(st, 1, run_id);
+		sqlite3_bind_text(st, 2, r->label_keys[i], -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, r->label_values[i], -1, SQLITE_STATIC);
+		err = step_done(s, st);
+	}
+	if (r->nlabels)
+		sqlite3_finalize(st);
+	return err;
+}
+
 int hl_store_run_begin(struct hl_store *s, const struct hl_report *r, int64_t *run_id)
 {
 	sqlite3_stmt *st;
@@ -77,8 +101,9 @@ int hl_store_run_begin(struct hl_store *s, const struct hl_report *r, int64_t *r
 	char *argv = argv_to_json(r->argv, r->argc);
 	const char *program = r->argc ? strrchr(r->argv[0], '/') : NULL;
 	int err = prepare(s, "INSERT INTO runs(mode, program, argv, cwd, hostname, "
-			  "started_ns) VALUES (?,?,?,?,?,?)", &st);
+			  "started_ns, git_commit, git_branch, uuid) VALUES (?,?,?,?,?,?,?,?,?)", &st);
 
+	*run_id = 0;
 	if (!err) {
 		program = program ? program + 1 : r->argc ? r->argv[0] : NULL;
 		sqlite3_bind_text(st, 1, r->mode, -1, SQLITE_STATIC);
@@ -89,11 +114,17 @@ int hl_store_run_begin(struct hl_store *s, const struct hl_report *r, int64_t *r
 		if (gethostname(host, sizeof(host)) == 0)
 			sqlite3_bind_text(st, 5, host, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 6, (int64_t)r->started_ns);
+		bind_opt_text(st, 7, r->git_commit);
+		bind_opt_text(st, 8, r->git_branch);
+		bind_opt_text(st, 9, r->uuid);
 		err = step_done(s, st);
 		sqlite3_finalize(st);
 	}
 	free(argv);
-	*run_id = err ? 0 : sqlite3_last_insert_rowid(s->db);
+	if (!err)
+		*run_id = sqlite3_last_insert_rowid(s->db);
+	if (!err)
+		err = write_labels(s, r, *run_id);
 	return err;
 }
 
@@ -129,7 +160,8 @@ int hl_store_run_delete(struct hl_store *s, int64_t run_id)
 /* Prepared statements of one process write. */
 enum {
 	ST_PROCESS, ST_SUMMARY, ST_MODULE, ST_SYMBOL, ST_STACK, ST_FRAME,
-	ST_FRAMES, ST_FRAME_BASE, ST_AGGREGATE, ST_LEAK, ST_BLOCK, ST_ERROR, ST_SAMPLE, ST_COUNT
+	ST_FRAMES, ST_FRAME_BASE, ST_AGGREGATE, ST_LEAK, ST_SITE, ST_BLOCK, ST_ERROR, ST_SAMPLE,
+	ST_COUNT
 };
 
 /* Frame rows go in FRAMES_PER_INSERT at a time: most of a row's cost was
@@ -157,7 +189,12 @@ static const char *const statement_sql[ST_COUNT] = {
 	[ST_FRAME_BASE] = "SELECT coalesce(max(id), 0) FROM frames",
 	[ST_AGGREGATE] = "INSERT INTO stack_aggregates VALUES (?,?,?,?,?,?,?)",
 	[ST_LEAK] = "INSERT INTO leaks(process_id, stack_id, leak_class, bytes, blocks,"
-		" inherited_blocks, rank, suppressed) VALUES (?,?,?,?,?,?,?,?)",
+		" inherited_blocks, rank, suppressed, fingerprint, suppression)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?)",
+	[ST_SITE] = "INSERT INTO leak_sites(fingerprint, function, first_run_id, last_run_id)"
+		" VALUES (?1,?2,?3,?3) ON CONFLICT(fingerprint) DO UPDATE SET"
+		" last_run_id = max(last_run_id, excluded.last_run_id),"
+		" first_run_id = min(first_run_id, excluded.first_run_id)",
 	[ST_BLOCK] = "INSERT INTO leaked_blocks VALUES (?,?,?,?,?)",
 	[ST_ERROR] = "INSERT INTO errors(process_id, kind, address, block_address,"
 		" block_size, stack_id, alloc_stack_id, free_stack_id, time_ns)"
@@ -188,12 +225,6 @@ struct writer {
 	uint32_t path_node[HL_WIRE_MAX_FRAMES];
 	uint32_t path_len;
 };
-
-static void bind_opt_text(sqlite3_stmt *st, int i, const char *v)
-{
-	if (v)
-		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-}
 
 /* ---- parents --------------------------------------------------------------
  * processes.parent_id names the fork parent or exec predecessor. A daemon
@@ -552,6 +583,17 @@ static int write_leaked_blocks(struct writer *w, struct hl_table *leak_ids)
 	return err;
 }
 
+/* The leak's site in leak_sites: first and last run that leaked there. */
+static int write_site(struct writer *w, const struct hl_leak_group *g)
+{
+	sqlite3_stmt *st = w->st[ST_SITE];
+
+	sqlite3_bind_text(st, 1, g->fingerprint, -1, SQLITE_STATIC);
+	bind_opt_text(st, 2, g->site_function);
+	sqlite3_bind_int64(st, 3, w->run_id);
+	return step_done(w->s, st);
+}
+
 static int write_leaks(struct writer *w)
 {
 	struct hl_table leak_ids; /* group key (as in group_leaks) -> leaks.id */
@@ -569,10 +611,14 @@ static int write_leaks(struct writer *w)
 		sqlite3_bind_int64(st, 5, (int64_t)g->blocks);
 		sqlite3_bind_int64(st, 6, (int64_t)g->inherited_blocks);
 		sqlite3_bind_int64(st, 7, (int64_t)i + 1);
-		sqlite3_bind_int(st, 8, g->leak_class == HL_CLASS_SUPPRESSED);
+		sqlite3_bind_int(st, 8, g->suppression || g->leak_class == HL_CLASS_SUPPRESSED);
+		bind_opt_text(st, 9, g->fingerprint[0] ? g->fingerprint : NULL);
+		bind_opt_text(st, 10, g->suppression);
 		err = step_done(w->s, st);
 		hl_table_insert(&leak_ids, ((uint64_t)g->stack << 3 | g->leak_class) + 1)->size =
 			(uint64_t)sqlite3_last_insert_rowid(w->s->db);
+		if (!err && g->fingerprint[0])
+			err = write_site(w, g);
 	}
 	if (!err)
 		err = write_leaked_blocks(w, &leak_ids);
