@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""tests/run/check_history.py: leak sites across runs, run metadata, and the
+commands built on them, on real runs of tests/run/progs/leak_choice.c.
+
+usage: check_history.py SCENARIO HEAPLEDGER LEAK_CHOICE LEAK_CHOICE_SHIFTED RUNTIME_MEMORY
+(HEAPLEDGER_LIB in the environment names the hook)
+
+Scenarios:
+  fingerprint  the same sites give the same fingerprints in two runs, in a
+               rebuild at other addresses and lines run from another
+               directory, and leak_sites records first and last run;
+               distinct sites differ; the strdup wrapper frame is skipped
+  metadata     --label, the git commit and branch from CI variables and from
+               the working directory's repository, a run UUID
+  suppress     valgrind and LSan files together: the suppressed leaks keep
+               their class and are listed with the suppression's name, the
+               used/unused list; --gen-suppressions=all entries suppress
+               exactly their leak; a malformed file stops everything (exit
+               125, FILE:LINE, the program never started); the built-in set
+               covers glibc's memory and --default-suppressions=no turns it off
+"""
+import re
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+class Env:
+    def __init__(self, tmp, heapledger, prog, shifted):
+        self.tmp, self.hl, self.prog, self.shifted = tmp, heapledger, prog, shifted
+        self.db = os.path.join(tmp, "h.db")
+
+    def run(self, args, prog=None, expect=None, env=None, cwd=None, opts=()):
+        cmd = [self.hl, "run", "--db", self.db] + list(opts) + ["--", prog or self.prog] + args
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
+        if expect is not None and p.returncode != expect:
+            fail("%s exited %d, expected %d:\n%s" % (cmd, p.returncode, expect, p.stderr[-3000:]))
+        return p
+
+    def hl_cmd(self, args, expect=0):
+        p = subprocess.run([self.hl] + args, capture_output=True, text=True)
+        if expect is not None and p.returncode != expect:
+            fail("heapledger %s exited %d, expected %d:\n%s%s" % (
+                args, p.returncode, expect, p.stdout[-3000:], p.stderr[-3000:]))
+        return p
+
+    def report(self, run_id=None):
+        args = ["report", "--db", self.db, "--format", "json"]
+        if run_id:
+            args += ["--run", str(run_id)]
+        return json.loads(self.hl_cmd(args).stdout)
+
+    def sql(self, query, params=()):
+        with sqlite3.connect(self.db) as c:
+            return c.execute(query, params).fetchall()
+
+
+def sites(doc):
+    """{innermost program function: fingerprint} of a report."""
+    out = {}
+    for p in doc["processes"]:
+        for leak in p["leaks"]:
+            names = [f["function"] for f in leak["stack"]]
+            fn = next((n for n in names if n and n.startswith("leak_")), None)
+            if not leak.get("fingerprint"):
+                fail("leak without fingerprint: %s" % names)
+            out[fn] = leak["fingerprint"]
+    return out
+
+
+def scenario_fingerprint(e):
+    e.run(["a", "b", "s"], expect=0)
+    first = sites(e.report())
+    e.run(["a", "b", "s"], expect=0)
+    second = sites(e.report())
+    if first != second or set(first) != {"leak_a", "leak_b", "leak_strdup"}:
+        fail("fingerprints differ between two runs: %s %s" % (first, second))
+    if len(set(first.values())) != 3:
+        fail("distinct sites share a fingerprint: %s" % first)
+    # The rebuild, under the first build's name, from another directory.
+    other = os.path.join(e.tmp, "elsewhere")
+    os.mkdir(other)
+    copy = os.path.join(other, os.path.basename(e.prog))
+    shutil.copy(e.shifted, copy)
+    e.run(["a", "b", "s"], prog=copy, expect=0, cwd=other)
+    doc = e.report()
+    shifted = sites(doc)
+    if shifted != first:
+        fail("the rebuild's fingerprints differ: %s vs %s" % (shifted, first))
+    lines = {f["line"] for p in doc["processes"] for l in p["leaks"] for f in l["stack"]
+             if f["function"] == "leak_a"}
+    old_lines = {f["line"] for p in e.report(1)["processes"] for l in p["leaks"]
+                 for f in l["stack"] if f["function"] == "leak_a"}
+    if lines == old_lines:
+        fail("the shifted build did not move leak_a (%s): the test proves nothing" % lines)
+    e.run(["a", "c"], expect=0)
+    rows = dict((r[0], r[1:]) for r in e.sql(
+        "SELECT fingerprint, function, first_run_id, last_run_id FROM leak_sites"))
+    want = {first["leak_a"]: ("leak_a", 1, 4), first["leak_b"]: ("leak_b", 1, 3),
+            first["leak_strdup"]: ("leak_strdup", 1, 3)}
+    for fp, row in want.items():
+        if rows.get(fp) != row:
+            fail("leak_sites row for %s: %s, expected %s" % (fp, rows.get(fp), row))
+    c = [fp for fp, row in rows.items() if row[0] == "leak_c"]
+    if len(c) != 1 or rows[c[0]][1:] != (4, 4):
+        fail("leak_c's site: %s" % rows)
+    stored = {r[0] for r in e.sql("SELECT fingerprint FROM leaks")}
+    if stored != set(rows):
+        fail("leaks.fingerprint %s vs leak_sites %s" % (stored, set(rows)))
+
+
+def git(cwd, *args):
+    return subprocess.run(["git"] + list(args), cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def scenario_metadata(e):
+    ci_free = {k: v for k, v in os.environ.items()
+               if k not in ("GITHUB_SHA", "GITHUB_HEAD_REF", "GITHUB_REF_NAME", "CI_COMMIT_SHA",
+                            "CI_COMMIT_REF_NAME", "BUILDKITE_COMMIT", "CIRCLE_SHA1",
+                            "TRAVIS_COMMIT", "BITBUCKET_COMMIT", "GIT_COMMIT")}
+    repo = os.path.join(e.tmp, "repo")
+    os.mkdir(repo)
+    git(repo, "init", "-q", "-b", "topic")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty",
+        "-m", "x")
+    head = git(repo, "rev-parse", "HEAD")
+    e.run(["a"], expect=0, env=ci_free, cwd=repo,
+          opts=["--label", "suite=unit", "--label=os=debian 12", "--label", "suite=unit2"])
+    run = e.report()["run"]
+    if run["git_commit"] != head or run["git_branch"] != "topic":
+        fail("git from the working directory: %s" % run)
+    if run["labels"] != {"suite": "unit2", "os": "debian 12"}:
+        fail("labels: %s" % run["labels"])
+    if len(run["uuid"] or "") != 36 or run["uuid"][14] != "4":
+        fail("uuid: %s" % run["uuid"])
+    labels = sorted(e.sql("SELECT key, value FROM run_labels WHERE run_id = 1"))
+    if labels != [("os", "debian 12"), ("suite", "unit2")]:
+        fail("run_labels: %s" % labels)
+    env = dict(ci_free, CI_COMMIT_SHA="c0ffee", CI_COMMIT_REF_NAME="main")
+    e.run(["a"], expect=0, env=env, cwd=repo)
+    run = e.report()["run"]
+    if (run["git_commit"], run["git_branch"]) != ("c0ffee", "main"):
+        fail("git from GitLab's variables: %s" % run)
+    env = dict(ci_free, GITHUB_SHA="abc123", GITHUB_REF_NAME="42/merge", GITHUB_HEAD_REF="feature")
+    e.run(["a"], expect=0, env=env, cwd=repo)
+    run = e.report()["run"]
+    if (run["git_commit"], run["git_branch"]) != ("abc123", "feature"):
+        fail("git from GitHub's variables: %s" % run)
+    e.run(["a"], expect=0, env=ci_free, cwd=e.tmp)
+    run = e.report()["run"]
+    if run["git_commit"] is not None or run["labels"] != {}:
+        fail("outside a repository: %s" % run)
+    if len({r[0] for r in e.sql("SELECT uuid FROM runs")}) != 4:
+        fail("run UUIDs are not distinct")
+    p = e.run(["a"], opts=["--label", "novalue"])
+    if p.returncode == 0 or "KEY=VALUE" not in p.stderr:
+        fail("--label without '=' was accepted: %d %s" % (p.returncode, p.stderr))
+
+
+def leaks_by_function(doc):
+    """{innermost leak_* function: leak} of the last report's processes."""
+    out = {}
+    for p in doc["processes"]:
+        for leak in p["leaks"]:
+            names = [f["function"] or "" for f in leak["stack"]]
+            out[next((n for n in names if n.startswith("leak_")), names[0])] = leak
+    return out
+
+
+VG_A = """# suppresses leak_a, written as valgrind would
+{
+   supp-a
+   Memcheck:Leak
+   match-leak-kinds: definite,indirect
+   fun:malloc
+   fun:leak_a
+   fun:main
+}
+{
+   never-used
+   Memcheck:Leak
+   fun:no_such_function
+}
+"""
+
+
+def scenario_suppress(e):
+    vg = os.path.join(e.tmp, "a.supp")
+    lsan = os.path.join(e.tmp, "lsan.supp")
+    with open(vg, "w") as f:
+        f.write(VG_A)
+    with open(lsan, "w") as f:
+        f.write("# LeakSanitizer format\nleak:leak_strdup\n")
+    p = e.run(["a", "b", "s"], expect=0, opts=["--suppressions", vg, "--suppressions=" + lsan])
+    leaks = leaks_by_function(e.report())
+    want = {"leak_a": "supp-a", "leak_strdup": "leak_strdup", "leak_b": None}
+    for fn, name in want.items():
+        leak = leaks[fn]
+        if leak["suppression"] != name or leak["suppressed"] != (name is not None):
+            fail("%s: suppressed %s by %s, expected %s" % (fn, leak["suppressed"],
+                                                          leak["suppression"], name))
+        if leak["kind"] != "unknown":
+            fail("%s: the suppression changed the class to %s" % (fn, leak["kind"]))
+    rows = e.sql("SELECT leak_class, suppressed, suppression FROM leaks WHERE suppressed = 1"
+                 " ORDER BY suppression")
+    if rows != [("unknown", 1, "leak_strdup"), ("unknown", 1, "supp-a")]:
+        fail("stored suppressions: %s" % rows)
+    for text in ("suppressed by: supp-a", "suppressed by: leak_strdup",
+                 "used_suppression:      1 supp-a %s:2 suppressed: 16 bytes in 1 blocks" % vg,
+                 "used_suppression:      1 leak_strdup %s:2" % lsan,
+                 "unused_suppression: never-used %s:10" % vg,
+                 "suppressed: 28 bytes in 2 blocks"):
+        if text not in p.stderr:
+            fail("%r not in the report:\n%s" % (text, p.stderr[-3000:]))
+
+    # Generated entries, pasted into a file, suppress exactly their leak.
+    p = e.run(["a", "b", "c"], expect=0, opts=["--gen-suppressions=all"])
+    entries = re.findall(r"^\{\n.*?^\}\n", p.stderr, re.M | re.S)
+    by_fn = {re.search(r"fun:(leak_\w+)", x).group(1): x for x in entries}
+    if sorted(by_fn) != ["leak_a", "leak_b", "leak_c"]:
+        fail("generated entries: %s" % entries)
+    gen = os.path.join(e.tmp, "gen.supp")
+    with open(gen, "w") as f:
+        f.write(by_fn["leak_b"])
+    e.run(["a", "b", "c", "many"], expect=0, opts=["--suppressions", gen])
+    leaks = leaks_by_function(e.report())
+    suppressed = sorted(fn for fn, l in leaks.items() if l["suppressed"])
+    if suppressed != ["leak_b"] or not leaks["leak_b"]["suppression"].startswith("leak_b-"):
+        fail("the generated entry suppressed %s" % suppressed)
+
+    # A malformed file: FILE:LINE, exit 125, the program never runs.
+    bad = os.path.join(e.tmp, "bad.supp")
+    with open(bad, "w") as f:
+        f.write("leak:fine\n{\n   x\n   Memcheck:Leak\n   fun:a\n   nonsense\n}\n")
+    marker = os.path.join(e.tmp, "ran")
+    for supp_opts in (["--suppressions", bad], ["--suppressions", vg, "--suppressions", bad],
+                      ["--suppressions", os.path.join(e.tmp, "missing.supp")]):
+        p = subprocess.run([e.hl, "run", "--db", e.db] + supp_opts + ["--", "touch", marker],
+                           capture_output=True, text=True)
+        if p.returncode != 125 or os.path.exists(marker):
+            fail("a bad suppressions file: exit %d, program ran: %s" % (
+                p.returncode, os.path.exists(marker)))
+        if not re.search(r"(bad\.supp:6: expected fun:NAME|missing\.supp: No such file)", p.stderr):
+            fail("the error does not name the file and line: %s" % p.stderr)
+
+    # The built-in set: glibc's own memory is suppressed, and shown.
+    p = e.run([], prog=e.runtime, expect=0)
+    leaks = [l for proc in e.report()["processes"] for l in proc["leaks"]]
+    names = {l["suppression"] for l in leaks}
+    if not leaks or None in names or not all(n.startswith("glibc-") for n in names):
+        fail("built-in suppressions: %s" % names)
+    if "glibc-thread-dtv" not in names or "used_suppression:" not in p.stderr:
+        fail("the thread's DTV is not suppressed as such: %s\n%s" % (names, p.stderr[-2000:]))
+    e.run([], prog=e.runtime, expect=0, opts=["--default-suppressions=no"])
+    leaks = [l for proc in e.report()["processes"] for l in proc["leaks"]]
+    if not leaks or any(l["suppressed"] for l in leaks):
+        fail("--default-suppressions=no still suppressed: %s" % leaks)
+
+
+def main():
+    scenario, heapledger, prog, shifted, runtime = sys.argv[1:6]
+    with tempfile.TemporaryDirectory(prefix="hl-history-") as tmp:
+        env = Env(tmp, heapledger, prog, shifted)
+        env.runtime = runtime
+        globals()["scenario_" + scenario](env)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
