@@ -12,7 +12,7 @@ import sys
 import tempfile
 
 HL, LIB, LEAKER = (os.path.abspath(a) for a in sys.argv[1:4])
-COMMANDS = ['run', 'daemon', 'env', 'report']
+COMMANDS = ['run', 'daemon', 'env', 'report', 'ui']
 failures = []
 
 
