@@ -31,7 +31,9 @@ struct hl_report_leak {
 	const char *kind;             /* hl_leak_class_name() */
 	uint64_t bytes, blocks;
 	uint64_t inherited_blocks;    /* copied from the fork parent */
-	bool suppressed;              /* issue 7: matched a suppression */
+	bool suppressed;              /* matched a suppression (kind stays the class) */
+	const char *suppression;      /* the suppression's name, NULL if none */
+	const char *fingerprint;      /* leak site (fingerprint.h), NULL if unknown */
 	struct hl_report_stack stack;
 };
 
@@ -69,6 +71,12 @@ struct hl_report {
 	uint32_t argc;
 	uint64_t started_ns, ended_ns;
 	int exit_code;                /* what heapledger run exits with, -1 unknown */
+	const char *uuid;             /* names the run in every database, NULL if none */
+	const char *git_commit;       /* NULL if unknown */
+	const char *git_branch;
+	const char **label_keys;      /* --label key=value, nlabels of each */
+	const char **label_values;
+	size_t nlabels;
 	struct hl_report_process *procs;
 	size_t nprocs, procs_cap;
 	struct hl_arena arena;

@@ -222,3 +222,23 @@ CREATE VIEW stack_frames(stack_id, position, address, symbol_id, inlined) AS
 -- grows at its end (run, process and row ids only increase). History queries
 -- (issue 7) go by leak fingerprint, not by function name.
 DROP INDEX IF EXISTS symbols_function;
+
+-- migrate 4
+-- Leak history. A leak site is known across runs by its fingerprint
+-- (reporter/fingerprint.h: function names and module basenames of the top
+-- frames, no addresses), kept in leaks.fingerprint and once in leak_sites
+-- with the first and last run that leaked there. leaks gets no index on
+-- fingerprint: its entries would land all over the index and make every
+-- store rewrite pages in proportion to the history (see migrate 3); history
+-- queries read the leaks of the runs they cover through leaks_process.
+-- leak_sites is keyed by fingerprint, so a run updates the rows of its own
+-- sites in place. Runs gain the git branch (git_commit was there) and a
+-- random UUID, so a run imported from another database is known again.
+ALTER TABLE runs ADD COLUMN git_branch TEXT;
+ALTER TABLE runs ADD COLUMN uuid TEXT;
+CREATE TABLE leak_sites (
+  fingerprint TEXT PRIMARY KEY,
+  function TEXT,                      -- innermost program function, for display
+  first_run_id INTEGER NOT NULL,
+  last_run_id INTEGER NOT NULL
+) WITHOUT ROWID;

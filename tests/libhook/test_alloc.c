@@ -678,6 +678,12 @@ static void test_options_parse(void **state)
 	assert_int_equal(hl_options.stack_depth, 12);
 	hl_options_parse("stacks=0");
 	assert_int_equal(hl_options.stack_depth, 0);
+	hl_options_parse("stacks=0:depth=5"); /* stacks=0 wins whatever the order */
+	assert_int_equal(hl_options.stack_depth, 0);
+	hl_options_parse("retain_ms=3600001:max_leaks=-1:stack_cache=3");
+	assert_int_equal(hl_options.retain_ms, saved.retain_ms);
+	assert_int_equal(hl_options.max_leaks, 3);
+	assert_int_equal(hl_options.stack_cache, saved.stack_cache);
 	hl_options_parse(NULL);
 	hl_options = saved;
 }
