@@ -77,6 +77,7 @@ struct hl_report {
 	const char **label_keys;      /* --label key=value, nlabels of each */
 	const char **label_values;
 	size_t nlabels;
+	bool gen_suppressions;        /* print a suppression after each leak record */
 	struct hl_report_process *procs;
 	size_t nprocs, procs_cap;
 	struct hl_arena arena;
@@ -100,6 +101,9 @@ void hl_report_stack_of(struct hl_report *r, const struct hl_process *p,
 /* Valgrind-style text. */
 void hl_report_print_text(const struct hl_report *r, FILE *out);
 void hl_report_print_process_text(const struct hl_report_process *p, FILE *out);
+/* The same, with a ready-to-paste suppression after each unsuppressed leak. */
+void hl_report_print_process_text_gen(const struct hl_report_process *p, bool gen_suppressions,
+				      FILE *out);
 /* The JSON document; returns 0 or -errno. */
 int hl_report_write_json(const struct hl_report *r, FILE *out);
 

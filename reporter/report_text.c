@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "suppress.h"
 
 static const char *base_name(const char *path)
 {
@@ -93,7 +94,7 @@ static void print_summary(const struct hl_report_process *p, FILE *out)
 	fprintf(out, "==%u==\n", p->pid);
 }
 
-static void print_leak(const struct hl_report_process *p, size_t i, FILE *out)
+static void print_leak(const struct hl_report_process *p, size_t i, bool gen, FILE *out)
 {
 	const struct hl_report_leak *l = &p->leaks[i];
 	char a[32], b[32], c[32], d[32];
@@ -107,7 +108,11 @@ static void print_leak(const struct hl_report_process *p, size_t i, FILE *out)
 	if (l->inherited_blocks)
 		fprintf(out, "==%u==    (%s of these blocks were inherited from the parent at fork)\n",
 			p->pid, hl_fmt_grouped(a, l->inherited_blocks));
+	if (l->suppression)
+		fprintf(out, "==%u==    suppressed by: %s\n", p->pid, l->suppression);
 	fprintf(out, "==%u==\n", p->pid);
+	if (gen && !l->suppressed)
+		hl_supp_print_generated(out, NULL, l);
 }
 
 static void print_error(const struct hl_report_process *p,
@@ -141,7 +146,9 @@ static void print_leak_summary(const struct hl_report_process *p, FILE *out)
 		uint64_t bytes = 0, blocks = 0;
 
 		for (size_t i = 0; i < p->nleaks; i++) {
-			if (!strcmp(p->leaks[i].kind, kinds[k])) {
+			/* a suppressed leak counts as suppressed, not in its class */
+			if (!strcmp(kinds[k], "suppressed") ? p->leaks[i].suppressed :
+			    !p->leaks[i].suppressed && !strcmp(p->leaks[i].kind, kinds[k])) {
 				bytes += p->leaks[i].bytes;
 				blocks += p->leaks[i].blocks;
 			}
@@ -152,7 +159,7 @@ static void print_leak_summary(const struct hl_report_process *p, FILE *out)
 			continue;
 		fprintf(out, "==%u==    %s%s: %s bytes in %s blocks\n", p->pid, kinds[k],
 			!strcmp(kinds[k], "unknown") ? " (not classified)" :
-			!strcmp(kinds[k], "reachable") ? "" : " lost",
+			!strcmp(kinds[k], "reachable") || !strcmp(kinds[k], "suppressed") ? "" : " lost",
 			hl_fmt_grouped(a, bytes), hl_fmt_grouped(b, blocks));
 	}
 }
@@ -173,12 +180,18 @@ static void print_consistency(const struct hl_report_process *p, FILE *out)
 
 void hl_report_print_process_text(const struct hl_report_process *p, FILE *out)
 {
+	hl_report_print_process_text_gen(p, false, out);
+}
+
+void hl_report_print_process_text_gen(const struct hl_report_process *p, bool gen_suppressions,
+				      FILE *out)
+{
 	print_header(p, out);
 	print_summary(p, out);
 	for (size_t i = 0; i < p->nerrors; i++)
 		print_error(p, &p->errors[i], out);
 	for (size_t i = 0; i < p->nleaks; i++)
-		print_leak(p, i, out);
+		print_leak(p, i, gen_suppressions, out);
 	if (!p->nleaks)
 		fprintf(out, "==%u== All heap blocks were freed -- no leaks are possible\n", p->pid);
 	else
@@ -194,6 +207,6 @@ void hl_report_print_text(const struct hl_report *r, FILE *out)
 		      "(was libheapledger.so preloaded, and is the program dynamically linked?)\n",
 		      out);
 	for (size_t i = 0; i < r->nprocs; i++)
-		hl_report_print_process_text(&r->procs[i], out);
+		hl_report_print_process_text_gen(&r->procs[i], r->gen_suppressions, out);
 	fflush(out);
 }

@@ -12,8 +12,12 @@
  *            origin FORK) frees nothing and leaks 7 more bytes; exit 0
  *   sites N  N distinct 8-frame stacks inside this binary, one leak each
  *            (report speed with many leak sites); exit 0
+ *   hold     the `leak` process without its EXIT, then waits for its stdin
+ *            to close, sends EXIT and exits 3; 4 if the reporter had closed
+ *            the connection meanwhile (it refused the process)
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <link.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -180,6 +184,32 @@ static int scenario_sites(int argc, char **argv, unsigned long sites)
 	return 0;
 }
 
+static int scenario_hold(int argc, char **argv)
+{
+	int fd = connect_reporter();
+	struct hl_enc e;
+	char c;
+
+	signal(SIGPIPE, SIG_IGN);
+	leak_process(fd, argc, argv, false);
+	while (read(0, &c, 1) > 0)
+		;
+	/* A connection the reporter closed reads as its end (or a reset). */
+	{
+		int flags = MSG_DONTWAIT;
+		ssize_t n = recv(fd, &c, 1, flags);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
+			return 4;
+	}
+	hl_enc_init(&e);
+	hl_enc_exit(&e, HL_EXIT_NORMAL, 3, 3000);
+	if (write(fd, e.buf, e.len) != (ssize_t)e.len)
+		return 4;
+	hl_enc_destroy(&e);
+	return 3;
+}
+
 int main(int argc, char **argv)
 {
 	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
@@ -206,6 +236,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "fork"))
 		return scenario_fork(argc, argv);
+	if (!strcmp(argv[1], "hold"))
+		return scenario_hold(argc, argv);
 	if (!strcmp(argv[1], "sites") && argc > 2)
 		return scenario_sites(argc, argv, strtoul(argv[2], NULL, 10));
 	return 2;
