@@ -11,6 +11,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "report_speedscope.h"
 #include "ui.h"
 
 /* Prints s single-quoted for sh. */
@@ -77,7 +78,9 @@ int hl_cmd_report(int argc, char **argv)
 	const struct hl_arg args[] = {
 		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB ")"),
 		HL_ARG_UNSIGNED("run", 0, "ID", &run_id, 1, INT64_MAX, "the run to print (default: the latest)"),
-		HL_ARG_CHOICE("format", 0, "text|json", &format, "text (default) or json"),
+		HL_ARG_CHOICE("format", 0, "text|json|html|speedscope", &format,
+			      "text (default), json, html (the web UI's run page as one file)"
+			      " or speedscope (allocation and leak profiles)"),
 		HL_ARG_END
 	};
 	const struct hl_command_line cmd = {
@@ -99,10 +102,16 @@ int hl_cmd_report(int argc, char **argv)
 	else
 		id = (int64_t)run_id;
 	hl_report_init(&r);
-	if (!err)
+	if (!err && !strcmp(format, "html"))
+		err = hl_ui_write_html_report(store, id, stdout);
+	else if (!err && !strcmp(format, "speedscope"))
+		err = hl_report_write_speedscope(store, id, stdout);
+	else if (!err)
 		err = hl_store_load_report(store, id, &r);
 	if (err) {
 		hl_log("report: %s: %s", db, hl_store_error(store));
+	} else if (!strcmp(format, "html") || !strcmp(format, "speedscope")) {
+		/* written above */
 	} else if (!strcmp(format, "json")) {
 		err = hl_report_write_json(&r, stdout);
 	} else {
