@@ -222,3 +222,10 @@ CREATE VIEW stack_frames(stack_id, position, address, symbol_id, inlined) AS
 -- grows at its end (run, process and row ids only increase). History queries
 -- (issue 7) go by leak fingerprint, not by function name.
 DROP INDEX IF EXISTS symbols_function;
+
+-- migrate 4
+-- Leak classes from the leak scan: a definitely lost record also counts the
+-- bytes of the blocks lost only through it (valgrind's "N (D direct, I
+-- indirect) bytes"). leaks.rank is the loss record number in valgrind's
+-- order: smallest first, the largest last.
+ALTER TABLE leaks ADD COLUMN indirect_bytes INTEGER NOT NULL DEFAULT 0;

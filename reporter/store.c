@@ -294,7 +294,7 @@ static const char *const statement_sql[ST_COUNT] = {
 	[ST_FRAME_BASE] = "SELECT coalesce(max(id), 0) FROM frames",
 	[ST_AGGREGATE] = "INSERT INTO stack_aggregates VALUES (?,?,?,?,?,?,?)",
 	[ST_LEAK] = "INSERT INTO leaks(process_id, stack_id, leak_class, bytes, blocks,"
-		" inherited_blocks, rank, suppressed) VALUES (?,?,?,?,?,?,?,?)",
+		" inherited_blocks, rank, suppressed, indirect_bytes) VALUES (?,?,?,?,?,?,?,?,?)",
 	[ST_BLOCK] = "INSERT INTO leaked_blocks VALUES (?,?,?,?,?)",
 	[ST_ERROR] = "INSERT INTO errors(process_id, kind, address, block_address,"
 		" block_size, stack_id, alloc_stack_id, free_stack_id, time_ns)"
@@ -356,7 +356,7 @@ static int write_process_row(struct writer *w)
 		sqlite3_bind_int(st, 13, p->status);
 	else if (p->how == HL_EXIT_NORMAL || p->how == HL_EXIT_UNDERSCORE)
 		sqlite3_bind_int(st, 12, p->status);
-	sqlite3_bind_int(st, 14, p->live_scanned);
+	sqlite3_bind_int(st, 14, p->scanned);
 	err = step_done(w->s, st);
 	free(argv);
 	w->process_id = sqlite3_last_insert_rowid(w->s->db);
@@ -635,6 +635,7 @@ static int write_leaks(struct writer *w)
 		sqlite3_bind_int64(st, 6, (int64_t)g->inherited_blocks);
 		sqlite3_bind_int64(st, 7, (int64_t)i + 1);
 		sqlite3_bind_int(st, 8, g->leak_class == HL_CLASS_SUPPRESSED);
+		sqlite3_bind_int64(st, 9, (int64_t)g->indirect_bytes);
 		err = step_done(w->s, st);
 		hl_table_insert(&leak_ids, ((uint64_t)g->stack << 3 | g->leak_class) + 1)->size =
 			(uint64_t)sqlite3_last_insert_rowid(w->s->db);

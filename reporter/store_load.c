@@ -120,8 +120,8 @@ static int load_leaks(struct hl_store *s, struct hl_report *r, int64_t process_i
 	int err = 0;
 
 	if (sqlite3_prepare_v2(s->db,
-		"SELECT leak_class, bytes, blocks, inherited_blocks, suppressed, stack_id"
-		" FROM leaks WHERE process_id = ? ORDER BY rank", -1, &st, NULL))
+		"SELECT leak_class, bytes, blocks, inherited_blocks, suppressed, stack_id,"
+		" indirect_bytes FROM leaks WHERE process_id = ? ORDER BY rank", -1, &st, NULL))
 		return load_fail(s, "leaks");
 	sqlite3_bind_int64(st, 1, process_id);
 	while (!err && sqlite3_step(st) == SQLITE_ROW) {
@@ -142,6 +142,7 @@ static int load_leaks(struct hl_store *s, struct hl_report *r, int64_t process_i
 		l->blocks = col_u64(st, 2);
 		l->inherited_blocks = col_u64(st, 3);
 		l->suppressed = sqlite3_column_int(st, 4) != 0;
+		l->indirect_bytes = col_u64(st, 6);
 		err = load_stack(s, r, sqlite3_column_int64(st, 5), &l->stack);
 	}
 	sqlite3_finalize(st);
@@ -238,6 +239,24 @@ static int load_processes(struct hl_store *s, int64_t run_id, struct hl_report *
 	return err;
 }
 
+/* The image that replaced each image ended by exec: the next process of the
+ * run with the same pid and origin exec. */
+static void link_exec_images(struct hl_report *r)
+{
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct hl_report_process *p = &r->procs[i];
+
+		if (strcmp(p->how, "exec"))
+			continue;
+		for (size_t j = i + 1; j < r->nprocs; j++) {
+			if (r->procs[j].pid == p->pid && !strcmp(r->procs[j].origin, "exec")) {
+				p->exec_path = r->procs[j].exe;
+				break;
+			}
+		}
+	}
+}
+
 int hl_store_load_report(struct hl_store *s, int64_t run_id, struct hl_report *r)
 {
 	sqlite3_stmt *st;
@@ -261,5 +280,8 @@ int hl_store_load_report(struct hl_store *s, int64_t run_id, struct hl_report *r
 	r->ended_ns = col_u64(st, 3);
 	r->exit_code = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 4);
 	sqlite3_finalize(st);
-	return load_processes(s, run_id, r);
+	rc = load_processes(s, run_id, r);
+	if (!rc)
+		link_exec_images(r);
+	return rc;
 }
