@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "heapledger/wire.h"
+#include "options.h"
 #include "types.h"
 
 #define HL_API __attribute__((visibility("default")))
@@ -123,25 +124,19 @@ void hl_init(void);
  * the exit-path interposers (_exit, abort) call it too. */
 void hl_exit_report(unsigned how, int status);
 
-/* Options from $HEAPLEDGER_OPTIONS ("key=value:key=value"). */
+/* Options from $HEAPLEDGER_OPTIONS ("key=value:key=value"): one unsigned
+ * field per key of HL_OPTION_TABLE (options.h, which documents each). */
+#define HL_OPTION_FIELD(key, field, min, max, def, values, help) unsigned field;
 struct hl_options {
-	unsigned stack_depth; /* frames captured per allocation (depth=N), 0 = no stacks (stacks=0) */
-	bool summary;         /* print the standalone summary at exit */
-	bool leaks;           /* print the standalone leak list at exit */
-	unsigned max_leaks;   /* leak records printed at most */
-	/* Freed large mappings kept for reuse, MiB of address space. Only their
-	 * touched pages cost memory, and those go back after retain_ms. 128 was
-	 * too few for a program that keeps ~20 buffers of 1..8 MiB alive (bench
-	 * mixed): 1% of frees were unmapped and mapped again, and each munmap,
-	 * fresh mmap and page-table rebuild (and the TLB flush that comes with
-	 * them) made the run 0.55 s instead of 0.40 s. */
-	unsigned large_cache_mib;
-	unsigned retain_ms;       /* wholly free segments kept this long before unmapping */
-	unsigned stack_cache;     /* 0: always unwind, 1: per-thread stack memo, 2: memo checked */
+	HL_OPTION_TABLE(HL_OPTION_FIELD)
 };
+#undef HL_OPTION_FIELD
 extern struct hl_options hl_options;
-/* Applies "key=value:key=value" to hl_options; bad entries are reported. */
+/* Applies "key=value:key=value" to hl_options; bad entries are reported.
+ * stacks=0 wins over any depth. */
 void hl_options_parse(const char *text);
+/* The table of keys as data (options.h), HL_OPTION_COUNT entries. */
+extern const struct hl_option_info hl_option_infos[];
 /* fd 2 while it is still the stderr the program started with, else -1. */
 int hl_stderr_fd(void);
 /* File descriptor for standalone output: $HEAPLEDGER_LOG, else hl_stderr_fd(). */

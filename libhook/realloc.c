@@ -47,7 +47,10 @@ static void *resize_large(struct hl_range *r, size_t n)
 	if (n <= HL_LARGE_THRESHOLD / 2)
 		return NULL; /* much smaller: move it into a segment */
 	size_t usable = hl_large_usable(r);
-	if (n <= usable && n >= usable / 2) {
+	/* In place only while the slack fits hl_large.slack: a block of 10 GiB
+	 * shrunk to 5 GiB would keep 5 GiB of slack, cut to 1 GiB, and its free
+	 * would subtract 4 GiB too much from the in-use bytes. */
+	if (n <= usable && n >= usable / 2 && usable - n <= UINT32_MAX) {
 		hl_large_of(r)->slack = (uint32_t)(usable - n);
 		return hl_range_data(r);
 	}

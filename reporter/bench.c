@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "cli.h"
 #include "decode.h"
 #include "encode.h"
@@ -157,16 +158,21 @@ int hl_cmd_bench_ingest(int argc, char **argv)
 	pthread_t thread;
 	uint64_t bytes = 0, t0, t1;
 	double c0, c1;
-	int fds[2], err;
+	int fds[2], err, first;
+	const struct hl_arg args[] = {
+		HL_ARG_UNSIGNED("events", 0, "N", &events, 1, 1ul << 40, "events to send (default 20M)"),
+		HL_ARG_UNSIGNED("live", 0, "N", &live, 0, 1ul << 30, "blocks live at once"),
+		HL_ARG_UNSIGNED("threads", 0, "N", &threads, 1, 1024, "threads the events come from"),
+		HL_ARG_END
+	};
+	const struct hl_command_line cmd = {
+		"bench-ingest", "", 0, 0,
+		"Measure how fast the reporter decodes a synthetic event stream.", args, NULL,
+	};
 
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--events"))
-			hl_parse_unsigned(argv[i + 1], 1ul << 40, &events);
-		else if (!strcmp(argv[i], "--live"))
-			hl_parse_unsigned(argv[i + 1], 1ul << 30, &live);
-		else if (!strcmp(argv[i], "--threads"))
-			hl_parse_unsigned(argv[i + 1], 1024, &threads);
-	}
+	err = hl_args_parse(&cmd, argc, argv, &first);
+	if (err >= 0)
+		return err;
 	if (per_chunk > events)
 		per_chunk = events;
 	if (live * 2 > per_chunk)

@@ -49,7 +49,4 @@ void hl_output_close(struct hl_output *out, uint64_t ended_ns, int exit_code);
 /* Prints the text report to stderr through a buffer (stderr is unbuffered). */
 void hl_output_print(const struct hl_report *r);
 
-/* Parses a non-negative decimal; returns 0 or -EINVAL. */
-int hl_parse_unsigned(const char *s, unsigned long max, unsigned long *out);
-
 #endif /* HL_REPORTER_CLI_H */

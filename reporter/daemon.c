@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "cli.h"
 #include "listen.h"
 
@@ -64,12 +65,42 @@ static int daemon_loop(struct hl_listener *l, struct hl_output *out)
 
 		if (err && err != -EINTR) {
 			hl_log("daemon: poll failed: %s", strerror(-err));
-			return 1;
+			return HL_EXIT_FAILURE;
 		}
 		settle(l->run, out, false);
 	}
 	hl_log("daemon: stopping on signal %d", (int)stop_requested);
 	return 0;
+}
+
+/* Returns -1 to go on, else the status to exit with (0 after --help). */
+static int parse_daemon_options(int argc, char **argv, const char **socket_path,
+				struct hl_output *out)
+{
+	bool no_db = false;
+	/* One line per option (args.h explains the macros). */
+	const struct hl_arg args[] = {
+		HL_ARG_REQUIRED_STRING("socket", 0, "PATH", socket_path,
+				       "listen on this Unix socket"),
+		HL_ARG_STRING("db", 0, "FILE", &out->db_path,
+			      "store the run in FILE (default: " HL_DEFAULT_DB ")"),
+		HL_ARG_FLAG("no-db", 0, &no_db, "do not store the run"),
+		HL_ARG_FLAG("quiet", 'q', &out->quiet, "print no reports, only heapledger's own messages"),
+		HL_ARG_END
+	};
+	const struct hl_command_line cmd = {
+		"daemon", "", 0, 0,
+		"Collect every process started with the environment `heapledger env` prints,\n"
+		"as one run: each is reported and stored shortly after it ends. SIGTERM or\n"
+		"SIGINT stops the daemon once everything is written.",
+		args, NULL,
+	};
+	int rc, first;
+
+	rc = hl_args_parse(&cmd, argc, argv, &first);
+	if (no_db)
+		out->db_path = NULL;
+	return rc;
 }
 
 int hl_cmd_daemon(int argc, char **argv)
@@ -82,24 +113,9 @@ int hl_cmd_daemon(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_stop };
 	int err, rc;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--socket") && i + 1 < argc)
-			socket_path = argv[++i];
-		else if (!strcmp(argv[i], "--db") && i + 1 < argc)
-			out.db_path = argv[++i];
-		else if (!strcmp(argv[i], "--no-db"))
-			out.db_path = NULL;
-		else if (!strcmp(argv[i], "-q"))
-			out.quiet = true;
-		else {
-			fprintf(stderr, "usage: heapledger daemon --socket PATH [--db FILE | --no-db] [-q]\n");
-			return 2;
-		}
-	}
-	if (!socket_path) {
-		fprintf(stderr, "heapledger daemon: --socket PATH is required\n");
-		return 2;
-	}
+	rc = parse_daemon_options(argc, argv, &socket_path, &out);
+	if (rc >= 0)
+		return rc;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -107,7 +123,7 @@ int hl_cmd_daemon(int argc, char **argv)
 	err = hl_listen_open_path(&l, &run, socket_path);
 	if (err) {
 		hl_log("daemon: cannot listen on %s: %s", socket_path, strerror(-err));
-		return 1;
+		return HL_EXIT_FAILURE;
 	}
 	hl_report_init(&r);
 	r.mode = "daemon";
@@ -120,7 +136,7 @@ int hl_cmd_daemon(int argc, char **argv)
 		hl_listen_close(&l);
 		hl_symbolizer_free(out.sym);
 		hl_report_destroy(&r);
-		return 1;
+		return HL_EXIT_FAILURE;
 	}
 	hl_log("daemon: listening on %s", l.path);
 	rc = daemon_loop(&l, &out);

@@ -33,6 +33,7 @@ static const char *const type_names[HL_REC_TYPE_COUNT] = {
 	[HL_REC_LIVE] = "LIVE",
 	[HL_REC_ERROR] = "ERROR",
 	[HL_REC_DROPPED] = "DROPPED",
+	[HL_REC_CHECK] = "CHECK",
 };
 
 const char *hl_decode_type_name(unsigned type)
@@ -142,6 +143,8 @@ static const char *check_live(const struct hl_rec_live *r)
 {
 	const struct hl_wire_live_block *b = (const void *)(r + 1);
 
+	if (r->h.flags & ~HL_LIVE_FLAGS)
+		return "LIVE with unknown flags";
 	if (r->count > HL_WIRE_MAX_LIVE_PER_RECORD)
 		return "LIVE count above HL_WIRE_MAX_LIVE_PER_RECORD";
 	if ((uint64_t)sizeof(*r) + (uint64_t)r->count * sizeof(*b) > r->h.length)
@@ -197,6 +200,12 @@ const char *hl_decode_check_layout(const struct hl_wire_header *rec)
 	case HL_REC_EXIT:
 		if (((const struct hl_rec_exit *)rec)->how > HL_EXIT_UNKNOWN)
 			return "EXIT with unknown how";
+		return NULL;
+	case HL_REC_CHECK:
+		if (rec->flags || ((const struct hl_rec_check *)rec)->flags & ~HL_CHECK_FLAGS)
+			return "CHECK with unknown flags";
+		if (((const struct hl_rec_check *)rec)->seq == 0)
+			return "CHECK with sequence number 0";
 		return NULL;
 	default:
 		return NULL;

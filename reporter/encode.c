@@ -200,6 +200,15 @@ void hl_enc_live(struct hl_enc *e, const struct hl_wire_live_block *blocks,
 	memcpy(r + 1, blocks, count * sizeof(*blocks));
 }
 
+void hl_enc_check(struct hl_enc *e, uint32_t seq, uint32_t flags, uint64_t ticks)
+{
+	struct hl_rec_check *r = hl_enc_record(e, HL_REC_CHECK, sizeof(*r));
+
+	r->seq = seq;
+	r->flags = flags;
+	r->ticks = ticks;
+}
+
 void hl_enc_error(struct hl_enc *e, const struct hl_rec_error *fields)
 {
 	struct hl_rec_error *r = hl_enc_record(e, HL_REC_ERROR, sizeof(*r));

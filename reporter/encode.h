@@ -48,6 +48,8 @@ void hl_enc_fork(struct hl_enc *e, uint32_t child_pid, uint64_t ticks);
 void hl_enc_exit(struct hl_enc *e, uint32_t how, int32_t status, uint64_t ticks);
 void hl_enc_live(struct hl_enc *e, const struct hl_wire_live_block *blocks,
 		 uint32_t count, uint16_t flags);
+/* Closes an on-demand check's LIVE set (LIVE records flagged HL_LIVE_CHECK). */
+void hl_enc_check(struct hl_enc *e, uint32_t seq, uint32_t flags, uint64_t ticks);
 void hl_enc_error(struct hl_enc *e, const struct hl_rec_error *fields);
 void hl_enc_dropped(struct hl_enc *e, uint64_t events);
 

@@ -9,22 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "cli.h"
-
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: heapledger <command> [options]\n"
-		"  run [--db FILE | --no-db] [--json FILE] [--depth N] [--wait-ms N] -- prog [args...]\n"
-		"      run prog with leak tracking; print the report; exit with prog's status\n"
-		"  daemon --socket PATH [--db FILE | --no-db] [-q]\n"
-		"      collect any number of processes started with `heapledger env`\n"
-		"  env --socket PATH\n"
-		"      print the shell exports that make programs report to a daemon\n"
-		"  report [--db FILE] [--run ID] [--format text|json]\n"
-		"      print a stored run (the latest by default)\n"
-		"See reporter/README.md for the JSON format.\n");
-}
 
 /* Prints s single-quoted for sh. */
 static void print_quoted(const char *s)
@@ -43,27 +29,34 @@ int hl_cmd_env(int argc, char **argv)
 {
 	char lib[PATH_MAX], socket_path[2 * PATH_MAX + 2];
 	const char *path = NULL;
+	const struct hl_arg args[] = {
+		HL_ARG_REQUIRED_STRING("socket", 0, "PATH", &path,
+				       "the socket a `heapledger daemon` listens on"),
+		HL_ARG_END
+	};
+	const struct hl_command_line cmd = {
+		"env", "", 0, 0,
+		"Print the shell exports that make programs started from this shell report\n"
+		"to the daemon listening on PATH: eval \"$(heapledger env --socket PATH)\".",
+		args, NULL,
+	};
+	int rc, first;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--socket") && i + 1 < argc)
-			path = argv[++i];
-		else
-			path = NULL, i = argc;
-	}
-	if (!path) {
-		fprintf(stderr, "usage: heapledger env --socket PATH\n");
-		return 2;
-	}
+	rc = hl_args_parse(&cmd, argc, argv, &first);
+	if (rc >= 0)
+		return rc;
 	if (hl_find_hook_library(lib, sizeof(lib))) {
 		hl_log("env: cannot find libheapledger.so (set HEAPLEDGER_LIB)");
-		return 1;
+		return HL_EXIT_FAILURE;
 	}
 	/* The socket path must be absolute: programs change directory. */
 	if (path[0] != '/') {
 		char cwd[PATH_MAX];
 
-		if (!getcwd(cwd, sizeof(cwd)))
-			return 1;
+		if (!getcwd(cwd, sizeof(cwd))) {
+			hl_log("env: cannot get the current directory: %s", strerror(errno));
+			return HL_EXIT_FAILURE;
+		}
 		snprintf(socket_path, sizeof(socket_path), "%s/%s", cwd, path);
 	} else {
 		snprintf(socket_path, sizeof(socket_path), "%s", path);
@@ -80,25 +73,25 @@ int hl_cmd_report(int argc, char **argv)
 {
 	const char *db = HL_DEFAULT_DB, *format = "text";
 	unsigned long run_id = 0;
+	const struct hl_arg args[] = {
+		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB ")"),
+		HL_ARG_UNSIGNED("run", 0, "ID", &run_id, 1, INT64_MAX, "the run to print (default: the latest)"),
+		HL_ARG_CHOICE("format", 0, "text|json", &format, "text (default) or json"),
+		HL_ARG_END
+	};
+	const struct hl_command_line cmd = {
+		"report", "", 0, 0,
+		"Print a run stored in the database, as text or as JSON.",
+		args, NULL,
+	};
 	struct hl_store *store;
 	struct hl_report r;
 	int64_t id;
-	int err;
+	int err, rc, first;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--db") && i + 1 < argc) {
-			db = argv[++i];
-		} else if (!strcmp(argv[i], "--run") && i + 1 < argc &&
-			   !hl_parse_unsigned(argv[i + 1], LONG_MAX, &run_id)) {
-			i++;
-		} else if (!strcmp(argv[i], "--format") && i + 1 < argc &&
-			   (!strcmp(argv[i + 1], "text") || !strcmp(argv[i + 1], "json"))) {
-			format = argv[++i];
-		} else {
-			fprintf(stderr, "usage: heapledger report [--db FILE] [--run ID] [--format text|json]\n");
-			return 2;
-		}
-	}
+	rc = hl_args_parse(&cmd, argc, argv, &first);
+	if (rc >= 0)
+		return rc;
 	err = hl_store_open(db, true, &store);
 	if (!err && !run_id)
 		err = hl_store_latest_run(store, &id);
@@ -117,30 +110,59 @@ int hl_cmd_report(int argc, char **argv)
 	}
 	hl_report_destroy(&r);
 	hl_store_close(store);
-	return err ? 1 : 0;
+	if (!err && fflush(stdout) != 0)
+		err = -errno;
+	return err ? HL_EXIT_FAILURE : 0;
 }
+
+/* The commands; hidden ones have no summary. */
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *summary;
+} commands[] = {
+	{ "run", hl_cmd_run, "run a program with leak tracking and report its leaks" },
+	{ "daemon", hl_cmd_daemon, "collect the processes of a whole test suite as one run" },
+	{ "env", hl_cmd_env, "print the shell exports that make programs report to a daemon" },
+	{ "report", hl_cmd_report, "print a stored run" },
+	{ "bench-ingest", hl_cmd_bench_ingest, NULL }, /* measures ingest speed */
+};
 
 int main(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		int (*fn)(int, char **);
-	} commands[] = {
-		{ "run", hl_cmd_run },
-		{ "daemon", hl_cmd_daemon },
-		{ "env", hl_cmd_env },
-		{ "report", hl_cmd_report },
-		{ "bench-ingest", hl_cmd_bench_ingest }, /* hidden: ingest speed */
+	bool version = false;
+	const struct hl_arg args[] = {
+		HL_ARG_FLAG("version", 'V', &version, "print the version and exit"),
+		HL_ARG_END
 	};
+	char command_list[1024];
+	const struct hl_command_line cmd = {
+		"", "COMMAND [ARGS...]", 0, -1,
+		"A leak-tracking debug allocator: runs programs with libheapledger.so\n"
+		"preloaded, reports the blocks they never freed and keeps every run.",
+		args, command_list,
+	};
+	int rc, first;
+	size_t used;
 
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+	used = (size_t)snprintf(command_list, sizeof(command_list),
+				"Commands (heapledger COMMAND --help for each):\n");
+	for (size_t i = 0; i < HL_ARRAY_SIZE(commands) && used < sizeof(command_list); i++)
+		if (commands[i].summary)
+			used += (size_t)snprintf(command_list + used, sizeof(command_list) - used,
+						 "  %-8s  %s\n", commands[i].name,
+						 commands[i].summary);
+	rc = hl_args_parse(&cmd, argc, argv, &first);
+	if (rc >= 0)
+		return rc;
+	if (version) {
+		printf("heapledger %s\n", HL_VERSION);
+		return fflush(stdout) == 0 ? 0 : HL_EXIT_FAILURE;
 	}
+	if (first >= argc)
+		return hl_args_usage_error(&cmd, "missing COMMAND");
 	for (size_t i = 0; i < HL_ARRAY_SIZE(commands); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "heapledger: unknown command '%s'\n", argv[1]);
-	usage(stderr);
-	return 2;
+		if (!strcmp(argv[first], commands[i].name))
+			return commands[i].fn(argc - first, argv + first);
+	return hl_args_usage_error(&cmd, "unknown command '%s'", argv[first]);
 }

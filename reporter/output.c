@@ -79,21 +79,6 @@ void hl_output_print(const struct hl_report *r)
 	fclose(out);
 }
 
-int hl_parse_unsigned(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	if (!s || !*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 static bool file_exists(const char *path)
 {
 	return access(path, R_OK) == 0;

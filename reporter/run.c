@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "cli.h"
 #include "listen.h"
 #include "prefetch.h"
@@ -32,7 +33,7 @@
 struct run_options {
 	const char *db_path;
 	const char *json_path;
-	unsigned depth;          /* 0 = hook default */
+	unsigned long depth;     /* 0 = hook default */
 	unsigned long wait_ms;   /* grace for connections after prog exits */
 	bool no_db;
 	char **command;
@@ -59,62 +60,46 @@ static void on_child(int sig)
 	(void)sig;
 }
 
-static void run_usage(void)
-{
-	fprintf(stderr,
-		"usage: heapledger run [--db FILE | --no-db] [--json FILE] [--depth N]\n"
-		"                      [--wait-ms N] [-q] -- prog [args...]\n");
-}
-
+/* Fills o from the command line; returns -1 to go on, else the status to
+ * exit with (0 after --help). */
 static int parse_run_options(int argc, char **argv, struct run_options *o)
 {
-	int i;
+	/* One line per option (args.h explains the macros). */
+	const struct hl_arg args[] = {
+		HL_ARG_STRING("db", 0, "FILE", &o->db_path,
+			      "store the run in FILE (default: " HL_DEFAULT_DB ")"),
+		HL_ARG_FLAG("no-db", 0, &o->no_db, "do not store the run"),
+		HL_ARG_STRING("json", 0, "FILE", &o->json_path, "also write the report as JSON to FILE"),
+		HL_ARG_UNSIGNED("depth", 0, "N", &o->depth, 0, HL_WIRE_MAX_FRAMES,
+				"capture and show at most N frames per stack (0: the hook's default)"),
+		HL_ARG_UNSIGNED("wait-ms", 0, "N", &o->wait_ms, 0, 3600000,
+				"wait at most N ms for connections after the program exits (default 3000)"),
+		HL_ARG_FLAG("quiet", 'q', &hl_log_quiet, "print no messages of heapledger's own"),
+		HL_ARG_END
+	};
+	const struct hl_command_line cmd = {
+		"run", "[--] PROG [ARGS...]", 1, -1,
+		"Run PROG with leak tracking (libheapledger.so preloaded into it and every\n"
+		"process it starts), print the heap summary and the leaks on stderr, store\n"
+		"the run, and exit with PROG's status (128+N if signal N killed it; 125 if\n"
+		"heapledger itself failed, 126 if PROG cannot be executed, 127 if not found).",
+		args, NULL,
+	};
+	int rc, first;
 
 	o->db_path = HL_DEFAULT_DB;
 	o->wait_ms = 3000;
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		unsigned long v;
-		bool has_value = i + 1 < argc;
-
-		if (!strcmp(a, "--")) {
-			i++;
-			break;
-		} else if (!strcmp(a, "--db") && has_value) {
-			o->db_path = argv[++i];
-		} else if (!strcmp(a, "--no-db")) {
-			o->no_db = true;
-		} else if (!strcmp(a, "--json") && has_value) {
-			o->json_path = argv[++i];
-		} else if (!strcmp(a, "--depth") && has_value &&
-			   !hl_parse_unsigned(argv[i + 1], HL_WIRE_MAX_FRAMES, &v)) {
-			o->depth = (unsigned)v;
-			i++;
-		} else if (!strcmp(a, "--wait-ms") && has_value &&
-			   !hl_parse_unsigned(argv[i + 1], 3600000, &v)) {
-			o->wait_ms = v;
-			i++;
-		} else if (!strcmp(a, "-q")) {
-			hl_log_quiet = true;
-		} else if (a[0] == '-') {
-			hl_log("run: bad option or missing value: %s", a);
-			return -EINVAL;
-		} else {
-			break;
-		}
-	}
-	o->command = argv + i;
-	o->command_argc = argc - i;
-	if (o->command_argc <= 0) {
-		run_usage();
-		return -EINVAL;
-	}
-	return 0;
+	rc = hl_args_parse(&cmd, argc, argv, &first);
+	if (rc >= 0)
+		return rc;
+	o->command = argv + first;
+	o->command_argc = argc - first;
+	return -1;
 }
 
 /* HEAPLEDGER_OPTIONS with depth=N added in front, so a user's own options
  * still win when they name depth too. */
-static void set_hook_options(unsigned depth)
+static void set_hook_options(unsigned long depth)
 {
 	const char *old = getenv(HL_ENV_OPTIONS);
 	char buf[4096];
@@ -122,9 +107,9 @@ static void set_hook_options(unsigned depth)
 	if (!depth)
 		return;
 	if (old && *old)
-		snprintf(buf, sizeof(buf), "depth=%u:%s", depth, old);
+		snprintf(buf, sizeof(buf), "depth=%lu:%s", depth, old);
 	else
-		snprintf(buf, sizeof(buf), "depth=%u", depth);
+		snprintf(buf, sizeof(buf), "depth=%lu", depth);
 	setenv(HL_ENV_OPTIONS, buf, 1);
 }
 
@@ -152,7 +137,7 @@ static pid_t start_program(const struct run_options *o, const char *lib,
 	set_hook_options(o->depth);
 	execvp(o->command[0], o->command);
 	fprintf(stderr, "heapledger: cannot run %s: %s\n", o->command[0], strerror(errno));
-	_exit(errno == ENOENT ? 127 : 126);
+	_exit(errno == ENOENT ? HL_EXIT_NOT_FOUND : HL_EXIT_CANNOT_EXEC);
 }
 
 /* Reaps every exited descendant; returns true if any remain. */
@@ -249,14 +234,14 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 	struct hl_output out = {
 		.sym = sym,
 		.db_path = o->no_db ? NULL : o->db_path,
-		.max_frames = o->depth,
+		.max_frames = (unsigned)o->depth,
 	};
 	const char *timing = getenv("HEAPLEDGER_TIMING");
 	uint64_t t_start = hl_now_monotonic_ns(), t_model, t_printed, t_stored;
 
 	for (size_t i = 0; i < run->nprocs; i++) {
 		hl_process_finish(run->procs[i]);
-		hl_report_add_process(r, run->procs[i], out.sym, o->depth);
+		hl_report_add_process(r, run->procs[i], out.sym, (unsigned)o->depth);
 	}
 	t_model = hl_now_monotonic_ns();
 	hl_output_print(r);
@@ -333,18 +318,19 @@ int hl_cmd_run(int argc, char **argv)
 	int status = 0, err;
 	pid_t pid;
 
-	if (parse_run_options(argc, argv, &o))
-		return 2;
+	err = parse_run_options(argc, argv, &o);
+	if (err >= 0)
+		return err;
 	if (hl_find_hook_library(lib, sizeof(lib))) {
 		hl_log("run: cannot find libheapledger.so (set HEAPLEDGER_LIB)");
-		return 2;
+		return HL_EXIT_FAILURE;
 	}
 	hl_run_init(&run);
 	run.run_id = new_run_id();
 	err = hl_listen_open_private(&l, &run);
 	if (err) {
 		hl_log("run: cannot create the socket: %s", strerror(-err));
-		return 2;
+		return HL_EXIT_FAILURE;
 	}
 	/* Orphaned grandchildren come to us, so we learn how they ended. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -356,7 +342,7 @@ int hl_cmd_run(int argc, char **argv)
 	if (pid < 0) {
 		hl_log("run: fork: %s", strerror(errno));
 		hl_listen_close(&l);
-		return 2;
+		return HL_EXIT_FAILURE;
 	}
 	install_signals();
 	sym = hl_symbolizer_new();

@@ -430,6 +430,8 @@ static void on_live(struct hl_process *p, const struct hl_rec_live *r)
 
 	bool scanned = (r->h.flags & HL_LIVE_SCANNED) != 0;
 
+	if (r->h.flags & HL_LIVE_CHECK)
+		return; /* an on-demand check's snapshot, not the exit set */
 	p->live_seen = true;
 	p->live_scanned |= scanned;
 	for (uint32_t i = 0; i < r->count; i++) {

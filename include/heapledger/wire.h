@@ -96,6 +96,7 @@ enum hl_wire_type {
 	HL_REC_LIVE = 13,         /* part of the final set of live blocks */
 	HL_REC_ERROR = 14,        /* heap misuse detected (double free, ...) */
 	HL_REC_DROPPED = 15,      /* events the hook could not send */
+	HL_REC_CHECK = 16,        /* ends the LIVE set of an on-demand leak check */
 	HL_REC_TYPE_COUNT
 };
 
@@ -261,7 +262,7 @@ struct hl_rec_exit {
 	uint64_t events_sent; /* records this process sent before EXIT */
 };
 
-/* Leak classes (issue 5); HL_CLASS_UNKNOWN until a reachability scan ran. */
+/* Leak classes (valgrind's); HL_CLASS_UNKNOWN until a reachability scan ran. */
 enum hl_leak_class {
 	HL_CLASS_UNKNOWN = 0,
 	HL_CLASS_DEFINITE = 1,
@@ -282,13 +283,38 @@ struct hl_wire_live_block {
 
 /* LIVE carries `count` hl_wire_live_block entries; the hook sends as many
  * LIVE records as it needs at exit, then EXIT. flags: HL_LIVE_SCANNED when
- * leak_class comes from a reachability scan. */
+ * leak_class comes from a reachability scan (else every class is UNKNOWN:
+ * _exit, abort, or a scan that could not run).
+ *
+ * An on-demand leak check (heapledger_check_leaks(), check_signal=) sends the
+ * same set in the middle of the stream: LIVE records flagged HL_LIVE_CHECK,
+ * then one CHECK record that closes the set. Such a set is a snapshot of the
+ * process at that moment, never the exit set; a reader that does not keep
+ * checkpoints skips LIVE records flagged HL_LIVE_CHECK and CHECK records. */
 struct hl_rec_live {
 	struct hl_wire_header h;
 	uint32_t count;
 	uint32_t reserved;
 };
-#define HL_LIVE_SCANNED 1u
+#define HL_LIVE_SCANNED 1u   /* leak_class comes from a reachability scan */
+#define HL_LIVE_CHECK 2u     /* part of an on-demand check's set, not the exit set */
+#define HL_LIVE_UNSTOPPED 4u /* a thread did not stop for the scan: its whole stack
+			      * mapping was read while it ran, so a block it had
+			      * just written or dropped may be misclassified */
+#define HL_LIVE_FLAGS (HL_LIVE_SCANNED | HL_LIVE_CHECK | HL_LIVE_UNSTOPPED)
+
+/* CHECK closes the LIVE set of one on-demand check (HL_LIVE_CHECK). The
+ * blocks of the set are the live blocks at `ticks`; the first check of a
+ * process image has seq 1. flags: */
+#define HL_CHECK_SIGNAL 1u    /* run by check_signal=, else by heapledger_check_leaks() */
+#define HL_CHECK_UNSTOPPED 2u /* as HL_LIVE_UNSTOPPED, for this check */
+#define HL_CHECK_FLAGS (HL_CHECK_SIGNAL | HL_CHECK_UNSTOPPED)
+struct hl_rec_check {
+	struct hl_wire_header h; /* flags: 0 */
+	uint32_t seq;            /* 1, 2, ... per process image */
+	uint32_t flags;          /* HL_CHECK_* */
+	uint64_t ticks;          /* when the scan stopped the threads */
+};
 
 enum hl_error_kind {
 	HL_ERROR_INVALID_FREE = 1, /* pointer the allocator does not own */
@@ -471,6 +497,7 @@ _Static_assert(sizeof(struct hl_wire_live_block) == 24, "live_block");
 _Static_assert(sizeof(struct hl_rec_live) == 16, "live");
 _Static_assert(sizeof(struct hl_rec_error) == 56, "error");
 _Static_assert(sizeof(struct hl_rec_dropped) == 16, "dropped");
+_Static_assert(sizeof(struct hl_rec_check) == 24, "check");
 
 /* A record header for `type` of `len` bytes. */
 static inline struct hl_wire_header hl_wire_hdr(unsigned type, unsigned flags, uint32_t len)
@@ -505,6 +532,7 @@ static inline uint32_t hl_wire_min_length(uint8_t type)
 	case HL_REC_LIVE: return sizeof(struct hl_rec_live);
 	case HL_REC_ERROR: return sizeof(struct hl_rec_error);
 	case HL_REC_DROPPED: return sizeof(struct hl_rec_dropped);
+	case HL_REC_CHECK: return sizeof(struct hl_rec_check);
 	default: return 0;
 	}
 }

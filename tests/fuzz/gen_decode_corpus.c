@@ -1,7 +1,7 @@
 /*
  * tests/fuzz/gen_decode_corpus.c: writes the seed inputs of
  * corpus/decode/ with the reporter's own encoder: a full valid process,
- * fork/exec HELLOs, realloc churn, LIVE/ERROR records, and a few malformed
+ * fork/exec HELLOs, realloc churn, LIVE/CHECK/ERROR records, and a few malformed
  * streams. Each file starts with the read-split byte fuzz_decode.c expects.
  * Usage: gen_decode_corpus DIR
  */
@@ -59,6 +59,8 @@ static void full_process(struct hl_enc *e)
 	hl_enc_error(e, &err);
 	hl_enc_dropped(e, 5);
 	hl_enc_thread(e, HL_REC_THREAD_END, 1001, 34);
+	hl_enc_live(e, live, 2, HL_LIVE_SCANNED | HL_LIVE_CHECK);
+	hl_enc_check(e, 1, HL_CHECK_SIGNAL, 34);
 	hl_enc_live(e, live, 2, HL_LIVE_SCANNED);
 	hl_enc_exit(e, HL_EXIT_NORMAL, 0, 35);
 }

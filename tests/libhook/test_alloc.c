@@ -456,6 +456,27 @@ static void test_counters_are_exact(void **state)
 	assert_int_equal(after.frees - before.frees, 100);
 }
 
+/* A large block shrunk in place by more than 4 GiB keeps its exact size:
+ * the slack no longer fits 32 bits, so the block is remapped instead. */
+static void test_large_shrink_past_4gib(void **state)
+{
+	struct heapledger_stats before, after;
+	size_t big = (size_t)9 << 30, small = (size_t)5 << 30; /* 4 GiB + a page of slack */
+	heapledger_get_stats(&before);
+	char *p = malloc_fn(big);
+	if (p == NULL)
+		skip(); /* the machine refuses 9 GiB of address space */
+	char *q = realloc(p, small);
+	assert_non_null(q);
+	heapledger_get_stats(&after);
+	assert_int_equal(after.in_use_bytes - before.in_use_bytes, small);
+	assert_true(malloc_usable_size(q) >= small);
+	free(q);
+	heapledger_get_stats(&after);
+	assert_int_equal(after.in_use_bytes, before.in_use_bytes);
+	assert_int_equal(after.in_use_blocks, before.in_use_blocks);
+}
+
 static void count_block(void *address, size_t size, uint32_t stack_id, unsigned kind, void *arg)
 {
 	uint64_t *totals = arg;
@@ -657,6 +678,12 @@ static void test_options_parse(void **state)
 	assert_int_equal(hl_options.stack_depth, 12);
 	hl_options_parse("stacks=0");
 	assert_int_equal(hl_options.stack_depth, 0);
+	hl_options_parse("stacks=0:depth=5"); /* stacks=0 wins whatever the order */
+	assert_int_equal(hl_options.stack_depth, 0);
+	hl_options_parse("retain_ms=3600001:max_leaks=-1:stack_cache=3");
+	assert_int_equal(hl_options.retain_ms, saved.retain_ms);
+	assert_int_equal(hl_options.max_leaks, 3);
+	assert_int_equal(hl_options.stack_cache, saved.stack_cache);
 	hl_options_parse(NULL);
 	hl_options = saved;
 }
@@ -690,6 +717,7 @@ int main(void)
 		cmocka_unit_test(test_arenas_valid_after_traffic),
 		cmocka_unit_test(test_thread_exit_returns_cache),
 		cmocka_unit_test(test_options_parse),
+		cmocka_unit_test(test_large_shrink_past_4gib),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

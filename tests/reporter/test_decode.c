@@ -264,6 +264,23 @@ static void bad_live_stack(struct hl_enc *e)
 	hl_enc_live(e, &b, 1, 0);
 }
 
+static void bad_live_flags(struct hl_enc *e)
+{
+	struct hl_wire_live_block b = { .address = 8, .size = 1 };
+
+	hl_enc_live(e, &b, 1, HL_LIVE_FLAGS + 1);
+}
+
+static void bad_check_flags(struct hl_enc *e)
+{
+	hl_enc_check(e, 1, HL_CHECK_FLAGS + 1, 0);
+}
+
+static void bad_check_seq(struct hl_enc *e)
+{
+	hl_enc_check(e, 0, 0, 0);
+}
+
 static void bad_error_stack(struct hl_enc *e)
 {
 	struct hl_rec_error r = { .kind = 1, .free_stack_id = 4 };
@@ -297,6 +314,9 @@ static void test_malformed(void **state)
 	expect_reject(bad_alloc_flags, "unknown flags");
 	expect_reject(bad_live_count, "overrun");
 	expect_reject(bad_live_stack, "unknown stack id 9");
+	expect_reject(bad_live_flags, "unknown flags");
+	expect_reject(bad_check_flags, "unknown flags");
+	expect_reject(bad_check_seq, "sequence number 0");
 	expect_reject(bad_error_stack, "unknown stack id 4");
 	expect_reject(bad_exit_how, "how");
 }

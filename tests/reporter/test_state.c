@@ -326,6 +326,34 @@ static void test_live_classes(void **state)
 	hl_run_destroy(&f.run);
 }
 
+/* An on-demand check's LIVE set is a snapshot in the middle of the stream:
+ * it must not be taken for the exit set (which would drop every block it
+ * does not list and mark the process scanned). */
+static void test_check_set_not_exit_set(void **state)
+{
+	struct feed f = { 0 };
+	struct hl_process *p;
+	struct hl_wire_live_block live = { .address = 0x100, .size = 4, .stack_id = 1,
+					   .leak_class = HL_CLASS_DEFINITE };
+
+	hl_run_init(&f.run);
+	feed_begin(&f, 41, 1, HL_ORIGIN_START);
+	hl_enc_alloc(&f.e, 0x100, 4, 2, 1, 0);
+	hl_enc_alloc(&f.e, 0x200, 8, 3, 1, 0);
+	hl_enc_live(&f.e, &live, 1, HL_LIVE_SCANNED | HL_LIVE_CHECK);
+	hl_enc_check(&f.e, 1, 0, 4);
+	hl_enc_exit(&f.e, HL_EXIT_UNDERSCORE, 0, 9);
+	p = feed_flush(&f);
+	hl_process_finish(p);
+	assert_false(p->live_scanned);
+	assert_int_equal(p->live_mismatch, 0);
+	assert_int_equal(p->in_use_bytes, 12);
+	assert_int_equal(p->nleaks, 1); /* one stack, both blocks */
+	assert_int_equal(p->leaks[0].leak_class, HL_CLASS_UNKNOWN);
+	feed_end(&f);
+	hl_run_destroy(&f.run);
+}
+
 static void test_timeline_bounded(void **state)
 {
 	struct feed f = { 0 };
@@ -489,6 +517,7 @@ int main(void)
 		cmocka_unit_test(test_fork_snapshot),
 		cmocka_unit_test(test_exec_and_signal),
 		cmocka_unit_test(test_live_classes),
+		cmocka_unit_test(test_check_set_not_exit_set),
 		cmocka_unit_test(test_timeline_bounded),
 		cmocka_unit_test(test_shuffled_batches),
 	};

@@ -1,0 +1,63 @@
+/*
+ * libhook/options.h: the one definition of the HEAPLEDGER_OPTIONS keys.
+ *
+ * Everything about a key comes from its line in HL_OPTION_TABLE: the field of
+ * struct hl_options that holds it, its default, the values it accepts, the
+ * message for a bad entry (init.c), `HEAPLEDGER_OPTIONS=help=1`, the table in
+ * the libheapledger(7) man page and the one in README.md (both printed by
+ * libhook/options_doc.c; the test `options_doc_readme` fails when README.md's
+ * copy differs, `scripts/options_table.py update` rewrites it).
+ *
+ * To add a key, add one line:
+ *
+ *   X(key, field, min, max, default, values, "help: one line, no trailing period")
+ *
+ *   key      the name users write (key=value); also a C identifier
+ *   field    the member of struct hl_options that holds it (unsigned)
+ *   min, max the accepted range of a number; for a choice, 0 and count-1
+ *   default  the value when the key is not given (a choice: its index)
+ *   values   NULL for a number; "a|b|c" for a choice: the field holds the
+ *            index of the value given (a=0, b=1, ...)
+ *
+ * Values are read before the program's main() runs, from the environment,
+ * without allocating: only unsigned numbers and fixed choices, no strings.
+ * A bad entry is reported on stderr and ignored (the default stays).
+ */
+#ifndef HL_OPTIONS_H
+#define HL_OPTIONS_H
+
+#include "heapledger/wire.h"
+
+/* clang-format off */
+#define HL_OPTION_TABLE(X) \
+	X(depth,       stack_depth,     0, HL_WIRE_MAX_FRAMES, 64,  NULL, "stack frames captured per allocation") \
+	X(stacks,      stacks,          0, 1,                  1,   NULL, "capture allocation stacks at all (0: a plain fast allocator with exact counters)") \
+	X(summary,     summary,         0, 1,                  1,   NULL, "standalone: print the HEAP SUMMARY at exit") \
+	X(leaks,       leaks,           0, 1,                  1,   NULL, "standalone: print the list of blocks still in use at exit") \
+	X(max_leaks,   max_leaks,       0, 1000000,            50,  NULL, "standalone: leak records printed at most") \
+	X(large_cache, large_cache_mib, 0, 1u << 20,           256, NULL, "MiB of address space of freed large mappings kept for reuse") \
+	X(retain_ms,   retain_ms,       0, 3600000,            100, NULL, "milliseconds wholly free memory stays mapped for reuse") \
+	X(stack_cache, stack_cache,     0, 2,                  1,   NULL, "stack memo: 0 off (always unwind), 1 on, 2 on with every hit checked") \
+	X(help,        help,            0, 1,                  0,   NULL, "1: print this table of keys on stderr at start")
+/* clang-format on */
+
+/* large_cache: only the touched pages of a cached mapping cost memory, and
+ * those go back after retain_ms. 128 MiB was too few for a program that keeps
+ * ~20 buffers of 1..8 MiB alive (bench mixed): 1% of frees were unmapped and
+ * mapped again, and each munmap, fresh mmap and page-table rebuild made the
+ * run 0.55 s instead of 0.40 s. */
+
+/* One entry of the table as data, for the messages and the documentation. */
+struct hl_option_info {
+	const char *key;
+	unsigned min, max, default_value;
+	const char *values; /* NULL: a number; else "a|b|c" */
+	const char *help;
+};
+#define HL_OPTION_INFO(key, field, min, max, def, values, help) \
+	{ #key, (min), (max), (def), (values), (help) },
+#define HL_OPTION_ENUM(key, field, min, max, def, values, help) HL_OPTION_INDEX_##key,
+enum { HL_OPTION_TABLE(HL_OPTION_ENUM) HL_OPTION_COUNT };
+#undef HL_OPTION_ENUM
+
+#endif /* HL_OPTIONS_H */
