@@ -35,6 +35,7 @@ static void finish_and_forget(struct hl_run *run, struct hl_output *out,
 	hl_process_finish(p);
 	hl_report_init(&r);
 	r.mode = "daemon";
+	r.view = out->view;
 	hl_report_add_process(&r, p, out->sym, out->max_frames);
 	if (!out->quiet)
 		hl_output_print(&r);
@@ -86,6 +87,7 @@ static int parse_daemon_options(int argc, char **argv, const char **socket_path,
 			      "store the run in FILE (default: " HL_DEFAULT_DB ")"),
 		HL_ARG_FLAG("no-db", 0, &no_db, "do not store the run"),
 		HL_ARG_FLAG("quiet", 'q', &out->quiet, "print no reports, only heapledger's own messages"),
+		HL_VIEW_ARGS(&out->view),
 		HL_ARG_END
 	};
 	const struct hl_command_line cmd = {
@@ -106,7 +108,8 @@ static int parse_daemon_options(int argc, char **argv, const char **socket_path,
 int hl_cmd_daemon(int argc, char **argv)
 {
 	const char *socket_path = NULL;
-	struct hl_output out = { .db_path = HL_DEFAULT_DB };
+	struct hl_output out = { .db_path = HL_DEFAULT_DB,
+				 .view = { .show_kinds = HL_SHOW_DEFAULT } };
 	struct hl_listener l;
 	struct hl_run run;
 	struct hl_report r;

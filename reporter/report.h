@@ -75,7 +75,7 @@ struct hl_report_process {
 /* What the text report shows; the JSON and the database keep everything. */
 struct hl_report_view {
 	unsigned show_kinds;          /* HL_SHOW_*: loss records printed with stacks */
-	unsigned num_callers;         /* return addresses shown per stack, 0 = all */
+	unsigned long num_callers;    /* return addresses shown per stack, 0 = all */
 };
 
 /* --show-leak-kinds=definite,indirect,possible,reachable|all|none into

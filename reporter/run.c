@@ -36,6 +36,7 @@ struct run_options {
 	unsigned long depth;     /* 0 = hook default */
 	unsigned long wait_ms;   /* grace for connections after prog exits */
 	bool no_db;
+	struct hl_report_view view; /* what the text report shows */
 	char **command;
 	int command_argc;
 };
@@ -75,6 +76,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 		HL_ARG_UNSIGNED("wait-ms", 0, "N", &o->wait_ms, 0, 3600000,
 				"wait at most N ms for connections after the program exits (default 3000)"),
 		HL_ARG_FLAG("quiet", 'q', &hl_log_quiet, "print no messages of heapledger's own"),
+		HL_VIEW_ARGS(&o->view),
 		HL_ARG_END
 	};
 	const struct hl_command_line cmd = {
@@ -89,6 +91,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 
 	o->db_path = HL_DEFAULT_DB;
 	o->wait_ms = 3000;
+	o->view.show_kinds = HL_SHOW_DEFAULT;
 	rc = hl_args_parse(&cmd, argc, argv, &first);
 	if (rc >= 0)
 		return rc;
@@ -335,6 +338,7 @@ int hl_cmd_run(int argc, char **argv)
 	/* Orphaned grandchildren come to us, so we learn how they ended. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	hl_report_init(&r);
+	r.view = o.view;
 	r.argv = (const char **)o.command;
 	r.argc = (uint32_t)o.command_argc;
 	r.started_ns = hl_now_realtime_ns();
