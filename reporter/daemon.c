@@ -15,6 +15,8 @@
 #include "args.h"
 #include "cli.h"
 #include "listen.h"
+#include "policy.h"
+#include "runinfo.h"
 
 /* A closed image waits this long before it is reported, so an exec'd
  * successor can say HELLO first and the image is reported as replaced. */
@@ -27,12 +29,15 @@ static void on_stop(int sig)
 	stop_requested = sig;
 }
 
+static struct hl_policy policy;
+
 static void finish_and_forget(struct hl_run *run, struct hl_output *out,
 			      struct hl_process *p)
 {
 	struct hl_report r;
 
 	hl_process_finish(p);
+	hl_policy_apply(&policy, p, out->sym);
 	hl_report_init(&r);
 	r.mode = "daemon";
 	r.view = out->view;
@@ -76,7 +81,7 @@ static int daemon_loop(struct hl_listener *l, struct hl_output *out)
 
 /* Returns -1 to go on, else the status to exit with (0 after --help). */
 static int parse_daemon_options(int argc, char **argv, const char **socket_path,
-				struct hl_output *out)
+				struct hl_output *out, struct hl_report *r)
 {
 	bool no_db = false;
 	/* One line per option (args.h explains the macros). */
@@ -88,6 +93,8 @@ static int parse_daemon_options(int argc, char **argv, const char **socket_path,
 		HL_ARG_FLAG("no-db", 0, &no_db, "do not store the run"),
 		HL_ARG_FLAG("quiet", 'q', &out->quiet, "print no reports, only heapledger's own messages"),
 		HL_VIEW_ARGS(&out->view),
+		HL_ARG_CALL("label", 0, "KEY=VALUE", hl_runinfo_label_arg, r,
+			    "store a label with the run (repeatable)"),
 		HL_ARG_END
 	};
 	const struct hl_command_line cmd = {
@@ -116,9 +123,12 @@ int hl_cmd_daemon(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_stop };
 	int err, rc;
 
-	rc = parse_daemon_options(argc, argv, &socket_path, &out);
-	if (rc >= 0)
+	hl_report_init(&r);
+	rc = parse_daemon_options(argc, argv, &socket_path, &out, &r);
+	if (rc >= 0) {
+		hl_report_destroy(&r);
 		return rc;
+	}
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -126,13 +136,17 @@ int hl_cmd_daemon(int argc, char **argv)
 	err = hl_listen_open_path(&l, &run, socket_path);
 	if (err) {
 		hl_log("daemon: cannot listen on %s: %s", socket_path, strerror(-err));
+		hl_report_destroy(&r);
 		return HL_EXIT_FAILURE;
 	}
-	hl_report_init(&r);
 	r.mode = "daemon";
 	r.argv = (const char **)argv;
 	r.argc = (uint32_t)argc;
 	r.started_ns = hl_now_realtime_ns();
+	if (out.db_path) {
+		hl_runinfo_uuid(&r);
+		hl_runinfo_git(&r);
+	}
 	out.sym = hl_symbolizer_new();
 	hl_output_open_db(&out, &r);
 	if (out.db_path && !out.store) {

@@ -11,6 +11,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "ui.h"
 
 /* Prints s single-quoted for sh. */
 static void print_quoted(const char *s)
@@ -128,6 +129,7 @@ static const struct {
 	{ "daemon", hl_cmd_daemon, "collect the processes of a whole test suite as one run" },
 	{ "env", hl_cmd_env, "print the shell exports that make programs report to a daemon" },
 	{ "report", hl_cmd_report, "print a stored run" },
+	{ "ui", hl_cmd_ui, "serve the web UI over the database (runs, leaks, charts, diffs)" },
 	{ "bench-ingest", hl_cmd_bench_ingest, NULL }, /* measures ingest speed */
 };
 

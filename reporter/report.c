@@ -206,7 +206,9 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 		l->indirect_bytes = g->indirect_bytes;
 		l->blocks = g->blocks;
 		l->inherited_blocks = g->inherited_blocks;
-		l->suppressed = g->leak_class == HL_CLASS_SUPPRESSED;
+		l->suppression = g->suppression ? hl_arena_strdup(&r->arena, g->suppression) : NULL;
+		l->suppressed = l->suppression || g->leak_class == HL_CLASS_SUPPRESSED;
+		l->fingerprint = g->fingerprint[0] ? hl_arena_strdup(&r->arena, g->fingerprint) : NULL;
 		hl_report_stack_of(r, p, g->stack, sym, max_frames, &l->stack);
 	}
 	add_errors(r, rp, p, sym, max_frames);

@@ -32,7 +32,9 @@ struct hl_report_leak {
 	uint64_t bytes, blocks;
 	uint64_t indirect_bytes;      /* blocks lost only through these ("D direct, I indirect") */
 	uint64_t inherited_blocks;    /* copied from the fork parent */
-	bool suppressed;              /* matched a suppression: counted, not shown */
+	bool suppressed;              /* matched a suppression (kind stays the class) */
+	const char *suppression;      /* the suppression's name, NULL if none */
+	const char *fingerprint;      /* leak site (fingerprint.h), NULL if unknown */
 	struct hl_report_stack stack;
 };
 
@@ -93,6 +95,12 @@ struct hl_report {
 	uint64_t started_ns, ended_ns;
 	int exit_code;                /* what heapledger run exits with, -1 unknown */
 	struct hl_report_view view;   /* text display options */
+	const char *uuid;             /* names the run in every database, NULL if none */
+	const char *git_commit;       /* NULL if unknown */
+	const char *git_branch;
+	const char **label_keys;      /* --label key=value, nlabels of each */
+	const char **label_values;
+	size_t nlabels;
 	struct hl_report_process *procs;
 	size_t nprocs, procs_cap;
 	struct hl_arena arena;

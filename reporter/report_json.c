@@ -56,6 +56,8 @@ static json_t *leak_json(const struct hl_report_leak *l)
 	json_object_set_new(o, "indirect_bytes", u64(l->indirect_bytes));
 	json_object_set_new(o, "inherited_blocks", u64(l->inherited_blocks));
 	json_object_set_new(o, "suppressed", json_boolean(l->suppressed));
+	json_object_set_new(o, "suppression", str_or_null(l->suppression));
+	json_object_set_new(o, "fingerprint", str_or_null(l->fingerprint));
 	json_object_set_new(o, "stack", stack_json(&l->stack));
 	json_object_set_new(o, "stack_truncated", json_boolean(l->stack.truncated));
 	return o;
@@ -158,6 +160,15 @@ static json_t *process_json(const struct hl_report_process *p)
 	return o;
 }
 
+static json_t *labels_json(const struct hl_report *r)
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; i < r->nlabels; i++)
+		json_object_set_new(o, r->label_keys[i], json_string(r->label_values[i]));
+	return o;
+}
+
 int hl_report_write_json(const struct hl_report *r, FILE *out)
 {
 	json_t *doc = json_object(), *run = json_object(), *procs = json_array();
@@ -172,6 +183,10 @@ int hl_report_write_json(const struct hl_report *r, FILE *out)
 	json_object_set_new(run, "ended_ns", u64(r->ended_ns));
 	json_object_set_new(run, "exit_code",
 			    r->exit_code >= 0 ? json_integer(r->exit_code) : json_null());
+	json_object_set_new(run, "uuid", str_or_null(r->uuid));
+	json_object_set_new(run, "git_commit", str_or_null(r->git_commit));
+	json_object_set_new(run, "git_branch", str_or_null(r->git_branch));
+	json_object_set_new(run, "labels", labels_json(r));
 	json_object_set_new(doc, "run", run);
 	for (size_t i = 0; i < r->nprocs; i++)
 		json_array_append_new(procs, process_json(&r->procs[i]));

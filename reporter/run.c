@@ -28,7 +28,9 @@
 #include "args.h"
 #include "cli.h"
 #include "listen.h"
+#include "policy.h"
 #include "prefetch.h"
+#include "runinfo.h"
 
 struct run_options {
 	const char *db_path;
@@ -36,7 +38,8 @@ struct run_options {
 	unsigned long depth;     /* 0 = hook default */
 	unsigned long wait_ms;   /* grace for connections after prog exits */
 	bool no_db;
-	struct hl_report_view view; /* what the text report shows */
+	struct hl_policy policy; /* fingerprints, suppressions */
+	struct hl_report *report; /* takes --label */
 	char **command;
 	int command_argc;
 };
@@ -76,7 +79,9 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 		HL_ARG_UNSIGNED("wait-ms", 0, "N", &o->wait_ms, 0, 3600000,
 				"wait at most N ms for connections after the program exits (default 3000)"),
 		HL_ARG_FLAG("quiet", 'q', &hl_log_quiet, "print no messages of heapledger's own"),
-		HL_VIEW_ARGS(&o->view),
+		HL_VIEW_ARGS(&o->report->view),
+		HL_ARG_CALL("label", 0, "KEY=VALUE", hl_runinfo_label_arg, o->report,
+			    "store a label with the run (repeatable)"),
 		HL_ARG_END
 	};
 	const struct hl_command_line cmd = {
@@ -91,7 +96,6 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 
 	o->db_path = HL_DEFAULT_DB;
 	o->wait_ms = 3000;
-	o->view.show_kinds = HL_SHOW_DEFAULT;
 	rc = hl_args_parse(&cmd, argc, argv, &first);
 	if (rc >= 0)
 		return rc;
@@ -244,6 +248,7 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 
 	for (size_t i = 0; i < run->nprocs; i++) {
 		hl_process_finish(run->procs[i]);
+		hl_policy_apply(&o->policy, run->procs[i], out.sym);
 		hl_report_add_process(r, run->procs[i], out.sym, (unsigned)o->depth);
 	}
 	t_model = hl_now_monotonic_ns();
@@ -321,9 +326,13 @@ int hl_cmd_run(int argc, char **argv)
 	int status = 0, err;
 	pid_t pid;
 
+	hl_report_init(&r);
+	o.report = &r;
 	err = parse_run_options(argc, argv, &o);
-	if (err >= 0)
+	if (err >= 0) {
+		hl_report_destroy(&r);
 		return err;
+	}
 	if (hl_find_hook_library(lib, sizeof(lib))) {
 		hl_log("run: cannot find libheapledger.so (set HEAPLEDGER_LIB)");
 		return HL_EXIT_FAILURE;
@@ -337,8 +346,6 @@ int hl_cmd_run(int argc, char **argv)
 	}
 	/* Orphaned grandchildren come to us, so we learn how they ended. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	hl_report_init(&r);
-	r.view = o.view;
 	r.argv = (const char **)o.command;
 	r.argc = (uint32_t)o.command_argc;
 	r.started_ns = hl_now_realtime_ns();
@@ -356,6 +363,10 @@ int hl_cmd_run(int argc, char **argv)
 	prefetched = hl_prefetch_stop(pf);
 	r.ended_ns = hl_now_realtime_ns();
 	r.exit_code = exit_code_of(status);
+	if (!o.no_db || o.json_path) {
+		hl_runinfo_uuid(&r);
+		hl_runinfo_git(&r);
+	}
 	report_run(&run, &o, &r, sym, prefetched);
 	hl_symbolizer_free(sym);
 	hl_report_destroy(&r);

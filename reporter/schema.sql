@@ -224,6 +224,26 @@ CREATE VIEW stack_frames(stack_id, position, address, symbol_id, inlined) AS
 DROP INDEX IF EXISTS symbols_function;
 
 -- migrate 4
+-- Leak history. A leak site is known across runs by its fingerprint
+-- (reporter/fingerprint.h: function names and module basenames of the top
+-- frames, no addresses), kept in leaks.fingerprint and once in leak_sites
+-- with the first and last run that leaked there. leaks gets no index on
+-- fingerprint: its entries would land all over the index and make every
+-- store rewrite pages in proportion to the history (see migrate 3); history
+-- queries read the leaks of the runs they cover through leaks_process.
+-- leak_sites is keyed by fingerprint, so a run updates the rows of its own
+-- sites in place. Runs gain the git branch (git_commit was there) and a
+-- random UUID, so a run imported from another database is known again.
+ALTER TABLE runs ADD COLUMN git_branch TEXT;
+ALTER TABLE runs ADD COLUMN uuid TEXT;
+CREATE TABLE leak_sites (
+  fingerprint TEXT PRIMARY KEY,
+  function TEXT,                      -- innermost program function, for display
+  first_run_id INTEGER NOT NULL,
+  last_run_id INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- migrate 5
 -- Leak classes from the leak scan: a definitely lost record also counts the
 -- bytes of the blocks lost only through it (valgrind's "N (D direct, I
 -- indirect) bytes"). leaks.rank is the loss record number in valgrind's

@@ -88,6 +88,9 @@ struct hl_leak_group {
 				    * scan attributes them) */
 	uint64_t blocks;
 	uint64_t inherited_blocks; /* of those, copied from the parent at fork */
+	char fingerprint[17];      /* leak site (fingerprint.h), set by hl_policy_apply */
+	const char *suppression;   /* name of the matching suppression, or NULL */
+	const char *site_function; /* the site's innermost program function, or NULL */
 };
 
 struct hl_run;

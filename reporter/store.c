@@ -1,6 +1,6 @@
 /*
- * reporter/store.c: SQLite persistence of runs, migrations, and loading a
- * stored run back into a report (see store.h, schema.sql).
+ * reporter/store.c: writes runs and their processes into SQLite (see
+ * store.h, schema.sql; opening and migrations are in store_open.c).
  */
 #include "store.h"
 
@@ -12,45 +12,22 @@
 #include <unistd.h>
 
 #include "frame_tree.h"
-#include "schema_sql.h"
 #include "store_int.h"
 #include "util.h"
 
 
 /* ---- errors ------------------------------------------------------------- */
 
-static int sqlite_errno(int rc)
-{
-	switch (rc & 0xff) {
-	case SQLITE_FULL: return -ENOSPC;
-	case SQLITE_READONLY:
-	case SQLITE_PERM:
-	case SQLITE_AUTH: return -EACCES;
-	case SQLITE_CANTOPEN: return -ENOENT;
-	case SQLITE_NOMEM: return -ENOMEM;
-	case SQLITE_BUSY:
-	case SQLITE_LOCKED: return -EBUSY;
-	default: return -EIO;
-	}
-}
-
 static int fail(struct hl_store *s, int rc, const char *what)
 {
-	snprintf(s->error, sizeof(s->error), "%s: %s", what,
-		 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
-	return sqlite_errno(rc);
-}
-
-const char *hl_store_error(const struct hl_store *s)
-{
-	return s ? s->error : "cannot allocate the store";
+	return hl_store_fail(s, rc, what);
 }
 
 static int exec(struct hl_store *s, const char *sql)
 {
 	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
 
-	return rc == SQLITE_OK ? 0 : fail(s, rc, sql);
+	return rc == SQLITE_OK ? 0 : fail(s, rc, "write");
 }
 
 static int prepare(struct hl_store *s, const char *sql, sqlite3_stmt **st)
@@ -70,124 +47,6 @@ static int step_done(struct hl_store *s, sqlite3_stmt *st)
 	return rc == SQLITE_DONE ? 0 : fail(s, rc, "write");
 }
 
-/* ---- migrations ----------------------------------------------------------- */
-
-#define MIGRATE_MARK "-- migrate "
-
-int hl_store_schema_version(void)
-{
-	int version = 0;
-
-	for (const char *p = strstr(hl_schema_sql, MIGRATE_MARK); p;
-	     p = strstr(p + 1, MIGRATE_MARK))
-		version = atoi(p + strlen(MIGRATE_MARK));
-	return version;
-}
-
-static int user_version(struct hl_store *s, int *version)
-{
-	sqlite3_stmt *st;
-	int err = prepare(s, "PRAGMA user_version", &st);
-
-	if (err)
-		return err;
-	*version = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-	sqlite3_finalize(st);
-	return 0;
-}
-
-/* Applies section `version` (its text runs to the next marker). */
-static int apply_section(struct hl_store *s, const char *start, int version)
-{
-	const char *end = strstr(start + 1, MIGRATE_MARK);
-	size_t len = end ? (size_t)(end - start) : strlen(start);
-	char *sql = hl_xmalloc(len + 64);
-	int err;
-
-	memcpy(sql, start, len);
-	snprintf(sql + len, 64, ";PRAGMA user_version=%d;", version);
-	err = exec(s, "BEGIN IMMEDIATE");
-	if (!err)
-		err = exec(s, sql);
-	if (!err)
-		err = exec(s, "COMMIT");
-	else
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-	free(sql);
-	return err;
-}
-
-static int migrate(struct hl_store *s)
-{
-	int have, err = user_version(s, &have);
-
-	if (err)
-		return err;
-	if (have > hl_store_schema_version()) {
-		snprintf(s->error, sizeof(s->error),
-			 "database schema version %d is newer than this heapledger (%d)",
-			 have, hl_store_schema_version());
-		return -EPROTO;
-	}
-	for (const char *p = strstr(hl_schema_sql, MIGRATE_MARK); p;
-	     p = strstr(p + 1, MIGRATE_MARK)) {
-		int version = atoi(p + strlen(MIGRATE_MARK));
-
-		if (version > have && (err = apply_section(s, p, version)))
-			return err;
-	}
-	return 0;
-}
-
-int hl_store_open(const char *path, bool readonly, struct hl_store **out)
-{
-	struct hl_store *s = hl_xcalloc(1, sizeof(*s));
-	int flags = readonly ? SQLITE_OPEN_READONLY :
-		    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-	/* One thread uses a connection (the prefetch thread never stores):
-	 * no mutex around every bind and step (~10% of writing a run). */
-	int rc = sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
-	int err;
-
-	*out = s;
-	hl_table_init(&s->symbols);
-	if (rc != SQLITE_OK)
-		return fail(s, rc, path);
-	sqlite3_busy_timeout(s->db, 5000);
-	if (readonly) {
-		int version;
-
-		err = user_version(s, &version);
-		if (err || version == hl_store_schema_version())
-			return err;
-		if (version > hl_store_schema_version()) {
-			snprintf(s->error, sizeof(s->error),
-				 "%s: schema version %d, this heapledger reads %d", path,
-				 version, hl_store_schema_version());
-			return -EPROTO;
-		}
-		/* An older database: reading it means upgrading it first. */
-		sqlite3_close(s->db);
-		rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-				     NULL);
-		if (rc != SQLITE_OK) {
-			err = fail(s, rc, path);
-			snprintf(s->error, sizeof(s->error),
-				 "%s: schema version %d must be upgraded to %d, which needs write"
-				 " access: %s", path, version, hl_store_schema_version(),
-				 sqlite3_errstr(rc));
-			return err;
-		}
-		sqlite3_busy_timeout(s->db, 5000);
-	}
-	err = exec(s, "PRAGMA journal_mode=WAL");
-	if (!err)
-		err = exec(s, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON");
-	if (!err)
-		err = migrate(s);
-	return err;
-}
-
 int64_t hl_store_pages_written(const struct hl_store *s)
 {
 	int now = 0, high = 0;
@@ -197,16 +56,14 @@ int64_t hl_store_pages_written(const struct hl_store *s)
 	return now;
 }
 
-void hl_store_close(struct hl_store *s)
+/* ---- writing -------------------------------------------------------------- */
+
+static void bind_opt_text(sqlite3_stmt *st, int i, const char *v)
 {
-	if (!s)
-		return;
-	sqlite3_close(s->db);
-	hl_table_destroy(&s->symbols);
-	free(s);
+	if (v)
+		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
 }
 
-/* ---- writing -------------------------------------------------------------- */
 
 static char *argv_to_json(const char *const *argv, uint32_t argc)
 {
@@ -220,6 +77,23 @@ static char *argv_to_json(const char *const *argv, uint32_t argc)
 	return text;
 }
 
+static int write_labels(struct hl_store *s, const struct hl_report *r, int64_t run_id)
+{
+	sqlite3_stmt *st;
+	int err = r->nlabels ? prepare(s, "INSERT OR REPLACE INTO run_labels(run_id, key, value)"
+				       " VALUES (?,?,?)", &st) : 0;
+
+	for (size_t i = 0; i < r->nlabels && !err; i++) {
+		sqlite3_bind_int64(st, 1, run_id);
+		sqlite3_bind_text(st, 2, r->label_keys[i], -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, r->label_values[i], -1, SQLITE_STATIC);
+		err = step_done(s, st);
+	}
+	if (r->nlabels)
+		sqlite3_finalize(st);
+	return err;
+}
+
 int hl_store_run_begin(struct hl_store *s, const struct hl_report *r, int64_t *run_id)
 {
 	sqlite3_stmt *st;
@@ -227,8 +101,9 @@ int hl_store_run_begin(struct hl_store *s, const struct hl_report *r, int64_t *r
 	char *argv = argv_to_json(r->argv, r->argc);
 	const char *program = r->argc ? strrchr(r->argv[0], '/') : NULL;
 	int err = prepare(s, "INSERT INTO runs(mode, program, argv, cwd, hostname, "
-			  "started_ns) VALUES (?,?,?,?,?,?)", &st);
+			  "started_ns, git_commit, git_branch, uuid) VALUES (?,?,?,?,?,?,?,?,?)", &st);
 
+	*run_id = 0;
 	if (!err) {
 		program = program ? program + 1 : r->argc ? r->argv[0] : NULL;
 		sqlite3_bind_text(st, 1, r->mode, -1, SQLITE_STATIC);
@@ -239,11 +114,17 @@ int hl_store_run_begin(struct hl_store *s, const struct hl_report *r, int64_t *r
 		if (gethostname(host, sizeof(host)) == 0)
 			sqlite3_bind_text(st, 5, host, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 6, (int64_t)r->started_ns);
+		bind_opt_text(st, 7, r->git_commit);
+		bind_opt_text(st, 8, r->git_branch);
+		bind_opt_text(st, 9, r->uuid);
 		err = step_done(s, st);
 		sqlite3_finalize(st);
 	}
 	free(argv);
-	*run_id = err ? 0 : sqlite3_last_insert_rowid(s->db);
+	if (!err)
+		*run_id = sqlite3_last_insert_rowid(s->db);
+	if (!err)
+		err = write_labels(s, r, *run_id);
 	return err;
 }
 
@@ -266,7 +147,8 @@ int hl_store_run_end(struct hl_store *s, int64_t run_id, uint64_t ended_ns, int 
 /* Prepared statements of one process write. */
 enum {
 	ST_PROCESS, ST_SUMMARY, ST_MODULE, ST_SYMBOL, ST_STACK, ST_FRAME,
-	ST_FRAMES, ST_FRAME_BASE, ST_AGGREGATE, ST_LEAK, ST_BLOCK, ST_ERROR, ST_SAMPLE, ST_COUNT
+	ST_FRAMES, ST_FRAME_BASE, ST_AGGREGATE, ST_LEAK, ST_SITE, ST_BLOCK, ST_ERROR, ST_SAMPLE,
+	ST_COUNT
 };
 
 /* Frame rows go in FRAMES_PER_INSERT at a time: most of a row's cost was
@@ -294,7 +176,12 @@ static const char *const statement_sql[ST_COUNT] = {
 	[ST_FRAME_BASE] = "SELECT coalesce(max(id), 0) FROM frames",
 	[ST_AGGREGATE] = "INSERT INTO stack_aggregates VALUES (?,?,?,?,?,?,?)",
 	[ST_LEAK] = "INSERT INTO leaks(process_id, stack_id, leak_class, bytes, blocks,"
-		" inherited_blocks, rank, suppressed, indirect_bytes) VALUES (?,?,?,?,?,?,?,?,?)",
+		" inherited_blocks, rank, suppressed, fingerprint, suppression, indirect_bytes)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_SITE] = "INSERT INTO leak_sites(fingerprint, function, first_run_id, last_run_id)"
+		" VALUES (?1,?2,?3,?3) ON CONFLICT(fingerprint) DO UPDATE SET"
+		" last_run_id = max(last_run_id, excluded.last_run_id),"
+		" first_run_id = min(first_run_id, excluded.first_run_id)",
 	[ST_BLOCK] = "INSERT INTO leaked_blocks VALUES (?,?,?,?,?)",
 	[ST_ERROR] = "INSERT INTO errors(process_id, kind, address, block_address,"
 		" block_size, stack_id, alloc_stack_id, free_stack_id, time_ns)"
@@ -324,12 +211,6 @@ struct writer {
 	uint32_t path_node[HL_WIRE_MAX_FRAMES];
 	uint32_t path_len;
 };
-
-static void bind_opt_text(sqlite3_stmt *st, int i, const char *v)
-{
-	if (v)
-		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-}
 
 static int write_process_row(struct writer *w)
 {
@@ -617,6 +498,17 @@ static int write_leaked_blocks(struct writer *w, struct hl_table *leak_ids)
 	return err;
 }
 
+/* The leak's site in leak_sites: first and last run that leaked there. */
+static int write_site(struct writer *w, const struct hl_leak_group *g)
+{
+	sqlite3_stmt *st = w->st[ST_SITE];
+
+	sqlite3_bind_text(st, 1, g->fingerprint, -1, SQLITE_STATIC);
+	bind_opt_text(st, 2, g->site_function);
+	sqlite3_bind_int64(st, 3, w->run_id);
+	return step_done(w->s, st);
+}
+
 static int write_leaks(struct writer *w)
 {
 	struct hl_table leak_ids; /* group key (as in group_leaks) -> leaks.id */
@@ -634,11 +526,15 @@ static int write_leaks(struct writer *w)
 		sqlite3_bind_int64(st, 5, (int64_t)g->blocks);
 		sqlite3_bind_int64(st, 6, (int64_t)g->inherited_blocks);
 		sqlite3_bind_int64(st, 7, (int64_t)i + 1);
-		sqlite3_bind_int(st, 8, g->leak_class == HL_CLASS_SUPPRESSED);
-		sqlite3_bind_int64(st, 9, (int64_t)g->indirect_bytes);
+		sqlite3_bind_int(st, 8, g->suppression || g->leak_class == HL_CLASS_SUPPRESSED);
+		bind_opt_text(st, 9, g->fingerprint[0] ? g->fingerprint : NULL);
+		bind_opt_text(st, 10, g->suppression);
+		sqlite3_bind_int64(st, 11, (int64_t)g->indirect_bytes);
 		err = step_done(w->s, st);
 		hl_table_insert(&leak_ids, ((uint64_t)g->stack << 3 | g->leak_class) + 1)->size =
 			(uint64_t)sqlite3_last_insert_rowid(w->s->db);
+		if (!err && g->fingerprint[0])
+			err = write_site(w, g);
 	}
 	if (!err)
 		err = write_leaked_blocks(w, &leak_ids);

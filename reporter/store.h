@@ -1,10 +1,12 @@
 /*
  * reporter/store.h: the SQLite store (schema in reporter/schema.sql).
  *
- * Opening migrates the file to the newest schema version. Writes are batched:
- * one transaction per process. Every failure leaves a message in
- * hl_store_error() and returns -errno-style codes (-EIO, -ENOSPC, -EACCES...);
- * the caller prints its report regardless.
+ * Opening checks the file is a heapledger database (application_id) and
+ * migrates it to the newest schema version (store_open.c). Writes are
+ * batched: one transaction per process. Every failure leaves a message in
+ * hl_store_error() and returns -errno-style codes (-EIO, -ENOSPC, -EACCES...;
+ * -EBUSY when another connection held the lock past the busy timeout, worth
+ * retrying); the caller prints its report regardless.
  */
 #ifndef HL_REPORTER_STORE_H
 #define HL_REPORTER_STORE_H
@@ -18,7 +20,9 @@
 
 struct hl_store;
 
-/* Opens (creating if needed, unless readonly) and migrates. */
+/* Opens (creating it 0600 if needed, never through a symbolic link, unless
+ * readonly) and migrates. readonly also reads a file or directory we cannot
+ * write. A file that is not a heapledger database is refused untouched. */
 int hl_store_open(const char *path, bool readonly, struct hl_store **out);
 void hl_store_close(struct hl_store *s);
 const char *hl_store_error(const struct hl_store *s);

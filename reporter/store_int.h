@@ -16,4 +16,9 @@ struct hl_store {
 	struct hl_table symbols; /* frame_info pointer -> symbols.id */
 };
 
+/* Records "what: SQLite's message" in s->error and returns -errno: the
+ * system's errno when SQLite has one, else one matching rc (-EBUSY for a
+ * lock another connection holds). */
+int hl_store_fail(struct hl_store *s, int rc, const char *what);
+
 #endif /* HL_REPORTER_STORE_INT_H */

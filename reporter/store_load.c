@@ -121,7 +121,8 @@ static int load_leaks(struct hl_store *s, struct hl_report *r, int64_t process_i
 
 	if (sqlite3_prepare_v2(s->db,
 		"SELECT leak_class, bytes, blocks, inherited_blocks, suppressed, stack_id,"
-		" indirect_bytes FROM leaks WHERE process_id = ? ORDER BY rank", -1, &st, NULL))
+		" suppression, fingerprint, indirect_bytes FROM leaks WHERE process_id = ?"
+		" ORDER BY rank", -1, &st, NULL))
 		return load_fail(s, "leaks");
 	sqlite3_bind_int64(st, 1, process_id);
 	while (!err && sqlite3_step(st) == SQLITE_ROW) {
@@ -142,7 +143,9 @@ static int load_leaks(struct hl_store *s, struct hl_report *r, int64_t process_i
 		l->blocks = col_u64(st, 2);
 		l->inherited_blocks = col_u64(st, 3);
 		l->suppressed = sqlite3_column_int(st, 4) != 0;
-		l->indirect_bytes = col_u64(st, 6);
+		l->suppression = col_text(r, st, 6);
+		l->fingerprint = col_text(r, st, 7);
+		l->indirect_bytes = col_u64(st, 8);
 		err = load_stack(s, r, sqlite3_column_int64(st, 5), &l->stack);
 	}
 	sqlite3_finalize(st);
@@ -257,13 +260,39 @@ static void link_exec_images(struct hl_report *r)
 	}
 }
 
+static int load_labels(struct hl_store *s, int64_t run_id, struct hl_report *r)
+{
+	sqlite3_stmt *st;
+	size_t n = 0;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT key, value FROM run_labels WHERE run_id = ?"
+			       " ORDER BY rowid", -1, &st, NULL))
+		return load_fail(s, "labels");
+	sqlite3_bind_int64(st, 1, run_id);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		n++;
+	sqlite3_reset(st);
+	r->label_keys = hl_arena_alloc(&r->arena, (n + 1) * sizeof(*r->label_keys));
+	r->label_values = hl_arena_alloc(&r->arena, (n + 1) * sizeof(*r->label_values));
+	r->nlabels = 0;
+	while (r->nlabels < n && sqlite3_step(st) == SQLITE_ROW) {
+		r->label_keys[r->nlabels] = col_text(r, st, 0);
+		r->label_values[r->nlabels] = col_text(r, st, 1);
+		if (!r->label_values[r->nlabels])
+			r->label_values[r->nlabels] = "";
+		r->nlabels++;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
 int hl_store_load_report(struct hl_store *s, int64_t run_id, struct hl_report *r)
 {
 	sqlite3_stmt *st;
 	int rc;
 
-	if (sqlite3_prepare_v2(s->db, "SELECT mode, argv, started_ns, ended_ns, exit_code"
-			       " FROM runs WHERE id = ?", -1, &st, NULL))
+	if (sqlite3_prepare_v2(s->db, "SELECT mode, argv, started_ns, ended_ns, exit_code,"
+			       " uuid, git_commit, git_branch FROM runs WHERE id = ?", -1, &st, NULL))
 		return load_fail(s, "run");
 	sqlite3_bind_int64(st, 1, run_id);
 	rc = sqlite3_step(st);
@@ -279,8 +308,13 @@ int hl_store_load_report(struct hl_store *s, int64_t run_id, struct hl_report *r
 	r->started_ns = col_u64(st, 2);
 	r->ended_ns = col_u64(st, 3);
 	r->exit_code = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 4);
+	r->uuid = col_text(r, st, 5);
+	r->git_commit = col_text(r, st, 6);
+	r->git_branch = col_text(r, st, 7);
 	sqlite3_finalize(st);
-	rc = load_processes(s, run_id, r);
+	rc = load_labels(s, run_id, r);
+	if (!rc)
+		rc = load_processes(s, run_id, r);
 	if (!rc)
 		link_exec_images(r);
 	return rc;

@@ -1,0 +1,337 @@
+/*
+ * reporter/store_open.c: opening a heapledger database: making sure the file
+ * is ours before anything is written to it, then migrating it.
+ *
+ * Order matters, because a database is shared by concurrent runs and may be
+ * somebody else's file:
+ *  1. A new file is created here, 0600, never through a symbolic link (a
+ *     link planted in a shared directory must not send our writes elsewhere).
+ *  2. The file must be empty or carry our application_id (a database written
+ *     before the id existed is recognised by its `runs` table and version):
+ *     a foreign SQLite file is refused untouched, before WAL is switched on.
+ *  3. Each migration runs inside BEGIN IMMEDIATE, and user_version is read
+ *     inside it: of several runs opening a new file at once, one migrates and
+ *     the others find the work done (reading it outside the transaction let
+ *     two apply version 1 and all but one fail).
+ * A file we may not write (read-only file, directory or file system) is
+ * read as it is: read-only, and immutable when even the WAL index cannot be
+ * made.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "schema_sql.h"
+#include "store.h"
+#include "store_int.h"
+#include "util.h"
+
+/* "HLDG": PRAGMA application_id of every heapledger database. */
+#define HL_STORE_APPLICATION_ID 0x484c4447
+/* How long one statement waits for another connection's lock. */
+#define HL_STORE_BUSY_MS 5000
+
+/* ---- errors ------------------------------------------------------------- */
+
+static int sqlite_errno(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_FULL: return -ENOSPC;
+	case SQLITE_READONLY:
+	case SQLITE_PERM:
+	case SQLITE_AUTH: return -EACCES;
+	case SQLITE_CANTOPEN: return -ENOENT;
+	case SQLITE_NOMEM: return -ENOMEM;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED: return -EBUSY;
+	case SQLITE_NOTADB:
+	case SQLITE_CORRUPT: return -EPROTO;
+	default: return -EIO;
+	}
+}
+
+int hl_store_fail(struct hl_store *s, int rc, const char *what)
+{
+	/* The system's own reason when there is one: a read-only file system
+	 * is EROFS, not the ENOENT that SQLITE_CANTOPEN suggests. */
+	int sys = s->db ? sqlite3_system_errno(s->db) : 0;
+	int code = rc & 0xff;
+
+	snprintf(s->error, sizeof(s->error), "%s: %s", what,
+		 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+	if (code == SQLITE_BUSY || code == SQLITE_LOCKED || code == SQLITE_FULL)
+		return sqlite_errno(rc);
+	return sys > 0 ? -sys : sqlite_errno(rc);
+}
+
+const char *hl_store_error(const struct hl_store *s)
+{
+	return s ? s->error : "cannot allocate the store";
+}
+
+static int exec_what(struct hl_store *s, const char *sql, const char *what)
+{
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+
+	return rc == SQLITE_OK ? 0 : hl_store_fail(s, rc, what);
+}
+
+static int query_int(struct hl_store *s, const char *sql, int *out)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return hl_store_fail(s, rc, "reading the database");
+	rc = sqlite3_step(st);
+	*out = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 :
+	       hl_store_fail(s, rc, "reading the database");
+}
+
+/* ---- whose file is it ------------------------------------------------------ */
+
+#define MIGRATE_MARK "-- migrate "
+
+int hl_store_schema_version(void)
+{
+	int version = 0;
+
+	for (const char *p = strstr(hl_schema_sql, MIGRATE_MARK); p;
+	     p = strstr(p + 1, MIGRATE_MARK))
+		version = atoi(p + strlen(MIGRATE_MARK));
+	return version;
+}
+
+/* 0 if the file is empty or a heapledger database, -EPROTO (with a message)
+ * for anything else. Reads only. */
+static int check_ours(struct hl_store *s, const char *path)
+{
+	int app, version, tables, runs, err;
+
+	if ((err = query_int(s, "PRAGMA application_id", &app)) ||
+	    (err = query_int(s, "PRAGMA user_version", &version)) ||
+	    (err = query_int(s, "SELECT count(*) FROM sqlite_schema", &tables)) ||
+	    (err = query_int(s, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"
+			     " AND name = 'runs'", &runs)))
+		return err;
+	if (app == HL_STORE_APPLICATION_ID || (app == 0 && tables == 0 && version == 0) ||
+	    (app == 0 && version > 0 && runs == 1)) /* written before the id */
+		return 0;
+	snprintf(s->error, sizeof(s->error),
+		 "%s is not a heapledger database (application_id %#x, %d tables);"
+		 " it was left untouched", path, (unsigned)app, tables);
+	return -EPROTO;
+}
+
+/* ---- migrations ----------------------------------------------------------- */
+
+/* The section of schema.sql that makes version `version`, as SQL that also
+ * records the version and our id; malloc'd. */
+static char *section_sql(int version)
+{
+	for (const char *p = strstr(hl_schema_sql, MIGRATE_MARK); p;
+	     p = strstr(p + 1, MIGRATE_MARK)) {
+		const char *end;
+		size_t len;
+		char *sql;
+
+		if (atoi(p + strlen(MIGRATE_MARK)) != version)
+			continue;
+		end = strstr(p + 1, MIGRATE_MARK);
+		len = end ? (size_t)(end - p) : strlen(p);
+		sql = hl_xmalloc(len + 96);
+		memcpy(sql, p, len);
+		snprintf(sql + len, 96, ";PRAGMA user_version=%d;PRAGMA application_id=%d;",
+			 version, HL_STORE_APPLICATION_ID);
+		return sql;
+	}
+	return NULL;
+}
+
+/* One step under the write lock: reads where the file stands and applies
+ * the next section (or just our id). *done when nothing was left to do. */
+static int migrate_step(struct hl_store *s, bool *done)
+{
+	int have, app, err = exec_what(s, "BEGIN IMMEDIATE", "locking the database to migrate it");
+	char msg[96], *sql;
+
+	if (err)
+		return err;
+	if ((err = query_int(s, "PRAGMA user_version", &have)) ||
+	    (err = query_int(s, "PRAGMA application_id", &app)))
+		goto out_rollback;
+	*done = have == hl_store_schema_version() && app == HL_STORE_APPLICATION_ID;
+	if (have > hl_store_schema_version()) {
+		snprintf(s->error, sizeof(s->error),
+			 "database schema version %d is newer than this heapledger (%d)",
+			 have, hl_store_schema_version());
+		err = -EPROTO;
+		goto out_rollback;
+	}
+	if (!*done) {
+		if (have < hl_store_schema_version()) {
+			sql = section_sql(have + 1);
+		} else {
+			sql = hl_xmalloc(64);
+			snprintf(sql, 64, "PRAGMA application_id=%d", HL_STORE_APPLICATION_ID);
+		}
+		snprintf(msg, sizeof(msg), "migrating to schema version %d", have + 1);
+		err = sql ? exec_what(s, sql, msg) : -EPROTO;
+		free(sql);
+		if (err)
+			goto out_rollback;
+	}
+	return exec_what(s, "COMMIT", "committing a migration");
+out_rollback:
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return err;
+}
+
+static int migrate(struct hl_store *s)
+{
+	bool done = false;
+	int err = 0;
+
+	while (!done && !err)
+		err = migrate_step(s, &done);
+	return err;
+}
+
+/* ---- opening ----------------------------------------------------------------- */
+
+static int open_db(struct hl_store *s, const char *name, int flags)
+{
+	int rc;
+
+	if (s->db)
+		sqlite3_close(s->db);
+	s->db = NULL;
+	rc = sqlite3_open_v2(name, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK)
+		return hl_store_fail(s, rc, name);
+	sqlite3_busy_timeout(s->db, HL_STORE_BUSY_MS);
+	return 0;
+}
+
+/* Creates path 0600 if it does not exist; a symbolic link is refused. */
+static int create_private(struct hl_store *s, const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	struct stat st;
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno == EEXIST && lstat(path, &st) == 0 && !S_ISLNK(st.st_mode))
+		return 0;
+	if (errno == EEXIST || errno == ELOOP) {
+		snprintf(s->error, sizeof(s->error),
+			 "%s is a symbolic link; heapledger writes only to a plain file", path);
+		return -ELOOP;
+	}
+	snprintf(s->error, sizeof(s->error), "%s: %s", path, strerror(errno));
+	return -errno;
+}
+
+static int open_for_writing(struct hl_store *s, const char *path)
+{
+	int err = create_private(s, path);
+
+	if (!err)
+		err = open_db(s, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW);
+	if (!err)
+		err = check_ours(s, path);
+	if (!err)
+		err = exec_what(s, "PRAGMA journal_mode=WAL", "switching to WAL");
+	if (!err)
+		err = exec_what(s, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON",
+				"setting up the connection");
+	if (!err)
+		err = migrate(s);
+	return err;
+}
+
+/* "file:<path>?immutable=1", the path %-escaped as a URI needs. */
+static char *immutable_uri(const char *path)
+{
+	char *uri = hl_xmalloc(strlen(path) * 3 + 32), *o = uri;
+
+	o += sprintf(o, "file:");
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if (*p == '%' || *p == '?' || *p == '#' || *p < 0x21 || *p > 0x7e)
+			o += sprintf(o, "%%%02X", *p);
+		else
+			*o++ = (char)*p;
+	}
+	strcpy(o, "?immutable=1");
+	return uri;
+}
+
+/* Read-only; a file in a directory we cannot write (no WAL index possible)
+ * is read as immutable. Sets *version. */
+static int open_for_reading(struct hl_store *s, const char *path, int *version)
+{
+	int err = open_db(s, path, SQLITE_OPEN_READONLY);
+
+	if (!err)
+		err = check_ours(s, path);
+	if (err && err != -EPROTO && access(path, R_OK) == 0) {
+		char *uri = immutable_uri(path);
+
+		err = open_db(s, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+		free(uri);
+		if (!err)
+			err = check_ours(s, path);
+	}
+	if (!err)
+		err = query_int(s, "PRAGMA user_version", version);
+	return err;
+}
+
+int hl_store_open(const char *path, bool readonly, struct hl_store **out)
+{
+	struct hl_store *s = hl_xcalloc(1, sizeof(*s));
+	int version, err;
+
+	*out = s;
+	hl_table_init(&s->symbols);
+	if (!readonly)
+		return open_for_writing(s, path);
+	err = open_for_reading(s, path, &version);
+	if (err || version == hl_store_schema_version())
+		return err;
+	if (version > hl_store_schema_version()) {
+		snprintf(s->error, sizeof(s->error),
+			 "%s: schema version %d, this heapledger reads %d", path,
+			 version, hl_store_schema_version());
+		return -EPROTO;
+	}
+	/* An older database: reading it means upgrading it first. */
+	err = open_for_writing(s, path);
+	if (err) {
+		char why[sizeof(s->error)];
+
+		snprintf(why, sizeof(why), "%s", s->error);
+		snprintf(s->error, sizeof(s->error),
+			 "%.200s: schema version %d must be upgraded to %d, which needs write"
+			 " access: %.200s", path, version, hl_store_schema_version(), why);
+	}
+	return err;
+}
+
+void hl_store_close(struct hl_store *s)
+{
+	if (!s)
+		return;
+	sqlite3_close(s->db);
+	hl_table_destroy(&s->symbols);
+	free(s);
+}
