@@ -14,6 +14,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "daemon_writer.h"
 #include "listen.h"
 #include "policy.h"
 #include "runinfo.h"
@@ -31,40 +32,26 @@ static void on_stop(int sig)
 
 static struct hl_policy policy;
 
-static void finish_and_forget(struct hl_run *run, struct hl_output *out,
-			      struct hl_process *p)
-{
-	struct hl_report r;
-
-	hl_process_finish(p);
-	hl_policy_apply(&policy, p, out->sym);
-	hl_report_init(&r);
-	r.mode = "daemon";
-	r.view = out->view;
-	hl_report_add_process(&r, p, out->sym, out->max_frames);
-	if (!out->quiet)
-		hl_output_print(&r);
-	hl_report_destroy(&r);
-	hl_output_store(out, p);
-	hl_run_forget(run, p);
-}
-
-/* Reports the images that closed long enough ago (all of them if `all`). */
-static void settle(struct hl_run *run, struct hl_output *out, bool all)
+/* Hands the images that closed long enough ago (all of them if `all`) to
+ * the reporting thread. Finishing is cheap (no symbols, no database). */
+static void settle(struct hl_run *run, struct hl_daemon_writer *w, bool all)
 {
 	uint64_t now = hl_now_monotonic_ns();
 
 	for (size_t i = 0; i < run->nprocs;) {
 		struct hl_process *p = run->procs[i];
 
-		if (p->closed && (all || now - p->closed_mono_ns >= HL_DAEMON_SETTLE_NS))
-			finish_and_forget(run, out, p);
-		else
+		if (p->closed && (all || now - p->closed_mono_ns >= HL_DAEMON_SETTLE_NS)) {
+			hl_process_finish(p);
+			hl_run_detach(run, p);
+			hl_daemon_writer_submit(w, p);
+		} else {
 			i++;
+		}
 	}
 }
 
-static int daemon_loop(struct hl_listener *l, struct hl_output *out)
+static int daemon_loop(struct hl_listener *l, struct hl_daemon_writer *w)
 {
 	while (!stop_requested) {
 		int err = hl_listen_poll(l, 200);
@@ -73,7 +60,7 @@ static int daemon_loop(struct hl_listener *l, struct hl_output *out)
 			hl_log("daemon: poll failed: %s", strerror(-err));
 			return HL_EXIT_FAILURE;
 		}
-		settle(l->run, out, false);
+		settle(l->run, w, false);
 	}
 	hl_log("daemon: stopping on signal %d", (int)stop_requested);
 	return 0;
@@ -120,6 +107,7 @@ int hl_cmd_daemon(int argc, char **argv)
 	struct hl_listener l;
 	struct hl_run run;
 	struct hl_report r;
+	struct hl_daemon_writer *w;
 	struct sigaction sa = { .sa_handler = on_stop };
 	int err, rc;
 
@@ -156,9 +144,11 @@ int hl_cmd_daemon(int argc, char **argv)
 		return HL_EXIT_FAILURE;
 	}
 	hl_log("daemon: listening on %s", l.path);
-	rc = daemon_loop(&l, &out);
+	w = hl_daemon_writer_start(&out, &policy);
+	rc = daemon_loop(&l, w);
 	hl_listen_close(&l);
-	settle(&run, &out, true);
+	settle(&run, w, true);
+	hl_daemon_writer_stop(w);
 	hl_output_close(&out, hl_now_realtime_ns(), -1);
 	hl_symbolizer_free(out.sym);
 	hl_report_destroy(&r);

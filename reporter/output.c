@@ -1,7 +1,9 @@
 /*
  * reporter/output.c: the database side of reporting, shared by `run` and
- * `daemon`. A database that cannot be opened or written is reported once,
- * clearly, and then left alone: the text report matters more.
+ * `daemon`. A database that cannot be opened is reported once, clearly, and
+ * then left alone: the text report matters more. A process that cannot be
+ * stored is named; a lock held by another connection is waited out (with
+ * growing pauses) rather than taken as a failure.
  */
 #include <errno.h>
 #include <limits.h>
@@ -20,43 +22,96 @@ static void db_failed(struct hl_output *out, int err, const char *what)
 	out->run_id = 0;
 }
 
+/* After an -EBUSY (another connection kept the lock past the busy timeout):
+ * waits a little longer each time and returns true, until the deadline
+ * (out->retry_until_ns, read atomically since a daemon's main thread moves
+ * it; 0 means HL_OUTPUT_RETRY_NS after the first try). */
+static bool retry_busy(struct hl_output *out, int err, uint64_t *deadline, unsigned *delay_ms)
+{
+	uint64_t until = __atomic_load_n(&out->retry_until_ns, __ATOMIC_RELAXED);
+	uint64_t now = hl_now_monotonic_ns();
+
+	if (err != -EBUSY)
+		return false;
+	if (!*deadline)
+		*deadline = until ? until : now + HL_OUTPUT_RETRY_NS;
+	if (until && until < *deadline)
+		*deadline = until;
+	if (now >= *deadline)
+		return false;
+	usleep(*delay_ms * 1000u);
+	*delay_ms = *delay_ms * 2 > 1000 ? 1000 : *delay_ms * 2;
+	return true;
+}
+
 void hl_output_open_db(struct hl_output *out, const struct hl_report *r)
 {
+	uint64_t deadline = 0;
+	unsigned delay_ms = 20;
 	int err;
 
 	if (!out->db_path)
 		return;
-	err = hl_store_open(out->db_path, false, &out->store);
+	do {
+		hl_store_close(out->store);
+		err = hl_store_open(out->db_path, false, &out->store);
+	} while (retry_busy(out, err, &deadline, &delay_ms));
 	if (err) {
 		db_failed(out, err, "open");
 		return;
 	}
-	err = hl_store_run_begin(out->store, r, &out->run_id);
+	do
+		err = hl_store_run_begin(out->store, r, &out->run_id);
+	while (retry_busy(out, err, &deadline, &delay_ms));
 	if (err)
 		db_failed(out, err, "starting the run");
 }
 
-void hl_output_store(struct hl_output *out, struct hl_process *p)
+int hl_output_store(struct hl_output *out, struct hl_process *p)
 {
+	uint64_t deadline = 0;
+	unsigned delay_ms = 20;
 	int err;
 
 	if (!out->store)
-		return;
-	err = hl_store_process(out->store, out->run_id, p, out->sym);
-	if (err)
-		db_failed(out, err, "storing a process");
+		return -ENODEV;
+	do
+		err = hl_store_process(out->store, out->run_id, p, out->sym);
+	while (retry_busy(out, err, &deadline, &delay_ms));
+	if (err) {
+		/* This process only: the next one may well be stored. */
+		hl_log("database %s: process %u (%s) not stored: %s (%s)", out->db_path,
+		       p->pid, p->exe, hl_store_error(out->store), strerror(-err));
+		return err;
+	}
+	out->stored++;
+	return 0;
 }
 
 void hl_output_close(struct hl_output *out, uint64_t ended_ns, int exit_code)
 {
+	uint64_t deadline = 0;
+	unsigned delay_ms = 20;
 	int err;
 
-	if (out->store) {
-		err = hl_store_run_end(out->store, out->run_id, ended_ns, exit_code);
+	if (out->store && !out->stored) {
+		/* An empty run row (a program that never reported, or every
+		 * process failed to store) would only say "no process". */
+		do
+			err = hl_store_run_delete(out->store, out->run_id);
+		while (retry_busy(out, err, &deadline, &delay_ms));
+		out->run_id = 0;
+		if (err)
+			db_failed(out, err, "removing the empty run");
+	} else if (out->store) {
+		do
+			err = hl_store_run_end(out->store, out->run_id, ended_ns, exit_code);
+		while (retry_busy(out, err, &deadline, &delay_ms));
 		if (err)
 			db_failed(out, err, "ending the run");
-		out->pages_written = hl_store_pages_written(out->store);
 	}
+	if (out->store)
+		out->pages_written = hl_store_pages_written(out->store);
 	hl_store_close(out->store);
 	out->store = NULL;
 }

@@ -41,7 +41,7 @@ void hl_run_destroy(struct hl_run *run)
 	hl_run_init(run);
 }
 
-void hl_run_forget(struct hl_run *run, struct hl_process *p)
+void hl_run_detach(struct hl_run *run, struct hl_process *p)
 {
 	for (size_t i = 0; i < run->nprocs; i++) {
 		struct hl_process *q = run->procs[i];
@@ -59,6 +59,20 @@ void hl_run_forget(struct hl_run *run, struct hl_process *p)
 			break;
 		}
 	}
+	/* Its parent and successor stay with the run; parent_serial still
+	 * names the parent for the database. */
+	p->parent = NULL;
+	p->exec_successor = NULL;
+}
+
+void hl_process_destroy(struct hl_process *p)
+{
+	process_destroy(p);
+}
+
+void hl_run_forget(struct hl_run *run, struct hl_process *p)
+{
+	hl_run_detach(run, p);
 	process_destroy(p);
 }
 
@@ -614,9 +628,11 @@ static struct hl_process *on_hello(struct hl_run *run, const struct hl_rec_hello
 		p->parent = other;
 		other->exec_successor = p;
 	}
+	p->parent_serial = p->parent ? p->parent->serial : 0;
 	hl_grow((void **)&run->procs, &run->procs_cap, run->nprocs, sizeof(p));
 	run->procs[run->nprocs++] = p;
-	p->serial = run->nprocs;
+	/* Not nprocs: a daemon forgets stored processes, serials stay unique. */
+	p->serial = ++run->next_serial;
 	return p;
 }
 

@@ -98,6 +98,7 @@ struct hl_run;
 struct hl_process {
 	struct hl_run *run;
 	uint64_t serial;          /* order of HELLO within the run, from 1 */
+	uint64_t parent_serial;   /* the parent's serial, 0 if none */
 	int64_t db_id;            /* processes.id once stored, 0 before */
 	uint32_t pid, ppid;
 	uint32_t origin;          /* enum hl_origin */
@@ -182,6 +183,7 @@ struct hl_run {
 	void (*drain)(void *ctx, uint32_t pid);
 	void *drain_ctx;
 	uint64_t run_id;             /* HEAPLEDGER_RUN we set, 0 if none */
+	uint64_t next_serial;        /* serials handed out (never reused) */
 };
 
 void hl_run_init(struct hl_run *run);
@@ -190,6 +192,12 @@ void hl_run_note_reaped(struct hl_run *run, pid_t pid, int status);
 /* Frees the blocks, tables and stacks of a finished process that was stored
  * (daemon mode), keeping it out of run->procs. */
 void hl_run_forget(struct hl_run *run, struct hl_process *p);
+/* Takes p (finished) out of the run without freeing it, so another thread
+ * may report and store it: nothing in the run points at it any more, and it
+ * points at nothing in the run (see parent_serial). hl_process_destroy frees
+ * it afterwards. */
+void hl_run_detach(struct hl_run *run, struct hl_process *p);
+void hl_process_destroy(struct hl_process *p);
 
 /* Decoder sink: ctx is a `struct hl_conn_state *`. */
 struct hl_conn_state {
