@@ -21,7 +21,7 @@
 #define HL_VIEW_ARGS(view)                                                               \
 	HL_ARG_CALL("show-leak-kinds", 0, "KINDS", hl_report_parse_kinds, &(view)->show_kinds, \
 		    "loss records shown with stacks: definite,indirect,possible,reachable, "   \
-		    "all or none (default: definite,indirect,possible)"),                       \
+		    "all or none, and suppressed (default: definite,indirect,possible)"),       \
 	HL_ARG_CALL("show-reachable", 0, "yes|no", hl_report_parse_show_reachable,           \
 		    &(view)->show_kinds, "yes: the same as --show-leak-kinds=all"),             \
 	HL_ARG_UNSIGNED("num-callers", 0, "N", &(view)->num_callers, 1, HL_WIRE_MAX_FRAMES,   \

@@ -82,6 +82,7 @@ static int parse_daemon_options(int argc, char **argv, const char **socket_path,
 		HL_VIEW_ARGS(&out->view),
 		HL_ARG_CALL("label", 0, "KEY=VALUE", hl_runinfo_label_arg, r,
 			    "store a label with the run (repeatable)"),
+		HL_POLICY_ARGS(&policy),
 		HL_ARG_END
 	};
 	const struct hl_command_line cmd = {
@@ -113,7 +114,10 @@ int hl_cmd_daemon(int argc, char **argv)
 
 	hl_report_init(&r);
 	rc = parse_daemon_options(argc, argv, &socket_path, &out, &r);
+	if (rc < 0 && hl_policy_load(&policy, "daemon"))
+		rc = HL_EXIT_FAILURE;
 	if (rc >= 0) {
+		hl_policy_destroy(&policy);
 		hl_report_destroy(&r);
 		return rc;
 	}
@@ -149,6 +153,8 @@ int hl_cmd_daemon(int argc, char **argv)
 	hl_listen_close(&l);
 	settle(&run, w, true);
 	hl_daemon_writer_stop(w);
+	hl_policy_print_used(&policy, stderr);
+	hl_policy_destroy(&policy);
 	hl_output_close(&out, hl_now_realtime_ns(), -1);
 	hl_symbolizer_free(out.sym);
 	hl_report_destroy(&r);

@@ -23,7 +23,7 @@ const char *hl_report_parse_kinds(const char *value, void *out)
 	} words[] = {
 		{ "definite", HL_SHOW_DEFINITE }, { "indirect", HL_SHOW_INDIRECT },
 		{ "possible", HL_SHOW_POSSIBLE }, { "reachable", HL_SHOW_REACHABLE },
-		{ "all", HL_SHOW_ALL }, { "none", 0 },
+		{ "suppressed", HL_SHOW_SUPPRESSED }, { "all", HL_SHOW_ALL }, { "none", 0 },
 	};
 	unsigned bits = 0;
 
@@ -36,7 +36,8 @@ const char *hl_report_parse_kinds(const char *value, void *out)
 			if (strlen(words[i].name) == n && !strncmp(words[i].name, value, n))
 				break;
 		if (i == HL_ARRAY_SIZE(words))
-			return "kinds are definite, indirect, possible, reachable, all or none";
+			return "kinds are definite, indirect, possible, reachable, suppressed, "
+			       "all or none";
 		bits |= words[i].bits;
 		value += n + (value[n] == ',');
 	}

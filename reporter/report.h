@@ -71,6 +71,9 @@ struct hl_report_process {
 #define HL_SHOW_INDIRECT (1u << HL_CLASS_INDIRECT)
 #define HL_SHOW_POSSIBLE (1u << HL_CLASS_POSSIBLE)
 #define HL_SHOW_REACHABLE (1u << HL_CLASS_REACHABLE)
+/* Suppressed records are only counted, as valgrind does, unless asked for
+ * (a heapledger extension: each then names its suppression). */
+#define HL_SHOW_SUPPRESSED (1u << HL_CLASS_SUPPRESSED)
 #define HL_SHOW_ALL (HL_SHOW_DEFINITE | HL_SHOW_INDIRECT | HL_SHOW_POSSIBLE | HL_SHOW_REACHABLE)
 #define HL_SHOW_DEFAULT (HL_SHOW_DEFINITE | HL_SHOW_INDIRECT | HL_SHOW_POSSIBLE)
 
@@ -80,7 +83,8 @@ struct hl_report_view {
 	unsigned long num_callers;    /* return addresses shown per stack, 0 = all */
 };
 
-/* --show-leak-kinds=definite,indirect,possible,reachable|all|none into
+/* --show-leak-kinds=definite,indirect,possible,reachable|all|none (and
+ * suppressed, which all does not include) into
  * *(unsigned *)out; returns NULL or why the value is wrong. */
 const char *hl_report_parse_kinds(const char *value, void *out);
 /* --show-reachable=yes|no: all kinds, or the default ones, into
@@ -101,6 +105,7 @@ struct hl_report {
 	const char **label_keys;      /* --label key=value, nlabels of each */
 	const char **label_values;
 	size_t nlabels;
+	bool gen_suppressions;        /* print a suppression after each leak record */
 	struct hl_report_process *procs;
 	size_t nprocs, procs_cap;
 	struct hl_arena arena;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "suppress.h"
 
 static const char *base_name(const char *path)
 {
@@ -192,18 +193,19 @@ static unsigned kind_bit(const char *kind)
 }
 
 /* Printed with its stack: a kind the view asks for, and every record no
- * scan classified (nothing says it is harmless); never a suppressed one. */
+ * scan classified (nothing says it is harmless); a suppressed one only when
+ * asked for (valgrind never shows them). */
 static bool leak_shown(const struct hl_report_leak *l, const struct hl_report_view *view)
 {
 	if (l->suppressed || !strcmp(l->kind, "suppressed"))
-		return false;
+		return (view->show_kinds & HL_SHOW_SUPPRESSED) != 0;
 	if (!strcmp(l->kind, "unknown"))
 		return true;
 	return (view->show_kinds & kind_bit(l->kind)) != 0;
 }
 
 static void print_leak(const struct hl_report_process *p, size_t i,
-		       const struct hl_report_view *view, FILE *out)
+		       const struct hl_report_view *view, bool gen, FILE *out)
 {
 	const struct hl_report_leak *l = &p->leaks[i];
 	char a[32], b[32], c[32], d[32], e[32], f[32];
@@ -224,7 +226,11 @@ static void print_leak(const struct hl_report_process *p, size_t i,
 	if (l->inherited_blocks)
 		fprintf(out, "==%u==    (%s of these blocks were inherited from the parent at fork)\n",
 			p->pid, hl_fmt_grouped(a, l->inherited_blocks));
+	if (l->suppression)
+		fprintf(out, "==%u==    suppressed by: %s\n", p->pid, l->suppression);
 	fprintf(out, "==%u==\n", p->pid);
+	if (gen && !l->suppressed)
+		hl_supp_print_generated(out, NULL, l);
 }
 
 static void print_error(const struct hl_report_process *p, const struct hl_report_error *e,
@@ -353,7 +359,7 @@ void hl_report_print_process_text(const struct hl_report *r,
 	print_not_scanned(p, out);
 	for (size_t i = 0; i < p->nleaks; i++)
 		if (leak_shown(&p->leaks[i], &r->view))
-			print_leak(p, i, &r->view, out);
+			print_leak(p, i, &r->view, r->gen_suppressions, out);
 	if (!p->nleaks)
 		fprintf(out, "==%u== All heap blocks were freed -- no leaks are possible\n", p->pid);
 	else

@@ -82,6 +82,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 		HL_VIEW_ARGS(&o->report->view),
 		HL_ARG_CALL("label", 0, "KEY=VALUE", hl_runinfo_label_arg, o->report,
 			    "store a label with the run (repeatable)"),
+		HL_POLICY_ARGS(&o->policy),
 		HL_ARG_END
 	};
 	const struct hl_command_line cmd = {
@@ -253,6 +254,7 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 	}
 	t_model = hl_now_monotonic_ns();
 	hl_output_print(r);
+	hl_policy_print_used(&o->policy, stderr);
 	t_printed = hl_now_monotonic_ns();
 	hl_output_open_db(&out, r);
 	for (size_t i = 0; i < run->nprocs && out.store; i++)
@@ -329,10 +331,14 @@ int hl_cmd_run(int argc, char **argv)
 	hl_report_init(&r);
 	o.report = &r;
 	err = parse_run_options(argc, argv, &o);
+	if (err < 0 && hl_policy_load(&o.policy, "run"))
+		err = HL_EXIT_FAILURE;
 	if (err >= 0) {
+		hl_policy_destroy(&o.policy);
 		hl_report_destroy(&r);
 		return err;
 	}
+	r.gen_suppressions = hl_policy_gen_suppressions(&o.policy);
 	if (hl_find_hook_library(lib, sizeof(lib))) {
 		hl_log("run: cannot find libheapledger.so (set HEAPLEDGER_LIB)");
 		return HL_EXIT_FAILURE;
@@ -371,5 +377,6 @@ int hl_cmd_run(int argc, char **argv)
 	hl_symbolizer_free(sym);
 	hl_report_destroy(&r);
 	hl_run_destroy(&run);
+	hl_policy_destroy(&o.policy);
 	return exit_code_of(status);
 }
