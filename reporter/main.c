@@ -11,6 +11,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "report_speedscope.h"
 #include "ui.h"
 
 /* Prints s single-quoted for sh. */
@@ -78,7 +79,9 @@ int hl_cmd_report(int argc, char **argv)
 	const struct hl_arg args[] = {
 		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB ")"),
 		HL_ARG_UNSIGNED("run", 0, "ID", &run_id, 1, INT64_MAX, "the run to print (default: the latest)"),
-		HL_ARG_CHOICE("format", 0, "text|json", &format, "text (default) or json"),
+		HL_ARG_CHOICE("format", 0, "text|json|html|speedscope", &format,
+			      "text (default), json, html (the web UI's run page as one file)"
+			      " or speedscope (allocation and leak profiles)"),
 		HL_VIEW_ARGS(&view),
 		HL_ARG_END
 	};
@@ -102,10 +105,16 @@ int hl_cmd_report(int argc, char **argv)
 		id = (int64_t)run_id;
 	hl_report_init(&r);
 	r.view = view;
-	if (!err)
+	if (!err && !strcmp(format, "html"))
+		err = hl_ui_write_html_report(store, id, stdout);
+	else if (!err && !strcmp(format, "speedscope"))
+		err = hl_report_write_speedscope(store, id, stdout);
+	else if (!err)
 		err = hl_store_load_report(store, id, &r);
 	if (err) {
 		hl_log("report: %s: %s", db, hl_store_error(store));
+	} else if (!strcmp(format, "html") || !strcmp(format, "speedscope")) {
+		/* written above */
 	} else if (!strcmp(format, "json")) {
 		err = hl_report_write_json(&r, stdout);
 	} else {

@@ -22,6 +22,7 @@ packages=(
 	libjansson-dev                                   # reporter: JSON output
 	libsqlite3-dev sqlite3                           # reporter: run history
 	libmicrohttpd-dev                                # ui: local web server
+	chromium nodejs                                  # ui: pages tested in a real browser (npm comes with the machine's nodejs)
 	python3 git perl                                 # integration tests run these under the hook
 	valgrind heaptrack                               # bench: tools we compare against
 	libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 # bench: allocators we compare against
