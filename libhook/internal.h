@@ -47,6 +47,27 @@ HL_COLD void hl_assert_fail(const char *expr, const char *file, int line);
 
 /* ---- os.c: the only file that talks to mmap ------------------------------ */
 
+/* The user address space the segment registry covers (registry.c): 128 TiB
+ * on x86-64, where the kernel maps below 2^47 unless asked for more even
+ * with 5-level paging, and 256 TiB on arm64 (48-bit VA). */
+#if defined(__aarch64__)
+#define HL_ADDRESS_BITS 48
+#else
+#define HL_ADDRESS_BITS 47
+#endif
+/* Does [p, p + bytes) lie below 2^HL_ADDRESS_BITS? hl_os_map and
+ * hl_os_remap never return memory that does not: the registry could not
+ * tell it is ours, and free() would refuse it. */
+HL_INLINE bool hl_os_address_fits(const void *p, size_t bytes)
+{
+	uintptr_t end = (uintptr_t)p + bytes;
+	return end >= (uintptr_t)p && end <= (uintptr_t)1 << HL_ADDRESS_BITS;
+}
+/* At start: says clearly, once, when the stack already lies above
+ * 2^HL_ADDRESS_BITS (a kernel that maps everything higher); allocations
+ * the kernel places there then fail with ENOMEM and another message. */
+void hl_os_check_address_space(void);
+
 /* Page-aligned anonymous read/write memory, or NULL. Never sets errno for the
  * caller: the malloc entry points set ENOMEM themselves. */
 void *hl_os_map(size_t bytes);
@@ -76,6 +97,27 @@ void hl_out_u64(struct hl_out *out, uint64_t v);
 void hl_out_u64_grouped(struct hl_out *out, uint64_t v); /* 1,234,567 */
 void hl_out_hex(struct hl_out *out, uint64_t v);         /* 0x... */
 void hl_out_flush(struct hl_out *out);
+
+/* ---- fd.c: the hook's own descriptors, out of the program's way ---------- */
+
+/* A descriptor the hook opened, and which file it was. */
+struct hl_fd {
+	int fd;    /* -1: none */
+	uint64_t dev; /* st_dev and st_ino when it was kept */
+	uint64_t ino;
+};
+#define HL_FD_NONE { -1, 0, 0 }
+/* Moves fd near the top of the soft RLIMIT_NOFILE range (close-on-exec) and
+ * returns the new number, or fd itself when there is no room up there. */
+int hl_fd_move_high(int fd);
+/* Takes ownership of fd: moved high and remembered by device and inode;
+ * false (fd closed) if it cannot be. Keeps errno. */
+bool hl_fd_keep(struct hl_fd *h, int fd);
+/* True while h's number still names the file the hook kept. */
+bool hl_fd_is_ours(const struct hl_fd *h);
+/* Closes h's descriptor if it is still the hook's (never the program's) and
+ * forgets it. */
+void hl_fd_release(struct hl_fd *h);
 
 /* ---- meta.c: the hook's private memory, never the user heap ------------- */
 
@@ -144,6 +186,14 @@ extern const struct hl_option_info hl_option_infos[];
 int hl_stderr_fd(void);
 /* File descriptor for standalone output: $HEAPLEDGER_LOG, else hl_stderr_fd(). */
 int hl_log_fd(void);
+/* The hook's own status ("cannot reach the reporter"): to $HEAPLEDGER_LOG
+ * when set, else stderr; nothing with quiet=1. */
+void hl_notice(const char *message);
+/* getenv for the hook's variables; NULL under secure execution (AT_SECURE:
+ * setuid, setgid, capabilities), whose environment is the caller's. */
+const char *hl_env_get(const char *name);
+/* The decision itself, for a given AT_SECURE. */
+const char *hl_env_get_as(const char *name, bool secure);
 /* Reports a problem the hook found (invalid free, bad option); once per
  * message `key` unless `always`. */
 void hl_warn(const char *message, const void *address);

@@ -73,9 +73,10 @@ static void parse_line(const char *p, const char *end, struct hl_map *m, uintptr
 		  (p[2] == 'x' ? PROT_EXEC : 0);
 	m->shared = p[3] == 's';
 	p = skip_field(p, end);
-	*offset = parse_hex(&p);
-	p = skip_field(p, end);           /* dev */
-	p = skip_field(p, end);           /* inode */
+	*offset = parse_hex(&p);          /* p: the space after it */
+	p = skip_field(p, end);           /* to dev */
+	p = skip_field(p, end);           /* to inode */
+	p = skip_field(p, end);           /* to the path, if any */
 	*path = p < end ? p : NULL;
 	m->file = *path && **path == '/';
 	m->device = m->file && strncmp(*path, "/dev/", 5) == 0 &&

@@ -10,8 +10,8 @@
  *  - still reachable: a start pointer (or an interior pointer a heuristic
  *    accepts) from a root or from a reachable block.
  *
- * Blocks: the live program blocks (walk.c's predicate: allocated, not in a
- * thread cache) in one array sorted by address, built without sorting them:
+ * Blocks: the live program blocks (block.h's hl_block_is_live: allocated,
+ * not in a thread cache nor quarantined) in one array sorted by address, built without sorting them:
  * segments (sorted, a few hundred) are walked in order, each one's ranges
  * lie in address order, and the few large blocks are merged in. Scan state
  * is a side array (one byte per block, plus bytes per clique leader), never
@@ -72,12 +72,6 @@ static inline size_t block_size(const struct hl_scan *s, size_t i)
 
 /* ---- collecting the blocks ------------------------------------------------- */
 
-static bool is_program_block(const struct hl_range *r)
-{
-	return (r->flags & (HL_RANGE_ALLOCATED | HL_RANGE_CACHED | HL_RANGE_SENTINEL)) ==
-	       HL_RANGE_ALLOCATED;
-}
-
 static void sort_addresses(uintptr_t *v, size_t n)
 {
 	for (size_t gap = n / 2; gap > 0; gap /= 2)
@@ -120,9 +114,9 @@ static void collect_segment(struct hl_scan *s, struct hl_segment *seg, uint64_t 
 {
 	struct hl_scan_segment *slot = segment_slot(s, (uintptr_t)seg);
 	*slot = (struct hl_scan_segment){ (uintptr_t)seg, s->nblocks, bits, rank };
-	for (struct hl_range *r = (struct hl_range *)(seg + 1); !(r->flags & HL_RANGE_SENTINEL);
+	for (struct hl_range *r = hl_segment_first_range(seg); !(r->flags & HL_RANGE_SENTINEL);
 	     r = hl_range_next(r)) {
-		if (!is_program_block(r))
+		if (!hl_block_is_live(r))
 			continue;
 		size_t g = ((uintptr_t)(r + 1) - (uintptr_t)seg) >> GRANULE_SHIFT;
 		bits[g / 64] |= 1ull << (g % 64);

@@ -8,12 +8,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "args.h"
 #include "report.h"
 #include "state.h"
 #include "store.h"
 #include "symbolize.h"
 
-#define HL_DEFAULT_DB "heapledger.db"
+/* Where runs go without --db (--help and the man page say so). */
+#define HL_DEFAULT_DB_TEXT "$HEAPLEDGER_DB, else $XDG_DATA_HOME/heapledger/history.db"
+
+/* What the text report shows, for run, daemon and report (an args table's
+ * lines; `view` points at a struct hl_report_view). */
+#define HL_VIEW_ARGS(view)                                                               \
+	HL_ARG_CALL("show-leak-kinds", 0, "KINDS", hl_report_parse_kinds, &(view)->show_kinds, \
+		    "loss records shown with stacks: definite,indirect,possible,reachable, "   \
+		    "all or none, and suppressed (default: definite,indirect,possible)"),       \
+	HL_ARG_CALL("show-reachable", 0, "yes|no", hl_report_parse_show_reachable,           \
+		    &(view)->show_kinds, "yes: the same as --show-leak-kinds=all"),             \
+	HL_ARG_UNSIGNED("num-callers", 0, "N", &(view)->num_callers, 1, HL_WIRE_MAX_FRAMES,   \
+			"show at most N callers per stack (default: all captured)")
 
 int hl_cmd_run(int argc, char **argv);
 int hl_cmd_daemon(int argc, char **argv);
@@ -21,10 +34,17 @@ int hl_cmd_env(int argc, char **argv);
 int hl_cmd_report(int argc, char **argv);
 int hl_cmd_bench_ingest(int argc, char **argv);
 
-/* Absolute path of libheapledger.so: $HEAPLEDGER_LIB, else next to this
- * binary in the build tree (../libhook/), else the install libdir. Returns 0
- * or -ENOENT. */
+/* Absolute path of libheapledger.so.N: $HEAPLEDGER_LIB, else next to this
+ * binary in the build tree (../libhook/), else bindir/../libdir relative to
+ * this binary, else the configured libdir. Returns 0 or -ENOENT. */
 int hl_find_hook_library(char *out, size_t len);
+/* The database used without --db: $HEAPLEDGER_DB, else
+ * $XDG_DATA_HOME/heapledger/history.db, else
+ * $HOME/.local/share/heapledger/history.db; one history for every directory
+ * the user works in, and no database files left in source trees. With
+ * create_dir, the missing directories of the default are made (0700).
+ * NULL, after saying why, when there is none. */
+const char *hl_default_db(bool create_dir);
 /* "lib" or "lib:existing" for LD_PRELOAD; returns a malloc'd string. */
 char *hl_preload_value(const char *lib, const char *existing);
 
@@ -35,16 +55,24 @@ struct hl_output {
 	const char *db_path;
 	int64_t run_id;           /* runs.id, 0 if not stored */
 	unsigned max_frames;      /* --depth, 0 = all */
+	struct hl_report_view view; /* what the text report shows */
 	bool quiet;               /* no text report */
 	int64_t pages_written;    /* set by hl_output_close: the store's I/O */
+	uint64_t stored;          /* processes stored */
+	/* Monotonic ns until which a locked database is retried (atomic: a
+	 * daemon's main thread shortens it at stop); 0: HL_OUTPUT_RETRY_NS
+	 * after each operation's first try. */
+	uint64_t retry_until_ns;
 };
+#define HL_OUTPUT_RETRY_NS (60ull * 1000000000ull)
 
 /* Opens the database and starts a run row; on failure prints why and leaves
  * out->store NULL (the report still gets printed). */
 void hl_output_open_db(struct hl_output *out, const struct hl_report *r);
-/* Stores p (already finished); prints a clear error on failure and stops
- * using the database. */
-void hl_output_store(struct hl_output *out, struct hl_process *p);
+/* Stores p (already finished), retrying while the database is locked;
+ * prints which process was not stored on failure. Returns 0 or -errno. */
+int hl_output_store(struct hl_output *out, struct hl_process *p);
+/* Ends the run row, or removes it if no process was stored. */
 void hl_output_close(struct hl_output *out, uint64_t ended_ns, int exit_code);
 /* Prints the text report to stderr through a buffer (stderr is unbuffered). */
 void hl_output_print(const struct hl_report *r);

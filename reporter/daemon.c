@@ -14,6 +14,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "daemon_writer.h"
 #include "listen.h"
 #include "policy.h"
 #include "runinfo.h"
@@ -31,39 +32,26 @@ static void on_stop(int sig)
 
 static struct hl_policy policy;
 
-static void finish_and_forget(struct hl_run *run, struct hl_output *out,
-			      struct hl_process *p)
-{
-	struct hl_report r;
-
-	hl_process_finish(p);
-	hl_policy_apply(&policy, p, out->sym);
-	hl_report_init(&r);
-	r.mode = "daemon";
-	hl_report_add_process(&r, p, out->sym, out->max_frames);
-	if (!out->quiet)
-		hl_output_print(&r);
-	hl_report_destroy(&r);
-	hl_output_store(out, p);
-	hl_run_forget(run, p);
-}
-
-/* Reports the images that closed long enough ago (all of them if `all`). */
-static void settle(struct hl_run *run, struct hl_output *out, bool all)
+/* Hands the images that closed long enough ago (all of them if `all`) to
+ * the reporting thread. Finishing is cheap (no symbols, no database). */
+static void settle(struct hl_run *run, struct hl_daemon_writer *w, bool all)
 {
 	uint64_t now = hl_now_monotonic_ns();
 
 	for (size_t i = 0; i < run->nprocs;) {
 		struct hl_process *p = run->procs[i];
 
-		if (p->closed && (all || now - p->closed_mono_ns >= HL_DAEMON_SETTLE_NS))
-			finish_and_forget(run, out, p);
-		else
+		if (p->closed && (all || now - p->closed_mono_ns >= HL_DAEMON_SETTLE_NS)) {
+			hl_process_finish(p);
+			hl_run_detach(run, p);
+			hl_daemon_writer_submit(w, p);
+		} else {
 			i++;
+		}
 	}
 }
 
-static int daemon_loop(struct hl_listener *l, struct hl_output *out)
+static int daemon_loop(struct hl_listener *l, struct hl_daemon_writer *w)
 {
 	while (!stop_requested) {
 		int err = hl_listen_poll(l, 200);
@@ -72,7 +60,7 @@ static int daemon_loop(struct hl_listener *l, struct hl_output *out)
 			hl_log("daemon: poll failed: %s", strerror(-err));
 			return HL_EXIT_FAILURE;
 		}
-		settle(l->run, out, false);
+		settle(l->run, w, false);
 	}
 	hl_log("daemon: stopping on signal %d", (int)stop_requested);
 	return 0;
@@ -88,11 +76,13 @@ static int parse_daemon_options(int argc, char **argv, const char **socket_path,
 		HL_ARG_REQUIRED_STRING("socket", 0, "PATH", socket_path,
 				       "listen on this Unix socket"),
 		HL_ARG_STRING("db", 0, "FILE", &out->db_path,
-			      "store the run in FILE (default: " HL_DEFAULT_DB ")"),
+			      "store the run in FILE (default: " HL_DEFAULT_DB_TEXT ")"),
 		HL_ARG_FLAG("no-db", 0, &no_db, "do not store the run"),
 		HL_ARG_FLAG("quiet", 'q', &out->quiet, "print no reports, only heapledger's own messages"),
+		HL_VIEW_ARGS(&out->view),
 		HL_ARG_CALL("label", 0, "KEY=VALUE", hl_runinfo_label_arg, r,
 			    "store a label with the run (repeatable)"),
+		HL_POLICY_ARGS(&policy),
 		HL_ARG_END
 	};
 	const struct hl_command_line cmd = {
@@ -105,24 +95,32 @@ static int parse_daemon_options(int argc, char **argv, const char **socket_path,
 	int rc, first;
 
 	rc = hl_args_parse(&cmd, argc, argv, &first);
+	if (rc >= 0)
+		return rc;
 	if (no_db)
 		out->db_path = NULL;
-	return rc;
+	else if (!out->db_path && !(out->db_path = hl_default_db(true)))
+		return HL_EXIT_FAILURE;
+	return -1;
 }
 
 int hl_cmd_daemon(int argc, char **argv)
 {
 	const char *socket_path = NULL;
-	struct hl_output out = { .db_path = HL_DEFAULT_DB };
+	struct hl_output out = { .view = { .show_kinds = HL_SHOW_DEFAULT } };
 	struct hl_listener l;
 	struct hl_run run;
 	struct hl_report r;
+	struct hl_daemon_writer *w;
 	struct sigaction sa = { .sa_handler = on_stop };
 	int err, rc;
 
 	hl_report_init(&r);
 	rc = parse_daemon_options(argc, argv, &socket_path, &out, &r);
+	if (rc < 0 && hl_policy_load(&policy, "daemon"))
+		rc = HL_EXIT_FAILURE;
 	if (rc >= 0) {
+		hl_policy_destroy(&policy);
 		hl_report_destroy(&r);
 		return rc;
 	}
@@ -153,9 +151,13 @@ int hl_cmd_daemon(int argc, char **argv)
 		return HL_EXIT_FAILURE;
 	}
 	hl_log("daemon: listening on %s", l.path);
-	rc = daemon_loop(&l, &out);
+	w = hl_daemon_writer_start(&out, &policy);
+	rc = daemon_loop(&l, w);
 	hl_listen_close(&l);
-	settle(&run, &out, true);
+	settle(&run, w, true);
+	hl_daemon_writer_stop(w);
+	hl_policy_print_used(&policy, stderr);
+	hl_policy_destroy(&policy);
 	hl_output_close(&out, hl_now_realtime_ns(), -1);
 	hl_symbolizer_free(out.sym);
 	hl_report_destroy(&r);

@@ -11,6 +11,8 @@
 
 #include "args.h"
 #include "cli.h"
+#include "report_speedscope.h"
+#include "ui.h"
 
 /* Prints s single-quoted for sh. */
 static void print_quoted(const char *s)
@@ -71,12 +73,16 @@ int hl_cmd_env(int argc, char **argv)
 
 int hl_cmd_report(int argc, char **argv)
 {
-	const char *db = HL_DEFAULT_DB, *format = "text";
+	const char *db = NULL, *format = "text";
 	unsigned long run_id = 0;
+	struct hl_report_view view = { .show_kinds = HL_SHOW_DEFAULT };
 	const struct hl_arg args[] = {
-		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB ")"),
+		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB_TEXT ")"),
 		HL_ARG_UNSIGNED("run", 0, "ID", &run_id, 1, INT64_MAX, "the run to print (default: the latest)"),
-		HL_ARG_CHOICE("format", 0, "text|json", &format, "text (default) or json"),
+		HL_ARG_CHOICE("format", 0, "text|json|html|speedscope", &format,
+			      "text (default), json, html (the web UI's run page as one file)"
+			      " or speedscope (allocation and leak profiles)"),
+		HL_VIEW_ARGS(&view),
 		HL_ARG_END
 	};
 	const struct hl_command_line cmd = {
@@ -92,16 +98,25 @@ int hl_cmd_report(int argc, char **argv)
 	rc = hl_args_parse(&cmd, argc, argv, &first);
 	if (rc >= 0)
 		return rc;
+	if (!db && !(db = hl_default_db(false)))
+		return HL_EXIT_FAILURE;
 	err = hl_store_open(db, true, &store);
 	if (!err && !run_id)
 		err = hl_store_latest_run(store, &id);
 	else
 		id = (int64_t)run_id;
 	hl_report_init(&r);
-	if (!err)
+	r.view = view;
+	if (!err && !strcmp(format, "html"))
+		err = hl_ui_write_html_report(store, id, stdout);
+	else if (!err && !strcmp(format, "speedscope"))
+		err = hl_report_write_speedscope(store, id, stdout);
+	else if (!err)
 		err = hl_store_load_report(store, id, &r);
 	if (err) {
 		hl_log("report: %s: %s", db, hl_store_error(store));
+	} else if (!strcmp(format, "html") || !strcmp(format, "speedscope")) {
+		/* written above */
 	} else if (!strcmp(format, "json")) {
 		err = hl_report_write_json(&r, stdout);
 	} else {
@@ -125,6 +140,7 @@ static const struct {
 	{ "daemon", hl_cmd_daemon, "collect the processes of a whole test suite as one run" },
 	{ "env", hl_cmd_env, "print the shell exports that make programs report to a daemon" },
 	{ "report", hl_cmd_report, "print a stored run" },
+	{ "ui", hl_cmd_ui, "serve the web UI over the database (runs, leaks, charts, diffs)" },
 	{ "bench-ingest", hl_cmd_bench_ingest, NULL }, /* measures ingest speed */
 };
 

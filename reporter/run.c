@@ -71,7 +71,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 	/* One line per option (args.h explains the macros). */
 	const struct hl_arg args[] = {
 		HL_ARG_STRING("db", 0, "FILE", &o->db_path,
-			      "store the run in FILE (default: " HL_DEFAULT_DB ")"),
+			      "store the run in FILE (default: " HL_DEFAULT_DB_TEXT ")"),
 		HL_ARG_FLAG("no-db", 0, &o->no_db, "do not store the run"),
 		HL_ARG_STRING("json", 0, "FILE", &o->json_path, "also write the report as JSON to FILE"),
 		HL_ARG_UNSIGNED("depth", 0, "N", &o->depth, 0, HL_WIRE_MAX_FRAMES,
@@ -79,8 +79,10 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 		HL_ARG_UNSIGNED("wait-ms", 0, "N", &o->wait_ms, 0, 3600000,
 				"wait at most N ms for connections after the program exits (default 3000)"),
 		HL_ARG_FLAG("quiet", 'q', &hl_log_quiet, "print no messages of heapledger's own"),
+		HL_VIEW_ARGS(&o->report->view),
 		HL_ARG_CALL("label", 0, "KEY=VALUE", hl_runinfo_label_arg, o->report,
 			    "store a label with the run (repeatable)"),
+		HL_POLICY_ARGS(&o->policy),
 		HL_ARG_END
 	};
 	const struct hl_command_line cmd = {
@@ -93,11 +95,13 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 	};
 	int rc, first;
 
-	o->db_path = HL_DEFAULT_DB;
 	o->wait_ms = 3000;
 	rc = hl_args_parse(&cmd, argc, argv, &first);
 	if (rc >= 0)
 		return rc;
+	if (!o->no_db && !o->db_path)
+		o->db_path = hl_default_db(true);
+	o->no_db = o->no_db || !o->db_path;
 	o->command = argv + first;
 	o->command_argc = argc - first;
 	return -1;
@@ -252,6 +256,7 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 	}
 	t_model = hl_now_monotonic_ns();
 	hl_output_print(r);
+	hl_policy_print_used(&o->policy, stderr);
 	t_printed = hl_now_monotonic_ns();
 	hl_output_open_db(&out, r);
 	for (size_t i = 0; i < run->nprocs && out.store; i++)
@@ -328,10 +333,14 @@ int hl_cmd_run(int argc, char **argv)
 	hl_report_init(&r);
 	o.report = &r;
 	err = parse_run_options(argc, argv, &o);
+	if (err < 0 && hl_policy_load(&o.policy, "run"))
+		err = HL_EXIT_FAILURE;
 	if (err >= 0) {
+		hl_policy_destroy(&o.policy);
 		hl_report_destroy(&r);
 		return err;
 	}
+	r.gen_suppressions = hl_policy_gen_suppressions(&o.policy);
 	if (hl_find_hook_library(lib, sizeof(lib))) {
 		hl_log("run: cannot find libheapledger.so (set HEAPLEDGER_LIB)");
 		return HL_EXIT_FAILURE;
@@ -370,5 +379,6 @@ int hl_cmd_run(int argc, char **argv)
 	hl_symbolizer_free(sym);
 	hl_report_destroy(&r);
 	hl_run_destroy(&run);
+	hl_policy_destroy(&o.policy);
 	return exit_code_of(status);
 }

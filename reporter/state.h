@@ -83,7 +83,9 @@ struct hl_sample {
 struct hl_leak_group {
 	uint32_t stack;            /* stack index + 1, 0 = none */
 	uint8_t leak_class;        /* enum hl_leak_class */
-	uint64_t bytes;
+	uint64_t bytes;            /* of the blocks themselves ("direct") */
+	uint64_t indirect_bytes;   /* of blocks lost only through these (0 unless the
+				    * scan attributes them) */
 	uint64_t blocks;
 	uint64_t inherited_blocks; /* of those, copied from the parent at fork */
 	char fingerprint[17];      /* leak site (fingerprint.h), set by hl_policy_apply */
@@ -96,6 +98,7 @@ struct hl_run;
 struct hl_process {
 	struct hl_run *run;
 	uint64_t serial;          /* order of HELLO within the run, from 1 */
+	uint64_t parent_serial;   /* the parent's serial, 0 if none */
 	int64_t db_id;            /* processes.id once stored, 0 before */
 	uint32_t pid, ppid;
 	uint32_t origin;          /* enum hl_origin */
@@ -148,6 +151,7 @@ struct hl_process {
 
 	bool live_seen;              /* LIVE records arrived */
 	bool live_scanned;           /* they carry reachability classes */
+	bool scanned;                /* the exit set was scanned (set by finish) */
 	bool has_exit;               /* EXIT arrived */
 	bool closed;                 /* connection ended */
 	bool finished;               /* hl_process_finish ran */
@@ -157,7 +161,8 @@ struct hl_process {
 	bool clock_synced;
 	uint64_t sync_ticks[2], sync_mono[2], sync_real[2]; /* first, latest BATCH */
 
-	struct hl_leak_group *leaks; /* after finish, largest first */
+	struct hl_leak_group *leaks; /* after finish, in loss record order
+				      * (valgrind's: largest last) */
 	size_t nleaks;
 	struct hl_arena arena;       /* strings and frames */
 };
@@ -178,6 +183,7 @@ struct hl_run {
 	void (*drain)(void *ctx, uint32_t pid);
 	void *drain_ctx;
 	uint64_t run_id;             /* HEAPLEDGER_RUN we set, 0 if none */
+	uint64_t next_serial;        /* serials handed out (never reused) */
 };
 
 void hl_run_init(struct hl_run *run);
@@ -186,6 +192,12 @@ void hl_run_note_reaped(struct hl_run *run, pid_t pid, int status);
 /* Frees the blocks, tables and stacks of a finished process that was stored
  * (daemon mode), keeping it out of run->procs. */
 void hl_run_forget(struct hl_run *run, struct hl_process *p);
+/* Takes p (finished) out of the run without freeing it, so another thread
+ * may report and store it: nothing in the run points at it any more, and it
+ * points at nothing in the run (see parent_serial). hl_process_destroy frees
+ * it afterwards. */
+void hl_run_detach(struct hl_run *run, struct hl_process *p);
+void hl_process_destroy(struct hl_process *p);
 
 /* Decoder sink: ctx is a `struct hl_conn_state *`. */
 struct hl_conn_state {

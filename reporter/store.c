@@ -144,6 +144,19 @@ int hl_store_run_end(struct hl_store *s, int64_t run_id, uint64_t ended_ns, int 
 	return err;
 }
 
+int hl_store_run_delete(struct hl_store *s, int64_t run_id)
+{
+	sqlite3_stmt *st;
+	int err = prepare(s, "DELETE FROM runs WHERE id = ?", &st);
+
+	if (err)
+		return err;
+	sqlite3_bind_int64(st, 1, run_id);
+	err = step_done(s, st);
+	sqlite3_finalize(st);
+	return err;
+}
+
 /* Prepared statements of one process write. */
 enum {
 	ST_PROCESS, ST_SUMMARY, ST_MODULE, ST_SYMBOL, ST_STACK, ST_FRAME,
@@ -176,8 +189,8 @@ static const char *const statement_sql[ST_COUNT] = {
 	[ST_FRAME_BASE] = "SELECT coalesce(max(id), 0) FROM frames",
 	[ST_AGGREGATE] = "INSERT INTO stack_aggregates VALUES (?,?,?,?,?,?,?)",
 	[ST_LEAK] = "INSERT INTO leaks(process_id, stack_id, leak_class, bytes, blocks,"
-		" inherited_blocks, rank, suppressed, fingerprint, suppression)"
-		" VALUES (?,?,?,?,?,?,?,?,?,?)",
+		" inherited_blocks, rank, suppressed, fingerprint, suppression, indirect_bytes)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_SITE] = "INSERT INTO leak_sites(fingerprint, function, first_run_id, last_run_id)"
 		" VALUES (?1,?2,?3,?3) ON CONFLICT(fingerprint) DO UPDATE SET"
 		" last_run_id = max(last_run_id, excluded.last_run_id),"
@@ -194,6 +207,7 @@ struct writer {
 	sqlite3_stmt *st[ST_COUNT];
 	int64_t run_id;
 	int64_t process_id;
+	int64_t parent_id;    /* the parent's processes.id, 0 if not stored */
 	struct hl_process *p;
 	struct hl_symbolizer *sym;
 	int64_t *stack_ids;   /* stack ref - 1 -> stacks.id, 0 = not stored */
@@ -212,6 +226,76 @@ struct writer {
 	uint32_t path_len;
 };
 
+/* ---- parents --------------------------------------------------------------
+ * processes.parent_id names the fork parent or exec predecessor. A daemon
+ * stores each process when it ends, so a child is often stored before its
+ * parent: the child is then remembered as an orphan (its parent's serial),
+ * and the parent's store fills in the child's parent_id. */
+
+struct hl_store_orphan {
+	int64_t run_id;
+	uint64_t parent_serial;
+	int64_t process_id;
+};
+
+/* The stored parent's processes.id, or 0 if it is not stored (yet). */
+static int64_t parent_db_id(struct writer *w)
+{
+	const struct hl_process *p = w->p;
+	sqlite3_stmt *st;
+	int64_t id = 0;
+
+	if (p->parent && p->parent->db_id)
+		return p->parent->db_id;
+	if (!p->parent_serial || sqlite3_prepare_v2(w->s->db, "SELECT id FROM processes"
+			" WHERE run_id = ? AND serial = ?", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(st, 1, w->run_id);
+	sqlite3_bind_int64(st, 2, (int64_t)p->parent_serial);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return id;
+}
+
+/* Sets parent_id of the orphans waiting for this process. */
+static int adopt_orphans(struct writer *w)
+{
+	struct hl_store *s = w->s;
+	sqlite3_stmt *st;
+	int err = 0;
+
+	if (!s->norphans)
+		return 0;
+	err = prepare(s, "UPDATE processes SET parent_id = ? WHERE id = ?", &st);
+	for (size_t i = 0; i < s->norphans && !err; i++) {
+		if (s->orphans[i].run_id != w->run_id ||
+		    s->orphans[i].parent_serial != w->p->serial)
+			continue;
+		sqlite3_bind_int64(st, 1, w->process_id);
+		sqlite3_bind_int64(st, 2, s->orphans[i].process_id);
+		err = step_done(s, st);
+	}
+	sqlite3_finalize(st);
+	return err;
+}
+
+/* After the commit: the adopted orphans are done; p may be one now. */
+static void update_orphans(struct hl_store *s, int64_t run_id, const struct hl_process *p,
+			   bool orphan)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < s->norphans; i++)
+		if (s->orphans[i].run_id != run_id || s->orphans[i].parent_serial != p->serial)
+			s->orphans[out++] = s->orphans[i];
+	s->norphans = out;
+	if (!orphan)
+		return;
+	hl_grow((void **)&s->orphans, &s->orphans_cap, s->norphans, sizeof(*s->orphans));
+	s->orphans[s->norphans++] = (struct hl_store_orphan){ run_id, p->parent_serial, p->db_id };
+}
+
 static int write_process_row(struct writer *w)
 {
 	struct hl_process *p = w->p;
@@ -225,8 +309,9 @@ static int write_process_row(struct writer *w)
 	sqlite3_bind_int64(st, 2, (int64_t)p->serial);
 	sqlite3_bind_int64(st, 3, p->pid);
 	sqlite3_bind_int64(st, 4, p->ppid);
-	if (p->parent && p->parent->db_id)
-		sqlite3_bind_int64(st, 5, p->parent->db_id);
+	w->parent_id = parent_db_id(w);
+	if (w->parent_id)
+		sqlite3_bind_int64(st, 5, w->parent_id);
 	sqlite3_bind_text(st, 6, origin, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 7, p->exe, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 8, argv, -1, SQLITE_STATIC);
@@ -237,12 +322,12 @@ static int write_process_row(struct writer *w)
 		sqlite3_bind_int(st, 13, p->status);
 	else if (p->how == HL_EXIT_NORMAL || p->how == HL_EXIT_UNDERSCORE)
 		sqlite3_bind_int(st, 12, p->status);
-	sqlite3_bind_int(st, 14, p->live_scanned);
+	sqlite3_bind_int(st, 14, p->scanned);
 	err = step_done(w->s, st);
 	free(argv);
 	w->process_id = sqlite3_last_insert_rowid(w->s->db);
 	p->db_id = err ? 0 : w->process_id;
-	return err;
+	return err ? err : adopt_orphans(w);
 }
 
 static int write_summary(struct writer *w)
@@ -529,6 +614,7 @@ static int write_leaks(struct writer *w)
 		sqlite3_bind_int(st, 8, g->suppression || g->leak_class == HL_CLASS_SUPPRESSED);
 		bind_opt_text(st, 9, g->fingerprint[0] ? g->fingerprint : NULL);
 		bind_opt_text(st, 10, g->suppression);
+		sqlite3_bind_int64(st, 11, (int64_t)g->indirect_bytes);
 		err = step_done(w->s, st);
 		hl_table_insert(&leak_ids, ((uint64_t)g->stack << 3 | g->leak_class) + 1)->size =
 			(uint64_t)sqlite3_last_insert_rowid(w->s->db);
@@ -625,6 +711,8 @@ int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 		err = write_all(&w);
 		if (!err)
 			err = exec(s, "COMMIT");
+		if (!err)
+			update_orphans(s, run_id, p, p->parent_serial && !w.parent_id);
 		if (err) {
 			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 			/* Symbol ids inserted in the rolled-back transaction are gone. */

@@ -36,6 +36,8 @@ int64_t hl_store_pages_written(const struct hl_store *s);
 /* Starts a run row; r supplies mode, argv and start time. */
 int hl_store_run_begin(struct hl_store *s, const struct hl_report *r, int64_t *run_id);
 int hl_store_run_end(struct hl_store *s, int64_t run_id, uint64_t ended_ns, int exit_code);
+/* Removes a run row and everything under it. */
+int hl_store_run_delete(struct hl_store *s, int64_t run_id);
 /* Stores one finished process with everything it knows; symbolizes its
  * stacks through sym. Sets p->db_id. */
 int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,

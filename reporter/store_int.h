@@ -14,6 +14,8 @@ struct hl_store {
 	char error[512];         /* last failure, for hl_store_error() */
 	int64_t symbols_run;     /* run the symbol map belongs to */
 	struct hl_table symbols; /* frame_info pointer -> symbols.id */
+	struct hl_store_orphan *orphans; /* stored before their parent (store.c) */
+	size_t norphans, orphans_cap;
 };
 
 /* Records "what: SQLite's message" in s->error and returns -errno: the

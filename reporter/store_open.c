@@ -333,5 +333,6 @@ void hl_store_close(struct hl_store *s)
 		return;
 	sqlite3_close(s->db);
 	hl_table_destroy(&s->symbols);
+	free(s->orphans);
 	free(s);
 }

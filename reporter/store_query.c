@@ -2,10 +2,12 @@
  * reporter/store_query.c: the query layer (store_query.h). Each statement
  * is built from fixed fragments and takes every value as a bound parameter.
  */
+#define _GNU_SOURCE /* asprintf */
 #include "store_query.h"
 
 #include <errno.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -235,5 +237,741 @@ int hl_query_history(struct hl_store *s, const struct hl_run_filter *f,
 	sqlite3_finalize(st);
 	free(bytes);
 	free(ids);
+	return err;
+}
+
+/* ==== the web UI's section: rows as JSON for its pages ==================== */
+
+/* ---- opening read-only -------------------------------------------------- */
+
+static int open_fail(struct hl_store *s, int err, const char *path, const char *why)
+{
+	snprintf(s->error, sizeof(s->error), "%s: %s", path, why);
+	return err;
+}
+
+int hl_store_open_strict_ro(const char *path, struct hl_store **out)
+{
+	struct hl_store *s = hl_xcalloc(1, sizeof(*s));
+	char *uri = sqlite3_mprintf("file:%s?mode=ro", path);
+	sqlite3_stmt *st = NULL;
+	int rc, version, want = hl_store_schema_version();
+
+	*out = s;
+	hl_table_init(&s->symbols);
+	/* The path goes through a URI so mode=ro applies; '?' and '#' in a
+	 * file name would end the path part, so such names are refused. */
+	if (strpbrk(path, "?#"))
+		return sqlite3_free(uri), open_fail(s, -EINVAL, path, "'?' or '#' in the file name");
+	rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+			     SQLITE_OPEN_NOMUTEX, NULL);
+	sqlite3_free(uri);
+	if (rc != SQLITE_OK)
+		return open_fail(s, -ENOENT, path, sqlite3_errstr(rc));
+	sqlite3_busy_timeout(s->db, 5000);
+	rc = sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	version = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+	sqlite3_finalize(st);
+	if (version < 0)
+		return open_fail(s, -EIO, path, sqlite3_errmsg(s->db));
+	if (version == 0)
+		return open_fail(s, -EPROTO, path, "not a heapledger database (schema version 0)");
+	if (version != want) {
+		snprintf(s->error, sizeof(s->error),
+			 "%s: schema version %d is %s than this heapledger's (%d); it is opened"
+			 " read-only, so it is not %s: %s", path, version,
+			 version < want ? "older" : "newer", want,
+			 version < want ? "upgraded" : "read",
+			 version < want ? "upgrade a copy with `heapledger report --db COPY`"
+					: "use a newer heapledger");
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* ---- rows as JSON ----------------------------------------------------------- */
+
+static int prepare(struct hl_store *s, const char *sql, sqlite3_stmt **st)
+{
+	return sqlite3_prepare_v2(s->db, sql, -1, st, NULL) == SQLITE_OK ? 0 :
+	       query_fail(s, "prepare");
+}
+
+static json_t *column_json(sqlite3_stmt *st, int i)
+{
+	switch (sqlite3_column_type(st, i)) {
+	case SQLITE_INTEGER: return json_integer(sqlite3_column_int64(st, i));
+	case SQLITE_FLOAT: return json_real(sqlite3_column_double(st, i));
+	case SQLITE_NULL: return json_null();
+	default: return json_stringn((const char *)sqlite3_column_text(st, i),
+				     (size_t)sqlite3_column_bytes(st, i));
+	}
+}
+
+static json_t *row_json(sqlite3_stmt *st)
+{
+	json_t *row = json_object();
+
+	for (int i = 0; i < sqlite3_column_count(st); i++)
+		json_object_set_new(row, sqlite3_column_name(st, i), column_json(st, i));
+	return row;
+}
+
+/* Steps st to the end, one object per row, and finalizes it. */
+static int rows_json(struct hl_store *s, sqlite3_stmt *st, json_t **out)
+{
+	int rc;
+
+	*out = json_array();
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(*out, row_json(st));
+	if (rc != SQLITE_DONE) {
+		query_fail(s, "query");
+		sqlite3_finalize(st);
+		json_decref(*out);
+		*out = NULL;
+		return -EIO;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static int64_t count_rows(sqlite3_stmt *st)
+{
+	int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+
+	sqlite3_finalize(st);
+	return n;
+}
+
+/* "%filter%" for LIKE, with the filter's own % and _ escaped by '\'. */
+static char *like_pattern(const char *filter)
+{
+	size_t n = filter ? strlen(filter) : 0;
+	char *p = hl_xmalloc(2 * n + 3), *o = p;
+
+	*o++ = '%';
+	for (size_t i = 0; i < n; i++) {
+		if (filter[i] == '%' || filter[i] == '_' || filter[i] == '\\')
+			*o++ = '\\';
+		*o++ = filter[i];
+	}
+	*o++ = '%';
+	*o = 0;
+	return p;
+}
+
+static json_t *paged(int64_t total, json_t *rows)
+{
+	return json_pack("{sIso}", "total", (json_int_t)total, "rows", rows);
+}
+
+/* ---- web UI: runs ------------------------------------------------------------ */
+
+#define RUNS_MATCH \
+	" FROM runs r WHERE (?1 IS NULL OR r.program LIKE ?1 ESCAPE '\\'" \
+	" OR r.argv LIKE ?1 ESCAPE '\\' OR r.git_commit LIKE ?1 ESCAPE '\\'" \
+	" OR r.mode LIKE ?1 ESCAPE '\\' OR EXISTS (SELECT 1 FROM run_labels b" \
+	" WHERE b.run_id = r.id AND (b.key || '=' || coalesce(b.value, '')) LIKE ?1 ESCAPE '\\'))"
+
+/* Sums over a run's processes, per class: one scalar subquery each. */
+#define LEAK_SUM(cls) \
+	"(SELECT coalesce(sum(l.bytes), 0) FROM leaks l JOIN processes p ON p.id = l.process_id" \
+	" WHERE p.run_id = r.id AND l.leak_class = '" cls "') AS " cls "_bytes"
+
+int hl_query_runs(struct hl_store *s, const struct hl_query_page *page, json_t **out)
+{
+	char *like = page->filter && *page->filter ? like_pattern(page->filter) : NULL;
+	sqlite3_stmt *st;
+	int64_t total;
+	json_t *rows;
+	int err = prepare(s, "SELECT count(*)" RUNS_MATCH, &st);
+
+	if (!err) {
+		sqlite3_bind_text(st, 1, like, -1, SQLITE_STATIC);
+		total = count_rows(st);
+		err = prepare(s,
+			"SELECT r.id, r.mode, r.program, r.argv, r.git_commit, r.hostname,"
+			" r.started_ns, r.ended_ns, r.exit_code,"
+			" (SELECT json_group_object(b.key, b.value) FROM run_labels b"
+			"  WHERE b.run_id = r.id) AS labels,"
+			" (SELECT count(*) FROM processes p WHERE p.run_id = r.id) AS processes,"
+			" " LEAK_SUM("definitely") ", " LEAK_SUM("indirectly") ","
+			" " LEAK_SUM("possibly") ", " LEAK_SUM("reachable") ","
+			" " LEAK_SUM("unknown") ","
+			" (SELECT coalesce(sum(m.errors), 0) FROM summaries m JOIN processes p"
+			"  ON p.id = m.process_id WHERE p.run_id = r.id) AS errors,"
+			" (SELECT coalesce(max(m.peak_bytes), 0) FROM summaries m JOIN processes p"
+			"  ON p.id = m.process_id WHERE p.run_id = r.id) AS peak_bytes"
+			RUNS_MATCH " ORDER BY r.id DESC LIMIT ?2 OFFSET ?3", &st);
+	}
+	if (!err) {
+		sqlite3_bind_text(st, 1, like, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, page->limit);
+		sqlite3_bind_int64(st, 3, page->offset);
+		err = rows_json(s, st, &rows);
+	}
+	free(like);
+	if (!err)
+		*out = paged(total, rows);
+	return err;
+}
+
+/* ---- web UI: one run ------------------------------------------------------- */
+
+int hl_query_run(struct hl_store *s, int64_t run_id, json_t **out)
+{
+	sqlite3_stmt *st;
+	json_t *runs, *procs;
+	int err = prepare(s,
+		"SELECT r.id, r.mode, r.program, r.argv, r.cwd, r.hostname, r.git_commit,"
+		" r.started_ns, r.ended_ns, r.exit_code,"
+		" (SELECT json_group_object(b.key, b.value) FROM run_labels b"
+		"  WHERE b.run_id = r.id) AS labels FROM runs r WHERE r.id = ?1", &st);
+
+	if (err)
+		return err;
+	sqlite3_bind_int64(st, 1, run_id);
+	if ((err = rows_json(s, st, &runs)))
+		return err;
+	if (!json_array_size(runs)) {
+		json_decref(runs);
+		snprintf(s->error, sizeof(s->error), "no run %lld", (long long)run_id);
+		return -ENOENT;
+	}
+	err = prepare(s,
+		"SELECT p.id, p.serial, p.pid, p.ppid, p.parent_id, p.origin, p.exe, p.argv,"
+		" p.started_ns, p.ended_ns, p.exit_how, p.exit_status, p.exit_signal, p.scanned,"
+		" m.in_use_bytes, m.in_use_blocks, m.allocs, m.frees, m.bytes_allocated,"
+		" m.peak_bytes, m.inherited_bytes, m.inherited_blocks, m.dropped_events,"
+		" m.unmatched_frees, m.unfreed_superseded, m.live_mismatch, m.errors,"
+		" (SELECT count(*) FROM leaks l WHERE l.process_id = p.id) AS leak_records,"
+		" (SELECT coalesce(sum(l.bytes), 0) FROM leaks l WHERE l.process_id = p.id"
+		"  AND l.leak_class IN ('definitely', 'indirectly', 'possibly', 'unknown'))"
+		"  AS leaked_bytes,"
+		" (SELECT count(*) FROM timeline t WHERE t.process_id = p.id) AS samples"
+		" FROM processes p LEFT JOIN summaries m ON m.process_id = p.id"
+		" WHERE p.run_id = ?1 ORDER BY p.serial", &st);
+	if (!err) {
+		sqlite3_bind_int64(st, 1, run_id);
+		err = rows_json(s, st, &procs);
+	}
+	if (err) {
+		json_decref(runs);
+		return err;
+	}
+	*out = json_incref(json_array_get(runs, 0));
+	json_decref(runs);
+	json_object_set_new(*out, "processes", procs);
+	return 0;
+}
+
+/* A run's leak records; ?1 run, ?2 like pattern or NULL, ?3 class or NULL.
+ * The text filter walks each record's stack up from its leaf (the frames
+ * table is indexed by id, so each step is one lookup). */
+#define LEAKS_MATCH \
+	" FROM leaks l JOIN processes p ON p.id = l.process_id" \
+	" LEFT JOIN stacks k ON k.id = l.stack_id" \
+	" WHERE p.run_id = ?1 AND (?3 IS NULL OR l.leak_class = ?3) AND (?2 IS NULL OR EXISTS (" \
+	"  WITH RECURSIVE walk(frame_id) AS (SELECT k.leaf_frame_id UNION ALL" \
+	"  SELECT f.parent_id FROM walk w JOIN frames f ON f.id = w.frame_id" \
+	"  WHERE f.parent_id IS NOT NULL)" \
+	"  SELECT 1 FROM walk w JOIN frames f ON f.id = w.frame_id" \
+	"  JOIN symbols y ON y.id = f.symbol_id WHERE y.function LIKE ?2 ESCAPE '\\'" \
+	"  OR y.file LIKE ?2 ESCAPE '\\' OR y.module LIKE ?2 ESCAPE '\\'))"
+
+/* The innermost frame with a source file: where a record "is". */
+#define LEAK_SITE(column) \
+	" (WITH RECURSIVE walk(pos, frame_id) AS (SELECT 0, k.leaf_frame_id UNION ALL" \
+	"  SELECT w.pos + 1, f.parent_id FROM walk w JOIN frames f ON f.id = w.frame_id" \
+	"  WHERE f.parent_id IS NOT NULL) SELECT " column " FROM walk w" \
+	"  JOIN frames f ON f.id = w.frame_id JOIN symbols y ON y.id = f.symbol_id" \
+	"  WHERE y.file IS NOT NULL ORDER BY w.pos LIMIT 1)"
+
+int hl_query_leaks(struct hl_store *s, int64_t run_id, const struct hl_query_page *page,
+		   json_t **out)
+{
+	char *like = page->filter && *page->filter ? like_pattern(page->filter) : NULL;
+	const char *cls = page->leak_class && *page->leak_class ? page->leak_class : NULL;
+	sqlite3_stmt *st;
+	int64_t total = 0;
+	json_t *rows;
+	int err = prepare(s, "SELECT count(*)" LEAKS_MATCH, &st);
+
+	if (!err) {
+		sqlite3_bind_int64(st, 1, run_id);
+		sqlite3_bind_text(st, 2, like, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, cls, -1, SQLITE_STATIC);
+		total = count_rows(st);
+		err = prepare(s,
+			"SELECT l.id, p.id AS process_id, p.pid, l.stack_id, l.leak_class, l.bytes,"
+			" l.blocks, l.inherited_blocks, l.rank, l.suppressed, l.suppression,"
+			" k.depth, k.truncated,"
+			LEAK_SITE("y.function") " AS function,"
+			LEAK_SITE("y.file") " AS file,"
+			LEAK_SITE("y.line") " AS line"
+			LEAKS_MATCH " ORDER BY l.bytes DESC, l.id LIMIT ?4 OFFSET ?5", &st);
+	}
+	if (!err) {
+		sqlite3_bind_int64(st, 1, run_id);
+		sqlite3_bind_text(st, 2, like, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, cls, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 4, page->limit);
+		sqlite3_bind_int64(st, 5, page->offset);
+		err = rows_json(s, st, &rows);
+	}
+	free(like);
+	if (!err)
+		*out = paged(total, rows);
+	return err;
+}
+
+int hl_query_stack(struct hl_store *s, int64_t stack_id, json_t **out)
+{
+	sqlite3_stmt *st;
+	json_t *frames;
+	int err = prepare(s,
+		"WITH RECURSIVE walk(position, frame_id) AS ("
+		" SELECT 0, leaf_frame_id FROM stacks WHERE id = ?1"
+		" UNION ALL SELECT w.position + 1, f.parent_id FROM walk w"
+		" JOIN frames f ON f.id = w.frame_id WHERE f.parent_id IS NOT NULL)"
+		" SELECT f.address, f.inlined, y.module, y.module_offset AS offset, y.function,"
+		" y.file, y.line FROM walk w JOIN frames f ON f.id = w.frame_id"
+		" LEFT JOIN symbols y ON y.id = f.symbol_id ORDER BY w.position", &st);
+
+	if (err)
+		return err;
+	sqlite3_bind_int64(st, 1, stack_id);
+	if ((err = rows_json(s, st, &frames)))
+		return err;
+	if ((err = prepare(s, "SELECT truncated FROM stacks WHERE id = ?1", &st))) {
+		json_decref(frames);
+		return err;
+	}
+	sqlite3_bind_int64(st, 1, stack_id);
+	*out = json_pack("{sIsbso}", "id", (json_int_t)stack_id,
+			 "truncated", count_rows(st) != 0, "frames", frames);
+	return 0;
+}
+
+int hl_query_errors(struct hl_store *s, int64_t run_id, json_t **out)
+{
+	sqlite3_stmt *st;
+	int err = prepare(s,
+		"SELECT e.id, p.id AS process_id, p.pid, e.kind, e.address, e.block_address,"
+		" e.block_size, e.stack_id, e.alloc_stack_id, e.free_stack_id, e.time_ns"
+		" FROM errors e JOIN processes p ON p.id = e.process_id"
+		" WHERE p.run_id = ?1 ORDER BY p.serial, e.id LIMIT 10000", &st);
+
+	if (err)
+		return err;
+	sqlite3_bind_int64(st, 1, run_id);
+	return rows_json(s, st, out);
+}
+
+/* ---- web UI: timeline and flame graph -------------------------------------- */
+
+int hl_query_timeline(struct hl_store *s, int64_t process_id, json_t **out)
+{
+	json_t *times = json_array(), *bytes = json_array(), *blocks = json_array();
+	sqlite3_stmt *st;
+	int rc, err = prepare(s,
+		"SELECT time_ns, in_use_bytes, in_use_blocks FROM timeline"
+		" WHERE process_id = ?1 ORDER BY time_ns", &st);
+
+	if (!err) {
+		sqlite3_bind_int64(st, 1, process_id);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			json_array_append_new(times, json_integer(sqlite3_column_int64(st, 0)));
+			json_array_append_new(bytes, json_integer(sqlite3_column_int64(st, 1)));
+			json_array_append_new(blocks, json_integer(sqlite3_column_int64(st, 2)));
+		}
+		err = rc == SQLITE_DONE ? 0 : query_fail(s, "timeline");
+		sqlite3_finalize(st);
+	}
+	*out = json_pack("{sososo}", "time_ns", times, "bytes", bytes, "blocks", blocks);
+	if (err) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	return err;
+}
+
+/* A node of the flame tree while it is built: frames rows indexed by
+ * position in the array, children as index lists. */
+struct flame_node {
+	int64_t id, parent;     /* frames.id, parent's frames.id (0: none) */
+	int64_t value;          /* bytes of the stacks through this node */
+	char *name;
+	size_t first_child, next_sibling; /* indices + 1, 0: none */
+};
+
+struct flame {
+	struct flame_node *nodes; /* sorted by id */
+	size_t n, cap;
+};
+
+/* Index + 1 of frames.id id, 0 if absent (binary search: rows are loaded
+ * in id order). */
+static size_t flame_find(struct flame *f, int64_t id)
+{
+	size_t lo = 0, hi = f->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->nodes[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < f->n && f->nodes[lo].id == id ? lo + 1 : 0;
+}
+
+static char *frame_name(sqlite3_stmt *st)
+{
+	const char *fn = (const char *)sqlite3_column_text(st, 2);
+	const char *module = (const char *)sqlite3_column_text(st, 3);
+	const char *base = module ? strrchr(module, '/') : NULL;
+	char *name;
+
+	if (fn)
+		return hl_xstrdup(fn);
+	if (asprintf(&name, "%s+0x%llx", base ? base + 1 : module ? module : "?",
+		     (unsigned long long)sqlite3_column_int64(st, 4)) < 0)
+		abort();
+	return name;
+}
+
+static int flame_load_frames(struct hl_store *s, struct flame *f, int64_t process_id)
+{
+	sqlite3_stmt *st;
+	int rc, err = prepare(s,
+		"SELECT f.id, f.parent_id, y.function, y.module, y.module_offset FROM frames f"
+		" LEFT JOIN symbols y ON y.id = f.symbol_id WHERE f.process_id = ?1"
+		" ORDER BY f.id", &st);
+
+	if (err)
+		return err;
+	sqlite3_bind_int64(st, 1, process_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct flame_node *n;
+
+		hl_grow((void **)&f->nodes, &f->cap, f->n, sizeof(*f->nodes));
+		n = &f->nodes[f->n++];
+		memset(n, 0, sizeof(*n));
+		n->id = sqlite3_column_int64(st, 0);
+		n->parent = sqlite3_column_int64(st, 1);
+		n->name = frame_name(st);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : query_fail(s, "frames");
+}
+
+/* Adds each stack's bytes to its leaf and every caller up to the root. */
+static int flame_add_values(struct hl_store *s, struct flame *f, int64_t process_id, bool leaks)
+{
+	sqlite3_stmt *st;
+	int rc, err = prepare(s, leaks ?
+		"SELECT k.leaf_frame_id, sum(l.bytes) FROM leaks l JOIN stacks k"
+		" ON k.id = l.stack_id WHERE l.process_id = ?1 AND l.suppressed = 0"
+		" AND l.leak_class <> 'reachable' GROUP BY k.leaf_frame_id" :
+		"SELECT k.leaf_frame_id, a.bytes FROM stack_aggregates a JOIN stacks k"
+		" ON k.id = a.stack_id WHERE k.process_id = ?1", &st);
+
+	if (err)
+		return err;
+	sqlite3_bind_int64(st, 1, process_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t bytes = sqlite3_column_int64(st, 1);
+		size_t i = flame_find(f, sqlite3_column_int64(st, 0));
+
+		for (size_t hops = 0; i && hops <= f->n; hops++) {
+			f->nodes[i - 1].value += bytes;
+			i = f->nodes[i - 1].parent ? flame_find(f, f->nodes[i - 1].parent) : 0;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : query_fail(s, "flame values");
+}
+
+static json_t *flame_json(struct flame *f, size_t i)
+{
+	struct flame_node *n = &f->nodes[i - 1];
+	json_t *children = json_array();
+
+	for (size_t c = n->first_child; c; c = f->nodes[c - 1].next_sibling)
+		if (f->nodes[c - 1].value > 0)
+			json_array_append_new(children, flame_json(f, c));
+	return json_pack("{sssIso}", "name", n->name, "value", (json_int_t)n->value,
+			 "children", children);
+}
+
+int hl_query_flame(struct hl_store *s, int64_t process_id, bool leaks, json_t **out)
+{
+	struct flame f = { 0 };
+	json_t *roots = json_array();
+	int64_t total = 0;
+	int err;
+
+	err = flame_load_frames(s, &f, process_id);
+	if (!err)
+		err = flame_add_values(s, &f, process_id, leaks);
+	/* Link children in reverse so each list keeps frames.id order; a
+	 * parent always has a smaller id than its children (rows are written
+	 * outermost first), so recursion depth is the stack depth. */
+	for (size_t i = f.n; !err && i > 0; i--) {
+		size_t parent = f.nodes[i - 1].parent ? flame_find(&f, f.nodes[i - 1].parent) : 0;
+
+		if (parent && parent != i) {
+			f.nodes[i - 1].next_sibling = f.nodes[parent - 1].first_child;
+			f.nodes[parent - 1].first_child = i;
+		}
+	}
+	for (size_t i = 1; !err && i <= f.n; i++) {
+		if (f.nodes[i - 1].parent || f.nodes[i - 1].value <= 0)
+			continue;
+		total += f.nodes[i - 1].value;
+		json_array_append_new(roots, flame_json(&f, i));
+	}
+	for (size_t i = 0; i < f.n; i++)
+		free(f.nodes[i].name);
+	free(f.nodes);
+	if (err) {
+		json_decref(roots);
+		return err;
+	}
+	*out = json_pack("{sssIso}", "name", leaks ? "all leaks" : "all allocations",
+			 "value", (json_int_t)total, "children", roots);
+	return 0;
+}
+
+int hl_query_profile(struct hl_store *s, int64_t process_id, json_t **out)
+{
+	sqlite3_stmt *st;
+	json_t *row = NULL, *frames = NULL;
+	int64_t stack = -1;
+	int rc, err = prepare(s,
+		"WITH RECURSIVE walk(stack_id, pos, frame_id) AS ("
+		" SELECT k.id, 0, k.leaf_frame_id FROM stacks k JOIN stack_aggregates a"
+		" ON a.stack_id = k.id WHERE k.process_id = ?1 AND a.bytes > 0"
+		" UNION ALL SELECT w.stack_id, w.pos + 1, f.parent_id FROM walk w"
+		" JOIN frames f ON f.id = w.frame_id WHERE f.parent_id IS NOT NULL)"
+		" SELECT w.stack_id, a.bytes, a.leaked_bytes, y.function, y.file, y.line,"
+		" y.module, y.module_offset FROM walk w JOIN stack_aggregates a"
+		" ON a.stack_id = w.stack_id JOIN frames f ON f.id = w.frame_id"
+		" LEFT JOIN symbols y ON y.id = f.symbol_id ORDER BY w.stack_id, w.pos", &st);
+
+	if (err)
+		return err;
+	sqlite3_bind_int64(st, 1, process_id);
+	*out = json_array();
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (sqlite3_column_int64(st, 0) != stack) {
+			stack = sqlite3_column_int64(st, 0);
+			frames = json_array();
+			row = json_pack("{sIsIsIso}", "stack_id", (json_int_t)stack,
+					"bytes", (json_int_t)sqlite3_column_int64(st, 1),
+					"leaked_bytes", (json_int_t)sqlite3_column_int64(st, 2),
+					"frames", frames);
+			json_array_append_new(*out, row);
+		}
+		json_array_append_new(frames, json_pack("{sosososo sI}",
+			"function", column_json(st, 3), "file", column_json(st, 4),
+			"line", column_json(st, 5), "module", column_json(st, 6),
+			"offset", (json_int_t)sqlite3_column_int64(st, 7)));
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE)
+		return 0;
+	json_decref(*out);
+	*out = NULL;
+	return query_fail(s, "profile");
+}
+
+/* ---- web UI: diff and search --------------------------------------------- */
+
+/* One leak site: a record's class and its chain of functions (module+offset
+ * where there is no symbol), with where it is and how much it leaks. */
+struct site {
+	char *key;              /* "class;innermost;...;outermost" */
+	char *function, *file;
+	int64_t line, bytes, blocks;
+};
+
+struct sites {
+	struct site *v;
+	size_t n, cap;
+};
+
+static void site_append_frame(char **key, size_t *len, sqlite3_stmt *st)
+{
+	const char *fn = (const char *)sqlite3_column_text(st, 2);
+	const char *module = (const char *)sqlite3_column_text(st, 4);
+	char part[600];
+	int n = fn ? snprintf(part, sizeof(part), ";%s", fn) :
+		snprintf(part, sizeof(part), ";%s+%llx", module ? module : "?",
+			 (unsigned long long)sqlite3_column_int64(st, 5));
+
+	n = n < (int)sizeof(part) ? n : (int)sizeof(part) - 1;
+	*key = hl_xrealloc(*key, *len + (size_t)n + 1);
+	memcpy(*key + *len, part, (size_t)n + 1);
+	*len += (size_t)n;
+}
+
+/* Rows: leak id, class, function, file, module, offset, line, bytes,
+ * blocks, innermost frame first. */
+static int load_sites(struct hl_store *s, int64_t run_id, struct sites *out)
+{
+	sqlite3_stmt *st;
+	int64_t leak = -1;
+	size_t len = 0;
+	int rc, err = prepare(s,
+		"WITH RECURSIVE walk(leak_id, pos, frame_id) AS ("
+		" SELECT l.id, 0, k.leaf_frame_id FROM leaks l JOIN processes p"
+		" ON p.id = l.process_id JOIN stacks k ON k.id = l.stack_id"
+		" WHERE p.run_id = ?1 AND l.suppressed = 0"
+		" UNION ALL SELECT w.leak_id, w.pos + 1, f.parent_id FROM walk w"
+		" JOIN frames f ON f.id = w.frame_id WHERE f.parent_id IS NOT NULL)"
+		" SELECT w.leak_id, l.leak_class, y.function, y.file, y.module, y.module_offset,"
+		" y.line, l.bytes, l.blocks FROM walk w JOIN leaks l ON l.id = w.leak_id"
+		" JOIN frames f ON f.id = w.frame_id LEFT JOIN symbols y ON y.id = f.symbol_id"
+		" ORDER BY w.leak_id, w.pos", &st);
+
+	if (err)
+		return err;
+	sqlite3_bind_int64(st, 1, run_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct site *site = out->n ? &out->v[out->n - 1] : NULL;
+
+		if (sqlite3_column_int64(st, 0) != leak) {
+			hl_grow((void **)&out->v, &out->cap, out->n, sizeof(*out->v));
+			site = &out->v[out->n++];
+			memset(site, 0, sizeof(*site));
+			leak = sqlite3_column_int64(st, 0);
+			site->key = hl_xstrdup((const char *)sqlite3_column_text(st, 1));
+			len = strlen(site->key);
+			site->bytes = sqlite3_column_int64(st, 7);
+			site->blocks = sqlite3_column_int64(st, 8);
+		}
+		if (!site->file && sqlite3_column_text(st, 3)) {
+			site->file = hl_xstrdup((const char *)sqlite3_column_text(st, 3));
+			site->function = sqlite3_column_text(st, 2) ?
+				hl_xstrdup((const char *)sqlite3_column_text(st, 2)) : NULL;
+			site->line = sqlite3_column_int64(st, 6);
+		}
+		site_append_frame(&site->key, &len, st);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : query_fail(s, "leak sites");
+}
+
+static void sites_free(struct sites *v)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		free(v->v[i].key);
+		free(v->v[i].function);
+		free(v->v[i].file);
+	}
+	free(v->v);
+}
+
+static int site_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct site *)a)->key, ((const struct site *)b)->key);
+}
+
+static json_t *site_json(const struct site *site, const struct site *before)
+{
+	const char *cls = strchr(site->key, ';');
+	json_t *o = json_pack("{ss#sIsI}", "leak_class", site->key,
+			      (int)(cls ? cls - site->key : (long)strlen(site->key)),
+			      "bytes", (json_int_t)site->bytes, "blocks", (json_int_t)site->blocks);
+
+	json_object_set_new(o, "function", site->function ? json_string(site->function) : json_null());
+	json_object_set_new(o, "file", site->file ? json_string(site->file) : json_null());
+	json_object_set_new(o, "line", json_integer(site->line));
+	json_object_set_new(o, "stack", json_string(cls ? cls + 1 : ""));
+	if (before)
+		json_object_set_new(o, "bytes_before", json_integer(before->bytes));
+	return o;
+}
+
+/* Several records of one run may share a key (the same chain in two
+ * processes): sorted, they are summed into the first. */
+static void sites_sort_merge(struct sites *v)
+{
+	size_t o = 0;
+
+	qsort(v->v, v->n, sizeof(*v->v), site_cmp);
+	for (size_t i = 0; i < v->n; i++) {
+		if (o && !strcmp(v->v[o - 1].key, v->v[i].key)) {
+			v->v[o - 1].bytes += v->v[i].bytes;
+			v->v[o - 1].blocks += v->v[i].blocks;
+			free(v->v[i].key);
+			free(v->v[i].function);
+			free(v->v[i].file);
+		} else {
+			v->v[o++] = v->v[i];
+		}
+	}
+	v->n = o;
+}
+
+int hl_query_diff(struct hl_store *s, int64_t run_a, int64_t run_b, json_t **out)
+{
+	struct sites a = { 0 }, b = { 0 };
+	json_t *added = json_array(), *fixed = json_array(), *both = json_array();
+	size_t i = 0, j = 0;
+	int err = load_sites(s, run_a, &a);
+
+	if (!err)
+		err = load_sites(s, run_b, &b);
+	sites_sort_merge(&a);
+	sites_sort_merge(&b);
+	while (!err && (i < a.n || j < b.n)) {
+		int c = i == a.n ? 1 : j == b.n ? -1 : strcmp(a.v[i].key, b.v[j].key);
+
+		if (c < 0)
+			json_array_append_new(fixed, site_json(&a.v[i++], NULL));
+		else if (c > 0)
+			json_array_append_new(added, site_json(&b.v[j++], NULL));
+		else
+			json_array_append_new(both, site_json(&b.v[j++], &a.v[i++]));
+	}
+	sites_free(&a);
+	sites_free(&b);
+	*out = json_pack("{sIsIsososo}", "a", (json_int_t)run_a, "b", (json_int_t)run_b,
+			 "new", added, "fixed", fixed, "both", both);
+	if (err) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	return err;
+}
+
+int hl_query_search(struct hl_store *s, const char *term, int64_t limit, json_t **out)
+{
+	char *like = like_pattern(term);
+	sqlite3_stmt *st;
+	json_t *rows;
+	int err = prepare(s,
+		"SELECT y.function, y.file, y.line, y.module, count(DISTINCT y.run_id) AS runs,"
+		" max(y.run_id) AS last_run, min(y.run_id) AS first_run FROM symbols y"
+		" WHERE y.function LIKE ?1 ESCAPE '\\' OR y.file LIKE ?1 ESCAPE '\\'"
+		" OR y.module LIKE ?1 ESCAPE '\\'"
+		" GROUP BY y.function, y.file, y.line, y.module"
+		" ORDER BY last_run DESC, y.function LIMIT ?2", &st);
+
+	if (!err) {
+		sqlite3_bind_text(st, 1, like, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, limit);
+		err = rows_json(s, st, &rows);
+	}
+	free(like);
+	if (!err)
+		*out = json_pack("{sssIso}", "term", term, "limit", (json_int_t)limit, "rows", rows);
 	return err;
 }

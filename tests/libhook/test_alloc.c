@@ -158,11 +158,14 @@ static void test_bad_alignments(void **state)
 	assert_int_equal(posix_memalign(&p, 4, 10), EINVAL); /* not a multiple of sizeof(void *) */
 	assert_int_equal(posix_memalign(&p, 0, 10), EINVAL);
 	assert_ptr_equal(p, (void *)0x1);
+	/* Not a constant, so compilers that check alignments (clang's
+	 * -Wnon-power-of-two-alignment) let the call through to be tested. */
+	volatile size_t not_power_of_two = 24;
 	errno = 0;
-	assert_null(aligned_alloc(24, 48));
+	assert_null(aligned_alloc(not_power_of_two, 48));
 	assert_int_equal(errno, EINVAL);
 	/* glibc's memalign rounds a bad alignment up instead of failing. */
-	void *m = memalign(24, 10);
+	void *m = memalign(not_power_of_two, 10);
 	assert_non_null(m);
 	assert_true(is_aligned(m, 32));
 	free(m);
@@ -188,9 +191,9 @@ static void test_split_and_coalesce(void **state)
 	assert_ptr_equal(hl_range_prev(rc), rb);
 	assert_int_equal(rb->prev_size, size);
 	struct hl_range *rest = hl_range_next(rc);
-	assert_true(hl_range_is_free(rest));
+	assert_true(hl_block_is_free(rest));
 	hl_arena_free_locked(a, rb);
-	assert_true(hl_range_is_free(rb));
+	assert_true(hl_block_is_free(rb));
 	assert_int_equal(rb->size, size); /* both neighbours allocated: no merge */
 	hl_arena_free_locked(a, ra);      /* merges forward with b */
 	assert_int_equal(ra->size, 2 * size);
@@ -221,7 +224,7 @@ static void test_grow_and_shrink_in_arena(void **state)
 	assert_true(hl_arena_grow_locked(a, r, 1536));
 	assert_int_equal(r->size, 1536);
 	struct hl_range *tail = hl_range_next(r);
-	assert_true(hl_range_is_free(tail));
+	assert_true(hl_block_is_free(tail));
 	assert_int_equal(tail->size, 512);
 	assert_ptr_equal(hl_range_next(tail), blocker);
 	/* Cannot grow past the allocated blocker. */
@@ -229,7 +232,7 @@ static void test_grow_and_shrink_in_arena(void **state)
 	/* Shrinks, and the cut-off tail merges with the free range after it. */
 	hl_arena_shrink_locked(a, r, 512);
 	assert_int_equal(r->size, 512);
-	assert_true(hl_range_is_free(hl_range_next(r)));
+	assert_true(hl_block_is_free(hl_range_next(r)));
 	assert_int_equal(hl_range_next(r)->size, 1536);
 	assert_true(hl_arena_is_valid_locked(a));
 	hl_arena_free_locked(a, r);
@@ -258,7 +261,7 @@ static void test_fresh_ranges(void **state)
 	assert_true(a->last_fresh);
 	memset(hl_range_data(r1), 0xff, hl_range_usable(r1));
 	struct hl_range *tail = hl_range_next(r1);
-	assert_true(hl_range_is_free(tail));
+	assert_true(hl_block_is_free(tail));
 	struct hl_range *r2 = hl_arena_alloc_locked(a, size);
 	assert_ptr_equal(r2, tail);
 	assert_true(a->last_fresh);
@@ -281,7 +284,7 @@ static void test_realloc_in_place(void **state)
 	/* Shrinks in place, and the tail becomes free. */
 	char *q = realloc_fn(p, n);
 	assert_ptr_equal(q, p);
-	assert_true(hl_range_is_free(hl_range_next(hl_range_of(q))));
+	assert_true(hl_block_is_free(hl_range_next(hl_range_of(q))));
 	/* Grows back into that free tail: same address, data kept. */
 	char *r = realloc_fn(q, 2 * n);
 	assert_ptr_equal(r, p);
@@ -665,6 +668,18 @@ static void test_thread_exit_returns_cache(void **state)
 	assert_true(after.mapped_bytes <= before.mapped_bytes + 16 * HL_SEGMENT_SIZE);
 }
 
+/* Memory above the registry's reach is refused, never handed out untracked. */
+static void test_address_fits(void **state)
+{
+	uintptr_t limit = (uintptr_t)1 << HL_ADDRESS_BITS;
+	assert_true(hl_os_address_fits((void *)(limit - 4096), 4096));
+	assert_false(hl_os_address_fits((void *)(limit - 4096), 8192));
+	assert_false(hl_os_address_fits((void *)limit, 1));
+	assert_false(hl_os_address_fits((void *)(UINTPTR_MAX - 10), 100)); /* wraps */
+	int local;
+	assert_true(hl_os_address_fits(&local, sizeof(local))); /* this machine */
+}
+
 static void test_options_parse(void **state)
 {
 	struct hl_options saved = hl_options;
@@ -717,6 +732,7 @@ int main(void)
 		cmocka_unit_test(test_arenas_valid_after_traffic),
 		cmocka_unit_test(test_thread_exit_returns_cache),
 		cmocka_unit_test(test_options_parse),
+		cmocka_unit_test(test_address_fits),
 		cmocka_unit_test(test_large_shrink_past_4gib),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,7 @@
 """tests/run/check_history.py: leak sites across runs, run metadata, and the
 commands built on them, on real runs of tests/run/progs/leak_choice.c.
 
-usage: check_history.py SCENARIO HEAPLEDGER LEAK_CHOICE LEAK_CHOICE_SHIFTED
+usage: check_history.py SCENARIO HEAPLEDGER LEAK_CHOICE LEAK_CHOICE_SHIFTED RUNTIME_MEMORY
 (HEAPLEDGER_LIB in the environment names the hook)
 
 Scenarios:
@@ -12,7 +12,14 @@ Scenarios:
                distinct sites differ; the strdup wrapper frame is skipped
   metadata     --label, the git commit and branch from CI variables and from
                the working directory's repository, a run UUID
+  suppress     valgrind and LSan files together: the suppressed leaks keep
+               their class and are listed with the suppression's name, the
+               used/unused list; --gen-suppressions=all entries suppress
+               exactly their leak; a malformed file stops everything (exit
+               125, FILE:LINE, the program never started); the built-in set
+               covers glibc's memory and --default-suppressions=no turns it off
 """
+import re
 import json
 import os
 import shutil
@@ -160,10 +167,120 @@ def scenario_metadata(e):
         fail("--label without '=' was accepted: %d %s" % (p.returncode, p.stderr))
 
 
+def leaks_by_function(doc):
+    """{innermost leak_* function: leak} of the last report's processes."""
+    out = {}
+    for p in doc["processes"]:
+        for leak in p["leaks"]:
+            names = [f["function"] or "" for f in leak["stack"]]
+            out[next((n for n in names if n.startswith("leak_")), names[0])] = leak
+    return out
+
+
+VG_A = """# suppresses leak_a, written as valgrind would
+{
+   supp-a
+   Memcheck:Leak
+   match-leak-kinds: definite,indirect
+   fun:malloc
+   fun:leak_a
+   fun:main
+}
+{
+   never-used
+   Memcheck:Leak
+   fun:no_such_function
+}
+"""
+
+
+def scenario_suppress(e):
+    vg = os.path.join(e.tmp, "a.supp")
+    lsan = os.path.join(e.tmp, "lsan.supp")
+    with open(vg, "w") as f:
+        f.write(VG_A)
+    with open(lsan, "w") as f:
+        f.write("# LeakSanitizer format\nleak:leak_strdup\n")
+    # Suppressed records are shown (with their suppression) when asked for.
+    p = e.run(["a", "b", "s"], expect=0, opts=["--suppressions", vg, "--suppressions=" + lsan,
+                                               "--show-leak-kinds=all,suppressed"])
+    leaks = leaks_by_function(e.report())
+    want = {"leak_a": "supp-a", "leak_strdup": "leak_strdup", "leak_b": None}
+    for fn, name in want.items():
+        leak = leaks[fn]
+        if leak["suppression"] != name or leak["suppressed"] != (name is not None):
+            fail("%s: suppressed %s by %s, expected %s" % (fn, leak["suppressed"],
+                                                          leak["suppression"], name))
+        if leak["kind"] != "definitely":  # what the leak scan says of each
+            fail("%s: the suppression changed the class to %s" % (fn, leak["kind"]))
+    rows = e.sql("SELECT leak_class, suppressed, suppression FROM leaks WHERE suppressed = 1"
+                 " ORDER BY suppression")
+    if rows != [("definitely", 1, "leak_strdup"), ("definitely", 1, "supp-a")]:
+        fail("stored suppressions: %s" % rows)
+    for text in ("suppressed by: supp-a", "suppressed by: leak_strdup",
+                 "used_suppression:      1 supp-a %s:2 suppressed: 16 bytes in 1 blocks" % vg,
+                 "used_suppression:      1 leak_strdup %s:2" % lsan,
+                 "unused_suppression: never-used %s:10" % vg,
+                 "suppressed: 28 bytes in 2 blocks"):
+        if text not in p.stderr:
+            fail("%r not in the report:\n%s" % (text, p.stderr[-3000:]))
+    # By default they are counted only, as valgrind does.
+    p = e.run(["a", "b", "s"], expect=0, opts=["--suppressions", vg, "--suppressions=" + lsan])
+    if "suppressed by:" in p.stderr or "suppressed: 28 bytes in 2 blocks" not in p.stderr:
+        fail("suppressed records shown, or not counted, by default:\n" + p.stderr[-3000:])
+
+    # Generated entries, pasted into a file, suppress exactly their leak.
+    p = e.run(["a", "b", "c"], expect=0, opts=["--gen-suppressions=all"])
+    entries = re.findall(r"^\{\n.*?^\}\n", p.stderr, re.M | re.S)
+    by_fn = {re.search(r"fun:(leak_\w+)", x).group(1): x for x in entries}
+    if sorted(by_fn) != ["leak_a", "leak_b", "leak_c"]:
+        fail("generated entries: %s" % entries)
+    gen = os.path.join(e.tmp, "gen.supp")
+    with open(gen, "w") as f:
+        f.write(by_fn["leak_b"])
+    e.run(["a", "b", "c", "many"], expect=0, opts=["--suppressions", gen])
+    leaks = leaks_by_function(e.report())
+    suppressed = sorted(fn for fn, l in leaks.items() if l["suppressed"])
+    if suppressed != ["leak_b"] or not leaks["leak_b"]["suppression"].startswith("leak_b-"):
+        fail("the generated entry suppressed %s" % suppressed)
+
+    # A malformed file: FILE:LINE, exit 125, the program never runs.
+    bad = os.path.join(e.tmp, "bad.supp")
+    with open(bad, "w") as f:
+        f.write("leak:fine\n{\n   x\n   Memcheck:Leak\n   fun:a\n   nonsense\n}\n")
+    marker = os.path.join(e.tmp, "ran")
+    for supp_opts in (["--suppressions", bad], ["--suppressions", vg, "--suppressions", bad],
+                      ["--suppressions", os.path.join(e.tmp, "missing.supp")]):
+        p = subprocess.run([e.hl, "run", "--db", e.db] + supp_opts + ["--", "touch", marker],
+                           capture_output=True, text=True)
+        if p.returncode != 125 or os.path.exists(marker):
+            fail("a bad suppressions file: exit %d, program ran: %s" % (
+                p.returncode, os.path.exists(marker)))
+        if not re.search(r"(bad\.supp:6: expected fun:NAME|missing\.supp: No such file)", p.stderr):
+            fail("the error does not name the file and line: %s" % p.stderr)
+
+    # The built-in set: glibc's own memory is suppressed, and shown. freeres=0:
+    # glibc's freeres at exit would free the joined thread's DTV itself.
+    runtime_env = dict(os.environ, HEAPLEDGER_OPTIONS="freeres=0")
+    p = e.run([], prog=e.runtime, expect=0, env=runtime_env)
+    leaks = [l for proc in e.report()["processes"] for l in proc["leaks"]]
+    names = {l["suppression"] for l in leaks}
+    if not leaks or None in names or not all(n.startswith("glibc-") for n in names):
+        fail("built-in suppressions: %s" % names)
+    if "glibc-thread-dtv" not in names or "used_suppression:" not in p.stderr:
+        fail("the thread's DTV is not suppressed as such: %s\n%s" % (names, p.stderr[-2000:]))
+    e.run([], prog=e.runtime, expect=0, opts=["--default-suppressions=no"], env=runtime_env)
+    leaks = [l for proc in e.report()["processes"] for l in proc["leaks"]]
+    if not leaks or any(l["suppressed"] for l in leaks):
+        fail("--default-suppressions=no still suppressed: %s" % leaks)
+
+
 def main():
-    scenario, heapledger, prog, shifted = sys.argv[1:5]
+    scenario, heapledger, prog, shifted, runtime = sys.argv[1:6]
     with tempfile.TemporaryDirectory(prefix="hl-history-") as tmp:
-        globals()["scenario_" + scenario](Env(tmp, heapledger, prog, shifted))
+        env = Env(tmp, heapledger, prog, shifted)
+        env.runtime = runtime
+        globals()["scenario_" + scenario](env)
     print("PASS")
 
 

@@ -1,0 +1,244 @@
+/*
+ * tests/reporter/test_suppress.c: leak suppressions: valgrind's wildcards
+ * (* and ? in names, ... for frames), the hidden allocator frame,
+ * match-leak-kinds, mangled names, LeakSanitizer's leak: patterns with their
+ * anchors, malformed files named by line, the built-in set, counting, and a
+ * generated entry that suppresses exactly its leak.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "suppress.h"
+
+#define FRAME(fn, mod) { .address = 0x1000, .function = (fn), .file = "/src/app.c", \
+			 .line = 3, .module = (mod) }
+
+static const struct hl_frame_info stack[] = {
+	FRAME("leak_a", "/opt/app/bin/prog"),
+	FRAME("helper", "/opt/app/lib/libfoo.so.1"),
+	FRAME("main", "/opt/app/bin/prog"),
+	FRAME("__libc_start_main", "/lib/x86_64-linux-gnu/libc.so.6"),
+};
+#define NSTACK (sizeof(stack) / sizeof(stack[0]))
+
+/* Name of the suppression of text matching stack as class cls, or NULL. */
+static const char *match_text(const char *text, const char *cls)
+{
+	static char name[128];
+	struct hl_suppressions set;
+	const struct hl_suppression *s;
+	char err[256];
+
+	hl_supp_init(&set);
+	if (hl_supp_parse(&set, text, strlen(text), "t.supp", err, sizeof(err)))
+		fail_msg("parse: %s", err);
+	s = hl_supp_match(&set, stack, NSTACK, cls, 10, 1);
+	snprintf(name, sizeof(name), "%s", s ? s->name : "");
+	hl_supp_destroy(&set);
+	return s ? name : NULL;
+}
+
+#define VG(lines) "{\n  n\n  Memcheck:Leak\n" lines "}\n"
+
+static void test_valgrind_wildcards(void **state)
+{
+	(void)state;
+	assert_non_null(match_text(VG("  fun:leak_a\n"), "unknown"));
+	assert_non_null(match_text(VG("  fun:leak_a\n  fun:helper\n  fun:main\n"), "unknown"));
+	assert_null(match_text(VG("  fun:helper\n"), "unknown"));    /* anchored at the top */
+	assert_non_null(match_text(VG("  fun:leak_*\n"), "unknown"));
+	assert_non_null(match_text(VG("  fun:leak_?\n"), "unknown"));
+	assert_null(match_text(VG("  fun:leak_??\n"), "unknown"));
+	assert_non_null(match_text(VG("  fun:*\n  obj:*/libfoo.so*\n"), "unknown"));
+	assert_null(match_text(VG("  fun:*\n  obj:*/libbar.so*\n"), "unknown"));
+	assert_non_null(match_text(VG("  ...\n  fun:main\n"), "unknown"));
+	assert_non_null(match_text(VG("  ...\n  fun:leak_a\n"), "unknown")); /* ... = none */
+	assert_non_null(match_text(VG("  fun:leak_a\n  ...\n  fun:__libc_start_main\n"), "unknown"));
+	assert_null(match_text(VG("  ...\n  fun:not_there\n"), "unknown"));
+	assert_null(match_text(VG("  fun:leak_a\n  fun:main\n"), "unknown")); /* a frame skipped */
+	/* more lines than frames */
+	assert_null(match_text(VG("  ...\n  fun:__libc_start_main\n  fun:x\n"), "unknown"));
+	/* entries written for valgrind start at the allocator */
+	assert_non_null(match_text(VG("  fun:malloc\n  fun:leak_a\n"), "unknown"));
+	assert_non_null(match_text(VG("  fun:_Znwm\n  fun:leak_a\n"), "unknown"));
+	assert_non_null(match_text(VG("  obj:*vgpreload_memcheck*\n  fun:leak_a\n"), "unknown"));
+	assert_null(match_text(VG("  fun:malloc\n  fun:helper\n"), "unknown"));
+}
+
+static void test_leak_kinds(void **state)
+{
+	const char *def = VG("  match-leak-kinds: definite,possible\n  fun:leak_a\n");
+
+	(void)state;
+	assert_non_null(match_text(def, "definitely"));
+	assert_non_null(match_text(def, "possibly"));
+	assert_null(match_text(def, "indirectly"));
+	assert_null(match_text(def, "reachable"));
+	assert_non_null(match_text(def, "unknown")); /* no scan: any listed kind */
+	assert_non_null(match_text(VG("  match-leak-kinds: all\n  fun:leak_a\n"), "reachable"));
+	assert_null(match_text(VG("  match-leak-kinds: none\n  fun:leak_a\n"), "unknown"));
+	/* other kinds and tools never match a leak */
+	assert_null(match_text("{\n n\n Memcheck:Cond\n fun:leak_a\n}\n", "unknown"));
+	assert_null(match_text("{\n n\n Memcheck:Param\n write(buf)\n fun:leak_a\n}\n", "unknown"));
+	assert_null(match_text("{\n n\n Helgrind:Race\n fun:leak_a\n}\n", "unknown"));
+}
+
+static void test_mangled_names(void **state)
+{
+	static const struct hl_frame_info cxx[] = { FRAME("ns::make_widget(int)", "/p/prog") };
+	struct hl_suppressions set;
+	const char *text = VG("  fun:_ZN2ns11make_widgetEi\n");
+	char err[256];
+
+	(void)state;
+	hl_supp_init(&set);
+	assert_int_equal(hl_supp_parse(&set, text, strlen(text), "t", err, sizeof(err)), 0);
+	assert_non_null(hl_supp_match(&set, cxx, 1, "unknown", 1, 1));
+	hl_supp_destroy(&set);
+}
+
+static void test_lsan(void **state)
+{
+	(void)state;
+	assert_string_equal(match_text("# LSan\nleak:helper\n", "unknown"), "helper");
+	assert_non_null(match_text("leak:libfoo.so\n", "unknown"));       /* module */
+	assert_non_null(match_text("leak:app.c\n", "unknown"));           /* file */
+	assert_non_null(match_text("leak:^leak_a$\n", "unknown"));
+	assert_null(match_text("leak:^eak_a\n", "unknown"));
+	assert_null(match_text("leak:leak_$\n", "unknown"));
+	assert_non_null(match_text("leak:lea*_a\n", "unknown"));
+	assert_non_null(match_text("leak:^*elper$\n", "unknown"));
+	assert_null(match_text("leak:nothing\n", "unknown"));
+	assert_true(hl_supp_lsan_match("a*c", "xxabbbcxx"));
+	assert_false(hl_supp_lsan_match("a*c$", "xxabbbcxx"));
+	assert_true(hl_supp_glob("a*b?d", "aXXbcd"));
+	assert_false(hl_supp_glob("a*b?d", "aXXbd"));
+}
+
+/* err for text, which must fail. */
+static const char *parse_error(const char *text)
+{
+	static char err[256];
+	struct hl_suppressions set;
+
+	hl_supp_init(&set);
+	assert_int_equal(hl_supp_parse(&set, text, strlen(text), "bad.supp", err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(set.n, 0); /* nothing added */
+	hl_supp_destroy(&set);
+	return err;
+}
+
+static void test_malformed(void **state)
+{
+	(void)state;
+	assert_string_equal(parse_error("leak:ok\n\n{\n  n\n  Memcheck:Leak\n  fun:a\n  bogus\n}\n"),
+			    "bad.supp:7: expected fun:NAME, obj:PATH, '...' or '}', not 'bogus'");
+	assert_non_null(strstr(parse_error("# c\n{\n  n\n  Memcheck:Leak\n  fun:a\n"),
+				"bad.supp:2: entry 'n' is not closed"));
+	assert_non_null(strstr(parse_error("{\n}\n"), "bad.supp:2: entry without a name"));
+	assert_non_null(strstr(parse_error("{\n n\n fun:x\n}\n"), "bad.supp:3: expected Tool:Kind"));
+	assert_non_null(strstr(parse_error("{\n n\n Memcheck:Leak\n}\n"), "bad.supp:1: entry 'n' has no"));
+	assert_non_null(strstr(parse_error("{\n n\n Memcheck:Leak\n match-leak-kinds: most\n fun:a\n}\n"),
+				"bad.supp:4: unknown leak kind 'most'"));
+	assert_non_null(strstr(parse_error("leak:a\nrace:b\n"), "bad.supp:2: expected '{'"));
+	assert_non_null(strstr(parse_error("leak:\n"), "bad.supp:1: leak: without a pattern"));
+	assert_non_null(strstr(parse_error("{\n n\n Memcheck:Leak\n fun:\n}\n"), "bad.supp:4:"));
+}
+
+static void test_defaults_and_counts(void **state)
+{
+	static const struct hl_frame_info dtv[] = {
+		FRAME("allocate_dtv", "/lib64/ld-linux-x86-64.so.2"),
+		FRAME("_dl_allocate_tls", "/lib64/ld-linux-x86-64.so.2"),
+		FRAME("pthread_create", "/lib/x86_64-linux-gnu/libc.so.6"),
+		FRAME("main", "/p/prog"),
+	};
+	struct hl_suppressions set;
+	const struct hl_suppression *s;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	hl_supp_init(&set);
+	hl_supp_add_defaults(&set);
+	assert_true(set.n >= 4);
+	s = hl_supp_match(&set, dtv, 4, "definitely", 304, 1);
+	assert_non_null(s);
+	assert_string_equal(s->name, "glibc-thread-dtv");
+	assert_true(s->builtin);
+	hl_supp_match(&set, dtv, 4, "definitely", 304, 1);
+	assert_null(hl_supp_match(&set, stack, NSTACK, "definitely", 1, 1));
+	assert_int_equal(s->matched, 2);
+	assert_int_equal(s->bytes, 608);
+	f = open_memstream(&text, &len);
+	hl_supp_print_used(&set, f, "> ");
+	fclose(f);
+	assert_non_null(strstr(text, "> used_suppression:      2 glibc-thread-dtv <built-in>:"));
+	assert_non_null(strstr(text, "suppressed: 608 bytes in 2 blocks"));
+	assert_null(strstr(text, "unused")); /* unused built-ins are not listed */
+	free(text);
+	hl_supp_destroy(&set);
+}
+
+/* The entry printed for a leak suppresses it and not a leak one frame
+ * away, of the same stack with another caller, or of another class. */
+static void test_generated_round_trip(void **state)
+{
+	struct hl_frame_info frames[NSTACK];
+	struct hl_report_leak leak = { .kind = "definitely", .bytes = 16, .blocks = 1,
+				       .fingerprint = "0123456789abcdef",
+				       .stack = { frames, NSTACK, false } };
+	struct hl_frame_info other[NSTACK];
+	struct hl_suppressions set;
+	char *text = NULL, err[256];
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	memcpy(frames, stack, sizeof(frames));
+	frames[1].function = NULL; /* printed as obj: */
+	f = open_memstream(&text, &len);
+	hl_supp_print_generated(f, NULL, &leak);
+	fclose(f);
+	assert_non_null(strstr(text, "{\n   leak_a-0123456789abcdef\n   Memcheck:Leak\n"
+				     "   match-leak-kinds: definite\n   fun:leak_a\n"
+				     "   obj:/opt/app/lib/libfoo.so.1\n   fun:main\n"));
+	hl_supp_init(&set);
+	assert_int_equal(hl_supp_parse(&set, text, len, "gen", err, sizeof(err)), 0);
+	assert_non_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	assert_null(hl_supp_match(&set, frames, NSTACK, "possibly", 1, 1));
+	memcpy(other, frames, sizeof(other));
+	other[2].function = "other_main";
+	assert_null(hl_supp_match(&set, other, NSTACK, "definitely", 1, 1));
+	memcpy(other, frames, sizeof(other));
+	other[0].function = "leak_b";
+	assert_null(hl_supp_match(&set, other, NSTACK, "definitely", 1, 1));
+	assert_null(hl_supp_match(&set, frames + 1, NSTACK - 1, "definitely", 1, 1));
+	hl_supp_destroy(&set);
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_valgrind_wildcards),
+		cmocka_unit_test(test_leak_kinds),
+		cmocka_unit_test(test_mangled_names),
+		cmocka_unit_test(test_lsan),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_defaults_and_counts),
+		cmocka_unit_test(test_generated_round_trip),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""tests/ui/check_ui_http.py: `heapledger ui` over HTTP, against a database
+of real runs: the JSON API answers from the database; every answer carries
+the Content-Security-Policy; nothing outside the embedded assets is served
+(path traversal tried every way); malformed requests get 400 and the server
+keeps serving; other hosts and methods are refused; the database is opened
+read-only (its bytes do not change, an older schema is refused and left as
+it is); --listen on a non-loopback address warns.
+
+Usage: check_ui_http.py HEAPLEDGER UI_LEAKER SOURCE
+"""
+import hashlib
+import http.client
+import json
+import os
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ui_fixture import Server, count, fail, make_db, marker_line  # noqa: E402
+
+
+def get(server, path, host=None, method="GET"):
+    c = http.client.HTTPConnection("127.0.0.1", server.port, timeout=20)
+    c.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+    c.putheader("Host", host or "127.0.0.1:%d" % server.port)
+    c.endheaders()
+    r = c.getresponse()
+    body = r.read()
+    c.close()
+    if "default-src 'none'" not in (r.getheader("Content-Security-Policy") or ""):
+        fail("%s %s: no Content-Security-Policy" % (method, path))
+    if r.getheader("X-Content-Type-Options") != "nosniff":
+        fail("%s: no nosniff" % path)
+    return r.status, body
+
+
+def get_json(server, path):
+    status, body = get(server, path)
+    if status != 200:
+        fail("%s: status %d: %s" % (path, status, body[:300]))
+    return json.loads(body)
+
+
+def raw(server, data):
+    """Sends data and ends the request side; returns what came back."""
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=20)
+    out = b""
+    try:
+        s.sendall(data)
+        s.shutdown(socket.SHUT_WR)
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            out += chunk
+    except (ConnectionResetError, BrokenPipeError, OSError):
+        pass  # the server may close first, which is an answer too
+    s.close()
+    return out
+
+
+def digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def check_api(sv, db, source):
+    runs = get_json(sv, "/api/runs")
+    if runs["total"] != 3 or [r["id"] for r in runs["rows"]] != [3, 2, 1]:
+        fail("runs: %s" % runs)
+    r2 = [r for r in runs["rows"] if r["id"] == 2][0]
+    if r2["program"] != "ui_leaker" or r2["unknown_bytes"] + r2["definitely_bytes"] < 1000:
+        fail("run 2 row: %s" % r2)
+    if get_json(sv, "/api/runs?filter=daemon")["total"] != 1:
+        fail("filter by mode")
+    if get_json(sv, "/api/runs?filter=%25")["total"] != 0:
+        fail("a '%' filter is a literal '%', not a wildcard")
+    run = get_json(sv, "/api/runs/2")
+    procs = run["processes"]
+    if len(procs) != 2 or procs[1]["origin"] != "fork" or procs[1]["parent_id"] != procs[0]["id"]:
+        fail("process tree: %s" % procs)
+    # The parent's leak, and the fork child's inherited copy of it.
+    leaks = get_json(sv, "/api/runs/2/leaks?filter=leak_beta")
+    if leaks["total"] != 2 or [r["bytes"] for r in leaks["rows"]] != [700, 700] or \
+            sorted(r["inherited_blocks"] for r in leaks["rows"]) != [0, 1]:
+        fail("leaks filtered by function: %s" % leaks)
+    line = marker_line(source, "LEAK-BETA")
+    row = leaks["rows"][0]
+    if row["function"] != "leak_beta" or row["line"] != line:
+        fail("leak site: %s (want leak_beta line %d)" % (row, line))
+    stack = get_json(sv, "/api/stacks/%d" % row["stack_id"])
+    if not any(f["function"] == "leak_beta" and f["line"] == line for f in stack["frames"]):
+        fail("stack: %s" % stack)
+    page = get_json(sv, "/api/runs/2/leaks?limit=1&offset=1")
+    if len(page["rows"]) != 1 or page["total"] < 2:
+        fail("paging: %s" % page)
+    tl = get_json(sv, "/api/processes/%d/timeline" % procs[0]["id"])
+    want = count(db, "SELECT count(*) FROM timeline WHERE process_id = ?", procs[0]["id"])
+    if len(tl["time_ns"]) != want or want < 2 or tl["time_ns"] != sorted(tl["time_ns"]):
+        fail("timeline: %d points, database %d" % (len(tl["time_ns"]), want))
+    flame = get_json(sv, "/api/processes/%d/flame?kind=leaks" % procs[0]["id"])
+    if flame["value"] < 1000:
+        fail("leak flame graph: %s" % flame)
+    every = get_json(sv, "/api/processes/%d/flame?kind=all" % procs[0]["id"])
+    if every["value"] < 800 * 1024:
+        fail("allocation flame graph total %d" % every["value"])
+    diff = get_json(sv, "/api/diff?a=1&b=2")
+    if [s["function"] for s in diff["new"]] != ["leak_beta"] or diff["fixed"]:
+        fail("diff: %s" % diff)
+    found = get_json(sv, "/api/search?q=leak_alpha")
+    if not found["rows"] or found["rows"][0]["function"] != "leak_alpha" or found["rows"][0]["runs"] != 3:
+        fail("search: %s" % found)
+    if get_json(sv, "/api/runs/3")["mode"] != "daemon":
+        fail("daemon run")
+
+
+def check_refusals(sv):
+    status, body = get(sv, "/")
+    if status != 200 or b"app.js" not in body:
+        fail("index: %d" % status)
+    if get(sv, "/vendor/uPlot.iife.min.js")[0] != 200:
+        fail("vendored asset")
+    for path in ["/../../../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/vendor/../../meson.build",
+                 "//etc/passwd", "/etc/passwd", "/..%2f..%2fetc%2fpasswd", "/api/../../etc/passwd",
+                 "/assets.c", "/ui.h", "/app.js/../../server.c", "/vendor/"]:
+        status, body = get(sv, path)
+        if status not in (400, 404) or b"root:" in body or b"project(" in body:
+            fail("%s: status %d, %r" % (path, status, body[:100]))
+    for path in ["/api/runs/abc", "/api/runs/1x", "/api/runs?limit=-1", "/api/runs?limit=99999",
+                 "/api/runs?offset=1e3", "/api/diff?a=1", "/api/diff?a=1&b=two", "/api/search",
+                 "/api/processes/x/timeline", "/api/processes/1/flame?kind=bogus",
+                 "/api/stacks/99999999999999999999999"]:
+        status, body = get(sv, path)
+        if status != 400 or "error" not in json.loads(body):
+            fail("%s: want 400, got %d %r" % (path, status, body[:200]))
+    for path in ["/api/runs/999", "/api/nothing"]:
+        if get(sv, path)[0] != 404:
+            fail("%s: want 404" % path)
+    if get(sv, "/", host="evil.example:%d" % sv.port)[0] != 403:
+        fail("a foreign Host header must be refused (DNS rebinding)")
+    if get(sv, "/api/runs", method="POST")[0] != 405:
+        fail("POST must be refused")
+    # A request line or header the server cannot parse is a 400, or (for
+    # lines that are not HTTP at all) the connection is closed unanswered;
+    # either way the next request is served.
+    for junk in [b"GET /\r\n\r\n", b"GET / HTTP/1.1\r\nHost\r\n\r\n", b"GET / HTTP/1.1\r\n\r\n",
+                 b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Length: x\r\n\r\n" % sv.port]:
+        answer = raw(sv, junk)
+        if not answer.startswith(b"HTTP/1.1 400"):
+            fail("%r: answered %r" % (junk, answer[:60]))
+    for junk in [b"GARBAGE\r\n\r\n", b"\x00\x01\x02 / HTTP/1.1\r\n\r\n", b"\xff" * 70000]:
+        answer = raw(sv, junk)
+        if answer and not answer.startswith(b"HTTP/1.1 4"):
+            fail("%r: answered %r" % (junk[:20], answer[:60]))
+    if get_json(sv, "/api/runs")["total"] != 3:
+        fail("the server stopped serving after malformed requests")
+
+
+def check_old_schema(heapledger, db, tmp):
+    old = os.path.join(tmp, "old.db")
+    con = sqlite3.connect(db)
+    con.execute("VACUUM INTO ?", (old,))
+    con.close()
+    con = sqlite3.connect(old)
+    con.execute("PRAGMA user_version = 2")
+    con.commit()
+    con.close()
+    before = digest(old)
+    r = subprocess.run([heapledger, "ui", "--db", old, "--port", "0"],
+                       capture_output=True, text=True, timeout=20)
+    if r.returncode != 125 or "older" not in r.stderr or "not upgraded" not in r.stderr:
+        fail("an older database: exit %d, %r" % (r.returncode, r.stderr))
+    if digest(old) != before:
+        fail("the older database was changed")
+    r = subprocess.run([heapledger, "ui", "--db", os.path.join(tmp, "none.db"), "--port", "0"],
+                       capture_output=True, text=True, timeout=20)
+    if r.returncode != 125 or os.path.exists(os.path.join(tmp, "none.db")):
+        fail("a missing database must not be created: exit %d" % r.returncode)
+
+
+def check_speedscope(heapledger, db):
+    """report --format speedscope: speedscope's file format, two profiles a
+    process, leak_beta's 700 bytes in run 2's leak profile."""
+    r = subprocess.run([heapledger, "report", "--db", db, "--run", "2", "--format", "speedscope"],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        fail("speedscope: %d %s" % (r.returncode, r.stderr))
+    doc = json.loads(r.stdout)
+    if doc["$schema"] != "https://www.speedscope.app/file-format-schema.json" or len(doc["profiles"]) != 4:
+        fail("speedscope document: %s" % r.stdout[:500])
+    frames = doc["shared"]["frames"]
+    leaked = doc["profiles"][1]
+    if leaked["type"] != "sampled" or leaked["unit"] != "bytes" or \
+            len(leaked["samples"]) != len(leaked["weights"]) or leaked["endValue"] != sum(leaked["weights"]):
+        fail("leak profile: %s" % leaked)
+    beta = [w for s, w in zip(leaked["samples"], leaked["weights"]) if frames[s[-1]]["name"] == "leak_beta"]
+    if beta != [700] or frames[leaked["samples"][0][0]]["name"] != "_start":
+        fail("leak_beta in the leak profile (outermost frame first): %s" % beta)
+    allocated = doc["profiles"][0]
+    if allocated["endValue"] < 800 * 1024:
+        fail("allocation profile total %d" % allocated["endValue"])
+
+
+def main():
+    heapledger, prog, source = sys.argv[1:4]
+    with tempfile.TemporaryDirectory() as tmp:
+        db = make_db(heapledger, prog, tmp)
+        before = digest(db)
+        sv = Server(heapledger, db)
+        try:
+            check_api(sv, db, source)
+            check_refusals(sv)
+        finally:
+            err = sv.stop()
+        if digest(db) != before:
+            fail("serving changed the database file")
+        check_old_schema(heapledger, db, tmp)
+        check_speedscope(heapledger, db)
+        sv = Server(heapledger, db, "--listen", "0.0.0.0")
+        err = sv.stop()
+        if "warning" not in err or "not loopback" not in err:
+            fail("--listen 0.0.0.0 did not warn: %r" % err)
+        print("ui http: API, refusals, read-only database: ok")
+
+
+main()

@@ -1,0 +1,95 @@
+"""tests/ui/ui_fixture.py: what the web UI tests share: a database made by
+real `heapledger run` and `heapledger daemon` runs of ui_leaker, and a
+`heapledger ui` server on a free loopback port.
+
+Runs in the database: 1 = `run ui_leaker a`, 2 = `run ui_leaker b` (one new
+leak site, leak_beta), 3 = a daemon run of `ui_leaker a`.
+"""
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def marker_line(source, marker):
+    with open(source, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if marker in line:
+                return n
+    fail("marker %s not in %s" % (marker, source))
+
+
+def make_db(heapledger, prog, tmp):
+    db = os.path.join(tmp, "ui.db")
+    for arg in ("a", "b"):
+        r = subprocess.run([heapledger, "run", "--db", db, "--", prog, arg],
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            fail("heapledger run %s: %d\n%s" % (arg, r.returncode, r.stderr[-2000:]))
+    sock = os.path.join(tmp, "d.sock")
+    daemon = subprocess.Popen([heapledger, "daemon", "--socket", sock, "--db", db, "-q"],
+                              stderr=subprocess.PIPE, text=True)
+    for _ in range(200):
+        if os.path.exists(sock):
+            break
+        time.sleep(0.05)
+    else:
+        fail("daemon did not create its socket")
+    env_out = subprocess.run([heapledger, "env", "--socket", sock],
+                             capture_output=True, text=True, check=True).stdout
+    subprocess.run(["sh", "-c", env_out + 'exec "$@"', "sh", prog, "a"], check=True, timeout=60)
+    # The daemon stores each process when its stream ends; wait for both
+    # (the parent and its fork child) before stopping it.
+    for _ in range(400):
+        if count(db, "SELECT count(*) FROM processes WHERE run_id = 3") >= 2:
+            break
+        time.sleep(0.05)
+    daemon.send_signal(signal.SIGTERM)
+    _, err = daemon.communicate(timeout=30)
+    if daemon.returncode != 0:
+        fail("daemon exit %d: %s" % (daemon.returncode, err[-2000:]))
+    if count(db, "SELECT count(*) FROM runs") != 3:
+        fail("expected 3 runs in the database")
+    return db
+
+
+def count(db, sql, *args):
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    try:
+        return con.execute(sql, args).fetchone()[0]
+    finally:
+        con.close()
+
+
+class Server:
+    """`heapledger ui` on a free port; stop() ends it with SIGTERM."""
+
+    def __init__(self, heapledger, db, *extra):
+        self.proc = subprocess.Popen([heapledger, "ui", "--db", db, "--port", "0"] + list(extra),
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        m = re.search(r" at (http://\S+)", line)
+        if not m:
+            self.proc.kill()
+            fail("ui printed %r, stderr %r" % (line, self.proc.stderr.read()))
+        self.url = m.group(1)
+        self.port = int(self.url.rsplit(":", 1)[1].strip("/"))
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            out, err = self.proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            fail("ui did not stop on SIGTERM")
+        if self.proc.returncode != 0:
+            fail("ui exit %d: %s" % (self.proc.returncode, err))
+        return err

@@ -1,0 +1,167 @@
+/*
+ * ui/api.c: the web UI's JSON API, one route per query of the query layer
+ * (reporter/store_query.h). It only parses parameters and picks the query;
+ * no SQL here. Every malformed parameter is a 400, never a guess.
+ *
+ *   /api/runs?offset&limit&filter         runs, newest first
+ *   /api/runs/ID                          a run and its processes
+ *   /api/runs/ID/leaks?offset&limit&filter&class
+ *   /api/runs/ID/errors
+ *   /api/stacks/ID                        frames, innermost first
+ *   /api/processes/ID/timeline
+ *   /api/processes/ID/flame?kind=all|leaks
+ *   /api/diff?a=ID&b=ID
+ *   /api/search?q=TERM&limit
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_query.h"
+#include "ui.h"
+
+#define PAGE_DEFAULT 100
+#define PAGE_MAX 5000
+
+struct request {
+	const char *(*get)(const char *param, void *cls);
+	void *cls;
+	json_t **body;
+};
+
+static int answer(struct request *rq, int status, const char *message)
+{
+	*rq->body = json_pack("{ss}", "error", message);
+	return status;
+}
+
+/* A decimal id or count in [0, max] from s (the whole of it). */
+static bool parse_number(const char *s, int64_t max, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* Optional numeric parameter: absent gives def; malformed gives false. */
+static bool param_number(struct request *rq, const char *name, int64_t def, int64_t max,
+			 int64_t *out)
+{
+	const char *v = rq->get(name, rq->cls);
+
+	*out = def;
+	return !v || !*v || parse_number(v, max, out);
+}
+
+static bool param_page(struct request *rq, struct hl_query_page *page)
+{
+	page->filter = rq->get("filter", rq->cls);
+	page->leak_class = rq->get("class", rq->cls);
+	return param_number(rq, "offset", 0, INT64_MAX / 2, &page->offset) &&
+	       param_number(rq, "limit", PAGE_DEFAULT, PAGE_MAX, &page->limit);
+}
+
+/* "123" or "123/rest": the id, and *rest set to "" or "rest". */
+static bool path_id(const char *p, int64_t *id, const char **rest)
+{
+	char buf[24];
+	size_t n = strcspn(p, "/");
+
+	if (n == 0 || n >= sizeof(buf))
+		return false;
+	memcpy(buf, p, n);
+	buf[n] = 0;
+	*rest = p[n] ? p + n + 1 : "";
+	return parse_number(buf, INT64_MAX, id);
+}
+
+static int result(struct hl_store *store, struct request *rq, int err)
+{
+	if (!err)
+		return 200;
+	if (err == -ENOENT)
+		return answer(rq, 404, hl_store_error(store));
+	return answer(rq, 500, hl_store_error(store));
+}
+
+static int route_runs(struct hl_store *store, const char *rest, struct request *rq)
+{
+	struct hl_query_page page;
+	const char *sub;
+	int64_t id;
+
+	if (!param_page(rq, &page))
+		return answer(rq, 400, "offset and limit are numbers (limit at most 5000)");
+	if (!*rest)
+		return result(store, rq, hl_query_runs(store, &page, rq->body));
+	if (!path_id(rest, &id, &sub))
+		return answer(rq, 400, "a run id is a number");
+	if (!*sub)
+		return result(store, rq, hl_query_run(store, id, rq->body));
+	if (!strcmp(sub, "leaks"))
+		return result(store, rq, hl_query_leaks(store, id, &page, rq->body));
+	if (!strcmp(sub, "errors"))
+		return result(store, rq, hl_query_errors(store, id, rq->body));
+	return answer(rq, 404, "no such page of a run");
+}
+
+static int route_process(struct hl_store *store, const char *rest, struct request *rq)
+{
+	const char *sub, *kind = rq->get("kind", rq->cls);
+	int64_t id;
+
+	if (!path_id(rest, &id, &sub))
+		return answer(rq, 400, "a process id is a number");
+	if (!strcmp(sub, "timeline"))
+		return result(store, rq, hl_query_timeline(store, id, rq->body));
+	if (strcmp(sub, "flame"))
+		return answer(rq, 404, "no such page of a process");
+	if (kind && strcmp(kind, "all") && strcmp(kind, "leaks"))
+		return answer(rq, 400, "kind is all or leaks");
+	return result(store, rq, hl_query_flame(store, id, kind && !strcmp(kind, "leaks"),
+						rq->body));
+}
+
+int hl_ui_api(struct hl_store *store, const char *path,
+	      const char *(*get)(const char *param, void *cls), void *cls, json_t **body)
+{
+	struct request rq = { get, cls, body };
+	const char *sub;
+	int64_t a, b, limit;
+
+	*body = NULL;
+	if (!strcmp(path, "runs") || !strncmp(path, "runs/", 5))
+		return route_runs(store, path[4] ? path + 5 : "", &rq);
+	if (!strncmp(path, "processes/", 10))
+		return route_process(store, path + 10, &rq);
+	if (!strncmp(path, "stacks/", 7)) {
+		if (!path_id(path + 7, &a, &sub) || *sub)
+			return answer(&rq, 400, "a stack id is a number");
+		return result(store, &rq, hl_query_stack(store, a, body));
+	}
+	if (!strcmp(path, "diff")) {
+		if (!parse_number(get("a", cls), INT64_MAX, &a) ||
+		    !parse_number(get("b", cls), INT64_MAX, &b))
+			return answer(&rq, 400, "diff needs two run ids, a and b");
+		return result(store, &rq, hl_query_diff(store, a, b, body));
+	}
+	if (!strcmp(path, "search")) {
+		const char *q = get("q", cls);
+
+		if (!q || !*q || strlen(q) > 200)
+			return answer(&rq, 400, "search needs q, 1 to 200 characters");
+		if (!param_number(&rq, "limit", 200, PAGE_MAX, &limit))
+			return answer(&rq, 400, "limit is a number (at most 5000)");
+		return result(store, &rq, hl_query_search(store, q, limit, body));
+	}
+	return answer(&rq, 404, "no such API path");
+}

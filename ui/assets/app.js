@@ -1,0 +1,374 @@
+/*
+ * ui/assets/app.js: the pages of the web UI, rendered from the JSON API
+ * (ui/api.c). In an HTML report (`heapledger report --format html`) the
+ * same pages read the answers inlined in the file instead (#hl-data), so
+ * the report needs no server and no network.
+ *
+ * Routes (the part after '#'): /  runs;  /run/ID  one run;  /diff?a&b;
+ * /search?q;  /history?program.  Charts: uPlot; flame graphs: d3-flame-graph.
+ */
+'use strict';
+
+const STATIC = (() => {
+  const el = document.getElementById('hl-data');
+  return el ? JSON.parse(el.textContent) : null;
+})();
+const PAGE = 100;
+window.hlCharts = {};
+
+/* ---- data ---- */
+
+function qs(params) {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(params || {}))
+    if (v !== undefined && v !== null && v !== '') p.set(k, v);
+  const s = p.toString();
+  return s ? '?' + s : '';
+}
+
+/* A static report holds whole answers keyed by path; paging and filtering
+ * of leak rows happen here instead of on the server. */
+function staticApi(path, params) {
+  const v = STATIC.answers[path];
+  if (v === undefined) return Promise.reject(new Error('not in this report: ' + path));
+  if (!v.rows || !/\/leaks$/.test(path)) return Promise.resolve(v);
+  const f = (params.filter || '').toLowerCase();
+  let rows = v.rows.filter(r => (!params.class || r.leak_class === params.class) &&
+    (!f || (r.search || '').toLowerCase().includes(f)));
+  const off = +params.offset || 0;
+  return Promise.resolve({ total: rows.length, rows: rows.slice(off, off + (+params.limit || PAGE)) });
+}
+
+async function api(path, params) {
+  if (STATIC) return staticApi(path, params || {});
+  const r = await fetch('api/' + path + qs(params));
+  const body = await r.json();
+  if (!r.ok) throw new Error(body.error || r.statusText);
+  return body;
+}
+
+/* ---- formatting ---- */
+
+function h(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === 'onclick' || k === 'oninput' || k === 'onchange' || k === 'onsubmit') e[k] = v;
+    else if (v !== undefined && v !== null && v !== false) e.setAttribute(k, v);
+  }
+  for (const k of kids.flat())
+    if (k !== undefined && k !== null) e.append(k instanceof Node ? k : String(k));
+  return e;
+}
+
+function bytes(n) {
+  if (n === null || n === undefined) return '';
+  const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0, v = n;
+  while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
+  return (i ? v.toFixed(1) : String(v)) + ' ' + u[i];
+}
+
+function when(ns) {
+  return ns ? new Date(ns / 1e6).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '';
+}
+
+function argvText(json) {
+  try { return JSON.parse(json).join(' '); } catch (e) { return json || ''; }
+}
+
+function exitText(p) {
+  if (p.exit_how === 'signal') return 'signal ' + p.exit_signal;
+  if (p.exit_how === 'exit' || p.exit_how === '_exit') return p.exit_how + ' ' + p.exit_status;
+  return p.exit_how;
+}
+
+function num(v) { return h('td', { class: 'num' }, v); }
+
+function frameLine(f) {
+  const fn = f.function || ((f.module || '?').split('/').pop() + '+0x' + (f.offset || 0).toString(16));
+  const loc = f.file ? f.file + ':' + f.line : (f.module || '');
+  return h('div', { class: 'frame' }, h('span', { class: 'fn' }, fn),
+    f.inlined ? h('span', { class: 'muted' }, ' (inlined)') : null,
+    ' ', h('span', { class: 'loc' }, loc));
+}
+
+async function stackBlock(id, title) {
+  const box = h('div', { class: 'stack', 'data-stack': id });
+  if (title) box.append(h('div', { class: 'muted' }, title));
+  if (!id) { box.append(h('div', { class: 'muted' }, '(no stack)')); return box; }
+  const s = await api('stacks/' + id);
+  for (const f of s.frames) box.append(frameLine(f));
+  if (s.truncated) box.append(h('div', { class: 'muted' }, '… (stack cut short)'));
+  return box;
+}
+
+function pager(total, offset, go) {
+  return h('span', { class: 'pager' },
+    h('button', { onclick: () => go(Math.max(0, offset - PAGE)), disabled: offset === 0 }, '‹ prev'),
+    ` ${total ? offset + 1 : 0}–${Math.min(offset + PAGE, total)} of ${total} `,
+    h('button', { onclick: () => go(offset + PAGE), disabled: offset + PAGE >= total }, 'next ›'));
+}
+
+function show(...nodes) {
+  const app = document.getElementById('app');
+  app.replaceChildren(...nodes.filter(n => n !== null && n !== undefined));
+  return app;
+}
+
+/* ---- runs ---- */
+
+async function pageRuns(params) {
+  const filter = params.get('filter') || '';
+  const offset = +params.get('offset') || 0;
+  const data = await api('runs', { filter, offset, limit: PAGE });
+  const input = h('input', { id: 'runs-filter', placeholder: 'program, label, commit…', value: filter });
+  const form = h('form', { class: 'bar', onsubmit: e => { e.preventDefault(); location.hash = '#/' + qs({ filter: input.value }); } },
+    input, h('button', { type: 'submit' }, 'filter'),
+    pager(data.total, offset, o => { location.hash = '#/' + qs({ filter, offset: o }); }));
+  const rows = data.rows.map(r => {
+    const labels = r.labels ? Object.entries(JSON.parse(r.labels)).map(([k, v]) => k + '=' + v).join(' ') : '';
+    return h('tr', { 'data-run': r.id },
+      h('td', null, h('a', { href: '#/run/' + r.id }, r.id)),
+      h('td', null, h('a', { href: '#/history' + qs({ program: r.program }) }, r.program || '?'),
+        h('div', { class: 'muted' }, argvText(r.argv))),
+      h('td', null, r.mode), h('td', null, labels), h('td', null, (r.git_commit || '').slice(0, 12)),
+      h('td', { class: 'when' }, when(r.started_ns)), num(r.exit_code ?? ''),
+      num(bytes(r.definitely_bytes)), num(bytes(r.indirectly_bytes)),
+      num(bytes(r.possibly_bytes)), num(bytes(r.reachable_bytes)), num(bytes(r.unknown_bytes)),
+      num(r.errors), num(bytes(r.peak_bytes)));
+  });
+  show(h('h1', null, 'Runs'), form,
+    h('table', { id: 'runs' }, h('tr', null, ...['run', 'program', 'mode', 'labels', 'commit', 'started', 'exit']
+      .map(t => h('th', null, t)), ...['definitely', 'indirectly', 'possibly', 'reachable', 'unclassified', 'errors', 'peak heap']
+      .map(t => h('th', { class: 'num' }, t))), rows));
+}
+
+/* ---- one run ---- */
+
+function processTree(procs) {
+  const kids = new Map();
+  for (const p of procs) {
+    const k = p.parent_id || 0;
+    if (!kids.has(k)) kids.set(k, []);
+    kids.get(k).push(p);
+  }
+  const known = new Set(procs.map(p => p.id));
+  const list = parent => h('ul', null, (kids.get(parent) || []).map(p => h('li', { 'data-pid': p.pid },
+    `${p.origin} pid ${p.pid}: `, h('b', null, p.exe.split('/').pop()), ` — ${exitText(p)}, `,
+    `${bytes(p.leaked_bytes)} leaked in ${p.leak_records} records, peak ${bytes(p.peak_bytes)}`,
+    p.errors ? h('span', { class: 'error' }, `, ${p.errors} heap errors`) : null,
+    kids.has(p.id) ? list(p.id) : null)));
+  /* Roots: no parent, or a parent not in this run. */
+  for (const p of procs) if (p.parent_id && !known.has(p.parent_id)) kids.get(0)?.push(p) ?? kids.set(0, [p]);
+  return h('div', { class: 'tree', id: 'process-tree' }, list(0));
+}
+
+function summaryTable(procs) {
+  const cols = [['pid', 'pid'], ['in use', 'in_use_bytes', bytes], ['blocks', 'in_use_blocks'],
+    ['allocs', 'allocs'], ['frees', 'frees'], ['allocated', 'bytes_allocated', bytes],
+    ['peak', 'peak_bytes', bytes], ['inherited', 'inherited_bytes', bytes],
+    ['dropped events', 'dropped_events'], ['errors', 'errors']];
+  return h('table', { id: 'summary' }, h('tr', null, cols.map(c => h('th', { class: 'num' }, c[0]))),
+    procs.map(p => h('tr', null, cols.map(c => num(c[2] ? c[2](p[c[1]]) : p[c[1]])))));
+}
+
+function timelineChart(el, tl) {
+  el.replaceChildren();
+  const xs = tl.time_ns.map(t => t / 1e9);
+  if (!xs.length) { el.append(h('p', { class: 'muted' }, 'No heap samples for this process.')); return; }
+  const opts = {
+    width: Math.min(1100, window.innerWidth - 80), height: 260,
+    scales: { x: { time: true } },
+    series: [{}, { label: 'heap in use', stroke: '#c33', fill: 'rgba(204,51,51,0.12)', value: (u, v) => bytes(v) }],
+    axes: [{}, { values: (u, vals) => vals.map(v => bytes(v)), size: 80 }],
+  };
+  window.hlCharts.timeline = new uPlot(opts, [xs, tl.bytes], el);
+  el.setAttribute('data-points', xs.length);
+}
+
+/* Merges siblings of the same name (one function called from several
+ * places in its caller), which the call tree keeps apart by address. */
+function mergeSiblings(node) {
+  const byName = new Map();
+  for (const c of node.children || []) {
+    const m = byName.get(c.name);
+    if (m) { m.value += c.value; m.children = (m.children || []).concat(c.children || []); }
+    else byName.set(c.name, { name: c.name, value: c.value, children: c.children || [] });
+  }
+  node.children = [...byName.values()];
+  node.children.forEach(mergeSiblings);
+  return node;
+}
+
+function flameChart(el, details, tree) {
+  el.replaceChildren();
+  if (!tree.value) { el.append(h('p', { class: 'muted' }, 'Nothing to show.')); return; }
+  const chart = flamegraph.default().width(Math.min(1100, window.innerWidth - 80))
+    .cellHeight(18).minFrameSize(2).transitionDuration(0).setDetailsElement(details);
+  d3.select(el).datum(mergeSiblings(tree)).call(chart);
+  window.hlCharts.flame = chart;
+}
+
+async function processViews(proc, box) {
+  const tlEl = h('div', { id: 'timeline', class: 'chart' });
+  const flameEl = h('div', { id: 'flame' });
+  const details = h('div', { id: 'flame-details', class: 'muted' });
+  const kind = h('select', { id: 'flame-kind' }, h('option', { value: 'leaks' }, 'bytes leaked'),
+    h('option', { value: 'all' }, 'bytes allocated'));
+  const drawFlame = async () => flameChart(flameEl, details,
+    await api(`processes/${proc.id}/flame`, STATIC ? {} : { kind: kind.value }).then(t => t[kind.value] || t));
+  kind.onchange = drawFlame;
+  box.replaceChildren(h('h2', null, `Heap in use over time (pid ${proc.pid})`), tlEl,
+    h('h2', null, 'Flame graph'), h('div', { class: 'bar' }, kind, h('span', { class: 'muted' }, 'click a frame to zoom, again to zoom out')),
+    flameEl, details);
+  timelineChart(tlEl, await api(`processes/${proc.id}/timeline`));
+  await drawFlame();
+}
+
+async function leakTable(run, box, state) {
+  const data = await api(`runs/${run.id}/leaks`, { offset: state.offset, limit: PAGE, filter: state.filter, class: state.cls });
+  const filter = h('input', { id: 'leak-filter', placeholder: 'function, file or module', value: state.filter });
+  const cls = h('select', { id: 'leak-class' }, ['', 'definitely', 'indirectly', 'possibly', 'reachable', 'unknown', 'suppressed']
+    .map(c => h('option', { value: c, selected: c === state.cls }, c || 'every class')));
+  const apply = o => leakTable(run, box, { offset: o, filter: filter.value, cls: cls.value });
+  const rows = [];
+  for (const l of data.rows) {
+    const tr = h('tr', { class: 'leak', 'data-leak': l.id, 'data-stack': l.stack_id },
+      num(l.pid), h('td', { class: 'cls-' + l.leak_class }, l.leak_class), num(bytes(l.bytes)), num(l.blocks),
+      h('td', null, h('span', { class: 'fn' }, l.function || '?'), ' ',
+        h('span', { class: 'muted' }, l.file ? l.file.split('/').pop() + ':' + l.line : '')));
+    const open = h('tr', { class: 'leak-stack', hidden: true }, h('td', { colspan: 5 }));
+    tr.onclick = async () => {
+      if (!open.hidden) { open.hidden = true; return; }
+      open.firstChild.replaceChildren(await stackBlock(l.stack_id));
+      open.hidden = false;
+    };
+    rows.push(tr, open);
+  }
+  box.replaceChildren(h('form', { class: 'bar', onsubmit: e => { e.preventDefault(); apply(0); } },
+    filter, cls, h('button', { type: 'submit' }, 'filter'), pager(data.total, state.offset, apply)),
+  h('table', { id: 'leaks' }, h('tr', null, h('th', { class: 'num' }, 'pid'), h('th', null, 'class'),
+    h('th', { class: 'num' }, 'bytes'), h('th', { class: 'num' }, 'blocks'), h('th', null, 'where (click for the stack)')), rows));
+}
+
+async function errorList(run, box) {
+  const errs = await api(`runs/${run.id}/errors`);
+  if (!errs.length) { box.replaceChildren(h('p', { class: 'muted' }, 'No heap errors.')); return; }
+  const items = [];
+  for (const e of errs) {
+    items.push(h('div', { class: 'heap-error' }, h('b', { class: 'error' }, e.kind),
+      ` at 0x${e.address.toString(16)} in pid ${e.pid}`,
+      e.block_address ? ` (block 0x${e.block_address.toString(16)}, ${e.block_size} bytes)` : '',
+      await stackBlock(e.stack_id, 'where:'), await stackBlock(e.alloc_stack_id, 'allocated at:'),
+      e.free_stack_id ? await stackBlock(e.free_stack_id, 'freed at:') : null));
+  }
+  box.replaceChildren(...items);
+}
+
+async function pageRun(id) {
+  const run = await api('runs/' + id);
+  const procs = run.processes;
+  const views = h('div', { id: 'process-views' });
+  const pick = h('select', { id: 'process-pick' }, procs.map((p, i) => h('option', { value: i }, `pid ${p.pid} (${p.origin}) ${p.exe.split('/').pop()}`)));
+  pick.onchange = () => processViews(procs[+pick.value], views);
+  const leaksBox = h('div', { id: 'leaks-box' }), errBox = h('div', { id: 'errors-box' });
+  const live = !run.ended_ns && !STATIC;
+  show(h('h1', null, `Run ${run.id}: ${run.program || '?'}`),
+    h('p', null, argvText(run.argv), h('br'), h('span', { class: 'muted' },
+      `${run.mode}, started ${when(run.started_ns)}`, run.ended_ns ? `, ${((run.ended_ns - run.started_ns) / 1e9).toFixed(2)} s` : ', still running',
+      run.exit_code !== null ? `, exit ${run.exit_code}` : '', run.git_commit ? `, commit ${run.git_commit}` : '',
+      run.hostname ? `, on ${run.hostname}` : '')),
+    STATIC ? null : h('p', null, h('a', { href: `#/diff${qs({ a: run.id - 1, b: run.id })}` }, 'diff with the run before'), ' · ',
+      h('a', { href: '#/history' + qs({ program: run.program }) }, 'history of ' + (run.program || '?'))),
+    h('h2', null, `Processes (${procs.length})`), processTree(procs),
+    h('h2', null, 'Heap summary'), summaryTable(procs),
+    h('h2', null, 'Leaks'), leaksBox, h('h2', null, 'Heap errors'), errBox,
+    procs.length > 1 ? h('div', { class: 'bar' }, 'process: ', pick) : null, views);
+  await leakTable(run, leaksBox, { offset: 0, filter: '', cls: '' });
+  await errorList(run, errBox);
+  if (procs.length) await processViews(procs[0], views);
+  /* A daemon run still being written: its processes arrive as they end. */
+  if (live) setTimeout(() => { if (location.hash === '#/run/' + id) route(); }, 5000);
+}
+
+/* ---- diff, history, search ---- */
+
+function siteRows(list, cls) {
+  return list.map(s => h('tr', { class: cls }, h('td', { class: 'cls-' + s.leak_class }, s.leak_class),
+    num(bytes(s.bytes)), s.bytes_before !== undefined ? num(bytes(s.bytes_before)) : num(''), num(s.blocks),
+    h('td', null, h('span', { class: 'fn' }, s.function || '?'), ' ',
+      h('span', { class: 'muted' }, s.file ? s.file.split('/').pop() + ':' + s.line : ''))));
+}
+
+async function pageDiff(params) {
+  const a = h('input', { id: 'diff-a', size: 6, value: params.get('a') || '' });
+  const b = h('input', { id: 'diff-b', size: 6, value: params.get('b') || '' });
+  const form = h('form', { class: 'bar', onsubmit: e => { e.preventDefault(); location.hash = '#/diff' + qs({ a: a.value, b: b.value }); } },
+    'run ', a, ' against run ', b, h('button', { type: 'submit' }, 'diff'));
+  if (!params.get('a') || !params.get('b')) { show(h('h1', null, 'Diff of two runs'), form); return; }
+  const d = await api('diff', { a: params.get('a'), b: params.get('b') });
+  const head = h('tr', null, ['class', 'bytes', 'before', 'blocks', 'where'].map(t => h('th', null, t)));
+  show(h('h1', null, `Run ${d.a} → run ${d.b}`), form,
+    h('h2', null, `New leak sites (${d.new.length})`), h('table', { id: 'diff-new' }, head.cloneNode(true), siteRows(d.new, 'new')),
+    h('h2', null, `Fixed leak sites (${d.fixed.length})`), h('table', { id: 'diff-fixed' }, head.cloneNode(true), siteRows(d.fixed, 'fixed')),
+    h('h2', null, `In both (${d.both.length})`), h('table', { id: 'diff-both' }, head.cloneNode(true), siteRows(d.both, '')));
+}
+
+async function pageHistory(params) {
+  const program = params.get('program') || '';
+  const data = await api('runs', { filter: program, limit: 5000 });
+  const runs = data.rows.filter(r => r.program === program).reverse();
+  const chartEl = h('div', { id: 'history-chart', class: 'chart' });
+  show(h('h1', null, `History of ${program}`),
+    h('p', { class: 'muted' }, `${runs.length} runs; leaked bytes by class per run, oldest first.`), chartEl,
+    h('table', { id: 'history' }, h('tr', null, ['run', 'started', 'definitely', 'indirectly', 'possibly', ''].map(t => h('th', null, t))),
+      runs.slice().reverse().map((r, i, all) => h('tr', null, h('td', null, h('a', { href: '#/run/' + r.id }, r.id)),
+        h('td', null, when(r.started_ns)), num(bytes(r.definitely_bytes)), num(bytes(r.indirectly_bytes)),
+        num(bytes(r.possibly_bytes)), h('td', null, all[i + 1] ? h('a', { href: '#/diff' + qs({ a: all[i + 1].id, b: r.id }) }, 'diff with previous') : '')))));
+  if (!runs.length) return;
+  const xs = runs.map(r => r.started_ns / 1e9);
+  window.hlCharts.history = new uPlot({
+    width: Math.min(1100, window.innerWidth - 80), height: 240, scales: { x: { time: true } },
+    series: [{}, { label: 'definitely', stroke: '#b00' }, { label: 'indirectly', stroke: '#c60' }, { label: 'possibly', stroke: '#a80' }],
+    axes: [{}, { values: (u, vals) => vals.map(v => bytes(v)), size: 80 }],
+  }, [xs, runs.map(r => r.definitely_bytes), runs.map(r => r.indirectly_bytes), runs.map(r => r.possibly_bytes)], chartEl);
+}
+
+async function pageSearch(params) {
+  const q = params.get('q') || '';
+  const input = h('input', { id: 'search-q', placeholder: 'function, file or module', value: q });
+  const form = h('form', { class: 'bar', onsubmit: e => { e.preventDefault(); location.hash = '#/search' + qs({ q: input.value }); } },
+    input, h('button', { type: 'submit' }, 'search'));
+  if (!q) { show(h('h1', null, 'Search'), form); return; }
+  const res = await api('search', { q });
+  show(h('h1', null, `Search: ${q}`), form,
+    h('table', { id: 'search-results' }, h('tr', null, ['function', 'file', 'module', 'runs', 'first', 'last'].map(t => h('th', null, t))),
+      res.rows.map(r => h('tr', null, h('td', { class: 'fn' }, r.function || '?'),
+        h('td', null, r.file ? r.file + ':' + r.line : ''), h('td', { class: 'muted' }, r.module || ''),
+        num(r.runs), h('td', null, h('a', { href: '#/run/' + r.first_run }, r.first_run)),
+        h('td', null, h('a', { href: '#/run/' + r.last_run }, r.last_run))))));
+}
+
+/* ---- routing ---- */
+
+async function route() {
+  const hash = location.hash.replace(/^#/, '') || (STATIC ? '/run/' + STATIC.run : '/');
+  const [path, query] = hash.split('?');
+  const params = new URLSearchParams(query || '');
+  try {
+    document.body.removeAttribute('data-ready');
+    let m;
+    if ((m = path.match(/^\/run\/(\d+)$/))) await pageRun(m[1]);
+    else if (path === '/diff') await pageDiff(params);
+    else if (path === '/search') await pageSearch(params);
+    else if (path === '/history') await pageHistory(params);
+    else await pageRuns(params);
+  } catch (e) {
+    show(h('p', { class: 'error' }, 'Error: ' + e.message));
+  }
+  document.body.setAttribute('data-ready', location.hash || '#');
+}
+
+if (STATIC) document.querySelector('header nav')?.remove();
+window.addEventListener('hashchange', route);
+route();

@@ -1,0 +1,211 @@
+/*
+ * ui/server.c: the web UI's HTTP server (libmicrohttpd): GET of the
+ * embedded assets and of the JSON API (api.c), nothing else.
+ *
+ * Safety: only names in the embedded asset table are served, so no path
+ * can reach a file (there is no file access at all); every answer carries a
+ * Content-Security-Policy that allows scripts and data from this origin
+ * only; on loopback, a request whose Host is not this server's loopback
+ * address is refused (a DNS-rebinding page cannot read the database); the
+ * database is opened read-only, one connection per server thread (a pthread
+ * key closes it when the thread ends), so no two threads share one.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_query.h"
+#include "ui.h"
+#include "util.h"
+
+#define SERVER_THREADS 2
+
+/* Scripts, styles and data from this origin only; d3 and uPlot set inline
+ * style properties, which 'unsafe-inline' for styles allows (scripts stay
+ * strict). */
+#define CSP "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline';" \
+	" img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none';" \
+	" frame-ancestors 'none'"
+
+struct hl_ui_server {
+	struct MHD_Daemon *daemon;
+	char *db;
+	bool loopback;
+	uint16_t port;
+	pthread_key_t store_key;
+};
+
+static void store_destroy(void *store)
+{
+	hl_store_close(store);
+}
+
+/* This thread's connection, opened on its first request. */
+static struct hl_store *thread_store(struct hl_ui_server *sv)
+{
+	struct hl_store *s = pthread_getspecific(sv->store_key);
+
+	if (s)
+		return s;
+	if (hl_store_open_strict_ro(sv->db, &s)) {
+		hl_log("ui: %s", hl_store_error(s));
+		hl_store_close(s);
+		return NULL;
+	}
+	pthread_setspecific(sv->store_key, s);
+	return s;
+}
+
+static enum MHD_Result respond(struct MHD_Connection *c, int status, struct MHD_Response *r,
+			    const char *type, bool cache)
+{
+	enum MHD_Result ok;
+
+	MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "Content-Security-Policy", CSP);
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	MHD_add_response_header(r, "Cache-Control", cache ? "max-age=300" : "no-store");
+	ok = MHD_queue_response(c, (unsigned)status, r);
+	MHD_destroy_response(r);
+	return ok;
+}
+
+static enum MHD_Result send_json(struct MHD_Connection *c, int status, json_t *body)
+{
+	char *text = json_dumps(body, JSON_COMPACT);
+	struct MHD_Response *r;
+
+	json_decref(body);
+	if (!text)
+		text = hl_xstrdup("{\"error\":\"cannot encode the answer\"}"), status = 500;
+	r = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+	return respond(c, status, r, "application/json", false);
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, int status, const char *message)
+{
+	return send_json(c, status, json_pack("{ss}", "error", message));
+}
+
+static const char *get_param(const char *name, void *cls)
+{
+	return MHD_lookup_connection_value(cls, MHD_GET_ARGUMENT_KIND, name);
+}
+
+/* On loopback, Host must name this server by a loopback name. */
+static bool host_allowed(struct hl_ui_server *sv, struct MHD_Connection *c)
+{
+	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+	static const char *const names[] = { "127.0.0.1", "localhost", "[::1]" };
+	char want[64];
+
+	if (!sv->loopback)
+		return true;
+	if (!host)
+		return false;
+	for (size_t i = 0; i < HL_ARRAY_SIZE(names); i++) {
+		snprintf(want, sizeof(want), "%s:%u", names[i], sv->port);
+		if (!strcmp(host, want))
+			return true;
+	}
+	return false;
+}
+
+static enum MHD_Result serve_asset(struct MHD_Connection *c, const char *name)
+{
+	const struct hl_ui_asset *a = hl_ui_asset_find(*name ? name : "index.html");
+	struct MHD_Response *r;
+
+	if (!a)
+		return send_error(c, 404, "no such page");
+	r = MHD_create_response_from_buffer(a->len, (void *)a->data, MHD_RESPMEM_PERSISTENT);
+	return respond(c, 200, r, a->content_type, true);
+}
+
+static enum MHD_Result serve_api(struct hl_ui_server *sv, struct MHD_Connection *c,
+				 const char *path)
+{
+	struct hl_store *s = thread_store(sv);
+	json_t *body;
+	int status;
+
+	if (!s)
+		return send_error(c, 503, "the database cannot be opened (see the server's log)");
+	status = hl_ui_api(s, path, get_param, c, &body);
+	return send_json(c, status, body);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_size, void **state)
+{
+	struct hl_ui_server *sv = cls;
+
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return send_error(c, 405, "only GET");
+	if (*upload_size)
+		return send_error(c, 400, "a GET has no body");
+	if (!MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host") &&
+	    strcmp(version, MHD_HTTP_VERSION_1_0))
+		return send_error(c, 400, "HTTP/1.1 needs a Host header");
+	if (!host_allowed(sv, c))
+		return send_error(c, 403, "this server answers only to its loopback address");
+	if (url[0] != '/')
+		return send_error(c, 400, "the path must start with /");
+	if (!strncmp(url, "/api/", 5))
+		return serve_api(sv, c, url + 5);
+	return serve_asset(c, url + 1);
+}
+
+struct hl_ui_server *hl_ui_server_start(const char *db, const struct sockaddr *addr,
+					 bool loopback, uint16_t *port)
+{
+	struct hl_ui_server *sv = hl_xcalloc(1, sizeof(*sv));
+	struct hl_store *probe;
+	const union MHD_DaemonInfo *info;
+
+	/* Fail now, with the reason, rather than on the first request. */
+	if (hl_store_open_strict_ro(db, &probe)) {
+		hl_log("ui: %s", hl_store_error(probe));
+		hl_store_close(probe);
+		free(sv);
+		return NULL;
+	}
+	hl_store_close(probe);
+	sv->db = hl_xstrdup(db);
+	sv->loopback = loopback;
+	pthread_key_create(&sv->store_key, store_destroy);
+	sv->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+				      (addr->sa_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+				      0, NULL, NULL, handle, sv,
+				      MHD_OPTION_SOCK_ADDR, addr,
+				      MHD_OPTION_THREAD_POOL_SIZE, (unsigned)SERVER_THREADS,
+				      MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+				      MHD_OPTION_CONNECTION_LIMIT, 256u,
+				      MHD_OPTION_END);
+	if (!sv->daemon) {
+		hl_log("ui: cannot listen: %s", strerror(errno));
+		hl_ui_server_stop(sv);
+		return NULL;
+	}
+	info = MHD_get_daemon_info(sv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	sv->port = info ? info->port : 0;
+	*port = sv->port;
+	return sv;
+}
+
+void hl_ui_server_stop(struct hl_ui_server *sv)
+{
+	if (!sv)
+		return;
+	if (sv->daemon)
+		MHD_stop_daemon(sv->daemon);
+	pthread_key_delete(sv->store_key);
+	free(sv->db);
+	free(sv);
+}

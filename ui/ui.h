@@ -1,0 +1,53 @@
+/*
+ * ui/ui.h: the web UI over the database (`heapledger ui`) and the
+ * self-contained HTML report built from the same pages.
+ *
+ * server.c serves the embedded assets (assets.c) and a JSON API whose every
+ * answer comes from the query layer (reporter/store_query.h); the pages
+ * (ui/assets/app.js) read only that API, or, in an HTML report, the same
+ * answers inlined into the file (report_html.c).
+ */
+#ifndef HL_UI_UI_H
+#define HL_UI_UI_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "store.h"
+
+/* One file of the pages, compiled into the binary. */
+struct hl_ui_asset {
+	const char *name;          /* "app.js", "vendor/uPlot.iife.min.js" */
+	const char *content_type;
+	const unsigned char *data;
+	size_t len;
+};
+
+/* The asset called name (no leading '/'), or NULL: only these are served. */
+const struct hl_ui_asset *hl_ui_asset_find(const char *name);
+
+/* The API: answers GET path?query (path without the query string, query
+ * parameters through get(param, cls)) from store. Returns the HTTP status
+ * and sets *body to the JSON answer (an {"error": ...} object on failure). */
+int hl_ui_api(struct hl_store *store, const char *path,
+	      const char *(*get)(const char *param, void *cls), void *cls, json_t **body);
+
+/* The HTTP server: serves db (opened read-only, one connection per server
+ * thread) on addr; *port is the port it bound (addr may ask for 0).
+ * Returns NULL after printing why it could not start. */
+struct sockaddr;
+struct hl_ui_server;
+struct hl_ui_server *hl_ui_server_start(const char *db, const struct sockaddr *addr,
+					 bool loopback, uint16_t *port);
+void hl_ui_server_stop(struct hl_ui_server *server);
+
+/* `heapledger ui`. */
+int hl_cmd_ui(int argc, char **argv);
+/* `heapledger report --format html` of run_id: one file, assets and data
+ * inlined, that needs no network. Returns 0 or -errno. */
+int hl_ui_write_html_report(struct hl_store *store, int64_t run_id, FILE *out);
+
+#endif /* HL_UI_UI_H */
