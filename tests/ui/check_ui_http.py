@@ -74,7 +74,7 @@ def check_api(sv, db, source):
     if runs["total"] != 3 or [r["id"] for r in runs["rows"]] != [3, 2, 1]:
         fail("runs: %s" % runs)
     r2 = [r for r in runs["rows"] if r["id"] == 2][0]
-    if r2["program"] != "ui_leaker" or r2["unknown_bytes"] + r2["definitely_bytes"] < 1000:
+    if r2["program"] != "ui_leaker" or sum(r2["leaked"].values()) != 300 + 700 + 300 + 700 + 48:
         fail("run 2 row: %s" % r2)
     if get_json(sv, "/api/runs?filter=daemon")["total"] != 1:
         fail("filter by mode")
