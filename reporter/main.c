@@ -73,10 +73,10 @@ int hl_cmd_env(int argc, char **argv)
 
 int hl_cmd_report(int argc, char **argv)
 {
-	const char *db = HL_DEFAULT_DB, *format = "text";
+	const char *db = NULL, *format = "text";
 	unsigned long run_id = 0;
 	const struct hl_arg args[] = {
-		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB ")"),
+		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB_TEXT ")"),
 		HL_ARG_UNSIGNED("run", 0, "ID", &run_id, 1, INT64_MAX, "the run to print (default: the latest)"),
 		HL_ARG_CHOICE("format", 0, "text|json|html|speedscope", &format,
 			      "text (default), json, html (the web UI's run page as one file)"
@@ -96,6 +96,8 @@ int hl_cmd_report(int argc, char **argv)
 	rc = hl_args_parse(&cmd, argc, argv, &first);
 	if (rc >= 0)
 		return rc;
+	if (!db && !(db = hl_default_db(false)))
+		return HL_EXIT_FAILURE;
 	err = hl_store_open(db, true, &store);
 	if (!err && !run_id)
 		err = hl_store_latest_run(store, &id);
