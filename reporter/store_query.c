@@ -790,10 +790,13 @@ int hl_query_profile(struct hl_store *s, int64_t process_id, json_t **out)
 
 /* ---- web UI: diff and search --------------------------------------------- */
 
-/* One leak site: a record's class and its chain of functions (module+offset
- * where there is no symbol), with where it is and how much it leaks. */
+/* One leak site: a record's class and fingerprint (fingerprint.h: the same
+ * leak has the same one in every run), with where it is and how much it
+ * leaks. A record stored before fingerprints existed is keyed by its chain
+ * of functions instead (module+offset where there is no symbol). */
 struct site {
-	char *key;              /* "class;innermost;...;outermost" */
+	char *key;              /* "class;fingerprint" or "class;;chain" */
+	char *chain;            /* ";innermost;...;outermost" */
 	char *function, *file;
 	int64_t line, bytes, blocks;
 };
@@ -802,6 +805,14 @@ struct sites {
 	struct site *v;
 	size_t n, cap;
 };
+
+static void site_set_key(struct site *site, const char *cls, const char *fingerprint)
+{
+	size_t n = strlen(cls) + 3 + (fingerprint ? strlen(fingerprint) : strlen(site->chain));
+
+	site->key = hl_xmalloc(n);
+	snprintf(site->key, n, "%s;%s", cls, fingerprint ? fingerprint : site->chain);
+}
 
 static void site_append_frame(char **key, size_t *len, sqlite3_stmt *st)
 {
@@ -825,6 +836,7 @@ static int load_sites(struct hl_store *s, int64_t run_id, struct sites *out)
 	sqlite3_stmt *st;
 	int64_t leak = -1;
 	size_t len = 0;
+	char *cls = NULL, *fingerprint = NULL;
 	int rc, err = prepare(s,
 		"WITH RECURSIVE walk(leak_id, pos, frame_id) AS ("
 		" SELECT l.id, 0, k.leaf_frame_id FROM leaks l JOIN processes p"
@@ -833,7 +845,7 @@ static int load_sites(struct hl_store *s, int64_t run_id, struct sites *out)
 		" UNION ALL SELECT w.leak_id, w.pos + 1, f.parent_id FROM walk w"
 		" JOIN frames f ON f.id = w.frame_id WHERE f.parent_id IS NOT NULL)"
 		" SELECT w.leak_id, l.leak_class, y.function, y.file, y.module, y.module_offset,"
-		" y.line, l.bytes, l.blocks FROM walk w JOIN leaks l ON l.id = w.leak_id"
+		" y.line, l.bytes, l.blocks, l.fingerprint FROM walk w JOIN leaks l ON l.id = w.leak_id"
 		" JOIN frames f ON f.id = w.frame_id LEFT JOIN symbols y ON y.id = f.symbol_id"
 		" ORDER BY w.leak_id, w.pos", &st);
 
@@ -844,12 +856,19 @@ static int load_sites(struct hl_store *s, int64_t run_id, struct sites *out)
 		struct site *site = out->n ? &out->v[out->n - 1] : NULL;
 
 		if (sqlite3_column_int64(st, 0) != leak) {
+			if (site)
+				site_set_key(site, cls, fingerprint);
+			free(cls);
+			free(fingerprint);
 			hl_grow((void **)&out->v, &out->cap, out->n, sizeof(*out->v));
 			site = &out->v[out->n++];
 			memset(site, 0, sizeof(*site));
 			leak = sqlite3_column_int64(st, 0);
-			site->key = hl_xstrdup((const char *)sqlite3_column_text(st, 1));
-			len = strlen(site->key);
+			cls = hl_xstrdup((const char *)sqlite3_column_text(st, 1));
+			fingerprint = sqlite3_column_text(st, 9) ?
+				hl_xstrdup((const char *)sqlite3_column_text(st, 9)) : NULL;
+			site->chain = hl_xstrdup("");
+			len = 0;
 			site->bytes = sqlite3_column_int64(st, 7);
 			site->blocks = sqlite3_column_int64(st, 8);
 		}
@@ -859,8 +878,12 @@ static int load_sites(struct hl_store *s, int64_t run_id, struct sites *out)
 				hl_xstrdup((const char *)sqlite3_column_text(st, 2)) : NULL;
 			site->line = sqlite3_column_int64(st, 6);
 		}
-		site_append_frame(&site->key, &len, st);
+		site_append_frame(&site->chain, &len, st);
 	}
+	if (out->n)
+		site_set_key(&out->v[out->n - 1], cls, fingerprint);
+	free(cls);
+	free(fingerprint);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : query_fail(s, "leak sites");
 }
@@ -869,6 +892,7 @@ static void sites_free(struct sites *v)
 {
 	for (size_t i = 0; i < v->n; i++) {
 		free(v->v[i].key);
+		free(v->v[i].chain);
 		free(v->v[i].function);
 		free(v->v[i].file);
 	}
@@ -890,7 +914,8 @@ static json_t *site_json(const struct site *site, const struct site *before)
 	json_object_set_new(o, "function", site->function ? json_string(site->function) : json_null());
 	json_object_set_new(o, "file", site->file ? json_string(site->file) : json_null());
 	json_object_set_new(o, "line", json_integer(site->line));
-	json_object_set_new(o, "stack", json_string(cls ? cls + 1 : ""));
+	json_object_set_new(o, "fingerprint", cls && cls[1] != ';' ? json_string(cls + 1) : json_null());
+	json_object_set_new(o, "stack", json_string(site->chain[0] ? site->chain + 1 : ""));
 	if (before)
 		json_object_set_new(o, "bytes_before", json_integer(before->bytes));
 	return o;
@@ -908,6 +933,7 @@ static void sites_sort_merge(struct sites *v)
 			v->v[o - 1].bytes += v->v[i].bytes;
 			v->v[o - 1].blocks += v->v[i].blocks;
 			free(v->v[i].key);
+			free(v->v[i].chain);
 			free(v->v[i].function);
 			free(v->v[i].file);
 		} else {
@@ -947,6 +973,44 @@ int hl_query_diff(struct hl_store *s, int64_t run_a, int64_t run_b, json_t **out
 		*out = NULL;
 	}
 	return err;
+}
+
+static int history_site(void *ctx, const struct hl_site_history *h)
+{
+	json_t *bytes = json_array();
+
+	for (size_t i = 0; i < h->nruns; i++)
+		json_array_append_new(bytes, json_integer((json_int_t)h->bytes[i]));
+	json_array_append_new(ctx, json_pack("{ssss?sIsIsIso}", "fingerprint", h->fingerprint,
+		"function", h->function, "first_run", (json_int_t)h->first_run,
+		"last_run", (json_int_t)h->last_run, "runs", (json_int_t)h->runs,
+		"bytes", bytes));
+	return 0;
+}
+
+int hl_query_program_history(struct hl_store *s, const char *program, json_t **out)
+{
+	struct hl_run_filter f = { .program = program };
+	json_t *sites = json_array(), *runs = NULL;
+	size_t nruns;
+	sqlite3_stmt *st;
+	int err = hl_query_history(s, &f, history_site, sites, &nruns);
+
+	if (!err)
+		err = prepare(s,
+			"SELECT r.id, r.started_ns, r.git_commit, r.exit_code, " LEAKED_BY_CLASS
+			" FROM runs r WHERE r.program = ?1 ORDER BY r.id", &st);
+	if (!err) {
+		sqlite3_bind_text(st, 1, program, -1, SQLITE_STATIC);
+		err = rows_json(s, st, &runs);
+	}
+	if (err) {
+		json_decref(sites);
+		return err;
+	}
+	parse_json_columns(runs, (const char *const[]){ "leaked" }, 1);
+	*out = json_pack("{sssoso}", "program", program, "runs", runs, "sites", sites);
+	return 0;
 }
 
 int hl_query_search(struct hl_store *s, const char *term, int64_t limit, json_t **out)

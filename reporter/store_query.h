@@ -110,8 +110,14 @@ int hl_query_flame(struct hl_store *s, int64_t process_id, bool leaks, json_t **
 int hl_query_profile(struct hl_store *s, int64_t process_id, json_t **out);
 /* Leak sites of run b that run a does not have ("new"), that a had and b
  * has not ("fixed"), and those in both, keyed by each site's leak class and
- * function/file chain. */
+ * fingerprint (fingerprint.h; by its chain of functions for records stored
+ * before fingerprints). Suppressed records are left out. */
 int hl_query_diff(struct hl_store *s, int64_t run_a, int64_t run_b, json_t **out);
+/* A program's leak history: its runs, oldest first, with bytes leaked per
+ * class, and every leak site (by fingerprint) with its first and last run,
+ * how many runs leaked there and the bytes in each run (hl_query_history).
+ * *out = {"program", "runs": [...], "sites": [...]}. */
+int hl_query_program_history(struct hl_store *s, const char *program, json_t **out);
 /* Symbols whose function, file or module contains term, with the runs and
  * bytes leaked through them. *out = {"rows": [...]} (at most limit). */
 int hl_query_search(struct hl_store *s, const char *term, int64_t limit, json_t **out);

@@ -115,6 +115,13 @@ def check_api(sv, db, source):
     found = get_json(sv, "/api/search?q=leak_alpha")
     if not found["rows"] or found["rows"][0]["function"] != "leak_alpha" or found["rows"][0]["runs"] != 3:
         fail("search: %s" % found)
+    hist = get_json(sv, "/api/history?program=ui_leaker")
+    sites = {s["function"]: s for s in hist["sites"]}
+    if [r["id"] for r in hist["runs"]] != [1, 2] or sites["leak_beta"]["first_run"] != 2 or \
+            sites["leak_alpha"]["first_run"] != 1 or sites["leak_alpha"]["bytes"] != [600, 600]:
+        fail("history: %s" % hist)
+    if get(sv, "/api/history")[0] != 400:
+        fail("history without a program")
     if get_json(sv, "/api/runs/3")["mode"] != "daemon":
         fail("daemon run")
 

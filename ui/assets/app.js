@@ -335,24 +335,47 @@ async function pageDiff(params) {
     h('h2', null, `In both (${d.both.length})`), h('table', { id: 'diff-both' }, head.cloneNode(true), siteRows(d.both, '')));
 }
 
+/* A site's state in the newest run: new (first leaked there), fixed (not
+ * leaked there any more) or still leaking. */
+function siteState(s, newest) {
+  if (s.last_run !== newest) return h('span', { class: 'state-fixed' }, `fixed after run ${s.last_run}`);
+  if (s.first_run === newest) return h('span', { class: 'state-new' }, 'new');
+  return 'still leaking';
+}
+
 async function pageHistory(params) {
   const program = params.get('program') || '';
-  const data = await api('runs', { filter: program, limit: 5000 });
-  const runs = data.rows.filter(r => r.program === program).reverse();
+  const hist = await api('history', { program });
+  const runs = hist.runs;
+  const newest = runs.length ? runs[runs.length - 1].id : 0;
   const chartEl = h('div', { id: 'history-chart', class: 'chart' });
+  const sites = hist.sites.slice().sort((a, b) => (b.last_run === newest) - (a.last_run === newest) ||
+    b.bytes[b.bytes.length - 1] - a.bytes[a.bytes.length - 1] || b.last_run - a.last_run);
   show(h('h1', null, `History of ${program}`),
-    h('p', { class: 'muted' }, `${runs.length} runs; leaked bytes by class per run, oldest first.`), chartEl,
-    h('table', { id: 'history' }, h('tr', null, ['run', 'started', 'definitely', 'indirectly', 'possibly', ''].map(t => h('th', null, t))),
+    h('p', { class: 'muted' }, `${runs.length} runs, ${hist.sites.length} leak sites; bytes leaked by class per run, oldest first.`), chartEl,
+    h('h2', null, 'Leak sites'),
+    h('table', { id: 'history-sites' }, h('tr', null, ['site', 'state', 'first seen', 'last seen', 'runs', 'bytes in the newest run']
+      .map(t => h('th', null, t))),
+      sites.map(s => h('tr', { 'data-fingerprint': s.fingerprint },
+        h('td', null, h('span', { class: 'fn' }, s.function || '?'), ' ', h('span', { class: 'muted' }, s.fingerprint)),
+        h('td', null, siteState(s, newest)),
+        h('td', null, h('a', { href: '#/run/' + s.first_run }, 'run ' + s.first_run)),
+        h('td', null, h('a', { href: '#/run/' + s.last_run }, 'run ' + s.last_run)),
+        num(s.runs), num(bytes(s.bytes[s.bytes.length - 1]))))),
+    h('h2', null, 'Runs'),
+    h('table', { id: 'history' }, h('tr', null, ['run', 'started', 'commit', 'definitely', 'indirectly', 'possibly', 'unclassified', '']
+      .map(t => h('th', null, t))),
       runs.slice().reverse().map((r, i, all) => h('tr', null, h('td', null, h('a', { href: '#/run/' + r.id }, r.id)),
-        h('td', null, when(r.started_ns)), num(bytes(r.leaked.definitely || 0)), num(bytes(r.leaked.indirectly || 0)),
-        num(bytes(r.leaked.possibly || 0)), h('td', null, all[i + 1] ? h('a', { href: '#/diff' + qs({ a: all[i + 1].id, b: r.id }) }, 'diff with previous') : '')))));
+        h('td', { class: 'when' }, when(r.started_ns)), h('td', null, (r.git_commit || '').slice(0, 12)),
+        ...['definitely', 'indirectly', 'possibly', 'unknown'].map(c => num(bytes(r.leaked[c] || 0))),
+        h('td', null, all[i + 1] ? h('a', { href: '#/diff' + qs({ a: all[i + 1].id, b: r.id }) }, 'diff with previous') : '')))));
   if (!runs.length) return;
-  const xs = runs.map(r => r.started_ns / 1e9);
   window.hlCharts.history = new uPlot({
     width: Math.min(1100, window.innerWidth - 80), height: 240, scales: { x: { time: true } },
-    series: [{}, { label: 'definitely', stroke: '#b00' }, { label: 'indirectly', stroke: '#c60' }, { label: 'possibly', stroke: '#a80' }],
+    series: [{}, { label: 'definitely', stroke: '#b00' }, { label: 'indirectly', stroke: '#c60' },
+      { label: 'possibly', stroke: '#a80' }, { label: 'unclassified', stroke: '#469' }],
     axes: [{}, { values: (u, vals) => vals.map(v => bytes(v)), size: 80 }],
-  }, [xs, ...['definitely', 'indirectly', 'possibly'].map(c => runs.map(r => r.leaked[c] || 0))], chartEl);
+  }, [runs.map(r => r.started_ns / 1e9), ...['definitely', 'indirectly', 'possibly', 'unknown'].map(c => runs.map(r => r.leaked[c] || 0))], chartEl);
 }
 
 async function pageSearch(params) {
