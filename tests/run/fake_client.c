@@ -12,6 +12,11 @@
  *            origin FORK) frees nothing and leaks 7 more bytes; exit 0
  *   sites N  N distinct 8-frame stacks inside this binary, one leak each
  *            (report speed with many leak sites); exit 0
+ *   classes [error]  leaks of every class, as a reachability scan sends
+ *            them (LIVE, HL_LIVE_SCANNED): definite 100 bytes in 1 block and
+ *            indirect 50 in 2 at fake_leaker, possible 30 in 1 and
+ *            reachable 20 in 1 at fake_child_leaker; with "error", a double
+ *            free too; exit 0
  */
 #define _GNU_SOURCE
 #include <link.h>
@@ -180,6 +185,34 @@ static int scenario_sites(int argc, char **argv, unsigned long sites)
 	return 0;
 }
 
+static int scenario_classes(int argc, char **argv, bool with_error)
+{
+	static const struct hl_wire_live_block blocks[] = {
+		{ 0x400000, 100, 1, HL_CLASS_DEFINITE, HL_KIND_MALLOC, 0 },
+		{ 0x400100, 25, 1, HL_CLASS_INDIRECT, HL_KIND_MALLOC, 0 },
+		{ 0x400200, 25, 1, HL_CLASS_INDIRECT, HL_KIND_MALLOC, 0 },
+		{ 0x400300, 30, 2, HL_CLASS_POSSIBLE, HL_KIND_MALLOC, 0 },
+		{ 0x400400, 20, 2, HL_CLASS_REACHABLE, HL_KIND_MALLOC, 0 },
+	};
+	struct hl_rec_error error = { .kind = HL_ERROR_DOUBLE_FREE, .stack_id = 1,
+				      .address = 0x500000, .ticks = 30 };
+	struct hl_enc e;
+	int fd = connect_reporter();
+
+	hl_enc_init(&e);
+	prologue(&e, HL_ORIGIN_START, argc, argv);
+	for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++)
+		hl_enc_alloc(&e, blocks[i].address, blocks[i].size, 10 + i, blocks[i].stack_id,
+			     HL_KIND_MALLOC);
+	if (with_error)
+		hl_enc_error(&e, &error);
+	hl_enc_live(&e, blocks, sizeof(blocks) / sizeof(blocks[0]), HL_LIVE_SCANNED);
+	hl_enc_exit(&e, HL_EXIT_NORMAL, 0, 40);
+	send_all(fd, &e);
+	hl_enc_destroy(&e);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
@@ -206,6 +239,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "fork"))
 		return scenario_fork(argc, argv);
+	if (!strcmp(argv[1], "classes"))
+		return scenario_classes(argc, argv, argc > 2 && !strcmp(argv[2], "error"));
 	if (!strcmp(argv[1], "sites") && argc > 2)
 		return scenario_sites(argc, argv, strtoul(argv[2], NULL, 10));
 	return 2;
