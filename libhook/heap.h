@@ -165,7 +165,6 @@ enum hl_region {
 void hl_registry_mark(const void *start, size_t bytes, enum hl_region region);
 void hl_registry_clear(const void *start, size_t bytes);
 
-#define HL_ADDRESS_BITS 47
 #define HL_REGISTRY_ENTRIES ((size_t)1 << (HL_ADDRESS_BITS - HL_SEGMENT_SHIFT))
 extern _Atomic uint8_t hl_registry[HL_REGISTRY_ENTRIES];
 

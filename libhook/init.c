@@ -367,6 +367,7 @@ static void on_exit_status(int status, void *arg)
 __attribute__((constructor)) static void hl_start(void)
 {
 	stderr_remember();
+	hl_os_check_address_space();
 	hl_options_parse(getenv(HL_ENV_OPTIONS));
 	hl_cache_init_key();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);

@@ -47,6 +47,27 @@ HL_COLD void hl_assert_fail(const char *expr, const char *file, int line);
 
 /* ---- os.c: the only file that talks to mmap ------------------------------ */
 
+/* The user address space the segment registry covers (registry.c): 128 TiB
+ * on x86-64, where the kernel maps below 2^47 unless asked for more even
+ * with 5-level paging, and 256 TiB on arm64 (48-bit VA). */
+#if defined(__aarch64__)
+#define HL_ADDRESS_BITS 48
+#else
+#define HL_ADDRESS_BITS 47
+#endif
+/* Does [p, p + bytes) lie below 2^HL_ADDRESS_BITS? hl_os_map and
+ * hl_os_remap never return memory that does not: the registry could not
+ * tell it is ours, and free() would refuse it. */
+HL_INLINE bool hl_os_address_fits(const void *p, size_t bytes)
+{
+	uintptr_t end = (uintptr_t)p + bytes;
+	return end >= (uintptr_t)p && end <= (uintptr_t)1 << HL_ADDRESS_BITS;
+}
+/* At start: says clearly, once, when the stack already lies above
+ * 2^HL_ADDRESS_BITS (a kernel that maps everything higher); allocations
+ * the kernel places there then fail with ENOMEM and another message. */
+void hl_os_check_address_space(void);
+
 /* Page-aligned anonymous read/write memory, or NULL. Never sets errno for the
  * caller: the malloc entry points set ENOMEM themselves. */
 void *hl_os_map(size_t bytes);

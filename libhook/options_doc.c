@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 	else
 		printf("| Key | Values | Default | Meaning |\n|---|---|---|---|\n");
 	for (size_t i = 0; i < n; i++) {
-		printf(scdoc ? "| *%s*\n:[ " : "| `%s` | ", infos[i].key);
+		printf(scdoc ? "|[ *%s*\n:[ " : "| `%s` | ", infos[i].key);
 		print_values(&infos[i], scdoc ? "|" : "\\|");
 		printf(scdoc ? "\n:[ " : " | ");
 		print_default(&infos[i]);

@@ -6,12 +6,17 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
+
+#define HL_STR2(x) #x
+#define HL_STR(x) HL_STR2(x)
+#define HL_ADDRESS_TEXT "2^" HL_STR(HL_ADDRESS_BITS)
 
 static size_t page_size_cached;
 
@@ -24,13 +29,44 @@ size_t hl_os_page_size(void)
 	return page_size_cached;
 }
 
+static const char address_message[] =
+	"heapledger: the kernel placed memory above the " HL_ADDRESS_TEXT " addresses "
+	"heapledger can track (a 5-level page table or a wider address space?); "
+	"that allocation fails with ENOMEM\n";
+
+/* Once per process: the message for memory mapped out of reach. */
+static void address_out_of_range(void)
+{
+	static _Atomic bool said;
+	if (!atomic_exchange(&said, true)) {
+		int saved = errno;
+		ssize_t ignored = write(2, address_message, sizeof(address_message) - 1);
+		(void)ignored;
+		errno = saved;
+	}
+}
+
+void hl_os_check_address_space(void)
+{
+	int local;
+	if (!hl_os_address_fits(&local, sizeof(local)))
+		address_out_of_range();
+}
+
 void *hl_os_map(size_t bytes)
 {
 	int saved = errno;
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	errno = saved;
-	return p == MAP_FAILED ? NULL : p;
+	if (p == MAP_FAILED)
+		return NULL;
+	if (hl_unlikely(!hl_os_address_fits(p, bytes))) {
+		hl_os_unmap(p, bytes);
+		address_out_of_range();
+		return NULL;
+	}
+	return p;
 }
 
 /* Over-map by `alignment`, then give back the unaligned head and tail. */
@@ -63,7 +99,18 @@ void *hl_os_remap(void *p, size_t old_bytes, size_t new_bytes)
 	int saved = errno;
 	void *q = mremap(p, old_bytes, new_bytes, MREMAP_MAYMOVE);
 	errno = saved;
-	return q == MAP_FAILED ? NULL : q;
+	if (q == MAP_FAILED)
+		return NULL;
+	if (hl_unlikely(!hl_os_address_fits(q, new_bytes))) {
+		/* Moved out of reach: move it back, at its old size, to where it
+		 * was (free now), and fail as for a new mapping; the caller then
+		 * copies or reports ENOMEM, the block intact either way. */
+		address_out_of_range();
+		void *back = mremap(q, new_bytes, old_bytes, MREMAP_MAYMOVE | MREMAP_FIXED, p);
+		errno = saved;
+		return back == MAP_FAILED ? q : NULL;
+	}
+	return q;
 }
 
 void hl_os_discard(void *p, size_t bytes)

@@ -1,8 +1,9 @@
 /*
  * libhook/registry.c: which 4 MiB regions of the address space are ours.
  *
- * One byte per HL_SEGMENT_SIZE of the 47-bit user address space: a 32 MiB
- * zero-initialised array in .bss, so only the pages that cover our segments
+ * One byte per HL_SEGMENT_SIZE of the user address space below
+ * 2^HL_ADDRESS_BITS (internal.h; os.c maps nothing above it): a 32 MiB
+ * (64 MiB on arm64) zero-initialised array in .bss, so only the pages that cover our segments
  * are ever touched, and free() looks its pointer up with one load and no
  * set-up check. free() asks here before it reads any header, so a pointer
  * into the stack, static data or another allocator's memory is reported

@@ -13,7 +13,8 @@
 #include "store.h"
 #include "symbolize.h"
 
-#define HL_DEFAULT_DB "heapledger.db"
+/* Where runs go without --db (--help and the man page say so). */
+#define HL_DEFAULT_DB_TEXT "$HEAPLEDGER_DB, else $XDG_DATA_HOME/heapledger/history.db"
 
 int hl_cmd_run(int argc, char **argv);
 int hl_cmd_daemon(int argc, char **argv);
@@ -25,10 +26,17 @@ int hl_cmd_history(int argc, char **argv);
 int hl_cmd_diff(int argc, char **argv);
 int hl_cmd_bench_ingest(int argc, char **argv);
 
-/* Absolute path of libheapledger.so: $HEAPLEDGER_LIB, else next to this
- * binary in the build tree (../libhook/), else the install libdir. Returns 0
- * or -ENOENT. */
+/* Absolute path of libheapledger.so.N: $HEAPLEDGER_LIB, else next to this
+ * binary in the build tree (../libhook/), else bindir/../libdir relative to
+ * this binary, else the configured libdir. Returns 0 or -ENOENT. */
 int hl_find_hook_library(char *out, size_t len);
+/* The database used without --db: $HEAPLEDGER_DB, else
+ * $XDG_DATA_HOME/heapledger/history.db, else
+ * $HOME/.local/share/heapledger/history.db; one history for every directory
+ * the user works in, and no database files left in source trees. With
+ * create_dir, the missing directories of the default are made (0700).
+ * NULL, after saying why, when there is none. */
+const char *hl_default_db(bool create_dir);
 /* "lib" or "lib:existing" for LD_PRELOAD; returns a malloc'd string. */
 char *hl_preload_value(const char *lib, const char *existing);
 

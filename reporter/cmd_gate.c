@@ -95,12 +95,12 @@ static int load_run(const char *db, unsigned long run_id, struct hl_store **s,
 
 int hl_cmd_gate(int argc, char **argv)
 {
-	const char *db = HL_DEFAULT_DB, *baseline_arg = NULL;
+	const char *db = NULL, *baseline_arg = NULL;
 	unsigned long run_id = 0;
 	struct hl_policy pol = { 0 };
 	struct hl_baseline baseline = { 0 };
 	const struct hl_arg args[] = {
-		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB ")"),
+		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB_TEXT ")"),
 		HL_ARG_UNSIGNED("run", 0, "ID", &run_id, 1, INT64_MAX, "the run to judge (default: the latest)"),
 		HL_ARG_STRING("baseline", 0, "RUN|FILE", &baseline_arg,
 			      "count only leaks at sites this run or baseline file does not have"),
@@ -128,6 +128,8 @@ int hl_cmd_gate(int argc, char **argv)
 	rc = hl_args_parse(&cmd, argc, argv, &first);
 	if (rc >= 0)
 		return rc;
+	if (!db && !(db = hl_default_db(false)))
+		return HL_EXIT_FAILURE;
 	if (hl_policy_load(&pol, "gate")) {
 		hl_policy_destroy(&pol);
 		return HL_EXIT_FAILURE;
@@ -188,10 +190,10 @@ static int export_site(void *ctx, const struct hl_run_site *site)
 
 int hl_cmd_baseline(int argc, char **argv)
 {
-	const char *db = HL_DEFAULT_DB, *output = NULL;
+	const char *db = NULL, *output = NULL;
 	unsigned long run_id = 0;
 	const struct hl_arg args[] = {
-		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB ")"),
+		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB_TEXT ")"),
 		HL_ARG_UNSIGNED("run", 0, "ID", &run_id, 1, INT64_MAX,
 				"the run whose leak sites to export (default: the latest)"),
 		HL_ARG_STRING("output", 'o', "FILE", &output, "write to FILE (default: stdout)"),
@@ -215,6 +217,8 @@ int hl_cmd_baseline(int argc, char **argv)
 	rc = hl_args_parse(&cmd, argc - 1, argv + 1, &first);
 	if (rc >= 0)
 		return rc;
+	if (!db && !(db = hl_default_db(false)))
+		return HL_EXIT_FAILURE;
 	id = (int64_t)run_id;
 	err = hl_store_open(db, true, &store);
 	if (!err && !id)

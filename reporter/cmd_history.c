@@ -94,10 +94,10 @@ static int on_history(void *ctx, const struct hl_site_history *h)
 
 int hl_cmd_history(int argc, char **argv)
 {
-	const char *db = HL_DEFAULT_DB, *program = NULL, *format = "text";
+	const char *db = NULL, *program = NULL, *format = "text";
 	struct label_filter labels = { 0 };
 	const struct hl_arg args[] = {
-		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB ")"),
+		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB_TEXT ")"),
 		HL_ARG_STRING("program", 0, "NAME", &program, "only runs of this program (basename)"),
 		HL_ARG_CALL("label", 0, "KEY=VALUE", label_filter_arg, &labels,
 			    "only runs with this label (repeatable: all must hold)"),
@@ -122,6 +122,8 @@ int hl_cmd_history(int argc, char **argv)
 		label_filter_destroy(&labels);
 		return rc;
 	}
+	if (!db && !(db = hl_default_db(false)))
+		return HL_EXIT_FAILURE;
 	f.program = program;
 	f.label_keys = labels.keys;
 	f.label_values = labels.values;
@@ -260,9 +262,9 @@ static void diff_sites(const struct site_list *a, const struct site_list *b, jso
 
 int hl_cmd_diff(int argc, char **argv)
 {
-	const char *db = HL_DEFAULT_DB, *format = "text";
+	const char *db = NULL, *format = "text";
 	const struct hl_arg args[] = {
-		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB ")"),
+		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB_TEXT ")"),
 		HL_ARG_CHOICE("format", 0, "text|json", &format, "text (default) or json"),
 		HL_ARG_END
 	};
@@ -282,6 +284,8 @@ int hl_cmd_diff(int argc, char **argv)
 	rc = hl_args_parse(&cmd, argc, argv, &first);
 	if (rc >= 0)
 		return rc;
+	if (!db && !(db = hl_default_db(false)))
+		return HL_EXIT_FAILURE;
 	for (int k = 0; k < 2; k++)
 		if (hl_parse_unsigned(argv[first + k], INT64_MAX, &ids[k]))
 			return hl_args_usage_error(&cmd, "'%s' is not a run id", argv[first + k]);

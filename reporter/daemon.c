@@ -99,7 +99,7 @@ static int parse_daemon_options(int argc, char **argv, const char **socket_path,
 		HL_ARG_REQUIRED_STRING("socket", 0, "PATH", socket_path,
 				       "listen on this Unix socket"),
 		HL_ARG_STRING("db", 0, "FILE", &out->db_path,
-			      "store the run in FILE (default: " HL_DEFAULT_DB ")"),
+			      "store the run in FILE (default: " HL_DEFAULT_DB_TEXT ")"),
 		HL_ARG_FLAG("no-db", 0, &no_db, "do not store the run"),
 		HL_ARG_FLAG("quiet", 'q', &out->quiet, "print no reports, only heapledger's own messages"),
 		HL_ARG_CALL("label", 0, "KEY=VALUE", hl_runinfo_label_arg, r,
@@ -118,9 +118,13 @@ static int parse_daemon_options(int argc, char **argv, const char **socket_path,
 	int rc, first;
 
 	rc = hl_args_parse(&cmd, argc, argv, &first);
+	if (rc >= 0)
+		return rc;
 	if (no_db)
 		out->db_path = NULL;
-	return rc;
+	else if (!out->db_path && !(out->db_path = hl_default_db(true)))
+		return HL_EXIT_FAILURE;
+	return -1;
 }
 
 /* What a CI log needs at the end of a test suite: how many processes, which
@@ -147,7 +151,7 @@ static void print_suite_summary(const struct hl_gate *gate, int64_t run_id, cons
 int hl_cmd_daemon(int argc, char **argv)
 {
 	const char *socket_path = NULL;
-	struct hl_output out = { .db_path = HL_DEFAULT_DB };
+	struct hl_output out = { 0 };
 	struct hl_listener l;
 	struct hl_run run;
 	struct hl_report r;

@@ -24,10 +24,19 @@ struct cu_index {
 	size_t n, cap;
 };
 
+/* An address range of a unit, for files without .debug_aranges. */
+struct unit_range {
+	Dwarf_Addr low, high;  /* [low, high) */
+	Dwarf_Off die_offset;  /* the unit DIE */
+};
+
 struct hl_dwarf_index {
 	struct cu_index *cus;
 	size_t n, cap;
 	struct hl_table by_cu; /* unit DIE offset + 1 -> index in cus (size) */
+	struct unit_range *units; /* sorted by low; built by unit_at */
+	size_t nunits, units_cap;
+	bool units_built;
 };
 
 struct hl_dwarf_index *hl_dwarf_index_new(void)
@@ -45,6 +54,7 @@ void hl_dwarf_index_free(struct hl_dwarf_index *x)
 	for (size_t i = 0; i < x->n; i++)
 		free(x->cus[i].ranges);
 	free(x->cus);
+	free(x->units);
 	hl_table_destroy(&x->by_cu);
 	free(x);
 }
@@ -172,4 +182,47 @@ size_t hl_dwarf_index_scopes(struct hl_dwarf_index *x, Dwarf_Die *cudie,
 	for (size_t i = 0; i < n && i < max; i++)
 		out[i] = path[n - 1 - i];
 	return n < max ? n : max;
+}
+
+static int unit_cmp(const void *a, const void *b)
+{
+	const struct unit_range *x = a, *y = b;
+
+	return x->low < y->low ? -1 : x->low > y->low;
+}
+
+static void add_unit(struct hl_dwarf_index *x, Dwarf_Die *cudie)
+{
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(cudie, off, &base, &start, &end)) > 0) {
+		if (end <= start)
+			continue;
+		hl_grow((void **)&x->units, &x->units_cap, x->nunits, sizeof(*x->units));
+		x->units[x->nunits++] = (struct unit_range){ start, end, dwarf_dieoffset(cudie) };
+	}
+}
+
+bool hl_dwarf_index_unit_at(struct hl_dwarf_index *x, Dwarf *dw, Dwarf_Addr addr,
+			    Dwarf_Die *out)
+{
+	Dwarf_Off off = 0, next;
+	size_t header, lo;
+	Dwarf_Die cudie;
+
+	if (!x->units_built) {
+		x->units_built = true;
+		while (dwarf_nextcu(dw, off, &next, &header, NULL, NULL, NULL) == 0) {
+			if (dwarf_offdie(dw, off + header, &cudie))
+				add_unit(x, &cudie);
+			off = next;
+		}
+		qsort(x->units, x->nunits, sizeof(*x->units), unit_cmp);
+	}
+	lo = HL_UPPER_BOUND(x->units, x->nunits, low, addr);
+	for (size_t i = lo, tries = 0; i-- > 0 && tries < 8; tries++)
+		if (addr < x->units[i].high)
+			return dwarf_offdie(dw, x->units[i].die_offset, out) != NULL;
+	return false;
 }

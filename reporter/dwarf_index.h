@@ -13,6 +13,7 @@
 #define HL_REPORTER_DWARF_INDEX_H
 
 #include <elfutils/libdw.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct hl_dwarf_index;
@@ -26,5 +27,12 @@ void hl_dwarf_index_free(struct hl_dwarf_index *x);
  * no function of the unit contains addr. */
 size_t hl_dwarf_index_scopes(struct hl_dwarf_index *x, Dwarf_Die *cudie,
 			     Dwarf_Addr addr, Dwarf_Die *out, size_t max);
+
+/* The unit whose address ranges hold addr (relative to dw), into *out; for
+ * files without .debug_aranges, where dwfl_module_addrdie finds nothing
+ * (clang writes none unless -gdwarf-aranges, and elfutils 0.188 does not
+ * look further). Built from every unit's ranges on first use. */
+bool hl_dwarf_index_unit_at(struct hl_dwarf_index *x, Dwarf *dw, Dwarf_Addr addr,
+			    Dwarf_Die *out);
 
 #endif /* HL_REPORTER_DWARF_INDEX_H */

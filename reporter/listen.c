@@ -38,6 +38,7 @@ static int bind_socket(struct hl_listener *l, const char *path)
 	if (l->epoll_fd < 0 || epoll_ctl(l->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0)
 		goto out_close_fd;
 	l->listen_fd = fd;
+	l->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	snprintf(l->path, sizeof(l->path), "%s", path);
 	l->run->drain = drain_pid;
 	l->run->drain_ctx = l;
@@ -59,6 +60,7 @@ static void listener_init(struct hl_listener *l, struct hl_run *run)
 	memset(l, 0, sizeof(*l));
 	l->listen_fd = -1;
 	l->epoll_fd = -1;
+	l->reserve_fd = -1;
 	l->run = run;
 }
 
@@ -124,15 +126,68 @@ static bool peer_is_us(int fd)
 	return cred.uid == getuid();
 }
 
+/* Out of descriptors (EMFILE/ENFILE): the pending connections would stay
+ * in the backlog, the listening socket readable, and the loop would spin.
+ * The reserve descriptor is given up to accept each pending connection and
+ * close it at once, so its program sees the end of the connection (and
+ * reports standalone) instead of waiting. If even that fails, the socket is
+ * left out of the poll for a moment. Logged once per episode. Returns true
+ * if a connection was taken (there may be more). */
+static bool accept_overflow(struct hl_listener *l, int err)
+{
+	int fd;
+
+	if (!l->at_fd_limit)
+		hl_log("at the file descriptor limit (%s) with %zu connections: new"
+		       " connections are closed until some end", strerror(err),
+		       hl_listen_open_count(l));
+	l->at_fd_limit = true;
+	if (l->reserve_fd >= 0) {
+		close(l->reserve_fd);
+		l->reserve_fd = -1;
+	}
+	fd = accept4(l->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		l->refused++;
+	} else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+		epoll_ctl(l->epoll_fd, EPOLL_CTL_DEL, l->listen_fd, NULL);
+		l->accept_paused_until = hl_now_monotonic_ns() + HL_ACCEPT_PAUSE_NS;
+	}
+	l->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return fd >= 0;
+}
+
+static void accept_resume(struct hl_listener *l)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+
+	if (!l->accept_paused_until || hl_now_monotonic_ns() < l->accept_paused_until)
+		return;
+	l->accept_paused_until = 0;
+	epoll_ctl(l->epoll_fd, EPOLL_CTL_ADD, l->listen_fd, &ev);
+}
+
 static void accept_all(struct hl_listener *l)
 {
-	for (;;) {
+	while (!l->accept_paused_until) {
 		int fd = accept4(l->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
 		struct hl_conn *c;
 
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			if (accept_overflow(l, errno))
+				continue;
+			return;
+		}
 		if (fd < 0)
 			return; /* EAGAIN, or a transient error: next poll */
+		if (l->at_fd_limit) {
+			hl_log("file descriptors available again; %llu connections were closed"
+			       " unread meanwhile", (unsigned long long)l->refused);
+			l->at_fd_limit = false;
+			l->refused = 0;
+		}
 		if (!peer_is_us(fd)) {
 			hl_log("connection refused: peer is another user");
 			close(fd);
@@ -247,6 +302,7 @@ int hl_listen_poll(struct hl_listener *l, int timeout_ms)
 
 	if (n < 0)
 		return -errno;
+	accept_resume(l);
 	for (int i = 0; i < n; i++) {
 		if (!events[i].data.ptr)
 			accept_all(l);
@@ -284,6 +340,9 @@ void hl_listen_close(struct hl_listener *l)
 	}
 	if (l->epoll_fd >= 0)
 		close(l->epoll_fd);
+	if (l->reserve_fd >= 0)
+		close(l->reserve_fd);
+	l->reserve_fd = -1;
 	if (l->dir[0])
 		rmdir(l->dir);
 	l->listen_fd = l->epoll_fd = -1;

@@ -41,7 +41,13 @@ struct hl_listener {
 	uint32_t next_id;
 	struct hl_run *run;
 	uint64_t bytes;            /* bytes read over all connections */
+	int reserve_fd;            /* /dev/null, given up to refuse at the fd limit */
+	bool at_fd_limit;          /* accept failed with EMFILE/ENFILE (logged) */
+	uint64_t refused;          /* connections closed unread at the limit */
+	uint64_t accept_paused_until; /* monotonic ns; 0: accepting */
 };
+/* Accepting pauses this long when even the reserve descriptor is gone. */
+#define HL_ACCEPT_PAUSE_NS 100000000ull
 
 /* Creates a fresh 0700 directory (under $TMPDIR or /tmp) with a socket in it. */
 int hl_listen_open_private(struct hl_listener *l, struct hl_run *run);

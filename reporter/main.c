@@ -11,6 +11,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "report_speedscope.h"
 #include "ui.h"
 
 /* Prints s single-quoted for sh. */
@@ -72,12 +73,14 @@ int hl_cmd_env(int argc, char **argv)
 
 int hl_cmd_report(int argc, char **argv)
 {
-	const char *db = HL_DEFAULT_DB, *format = "text";
+	const char *db = NULL, *format = "text";
 	unsigned long run_id = 0;
 	const struct hl_arg args[] = {
-		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB ")"),
+		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB_TEXT ")"),
 		HL_ARG_UNSIGNED("run", 0, "ID", &run_id, 1, INT64_MAX, "the run to print (default: the latest)"),
-		HL_ARG_CHOICE("format", 0, "text|json", &format, "text (default) or json"),
+		HL_ARG_CHOICE("format", 0, "text|json|html|speedscope", &format,
+			      "text (default), json, html (the web UI's run page as one file)"
+			      " or speedscope (allocation and leak profiles)"),
 		HL_ARG_END
 	};
 	const struct hl_command_line cmd = {
@@ -93,16 +96,24 @@ int hl_cmd_report(int argc, char **argv)
 	rc = hl_args_parse(&cmd, argc, argv, &first);
 	if (rc >= 0)
 		return rc;
+	if (!db && !(db = hl_default_db(false)))
+		return HL_EXIT_FAILURE;
 	err = hl_store_open(db, true, &store);
 	if (!err && !run_id)
 		err = hl_store_latest_run(store, &id);
 	else
 		id = (int64_t)run_id;
 	hl_report_init(&r);
-	if (!err)
+	if (!err && !strcmp(format, "html"))
+		err = hl_ui_write_html_report(store, id, stdout);
+	else if (!err && !strcmp(format, "speedscope"))
+		err = hl_report_write_speedscope(store, id, stdout);
+	else if (!err)
 		err = hl_store_load_report(store, id, &r);
 	if (err) {
 		hl_log("report: %s: %s", db, hl_store_error(store));
+	} else if (!strcmp(format, "html") || !strcmp(format, "speedscope")) {
+		/* written above */
 	} else if (!strcmp(format, "json")) {
 		err = hl_report_write_json(&r, stdout);
 	} else {

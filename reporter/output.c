@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -134,39 +135,98 @@ void hl_output_print(const struct hl_report *r)
 	fclose(out);
 }
 
+/* Creates each missing directory of path's parent, private (0700). */
+static int make_parents(char *path)
+{
+	for (char *p = strchr(path + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = 0;
+		if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+			int err = -errno;
+
+			*p = '/';
+			return err;
+		}
+		*p = '/';
+	}
+	return 0;
+}
+
+const char *hl_default_db(bool create_dir)
+{
+	static char path[PATH_MAX];
+	const char *env = getenv("HEAPLEDGER_DB");
+	const char *data = getenv("XDG_DATA_HOME");
+	const char *home = getenv("HOME");
+	int n, err;
+
+	if (env && *env)
+		return env;
+	/* The XDG base directory spec ignores a relative XDG_DATA_HOME. */
+	if (data && data[0] == '/')
+		n = snprintf(path, sizeof(path), "%s/heapledger/history.db", data);
+	else if (home && home[0] == '/')
+		n = snprintf(path, sizeof(path), "%s/.local/share/heapledger/history.db", home);
+	else {
+		hl_log("no database: neither HEAPLEDGER_DB, XDG_DATA_HOME nor HOME is set "
+		       "(pass --db FILE, or --no-db)");
+		return NULL;
+	}
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return NULL;
+	if (create_dir && (err = make_parents(path)) != 0) {
+		hl_log("cannot create the directory of %s: %s", path, strerror(-err));
+		return NULL;
+	}
+	return path;
+}
+
 static bool file_exists(const char *path)
 {
 	return access(path, R_OK) == 0;
+}
+
+/* dir/libheapledger.so.N with dir made absolute and canonical, into out;
+ * the soname link itself is kept, so a path printed by `env` survives an
+ * upgrade of the library. */
+static int hook_in(const char *dir, char *out, size_t len)
+{
+	char real[PATH_MAX];
+	int n;
+
+	if (!realpath(dir, real))
+		return -ENOENT;
+	n = snprintf(out, len, "%s/" HL_HOOK_SONAME, real);
+	if (n < 0 || (size_t)n >= len || !file_exists(out))
+		return -ENOENT;
+	return 0;
 }
 
 int hl_find_hook_library(char *out, size_t len)
 {
 	const char *env = getenv("HEAPLEDGER_LIB");
 	char self[PATH_MAX], candidate[PATH_MAX + 64];
+	static const char *const relative[] = {
+		"/../libhook",                        /* the build tree */
+		"/" HL_INSTALL_LIBDIR_FROM_BINDIR,    /* installed, or unpacked elsewhere */
+	};
 	ssize_t n;
 	char *slash;
-	static const char *const relative[] = {
-		"/../libhook/libheapledger.so", /* build tree */
-		"/../lib/libheapledger.so",
-		"/../lib/x86_64-linux-gnu/libheapledger.so",
-		"/../" HL_INSTALL_LIBDIR "/libheapledger.so",
-	};
 
 	if (env && *env)
 		return realpath(env, out) && len >= PATH_MAX ? 0 : -ENOENT;
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return -ENOENT;
-	self[n] = 0;
-	slash = strrchr(self, '/');
-	if (slash)
-		*slash = 0;
-	for (size_t i = 0; i < HL_ARRAY_SIZE(relative); i++) {
-		snprintf(candidate, sizeof(candidate), "%s%s", self, relative[i]);
-		if (file_exists(candidate) && realpath(candidate, out) && len >= PATH_MAX)
-			return 0;
+	if (n > 0) {
+		self[n] = 0;
+		slash = strrchr(self, '/');
+		if (slash)
+			*slash = 0;
+		for (size_t i = 0; i < HL_ARRAY_SIZE(relative); i++) {
+			snprintf(candidate, sizeof(candidate), "%s%s", self, relative[i]);
+			if (!hook_in(candidate, out, len))
+				return 0;
+		}
 	}
-	return -ENOENT;
+	return hook_in(HL_INSTALL_LIBDIR, out, len); /* the configured libdir */
 }
 
 char *hl_preload_value(const char *lib, const char *existing)

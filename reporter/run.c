@@ -71,7 +71,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 	/* One line per option (args.h explains the macros). */
 	const struct hl_arg args[] = {
 		HL_ARG_STRING("db", 0, "FILE", &o->db_path,
-			      "store the run in FILE (default: " HL_DEFAULT_DB ")"),
+			      "store the run in FILE (default: " HL_DEFAULT_DB_TEXT ")"),
 		HL_ARG_FLAG("no-db", 0, &o->no_db, "do not store the run"),
 		HL_ARG_STRING("json", 0, "FILE", &o->json_path, "also write the report as JSON to FILE"),
 		HL_ARG_UNSIGNED("depth", 0, "N", &o->depth, 0, HL_WIRE_MAX_FRAMES,
@@ -95,11 +95,13 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 	};
 	int rc, first;
 
-	o->db_path = HL_DEFAULT_DB;
 	o->wait_ms = 3000;
 	rc = hl_args_parse(&cmd, argc, argv, &first);
 	if (rc >= 0)
 		return rc;
+	if (!o->no_db && !o->db_path)
+		o->db_path = hl_default_db(true);
+	o->no_db = o->no_db || !o->db_path;
 	o->command = argv + first;
 	o->command_argc = argc - first;
 	return -1;

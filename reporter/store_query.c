@@ -748,6 +748,49 @@ int hl_query_flame(struct hl_store *s, int64_t process_id, bool leaks, json_t **
 	return 0;
 }
 
+int hl_query_profile(struct hl_store *s, int64_t process_id, json_t **out)
+{
+	sqlite3_stmt *st;
+	json_t *row = NULL, *frames = NULL;
+	int64_t stack = -1;
+	int rc, err = prepare(s,
+		"WITH RECURSIVE walk(stack_id, pos, frame_id) AS ("
+		" SELECT k.id, 0, k.leaf_frame_id FROM stacks k JOIN stack_aggregates a"
+		" ON a.stack_id = k.id WHERE k.process_id = ?1 AND a.bytes > 0"
+		" UNION ALL SELECT w.stack_id, w.pos + 1, f.parent_id FROM walk w"
+		" JOIN frames f ON f.id = w.frame_id WHERE f.parent_id IS NOT NULL)"
+		" SELECT w.stack_id, a.bytes, a.leaked_bytes, y.function, y.file, y.line,"
+		" y.module, y.module_offset FROM walk w JOIN stack_aggregates a"
+		" ON a.stack_id = w.stack_id JOIN frames f ON f.id = w.frame_id"
+		" LEFT JOIN symbols y ON y.id = f.symbol_id ORDER BY w.stack_id, w.pos", &st);
+
+	if (err)
+		return err;
+	sqlite3_bind_int64(st, 1, process_id);
+	*out = json_array();
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (sqlite3_column_int64(st, 0) != stack) {
+			stack = sqlite3_column_int64(st, 0);
+			frames = json_array();
+			row = json_pack("{sIsIsIso}", "stack_id", (json_int_t)stack,
+					"bytes", (json_int_t)sqlite3_column_int64(st, 1),
+					"leaked_bytes", (json_int_t)sqlite3_column_int64(st, 2),
+					"frames", frames);
+			json_array_append_new(*out, row);
+		}
+		json_array_append_new(frames, json_pack("{sosososo sI}",
+			"function", column_json(st, 3), "file", column_json(st, 4),
+			"line", column_json(st, 5), "module", column_json(st, 6),
+			"offset", (json_int_t)sqlite3_column_int64(st, 7)));
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE)
+		return 0;
+	json_decref(*out);
+	*out = NULL;
+	return query_fail(s, "profile");
+}
+
 /* ---- web UI: diff and search --------------------------------------------- */
 
 /* One leak site: a record's class and its chain of functions (module+offset

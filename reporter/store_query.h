@@ -109,6 +109,11 @@ int hl_query_timeline(struct hl_store *s, int64_t process_id, json_t **out);
  * {"name", "value", "children": [...]} where value is bytes allocated
  * (leaks=false) or bytes leaked (leaks=true) by the stacks through it. */
 int hl_query_flame(struct hl_store *s, int64_t process_id, bool leaks, json_t **out);
+/* A process's stacks as weighted samples, for profile viewers: rows of
+ * {"stack_id", "bytes" (allocated), "leaked_bytes", "frames": [{function,
+ * file, line, module, offset}, innermost first]}, stacks that allocated
+ * nothing left out. */
+int hl_query_profile(struct hl_store *s, int64_t process_id, json_t **out);
 /* Leak sites of run b that run a does not have ("new"), that a had and b
  * has not ("fixed"), and those in both, keyed by each site's leak class and
  * function/file chain. */

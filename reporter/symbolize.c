@@ -323,13 +323,51 @@ static void die_call_site(struct hl_symbolizer *s, Dwarf_Die *cudie,
 	out->file = file ? hl_arena_strdup(&s->arena, file) : NULL;
 }
 
+/* The unit DIE holding pc: through .debug_aranges (elfutils), else from
+ * the units' own ranges (clang writes no .debug_aranges by default). */
+static Dwarf_Die *unit_at(struct sym_file *sf, Dwarf_Addr pc, Dwarf_Die *storage,
+			  Dwarf_Addr *bias)
+{
+	Dwarf_Die *cudie = dwfl_module_addrdie(sf->mod, pc, bias);
+	Dwarf *dw;
+
+	if (cudie)
+		return cudie;
+	dw = dwfl_module_getdwarf(sf->mod, bias);
+	if (dw && hl_dwarf_index_unit_at(sf->index, dw, pc - *bias, storage))
+		return storage;
+	return NULL;
+}
+
+/* frames[0]'s file:line from the line table of the unit holding pc. */
+static void line_at(struct hl_symbolizer *s, struct sym_file *sf, Dwarf_Addr pc,
+		    struct hl_frame_info *frame)
+{
+	Dwfl_Line *line = dwfl_module_getsrc(sf->mod, pc);
+	const char *file = NULL;
+	Dwarf_Addr bias = 0;
+	Dwarf_Line *dline;
+	Dwarf_Die storage, *cudie;
+	int lineno = 0;
+
+	if (line) {
+		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+	} else if ((cudie = unit_at(sf, pc, &storage, &bias)) &&
+		   (dline = dwarf_getsrc_die(cudie, pc - bias))) {
+		file = dwarf_linesrc(dline, NULL, NULL);
+		dwarf_lineno(dline, &lineno);
+	}
+	frame->file = file ? hl_arena_strdup(&s->arena, file) : NULL;
+	frame->line = lineno > 0 ? (uint32_t)lineno : 0;
+}
+
 /* Fills frames for the inline chain at pc; frames[0] already has the line
  * table's file:line. Returns the number of frames. */
 static size_t inline_chain(struct hl_symbolizer *s, struct sym_file *sf,
 			   Dwarf_Addr pc, struct hl_frame_info *frames)
 {
 	Dwarf_Addr bias = 0;
-	Dwarf_Die *cudie = dwfl_module_addrdie(sf->mod, pc, &bias);
+	Dwarf_Die storage, *cudie = unit_at(sf, pc, &storage, &bias);
 	Dwarf_Die scopes[HL_MAX_INLINE];
 	size_t n;
 
@@ -458,12 +496,10 @@ static void symbolize_in(struct hl_symbolizer *s, struct sym_module *sm,
 	struct sym_file *sf = sm->file;
 	/* inside the call, not after it; where the file was reported */
 	Dwarf_Addr pc = address - 1 - sm->base + (sf ? sf->base : 0);
-	Dwfl_Line *line;
 	const char *symname;
 	GElf_Off off;
 	GElf_Sym sym;
 	size_t n = 1;
-	int lineno = 0;
 
 	memset(frames, 0, sizeof(frames));
 	frames[0].address = address;
@@ -475,13 +511,7 @@ static void symbolize_in(struct hl_symbolizer *s, struct sym_module *sm,
 		if (!symname && !addrinfo_finds_nothing(sf, pc))
 			symname = dwfl_module_addrinfo(sf->mod, pc, &off, &sym, NULL, NULL, NULL);
 		frames[0].function = demangle(s, symname);
-		line = dwfl_module_getsrc(sf->mod, pc);
-		if (line) {
-			const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
-
-			frames[0].file = file ? hl_arena_strdup(&s->arena, file) : NULL;
-			frames[0].line = lineno > 0 ? (uint32_t)lineno : 0;
-		}
+		line_at(s, sf, pc, &frames[0]);
 		n = inline_chain(s, sf, pc, frames);
 		/* The symbol table names the real function best (full C++ scope);
 		 * the DWARF scope only when there is no symbol. */

@@ -4,10 +4,10 @@
  */
 #include "table.h"
 
-#include <emmintrin.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "table_group.h"
 #include "util.h"
 
 #define GROUP 16u
@@ -46,16 +46,14 @@ static inline size_t next_group(const struct hl_table *t, size_t g, size_t *step
 /* Bit i set: control byte i of the group equals byte. */
 static inline unsigned group_match(const uint8_t *group, uint8_t byte)
 {
-	__m128i g = _mm_loadu_si128((const __m128i *)group);
-
-	return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(g, _mm_set1_epi8((char)byte)));
+	return hl_group_match(group, byte);
 }
 
 /* Bit i set: slot i of the group is EMPTY or DELETED (the only control
  * bytes with the top bit set). */
 static inline unsigned group_free(const uint8_t *group)
 {
-	return (unsigned)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)group));
+	return hl_group_top_bits(group);
 }
 
 /* The first entry with this address after `prev` (NULL: the first) along

@@ -6,6 +6,8 @@ to the one the code defines (libhook/options.h, printed by options_doc).
   options_table.py update DOC OPTIONS_DOC   rewrite DOC's table in place
   options_table.py splice SRC OPTIONS_DOC OUT   (scdoc) replace the line
                                             @HEAPLEDGER_OPTIONS_TABLE@ of SRC
+  options_table.py man    PAGE OPTIONS_DOC  exit 1 unless the built man page
+                                            (roff) has every key, in order
 
 OPTIONS_DOC is the built program (build/libhook/options_doc). In a markdown
 DOC the table sits between the two marker comments below.
@@ -34,11 +36,21 @@ def split(text, doc):
 
 
 def main():
-    if len(sys.argv) < 4 or sys.argv[1] not in ('check', 'update', 'splice'):
+    if len(sys.argv) < 4 or sys.argv[1] not in ('check', 'update', 'splice', 'man'):
         sys.exit(__doc__)
     mode, doc, program = sys.argv[1:4]
     with open(doc, encoding='utf-8') as f:
         text = f.read()
+    if mode == 'man':
+        keys = [line.split('`')[1] for line in generated(program, 'markdown').splitlines()
+                if line.startswith('| `')]
+        at = 0
+        for key in keys:
+            at = text.find(key, at)
+            if at < 0:
+                print(f'options_table: {doc} lacks the key {key}')
+                return 1
+        return 0
     if mode == 'splice':
         if SPLICE not in text:
             sys.exit(f'options_table: {doc} has no {SPLICE} line')

@@ -8,6 +8,10 @@
 # Environment:
 #   BUILD_DIR  build directory, relative to the source tree (default: build)
 #   JOBS       ninja -j value (default: ninja's own choice)
+#   WERROR     true or false: warnings are errors or not (default: true under
+#              CI; otherwise meson's default, false, or what the build
+#              directory already has), so a newer compiler's new warnings
+#              do not stop a user's build
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -16,12 +20,15 @@ build_dir=${BUILD_DIR:-build}
 # The one list of Debian packages the project needs. Why each is here:
 packages=(
 	build-essential g++ meson ninja-build pkg-config # toolchain
+	clang                                            # CI's second compiler (scripts/ci_builds.sh)
+	scdoc                                            # man pages (doc/)
 	libcmocka-dev                                    # unit tests
 	libunwind-dev                                    # hook: stack capture
 	libdw-dev libelf-dev                             # reporter: symbols, DWARF, inlines
 	libjansson-dev                                   # reporter: JSON output
 	libsqlite3-dev sqlite3                           # reporter: run history
 	libmicrohttpd-dev                                # ui: local web server
+	chromium nodejs                                  # ui: pages tested in a real browser (npm comes with the machine's nodejs)
 	python3 git perl                                 # integration tests run these under the hook
 	valgrind heaptrack                               # bench: tools we compare against
 	libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 # bench: allocators we compare against
@@ -64,10 +71,12 @@ install_packages() {
 configure_and_build() {
 	# coredata.dat is what `meson setup --reconfigure` needs; without it
 	# the directory is set up from scratch.
+	local werror=${WERROR:-${CI:+true}} options=()
+	[ -n "$werror" ] && options+=("-Dwerror=$werror")
 	if [ -f "$build_dir/meson-private/coredata.dat" ]; then
-		meson setup --reconfigure "$build_dir"
+		meson setup --reconfigure "$build_dir" "${options[@]}"
 	else
-		meson setup "$build_dir"
+		meson setup "$build_dir" "${options[@]}"
 	fi
 	ninja -C "$build_dir" ${JOBS:+-j "$JOBS"}
 }

@@ -66,10 +66,10 @@ static void open_browser(const char *url)
 
 int hl_cmd_ui(int argc, char **argv)
 {
-	struct ui_options o = { .db = HL_DEFAULT_DB, .port = 8716 };
+	struct ui_options o = { .port = 8716 };
 	const struct hl_arg args[] = {
 		HL_ARG_STRING("db", 0, "FILE", &o.db,
-			      "the database to show (default: " HL_DEFAULT_DB "), opened read-only"),
+			      "the database to show (default: " HL_DEFAULT_DB_TEXT "), opened read-only"),
 		HL_ARG_UNSIGNED("port", 0, "N", &o.port, 0, 65535,
 				"the port to listen on (default: 8716; 0: any free port)"),
 		HL_ARG_STRING("listen", 0, "ADDR", &o.listen,
@@ -95,6 +95,8 @@ int hl_cmd_ui(int argc, char **argv)
 	rc = hl_args_parse(&cmd, argc, argv, &first);
 	if (rc >= 0)
 		return rc;
+	if (!o.db && !(o.db = hl_default_db(false)))
+		return HL_EXIT_FAILURE;
 	if (make_address(&o, &addr, &loopback))
 		return hl_args_usage_error(&cmd, "--listen takes an IPv4 or IPv6 address, not '%s'",
 					   o.listen);

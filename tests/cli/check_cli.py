@@ -12,16 +12,55 @@ import sys
 import tempfile
 
 HL, LIB, LEAKER = (os.path.abspath(a) for a in sys.argv[1:4])
-COMMANDS = ['run', 'daemon', 'env', 'report']
+COMMANDS = ['run', 'daemon', 'env', 'report', 'ui']
 failures = []
 
 
-def hl(*args, env=None):
-    e = dict(os.environ, HEAPLEDGER_LIB=LIB)
-    e.pop('HEAPLEDGER_OPTIONS', None)
+def hl(*args, env=None, unset=()):
+    """Runs heapledger in TMP, with HOME in TMP: nothing reaches the user's."""
+    e = dict(os.environ, HEAPLEDGER_LIB=LIB, HOME=os.path.join(TMP, 'home'))
+    for name in ('HEAPLEDGER_OPTIONS', 'HEAPLEDGER_DB', 'XDG_DATA_HOME') + tuple(unset):
+        e.pop(name, None)
     e.update(env or {})
     return subprocess.run([HL] + list(args), capture_output=True, text=True,
                           env=e, timeout=60, cwd=TMP)
+
+
+def default_database():
+    """Where runs go without --db, and report reads them from."""
+    home_db = os.path.join(TMP, 'home', '.local', 'share', 'heapledger', 'history.db')
+    before = set(os.listdir(TMP))
+    p = hl('run', '--', LEAKER)
+    check('run without --db stores in $HOME/.local/share/heapledger/history.db',
+          p.returncode == 0 and os.path.exists(home_db)
+          and 'stored in ' + home_db in p.stderr, p)
+    check('run without --db leaves nothing in the current directory',
+          set(os.listdir(TMP)) - before <= {'home'}, p)
+    check('the default directory is private',
+          os.stat(os.path.dirname(home_db)).st_mode & 0o777 == 0o700, p)
+    p = hl('report')
+    check('report without --db reads the default database', p.returncode == 0
+          and 'run 1 ' in p.stdout, p)
+    xdg = os.path.join(TMP, 'xdg')
+    p = hl('run', '--', LEAKER, env={'XDG_DATA_HOME': xdg})
+    check('XDG_DATA_HOME moves the default', p.returncode == 0
+          and os.path.exists(os.path.join(xdg, 'heapledger', 'history.db')), p)
+    env_db = os.path.join(TMP, 'env.db')
+    p = hl('run', '--', LEAKER, env={'HEAPLEDGER_DB': env_db, 'XDG_DATA_HOME': xdg})
+    check('HEAPLEDGER_DB wins over XDG_DATA_HOME', p.returncode == 0
+          and 'stored in ' + env_db in p.stderr, p)
+    p = hl('report', '--format', 'json', env={'HEAPLEDGER_DB': env_db})
+    check('report reads HEAPLEDGER_DB', p.returncode == 0 and '"heapledger-report"' in p.stdout, p)
+    flag_db = os.path.join(TMP, 'flag.db')
+    p = hl('run', '--db', flag_db, '--', LEAKER, env={'HEAPLEDGER_DB': env_db})
+    check('--db wins over HEAPLEDGER_DB', p.returncode == 0
+          and 'stored in ' + flag_db in p.stderr, p)
+    p = hl('run', '--', LEAKER, unset=('HOME',))
+    check('no HOME: the run is still reported, not stored, and says why',
+          p.returncode == 0 and 'bytes in' in p.stderr and 'pass --db FILE' in p.stderr
+          and 'stored in' not in p.stderr, p)
+    p = hl('report', unset=('HOME',))
+    check('no HOME: report exits 125', p.returncode == 125 and 'HEAPLEDGER_DB' in p.stderr, p)
 
 
 def check(what, ok, proc=None):
@@ -135,6 +174,8 @@ def main():
     check('report of a missing database exits 125', p.returncode == 125, p)
     check('report does not create the database it reads',
           not os.path.exists(os.path.join(TMP, 'absent.db')), p)
+
+    default_database()
 
     # The hook names the valid values of a bad HEAPLEDGER_OPTIONS entry.
     e = dict(os.environ, LD_PRELOAD=LIB, HEAPLEDGER_OPTIONS='depth=999:nosuchkey=1:summary=0:leaks=0')

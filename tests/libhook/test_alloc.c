@@ -158,11 +158,14 @@ static void test_bad_alignments(void **state)
 	assert_int_equal(posix_memalign(&p, 4, 10), EINVAL); /* not a multiple of sizeof(void *) */
 	assert_int_equal(posix_memalign(&p, 0, 10), EINVAL);
 	assert_ptr_equal(p, (void *)0x1);
+	/* Not a constant, so compilers that check alignments (clang's
+	 * -Wnon-power-of-two-alignment) let the call through to be tested. */
+	volatile size_t not_power_of_two = 24;
 	errno = 0;
-	assert_null(aligned_alloc(24, 48));
+	assert_null(aligned_alloc(not_power_of_two, 48));
 	assert_int_equal(errno, EINVAL);
 	/* glibc's memalign rounds a bad alignment up instead of failing. */
-	void *m = memalign(24, 10);
+	void *m = memalign(not_power_of_two, 10);
 	assert_non_null(m);
 	assert_true(is_aligned(m, 32));
 	free(m);
@@ -665,6 +668,18 @@ static void test_thread_exit_returns_cache(void **state)
 	assert_true(after.mapped_bytes <= before.mapped_bytes + 16 * HL_SEGMENT_SIZE);
 }
 
+/* Memory above the registry's reach is refused, never handed out untracked. */
+static void test_address_fits(void **state)
+{
+	uintptr_t limit = (uintptr_t)1 << HL_ADDRESS_BITS;
+	assert_true(hl_os_address_fits((void *)(limit - 4096), 4096));
+	assert_false(hl_os_address_fits((void *)(limit - 4096), 8192));
+	assert_false(hl_os_address_fits((void *)limit, 1));
+	assert_false(hl_os_address_fits((void *)(UINTPTR_MAX - 10), 100)); /* wraps */
+	int local;
+	assert_true(hl_os_address_fits(&local, sizeof(local))); /* this machine */
+}
+
 static void test_options_parse(void **state)
 {
 	struct hl_options saved = hl_options;
@@ -717,6 +732,7 @@ int main(void)
 		cmocka_unit_test(test_arenas_valid_after_traffic),
 		cmocka_unit_test(test_thread_exit_returns_cache),
 		cmocka_unit_test(test_options_parse),
+		cmocka_unit_test(test_address_fits),
 		cmocka_unit_test(test_large_shrink_past_4gib),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,8 +22,11 @@ static int connect_to(const char *path)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	size_t len = strlen(path);
 
-	strncpy(addr.sun_path, path, sizeof(addr.sun_path) - 1);
+	if (len >= sizeof(addr.sun_path))
+		_exit(3);
+	memcpy(addr.sun_path, path, len + 1);
 	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
 		_exit(3);
 	return fd;

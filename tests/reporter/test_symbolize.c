@@ -41,6 +41,9 @@ struct fixture {
  * its debug info compressed in a separate file found by .gnu_debuglink
  * (as Debian ships libc6-dbg and -dbgsym packages). */
 static struct fixture fixture, split;
+/* FIXTURE_BINARY, or argv[1]: the same binary without .debug_aranges (as
+ * clang writes it), whose units are then found from their own ranges. */
+static const char *fixture_binary = FIXTURE_BINARY;
 static char cache_dir[] = "/tmp/hl-test-debug-cache-XXXXXX";
 
 /* Line of the marker comment in the fixture's source. */
@@ -85,7 +88,7 @@ static int run_fixtures(void **state)
 	setenv("HEAPLEDGER_CACHE_DIR", "off", 1);
 	if (!mkdtemp(cache_dir))
 		return -1;
-	return read_fixture(FIXTURE_BINARY, &fixture) || read_fixture(FIXTURE_SPLIT, &split);
+	return read_fixture(fixture_binary, &fixture) || read_fixture(FIXTURE_SPLIT, &split);
 }
 
 static int remove_cache_dir(void **state)
@@ -429,8 +432,8 @@ static void test_cache_sweep(void **state)
 		assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
 	}
 	/* Nothing to inflate: no copy, no reason to complain, no sweep. */
-	src = open(FIXTURE_BINARY, O_RDONLY);
-	len = file_build_id(FIXTURE_BINARY, id);
+	src = open(fixture_binary, O_RDONLY);
+	len = file_build_id(fixture_binary, id);
 	assert_int_equal(hl_debug_cache_add(dir, id, len, src, &entry, why, sizeof(why)), -1);
 	assert_string_equal(why, "");
 	close(src);
@@ -483,7 +486,7 @@ static void test_cache_dir(void **state)
 	setenv("HEAPLEDGER_CACHE_DIR", "off", 1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_direct),
@@ -499,5 +502,7 @@ int main(void)
 		cmocka_unit_test(test_cache_dir),
 	};
 
+	if (argc > 1)
+		fixture_binary = argv[1];
 	return cmocka_run_group_tests(tests, run_fixtures, remove_cache_dir);
 }

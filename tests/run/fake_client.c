@@ -17,8 +17,12 @@
  *            indirect 50 in 2 at fake_leaker, possible 30 in 1 and
  *            reachable 20 in 1 at fake_child_leaker; with "error", a double
  *            free too; exit 0
+ *   hold     the `leak` process without its EXIT, then waits for its stdin
+ *            to close, sends EXIT and exits 3; 4 if the reporter had closed
+ *            the connection meanwhile (it refused the process)
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <link.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -213,6 +217,32 @@ static int scenario_classes(int argc, char **argv, bool with_error)
 	return 0;
 }
 
+static int scenario_hold(int argc, char **argv)
+{
+	int fd = connect_reporter();
+	struct hl_enc e;
+	char c;
+
+	signal(SIGPIPE, SIG_IGN);
+	leak_process(fd, argc, argv, false);
+	while (read(0, &c, 1) > 0)
+		;
+	/* A connection the reporter closed reads as its end (or a reset). */
+	{
+		int flags = MSG_DONTWAIT;
+		ssize_t n = recv(fd, &c, 1, flags);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
+			return 4;
+	}
+	hl_enc_init(&e);
+	hl_enc_exit(&e, HL_EXIT_NORMAL, 3, 3000);
+	if (write(fd, e.buf, e.len) != (ssize_t)e.len)
+		return 4;
+	hl_enc_destroy(&e);
+	return 3;
+}
+
 int main(int argc, char **argv)
 {
 	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
@@ -241,6 +271,8 @@ int main(int argc, char **argv)
 		return scenario_fork(argc, argv);
 	if (!strcmp(argv[1], "classes"))
 		return scenario_classes(argc, argv, argc > 2 && !strcmp(argv[2], "error"));
+	if (!strcmp(argv[1], "hold"))
+		return scenario_hold(argc, argv);
 	if (!strcmp(argv[1], "sites") && argc > 2)
 		return scenario_sites(argc, argv, strtoul(argv[2], NULL, 10));
 	return 2;

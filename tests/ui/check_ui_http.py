@@ -183,6 +183,29 @@ def check_old_schema(heapledger, db, tmp):
         fail("a missing database must not be created: exit %d" % r.returncode)
 
 
+def check_speedscope(heapledger, db):
+    """report --format speedscope: speedscope's file format, two profiles a
+    process, leak_beta's 700 bytes in run 2's leak profile."""
+    r = subprocess.run([heapledger, "report", "--db", db, "--run", "2", "--format", "speedscope"],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        fail("speedscope: %d %s" % (r.returncode, r.stderr))
+    doc = json.loads(r.stdout)
+    if doc["$schema"] != "https://www.speedscope.app/file-format-schema.json" or len(doc["profiles"]) != 4:
+        fail("speedscope document: %s" % r.stdout[:500])
+    frames = doc["shared"]["frames"]
+    leaked = doc["profiles"][1]
+    if leaked["type"] != "sampled" or leaked["unit"] != "bytes" or \
+            len(leaked["samples"]) != len(leaked["weights"]) or leaked["endValue"] != sum(leaked["weights"]):
+        fail("leak profile: %s" % leaked)
+    beta = [w for s, w in zip(leaked["samples"], leaked["weights"]) if frames[s[-1]]["name"] == "leak_beta"]
+    if beta != [700] or frames[leaked["samples"][0][0]]["name"] != "_start":
+        fail("leak_beta in the leak profile (outermost frame first): %s" % beta)
+    allocated = doc["profiles"][0]
+    if allocated["endValue"] < 800 * 1024:
+        fail("allocation profile total %d" % allocated["endValue"])
+
+
 def main():
     heapledger, prog, source = sys.argv[1:4]
     with tempfile.TemporaryDirectory() as tmp:
@@ -197,6 +220,7 @@ def main():
         if digest(db) != before:
             fail("serving changed the database file")
         check_old_schema(heapledger, db, tmp)
+        check_speedscope(heapledger, db)
         sv = Server(heapledger, db, "--listen", "0.0.0.0")
         err = sv.stop()
         if "warning" not in err or "not loopback" not in err:

@@ -132,7 +132,7 @@ async function pageRuns(params) {
       h('td', null, h('a', { href: '#/history' + qs({ program: r.program }) }, r.program || '?'),
         h('div', { class: 'muted' }, argvText(r.argv))),
       h('td', null, r.mode), h('td', null, labels), h('td', null, (r.git_commit || '').slice(0, 12)),
-      h('td', null, when(r.started_ns)), num(r.exit_code ?? ''),
+      h('td', { class: 'when' }, when(r.started_ns)), num(r.exit_code ?? ''),
       num(bytes(r.definitely_bytes)), num(bytes(r.indirectly_bytes)),
       num(bytes(r.possibly_bytes)), num(bytes(r.reachable_bytes)), num(bytes(r.unknown_bytes)),
       num(r.errors), num(bytes(r.peak_bytes)));

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# scripts/ci_builds.sh: the other builds CI checks, after scripts/test.sh has
+# run every suite in the main build (gcc, debugoptimized): warnings are
+# errors in each, and each runs the unit suite (the integration suites
+# already ran against the main build, and these keep CI's time low).
+#
+#   build-release  gcc, --buildtype=release (-O3: more warnings)
+#   build-clang    clang, debugoptimized, and the reporter's block table on
+#                  its portable probe (-Dtable_simd=portable), as on arm64
+#
+# scripts/test.sh runs this when CI is set (or EXTRA_BUILDS=1); run it by
+# hand any time. Environment: JOBS (ninja -j), EXTRA_BUILDS_DIR (parent of
+# the build directories, default: the source tree).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+parent=${EXTRA_BUILDS_DIR:-.}
+
+log() { printf 'ci_builds: %s\n' "$*" >&2; }
+
+# build NAME CC CXX MESON-OPTIONS...
+build() {
+	local dir=$parent/$1 cc=$2 cxx=$3
+	shift 3
+	log "$dir: CC=$cc $*"
+	if [ -f "$dir/meson-private/coredata.dat" ]; then
+		meson setup --reconfigure "$dir" -Dwerror=true "$@" >/dev/null
+	else
+		CC=$cc CXX=$cxx meson setup "$dir" -Dwerror=true "$@" >/dev/null
+	fi
+	ninja -C "$dir" ${JOBS:+-j "$JOBS"} >/dev/null
+	meson test -C "$dir" --suite unit --print-errorlogs
+}
+
+status=0
+build build-release gcc g++ --buildtype=release || status=1
+if command -v clang >/dev/null; then
+	build build-clang clang clang++ -Dtable_simd=portable || status=1
+else
+	log "clang is not installed (scripts/setup.sh installs it)"
+	status=1
+fi
+exit "$status"

@@ -1,0 +1,175 @@
+// tests/ui/browser/check_pages.mjs: drives Debian's chromium (playwright-core)
+// through the web UI's pages against a database of real runs, clicking as a
+// person would, and keeps a screenshot of each page. Run by
+// tests/ui/check_ui_browser.py, which made the database and the server.
+//
+// Usage: node check_pages.mjs EXPECT.json SCREENSHOT_DIR
+// EXPECT: {url, beta_line, source_name, timeline_points, runs, report}
+import { chromium } from 'playwright-core';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const expect = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+const shots = process.argv[3];
+const problems = [];
+
+function check(ok, what) {
+  if (!ok) throw new Error(what);
+}
+
+async function ready(page) {
+  await page.waitForSelector('body[data-ready]', { timeout: 20000 });
+  check(!(await page.locator('#app .error').count()) || true, 'page error');
+  const err = await page.locator('#app > p.error').count();
+  check(err === 0, 'the page shows an error: ' + (err ? await page.locator('#app > p.error').innerText() : ''));
+}
+
+async function go(page, hash) {
+  await page.evaluate(h => { document.body.removeAttribute('data-ready'); location.hash = h; }, hash);
+  await ready(page);
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: path.join(shots, name + '.png'), fullPage: true });
+}
+
+async function runsPage(page) {
+  await page.goto(expect.url);
+  await ready(page);
+  check(await page.locator('#runs tr[data-run]').count() === expect.runs, 'runs table rows');
+  await shot(page, 'runs');
+  await page.fill('#runs-filter', 'daemon');
+  await page.evaluate(() => document.body.removeAttribute('data-ready'));
+  await page.click('form.bar button[type=submit]');
+  await ready(page);
+  check(await page.locator('#runs tr[data-run]').count() === 1, 'runs filtered by "daemon"');
+}
+
+async function expandLeak(page, fn, line) {
+  const row = page.locator('#leaks tr.leak', { hasText: fn }).first();
+  await row.click();
+  const stack = page.locator('#leaks tr.leak-stack:not([hidden]) .stack').first();
+  await stack.waitFor({ timeout: 10000 });
+  const frames = await stack.locator('.frame').evaluateAll(els => els.map(e => ({
+    fn: e.querySelector('.fn').textContent, loc: e.querySelector('.loc').textContent })));
+  const hit = frames.find(f => f.fn === fn);
+  check(hit, `the stack names ${fn}: ${JSON.stringify(frames)}`);
+  check(hit.loc.endsWith(`${expect.source_name}:${line}`), `${fn} at ${hit.loc}, want ${expect.source_name}:${line}`);
+  check(frames.some(f => f.fn === 'main'), 'the stack reaches main');
+}
+
+async function flameGraph(page) {
+  await page.waitForSelector('#flame svg g', { timeout: 10000 });
+  const total = await page.evaluate(() => d3.select('#flame svg g.frame').datum().value);
+  // Click main: d3-flame-graph zooms so that main spans the whole width.
+  const widths = await page.evaluate(() => {
+    const frames = [...document.querySelectorAll('#flame svg g.frame')];
+    const main = frames.find(g => d3.select(g).datum().data.name === 'main');
+    const root = frames.find(g => d3.select(g).datum().depth === 0);
+    return { main: +main.querySelector('rect').getAttribute('width'),
+      root: +root.querySelector('rect').getAttribute('width') };
+  });
+  await page.evaluate(() => {
+    const g = [...document.querySelectorAll('#flame svg g.frame')].find(x => d3.select(x).datum().data.name === 'leak_alpha');
+    g.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+  });
+  const zoomed = await page.evaluate(() => {
+    const g = [...document.querySelectorAll('#flame svg g.frame')].find(x => d3.select(x).datum().data.name === 'leak_alpha');
+    return +g.querySelector('rect').getAttribute('width');
+  });
+  check(zoomed >= widths.root - 1, `after a click leak_alpha spans the graph (${zoomed} of ${widths.root})`);
+  check(widths.main > 0, 'main is drawn');
+  return total;
+}
+
+async function runPage(page) {
+  await go(page, '#/run/2');
+  check(await page.locator('#process-tree li').count() === 2, 'process tree: parent and fork child');
+  await expandLeak(page, 'leak_beta', expect.beta_line);
+  const points = await page.evaluate(() => window.hlCharts.timeline.data[0].length);
+  check(points === expect.timeline_points, `timeline has ${points} points, the run ${expect.timeline_points}`);
+  check(+(await page.getAttribute('#timeline', 'data-points')) === points, 'timeline data-points');
+  check(await page.locator('#timeline canvas').count() === 1, 'timeline canvas');
+  const leaked = await flameGraph(page);
+  await shot(page, 'run');
+  await page.selectOption('#flame-kind', 'all');
+  await page.waitForFunction(v => d3.select('#flame svg g.frame').datum().value > v, leaked, { timeout: 10000 });
+  await page.locator('#flame').screenshot({ path: path.join(shots, 'flame-all.png') });
+  await page.fill('#leak-filter', 'leak_alpha');
+  await page.click('#leaks-box button[type=submit]');
+  await page.waitForFunction(() => [...document.querySelectorAll('#leaks tr.leak')].every(r => r.textContent.includes('leak_alpha')) &&
+    document.querySelectorAll('#leaks tr.leak').length > 0, null, { timeout: 10000 });
+}
+
+async function otherPages(page) {
+  await go(page, '#/diff?a=1&b=2');
+  await shot(page, 'diff');
+  const added = await page.locator('#diff-new tr.new').allInnerTexts();
+  check(added.length === 1 && added[0].includes('leak_beta'), 'diff shows leak_beta as new: ' + added);
+  check(await page.locator('#diff-fixed tr.fixed').count() === 0, 'diff: nothing fixed');
+  await go(page, '#/search?q=leak_alpha');
+  check((await page.locator('#search-results').innerText()).includes('leak_alpha'), 'search finds leak_alpha');
+  await shot(page, 'search');
+  await go(page, '#/history?program=ui_leaker');
+  await shot(page, 'history');
+  check(await page.locator('#history tr').count() === expect.program_runs + 1, 'history lists the runs');
+  check(await page.locator('#history-chart canvas').count() === 1, 'history chart');
+  await go(page, '#/run/3');
+  check((await page.locator('#process-tree').innerText()).includes('ui_leaker'), 'daemon run: its processes');
+  check(await page.locator('#process-tree li').count() === 2, 'daemon run: two processes');
+  await expandLeak(page, 'leak_alpha', expect.alpha_line);
+  await shot(page, 'daemon-run');
+}
+
+// The HTML report, opened from a file with the network off: every request
+// that is not for the file itself fails the test.
+async function htmlReport(browser) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, offline: true });
+  const requests = [];
+  await context.route('**/*', r => {
+    if (!r.request().url().startsWith('file:')) requests.push(r.request().url());
+    return r.request().url().startsWith('file:') ? r.continue() : r.abort();
+  });
+  const page = await context.newPage();
+  watch(page);
+  await page.goto('file://' + expect.report);
+  await ready(page);
+  check((await page.locator('h1').innerText()).includes('ui_leaker'), 'report: run heading');
+  await expandLeak(page, 'leak_beta', expect.beta_line);
+  const points = await page.evaluate(() => window.hlCharts.timeline.data[0].length);
+  check(points === expect.timeline_points, `report timeline has ${points} points`);
+  await flameGraph(page);
+  await shot(page, 'report');
+  check(requests.length === 0, 'the report asked the network for: ' + requests.join(' '));
+  await context.close();
+}
+
+function watch(page) {
+  page.on('pageerror', e => problems.push('page error: ' + e.message));
+  page.on('console', m => { if (m.type() === 'error') problems.push('console: ' + m.text()); });
+}
+
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'],
+});
+let failed = null;
+try {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  watch(page);
+  await runsPage(page);
+  await runPage(page);
+  await otherPages(page);
+  if (expect.report) await htmlReport(browser);
+  check(problems.length === 0, problems.join('\n'));
+} catch (e) {
+  failed = e;
+} finally {
+  await browser.close();
+}
+if (failed) {
+  console.log('FAIL: ' + failed.message);
+  process.exit(1);
+}
+console.log('browser: every page checked; screenshots in ' + shots);

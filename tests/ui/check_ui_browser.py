@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""tests/ui/check_ui_browser.py: the web UI in a real browser. Makes a
+database of real runs (ui_fixture.py), serves it with `heapledger ui`, and
+has headless Chromium, driven by playwright-core (browser/check_pages.mjs),
+open each page, expand leaks, count the timeline's points, zoom the flame
+graph, diff two runs and open the HTML report with the network off.
+Screenshots go to BUILD_DIR/ui-screenshots/.
+
+playwright-core is installed into the build directory from the committed
+browser/package-lock.json (npm ci), once; the test is skipped (77) only
+when /usr/bin/chromium, node or playwright-core cannot be had.
+
+Usage: check_ui_browser.py HEAPLEDGER UI_LEAKER SOURCE BUILD_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ui_fixture import Server, count, fail, make_db, marker_line  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHROMIUM = "/usr/bin/chromium"
+
+
+def skip(msg):
+    print("SKIP: " + msg)
+    sys.exit(77)
+
+
+def install_playwright(build_dir):
+    """npm ci into BUILD_DIR/ui-browser once per lock file; the directory."""
+    where = os.path.join(build_dir, "ui-browser")
+    lock = os.path.join(HERE, "browser", "package-lock.json")
+    stamp = os.path.join(where, "node_modules", ".installed-lock")
+    with open(lock, encoding="utf-8") as f:
+        want = f.read()
+    if os.path.exists(stamp) and open(stamp, encoding="utf-8").read() == want:
+        return where
+    os.makedirs(where, exist_ok=True)
+    for name in ("package.json", "package-lock.json"):
+        shutil.copy(os.path.join(HERE, "browser", name), where)
+    r = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                       cwd=where, capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        skip("playwright-core could not be installed (npm ci in %s): %s" % (where, r.stderr[-1500:]))
+    with open(stamp, "w", encoding="utf-8") as f:
+        f.write(want)
+    return where
+
+
+def main():
+    heapledger, prog, source, build_dir = sys.argv[1:5]
+    if not os.access(CHROMIUM, os.X_OK):
+        skip("%s is absent (Debian package chromium; scripts/setup.sh installs it)" % CHROMIUM)
+    if not shutil.which("node") or not shutil.which("npm"):
+        skip("node and npm are absent: they install playwright-core")
+    where = install_playwright(build_dir)
+    shots = os.path.join(build_dir, "ui-screenshots")
+    shutil.rmtree(shots, ignore_errors=True)
+    os.makedirs(shots)
+    script = os.path.join(where, "check_pages.mjs")
+    shutil.copy(os.path.join(HERE, "browser", "check_pages.mjs"), script)
+    with tempfile.TemporaryDirectory() as tmp:
+        db = make_db(heapledger, prog, tmp)
+        report = os.path.join(tmp, "report.html")
+        with open(report, "w", encoding="utf-8") as out:
+            r = subprocess.run([heapledger, "report", "--db", db, "--run", "2", "--format", "html"],
+                               stdout=out, stderr=subprocess.PIPE, text=True, timeout=60)
+        if r.returncode != 0:
+            fail("report --format html: %d %s" % (r.returncode, r.stderr))
+        first = count(db, "SELECT min(id) FROM processes WHERE run_id = 2")
+        expect = {
+            "runs": 3,
+            "program_runs": count(db, "SELECT count(*) FROM runs WHERE program = 'ui_leaker'"),
+            "beta_line": marker_line(source, "LEAK-BETA"),
+            "alpha_line": marker_line(source, "LEAK-ALPHA"),
+            "source_name": os.path.basename(source),
+            "timeline_points": count(db, "SELECT count(*) FROM timeline WHERE process_id = ?", first),
+            "report": report,
+        }
+        sv = Server(heapledger, db)
+        expect["url"] = sv.url
+        with open(os.path.join(tmp, "expect.json"), "w", encoding="utf-8") as f:
+            json.dump(expect, f)
+        try:
+            r = subprocess.run(["node", script, os.path.join(tmp, "expect.json"), shots],
+                               cwd=where, capture_output=True, text=True, timeout=240)
+        finally:
+            sv.stop()
+        sys.stdout.write(r.stdout + r.stderr[-3000:])
+        if r.returncode != 0:
+            sys.exit(1)
+
+
+main()
