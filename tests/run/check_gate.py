@@ -3,9 +3,9 @@
 heap errors, for `heapledger run --error-exitcode`, `heapledger gate --run`
 on the same stored runs, and `heapledger daemon --error-exitcode`.
 
-fake_client's "classes" scenario leaks, as a reachability scan reports them:
+fake_client's "gate_classes" scenario leaks, as a reachability scan reports them:
 definite 100 bytes in 1 block, indirect 50 in 2, possible 30 in 1,
-reachable 20 in 1 ("classes error" adds a double free); it exits 0.
+reachable 20 in 1 ("gate_classes error" adds a double free); it exits 0.
 
 usage: check_gate.py HEAPLEDGER FAKE_CLIENT
 (HEAPLEDGER_LIB names the empty library fake_client runs with)
@@ -26,22 +26,22 @@ def fail(msg):
 
 # (options, fake_client arguments, whether the gate fails)
 CASES = [
-    ([], ["classes"], True),                                   # definite,indirect: 150/3
-    (["--errors-for-leak-kinds=none"], ["classes"], False),
-    (["--errors-for-leak-kinds=possible"], ["classes"], True),
-    (["--errors-for-leak-kinds=reachable"], ["classes"], True),
-    (["--errors-for-leak-kinds=definite", "--leak-bytes-threshold=99"], ["classes"], True),
-    (["--errors-for-leak-kinds=definite", "--leak-bytes-threshold=100"], ["classes"], False),
-    (["--leak-blocks-threshold=2"], ["classes"], True),        # 3 blocks counted
-    (["--leak-blocks-threshold=3"], ["classes"], False),
-    (["--leak-bytes-threshold=149", "--leak-blocks-threshold=2"], ["classes"], True),
-    (["--leak-bytes-threshold=150", "--leak-blocks-threshold=2"], ["classes"], False),
-    (["--errors-for-leak-kinds=all", "--leak-bytes-threshold=199"], ["classes"], True),
-    (["--errors-for-leak-kinds=all", "--leak-bytes-threshold=200"], ["classes"], False),
-    (["--errors-for-leak-kinds=definite,indirect", "SUPPRESS"], ["classes"], False),
-    (["--errors-for-leak-kinds=definite,possible", "SUPPRESS"], ["classes"], True),
-    (["--errors-for-leak-kinds=none"], ["classes", "error"], True),  # heap errors always count
-    (["--leak-bytes-threshold=1000000"], ["classes", "error"], True),
+    ([], ["gate_classes"], True),                                   # definite,indirect: 150/3
+    (["--errors-for-leak-kinds=none"], ["gate_classes"], False),
+    (["--errors-for-leak-kinds=possible"], ["gate_classes"], True),
+    (["--errors-for-leak-kinds=reachable"], ["gate_classes"], True),
+    (["--errors-for-leak-kinds=definite", "--leak-bytes-threshold=99"], ["gate_classes"], True),
+    (["--errors-for-leak-kinds=definite", "--leak-bytes-threshold=100"], ["gate_classes"], False),
+    (["--leak-blocks-threshold=2"], ["gate_classes"], True),        # 3 blocks counted
+    (["--leak-blocks-threshold=3"], ["gate_classes"], False),
+    (["--leak-bytes-threshold=149", "--leak-blocks-threshold=2"], ["gate_classes"], True),
+    (["--leak-bytes-threshold=150", "--leak-blocks-threshold=2"], ["gate_classes"], False),
+    (["--errors-for-leak-kinds=all", "--leak-bytes-threshold=199"], ["gate_classes"], True),
+    (["--errors-for-leak-kinds=all", "--leak-bytes-threshold=200"], ["gate_classes"], False),
+    (["--errors-for-leak-kinds=definite,indirect", "SUPPRESS"], ["gate_classes"], False),
+    (["--errors-for-leak-kinds=definite,possible", "SUPPRESS"], ["gate_classes"], True),
+    (["--errors-for-leak-kinds=none"], ["gate_classes", "error"], True),  # heap errors always count
+    (["--leak-bytes-threshold=1000000"], ["gate_classes", "error"], True),
 ]
 
 
@@ -75,7 +75,7 @@ def check_run_and_gate(hl, client, tmp):
                     n, opts + extra, g.returncode, want, g.stdout, g.stderr))
     # Without --error-exitcode (or with 0) run keeps the program's status.
     for opts in ([], ["--error-exitcode=0"]):
-        p = subprocess.run([hl, "run", "--db", db] + opts + ["--", client, "classes", "error"],
+        p = subprocess.run([hl, "run", "--db", db] + opts + ["--", client, "gate_classes", "error"],
                            capture_output=True, text=True)
         if p.returncode != 0:
             fail("run %s: exit %d, expected the program's 0" % (opts, p.returncode))
@@ -87,8 +87,8 @@ def check_run_and_gate(hl, client, tmp):
     for args in (["gate", "--db", db, "--run", "999"],
                  ["gate", "--db", os.path.join(tmp, "none.db")],
                  ["gate", "--db", db, "--baseline", os.path.join(tmp, "no-such-file")],
-                 ["run", "--errors-for-leak-kinds=most", "--", client, "classes"],
-                 ["run", "--error-exitcode=256", "--", client, "classes"]):
+                 ["run", "--errors-for-leak-kinds=most", "--", client, "gate_classes"],
+                 ["run", "--error-exitcode=256", "--", client, "gate_classes"]):
         p = subprocess.run([hl] + args, capture_output=True, text=True)
         if p.returncode != 125:
             fail("%s: exit %d, expected 125\n%s" % (args, p.returncode, p.stderr))
@@ -124,14 +124,14 @@ def run_daemon(hl, client, tmp, opts, clients):
 
 
 def check_daemon(hl, client, tmp):
-    two = [["classes"], ["classes"]]
+    two = [["gate_classes"], ["gate_classes"]]
     for opts, clients, want in (
             (["--error-exitcode=7"], two, 7),
             (["--error-exitcode=7", "--errors-for-leak-kinds=none"], two, 0),
             (["--error-exitcode=7", "--leak-bytes-threshold=300"], two, 0),
             (["--error-exitcode=7", "--leak-bytes-threshold=299"], two, 7),
             (["--error-exitcode=7", "--errors-for-leak-kinds=none"],
-             [["classes"], ["classes", "error"]], 7),
+             [["gate_classes"], ["gate_classes", "error"]], 7),
             ([], two, 0)):   # the verdict is printed; without --error-exitcode, exit 0
         rc, err = run_daemon(hl, client, tmp, opts, clients)
         if rc != want:
@@ -143,7 +143,7 @@ def check_daemon(hl, client, tmp):
                 opts, len(clients), err[-3000:]))
         listed = re.findall(r"heapledger:   pid \d+ \((.*)\): ", err)
         counted = int(summary.group(2))
-        if len(listed) != counted or any("fake_client classes" not in c for c in listed):
+        if len(listed) != counted or any("fake_client gate_classes" not in c for c in listed):
             fail("daemon %s: leaking processes listed: %s" % (opts, listed))
         if (want == 7 or not opts) != ("gate FAILED" in err):
             fail("daemon %s: verdict line:\n%s" % (opts, err[-2000:]))
