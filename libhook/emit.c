@@ -21,10 +21,20 @@
  * If a write fails (reporter gone: EPIPE, never SIGPIPE thanks to
  * MSG_NOSIGNAL) the connection is closed, one warning is printed and later
  * events are counted as dropped; the program keeps running.
+ *
+ * The program never waits on the reporter for long: the socket is
+ * non-blocking, connect() retries a full backlog and a send polls a full
+ * socket for at most wait_ms (HEAPLEDGER_OPTIONS) each time no byte goes out,
+ * then the hook goes on standalone. Nothing is sent before SO_PEERCRED shows
+ * the listener runs as our user or root (another user may have bound the
+ * path first). The socket sits high in the descriptor table (fd.c) and is
+ * checked before each send: a program that took its number gets neither our
+ * bytes nor a close().
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -80,7 +90,7 @@ static _Atomic int state;
 /* A second thread has had events since the process image (or fork child)
  * began: from then on every event reads the clock (see event_ticks). */
 static _Atomic bool threaded;
-static int sock_fd = -1;
+static struct hl_fd sock = HL_FD_NONE;
 static struct emit_buffer *buffers;      /* write_lock */
 static uint64_t batch_sequence;          /* write_lock */
 static uint64_t records_total;           /* records written; write_lock */
@@ -124,23 +134,50 @@ uint64_t hl_emit_dropped(void)
 
 static void disconnect_locked(const char *why)
 {
-	if (sock_fd >= 0)
-		close(sock_fd);
-	sock_fd = -1;
+	hl_fd_release(&sock); /* closed only if the number is still ours */
 	if (atomic_exchange(&state, EMIT_LOST) == EMIT_LIVE) {
-		hl_warn(why, NULL);
+		hl_notice(why);
 	}
+}
+
+/* Waits until fd takes more bytes (or `events` happen), at most wait_ms;
+ * false on timeout. */
+static bool wait_ready(int fd, short events)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	uint64_t start = hl_os_now_ms(), waited = 0;
+	while (waited <= hl_options.wait_ms) {
+		int n = poll(&p, 1, (int)(hl_options.wait_ms - waited));
+		if (n > 0)
+			return true;
+		if (n == 0 || errno != EINTR)
+			return false;
+		waited = hl_os_now_ms() - start;
+	}
+	return false;
 }
 
 static bool send_iov_locked(struct iovec *iov, int count)
 {
 	if (atomic_load_explicit(&state, memory_order_relaxed) != EMIT_LIVE)
 		return false;
+	if (!hl_fd_is_ours(&sock)) {
+		disconnect_locked("the program took the reporter connection's descriptor; "
+				  "continuing standalone, events are dropped");
+		return false;
+	}
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)count };
 	while (msg.msg_iovlen > 0) {
-		ssize_t n = sendmsg(sock_fd, &msg, MSG_NOSIGNAL);
+		ssize_t n = sendmsg(sock.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && errno == EAGAIN) {
+			if (wait_ready(sock.fd, POLLOUT))
+				continue;
+			disconnect_locked("the reporter stopped reading (wait_ms passed); "
+					  "continuing standalone, events are dropped");
+			return false;
+		}
 		if (n <= 0) {
 			disconnect_locked("reporter connection lost; continuing standalone, "
 					  "events are dropped");
@@ -577,7 +614,8 @@ static bool send_hello_locked(uint32_t origin, uint32_t ppid)
 /* A fresh connection on `fd`: nothing was sent on it yet. */
 static bool start_locked(int fd, uint32_t origin, uint32_t ppid)
 {
-	sock_fd = fd;
+	if (!hl_fd_keep(&sock, fd))
+		return false;
 	atomic_store(&state, EMIT_LIVE);
 	batch_sequence = 0;
 	stacks_sent = 1;
@@ -594,25 +632,75 @@ bool hl_emit_connect_fd(int fd, uint32_t origin, uint32_t ppid)
 	return ok;
 }
 
+bool hl_emit_peer_trusted(uint32_t peer_uid, uint32_t own_uid)
+{
+	return peer_uid == own_uid || peer_uid == 0;
+}
+
+/* connect() without blocking for long: a reporter whose backlog is full
+ * (it is not accepting: stopped, or at its descriptor limit) makes a
+ * non-blocking AF_UNIX connect fail with EAGAIN at once, so it is retried
+ * every few ms until wait_ms have passed. 0 or -errno. */
+static int connect_bounded(int fd, const struct sockaddr_un *addr)
+{
+	uint64_t start = hl_os_now_ms();
+	for (;;) {
+		if (connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0)
+			return 0;
+		if (errno == EINPROGRESS) {
+			int err = 0;
+			socklen_t len = sizeof(err);
+			if (!wait_ready(fd, POLLOUT))
+				return -ETIMEDOUT;
+			getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+			return -err;
+		}
+		if (errno != EAGAIN && errno != EINTR)
+			return -errno;
+		if (hl_os_now_ms() - start > hl_options.wait_ms)
+			return -ETIMEDOUT;
+		struct timespec pause = { 0, 5 * 1000 * 1000 };
+		nanosleep(&pause, NULL);
+	}
+}
+
+/* Whoever listens must be our user or root: a socket another user bound
+ * first would otherwise receive our argv, paths and addresses. */
+static bool peer_is_trusted(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+		return false;
+	return hl_emit_peer_trusted(cred.uid, (uint32_t)geteuid());
+}
+
 bool hl_emit_connect(const char *path, uint32_t origin, uint32_t ppid)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	size_t len = strlen(path);
+	const char *why = "cannot reach the reporter at " HL_ENV_SOCKET "; standalone";
 	if (len >= sizeof(addr.sun_path)) {
-		hl_warn("reporter socket path too long; standalone", NULL);
+		hl_notice("reporter socket path too long; standalone");
 		return false;
 	}
 	memcpy(addr.sun_path, path, len + 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		goto out_fail;
-	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
-		close(fd);
-		goto out_fail;
-	}
-	return hl_emit_connect_fd(fd, origin, ppid);
+	fd = hl_fd_move_high(fd);
+	int err = connect_bounded(fd, &addr);
+	if (err == -ETIMEDOUT)
+		why = "the reporter at " HL_ENV_SOCKET " is not accepting (wait_ms passed); "
+		      "standalone";
+	else if (err == 0 && !peer_is_trusted(fd))
+		why = "the socket at " HL_ENV_SOCKET " belongs to another user; nothing sent, "
+		      "standalone";
+	else if (err == 0)
+		return hl_emit_connect_fd(fd, origin, ppid);
+	close(fd);
 out_fail:
-	hl_warn("cannot reach the reporter at " HL_ENV_SOCKET "; standalone", NULL);
+	hl_notice(why);
 	return false;
 }
 
@@ -730,9 +818,7 @@ bool hl_emit_finish(unsigned how, int status)
 	hl_heap_walk(live_block, &sink);
 	send_exit_locked(how, status);
 	bool ok = hl_emit_is_live();
-	if (sock_fd >= 0)
-		close(sock_fd);
-	sock_fd = -1;
+	hl_fd_release(&sock);
 	atomic_store(&state, ok ? EMIT_DONE : EMIT_LOST);
 	hl_unlock(&write_lock);
 	return ok;
@@ -786,11 +872,9 @@ void hl_emit_fork_child(void)
 		buffer_reset(own);
 		buffer_start(own, current_tid());
 	}
-	if (sock_fd >= 0)
-		close(sock_fd);
-	sock_fd = -1;
+	hl_fd_release(&sock);
 	int was = atomic_exchange(&state, EMIT_OFF);
-	const char *path = getenv(HL_ENV_SOCKET);
+	const char *path = hl_env_get(HL_ENV_SOCKET);
 	/* The child's heap is an exact copy of the parent's at the instant of
 	 * fork, blocks other threads were busy with included: it is sent as the
 	 * child's starting state (HL_HOOK_FORK_SNAPSHOT). */

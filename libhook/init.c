@@ -29,11 +29,12 @@ HL_TLS int hl_guard_depth;
 
 static _Atomic bool exit_reported;
 static int exit_status;
-static int log_fd = -1;
-/* What fd 2 was when the program started (stderr_remember). */
+static struct hl_fd log_file = HL_FD_NONE;
+/* What fd 2 was when the program started (stderr_remember), and a copy. */
 static enum { STDERR_UNKNOWN, STDERR_KNOWN, STDERR_CLOSED } stderr_state;
 static dev_t stderr_dev;
 static ino_t stderr_ino;
+static struct hl_fd stderr_copy = HL_FD_NONE;
 
 void hl_init(void)
 {
@@ -67,6 +68,18 @@ void hl_warn(const char *message, const void *address)
 		hl_out_hex(&out, (uintptr_t)address);
 		hl_out_str(&out, ")");
 	}
+	hl_out_str(&out, "\n");
+	hl_out_flush(&out);
+}
+
+void hl_notice(const char *message)
+{
+	if (hl_options.quiet)
+		return;
+	struct hl_out out;
+	hl_out_init(&out, hl_log_fd());
+	hl_out_str(&out, "heapledger: ");
+	hl_out_str(&out, message);
 	hl_out_str(&out, "\n");
 	hl_out_flush(&out);
 }
@@ -235,10 +248,17 @@ void hl_options_parse(const char *text)
 /* ---- stderr, checked before use ------------------------------------------ */
 
 /* A program may close its stderr and open a file that takes fd 2 (daemons
- * do); writing the summary there would corrupt the program's data. So the
- * hook remembers which file fd 2 was at start and writes to fd 2 only while
- * it is still that file. No copy of fd 2 is kept open: that would keep a
- * pipe the program closed open, and a reader waiting for its end would hang. */
+ * do); writing the summary there would corrupt the program's data. And
+ * grep, sort, xz and tar close fd 2 before they exit, and would get no
+ * summary. So, like valgrind, the hook keeps a copy of the stderr the program
+ * started with (high and close-on-exec, fd.c) and writes there; without the
+ * copy, it writes to fd 2 only while fd 2 is still that file.
+ * The copy keeps a pipe open after the program closed its end: a reader
+ * waiting for the end would wait for this process to exit. That is right for
+ * the process itself (the summary comes at its exit), not for a daemon's
+ * forked child that closes its stderr and lives on after its parent: a
+ * forked child drops the copy (stderr_fork_child), and an exec'd image makes
+ * its own. */
 static void stderr_remember(void)
 {
 	struct stat st;
@@ -249,6 +269,15 @@ static void stderr_remember(void)
 	stderr_dev = st.st_dev;
 	stderr_ino = st.st_ino;
 	stderr_state = STDERR_KNOWN;
+	int saved = errno;
+	int copy = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	errno = saved;
+	hl_fd_keep(&stderr_copy, copy);
+}
+
+static void stderr_fork_child(void)
+{
+	hl_fd_release(&stderr_copy);
 }
 
 int hl_stderr_fd(void)
@@ -256,19 +285,40 @@ int hl_stderr_fd(void)
 	struct stat st;
 	if (stderr_state == STDERR_UNKNOWN)
 		return 2; /* before the constructor: nothing has replaced it yet */
-	if (stderr_state == STDERR_KNOWN && fstat(2, &st) == 0 && st.st_dev == stderr_dev && st.st_ino == stderr_ino)
+	if (hl_fd_is_ours(&stderr_copy))
+		return stderr_copy.fd;
+	if (stderr_state == STDERR_KNOWN && fstat(2, &st) == 0 && st.st_dev == stderr_dev &&
+	    st.st_ino == stderr_ino)
 		return 2;
 	return -1; /* hl_out writes to -1 fail quietly */
+}
+
+/* Opens the log for appending without following a planted link: a new file
+ * is created 0600 with O_EXCL; an existing one must be a regular file of our
+ * own user. -1 if neither. */
+static int log_open(const char *path)
+{
+	int flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY;
+	struct stat st;
+	int fd = open(path, flags | O_CREAT | O_EXCL, 0600);
+	if (fd >= 0 || errno != EEXIST)
+		return fd;
+	fd = open(path, flags | O_NONBLOCK);
+	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /* $HEAPLEDGER_LOG names a file; "%p" in it becomes the pid, as in
  * valgrind's --log-file, so forked children do not interleave. */
 int hl_log_fd(void)
 {
-	if (log_fd >= 0)
-		return log_fd;
-	const char *path = getenv(HL_ENV_LOG);
-	if (path == NULL || *path == '\0')
+	if (hl_fd_is_ours(&log_file))
+		return log_file.fd;
+	const char *path = hl_env_get(HL_ENV_LOG);
+	if (path == NULL || *path == '\0' || log_file.fd == -2)
 		return hl_stderr_fd();
 	char buf[HL_WIRE_MAX_PATH];
 	size_t used = 0;
@@ -287,14 +337,15 @@ int hl_log_fd(void)
 	}
 	buf[used] = '\0';
 	int saved = errno;
-	int fd = open(buf, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	int fd = log_open(buf);
 	errno = saved;
-	if (fd < 0) {
-		hl_warn("cannot open " HL_ENV_LOG " file; writing to stderr", NULL);
+	if (!hl_fd_keep(&log_file, fd)) {
+		log_file.fd = -2; /* tried once: no retry, no second warning */
+		hl_warn("cannot open " HL_ENV_LOG " file (a new file, or a regular file of "
+			"ours); writing to stderr", NULL);
 		return hl_stderr_fd();
 	}
-	log_fd = fd;
-	return fd;
+	return log_file.fd;
 }
 
 /* ---- fork --------------------------------------------------------------- */
@@ -327,7 +378,8 @@ static void fork_child(void)
 	hl_caches_fork_child();
 	hl_alloc_fork_child();
 	exit_reported = false;
-	log_fd = -1;
+	hl_fd_release(&log_file); /* "%p" names another file in the child */
+	stderr_fork_child();
 	hl_track_fork_child();
 }
 
@@ -368,7 +420,7 @@ __attribute__((constructor)) static void hl_start(void)
 {
 	stderr_remember();
 	hl_os_check_address_space();
-	hl_options_parse(getenv(HL_ENV_OPTIONS));
+	hl_options_parse(hl_env_get(HL_ENV_OPTIONS));
 	hl_cache_init_key();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	on_exit(on_exit_status, NULL);

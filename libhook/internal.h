@@ -98,6 +98,27 @@ void hl_out_u64_grouped(struct hl_out *out, uint64_t v); /* 1,234,567 */
 void hl_out_hex(struct hl_out *out, uint64_t v);         /* 0x... */
 void hl_out_flush(struct hl_out *out);
 
+/* ---- fd.c: the hook's own descriptors, out of the program's way ---------- */
+
+/* A descriptor the hook opened, and which file it was. */
+struct hl_fd {
+	int fd;    /* -1: none */
+	uint64_t dev; /* st_dev and st_ino when it was kept */
+	uint64_t ino;
+};
+#define HL_FD_NONE { -1, 0, 0 }
+/* Moves fd near the top of the soft RLIMIT_NOFILE range (close-on-exec) and
+ * returns the new number, or fd itself when there is no room up there. */
+int hl_fd_move_high(int fd);
+/* Takes ownership of fd: moved high and remembered by device and inode;
+ * false (fd closed) if it cannot be. Keeps errno. */
+bool hl_fd_keep(struct hl_fd *h, int fd);
+/* True while h's number still names the file the hook kept. */
+bool hl_fd_is_ours(const struct hl_fd *h);
+/* Closes h's descriptor if it is still the hook's (never the program's) and
+ * forgets it. */
+void hl_fd_release(struct hl_fd *h);
+
 /* ---- meta.c: the hook's private memory, never the user heap ------------- */
 
 /* Zeroed memory for the hook's own tables and buffers. Blocks up to
@@ -162,6 +183,14 @@ extern const struct hl_option_info hl_option_infos[];
 int hl_stderr_fd(void);
 /* File descriptor for standalone output: $HEAPLEDGER_LOG, else hl_stderr_fd(). */
 int hl_log_fd(void);
+/* The hook's own status ("cannot reach the reporter"): to $HEAPLEDGER_LOG
+ * when set, else stderr; nothing with quiet=1. */
+void hl_notice(const char *message);
+/* getenv for the hook's variables; NULL under secure execution (AT_SECURE:
+ * setuid, setgid, capabilities), whose environment is the caller's. */
+const char *hl_env_get(const char *name);
+/* The decision itself, for a given AT_SECURE. */
+const char *hl_env_get_as(const char *name, bool secure);
 /* Reports a problem the hook found (invalid free, bad option); once per
  * message `key` unless `always`. */
 void hl_warn(const char *message, const void *address);

@@ -184,6 +184,9 @@ void hl_emit_fork_parent(void);
 /* In the parent, after fork() returned `child`: a FORK record. */
 void hl_emit_fork_record(pid_t child);
 void hl_emit_fork_child(void);
+/* Whether a listener running as peer_uid may receive a process of own_uid's
+ * events: the same user, or root. */
+bool hl_emit_peer_trusted(uint32_t peer_uid, uint32_t own_uid);
 /* Test hook: use an already connected socket (socketpair) as the reporter. */
 bool hl_emit_connect_fd(int fd, uint32_t origin, uint32_t ppid);
 

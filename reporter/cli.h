@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "args.h"
 #include "report.h"
 #include "state.h"
 #include "store.h"
@@ -15,6 +16,17 @@
 
 /* Where runs go without --db (--help and the man page say so). */
 #define HL_DEFAULT_DB_TEXT "$HEAPLEDGER_DB, else $XDG_DATA_HOME/heapledger/history.db"
+
+/* What the text report shows, for run, daemon and report (an args table's
+ * lines; `view` points at a struct hl_report_view). */
+#define HL_VIEW_ARGS(view)                                                               \
+	HL_ARG_CALL("show-leak-kinds", 0, "KINDS", hl_report_parse_kinds, &(view)->show_kinds, \
+		    "loss records shown with stacks: definite,indirect,possible,reachable, "   \
+		    "all or none, and suppressed (default: definite,indirect,possible)"),       \
+	HL_ARG_CALL("show-reachable", 0, "yes|no", hl_report_parse_show_reachable,           \
+		    &(view)->show_kinds, "yes: the same as --show-leak-kinds=all"),             \
+	HL_ARG_UNSIGNED("num-callers", 0, "N", &(view)->num_callers, 1, HL_WIRE_MAX_FRAMES,   \
+			"show at most N callers per stack (default: all captured)")
 
 int hl_cmd_run(int argc, char **argv);
 int hl_cmd_daemon(int argc, char **argv);
@@ -43,6 +55,7 @@ struct hl_output {
 	const char *db_path;
 	int64_t run_id;           /* runs.id, 0 if not stored */
 	unsigned max_frames;      /* --depth, 0 = all */
+	struct hl_report_view view; /* what the text report shows */
 	bool quiet;               /* no text report */
 	int64_t pages_written;    /* set by hl_output_close: the store's I/O */
 	uint64_t stored;          /* processes stored */

@@ -79,6 +79,7 @@ static int parse_daemon_options(int argc, char **argv, const char **socket_path,
 			      "store the run in FILE (default: " HL_DEFAULT_DB_TEXT ")"),
 		HL_ARG_FLAG("no-db", 0, &no_db, "do not store the run"),
 		HL_ARG_FLAG("quiet", 'q', &out->quiet, "print no reports, only heapledger's own messages"),
+		HL_VIEW_ARGS(&out->view),
 		HL_ARG_CALL("label", 0, "KEY=VALUE", hl_runinfo_label_arg, r,
 			    "store a label with the run (repeatable)"),
 		HL_POLICY_ARGS(&policy),
@@ -106,7 +107,7 @@ static int parse_daemon_options(int argc, char **argv, const char **socket_path,
 int hl_cmd_daemon(int argc, char **argv)
 {
 	const char *socket_path = NULL;
-	struct hl_output out = { 0 };
+	struct hl_output out = { .view = { .show_kinds = HL_SHOW_DEFAULT } };
 	struct hl_listener l;
 	struct hl_run run;
 	struct hl_report r;

@@ -38,6 +38,7 @@ static void report_and_store(struct hl_daemon_writer *w, struct hl_process *p)
 	hl_policy_apply(w->policy, p, out->sym);
 	hl_report_init(&r);
 	r.mode = "daemon";
+	r.view = out->view;
 	r.gen_suppressions = hl_policy_gen_suppressions(w->policy);
 	hl_report_add_process(&r, p, out->sym, out->max_frames);
 	if (!out->quiet)

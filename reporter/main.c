@@ -75,12 +75,14 @@ int hl_cmd_report(int argc, char **argv)
 {
 	const char *db = NULL, *format = "text";
 	unsigned long run_id = 0;
+	struct hl_report_view view = { .show_kinds = HL_SHOW_DEFAULT };
 	const struct hl_arg args[] = {
 		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB_TEXT ")"),
 		HL_ARG_UNSIGNED("run", 0, "ID", &run_id, 1, INT64_MAX, "the run to print (default: the latest)"),
 		HL_ARG_CHOICE("format", 0, "text|json|html|speedscope", &format,
 			      "text (default), json, html (the web UI's run page as one file)"
 			      " or speedscope (allocation and leak profiles)"),
+		HL_VIEW_ARGS(&view),
 		HL_ARG_END
 	};
 	const struct hl_command_line cmd = {
@@ -104,6 +106,7 @@ int hl_cmd_report(int argc, char **argv)
 	else
 		id = (int64_t)run_id;
 	hl_report_init(&r);
+	r.view = view;
 	if (!err && !strcmp(format, "html"))
 		err = hl_ui_write_html_report(store, id, stdout);
 	else if (!err && !strcmp(format, "speedscope"))

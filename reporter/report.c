@@ -12,6 +12,48 @@ void hl_report_init(struct hl_report *r)
 	hl_arena_init(&r->arena);
 	r->mode = "run";
 	r->exit_code = -1;
+	r->view.show_kinds = HL_SHOW_DEFAULT;
+}
+
+const char *hl_report_parse_kinds(const char *value, void *out)
+{
+	static const struct {
+		const char *name;
+		unsigned bits;
+	} words[] = {
+		{ "definite", HL_SHOW_DEFINITE }, { "indirect", HL_SHOW_INDIRECT },
+		{ "possible", HL_SHOW_POSSIBLE }, { "reachable", HL_SHOW_REACHABLE },
+		{ "suppressed", HL_SHOW_SUPPRESSED }, { "all", HL_SHOW_ALL }, { "none", 0 },
+	};
+	unsigned bits = 0;
+
+	if (!*value)
+		return "give definite,indirect,possible,reachable, all or none";
+	while (*value) {
+		size_t n = strcspn(value, ","), i;
+
+		for (i = 0; i < HL_ARRAY_SIZE(words); i++)
+			if (strlen(words[i].name) == n && !strncmp(words[i].name, value, n))
+				break;
+		if (i == HL_ARRAY_SIZE(words))
+			return "kinds are definite, indirect, possible, reachable, suppressed, "
+			       "all or none";
+		bits |= words[i].bits;
+		value += n + (value[n] == ',');
+	}
+	*(unsigned *)out = bits;
+	return NULL;
+}
+
+const char *hl_report_parse_show_reachable(const char *value, void *out)
+{
+	if (!strcmp(value, "yes"))
+		*(unsigned *)out = HL_SHOW_ALL;
+	else if (!strcmp(value, "no"))
+		*(unsigned *)out = HL_SHOW_DEFAULT;
+	else
+		return "must be yes or no";
+	return NULL;
 }
 
 void hl_report_destroy(struct hl_report *r)
@@ -63,6 +105,35 @@ void hl_report_stack_of(struct hl_report *r, const struct hl_process *p,
 		memcpy(out->frames + out->nframes, f, n * sizeof(*f));
 		out->nframes += n;
 	}
+}
+
+void hl_report_describe_end(const struct hl_report_process *p, char *buf, size_t len)
+{
+	if (!strcmp(p->how, "exit"))
+		snprintf(buf, len, "exited with status %d", p->status);
+	else if (!strcmp(p->how, "_exit"))
+		snprintf(buf, len, "exited with status %d (_exit: no exit handlers ran)", p->status);
+	else if (!strcmp(p->how, "abort"))
+		snprintf(buf, len, "aborted");
+	else if (!strcmp(p->how, "signal"))
+		snprintf(buf, len, "killed by signal %d (%s)", p->status, strsignal(p->status));
+	else if (!strcmp(p->how, "exec") && p->exec_path)
+		snprintf(buf, len, "replaced by exec of %s", p->exec_path);
+	else if (!strcmp(p->how, "exec"))
+		snprintf(buf, len, "replaced by exec");
+	else
+		snprintf(buf, len, "ended without an exit record (unknown)");
+}
+
+bool hl_report_not_scanned(const struct hl_report_process *p, char *buf, size_t len)
+{
+	if (p->scanned || !strcmp(p->how, "exec") || !p->in_use_blocks)
+		return false;
+	if (!strcmp(p->how, "exit"))
+		snprintf(buf, len, "the hook ran no leak scan at exit");
+	else
+		hl_report_describe_end(p, buf, len);
+	return true;
 }
 
 static const char *origin_name(uint32_t origin)
@@ -122,7 +193,9 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 	rp->unmatched_frees = p->unmatched_frees;
 	rp->unfreed_superseded = p->unfreed_superseded;
 	rp->live_mismatch = p->live_mismatch;
-	rp->scanned = p->live_scanned;
+	rp->scanned = p->scanned;
+	if (p->how == HL_EXIT_EXEC && p->exec_successor)
+		rp->exec_path = hl_arena_strdup(&r->arena, p->exec_successor->exe);
 	rp->nleaks = p->nleaks;
 	rp->leaks = hl_arena_alloc(&r->arena, p->nleaks * sizeof(*rp->leaks));
 	for (size_t i = 0; i < p->nleaks; i++) {
@@ -131,6 +204,7 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 
 		l->kind = hl_leak_class_name(g->leak_class);
 		l->bytes = g->bytes;
+		l->indirect_bytes = g->indirect_bytes;
 		l->blocks = g->blocks;
 		l->inherited_blocks = g->inherited_blocks;
 		l->suppression = g->suppression ? hl_arena_strdup(&r->arena, g->suppression) : NULL;

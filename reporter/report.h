@@ -30,6 +30,7 @@ struct hl_report_stack {
 struct hl_report_leak {
 	const char *kind;             /* hl_leak_class_name() */
 	uint64_t bytes, blocks;
+	uint64_t indirect_bytes;      /* blocks lost only through these ("D direct, I indirect") */
 	uint64_t inherited_blocks;    /* copied from the fork parent */
 	bool suppressed;              /* matched a suppression (kind stays the class) */
 	const char *suppression;      /* the suppression's name, NULL if none */
@@ -58,11 +59,37 @@ struct hl_report_process {
 	uint64_t dropped_events;
 	uint64_t unmatched_frees, unfreed_superseded, live_mismatch;
 	bool scanned;                 /* leak classes come from a reachability scan */
-	struct hl_report_leak *leaks; /* largest first */
+	const char *exec_path;        /* how == "exec": the image that replaced it, or NULL */
+	struct hl_report_leak *leaks; /* loss record order: valgrind's, largest last */
 	size_t nleaks;
 	struct hl_report_error *errors;
 	size_t nerrors;
 };
+
+/* Leak kinds, as bits of struct hl_report_view.show_kinds. */
+#define HL_SHOW_DEFINITE (1u << HL_CLASS_DEFINITE)
+#define HL_SHOW_INDIRECT (1u << HL_CLASS_INDIRECT)
+#define HL_SHOW_POSSIBLE (1u << HL_CLASS_POSSIBLE)
+#define HL_SHOW_REACHABLE (1u << HL_CLASS_REACHABLE)
+/* Suppressed records are only counted, as valgrind does, unless asked for
+ * (a heapledger extension: each then names its suppression). */
+#define HL_SHOW_SUPPRESSED (1u << HL_CLASS_SUPPRESSED)
+#define HL_SHOW_ALL (HL_SHOW_DEFINITE | HL_SHOW_INDIRECT | HL_SHOW_POSSIBLE | HL_SHOW_REACHABLE)
+#define HL_SHOW_DEFAULT (HL_SHOW_DEFINITE | HL_SHOW_INDIRECT | HL_SHOW_POSSIBLE)
+
+/* What the text report shows; the JSON and the database keep everything. */
+struct hl_report_view {
+	unsigned show_kinds;          /* HL_SHOW_*: loss records printed with stacks */
+	unsigned long num_callers;    /* return addresses shown per stack, 0 = all */
+};
+
+/* --show-leak-kinds=definite,indirect,possible,reachable|all|none (and
+ * suppressed, which all does not include) into
+ * *(unsigned *)out; returns NULL or why the value is wrong. */
+const char *hl_report_parse_kinds(const char *value, void *out);
+/* --show-reachable=yes|no: all kinds, or the default ones, into
+ * *(unsigned *)out; NULL or why the value is wrong. */
+const char *hl_report_parse_show_reachable(const char *value, void *out);
 
 struct hl_report {
 	int64_t run_id;               /* database id, 0 if not stored */
@@ -71,6 +98,7 @@ struct hl_report {
 	uint32_t argc;
 	uint64_t started_ns, ended_ns;
 	int exit_code;                /* what heapledger run exits with, -1 unknown */
+	struct hl_report_view view;   /* text display options */
 	const char *uuid;             /* names the run in every database, NULL if none */
 	const char *git_commit;       /* NULL if unknown */
 	const char *git_branch;
@@ -98,12 +126,17 @@ void hl_report_stack_of(struct hl_report *r, const struct hl_process *p,
 			uint32_t stack_ref, struct hl_symbolizer *sym,
 			unsigned max_frames, struct hl_report_stack *out);
 
-/* Valgrind-style text. */
+/* How p ended, in words: "exited with status 0", "replaced by exec of X"... */
+void hl_report_describe_end(const struct hl_report_process *p, char *buf, size_t len);
+/* True, with the reason in buf, when p holds blocks that no leak scan
+ * classified (it was killed, _exited, or the hook ran none); false for a
+ * scanned process, an image replaced by exec, or one with nothing in use. */
+bool hl_report_not_scanned(const struct hl_report_process *p, char *buf, size_t len);
+
+/* Valgrind-style text, as r->view says. */
 void hl_report_print_text(const struct hl_report *r, FILE *out);
-void hl_report_print_process_text(const struct hl_report_process *p, FILE *out);
-/* The same, with a ready-to-paste suppression after each unsuppressed leak. */
-void hl_report_print_process_text_gen(const struct hl_report_process *p, bool gen_suppressions,
-				      FILE *out);
+void hl_report_print_process_text(const struct hl_report *r,
+				  const struct hl_report_process *p, FILE *out);
 /* The JSON document; returns 0 or -errno. */
 int hl_report_write_json(const struct hl_report *r, FILE *out);
 

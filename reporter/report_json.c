@@ -53,6 +53,7 @@ static json_t *leak_json(const struct hl_report_leak *l)
 	json_object_set_new(o, "kind", json_string(l->kind));
 	json_object_set_new(o, "bytes", u64(l->bytes));
 	json_object_set_new(o, "blocks", u64(l->blocks));
+	json_object_set_new(o, "indirect_bytes", u64(l->indirect_bytes));
 	json_object_set_new(o, "inherited_blocks", u64(l->inherited_blocks));
 	json_object_set_new(o, "suppressed", json_boolean(l->suppressed));
 	json_object_set_new(o, "suppression", str_or_null(l->suppression));
@@ -89,6 +90,20 @@ static json_t *exit_json(const struct hl_report_process *p)
 		json_object_set_new(o, "signal", json_integer(p->status));
 	else if (!strcmp(p->how, "exit") || !strcmp(p->how, "_exit"))
 		json_object_set_new(o, "status", json_integer(p->status));
+	else if (!strcmp(p->how, "exec"))
+		json_object_set_new(o, "image", str_or_null(p->exec_path));
+	return o;
+}
+
+/* Whether a leak scan classified the blocks, and if not, why. */
+static json_t *scan_json(const struct hl_report_process *p)
+{
+	json_t *o = json_object();
+	char why[4200];
+
+	json_object_set_new(o, "scanned", json_boolean(p->scanned));
+	json_object_set_new(o, "not_scanned", hl_report_not_scanned(p, why, sizeof(why)) ?
+					      json_string(why) : json_null());
 	return o;
 }
 
@@ -135,6 +150,7 @@ static json_t *process_json(const struct hl_report_process *p)
 	json_object_set_new(o, "ended_ns", u64(p->ended_ns));
 	json_object_set_new(o, "exit", exit_json(p));
 	json_object_set_new(o, "summary", summary_json(p));
+	json_object_set_new(o, "scan", scan_json(p));
 	for (size_t i = 0; i < p->nleaks; i++)
 		json_array_append_new(leaks, leak_json(&p->leaks[i]));
 	for (size_t i = 0; i < p->nerrors; i++)

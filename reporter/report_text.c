@@ -1,7 +1,11 @@
 /*
- * reporter/report_text.c: the report as valgrind users know it: per
- * process a HEAP SUMMARY, then the leak records grouped by allocation stack,
- * largest first, every line prefixed with ==pid==.
+ * reporter/report_text.c: the report as valgrind users know it (memcheck's
+ * wording, order and layout, mc_leakcheck.c): per process a HEAP SUMMARY,
+ * the loss records in valgrind's order (smallest first, so the largest is
+ * next to the LEAK SUMMARY), each "N bytes in B blocks are definitely lost
+ * in loss record i of n", then the LEAK SUMMARY; every line prefixed with
+ * ==pid==. Which kinds are printed with their stacks is r->view's choice;
+ * every record keeps its number and is counted in the summary either way.
  */
 #include <string.h>
 
@@ -16,14 +20,14 @@ static const char *base_name(const char *path)
 }
 
 static void print_frame(FILE *out, uint32_t pid, const struct hl_frame_info *f,
-			bool first)
+			const char *function, bool first)
 {
 	fprintf(out, "==%u==    %s 0x%llx: ", pid, first ? "at" : "by",
 		(unsigned long long)f->address);
-	fputs(f->function ? f->function : "???", out);
+	fputs(function ? function : "???", out);
 	if (f->file && f->line)
 		fprintf(out, " (%s:%u)", base_name(f->file), f->line);
-	else if (f->module && f->function)
+	else if (f->module && function)
 		fprintf(out, " (in %s)", f->module);
 	else if (f->module)
 		fprintf(out, " (%s+0x%llx)", base_name(f->module),
@@ -31,37 +35,87 @@ static void print_frame(FILE *out, uint32_t pid, const struct hl_frame_info *f,
 	fputc('\n', out);
 }
 
-static void print_stack(FILE *out, uint32_t pid, const struct hl_report_stack *s)
+/* valgrind's "below main" functions (m_debuginfo, get_fnname_kind): the C
+ * runtime's start code that calls main. */
+static bool is_below_main(const char *function)
 {
+	static const char *const names[] = {
+		"__libc_start_main", "__libc_start_call_main", "__libc_start_main_impl",
+		"generic_start_main", "_start",
+	};
+
+	if (!function)
+		return false;
+	for (size_t i = 0; i < HL_ARRAY_SIZE(names); i++) {
+		size_t n = strlen(names[i]);
+
+		/* also "__libc_start_main@@GLIBC_2.34" and ".isra"-style clones */
+		if (!strncmp(function, names[i], n) &&
+		    (!function[n] || function[n] == '@' || function[n] == '.'))
+			return true;
+	}
+	return false;
+}
+
+/* How many frames of s to print, and whether the last is shown as
+ * "(below main)": valgrind's rule (--show-below-main=no): looking from the
+ * outermost frame in, the stack ends at main; without main, at the
+ * innermost start-code function, printed as "(below main)". */
+static size_t frames_to_main(const struct hl_report_stack *s, bool *below_main)
+{
+	size_t n = s->nframes;
+
+	*below_main = false;
+	for (size_t i = s->nframes; i-- > 0;) {
+		const char *function = s->frames[i].function;
+
+		if (function && !strcmp(function, "main")) {
+			*below_main = false;
+			return i + 1;
+		}
+		if (is_below_main(function)) {
+			n = i + 1;
+			*below_main = true;
+		}
+	}
+	return n;
+}
+
+static void print_stack(FILE *out, uint32_t pid, const struct hl_report_stack *s,
+			const struct hl_report_view *view)
+{
+	bool below_main;
+	size_t n = frames_to_main(s, &below_main), callers = 0;
+
 	if (!s->nframes)
 		fprintf(out, "==%u==    (no stack captured)\n", pid);
-	for (size_t i = 0; i < s->nframes; i++)
-		print_frame(out, pid, &s->frames[i], i == 0);
-	if (s->truncated)
+	for (size_t i = 0; i < n; i++) {
+		const struct hl_frame_info *f = &s->frames[i];
+		bool last = i + 1 == n;
+
+		/* --num-callers counts return addresses; an inlined call is
+		 * printed with the frame it was inlined into. */
+		if (view->num_callers && callers == view->num_callers)
+			break;
+		if (!f->inlined)
+			callers++;
+		print_frame(out, pid, f, last && below_main ? "(below main)" : f->function,
+			    i == 0);
+	}
+	if (s->truncated && n == s->nframes && !view->num_callers)
 		fprintf(out, "==%u==    ... (stack truncated)\n", pid);
 }
 
-static void describe_end(const struct hl_report_process *p, char *buf, size_t len)
+static bool is_exec(const struct hl_report_process *p)
 {
-	if (!strcmp(p->how, "exit"))
-		snprintf(buf, len, "exited with status %d", p->status);
-	else if (!strcmp(p->how, "_exit"))
-		snprintf(buf, len, "exited with status %d (_exit: no exit handlers ran)", p->status);
-	else if (!strcmp(p->how, "abort"))
-		snprintf(buf, len, "aborted");
-	else if (!strcmp(p->how, "signal"))
-		snprintf(buf, len, "killed by signal %d (%s)", p->status, strsignal(p->status));
-	else if (!strcmp(p->how, "exec"))
-		snprintf(buf, len, "replaced by exec");
-	else
-		snprintf(buf, len, "ended without an exit record (unknown)");
+	return !strcmp(p->how, "exec");
 }
 
 static void print_header(const struct hl_report_process *p, FILE *out)
 {
-	char end[160];
+	char end[4200];
 
-	describe_end(p, end, sizeof(end));
+	hl_report_describe_end(p, end, sizeof(end));
 	fprintf(out, "==%u== heapledger: process %u (", p->pid, p->pid);
 	for (uint32_t i = 0; i < p->argc; i++)
 		fprintf(out, "%s%s", i ? " " : "", p->argv[i]);
@@ -75,36 +129,100 @@ static void print_header(const struct hl_report_process *p, FILE *out)
 	fprintf(out, ": %s\n", end);
 }
 
+/* An image replaced by exec lost its heap with it: what it held is no
+ * leak, and what a fork child inherited is not even its own, so the line
+ * counts only the blocks it allocated itself. */
+static void print_in_use(const struct hl_report_process *p, FILE *out)
+{
+	char a[32], b[32];
+
+	if (is_exec(p))
+		fprintf(out, "==%u==     in use at exec: %s bytes in %s blocks (gone with the image)\n",
+			p->pid, hl_fmt_grouped(a, p->in_use_bytes - p->inherited_bytes),
+			hl_fmt_grouped(b, p->in_use_blocks - p->inherited_blocks));
+	else
+		fprintf(out, "==%u==     in use at exit: %s bytes in %s blocks\n", p->pid,
+			hl_fmt_grouped(a, p->in_use_bytes), hl_fmt_grouped(b, p->in_use_blocks));
+}
+
 static void print_summary(const struct hl_report_process *p, FILE *out)
 {
 	char a[32], b[32], c[32];
 
 	fprintf(out, "==%u== HEAP SUMMARY:\n", p->pid);
-	fprintf(out, "==%u==     in use at exit: %s bytes in %s blocks\n", p->pid,
-		hl_fmt_grouped(a, p->in_use_bytes), hl_fmt_grouped(b, p->in_use_blocks));
+	print_in_use(p, out);
 	fprintf(out, "==%u==   total heap usage: %s allocs, %s frees, %s bytes allocated\n",
 		p->pid, hl_fmt_grouped(a, p->allocs), hl_fmt_grouped(b, p->frees),
 		hl_fmt_grouped(c, p->bytes_allocated));
 	fprintf(out, "==%u==   peak heap usage: %s bytes\n", p->pid,
 		hl_fmt_grouped(a, p->peak_bytes));
-	if (p->inherited_blocks)
+	if (p->inherited_blocks && !is_exec(p))
 		fprintf(out, "==%u==   inherited at fork, still in use: %s bytes in %s blocks\n",
 			p->pid, hl_fmt_grouped(a, p->inherited_bytes),
 			hl_fmt_grouped(b, p->inherited_blocks));
 	fprintf(out, "==%u==\n", p->pid);
 }
 
-static void print_leak(const struct hl_report_process *p, size_t i, bool gen, FILE *out)
+/* valgrind's words for each class ("are definitely lost", ...). */
+static const char *kind_phrase(const char *kind)
+{
+	if (!strcmp(kind, "definitely"))
+		return "definitely lost";
+	if (!strcmp(kind, "indirectly"))
+		return "indirectly lost";
+	if (!strcmp(kind, "possibly"))
+		return "possibly lost";
+	if (!strcmp(kind, "reachable"))
+		return "still reachable";
+	if (!strcmp(kind, "suppressed"))
+		return "suppressed";
+	return "lost"; /* not classified: no scan ran */
+}
+
+static unsigned kind_bit(const char *kind)
+{
+	if (!strcmp(kind, "definitely"))
+		return HL_SHOW_DEFINITE;
+	if (!strcmp(kind, "indirectly"))
+		return HL_SHOW_INDIRECT;
+	if (!strcmp(kind, "possibly"))
+		return HL_SHOW_POSSIBLE;
+	if (!strcmp(kind, "reachable"))
+		return HL_SHOW_REACHABLE;
+	return 0;
+}
+
+/* Printed with its stack: a kind the view asks for, and every record no
+ * scan classified (nothing says it is harmless); a suppressed one only when
+ * asked for (valgrind never shows them). */
+static bool leak_shown(const struct hl_report_leak *l, const struct hl_report_view *view)
+{
+	if (l->suppressed || !strcmp(l->kind, "suppressed"))
+		return (view->show_kinds & HL_SHOW_SUPPRESSED) != 0;
+	if (!strcmp(l->kind, "unknown"))
+		return true;
+	return (view->show_kinds & kind_bit(l->kind)) != 0;
+}
+
+static void print_leak(const struct hl_report_process *p, size_t i,
+		       const struct hl_report_view *view, bool gen, FILE *out)
 {
 	const struct hl_report_leak *l = &p->leaks[i];
-	char a[32], b[32], c[32], d[32];
-	bool classified = strcmp(l->kind, "unknown") != 0;
+	char a[32], b[32], c[32], d[32], e[32], f[32];
 
-	fprintf(out, "==%u== %s bytes in %s blocks are %s%slost in loss record %s of %s\n",
-		p->pid, hl_fmt_grouped(a, l->bytes), hl_fmt_grouped(b, l->blocks),
-		classified ? l->kind : "", classified ? " " : "",
-		hl_fmt_grouped(c, i + 1), hl_fmt_grouped(d, p->nleaks));
-	print_stack(out, p->pid, &l->stack);
+	if (l->indirect_bytes)
+		fprintf(out, "==%u== %s (%s direct, %s indirect) bytes in %s blocks are %s "
+			"in loss record %s of %s\n", p->pid,
+			hl_fmt_grouped(a, l->bytes + l->indirect_bytes), hl_fmt_grouped(b, l->bytes),
+			hl_fmt_grouped(c, l->indirect_bytes), hl_fmt_grouped(d, l->blocks),
+			kind_phrase(l->kind), hl_fmt_grouped(e, i + 1),
+			hl_fmt_grouped(f, p->nleaks));
+	else
+		fprintf(out, "==%u== %s bytes in %s blocks are %s in loss record %s of %s\n",
+			p->pid, hl_fmt_grouped(a, l->bytes), hl_fmt_grouped(b, l->blocks),
+			kind_phrase(l->kind), hl_fmt_grouped(c, i + 1),
+			hl_fmt_grouped(d, p->nleaks));
+	print_stack(out, p->pid, &l->stack, view);
 	if (l->inherited_blocks)
 		fprintf(out, "==%u==    (%s of these blocks were inherited from the parent at fork)\n",
 			p->pid, hl_fmt_grouped(a, l->inherited_blocks));
@@ -115,53 +233,102 @@ static void print_leak(const struct hl_report_process *p, size_t i, bool gen, FI
 		hl_supp_print_generated(out, NULL, l);
 }
 
-static void print_error(const struct hl_report_process *p,
-			const struct hl_report_error *e, FILE *out)
+static void print_error(const struct hl_report_process *p, const struct hl_report_error *e,
+			const struct hl_report_view *view, FILE *out)
 {
 	char a[32];
 
 	fprintf(out, "==%u== heap error: %s of 0x%llx\n", p->pid, e->kind,
 		(unsigned long long)e->address);
-	print_stack(out, p->pid, &e->stack);
+	print_stack(out, p->pid, &e->stack, view);
 	if (e->block_address) {
 		fprintf(out, "==%u==  block 0x%llx of %s bytes, allocated:\n", p->pid,
 			(unsigned long long)e->block_address, hl_fmt_grouped(a, e->block_size));
-		print_stack(out, p->pid, &e->alloc_stack);
+		print_stack(out, p->pid, &e->alloc_stack, view);
 	}
 	if (e->free_stack.nframes) {
 		fprintf(out, "==%u==  freed:\n", p->pid);
-		print_stack(out, p->pid, &e->free_stack);
+		print_stack(out, p->pid, &e->free_stack, view);
 	}
 	fprintf(out, "==%u==\n", p->pid);
 }
 
-static void print_leak_summary(const struct hl_report_process *p, FILE *out)
+/* Bytes and blocks per LEAK SUMMARY line; a suppressed record counts as
+ * suppressed whatever its class (valgrind's rule). */
+struct leak_totals {
+	uint64_t bytes[HL_CLASS_SUPPRESSED + 1], blocks[HL_CLASS_SUPPRESSED + 1];
+};
+
+static unsigned kind_class(const struct hl_report_leak *l)
 {
-	static const char *const kinds[] = { "definitely", "indirectly", "possibly",
-					     "reachable", "suppressed", "unknown" };
+	static const char *const names[] = {
+		[HL_CLASS_UNKNOWN] = "unknown", [HL_CLASS_DEFINITE] = "definitely",
+		[HL_CLASS_INDIRECT] = "indirectly", [HL_CLASS_POSSIBLE] = "possibly",
+		[HL_CLASS_REACHABLE] = "reachable", [HL_CLASS_SUPPRESSED] = "suppressed",
+	};
+
+	if (l->suppressed)
+		return HL_CLASS_SUPPRESSED;
+	for (unsigned c = 0; c < HL_ARRAY_SIZE(names); c++)
+		if (!strcmp(l->kind, names[c]))
+			return c;
+	return HL_CLASS_UNKNOWN;
+}
+
+static void leak_totals(const struct hl_report_process *p, struct leak_totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; i < p->nleaks; i++) {
+		unsigned c = kind_class(&p->leaks[i]);
+
+		t->bytes[c] += p->leaks[i].bytes;
+		t->blocks[c] += p->leaks[i].blocks;
+	}
+}
+
+static void print_total(const struct hl_report_process *p, const struct leak_totals *t,
+			unsigned c, const char *label, FILE *out)
+{
 	char a[32], b[32];
 
-	fprintf(out, "==%u== LEAK SUMMARY:\n", p->pid);
-	for (size_t k = 0; k < HL_ARRAY_SIZE(kinds); k++) {
-		uint64_t bytes = 0, blocks = 0;
+	fprintf(out, "==%u== %18s: %s bytes in %s blocks\n", p->pid, label,
+		hl_fmt_grouped(a, t->bytes[c]), hl_fmt_grouped(b, t->blocks[c]));
+}
 
-		for (size_t i = 0; i < p->nleaks; i++) {
-			/* a suppressed leak counts as suppressed, not in its class */
-			if (!strcmp(kinds[k], "suppressed") ? p->leaks[i].suppressed :
-			    !p->leaks[i].suppressed && !strcmp(p->leaks[i].kind, kinds[k])) {
-				bytes += p->leaks[i].bytes;
-				blocks += p->leaks[i].blocks;
-			}
-		}
-		if (!blocks && strcmp(kinds[k], "unknown"))
-			continue;
-		if (!blocks && p->scanned)
-			continue;
-		fprintf(out, "==%u==    %s%s: %s bytes in %s blocks\n", p->pid, kinds[k],
-			!strcmp(kinds[k], "unknown") ? " (not classified)" :
-			!strcmp(kinds[k], "reachable") || !strcmp(kinds[k], "suppressed") ? "" : " lost",
-			hl_fmt_grouped(a, bytes), hl_fmt_grouped(b, blocks));
+static void print_leak_summary(const struct hl_report_process *p,
+			       const struct hl_report_view *view, FILE *out)
+{
+	struct leak_totals t;
+
+	leak_totals(p, &t);
+	fprintf(out, "==%u== LEAK SUMMARY:\n", p->pid);
+	if (p->scanned) {
+		print_total(p, &t, HL_CLASS_DEFINITE, "definitely lost", out);
+		print_total(p, &t, HL_CLASS_INDIRECT, "indirectly lost", out);
+		print_total(p, &t, HL_CLASS_POSSIBLE, "possibly lost", out);
+		print_total(p, &t, HL_CLASS_REACHABLE, "still reachable", out);
 	}
+	if (!p->scanned || t.blocks[HL_CLASS_UNKNOWN])
+		print_total(p, &t, HL_CLASS_UNKNOWN, "not classified", out);
+	if (p->scanned || t.blocks[HL_CLASS_SUPPRESSED])
+		print_total(p, &t, HL_CLASS_SUPPRESSED, "suppressed", out);
+	if (t.blocks[HL_CLASS_REACHABLE] && !(view->show_kinds & HL_SHOW_REACHABLE)) {
+		fprintf(out, "==%u== Reachable blocks (those to which a pointer was found) "
+			"are not shown.\n", p->pid);
+		fprintf(out, "==%u== To see them, rerun with: --show-leak-kinds=all\n", p->pid);
+	}
+}
+
+/* Why the blocks of a process have no class, when none has. */
+static void print_not_scanned(const struct hl_report_process *p, FILE *out)
+{
+	char why[4200];
+
+	if (!hl_report_not_scanned(p, why, sizeof(why)))
+		return;
+	fprintf(out, "==%u== not scanned: %s; the blocks in use are not classified\n",
+		p->pid, why);
+	fprintf(out, "==%u==\n", p->pid);
 }
 
 static void print_consistency(const struct hl_report_process *p, FILE *out)
@@ -178,24 +345,25 @@ static void print_consistency(const struct hl_report_process *p, FILE *out)
 			(unsigned long long)p->live_mismatch);
 }
 
-void hl_report_print_process_text(const struct hl_report_process *p, FILE *out)
-{
-	hl_report_print_process_text_gen(p, false, out);
-}
-
-void hl_report_print_process_text_gen(const struct hl_report_process *p, bool gen_suppressions,
-				      FILE *out)
+void hl_report_print_process_text(const struct hl_report *r,
+				  const struct hl_report_process *p, FILE *out)
 {
 	print_header(p, out);
 	print_summary(p, out);
 	for (size_t i = 0; i < p->nerrors; i++)
-		print_error(p, &p->errors[i], out);
+		print_error(p, &p->errors[i], &r->view, out);
+	if (is_exec(p)) {
+		print_consistency(p, out);
+		return;
+	}
+	print_not_scanned(p, out);
 	for (size_t i = 0; i < p->nleaks; i++)
-		print_leak(p, i, gen_suppressions, out);
+		if (leak_shown(&p->leaks[i], &r->view))
+			print_leak(p, i, &r->view, r->gen_suppressions, out);
 	if (!p->nleaks)
 		fprintf(out, "==%u== All heap blocks were freed -- no leaks are possible\n", p->pid);
 	else
-		print_leak_summary(p, out);
+		print_leak_summary(p, &r->view, out);
 	print_consistency(p, out);
 	fprintf(out, "==%u==\n", p->pid);
 }
@@ -207,6 +375,6 @@ void hl_report_print_text(const struct hl_report *r, FILE *out)
 		      "(was libheapledger.so preloaded, and is the program dynamically linked?)\n",
 		      out);
 	for (size_t i = 0; i < r->nprocs; i++)
-		hl_report_print_process_text_gen(&r->procs[i], r->gen_suppressions, out);
+		hl_report_print_process_text(r, &r->procs[i], out);
 	fflush(out);
 }

@@ -79,6 +79,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 		HL_ARG_UNSIGNED("wait-ms", 0, "N", &o->wait_ms, 0, 3600000,
 				"wait at most N ms for connections after the program exits (default 3000)"),
 		HL_ARG_FLAG("quiet", 'q', &hl_log_quiet, "print no messages of heapledger's own"),
+		HL_VIEW_ARGS(&o->report->view),
 		HL_ARG_CALL("label", 0, "KEY=VALUE", hl_runinfo_label_arg, o->report,
 			    "store a label with the run (repeatable)"),
 		HL_POLICY_ARGS(&o->policy),

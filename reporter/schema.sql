@@ -242,3 +242,10 @@ CREATE TABLE leak_sites (
   first_run_id INTEGER NOT NULL,
   last_run_id INTEGER NOT NULL
 ) WITHOUT ROWID;
+
+-- migrate 5
+-- Leak classes from the leak scan: a definitely lost record also counts the
+-- bytes of the blocks lost only through it (valgrind's "N (D direct, I
+-- indirect) bytes"). leaks.rank is the loss record number in valgrind's
+-- order: smallest first, the largest last.
+ALTER TABLE leaks ADD COLUMN indirect_bytes INTEGER NOT NULL DEFAULT 0;

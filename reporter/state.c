@@ -442,10 +442,12 @@ static void on_live(struct hl_process *p, const struct hl_rec_live *r)
 {
 	const struct hl_wire_live_block *lb = (const void *)(r + 1);
 
+	bool scanned = (r->h.flags & HL_LIVE_SCANNED) != 0;
+
 	if (r->h.flags & HL_LIVE_CHECK)
 		return; /* an on-demand check's snapshot, not the exit set */
 	p->live_seen = true;
-	p->live_scanned |= (r->h.flags & HL_LIVE_SCANNED) != 0;
+	p->live_scanned |= scanned;
 	for (uint32_t i = 0; i < r->count; i++) {
 		struct hl_block *b = hl_table_find(&p->live, lb[i].address);
 
@@ -465,7 +467,9 @@ static void on_live(struct hl_process *p, const struct hl_rec_live *r)
 			p->live_only_blocks++;
 			p->live_mismatch++;
 		}
-		b->leak_class = lb[i].leak_class;
+		/* A class means something only when a scan made it. */
+		b->leak_class = scanned && lb[i].leak_class <= HL_CLASS_SUPPRESSED ?
+					lb[i].leak_class : HL_CLASS_UNKNOWN;
 		b->flags |= HL_BLOCK_LIVE_SEEN;
 	}
 }
@@ -741,14 +745,32 @@ static void resolve_end(struct hl_process *p)
 	}
 }
 
+/* Where a class sorts among loss records of equal size: valgrind's order
+ * (mc_leakcheck.c, Reachedness: reachable, possible, indirect, definite),
+ * then the records no scan classified, then suppressed ones. */
+static unsigned class_order(uint8_t leak_class)
+{
+	static const uint8_t order[] = {
+		[HL_CLASS_REACHABLE] = 0, [HL_CLASS_POSSIBLE] = 1,
+		[HL_CLASS_INDIRECT] = 2, [HL_CLASS_DEFINITE] = 3,
+		[HL_CLASS_UNKNOWN] = 4, [HL_CLASS_SUPPRESSED] = 5,
+	};
+	return leak_class < HL_ARRAY_SIZE(order) ? order[leak_class] : 4;
+}
+
+/* valgrind's order of loss records: smallest first, so the largest is
+ * printed last, next to the LEAK SUMMARY; then by class, blocks, stack. */
 static int leak_group_cmp(const void *a, const void *b)
 {
 	const struct hl_leak_group *x = a, *y = b;
+	uint64_t tx = x->bytes + x->indirect_bytes, ty = y->bytes + y->indirect_bytes;
 
-	if (x->bytes != y->bytes)
-		return x->bytes < y->bytes ? 1 : -1;
+	if (tx != ty)
+		return tx < ty ? -1 : 1;
+	if (class_order(x->leak_class) != class_order(y->leak_class))
+		return class_order(x->leak_class) < class_order(y->leak_class) ? -1 : 1;
 	if (x->blocks != y->blocks)
-		return x->blocks < y->blocks ? 1 : -1;
+		return x->blocks < y->blocks ? -1 : 1;
 	return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
@@ -834,7 +856,11 @@ void hl_process_finish(struct hl_process *p)
 	if (p->live_seen && p->has_exit)
 		trust_live_set(p);
 	count_inconsistencies(p);
+	p->scanned = p->live_scanned && p->has_exit;
 	if (p->samples || p->events)
 		sample_take(p, p->sync_ticks[1] > 0 ? p->sync_ticks[1] : 0);
-	group_leaks(p);
+	/* exec replaced the image and its heap with it: nothing leaked. A
+	 * fork child that execs so never reports what it inherited. */
+	if (p->how != HL_EXIT_EXEC)
+		group_leaks(p);
 }

@@ -83,7 +83,9 @@ struct hl_sample {
 struct hl_leak_group {
 	uint32_t stack;            /* stack index + 1, 0 = none */
 	uint8_t leak_class;        /* enum hl_leak_class */
-	uint64_t bytes;
+	uint64_t bytes;            /* of the blocks themselves ("direct") */
+	uint64_t indirect_bytes;   /* of blocks lost only through these (0 unless the
+				    * scan attributes them) */
 	uint64_t blocks;
 	uint64_t inherited_blocks; /* of those, copied from the parent at fork */
 	char fingerprint[17];      /* leak site (fingerprint.h), set by hl_policy_apply */
@@ -149,6 +151,7 @@ struct hl_process {
 
 	bool live_seen;              /* LIVE records arrived */
 	bool live_scanned;           /* they carry reachability classes */
+	bool scanned;                /* the exit set was scanned (set by finish) */
 	bool has_exit;               /* EXIT arrived */
 	bool closed;                 /* connection ended */
 	bool finished;               /* hl_process_finish ran */
@@ -158,7 +161,8 @@ struct hl_process {
 	bool clock_synced;
 	uint64_t sync_ticks[2], sync_mono[2], sync_real[2]; /* first, latest BATCH */
 
-	struct hl_leak_group *leaks; /* after finish, largest first */
+	struct hl_leak_group *leaks; /* after finish, in loss record order
+				      * (valgrind's: largest last) */
 	size_t nleaks;
 	struct hl_arena arena;       /* strings and frames */
 };

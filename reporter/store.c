@@ -189,8 +189,8 @@ static const char *const statement_sql[ST_COUNT] = {
 	[ST_FRAME_BASE] = "SELECT coalesce(max(id), 0) FROM frames",
 	[ST_AGGREGATE] = "INSERT INTO stack_aggregates VALUES (?,?,?,?,?,?,?)",
 	[ST_LEAK] = "INSERT INTO leaks(process_id, stack_id, leak_class, bytes, blocks,"
-		" inherited_blocks, rank, suppressed, fingerprint, suppression)"
-		" VALUES (?,?,?,?,?,?,?,?,?,?)",
+		" inherited_blocks, rank, suppressed, fingerprint, suppression, indirect_bytes)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_SITE] = "INSERT INTO leak_sites(fingerprint, function, first_run_id, last_run_id)"
 		" VALUES (?1,?2,?3,?3) ON CONFLICT(fingerprint) DO UPDATE SET"
 		" last_run_id = max(last_run_id, excluded.last_run_id),"
@@ -322,7 +322,7 @@ static int write_process_row(struct writer *w)
 		sqlite3_bind_int(st, 13, p->status);
 	else if (p->how == HL_EXIT_NORMAL || p->how == HL_EXIT_UNDERSCORE)
 		sqlite3_bind_int(st, 12, p->status);
-	sqlite3_bind_int(st, 14, p->live_scanned);
+	sqlite3_bind_int(st, 14, p->scanned);
 	err = step_done(w->s, st);
 	free(argv);
 	w->process_id = sqlite3_last_insert_rowid(w->s->db);
@@ -614,6 +614,7 @@ static int write_leaks(struct writer *w)
 		sqlite3_bind_int(st, 8, g->suppression || g->leak_class == HL_CLASS_SUPPRESSED);
 		bind_opt_text(st, 9, g->fingerprint[0] ? g->fingerprint : NULL);
 		bind_opt_text(st, 10, g->suppression);
+		sqlite3_bind_int64(st, 11, (int64_t)g->indirect_bytes);
 		err = step_done(w->s, st);
 		hl_table_insert(&leak_ids, ((uint64_t)g->stack << 3 | g->leak_class) + 1)->size =
 			(uint64_t)sqlite3_last_insert_rowid(w->s->db);

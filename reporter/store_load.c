@@ -121,7 +121,8 @@ static int load_leaks(struct hl_store *s, struct hl_report *r, int64_t process_i
 
 	if (sqlite3_prepare_v2(s->db,
 		"SELECT leak_class, bytes, blocks, inherited_blocks, suppressed, stack_id,"
-		" suppression, fingerprint FROM leaks WHERE process_id = ? ORDER BY rank", -1, &st, NULL))
+		" suppression, fingerprint, indirect_bytes FROM leaks WHERE process_id = ?"
+		" ORDER BY rank", -1, &st, NULL))
 		return load_fail(s, "leaks");
 	sqlite3_bind_int64(st, 1, process_id);
 	while (!err && sqlite3_step(st) == SQLITE_ROW) {
@@ -144,6 +145,7 @@ static int load_leaks(struct hl_store *s, struct hl_report *r, int64_t process_i
 		l->suppressed = sqlite3_column_int(st, 4) != 0;
 		l->suppression = col_text(r, st, 6);
 		l->fingerprint = col_text(r, st, 7);
+		l->indirect_bytes = col_u64(st, 8);
 		err = load_stack(s, r, sqlite3_column_int64(st, 5), &l->stack);
 	}
 	sqlite3_finalize(st);
@@ -240,6 +242,24 @@ static int load_processes(struct hl_store *s, int64_t run_id, struct hl_report *
 	return err;
 }
 
+/* The image that replaced each image ended by exec: the next process of the
+ * run with the same pid and origin exec. */
+static void link_exec_images(struct hl_report *r)
+{
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct hl_report_process *p = &r->procs[i];
+
+		if (strcmp(p->how, "exec"))
+			continue;
+		for (size_t j = i + 1; j < r->nprocs; j++) {
+			if (r->procs[j].pid == p->pid && !strcmp(r->procs[j].origin, "exec")) {
+				p->exec_path = r->procs[j].exe;
+				break;
+			}
+		}
+	}
+}
+
 static int load_labels(struct hl_store *s, int64_t run_id, struct hl_report *r)
 {
 	sqlite3_stmt *st;
@@ -293,5 +313,9 @@ int hl_store_load_report(struct hl_store *s, int64_t run_id, struct hl_report *r
 	r->git_branch = col_text(r, st, 7);
 	sqlite3_finalize(st);
 	rc = load_labels(s, run_id, r);
-	return rc ? rc : load_processes(s, run_id, r);
+	if (!rc)
+		rc = load_processes(s, run_id, r);
+	if (!rc)
+		link_exec_images(r);
+	return rc;
 }

@@ -1,8 +1,8 @@
 #!/bin/sh
 # tests/libhook/check_stderr_reused.sh LIB PROG: the hook's standalone summary
 # goes to the stderr the program started with, never to a file that later
-# took fd 2. With stderr open at start the summary is dropped once fd 2 is
-# another file; with HEAPLEDGER_LOG it goes to the log as usual.
+# took fd 2. With stderr open at start the summary goes to the hook's copy of
+# that stderr; with HEAPLEDGER_LOG it goes to the log as usual.
 set -u
 lib=$1 prog=$2
 dir=$(mktemp -d) || exit 1
@@ -13,6 +13,8 @@ env -u HEAPLEDGER_SOCKET -u HEAPLEDGER_LOG LD_PRELOAD="$lib" "$prog" "$dir/data"
 if [ "$(cat "$dir/data")" != "program data" ]; then
 	echo "the data file holds more than the program wrote:"; cat "$dir/data"; fail=1
 fi
+grep -q "in use at exit: 100 bytes in 1 blocks" "$dir/stderr" ||
+	{ echo "the summary did not reach the original stderr:"; cat "$dir/stderr"; fail=1; }
 # stderr closed before the program even started: same.
 env -u HEAPLEDGER_SOCKET -u HEAPLEDGER_LOG LD_PRELOAD="$lib" "$prog" "$dir/data2" 2>&- ||
 	{ echo "program failed with stderr closed: $?"; fail=1; }

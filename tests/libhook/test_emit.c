@@ -316,6 +316,15 @@ static void test_socket_to_nowhere(void **state)
 	free(p);
 }
 
+/* Only our own user or root may listen on the reporter socket. */
+static void test_peer_trust(void **state)
+{
+	assert_true(hl_emit_peer_trusted(1000, 1000));
+	assert_true(hl_emit_peer_trusted(0, 1000));
+	assert_false(hl_emit_peer_trusted(1000, 0));
+	assert_false(hl_emit_peer_trusted(1001, 1000));
+}
+
 int main(void)
 {
 	/* A SIGPIPE would kill the test: make sure none is raised. */
@@ -325,6 +334,7 @@ int main(void)
 		cmocka_unit_test(test_peer_closes),
 		cmocka_unit_test(test_peer_closes_prints_summary),
 		cmocka_unit_test(test_socket_to_nowhere),
+		cmocka_unit_test(test_peer_trust),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

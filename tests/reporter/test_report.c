@@ -101,6 +101,14 @@ static void test_json_shape(void **state)
 	assert_int_equal(json_array_size(json_object_get(p, "leaks")), 1);
 	leak = json_array_get(json_object_get(p, "leaks"), 0);
 	assert_string_equal(json_string_value(json_object_get(leak, "kind")), "unknown");
+	assert_int_equal(json_integer_value(json_object_get(leak, "indirect_bytes")), 0);
+	{
+		json_t *scan = json_object_get(p, "scan");
+
+		assert_true(json_is_false(json_object_get(scan, "scanned")));
+		assert_string_equal(json_string_value(json_object_get(scan, "not_scanned")),
+				    "the hook ran no leak scan at exit");
+	}
 	assert_int_equal(json_integer_value(json_object_get(leak, "bytes")), 2000);
 	assert_int_equal(json_integer_value(json_object_get(leak, "blocks")), 2);
 	assert_int_equal(json_array_size(json_object_get(leak, "stack")), 2);
@@ -153,11 +161,200 @@ static void test_signal_and_text(void **state)
 	hl_run_destroy(&run);
 }
 
+/* A scanned process's report model, written by hand: the text layout is
+ * what these tests pin, whatever the source of the model. */
+static struct hl_frame_info frames_main[] = {
+	{ .address = 0x10, .function = "make_list", .file = "/src/a.c", .line = 5 },
+	{ .address = 0x20, .function = "main", .file = "/src/a.c", .line = 7 },
+	{ .address = 0x30, .function = "__libc_start_call_main", .file = "libc_start_call_main.h",
+	  .line = 58 },
+	{ .address = 0x40, .function = "__libc_start_main", .file = "libc-start.c", .line = 360 },
+	{ .address = 0x50, .function = "_start", .module = "/bin/prog" },
+};
+static struct hl_frame_info frames_ctor[] = {
+	{ .address = 0x60, .function = "ctor", .file = "/src/a.c", .line = 3 },
+	{ .address = 0x70, .function = "call_init", .file = "libc-start.c", .line = 145 },
+	{ .address = 0x80, .function = "__libc_start_main", .file = "libc-start.c", .line = 347 },
+	{ .address = 0x90, .function = "_start", .module = "/bin/prog" },
+};
+
+static void add_leak(struct hl_report_process *p, const char *kind, uint64_t bytes,
+		     uint64_t indirect, uint64_t blocks, struct hl_frame_info *frames, size_t n)
+{
+	struct hl_report_leak *l = &p->leaks[p->nleaks++];
+
+	memset(l, 0, sizeof(*l));
+	l->kind = kind;
+	l->bytes = bytes;
+	l->indirect_bytes = indirect;
+	l->blocks = blocks;
+	l->stack.frames = frames;
+	l->stack.nframes = n;
+}
+
+static struct hl_report_process *scanned_process(struct hl_report *r)
+{
+	static struct hl_report_leak leaks[8];
+	static const char *argv[] = { "./a" };
+	struct hl_report_process *p = hl_report_new_process(r);
+
+	p->pid = 9;
+	p->exe = "/bin/a";
+	p->argv = argv;
+	p->argc = 1;
+	p->origin = "start";
+	p->how = "exit";
+	p->scanned = true;
+	p->in_use_bytes = 350;
+	p->in_use_blocks = 7;
+	p->leaks = leaks;
+	/* valgrind's order, as the state sorts them: largest last */
+	add_leak(p, "definitely", 40, 0, 1, frames_ctor, 4);
+	add_leak(p, "reachable", 50, 0, 1, frames_main, 5);
+	add_leak(p, "possibly", 64, 0, 1, frames_main, 5);
+	add_leak(p, "indirectly", 64, 0, 2, frames_main, 5);
+	add_leak(p, "definitely", 32, 64, 1, frames_main, 5);
+	return p;
+}
+
+static char *text_of(const struct hl_report *r)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	hl_report_print_text(r, f);
+	fclose(f);
+	return text;
+}
+
+/* valgrind's wording, numbering and LEAK SUMMARY; reachable records are
+ * numbered and counted but not shown by default; the stack ends at main, and
+ * one without main ends at its start code, shown as "(below main)". */
+static void test_text_valgrind_layout(void **state)
+{
+	struct hl_report r;
+	char *text;
+
+	hl_report_init(&r);
+	scanned_process(&r);
+	text = text_of(&r);
+	assert_non_null(strstr(text,
+		"==9== 40 bytes in 1 blocks are definitely lost in loss record 1 of 5\n"
+		"==9==    at 0x60: ctor (a.c:3)\n"
+		"==9==    by 0x70: call_init (libc-start.c:145)\n"
+		"==9==    by 0x80: (below main) (libc-start.c:347)\n"
+		"==9==\n"));
+	assert_null(strstr(text, "loss record 2 of 5")); /* reachable: counted only */
+	assert_non_null(strstr(text, "==9== 64 bytes in 1 blocks are possibly lost in loss record 3 of 5\n"));
+	assert_non_null(strstr(text,
+		"==9== 64 bytes in 2 blocks are indirectly lost in loss record 4 of 5\n"));
+	assert_non_null(strstr(text,
+		"==9== 96 (32 direct, 64 indirect) bytes in 1 blocks are definitely lost in loss record 5 of 5\n"
+		"==9==    at 0x10: make_list (a.c:5)\n"
+		"==9==    by 0x20: main (a.c:7)\n"
+		"==9==\n"));
+	assert_non_null(strstr(text,
+		"==9== LEAK SUMMARY:\n"
+		"==9==    definitely lost: 72 bytes in 2 blocks\n"
+		"==9==    indirectly lost: 64 bytes in 2 blocks\n"
+		"==9==      possibly lost: 64 bytes in 1 blocks\n"
+		"==9==    still reachable: 50 bytes in 1 blocks\n"
+		"==9==         suppressed: 0 bytes in 0 blocks\n"
+		"==9== Reachable blocks (those to which a pointer was found) are not shown.\n"
+		"==9== To see them, rerun with: --show-leak-kinds=all\n"));
+	assert_null(strstr(text, "not scanned"));
+	assert_null(strstr(text, "_start"));
+	free(text);
+	hl_report_destroy(&r);
+}
+
+/* --show-leak-kinds, --show-reachable and --num-callers change what is shown,
+ * never the numbering or the summary. */
+static void test_text_view_options(void **state)
+{
+	struct hl_report r;
+	char *text;
+
+	hl_report_init(&r);
+	scanned_process(&r);
+	assert_null(hl_report_parse_kinds("definite,reachable", &r.view.show_kinds));
+	assert_int_equal(r.view.num_callers, 0);
+	r.view.num_callers = 1;
+	text = text_of(&r);
+	assert_non_null(strstr(text, "are still reachable in loss record 2 of 5\n"
+				     "==9==    at 0x10: make_list (a.c:5)\n==9==\n"));
+	assert_null(strstr(text, "possibly lost in loss record"));
+	assert_null(strstr(text, "indirectly lost in loss record"));
+	assert_null(strstr(text, "Reachable blocks"));
+	assert_non_null(strstr(text, "==9==      possibly lost: 64 bytes in 1 blocks\n"));
+	free(text);
+	assert_null(hl_report_parse_kinds("none", &r.view.show_kinds));
+	text = text_of(&r);
+	assert_null(strstr(text, "in loss record"));
+	free(text);
+	assert_null(hl_report_parse_show_reachable("yes", &r.view.show_kinds));
+	assert_int_equal(r.view.show_kinds, HL_SHOW_ALL);
+	assert_null(hl_report_parse_kinds("all", &r.view.show_kinds));
+	assert_int_equal(r.view.show_kinds, HL_SHOW_ALL);
+	assert_non_null(hl_report_parse_kinds("definite,bogus", &r.view.show_kinds));
+	assert_non_null(hl_report_parse_kinds("", &r.view.show_kinds));
+	assert_non_null(hl_report_parse_show_reachable("maybe", &r.view.show_kinds));
+	assert_int_equal(r.view.show_kinds, HL_SHOW_ALL); /* unchanged by errors */
+	hl_report_destroy(&r);
+}
+
+/* A process no scan classified says why; an image replaced by exec has one
+ * line naming its successor and its summary, no loss records. */
+static void test_text_unscanned_and_exec(void **state)
+{
+	struct hl_symbolizer *sym = hl_symbolizer_new();
+	struct hl_report r;
+	struct hl_run run;
+	char *text;
+
+	hl_run_init(&run);
+	hl_report_init(&r);
+	hl_report_add_process(&r, make_process(&run, HL_EXIT_SIGNAL, SIGKILL), sym, 0);
+	text = text_of(&r);
+	assert_non_null(strstr(text, "==555== not scanned: killed by signal 9 (Killed); "
+				     "the blocks in use are not classified\n"));
+	assert_non_null(strstr(text, "==555== LEAK SUMMARY:\n"
+				     "==555==     not classified: 2,000 bytes in 2 blocks\n"));
+	assert_null(strstr(text, "definitely lost:"));
+	free(text);
+	hl_report_destroy(&r);
+
+	hl_report_init(&r);
+	r.procs = NULL;
+	{
+		struct hl_report_process *p = scanned_process(&r);
+
+		p->how = "exec";
+		p->exec_path = "/usr/bin/true";
+		p->inherited_bytes = 300;
+		p->inherited_blocks = 6;
+	}
+	text = text_of(&r);
+	assert_non_null(strstr(text, "==9== heapledger: process 9 (./a): replaced by exec of /usr/bin/true\n"));
+	assert_non_null(strstr(text, "==9==     in use at exec: 50 bytes in 1 blocks (gone with the image)\n"));
+	assert_null(strstr(text, "loss record"));
+	assert_null(strstr(text, "LEAK SUMMARY"));
+	assert_null(strstr(text, "inherited"));
+	free(text);
+	hl_report_destroy(&r);
+	hl_symbolizer_free(sym);
+	hl_run_destroy(&run);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_shape),
 		cmocka_unit_test(test_signal_and_text),
+		cmocka_unit_test(test_text_valgrind_layout),
+		cmocka_unit_test(test_text_view_options),
+		cmocka_unit_test(test_text_unscanned_and_exec),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -79,12 +79,13 @@ static void test_totals_and_leaks(void **state)
 	assert_int_equal(p->peak_bytes, 400);
 	assert_int_equal(p->how, HL_EXIT_NORMAL);
 	assert_int_equal(p->status, 3);
-	/* Two leak groups, largest first: realloc stack 2 (300), stack 1 (100). */
+	/* Two leak groups in valgrind's order, largest last: stack 1 (100),
+	 * then the realloc's stack 2 (300). */
 	assert_int_equal(p->nleaks, 2);
-	assert_int_equal(p->leaks[0].bytes, 300);
-	assert_int_equal(hl_process_stack(p, p->leaks[0].stack)->wire_id, 2);
-	assert_int_equal(p->leaks[1].bytes, 100);
-	assert_int_equal(p->leaks[1].blocks, 1);
+	assert_int_equal(p->leaks[1].bytes, 300);
+	assert_int_equal(hl_process_stack(p, p->leaks[1].stack)->wire_id, 2);
+	assert_int_equal(p->leaks[0].bytes, 100);
+	assert_int_equal(p->leaks[0].blocks, 1);
 	assert_int_equal(p->unmatched_frees + p->unfreed_superseded, 0);
 	feed_end(&f);
 	hl_run_destroy(&f.run);
@@ -210,7 +211,7 @@ static void fork_end(struct feed *parent, struct feed *child, struct hl_run *run
 
 /* What both fork tests' children end with: the 1000-byte block inherited from
  * the parent and one 7-byte block of their own, both leaked, the inherited
- * one first. */
+ * (larger) one last. */
 static void check_forked_child(struct hl_process *cp, struct hl_process *pp)
 {
 	assert_ptr_equal(cp->parent, pp);
@@ -219,8 +220,8 @@ static void check_forked_child(struct hl_process *cp, struct hl_process *pp)
 	assert_int_equal(cp->in_use_bytes, 1007);
 	assert_int_equal(cp->inherited_blocks, 1);
 	assert_int_equal(cp->nleaks, 2);
-	assert_int_equal(cp->leaks[0].bytes, 1000);
-	assert_int_equal(cp->leaks[0].inherited_blocks, 1);
+	assert_int_equal(cp->leaks[1].bytes, 1000);
+	assert_int_equal(cp->leaks[1].inherited_blocks, 1);
 }
 
 static void test_fork_inherits(void **state)
@@ -240,8 +241,8 @@ static void test_fork_inherits(void **state)
 	check_forked_child(cp, pp);
 	assert_int_equal(cp->frees, 1);
 	/* The inherited block's stack is the parent's frame list. */
-	assert_int_equal(hl_process_stack(cp, cp->leaks[0].stack)->frames[0], 0x401000);
-	assert_int_equal(cp->leaks[1].inherited_blocks, 0);
+	assert_int_equal(hl_process_stack(cp, cp->leaks[1].stack)->frames[0], 0x401000);
+	assert_int_equal(cp->leaks[0].inherited_blocks, 0);
 	fork_end(&parent, &child, &run);
 }
 
@@ -291,7 +292,9 @@ static void test_exec_and_signal(void **state)
 	hl_process_finish(first);
 	hl_process_finish(second);
 	assert_int_equal(first->how, HL_EXIT_EXEC);
-	assert_int_equal(first->nleaks, 1);
+	/* exec took the image's heap with it: counted, but nothing leaked. */
+	assert_int_equal(first->in_use_blocks, 1);
+	assert_int_equal(first->nleaks, 0);
 	assert_int_equal(second->how, HL_EXIT_SIGNAL);
 	assert_int_equal(second->status, SIGKILL);
 	assert_int_equal(second->in_use_bytes, 6); /* no inheritance on exec */
@@ -320,8 +323,64 @@ static void test_live_classes(void **state)
 	assert_true(p->live_scanned);
 	assert_int_equal(p->live_mismatch, 2); /* 0x300 unknown, 0x200 not listed */
 	assert_int_equal(p->nleaks, 2);
-	assert_int_equal(p->leaks[0].leak_class, HL_CLASS_REACHABLE);
-	assert_int_equal(p->leaks[1].leak_class, HL_CLASS_DEFINITE);
+	assert_true(p->scanned);
+	assert_int_equal(p->leaks[0].leak_class, HL_CLASS_DEFINITE);
+	assert_int_equal(p->leaks[1].leak_class, HL_CLASS_REACHABLE);
+	feed_end(&f);
+	hl_run_destroy(&f.run);
+}
+
+/* A LIVE set without HL_LIVE_SCANNED (_exit, abort, no scan) carries no
+ * classes, whatever its leak_class bytes say: every block stays unknown. */
+static void test_live_unscanned(void **state)
+{
+	struct feed f = { 0 };
+	struct hl_process *p;
+	struct hl_wire_live_block live[1] = {
+		{ .address = 0x100, .size = 4, .stack_id = 1, .leak_class = HL_CLASS_DEFINITE },
+	};
+
+	hl_run_init(&f.run);
+	feed_begin(&f, 41, 1, HL_ORIGIN_START);
+	hl_enc_alloc(&f.e, 0x100, 4, 2, 1, 0);
+	hl_enc_live(&f.e, live, 1, 0);
+	hl_enc_exit(&f.e, HL_EXIT_UNDERSCORE, 0, 9);
+	p = feed_flush(&f);
+	hl_process_finish(p);
+	assert_false(p->scanned);
+	assert_int_equal(p->nleaks, 1);
+	assert_int_equal(p->leaks[0].leak_class, HL_CLASS_UNKNOWN);
+	feed_end(&f);
+	hl_run_destroy(&f.run);
+}
+
+/* Loss records in valgrind's order: by size (largest last), and among
+ * records of one size reachable, possible, indirect, definite. */
+static void test_loss_record_order(void **state)
+{
+	struct feed f = { 0 };
+	struct hl_process *p;
+	struct hl_wire_live_block live[4] = {
+		{ .address = 0x100, .size = 64, .stack_id = 1, .leak_class = HL_CLASS_DEFINITE },
+		{ .address = 0x200, .size = 64, .stack_id = 2, .leak_class = HL_CLASS_POSSIBLE },
+		{ .address = 0x300, .size = 100, .stack_id = 1, .leak_class = HL_CLASS_REACHABLE },
+		{ .address = 0x400, .size = 8, .stack_id = 2, .leak_class = HL_CLASS_INDIRECT },
+	};
+
+	hl_run_init(&f.run);
+	feed_begin(&f, 42, 1, HL_ORIGIN_START);
+	for (int i = 0; i < 4; i++)
+		hl_enc_alloc(&f.e, live[i].address, live[i].size, 2 + (uint64_t)i,
+			     live[i].stack_id, 0);
+	hl_enc_live(&f.e, live, 4, HL_LIVE_SCANNED);
+	hl_enc_exit(&f.e, HL_EXIT_NORMAL, 0, 9);
+	p = feed_flush(&f);
+	hl_process_finish(p);
+	assert_int_equal(p->nleaks, 4);
+	assert_int_equal(p->leaks[0].leak_class, HL_CLASS_INDIRECT);  /* 8 */
+	assert_int_equal(p->leaks[1].leak_class, HL_CLASS_POSSIBLE);  /* 64 */
+	assert_int_equal(p->leaks[2].leak_class, HL_CLASS_DEFINITE);  /* 64 */
+	assert_int_equal(p->leaks[3].leak_class, HL_CLASS_REACHABLE); /* 100 */
 	feed_end(&f);
 	hl_run_destroy(&f.run);
 }
@@ -517,6 +576,8 @@ int main(void)
 		cmocka_unit_test(test_fork_snapshot),
 		cmocka_unit_test(test_exec_and_signal),
 		cmocka_unit_test(test_live_classes),
+		cmocka_unit_test(test_live_unscanned),
+		cmocka_unit_test(test_loss_record_order),
 		cmocka_unit_test(test_check_set_not_exit_set),
 		cmocka_unit_test(test_timeline_bounded),
 		cmocka_unit_test(test_shuffled_batches),

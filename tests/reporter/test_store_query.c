@@ -62,9 +62,10 @@ static void store_run(struct hl_store *s, const char *program, const char *label
 
 	hl_run_init(&run);
 	p = make_process(&run);
-	strcpy(p->leaks[0].fingerprint, fp20);
-	strcpy(p->leaks[1].fingerprint, fp10);
-	p->leaks[0].site_function = "twenty";
+	/* Loss record order: the 10-byte group first, the 20-byte one last. */
+	strcpy(p->leaks[1].fingerprint, fp20);
+	strcpy(p->leaks[0].fingerprint, fp10);
+	p->leaks[1].site_function = "twenty";
 	hl_report_init(&r);
 	r.argv = argv;
 	r.argc = 1;

@@ -201,7 +201,9 @@ def scenario_suppress(e):
         f.write(VG_A)
     with open(lsan, "w") as f:
         f.write("# LeakSanitizer format\nleak:leak_strdup\n")
-    p = e.run(["a", "b", "s"], expect=0, opts=["--suppressions", vg, "--suppressions=" + lsan])
+    # Suppressed records are shown (with their suppression) when asked for.
+    p = e.run(["a", "b", "s"], expect=0, opts=["--suppressions", vg, "--suppressions=" + lsan,
+                                               "--show-leak-kinds=all,suppressed"])
     leaks = leaks_by_function(e.report())
     want = {"leak_a": "supp-a", "leak_strdup": "leak_strdup", "leak_b": None}
     for fn, name in want.items():
@@ -222,6 +224,10 @@ def scenario_suppress(e):
                  "suppressed: 28 bytes in 2 blocks"):
         if text not in p.stderr:
             fail("%r not in the report:\n%s" % (text, p.stderr[-3000:]))
+    # By default they are counted only, as valgrind does.
+    p = e.run(["a", "b", "s"], expect=0, opts=["--suppressions", vg, "--suppressions=" + lsan])
+    if "suppressed by:" in p.stderr or "suppressed: 28 bytes in 2 blocks" not in p.stderr:
+        fail("suppressed records shown, or not counted, by default:\n" + p.stderr[-3000:])
 
     # Generated entries, pasted into a file, suppress exactly their leak.
     p = e.run(["a", "b", "c"], expect=0, opts=["--gen-suppressions=all"])

@@ -74,13 +74,27 @@ def check_json_leak(proc, func, file, line, nbytes, blocks):
             json.dumps(proc["leaks"], indent=1)[:3000]))
 
 
-def text_records(stderr, pid):
-    """Leak records of one pid: (bytes, blocks, [frame lines])."""
+# Every process of the report, in report order (set by main): an exec'd
+# image has the pid of the image it replaced, so the text of one process is
+# told apart by which of that pid's headers starts it.
+PROCS = []
+
+
+def text_records(stderr, proc):
+    """Leak records of one process: (bytes, blocks, [frame lines])."""
     records, cur = [], None
+    pid = proc["pid"]
+    same_pid = [p for p in PROCS if p["pid"] == pid]
+    image = next((i for i, p in enumerate(same_pid) if p is proc), 0)
     prefix = "==%d== " % pid
-    head = re.compile(r"([\d,]+) bytes in ([\d,]+) blocks are .*lost in loss record")
+    header = prefix + "heapledger: process %d (" % pid
+    head = re.compile(r"([\d,]+) (?:\([\d,]+ direct, [\d,]+ indirect\) )?bytes in ([\d,]+) "
+                      r"blocks are .*(?:lost|reachable) in loss record")
+    seen = -1
     for line in stderr.splitlines():
-        if not line.startswith(prefix):
+        if line.startswith(header):
+            seen += 1
+        if not line.startswith(prefix) or seen != image:
             continue
         body = line[len(prefix):]
         m = head.match(body)
@@ -94,9 +108,10 @@ def text_records(stderr, pid):
     return records
 
 
-def check_text_leak(stderr, pid, func, file, line, nbytes, blocks):
+def check_text_leak(stderr, proc, func, file, line, nbytes, blocks):
+    pid = proc["pid"]
     want = "%s (%s:%d)" % (func, file, line)
-    for b, n, frames in text_records(stderr, pid):
+    for b, n, frames in text_records(stderr, proc):
         if b == nbytes and n == blocks and any(want in f for f in frames[:6]):
             return
     fail("text: no record '%d bytes in %d blocks' with frame '%s' for pid %d"
@@ -126,7 +141,7 @@ def check_repeated(stderr, proc, spec, sources):
         fail("JSON: %s (%s:%d) appears %d times in the stack, expected >= %d"
              % (func, file, line, count, least))
     want = "%s (%s:%d)" % (func, file, line)
-    for b, n, frames in text_records(stderr, proc["pid"]):
+    for b, n, frames in text_records(stderr, proc):
         if b == nbytes and n == blocks and sum(want in f for f in frames) >= least:
             return
     fail("text: no %d-byte record naming '%s' %d times" % (nbytes, want, least))
@@ -136,7 +151,7 @@ def check_records(stderr, proc, count):
     if len(proc["leaks"]) != count:
         fail("JSON: pid %d has %d leak records, expected %d"
              % (proc["pid"], len(proc["leaks"]), count))
-    got = len(text_records(stderr, proc["pid"]))
+    got = len(text_records(stderr, proc))
     if got != count:
         fail("text: pid %d has %d loss records, expected %d" % (proc["pid"], got, count))
 
@@ -171,6 +186,25 @@ def check_ended(stderr, procs, spec):
     parts = spec.split(":")
     for proc in pick_all(procs, parts[0]):
         check_ended_one(stderr, proc, parts)
+        if parts[1] == "exec":
+            check_replaced(stderr, procs, proc)
+
+
+def check_replaced(stderr, procs, proc):
+    """An image replaced by exec names its successor and has no leaks."""
+    later = procs[procs.index(proc) + 1:]
+    succ = next((p for p in later if p["pid"] == proc["pid"] and p["origin"] == "exec"), None)
+    if succ is None:
+        fail("pid %d: no exec'd successor reported" % proc["pid"])
+    if proc["exit"].get("image") != succ["exe"]:
+        fail("pid %d: exit.image %r, expected %r" % (proc["pid"], proc["exit"].get("image"),
+                                                     succ["exe"]))
+    if proc["leaks"]:
+        fail("pid %d was replaced by exec but has leak records" % proc["pid"])
+    want = "replaced by exec of %s" % succ["exe"]
+    head = "==%d== heapledger: process %d (" % (proc["pid"], proc["pid"])
+    if not any(l.startswith(head) and l.endswith(want) for l in stderr.splitlines()):
+        fail("text: pid %d's header does not say '%s'" % (proc["pid"], want))
 
 
 def check_ended_one(stderr, proc, parts):
@@ -220,6 +254,7 @@ def main():
         if doc["format"] != "heapledger-report" or doc["version"] != 1:
             fail("bad JSON header")
         procs = doc["processes"]
+        PROCS.extend(procs)
         if a.processes is not None and len(procs) != a.processes:
             fail("%d processes reported, expected %d" % (len(procs), a.processes))
         stored = subprocess.run([a.heapledger, "report", "--db", db, "--format", "json"],
@@ -241,7 +276,7 @@ def main():
             if proc is None:
                 fail("no process %s" % sel)
             check_json_leak(proc, func, file, line, int(nbytes), int(blocks))
-            check_text_leak(run.stderr, proc["pid"], func, file, line, int(nbytes),
+            check_text_leak(run.stderr, proc, func, file, line, int(nbytes),
                             int(blocks))
     for sel in a.no_leaks:
         proc = pick(procs, sel)

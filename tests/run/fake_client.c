@@ -12,6 +12,10 @@
  *            origin FORK) frees nothing and leaks 7 more bytes; exit 0
  *   sites N  N distinct 8-frame stacks inside this binary, one leak each
  *            (report speed with many leak sites); exit 0
+ *   classes  a leak scan's verdicts at exit (LIVE flagged HL_LIVE_SCANNED):
+ *            fake_leaker's blocks 2 x 24 definitely lost and 1 x 100 still
+ *            reachable, fake_child_leaker's 3 x 16 indirectly and 1 x 40
+ *            possibly lost; exit 0
  *   hold     the `leak` process without its EXIT, then waits for its stdin
  *            to close, sends EXIT and exits 3; 4 if the reporter had closed
  *            the connection meanwhile (it refused the process)
@@ -184,6 +188,33 @@ static int scenario_sites(int argc, char **argv, unsigned long sites)
 	return 0;
 }
 
+static int scenario_classes(int argc, char **argv)
+{
+	const struct hl_wire_live_block live[] = {
+		{ .address = 0x400000, .size = 24, .stack_id = 1, .leak_class = HL_CLASS_DEFINITE },
+		{ .address = 0x400040, .size = 24, .stack_id = 1, .leak_class = HL_CLASS_DEFINITE },
+		{ .address = 0x400080, .size = 100, .stack_id = 1, .leak_class = HL_CLASS_REACHABLE },
+		{ .address = 0x400100, .size = 16, .stack_id = 2, .leak_class = HL_CLASS_INDIRECT },
+		{ .address = 0x400140, .size = 16, .stack_id = 2, .leak_class = HL_CLASS_INDIRECT },
+		{ .address = 0x400180, .size = 16, .stack_id = 2, .leak_class = HL_CLASS_INDIRECT },
+		{ .address = 0x4001c0, .size = 40, .stack_id = 2, .leak_class = HL_CLASS_POSSIBLE },
+	};
+	size_t n = sizeof(live) / sizeof(live[0]);
+	struct hl_enc e;
+	int fd = connect_reporter();
+
+	hl_enc_init(&e);
+	prologue(&e, HL_ORIGIN_START, argc, argv);
+	for (size_t i = 0; i < n; i++)
+		hl_enc_alloc(&e, live[i].address, live[i].size, 10 + i, live[i].stack_id,
+			     HL_KIND_MALLOC);
+	hl_enc_live(&e, live, (uint32_t)n, HL_LIVE_SCANNED);
+	hl_enc_exit(&e, HL_EXIT_NORMAL, 0, 100);
+	send_all(fd, &e);
+	hl_enc_destroy(&e);
+	return 0;
+}
+
 static int scenario_hold(int argc, char **argv)
 {
 	int fd = connect_reporter();
@@ -236,6 +267,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "fork"))
 		return scenario_fork(argc, argv);
+	if (!strcmp(argv[1], "classes"))
+		return scenario_classes(argc, argv);
 	if (!strcmp(argv[1], "hold"))
 		return scenario_hold(argc, argv);
 	if (!strcmp(argv[1], "sites") && argc > 2)

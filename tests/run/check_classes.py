@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""tests/run/check_classes.py: a leak scan's verdicts end to end, from the
+wire (fake_client's `classes` scenario) to the text report in valgrind's
+words, the --json document, the database (leaks.leak_class) and `heapledger
+report`, with the display options on run and report.
+
+Usage: check_classes.py HEAPLEDGER FAKE_CLIENT
+"""
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def lines_of(text):
+    """Report lines without the ==pid== prefix."""
+    return [re.sub(r"^==\d+== ?", "", l) for l in text.splitlines() if l.startswith("==")]
+
+
+def records(text):
+    return [l for l in lines_of(text) if " in loss record " in l]
+
+
+def run(hl, *args):
+    r = subprocess.run([hl] + list(args), stdin=subprocess.DEVNULL, capture_output=True,
+                       text=True, timeout=60)
+    sys.stdout.write(r.stdout[-3000:] + r.stderr[-3000:])
+    return r
+
+
+# valgrind's order: by size (largest last), then reachable, possible,
+# indirect, definite; all five are numbered whatever is shown.
+DEFAULT_RECORDS = [
+    "40 bytes in 1 blocks are possibly lost in loss record 1 of 4",
+    "48 bytes in 3 blocks are indirectly lost in loss record 2 of 4",
+    "48 bytes in 2 blocks are definitely lost in loss record 3 of 4",
+]
+SUMMARY = [
+    "LEAK SUMMARY:",
+    "   definitely lost: 48 bytes in 2 blocks",
+    "   indirectly lost: 48 bytes in 3 blocks",
+    "     possibly lost: 40 bytes in 1 blocks",
+    "   still reachable: 100 bytes in 1 blocks",
+    "        suppressed: 0 bytes in 0 blocks",
+]
+
+
+def main():
+    hl, client = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        db, js = os.path.join(tmp, "h.db"), os.path.join(tmp, "r.json")
+        r = run(hl, "run", "--db", db, "--json", js, "--", client, "classes")
+        if r.returncode != 0:
+            fail("run exited %d" % r.returncode)
+        if records(r.stderr) != DEFAULT_RECORDS:
+            fail("default records: %s" % records(r.stderr))
+        got = lines_of(r.stderr)
+        at = got.index("LEAK SUMMARY:")
+        if got[at:at + 6] != SUMMARY:
+            fail("LEAK SUMMARY: %s" % got[at:at + 6])
+        if "To see them, rerun with: --show-leak-kinds=all" not in got:
+            fail("no hint that reachable blocks are not shown")
+        with open(js, encoding="utf-8") as f:
+            proc = json.load(f)["processes"][0]
+        kinds = [(l["kind"], l["bytes"], l["blocks"]) for l in proc["leaks"]]
+        if kinds != [("possibly", 40, 1), ("indirectly", 48, 3), ("definitely", 48, 2),
+                     ("reachable", 100, 1)]:
+            fail("JSON leaks: %s" % kinds)
+        if proc["scan"] != {"scanned": True, "not_scanned": None} or not proc["summary"]["scanned"]:
+            fail("JSON scan: %s" % proc["scan"])
+        con = sqlite3.connect(db)
+        rows = con.execute("SELECT rank, leak_class, bytes FROM leaks ORDER BY rank").fetchall()
+        if rows != [(1, "possibly", 40), (2, "indirectly", 48), (3, "definitely", 48),
+                    (4, "reachable", 100)]:
+            fail("database leaks: %s" % rows)
+        if con.execute("SELECT scanned FROM processes").fetchall() != [(1,)]:
+            fail("processes.scanned is not 1")
+        con.close()
+
+        # The stored run reads back the same, and the options apply there too.
+        r = run(hl, "report", "--db", db)
+        if records(r.stdout) != DEFAULT_RECORDS:
+            fail("report: %s" % records(r.stdout))
+        for opts in (["--show-leak-kinds=all"], ["--show-reachable=yes"],
+                     ["--show-leak-kinds", "definite,indirect,possible,reachable"]):
+            r = run(hl, "report", "--db", db, *opts)
+            want = DEFAULT_RECORDS + ["100 bytes in 1 blocks are still reachable in loss record 4 of 4"]
+            if records(r.stdout) != want:
+                fail("report %s: %s" % (opts, records(r.stdout)))
+            if "To see them, rerun with: --show-leak-kinds=all" in lines_of(r.stdout):
+                fail("report %s still says reachable blocks are not shown" % opts)
+        r = run(hl, "report", "--db", db, "--show-leak-kinds=definite", "--num-callers=1")
+        text = lines_of(r.stdout)
+        if records(r.stdout) != [DEFAULT_RECORDS[2]]:
+            fail("--show-leak-kinds=definite: %s" % records(r.stdout))
+        at = text.index(DEFAULT_RECORDS[2])
+        if not text[at + 1].startswith("   at 0x") or text[at + 2] != "":
+            fail("--num-callers=1 shows more than one frame: %s" % text[at:at + 3])
+        r = run(hl, "report", "--db", db, "--show-leak-kinds=bogus")
+        if r.returncode != 125 or "show-leak-kinds" not in r.stderr:
+            fail("a bad --show-leak-kinds is not a usage error (%d)" % r.returncode)
+
+        # run takes the same options.
+        r = run(hl, "run", "--no-db", "--show-leak-kinds=none", "--", client, "classes")
+        if records(r.stderr):
+            fail("--show-leak-kinds=none on run: %s" % records(r.stderr))
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
