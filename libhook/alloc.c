@@ -244,18 +244,17 @@ static void release_with_cache(struct hl_thread_cache *tc, struct hl_range *r)
  * reading memory that is not ours. */
 enum hl_ptr_class hl_ptr_classify(const void *p)
 {
-	uintptr_t offset = (uintptr_t)p & (HL_SEGMENT_SIZE - 1);
 	if (((uintptr_t)p & (HL_ALIGN - 1)) != 0)
 		return HL_PTR_FOREIGN;
 	switch (hl_registry_lookup(p)) {
 	case HL_REGION_SEGMENT: {
-		if (offset < sizeof(struct hl_segment) + sizeof(struct hl_range))
-			return HL_PTR_FOREIGN;
+		if (!hl_blockmap_test(p))
+			return HL_PTR_FOREIGN; /* no range starts here */
 		struct hl_range *r = hl_range_of(p);
-		if (!hl_range_check_ok(r) || (r->flags & (HL_RANGE_LARGE | HL_RANGE_SENTINEL)))
-			return HL_PTR_FOREIGN;
-		if ((r->flags & (HL_RANGE_ALLOCATED | HL_RANGE_CACHED)) != HL_RANGE_ALLOCATED)
+		if (!hl_block_is_live(r))
 			return HL_PTR_FREED;
+		if (!hl_range_check_ok(r))
+			return HL_PTR_CORRUPT;
 		return HL_PTR_SMALL;
 	}
 	case HL_REGION_LARGE:
@@ -263,20 +262,6 @@ enum hl_ptr_class hl_ptr_classify(const void *p)
 	default:
 		return HL_PTR_FOREIGN;
 	}
-}
-
-void hl_report_bad_pointer(const char *function, const void *p, enum hl_ptr_class c)
-{
-	struct hl_out out;
-	hl_out_init(&out, hl_stderr_fd());
-	hl_out_str(&out, "heapledger: ");
-	hl_out_str(&out, function);
-	hl_out_str(&out, c == HL_PTR_FREED ? "(): double free or corruption of "
-					   : "(): invalid pointer ");
-	hl_out_hex(&out, (uintptr_t)p);
-	hl_out_str(&out, c == HL_PTR_FREED ? " (block already freed); ignored\n"
-					   : " (not a block allocated by heapledger); ignored\n");
-	hl_out_flush(&out);
 }
 
 void *hl_allocate(size_t n, size_t alignment, unsigned kind)

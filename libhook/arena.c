@@ -9,7 +9,8 @@
  *
  * Invariants: no two free ranges are neighbours (free coalesces both ways);
  * every free range is filed in exactly one class list; a range's size equals
- * its right neighbour's prev_size.
+ * its right neighbour's prev_size; the block-start map (block.h) has a bit
+ * for exactly each range: set where one is cut, cleared where one merges.
  */
 #include <string.h>
 #include <unistd.h>
@@ -92,6 +93,7 @@ static struct hl_range *split_front_locked(struct hl_arena *a, struct hl_range *
 		tail->flags = 0;
 		hl_range_set_size(tail, (uint32_t)rest);
 		hl_range_set_size(r, (uint32_t)size);
+		hl_blockmap_set_locked(tail);
 		hl_bins_insert_locked(a, tail);
 	}
 	r->flags |= HL_RANGE_ALLOCATED;
@@ -132,6 +134,7 @@ static unsigned carve_from_locked(struct hl_arena *a, struct hl_range *r, size_t
 		tail->flags = 0;
 		hl_range_set_size(tail, (uint32_t)rest);
 		hl_range_set_size(r, (uint32_t)size);
+		hl_blockmap_set_locked(tail);
 		r->flags |= HL_RANGE_ALLOCATED;
 		hand_out_locked(r);
 		out[n++] = r;
@@ -183,16 +186,18 @@ void hl_arena_free_locked(struct hl_arena *a, struct hl_range *r)
 {
 	r->flags &= (uint8_t)~(HL_RANGE_ALLOCATED | HL_RANGE_CACHED);
 	struct hl_range *next = hl_range_next(r);
-	if (hl_range_is_free(next)) {
+	if (hl_block_is_free(next)) {
 		hl_bins_remove_locked(a, next);
 		absorb_locked(next);
 		hl_range_set_size(r, r->size + next->size);
+		hl_blockmap_clear_locked(next);
 	}
 	if (!(r->flags & HL_RANGE_MAPPING_START)) {
 		struct hl_range *prev = hl_range_prev(r);
-		if (hl_range_is_free(prev)) {
+		if (hl_block_is_free(prev)) {
 			hl_bins_remove_locked(a, prev);
 			hl_range_set_size(prev, prev->size + r->size);
+			hl_blockmap_clear_locked(r);
 			r = prev;
 		}
 	}
@@ -213,23 +218,26 @@ void hl_arena_shrink_locked(struct hl_arena *a, struct hl_range *r, size_t size)
 	tail->flags = HL_RANGE_ALLOCATED;
 	hl_range_set_size(tail, (uint32_t)rest);
 	hl_range_set_size(r, (uint32_t)size);
+	hl_blockmap_set_locked(tail);
 	hl_arena_free_locked(a, tail); /* coalesces with a free right neighbour */
 }
 
 bool hl_arena_grow_locked(struct hl_arena *a, struct hl_range *r, size_t size)
 {
 	struct hl_range *next = hl_range_next(r);
-	if (!hl_range_is_free(next) || (size_t)r->size + next->size < size)
+	if (!hl_block_is_free(next) || (size_t)r->size + next->size < size)
 		return false;
 	hl_bins_remove_locked(a, next);
 	size_t total = (size_t)r->size + next->size;
 	hl_range_set_size(r, (uint32_t)total);
+	hl_blockmap_clear_locked(next);
 	hand_out_locked(r);
 	if (total - size >= HL_RANGE_MIN) {
 		struct hl_range *tail = (struct hl_range *)((char *)r + size);
 		tail->flags = 0;
 		hl_range_set_size(tail, (uint32_t)(total - size));
 		hl_range_set_size(r, (uint32_t)size);
+		hl_blockmap_set_locked(tail);
 		hl_bins_insert_locked(a, tail);
 	}
 	return true;
@@ -253,6 +261,7 @@ struct hl_range *hl_arena_alloc_aligned_locked(struct hl_arena *a, size_t size,
 		block->flags = HL_RANGE_ALLOCATED;
 		hl_range_set_size(block, (uint32_t)(r->size - gap));
 		hl_range_set_size(r, (uint32_t)gap);
+		hl_blockmap_set_locked(block);
 		hl_arena_free_locked(a, r); /* the gap rejoins a free left neighbour */
 		r = block;
 	}

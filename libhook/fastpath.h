@@ -61,18 +61,16 @@ HL_NOINLINE void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_cache_b
 HL_INLINE void hl_free_fast(void *p, unsigned kind)
 {
 	struct hl_thread_cache *tc = hl_fast_tcache;
-	uintptr_t offset = (uintptr_t)p & (HL_SEGMENT_SIZE - 1);
+	/* The same tests as hl_ptr_classify, in the same order: a pointer this
+	 * path turns away gets the full path's verdict. */
 	if (hl_likely(tc != NULL && ((uintptr_t)p & (HL_ALIGN - 1)) == 0 &&
-		      offset >= sizeof(struct hl_segment) + sizeof(struct hl_range) &&
-		      hl_registry_lookup(p) == HL_REGION_SEGMENT)) {
+		      hl_registry_lookup(p) == HL_REGION_SEGMENT && hl_blockmap_test(p))) {
 		struct hl_range *r = hl_range_of(p);
 		uint32_t size = r->size;
 		struct hl_cache_bin *bin = hl_likely(size < HL_TLSF_SMALL)
 			? (struct hl_cache_bin *)((char *)tc->bins + size)
 			: size <= HL_CACHE_MAX ? &tc->bins[hl_class_floor(size)] : NULL;
-		if (hl_likely((r->flags & (HL_RANGE_ALLOCATED | HL_RANGE_CACHED | HL_RANGE_LARGE |
-					   HL_RANGE_SENTINEL)) == HL_RANGE_ALLOCATED &&
-			      bin != NULL && hl_range_check_ok(r))) {
+		if (hl_likely(hl_block_is_live(r) && bin != NULL && hl_range_check_ok(r))) {
 			tc->stats.frees++;
 			tc->stats.bytes_freed += hl_range_usable(r) - r->slack;
 			r->flags |= HL_RANGE_CACHED;

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "block.h"
 #include "internal.h"
 #include "types.h"
 
@@ -36,11 +37,6 @@ HL_INLINE struct hl_range *hl_range_next(struct hl_range *r)
 HL_INLINE struct hl_range *hl_range_prev(struct hl_range *r)
 {
 	return (struct hl_range *)((char *)r - r->prev_size);
-}
-
-HL_INLINE bool hl_range_is_free(const struct hl_range *r)
-{
-	return (r->flags & HL_RANGE_ALLOCATED) == 0;
 }
 
 /* 8 bits from the header's address and size: a pointer that is not a block
@@ -136,6 +132,12 @@ struct hl_range *hl_bins_take_locked(struct hl_arena *a, size_t size);
 HL_INLINE struct hl_segment *hl_segment_of(const void *p)
 {
 	return (struct hl_segment *)((uintptr_t)p & ~(uintptr_t)(HL_SEGMENT_SIZE - 1));
+}
+
+/* The segment's first range, right after its header and block-start map. */
+HL_INLINE struct hl_range *hl_segment_first_range(struct hl_segment *seg)
+{
+	return (struct hl_range *)((char *)(seg + 1) + HL_BLOCKMAP_BYTES);
 }
 
 /* Maps a new segment for arena a; returns its one free range (not filed). */
@@ -391,13 +393,19 @@ size_t hl_usable_size(const void *p);
 enum hl_ptr_class {
 	HL_PTR_SMALL,   /* a live segment block */
 	HL_PTR_LARGE,   /* a live large block */
-	HL_PTR_FREED,   /* a block start that is free or cached: double free */
-	HL_PTR_FOREIGN, /* not a block of ours */
+	HL_PTR_FREED,   /* a block start that is free, cached or quarantined: double free */
+	HL_PTR_CORRUPT, /* a live block whose header was overwritten */
+	HL_PTR_FOREIGN, /* not a block start of ours (interior, misaligned, foreign) */
 };
 enum hl_ptr_class hl_ptr_classify(const void *p);
 /* Asked-for bytes of a live block. */
 size_t hl_block_requested(struct hl_range *r);
+
+/* ---- misuse.c: heap misuse reports ---------------------------------------- */
+
 /* Reports a pointer that free/realloc/malloc_usable_size cannot accept. */
 HL_COLD void hl_report_bad_pointer(const char *function, const void *p, enum hl_ptr_class c);
+/* Misuse errors reported so far in this process. */
+uint64_t hl_misuse_error_count(void);
 
 #endif /* HL_HEAP_H */

@@ -22,11 +22,6 @@
 #define HL_SENTINEL_BYTES sizeof(struct hl_range)
 #define HL_SPARE_RESIDENT ((size_t)1 << 20)
 
-static struct hl_range *first_range(struct hl_segment *seg)
-{
-	return (struct hl_range *)(seg + 1);
-}
-
 static void segment_link_locked(struct hl_arena *a, struct hl_segment *seg)
 {
 	seg->prev = NULL;
@@ -49,14 +44,15 @@ static void segment_unlink_locked(struct hl_arena *a, struct hl_segment *seg)
 /* Cuts a fresh or spare segment into one free range and a sentinel. */
 static struct hl_range *segment_format(struct hl_segment *seg)
 {
-	struct hl_range *r = first_range(seg);
-	uint32_t size = (uint32_t)(HL_SEGMENT_SIZE - sizeof(*seg) - HL_SENTINEL_BYTES);
+	struct hl_range *r = hl_segment_first_range(seg);
+	uint32_t size = (uint32_t)((char *)seg + HL_SEGMENT_SIZE - HL_SENTINEL_BYTES - (char *)r);
 	struct hl_range *sentinel = (struct hl_range *)((char *)r + size);
 	sentinel->size = 0;
 	sentinel->flags = HL_RANGE_ALLOCATED | HL_RANGE_SENTINEL;
 	r->prev_size = 0;
 	r->flags = HL_RANGE_MAPPING_START;
 	hl_range_set_size(r, size);
+	hl_blockmap_set_locked(r); /* a spare's map has this bit alone */
 	return r;
 }
 
@@ -81,7 +77,7 @@ struct hl_range *hl_segment_new_locked(struct hl_arena *a)
 	if (seg == NULL)
 		return NULL;
 	seg->magic = HL_SEGMENT_MAGIC ^ (uintptr_t)seg;
-	seg->untouched = (char *)(seg + 1);
+	seg->untouched = (char *)hl_segment_first_range(seg);
 	seg->arena = a;
 	segment_link_locked(a, seg);
 	atomic_fetch_add_explicit(&hl_mapped_bytes, HL_SEGMENT_SIZE, memory_order_relaxed);

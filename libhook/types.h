@@ -5,12 +5,14 @@
  * -------------
  * Small and medium blocks live in *segments*: HL_SEGMENT_SIZE bytes mapped at
  * an HL_SEGMENT_SIZE-aligned address, owned by one arena. A segment starts
- * with struct hl_segment, then is cut into *ranges* back to back, and ends
- * with a sentinel range header (size 0, allocated) so the right neighbour of
- * any range is found without a bounds check:
+ * with struct hl_segment and its block-start map (block.h: one bit per
+ * 16-byte granule, set where a range's data starts), then is cut into
+ * *ranges* back to back, and ends with a sentinel range header (size 0,
+ * allocated) so the right neighbour of any range is found without a bounds
+ * check:
  *
- *   | hl_segment | range | range | ... | range | sentinel |
- *                ^ HL_RANGE_MAPPING_START
+ *   | hl_segment | block-start map | range | range | ... | range | sentinel |
+ *                                  ^ HL_RANGE_MAPPING_START
  *
  * Every range starts with a 16-byte struct hl_range; the user block follows
  * it, so user pointers are 16-byte aligned. `prev_size` is a boundary tag:
@@ -28,8 +30,9 @@
  * use) plus HL_RANGE_CACHED; heap walks skip it.
  *
  * A segment registry (one byte per HL_SEGMENT_SIZE of address space) tells
- * whether an address belongs to the allocator at all, so free() of a foreign
- * pointer is reported instead of corrupting memory.
+ * whether an address belongs to the allocator at all; the segment's
+ * block-start map then tells whether it is a block start, so free() of a
+ * foreign or interior pointer is reported instead of corrupting memory.
  */
 #ifndef HL_TYPES_H
 #define HL_TYPES_H

@@ -9,22 +9,11 @@
  */
 #include "heap.h"
 
-static struct hl_range *segment_first(struct hl_segment *seg)
-{
-	return (struct hl_range *)(seg + 1);
-}
-
-static bool is_program_block(const struct hl_range *r)
-{
-	return (r->flags & (HL_RANGE_ALLOCATED | HL_RANGE_CACHED | HL_RANGE_SENTINEL)) ==
-	       HL_RANGE_ALLOCATED;
-}
-
 static void walk_segment_locked(struct hl_segment *seg, hl_walk_fn fn, void *arg)
 {
-	for (struct hl_range *r = segment_first(seg); !(r->flags & HL_RANGE_SENTINEL);
+	for (struct hl_range *r = hl_segment_first_range(seg); !(r->flags & HL_RANGE_SENTINEL);
 	     r = hl_range_next(r)) {
-		if (is_program_block(r))
+		if (hl_block_is_live(r))
 			fn(hl_range_data(r), hl_block_requested(r), hl_range_stack_id(r),
 			   hl_range_kind(r), arg);
 	}
@@ -51,11 +40,11 @@ void *hl_heap_find(const void *address, size_t *size)
 	struct hl_arena *a = seg->arena;
 	void *found = NULL;
 	hl_lock(&a->lock);
-	for (struct hl_range *r = segment_first(seg); !(r->flags & HL_RANGE_SENTINEL);
+	for (struct hl_range *r = hl_segment_first_range(seg); !(r->flags & HL_RANGE_SENTINEL);
 	     r = hl_range_next(r)) {
 		char *data = hl_range_data(r);
 		if ((const char *)address < (char *)r + r->size) {
-			if (is_program_block(r) && (const char *)address >= data) {
+			if (hl_block_is_live(r) && (const char *)address >= data) {
 				found = data;
 				*size = hl_block_requested(r);
 			}
@@ -66,9 +55,19 @@ void *hl_heap_find(const void *address, size_t *size)
 	return found;
 }
 
+static size_t blockmap_count(struct hl_segment *seg)
+{
+	const uint64_t *map = hl_blockmap_of((uintptr_t)seg);
+	size_t n = 0;
+	for (size_t i = 0; i < HL_BLOCKMAP_BITS / 64; i++)
+		n += (size_t)__builtin_popcountll(map[i]);
+	return n;
+}
+
 /* Checks an arena's invariants (types.h, arena.c): boundary tags agree,
- * headers pass their check, no two free ranges touch, every free range is
- * filed under its class and every filed range is free. For tests and
+ * headers pass their check, the block-start map has a bit for each range and
+ * no other, no two free ranges touch, every free range is filed under its
+ * class and every filed range is free. For tests and
  * HL_DEBUG=2; caller holds the lock. Returns false at the first violation. */
 bool hl_arena_is_valid_locked(struct hl_arena *a)
 {
@@ -79,22 +78,28 @@ bool hl_arena_is_valid_locked(struct hl_arena *a)
 		if (hl_segment_is_spare(seg))
 			continue;
 		struct hl_range *prev = NULL;
-		for (struct hl_range *r = segment_first(seg); !(r->flags & HL_RANGE_SENTINEL);
+		size_t ranges = 0;
+		for (struct hl_range *r = hl_segment_first_range(seg); !(r->flags & HL_RANGE_SENTINEL);
 		     r = hl_range_next(r)) {
 			if (r->size < HL_RANGE_MIN || r->size % HL_ALIGN || !hl_range_check_ok(r))
 				return false;
+			if (!hl_blockmap_test(hl_range_data(r)))
+				return false;
+			ranges++;
 			if ((prev == NULL) != ((r->flags & HL_RANGE_MAPPING_START) != 0))
 				return false;
 			if (prev && r->prev_size != prev->size)
 				return false;
-			if (prev && hl_range_is_free(prev) && hl_range_is_free(r))
+			if (prev && hl_block_is_free(prev) && hl_block_is_free(r))
 				return false; /* should have been coalesced */
-			if (hl_range_is_free(r))
+			if (hl_block_is_free(r))
 				free_seen++;
 			prev = r;
 		}
 		if (prev == NULL || hl_range_next(prev)->prev_size != prev->size)
 			return false;
+		if (blockmap_count(seg) != ranges)
+			return false; /* a bit set where no range starts */
 	}
 	for (unsigned cls = 0; cls < HL_TLSF_CLASSES; cls++) {
 		bool bit = (a->bitmap[cls / 64] >> (cls % 64)) & 1;
@@ -102,7 +107,7 @@ bool hl_arena_is_valid_locked(struct hl_arena *a)
 			return false;
 		for (struct hl_range *r = a->free_heads[cls]; r;
 		     r = ((struct hl_free_links *)hl_range_data(r))->next) {
-			if (!hl_range_is_free(r) || hl_class_floor(r->size) != cls)
+			if (!hl_block_is_free(r) || hl_class_floor(r->size) != cls)
 				return false;
 			filed++;
 		}

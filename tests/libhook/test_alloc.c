@@ -191,9 +191,9 @@ static void test_split_and_coalesce(void **state)
 	assert_ptr_equal(hl_range_prev(rc), rb);
 	assert_int_equal(rb->prev_size, size);
 	struct hl_range *rest = hl_range_next(rc);
-	assert_true(hl_range_is_free(rest));
+	assert_true(hl_block_is_free(rest));
 	hl_arena_free_locked(a, rb);
-	assert_true(hl_range_is_free(rb));
+	assert_true(hl_block_is_free(rb));
 	assert_int_equal(rb->size, size); /* both neighbours allocated: no merge */
 	hl_arena_free_locked(a, ra);      /* merges forward with b */
 	assert_int_equal(ra->size, 2 * size);
@@ -224,7 +224,7 @@ static void test_grow_and_shrink_in_arena(void **state)
 	assert_true(hl_arena_grow_locked(a, r, 1536));
 	assert_int_equal(r->size, 1536);
 	struct hl_range *tail = hl_range_next(r);
-	assert_true(hl_range_is_free(tail));
+	assert_true(hl_block_is_free(tail));
 	assert_int_equal(tail->size, 512);
 	assert_ptr_equal(hl_range_next(tail), blocker);
 	/* Cannot grow past the allocated blocker. */
@@ -232,7 +232,7 @@ static void test_grow_and_shrink_in_arena(void **state)
 	/* Shrinks, and the cut-off tail merges with the free range after it. */
 	hl_arena_shrink_locked(a, r, 512);
 	assert_int_equal(r->size, 512);
-	assert_true(hl_range_is_free(hl_range_next(r)));
+	assert_true(hl_block_is_free(hl_range_next(r)));
 	assert_int_equal(hl_range_next(r)->size, 1536);
 	assert_true(hl_arena_is_valid_locked(a));
 	hl_arena_free_locked(a, r);
@@ -261,7 +261,7 @@ static void test_fresh_ranges(void **state)
 	assert_true(a->last_fresh);
 	memset(hl_range_data(r1), 0xff, hl_range_usable(r1));
 	struct hl_range *tail = hl_range_next(r1);
-	assert_true(hl_range_is_free(tail));
+	assert_true(hl_block_is_free(tail));
 	struct hl_range *r2 = hl_arena_alloc_locked(a, size);
 	assert_ptr_equal(r2, tail);
 	assert_true(a->last_fresh);
@@ -284,7 +284,7 @@ static void test_realloc_in_place(void **state)
 	/* Shrinks in place, and the tail becomes free. */
 	char *q = realloc_fn(p, n);
 	assert_ptr_equal(q, p);
-	assert_true(hl_range_is_free(hl_range_next(hl_range_of(q))));
+	assert_true(hl_block_is_free(hl_range_next(hl_range_of(q))));
 	/* Grows back into that free tail: same address, data kept. */
 	char *r = realloc_fn(q, 2 * n);
 	assert_ptr_equal(r, p);

@@ -1,0 +1,116 @@
+/*
+ * libhook/block.h: where blocks start and what state they are in; the one
+ * definition of both, for the free paths, the heap walks, the misuse checks
+ * and the leak scan.
+ *
+ * Block-start map
+ * ---------------
+ * Every segment keeps one bit per 16-byte granule of itself right after its
+ * header (HL_BLOCKMAP_BYTES, 32 KiB per 4 MiB segment; the first range
+ * follows it). The bit of granule g is set exactly when a range's user data
+ * starts at g, that is, when a range header occupies granule g - 1. So a
+ * pointer is a block start if and only if its bit is set, whatever bytes
+ * the program wrote in front of it: an interior pointer behind 16 forged
+ * header bytes, a pointer into the segment header or the map itself, or one
+ * into a range's user data all find a clear bit.
+ *
+ * Bits change only where ranges are cut and merged (arena.c, segment.c),
+ * always under the arena's lock, and one 64-bit word covers 1 KiB of one
+ * segment, so a word has one writer at a time: plain stores, no atomic
+ * read-modify-write. malloc's fast path never touches the map (a range in a
+ * thread cache keeps its bit; its state is in its flags) and free's reads
+ * one word. A reader without the lock loads relaxed: a bit that changes
+ * under it belongs to a range the reader does not own, which only a program
+ * freeing memory it does not hold can ask about.
+ *
+ * Block state
+ * -----------
+ * Once the map has proven that a header is a range's, its flags are the
+ * allocator's own writing (a program can reach them only by writing out of
+ * bounds, which the header check catches): the predicates below read them.
+ */
+#ifndef HL_BLOCK_H
+#define HL_BLOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "internal.h"
+#include "types.h"
+
+#define HL_BLOCKMAP_BITS (HL_SEGMENT_SIZE / HL_ALIGN)
+#define HL_BLOCKMAP_BYTES (HL_BLOCKMAP_BITS / 8) /* 32 KiB */
+_Static_assert(HL_BLOCKMAP_BYTES % HL_ALIGN == 0, "first range stays aligned");
+
+/* ---- block state: the one spelling of each -------------------------------- */
+
+/* The program holds it: handed out, not given back in any way. */
+HL_INLINE bool hl_block_is_live(const struct hl_range *r)
+{
+	return (r->flags & (HL_RANGE_ALLOCATED | HL_RANGE_CACHED | HL_RANGE_QUARANTINED |
+			    HL_RANGE_SENTINEL)) == HL_RANGE_ALLOCATED;
+}
+
+/* Free in its arena, filed in a size class (or a spare segment's range). */
+HL_INLINE bool hl_block_is_free(const struct hl_range *r)
+{
+	return (r->flags & HL_RANGE_ALLOCATED) == 0;
+}
+
+/* Ready for reuse in a thread cache: the arena counts it allocated. */
+HL_INLINE bool hl_block_is_cached(const struct hl_range *r)
+{
+	return (r->flags & HL_RANGE_CACHED) != 0;
+}
+
+/* Freed by the program and held back from reuse. */
+HL_INLINE bool hl_block_is_quarantined(const struct hl_range *r)
+{
+	return (r->flags & HL_RANGE_QUARANTINED) != 0;
+}
+
+/* ---- block-start map ------------------------------------------------------ */
+
+HL_INLINE uint64_t *hl_blockmap_of(uintptr_t segment)
+{
+	return (uint64_t *)(segment + sizeof(struct hl_segment));
+}
+
+/* Granule index of address p in its segment. */
+HL_INLINE uintptr_t hl_blockmap_granule(const void *p)
+{
+	return ((uintptr_t)p & (HL_SEGMENT_SIZE - 1)) / HL_ALIGN;
+}
+
+/* Whether a range's user data starts at p, which lies in a segment. */
+HL_INLINE bool hl_blockmap_test(const void *p)
+{
+	uintptr_t g = hl_blockmap_granule(p);
+	const uint64_t *map = hl_blockmap_of((uintptr_t)p & ~(uintptr_t)(HL_SEGMENT_SIZE - 1));
+	return (__atomic_load_n(&map[g / 64], __ATOMIC_RELAXED) >> (g % 64)) & 1u;
+}
+
+/* Range r now starts where it is (it was cut from a larger one); arena lock held. */
+HL_INLINE void hl_blockmap_set_locked(const struct hl_range *r)
+{
+	uintptr_t g = hl_blockmap_granule(r + 1);
+	uint64_t *word = &hl_blockmap_of((uintptr_t)r & ~(uintptr_t)(HL_SEGMENT_SIZE - 1))[g / 64];
+	__atomic_store_n(word, *word | (uint64_t)1 << (g % 64), __ATOMIC_RELAXED);
+}
+
+/* Range r was merged into its left neighbour; arena lock held. */
+HL_INLINE void hl_blockmap_clear_locked(const struct hl_range *r)
+{
+	uintptr_t g = hl_blockmap_granule(r + 1);
+	uint64_t *word = &hl_blockmap_of((uintptr_t)r & ~(uintptr_t)(HL_SEGMENT_SIZE - 1))[g / 64];
+	__atomic_store_n(word, *word & ~((uint64_t)1 << (g % 64)), __ATOMIC_RELAXED);
+}
+
+/* The range whose bytes (header included) contain `address`, which lies in a
+ * segment past its map, or NULL if none does (the address is in the segment
+ * header or the map). A search down the map: for the leak scan's "which
+ * block holds this pointer" and for misuse reports. Exact with the arena's
+ * lock held. */
+struct hl_range *hl_blockmap_find(const void *address);
+
+#endif /* HL_BLOCK_H */
