@@ -140,6 +140,10 @@ static const struct {
 	{ "daemon", hl_cmd_daemon, "collect the processes of a whole test suite as one run" },
 	{ "env", hl_cmd_env, "print the shell exports that make programs report to a daemon" },
 	{ "report", hl_cmd_report, "print a stored run" },
+	{ "gate", hl_cmd_gate, "pass or fail a stored run (leaks, heap errors, baseline)" },
+	{ "history", hl_cmd_history, "each leak site across the stored runs" },
+	{ "diff", hl_cmd_diff, "leak sites new, fixed and changed between two runs" },
+	{ "baseline", hl_cmd_baseline, "export a run's leak sites as a baseline file" },
 	{ "ui", hl_cmd_ui, "serve the web UI over the database (runs, leaks, charts, diffs)" },
 	{ "bench-ingest", hl_cmd_bench_ingest, NULL }, /* measures ingest speed */
 };

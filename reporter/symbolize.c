@@ -4,11 +4,14 @@
 #include "symbolize.h"
 
 #include <dwarf.h>
+#include <errno.h>
+#include <limits.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "debug_cache.h"
@@ -87,6 +90,28 @@ struct hl_symbolizer {
 	struct hl_symbolizer_stats stats;
 };
 
+/* libdwfl opens a module's .gnu_debuglink candidates (next to the module,
+ * in its .debug/ and under /usr/lib/debug) with a blocking open(): a FIFO
+ * planted there would stall symbolization. False if any candidate exists and
+ * is not a regular file. */
+static bool debuglink_candidates_safe(const char *file_name, const char *debuglink)
+{
+	const char *slash = file_name ? strrchr(file_name, '/') : NULL;
+	int dir_len = slash ? (int)(slash - file_name) : 0;
+	char path[3][PATH_MAX];
+	struct stat st;
+
+	if (!debuglink || !slash)
+		return true;
+	snprintf(path[0], PATH_MAX, "%.*s/%s", dir_len, file_name, debuglink);
+	snprintf(path[1], PATH_MAX, "%.*s/.debug/%s", dir_len, file_name, debuglink);
+	snprintf(path[2], PATH_MAX, "/usr/lib/debug%.*s/%s", dir_len, file_name, debuglink);
+	for (int i = 0; i < 3; i++)
+		if (stat(path[i], &st) == 0 && !S_ISREG(st.st_mode))
+			return false;
+	return true;
+}
+
 /* libdwfl's search for a module's separate debug file, with the cache of
  * inflated copies in front of it (debug_cache.h). *userdata is the
  * symbolizer (set by file_open). */
@@ -109,6 +134,8 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 			return fd;
 		}
 	}
+	if (!debuglink_candidates_safe(file_name, debuglink_file))
+		return -1;
 	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
 					  debuglink_file, debuglink_crc, debuginfo_file_name);
 	if (fd < 0 || !cached)
@@ -201,12 +228,20 @@ static bool build_id_matches(Dwfl_Module *mod, const struct hl_module *m)
 static void file_open(struct hl_symbolizer *s, struct sym_file *sf, const struct hl_module *m)
 {
 	void **userdata;
+	int fd;
 
 	sf->dwfl = dwfl_begin(&offline_callbacks);
 	if (!sf->dwfl)
 		return;
+	/* The path comes from the peer: opened here, never blocking, regular
+	 * files only (a FIFO froze the reporter in open). */
+	fd = hl_open_regular(m->path);
+	if (fd == -EINVAL)
+		hl_log("%s: not a regular file; no symbols", m->path);
 	dwfl_report_begin(sf->dwfl);
-	sf->mod = dwfl_report_elf(sf->dwfl, m->path, m->path, -1, m->base, false);
+	sf->mod = fd < 0 ? NULL : dwfl_report_elf(sf->dwfl, m->path, m->path, fd, m->base, false);
+	if (fd >= 0 && !sf->mod)
+		close(fd); /* libdwfl owns it only on success */
 	dwfl_report_end(sf->dwfl, NULL, NULL);
 	if (sf->mod && dwfl_module_info(sf->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
 		*userdata = s; /* for find_debuginfo */
