@@ -217,6 +217,18 @@ static void print_frame(struct hl_out *out, struct name_cache_slot *cache, uint6
 	hl_out_str(out, ")\n");
 }
 
+/* A stack as "at/by" lines (heap misuse reports print theirs this way). */
+void hl_track_print_stack(struct hl_out *out, uint32_t id)
+{
+	const struct hl_stack *s = id ? hl_stack_get(id) : NULL;
+	if (s == NULL) {
+		line_start(out);
+		hl_out_str(out, "   (no stack captured)\n");
+	}
+	for (unsigned i = 0; s && i < s->depth; i++)
+		print_frame(out, NULL, s->frames[i], i == 0);
+}
+
 /* ---- printing ----------------------------------------------------------------- */
 
 static const char *class_words(unsigned leak_class)

@@ -51,6 +51,7 @@
 	X(check_signal, check_signal,   0, 64,                 0,   HL_SIGNAL_NAMES, "a signal that runs an on-demand leak check (a name or a number, off: none)") \
 	X(wait_ms,     wait_ms,         0, 3600000,            10000, NULL, "milliseconds the program may wait for the reporter (connect, each send) before going on standalone") \
 	X(quiet,       quiet,           0, 1,                  0,   NULL, "1: no notices about the reporter connection (an unreachable reporter)") \
+	X(on_error,    on_error,        0, 1,                  0,   "continue|abort", "heap misuse (invalid or double free, mismatched delete): report and go on, or report and abort") \
 	X(help,        help,            0, 1,                  0,   NULL, "1: print this table of keys on stderr at start")
 /* clang-format on */
 

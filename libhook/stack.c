@@ -4,9 +4,10 @@
  * Capture: unw_backtrace (libunwind's local unwinder with its per-thread
  * trace cache: after the first walk through a function it replays cached
  * frame descriptions instead of parsing DWARF) into a buffer on the
- * caller's stack; leading frames inside libheapledger.so itself (malloc,
- * hl_allocate, hl_track_alloc, this file) are dropped, so frames[0] is the
- * caller of the allocation function.
+ * caller's stack; frames inside libheapledger.so itself are dropped: the
+ * leading ones (malloc, hl_allocate, hl_track_alloc, this file), so
+ * frames[0] is the caller of the allocation function, and any further one
+ * (an interposed dlopen between the program and libc's).
  *
  * Interning: an open-addressing hash table of pointers to immutable
  * struct hl_stack. Invariants:
@@ -105,12 +106,23 @@ HL_NOINLINE unsigned hl_stack_capture(uint64_t *frames, unsigned max, bool *trun
 	int skip = 0;
 	while (skip < n && skip < HL_OWN_FRAMES_MAX && hl_stack_is_own((uintptr_t)raw[skip]))
 		skip++;
-	unsigned depth = n > skip ? (unsigned)(n - skip) : 0;
-	*truncated = depth > max;
-	if (depth > max)
-		depth = max;
-	for (unsigned i = 0; i < depth; i++)
-		frames[i] = (uintptr_t)raw[skip + (int)i];
+	/* Further frames of ours are the wrappers the hook interposes between
+	 * the program and libc (dlopen, exec, thread start): the program's
+	 * stack never shows them (they read as "dlopen (modules.c:249)" of
+	 * libheapledger.so in python3's stacks). One range check a frame, on
+	 * the unwind path only (a stack memo hit never gets here). */
+	unsigned depth = 0;
+	*truncated = n == (int)(max + HL_OWN_FRAMES_MAX + 1); /* the walk was cut */
+	for (int i = skip; i < n; i++) {
+		uintptr_t ip = (uintptr_t)raw[i];
+		if (hl_stack_is_own(ip))
+			continue;
+		if (depth == max) {
+			*truncated = true;
+			break;
+		}
+		frames[depth++] = ip;
+	}
 	return depth;
 }
 

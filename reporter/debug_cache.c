@@ -76,7 +76,7 @@ static bool elf_has_build_id(Elf *elf, const uint8_t *id, size_t len)
 int hl_debug_cache_open(const char *dir, const uint8_t *build_id, size_t len, char **path)
 {
 	char *name = entry_path(dir, build_id, len);
-	int fd = open(name, O_RDONLY | O_CLOEXEC);
+	int fd = hl_open_regular(name);
 	Elf *elf;
 
 	if (fd < 0) {

@@ -24,6 +24,11 @@ struct hl_store;
  * readonly) and migrates. readonly also reads a file or directory we cannot
  * write. A file that is not a heapledger database is refused untouched. */
 int hl_store_open(const char *path, bool readonly, struct hl_store **out);
+/* Opens path for reading as hl_store_open(readonly) does, but never writes:
+ * a file of an older schema is refused (-EPROTO, the message says so)
+ * instead of upgraded, so a database copied from CI stays byte for byte what
+ * it was. For the web UI. The caller closes *out even on failure. */
+int hl_store_open_strict_ro(const char *path, struct hl_store **out);
 void hl_store_close(struct hl_store *s);
 const char *hl_store_error(const struct hl_store *s);
 /* The schema version this build writes. */

@@ -327,6 +327,27 @@ int hl_store_open(const char *path, bool readonly, struct hl_store **out)
 	return err;
 }
 
+int hl_store_open_strict_ro(const char *path, struct hl_store **out)
+{
+	struct hl_store *s = hl_xcalloc(1, sizeof(*s));
+	int version, want = hl_store_schema_version();
+	int err;
+
+	*out = s;
+	hl_table_init(&s->symbols);
+	err = open_for_reading(s, path, &version);
+	if (err || version == want)
+		return err;
+	snprintf(s->error, sizeof(s->error),
+		 "%.200s: schema version %d is %s than this heapledger's (%d); it is opened"
+		 " read-only, so it is not %s: %s", path, version,
+		 version < want ? "older" : "newer", want,
+		 version < want ? "upgraded" : "read",
+		 version < want ? "upgrade a copy with `heapledger report --db COPY`"
+				: "use a newer heapledger");
+	return -EPROTO;
+}
+
 void hl_store_close(struct hl_store *s)
 {
 	if (!s)

@@ -64,15 +64,6 @@ int hl_query_latest_run(struct hl_store *s, const struct hl_run_filter *f, int64
 /* Whether run_id exists: 0, or -ENOENT with a message in hl_store_error(). */
 int hl_query_run_exists(struct hl_store *s, int64_t run_id);
 
-/* ---- opening read-only, for the web UI ---------------------------------- */
-
-/* Opens path strictly read-only (SQLite mode=ro): no file is created, no
- * migration runs, nothing is written, so a database copied from CI stays
- * byte for byte what it was. A file whose schema is older or newer than this
- * binary's is refused with a message that says so (-EPROTO). The caller
- * closes *out with hl_store_close() even on failure. */
-int hl_store_open_strict_ro(const char *path, struct hl_store **out);
-
 /* ---- web UI: runs, one run, stacks, timeline, flame graph, diff, search ---- */
 
 /* A page of rows: at most `limit` rows from `offset`; `filter` is a
@@ -85,8 +76,9 @@ struct hl_query_page {
 	const char *leak_class;
 };
 
-/* Runs, newest first, with leaks by class, errors and peak heap; filter
- * matches program, argv, git commit, label values or mode.
+/* Runs, newest first, with "labels" {key: value}, "leaked" {class: bytes},
+ * errors and peak heap; filter matches program, argv, git commit, labels
+ * (key=value) or mode.
  * *out = {"total": N, "rows": [...]}. */
 int hl_query_runs(struct hl_store *s, const struct hl_query_page *page, json_t **out);
 /* One run: its row, labels and processes (with parent_id for the process
@@ -107,7 +99,9 @@ int hl_query_errors(struct hl_store *s, int64_t run_id, json_t **out);
 int hl_query_timeline(struct hl_store *s, int64_t process_id, json_t **out);
 /* A process's allocations as a call tree from the outermost frame:
  * {"name", "value", "children": [...]} where value is bytes allocated
- * (leaks=false) or bytes leaked (leaks=true) by the stacks through it. */
+ * (leaks=false) or bytes leaked (leaks=true) by the stacks through it.
+ * Nodes worth less than a 4,000th of the total are left out (their bytes
+ * stay in their caller's value). */
 int hl_query_flame(struct hl_store *s, int64_t process_id, bool leaks, json_t **out);
 /* A process's stacks as weighted samples, for profile viewers: rows of
  * {"stack_id", "bytes" (allocated), "leaked_bytes", "frames": [{function,
@@ -116,8 +110,14 @@ int hl_query_flame(struct hl_store *s, int64_t process_id, bool leaks, json_t **
 int hl_query_profile(struct hl_store *s, int64_t process_id, json_t **out);
 /* Leak sites of run b that run a does not have ("new"), that a had and b
  * has not ("fixed"), and those in both, keyed by each site's leak class and
- * function/file chain. */
+ * fingerprint (fingerprint.h; by its chain of functions for records stored
+ * before fingerprints). Suppressed records are left out. */
 int hl_query_diff(struct hl_store *s, int64_t run_a, int64_t run_b, json_t **out);
+/* A program's leak history: its runs, oldest first, with bytes leaked per
+ * class, and every leak site (by fingerprint) with its first and last run,
+ * how many runs leaked there and the bytes in each run (hl_query_history).
+ * *out = {"program", "runs": [...], "sites": [...]}. */
+int hl_query_program_history(struct hl_store *s, const char *program, json_t **out);
 /* Symbols whose function, file or module contains term, with the runs and
  * bytes leaked through them. *out = {"rows": [...]} (at most limit). */
 int hl_query_search(struct hl_store *s, const char *term, int64_t limit, json_t **out);

@@ -4,11 +4,14 @@
 #include "symbolize.h"
 
 #include <dwarf.h>
+#include <errno.h>
+#include <limits.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "debug_cache.h"
@@ -66,6 +69,7 @@ struct sym_entry {
 	uint64_t address;
 	uint64_t size;
 	const char *name; /* owned by libelf, valid while the Dwfl is open */
+	bool local;       /* STB_LOCAL: an internal alias (__GI_...) */
 };
 
 struct sym_result {
@@ -86,6 +90,28 @@ struct hl_symbolizer {
 	bool debug_cache_warned; /* said once why the cache could not be used */
 	struct hl_symbolizer_stats stats;
 };
+
+/* libdwfl opens a module's .gnu_debuglink candidates (next to the module,
+ * in its .debug/ and under /usr/lib/debug) with a blocking open(): a FIFO
+ * planted there would stall symbolization. False if any candidate exists and
+ * is not a regular file. */
+static bool debuglink_candidates_safe(const char *file_name, const char *debuglink)
+{
+	const char *slash = file_name ? strrchr(file_name, '/') : NULL;
+	int dir_len = slash ? (int)(slash - file_name) : 0;
+	char path[3][PATH_MAX];
+	struct stat st;
+
+	if (!debuglink || !slash)
+		return true;
+	snprintf(path[0], PATH_MAX, "%.*s/%s", dir_len, file_name, debuglink);
+	snprintf(path[1], PATH_MAX, "%.*s/.debug/%s", dir_len, file_name, debuglink);
+	snprintf(path[2], PATH_MAX, "/usr/lib/debug%.*s/%s", dir_len, file_name, debuglink);
+	for (int i = 0; i < 3; i++)
+		if (stat(path[i], &st) == 0 && !S_ISREG(st.st_mode))
+			return false;
+	return true;
+}
 
 /* libdwfl's search for a module's separate debug file, with the cache of
  * inflated copies in front of it (debug_cache.h). *userdata is the
@@ -109,6 +135,8 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 			return fd;
 		}
 	}
+	if (!debuglink_candidates_safe(file_name, debuglink_file))
+		return -1;
 	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
 					  debuglink_file, debuglink_crc, debuginfo_file_name);
 	if (fd < 0 || !cached)
@@ -201,12 +229,20 @@ static bool build_id_matches(Dwfl_Module *mod, const struct hl_module *m)
 static void file_open(struct hl_symbolizer *s, struct sym_file *sf, const struct hl_module *m)
 {
 	void **userdata;
+	int fd;
 
 	sf->dwfl = dwfl_begin(&offline_callbacks);
 	if (!sf->dwfl)
 		return;
+	/* The path comes from the peer: opened here, never blocking, regular
+	 * files only (a FIFO froze the reporter in open). */
+	fd = hl_open_regular(m->path);
+	if (fd == -EINVAL)
+		hl_log("%s: not a regular file; no symbols", m->path);
 	dwfl_report_begin(sf->dwfl);
-	sf->mod = dwfl_report_elf(sf->dwfl, m->path, m->path, -1, m->base, false);
+	sf->mod = fd < 0 ? NULL : dwfl_report_elf(sf->dwfl, m->path, m->path, fd, m->base, false);
+	if (fd >= 0 && !sf->mod)
+		close(fd); /* libdwfl owns it only on success */
 	dwfl_report_end(sf->dwfl, NULL, NULL);
 	if (sf->mod && dwfl_module_info(sf->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
 		*userdata = s; /* for find_debuginfo */
@@ -447,6 +483,7 @@ static void symtab_build(struct sym_file *sf)
 		sf->syms[sf->nsyms].address = address;
 		sf->syms[sf->nsyms].size = sym.st_size;
 		sf->syms[sf->nsyms].name = name;
+		sf->syms[sf->nsyms].local = GELF_ST_BIND(sym.st_info) == STB_LOCAL;
 		sf->nsyms++;
 	}
 	qsort(sf->syms, sf->nsyms, sizeof(*sf->syms), sym_cmp);
@@ -470,23 +507,68 @@ static bool addrinfo_finds_nothing(const struct sym_file *sf, uint64_t pc)
 	return lo == 0 || sf->spans[lo - 1].end_max <= pc;
 }
 
+static size_t leading_underscores(const char *name)
+{
+	size_t n = 0;
+
+	while (name[n] == '_')
+		n++;
+	return n;
+}
+
+/* 0: the default version of a versioned symbol (name@@VERSION), 1: no
+ * version, 2: an old version kept for old binaries (name@VERSION). */
+static int version_rank(const char *at)
+{
+	return !at ? 1 : at[1] == '@' ? 0 : 2;
+}
+
+/* Whether alias a names a function better than alias b, as valgrind picks
+ * among the names of one address, so users' suppressions and habits carry
+ * over: the default version first, an old version last (free, not
+ * cfree@GLIBC_2.2.5; __libc_start_main@@GLIBC_2.34); then a public symbol
+ * over a local one (the __GI_ aliases); then the fewest leading underscores
+ * (strndup, not __strndup; _IO_doallocbuf, not __GI__IO_doallocbuf; malloc,
+ * not __libc_malloc); then the shorter, then the first in byte order, so
+ * the choice never depends on the order of the table. */
+static bool alias_better(const struct sym_entry *a, const struct sym_entry *b)
+{
+	const char *va = strchr(a->name, '@'), *vb = strchr(b->name, '@');
+	size_t ua, ub, la, lb;
+
+	if (version_rank(va) != version_rank(vb))
+		return version_rank(va) < version_rank(vb);
+	if (a->local != b->local)
+		return !a->local;
+	ua = leading_underscores(a->name);
+	ub = leading_underscores(b->name);
+	if (ua != ub)
+		return ua < ub;
+	la = va ? (size_t)(va - a->name) : strlen(a->name);
+	lb = vb ? (size_t)(vb - b->name) : strlen(b->name);
+	if (la != lb)
+		return la < lb;
+	return strcmp(a->name, b->name) < 0;
+}
+
 /* Name of the function symbol containing pc, or NULL. */
 static const char *symtab_lookup(struct sym_file *sf, uint64_t pc)
 {
 	if (sf->nsyms == SIZE_MAX)
 		symtab_build(sf);
 	size_t lo = HL_UPPER_BOUND(sf->syms, sf->nsyms, address, pc);
+	const struct sym_entry *best = NULL;
 
-	/* Aliases share an address; any one that covers pc will do. */
-	for (size_t i = lo, tries = 0; i-- > 0 && tries < 8; tries++) {
+	/* Aliases share an address: the best named of those covering pc. */
+	for (size_t i = lo; i-- > 0;) {
 		const struct sym_entry *e = &sf->syms[i];
 
-		if (pc < e->address + (e->size ? e->size : 1))
-			return e->name;
 		if (e->address != sf->syms[lo - 1].address)
 			break;
+		if (pc < e->address + (e->size ? e->size : 1) && (!best || alias_better(e, best)))
+			best = e;
 	}
-	return NULL;
+	return best ? best->name : NULL;
 }
 
 static void symbolize_in(struct hl_symbolizer *s, struct sym_module *sm,

@@ -4,10 +4,14 @@
  */
 #include "util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 bool hl_log_quiet;
 
@@ -184,4 +188,20 @@ uint64_t hl_now_realtime_ns(void)
 uint64_t hl_now_monotonic_ns(void)
 {
 	return hl_clock_ns(CLOCK_MONOTONIC);
+}
+
+int hl_open_regular(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	/* Regular files never block; plain reads for libelf from here. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
 }

@@ -76,6 +76,11 @@ static inline size_t hl_upper_bound(const void *base, size_t n, size_t stride,
 #define HL_UPPER_BOUND(array, n, field, x) \
 	hl_upper_bound((array), (n), sizeof(*(array)), offsetof(__typeof__(*(array)), field), (x))
 
+/* Opens path read-only if it is a regular file, without ever blocking (a
+ * FIFO or device named by a peer must not stall the reporter): returns the
+ * fd, or -errno (-EINVAL for anything but a regular file). */
+int hl_open_regular(const char *path);
+
 /* CLOCK_REALTIME / CLOCK_MONOTONIC in nanoseconds. */
 uint64_t hl_now_realtime_ns(void);
 uint64_t hl_now_monotonic_ns(void);

@@ -12,6 +12,7 @@
  *   /api/processes/ID/flame?kind=all|leaks
  *   /api/diff?a=ID&b=ID
  *   /api/search?q=TERM&limit
+ *   /api/history?program=NAME             runs and leak sites of one program
  */
 #include <errno.h>
 #include <limits.h>
@@ -162,6 +163,13 @@ int hl_ui_api(struct hl_store *store, const char *path,
 		if (!param_number(&rq, "limit", 200, PAGE_MAX, &limit))
 			return answer(&rq, 400, "limit is a number (at most 5000)");
 		return result(store, &rq, hl_query_search(store, q, limit, body));
+	}
+	if (!strcmp(path, "history")) {
+		const char *program = get("program", cls);
+
+		if (!program || !*program)
+			return answer(&rq, 400, "history needs program");
+		return result(store, &rq, hl_query_program_history(store, program, body));
 	}
 	return answer(&rq, 404, "no such API path");
 }

@@ -159,6 +159,16 @@ def check_records(stderr, proc, count):
 CONSISTENCY = ("dropped_events", "unmatched_frees", "unfreed_superseded", "live_mismatch")
 
 
+def check_no_hook_frames(procs):
+    """The hook's own frames (its interposed dlopen, exec, thread start)
+    never appear in a program's stack."""
+    for proc in procs:
+        for leak in proc["leaks"]:
+            for fr in leak["stack"]:
+                if os.path.basename(fr.get("module") or "").startswith("libheapledger.so"):
+                    fail("pid %d: a stack shows the hook's own frame %s" % (proc["pid"], fr))
+
+
 def check_no_warnings(stderr, procs):
     """The stream of a real program must reconcile exactly: no dropped
     events, no free without its allocation, no disagreement with the hook's
@@ -234,6 +244,8 @@ def main():
     ap.add_argument("--records", action="append", default=[])
     ap.add_argument("--repeated", action="append", default=[])
     ap.add_argument("--allow-warnings", action="store_true")
+    ap.add_argument("--run-option", action="append", default=[],
+                    help="an option for heapledger run (--run-option=--x=y)")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
@@ -241,7 +253,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         db = os.path.join(tmp, "h.db")
         js = os.path.join(tmp, "r.json")
-        run = subprocess.run([a.heapledger, "run", "--db", db, "--json", js, "--"] + cmd,
+        run = subprocess.run([a.heapledger, "run", "--db", db, "--json", js] + a.run_option +
+                             ["--"] + cmd,
                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
                              timeout=120)
         sys.stdout.write(run.stderr[-6000:])
@@ -299,6 +312,7 @@ def main():
         if proc is None:
             fail("no process in %s" % spec)
         check_repeated(run.stderr, proc, spec, a.source)
+    check_no_hook_frames(procs)
     if not a.allow_warnings:
         check_no_warnings(run.stderr, procs)
     print("PASS")

@@ -12,10 +12,17 @@
  *            origin FORK) frees nothing and leaks 7 more bytes; exit 0
  *   sites N  N distinct 8-frame stacks inside this binary, one leak each
  *            (report speed with many leak sites); exit 0
+ *   module PATH  a MODULE_LOAD naming PATH (a FIFO, say) and 3 leaks from a
+ *            stack inside it, then the `leak` process's records; exit 3
  *   classes  a leak scan's verdicts at exit (LIVE flagged HL_LIVE_SCANNED):
  *            fake_leaker's blocks 2 x 24 definitely lost and 1 x 100 still
  *            reachable, fake_child_leaker's 3 x 16 indirectly and 1 x 40
  *            possibly lost; exit 0
+ *   gate_classes [error]  leaks of every class, as a reachability scan sends
+ *            them (LIVE, HL_LIVE_SCANNED): definite 100 bytes in 1 block and
+ *            indirect 50 in 2 at fake_leaker, possible 30 in 1 and
+ *            reachable 20 in 1 at fake_child_leaker; with "error", a double
+ *            free too; exit 0
  *   hold     the `leak` process without its EXIT, then waits for its stdin
  *            to close, sends EXIT and exits 3; 4 if the reporter had closed
  *            the connection meanwhile (it refused the process)
@@ -118,12 +125,16 @@ static void prologue(struct hl_enc *e, uint32_t origin, int argc, char **argv)
 	hl_enc_stack(e, 2, frames, 2, 0);
 }
 
-static void leak_process(int fd, int argc, char **argv, bool do_exit)
+/* The `leak` process; extra (if not NULL) adds records after the prologue. */
+static void leak_process_extra(int fd, int argc, char **argv, bool do_exit,
+			       void (*extra)(struct hl_enc *e))
 {
 	struct hl_enc e;
 
 	hl_enc_init(&e);
 	prologue(&e, HL_ORIGIN_START, argc, argv);
+	if (extra)
+		extra(&e);
 	/* Packed, as the hook sends them. */
 	hl_enc_batch_packed(&e, (uint32_t)getpid(), 3000, 1, 10, 0x100000);
 	for (uint64_t i = 0; i < 1000; i++)
@@ -134,6 +145,11 @@ static void leak_process(int fd, int argc, char **argv, bool do_exit)
 		hl_enc_exit(&e, HL_EXIT_NORMAL, 3, 3000);
 	send_all(fd, &e);
 	hl_enc_destroy(&e);
+}
+
+static void leak_process(int fd, int argc, char **argv, bool do_exit)
+{
+	leak_process_extra(fd, argc, argv, do_exit, NULL);
 }
 
 static int scenario_fork(int argc, char **argv)
@@ -188,6 +204,26 @@ static int scenario_sites(int argc, char **argv, unsigned long sites)
 	return 0;
 }
 
+static const char *module_path;
+
+static void module_records(struct hl_enc *e)
+{
+	uint64_t frames[2] = { 0x7e0000001000, 0x7e0000002000 };
+
+	hl_enc_module(e, 9, module_path, 0x7e0000000000, 0x7e0000000000, 0x7e0000100000,
+		      NULL, 0);
+	hl_enc_stack(e, 9, frames, 2, 0);
+	for (uint64_t i = 0; i < 3; i++)
+		hl_enc_alloc(e, 0x900000 + i * 64, 40, 5 + i, 9, HL_KIND_MALLOC);
+}
+
+static int scenario_module(int argc, char **argv, const char *path)
+{
+	module_path = path;
+	leak_process_extra(connect_reporter(), argc, argv, true, module_records);
+	return 3;
+}
+
 static int scenario_classes(int argc, char **argv)
 {
 	const struct hl_wire_live_block live[] = {
@@ -210,6 +246,34 @@ static int scenario_classes(int argc, char **argv)
 			     HL_KIND_MALLOC);
 	hl_enc_live(&e, live, (uint32_t)n, HL_LIVE_SCANNED);
 	hl_enc_exit(&e, HL_EXIT_NORMAL, 0, 100);
+	send_all(fd, &e);
+	hl_enc_destroy(&e);
+	return 0;
+}
+
+static int scenario_gate_classes(int argc, char **argv, bool with_error)
+{
+	static const struct hl_wire_live_block blocks[] = {
+		{ 0x400000, 100, 1, HL_CLASS_DEFINITE, HL_KIND_MALLOC, 0 },
+		{ 0x400100, 25, 1, HL_CLASS_INDIRECT, HL_KIND_MALLOC, 0 },
+		{ 0x400200, 25, 1, HL_CLASS_INDIRECT, HL_KIND_MALLOC, 0 },
+		{ 0x400300, 30, 2, HL_CLASS_POSSIBLE, HL_KIND_MALLOC, 0 },
+		{ 0x400400, 20, 2, HL_CLASS_REACHABLE, HL_KIND_MALLOC, 0 },
+	};
+	struct hl_rec_error error = { .kind = HL_ERROR_DOUBLE_FREE, .stack_id = 1,
+				      .address = 0x500000, .ticks = 30 };
+	struct hl_enc e;
+	int fd = connect_reporter();
+
+	hl_enc_init(&e);
+	prologue(&e, HL_ORIGIN_START, argc, argv);
+	for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++)
+		hl_enc_alloc(&e, blocks[i].address, blocks[i].size, 10 + i, blocks[i].stack_id,
+			     HL_KIND_MALLOC);
+	if (with_error)
+		hl_enc_error(&e, &error);
+	hl_enc_live(&e, blocks, sizeof(blocks) / sizeof(blocks[0]), HL_LIVE_SCANNED);
+	hl_enc_exit(&e, HL_EXIT_NORMAL, 0, 40);
 	send_all(fd, &e);
 	hl_enc_destroy(&e);
 	return 0;
@@ -267,8 +331,12 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "fork"))
 		return scenario_fork(argc, argv);
+	if (!strcmp(argv[1], "module") && argc > 2)
+		return scenario_module(argc, argv, argv[2]);
 	if (!strcmp(argv[1], "classes"))
 		return scenario_classes(argc, argv);
+	if (!strcmp(argv[1], "gate_classes"))
+		return scenario_gate_classes(argc, argv, argc > 2 && !strcmp(argv[2], "error"));
 	if (!strcmp(argv[1], "hold"))
 		return scenario_hold(argc, argv);
 	if (!strcmp(argv[1], "sites") && argc > 2)

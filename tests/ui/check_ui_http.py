@@ -74,7 +74,7 @@ def check_api(sv, db, source):
     if runs["total"] != 3 or [r["id"] for r in runs["rows"]] != [3, 2, 1]:
         fail("runs: %s" % runs)
     r2 = [r for r in runs["rows"] if r["id"] == 2][0]
-    if r2["program"] != "ui_leaker" or r2["unknown_bytes"] + r2["definitely_bytes"] < 1000:
+    if r2["program"] != "ui_leaker" or sum(r2["leaked"].values()) != 300 + 700 + 300 + 700 + 48:
         fail("run 2 row: %s" % r2)
     if get_json(sv, "/api/runs?filter=daemon")["total"] != 1:
         fail("filter by mode")
@@ -115,6 +115,13 @@ def check_api(sv, db, source):
     found = get_json(sv, "/api/search?q=leak_alpha")
     if not found["rows"] or found["rows"][0]["function"] != "leak_alpha" or found["rows"][0]["runs"] != 3:
         fail("search: %s" % found)
+    hist = get_json(sv, "/api/history?program=ui_leaker")
+    sites = {s["function"]: s for s in hist["sites"]}
+    if [r["id"] for r in hist["runs"]] != [1, 2] or sites["leak_beta"]["first_run"] != 2 or \
+            sites["leak_alpha"]["first_run"] != 1 or sites["leak_alpha"]["bytes"] != [600, 600]:
+        fail("history: %s" % hist)
+    if get(sv, "/api/history")[0] != 400:
+        fail("history without a program")
     if get_json(sv, "/api/runs/3")["mode"] != "daemon":
         fail("daemon run")
 

@@ -126,15 +126,16 @@ async function pageRuns(params) {
     input, h('button', { type: 'submit' }, 'filter'),
     pager(data.total, offset, o => { location.hash = '#/' + qs({ filter, offset: o }); }));
   const rows = data.rows.map(r => {
-    const labels = r.labels ? Object.entries(JSON.parse(r.labels)).map(([k, v]) => k + '=' + v).join(' ') : '';
+    const labels = Object.entries(r.labels || {}).map(([k, v]) => k + '=' + v).join(' ');
+    const leaked = c => bytes(r.leaked?.[c] || 0);
     return h('tr', { 'data-run': r.id },
       h('td', null, h('a', { href: '#/run/' + r.id }, r.id)),
       h('td', null, h('a', { href: '#/history' + qs({ program: r.program }) }, r.program || '?'),
         h('div', { class: 'muted' }, argvText(r.argv))),
       h('td', null, r.mode), h('td', null, labels), h('td', null, (r.git_commit || '').slice(0, 12)),
       h('td', { class: 'when' }, when(r.started_ns)), num(r.exit_code ?? ''),
-      num(bytes(r.definitely_bytes)), num(bytes(r.indirectly_bytes)),
-      num(bytes(r.possibly_bytes)), num(bytes(r.reachable_bytes)), num(bytes(r.unknown_bytes)),
+      num(leaked('definitely')), num(leaked('indirectly')),
+      num(leaked('possibly')), num(leaked('reachable')), num(leaked('unknown')),
       num(r.errors), num(bytes(r.peak_bytes)));
   });
   show(h('h1', null, 'Runs'), form,
@@ -144,6 +145,18 @@ async function pageRuns(params) {
 }
 
 /* ---- one run ---- */
+
+/* A run of a thousand processes lays out in a second: long lists show
+ * their first SHOWN entries and a button for the rest. */
+const SHOWN = 50;
+
+function capped(render, items) {
+  if (items.length <= SHOWN) return render(items);
+  const box = h('div', null, render(items.slice(0, SHOWN)));
+  box.append(h('button', { class: 'show-all', onclick: () => box.replaceChildren(render(items)) },
+    `show all ${items.length}`));
+  return box;
+}
 
 function processTree(procs) {
   const kids = new Map();
@@ -225,8 +238,12 @@ async function processViews(proc, box) {
   await drawFlame();
 }
 
-async function leakTable(run, box, state) {
-  const data = await api(`runs/${run.id}/leaks`, { offset: state.offset, limit: PAGE, filter: state.filter, class: state.cls });
+function leakPage(runId, state) {
+  return api(`runs/${runId}/leaks`, { offset: state.offset, limit: PAGE, filter: state.filter, class: state.cls });
+}
+
+async function leakTable(run, box, state, first) {
+  const data = await (first || leakPage(run.id, state));
   const filter = h('input', { id: 'leak-filter', placeholder: 'function, file or module', value: state.filter });
   const cls = h('select', { id: 'leak-class' }, ['', 'definitely', 'indirectly', 'possibly', 'reachable', 'unknown', 'suppressed']
     .map(c => h('option', { value: c, selected: c === state.cls }, c || 'every class')));
@@ -266,6 +283,10 @@ async function errorList(run, box) {
 }
 
 async function pageRun(id) {
+  /* The first page of leaks is asked for with the run, not after it. */
+  const start = { offset: 0, filter: '', cls: '' };
+  const firstLeaks = leakPage(id, start);
+  firstLeaks.catch(() => {});
   const run = await api('runs/' + id);
   const procs = run.processes;
   const views = h('div', { id: 'process-views' });
@@ -280,11 +301,11 @@ async function pageRun(id) {
       run.hostname ? `, on ${run.hostname}` : '')),
     STATIC ? null : h('p', null, h('a', { href: `#/diff${qs({ a: run.id - 1, b: run.id })}` }, 'diff with the run before'), ' · ',
       h('a', { href: '#/history' + qs({ program: run.program }) }, 'history of ' + (run.program || '?'))),
-    h('h2', null, `Processes (${procs.length})`), processTree(procs),
-    h('h2', null, 'Heap summary'), summaryTable(procs),
+    h('h2', null, `Processes (${procs.length})`), capped(processTree, procs),
+    h('h2', null, 'Heap summary'), capped(summaryTable, procs),
     h('h2', null, 'Leaks'), leaksBox, h('h2', null, 'Heap errors'), errBox,
     procs.length > 1 ? h('div', { class: 'bar' }, 'process: ', pick) : null, views);
-  await leakTable(run, leaksBox, { offset: 0, filter: '', cls: '' });
+  await leakTable(run, leaksBox, start, firstLeaks);
   await errorList(run, errBox);
   if (procs.length) await processViews(procs[0], views);
   /* A daemon run still being written: its processes arrive as they end. */
@@ -314,24 +335,47 @@ async function pageDiff(params) {
     h('h2', null, `In both (${d.both.length})`), h('table', { id: 'diff-both' }, head.cloneNode(true), siteRows(d.both, '')));
 }
 
+/* A site's state in the newest run: new (first leaked there), fixed (not
+ * leaked there any more) or still leaking. */
+function siteState(s, newest) {
+  if (s.last_run !== newest) return h('span', { class: 'state-fixed' }, `fixed after run ${s.last_run}`);
+  if (s.first_run === newest) return h('span', { class: 'state-new' }, 'new');
+  return 'still leaking';
+}
+
 async function pageHistory(params) {
   const program = params.get('program') || '';
-  const data = await api('runs', { filter: program, limit: 5000 });
-  const runs = data.rows.filter(r => r.program === program).reverse();
+  const hist = await api('history', { program });
+  const runs = hist.runs;
+  const newest = runs.length ? runs[runs.length - 1].id : 0;
   const chartEl = h('div', { id: 'history-chart', class: 'chart' });
+  const sites = hist.sites.slice().sort((a, b) => (b.last_run === newest) - (a.last_run === newest) ||
+    b.bytes[b.bytes.length - 1] - a.bytes[a.bytes.length - 1] || b.last_run - a.last_run);
   show(h('h1', null, `History of ${program}`),
-    h('p', { class: 'muted' }, `${runs.length} runs; leaked bytes by class per run, oldest first.`), chartEl,
-    h('table', { id: 'history' }, h('tr', null, ['run', 'started', 'definitely', 'indirectly', 'possibly', ''].map(t => h('th', null, t))),
+    h('p', { class: 'muted' }, `${runs.length} runs, ${hist.sites.length} leak sites; bytes leaked by class per run, oldest first.`), chartEl,
+    h('h2', null, 'Leak sites'),
+    h('table', { id: 'history-sites' }, h('tr', null, ['site', 'state', 'first seen', 'last seen', 'runs', 'bytes in the newest run']
+      .map(t => h('th', null, t))),
+      sites.map(s => h('tr', { 'data-fingerprint': s.fingerprint },
+        h('td', null, h('span', { class: 'fn' }, s.function || '?'), ' ', h('span', { class: 'muted' }, s.fingerprint)),
+        h('td', null, siteState(s, newest)),
+        h('td', null, h('a', { href: '#/run/' + s.first_run }, 'run ' + s.first_run)),
+        h('td', null, h('a', { href: '#/run/' + s.last_run }, 'run ' + s.last_run)),
+        num(s.runs), num(bytes(s.bytes[s.bytes.length - 1]))))),
+    h('h2', null, 'Runs'),
+    h('table', { id: 'history' }, h('tr', null, ['run', 'started', 'commit', 'definitely', 'indirectly', 'possibly', 'unclassified', '']
+      .map(t => h('th', null, t))),
       runs.slice().reverse().map((r, i, all) => h('tr', null, h('td', null, h('a', { href: '#/run/' + r.id }, r.id)),
-        h('td', null, when(r.started_ns)), num(bytes(r.definitely_bytes)), num(bytes(r.indirectly_bytes)),
-        num(bytes(r.possibly_bytes)), h('td', null, all[i + 1] ? h('a', { href: '#/diff' + qs({ a: all[i + 1].id, b: r.id }) }, 'diff with previous') : '')))));
+        h('td', { class: 'when' }, when(r.started_ns)), h('td', null, (r.git_commit || '').slice(0, 12)),
+        ...['definitely', 'indirectly', 'possibly', 'unknown'].map(c => num(bytes(r.leaked[c] || 0))),
+        h('td', null, all[i + 1] ? h('a', { href: '#/diff' + qs({ a: all[i + 1].id, b: r.id }) }, 'diff with previous') : '')))));
   if (!runs.length) return;
-  const xs = runs.map(r => r.started_ns / 1e9);
   window.hlCharts.history = new uPlot({
     width: Math.min(1100, window.innerWidth - 80), height: 240, scales: { x: { time: true } },
-    series: [{}, { label: 'definitely', stroke: '#b00' }, { label: 'indirectly', stroke: '#c60' }, { label: 'possibly', stroke: '#a80' }],
+    series: [{}, { label: 'definitely', stroke: '#b00' }, { label: 'indirectly', stroke: '#c60' },
+      { label: 'possibly', stroke: '#a80' }, { label: 'unclassified', stroke: '#469' }],
     axes: [{}, { values: (u, vals) => vals.map(v => bytes(v)), size: 80 }],
-  }, [xs, runs.map(r => r.definitely_bytes), runs.map(r => r.indirectly_bytes), runs.map(r => r.possibly_bytes)], chartEl);
+  }, [runs.map(r => r.started_ns / 1e9), ...['definitely', 'indirectly', 'possibly', 'unknown'].map(c => runs.map(r => r.leaked[c] || 0))], chartEl);
 }
 
 async function pageSearch(params) {

@@ -7,3 +7,11 @@ __attribute__((noinline)) void *dl_leak(void)
 {
 	return malloc(200); /* LEAK-DLCLOSE */
 }
+
+/* Its constructor leaks too: that allocation is made inside dlopen, and the
+ * hook's own dlopen (it interposes it) must not appear in its stack. */
+void *dl_ctor_block;
+__attribute__((constructor)) static void dl_ctor(void)
+{
+	dl_ctor_block = malloc(72); /* LEAK-DL-CTOR */
+}

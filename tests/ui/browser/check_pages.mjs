@@ -113,6 +113,8 @@ async function otherPages(page) {
   await go(page, '#/history?program=ui_leaker');
   await shot(page, 'history');
   check(await page.locator('#history tr').count() === expect.program_runs + 1, 'history lists the runs');
+  const beta = await page.locator('#history-sites tr', { hasText: 'leak_beta' }).innerText();
+  check(beta.includes('new') && beta.includes('run 2'), 'history: leak_beta is new in run 2: ' + beta);
   check(await page.locator('#history-chart canvas').count() === 1, 'history chart');
   await go(page, '#/run/3');
   check((await page.locator('#process-tree').innerText()).includes('ui_leaker'), 'daemon run: its processes');
