@@ -1,5 +1,5 @@
 /*
- * reporter/daemon.c: `heapledger daemon --socket PATH [--db FILE]`, the
+ * reporter/daemon.c: `heapledger daemon [--socket PATH] [--db FILE]`, the
  * long-lived reporter for a whole test suite. Every process that connects
  * (started with the environment `heapledger env` prints) becomes part of one
  * run; each is reported and stored shortly after its connection closes, then
@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,8 +97,9 @@ static int parse_daemon_options(int argc, char **argv, const char **socket_path,
 	bool no_db = false;
 	/* One line per option (args.h explains the macros). */
 	const struct hl_arg args[] = {
-		HL_ARG_REQUIRED_STRING("socket", 0, "PATH", socket_path,
-				       "listen on this Unix socket"),
+		HL_ARG_STRING("socket", 0, "PATH", socket_path,
+			      "listen on this Unix socket (default: $XDG_RUNTIME_DIR/heapledger/"
+			      "daemon.sock, or /tmp/heapledger-UID/daemon.sock)"),
 		HL_ARG_STRING("db", 0, "FILE", &out->db_path,
 			      "store the run in FILE (default: " HL_DEFAULT_DB_TEXT ")"),
 		HL_ARG_FLAG("no-db", 0, &no_db, "do not store the run"),
@@ -152,6 +154,7 @@ static void print_suite_summary(const struct hl_gate *gate, int64_t run_id, cons
 int hl_cmd_daemon(int argc, char **argv)
 {
 	const char *socket_path = NULL;
+	char default_path[PATH_MAX], why[PATH_MAX + 128];
 	struct hl_output out = { .view = { .show_kinds = HL_SHOW_DEFAULT } };
 	struct hl_listener l;
 	struct hl_run run;
@@ -177,6 +180,16 @@ int hl_cmd_daemon(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	hl_run_init(&run);
+	if (!socket_path) {
+		err = hl_listen_default_path(default_path, sizeof(default_path), why,
+					     sizeof(why));
+		if (err) {
+			hl_log("daemon: no default socket: %s", why);
+			hl_report_destroy(&r);
+			return HL_EXIT_FAILURE;
+		}
+		socket_path = default_path;
+	}
 	err = hl_listen_open_path(&l, &run, socket_path);
 	if (err) {
 		hl_log("daemon: cannot listen on %s: %s", socket_path, strerror(-err));
