@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -124,19 +125,44 @@ static void set_hook_options(unsigned long depth)
 	setenv(HL_ENV_OPTIONS, buf, 1);
 }
 
+/* The errno of a failed exec, through a close-on-exec pipe: 0 once the
+ * program runs (the pipe closed at exec), so a program that cannot be run
+ * gets one message and its 126 or 127, not a report of no process. */
+static int exec_result(int fd)
+{
+	int err = 0;
+	ssize_t n;
+
+	do
+		n = read(fd, &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	return n == (ssize_t)sizeof(err) ? err : 0;
+}
+
 static pid_t start_program(const struct run_options *o, const char *lib,
-			   const char *socket_path, uint64_t run_id)
+			   const char *socket_path, uint64_t run_id, int *exec_errno)
 {
 	char *preload = hl_preload_value(lib, getenv("LD_PRELOAD"));
 	char id[32];
+	int fds[2] = { -1, -1 };
 	pid_t pid;
 
 	snprintf(id, sizeof(id), "%llu", (unsigned long long)run_id);
+	*exec_errno = 0;
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		fds[0] = fds[1] = -1; /* no early answer: the report says it */
 	pid = fork();
 	if (pid != 0) {
 		free(preload);
+		if (fds[1] >= 0)
+			close(fds[1]);
+		if (fds[0] >= 0)
+			*exec_errno = pid > 0 ? exec_result(fds[0]) : (close(fds[0]), 0);
 		return pid;
 	}
+	if (fds[0] >= 0)
+		close(fds[0]);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGQUIT, SIG_DFL);
 	setenv("LD_PRELOAD", preload, 1);
@@ -147,8 +173,16 @@ static pid_t start_program(const struct run_options *o, const char *lib,
 	setenv(HL_ENV_PID, "0000000000", 1);
 	set_hook_options(o->depth);
 	execvp(o->command[0], o->command);
-	fprintf(stderr, "heapledger: cannot run %s: %s\n", o->command[0], strerror(errno));
-	_exit(errno == ENOENT ? HL_EXIT_NOT_FOUND : HL_EXIT_CANNOT_EXEC);
+	{
+		int err = errno;
+		ssize_t ignored = 0;
+
+		fprintf(stderr, "heapledger: cannot run %s: %s\n", o->command[0], strerror(err));
+		if (fds[1] >= 0)
+			ignored = write(fds[1], &err, sizeof(err)); /* else the status says it */
+		(void)ignored;
+		_exit(err == ENOENT ? HL_EXIT_NOT_FOUND : HL_EXIT_CANNOT_EXEC);
+	}
 }
 
 /* Reaps every exited descendant; returns true if any remain. */
@@ -334,7 +368,7 @@ int hl_cmd_run(int argc, char **argv)
 	struct hl_prefetch *pf;
 	size_t prefetched;
 	char lib[PATH_MAX];
-	int status = 0, err;
+	int status = 0, err, exec_errno;
 	pid_t pid;
 
 	hl_report_init(&r);
@@ -367,11 +401,19 @@ int hl_cmd_run(int argc, char **argv)
 	r.argv = (const char **)o.command;
 	r.argc = (uint32_t)o.command_argc;
 	r.started_ns = hl_now_realtime_ns();
-	pid = start_program(&o, lib, l.path, run.run_id);
-	if (pid < 0) {
-		hl_log("run: fork: %s", strerror(errno));
+	pid = start_program(&o, lib, l.path, run.run_id, &exec_errno);
+	if (pid < 0 || exec_errno) {
+		if (pid < 0)
+			hl_log("run: fork: %s", strerror(errno));
+		else
+			waitpid(pid, &status, 0); /* it said why; nothing ran to report */
 		hl_listen_close(&l);
-		return HL_EXIT_FAILURE;
+		hl_report_destroy(&r);
+		hl_run_destroy(&run);
+		hl_policy_destroy(&o.policy);
+		hl_gate_destroy(&gate);
+		return pid < 0 ? HL_EXIT_FAILURE
+			       : exec_errno == ENOENT ? HL_EXIT_NOT_FOUND : HL_EXIT_CANNOT_EXEC;
 	}
 	install_signals();
 	sym = hl_symbolizer_new();
