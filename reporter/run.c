@@ -37,6 +37,7 @@ struct run_options {
 	const char *db_path;
 	const char *json_path;
 	unsigned long depth;     /* 0 = hook default */
+	const char *on_error;    /* heap misuse: "continue" or "abort", NULL = hook default */
 	unsigned long wait_ms;   /* grace for connections after prog exits */
 	bool no_db;
 	struct hl_policy policy; /* fingerprints, suppressions */
@@ -77,6 +78,9 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 		HL_ARG_STRING("json", 0, "FILE", &o->json_path, "also write the report as JSON to FILE"),
 		HL_ARG_UNSIGNED("depth", 0, "N", &o->depth, 0, HL_WIRE_MAX_FRAMES,
 				"capture and show at most N frames per stack (0: the hook's default)"),
+		HL_ARG_CHOICE("on-error", 0, "continue|abort", &o->on_error,
+			      "on heap misuse (invalid or double free, mismatched delete) report and "
+			      "go on (default), or report and abort the program"),
 		HL_ARG_UNSIGNED("wait-ms", 0, "N", &o->wait_ms, 0, 3600000,
 				"wait at most N ms for connections after the program exits (default 3000)"),
 		HL_ARG_FLAG("quiet", 'q', &hl_log_quiet, "print no messages of heapledger's own"),
@@ -109,19 +113,21 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 	return -1;
 }
 
-/* HEAPLEDGER_OPTIONS with depth=N added in front, so a user's own options
- * still win when they name depth too. */
-static void set_hook_options(unsigned long depth)
+/* HEAPLEDGER_OPTIONS with depth=N and on_error=... added in front, so a
+ * user's own options still win when they name them too. */
+static void set_hook_options(const struct run_options *o)
 {
 	const char *old = getenv(HL_ENV_OPTIONS);
 	char buf[4096];
+	int used = 0;
 
-	if (!depth)
+	if (!o->depth && !o->on_error)
 		return;
-	if (old && *old)
-		snprintf(buf, sizeof(buf), "depth=%lu:%s", depth, old);
-	else
-		snprintf(buf, sizeof(buf), "depth=%lu", depth);
+	if (o->depth)
+		used += snprintf(buf + used, sizeof(buf) - (size_t)used, "depth=%lu:", o->depth);
+	if (o->on_error)
+		used += snprintf(buf + used, sizeof(buf) - (size_t)used, "on_error=%s:", o->on_error);
+	snprintf(buf + used, sizeof(buf) - (size_t)used, "%s", old ? old : "");
 	setenv(HL_ENV_OPTIONS, buf, 1);
 }
 
@@ -171,7 +177,7 @@ static pid_t start_program(const struct run_options *o, const char *lib,
 	/* Each image writes its pid over the zeros, so an image that execs
 	 * through a path the hook does not interpose still says origin EXEC. */
 	setenv(HL_ENV_PID, "0000000000", 1);
-	set_hook_options(o->depth);
+	set_hook_options(o);
 	execvp(o->command[0], o->command);
 	{
 		int err = errno;
