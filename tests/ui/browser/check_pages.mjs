@@ -73,10 +73,17 @@ async function flameGraph(page) {
     const g = [...document.querySelectorAll('#flame svg g.frame')].find(x => d3.select(x).datum().data.name === 'leak_alpha');
     g.dispatchEvent(new MouseEvent('click', { bubbles: true }));
   });
-  const zoomed = await page.evaluate(() => {
+  // d3-flame-graph zooms with a transition: wait for it to reach the full
+  // width rather than read a width mid-way (up to 10 s on a loaded machine).
+  const alphaWidth = () => {
     const g = [...document.querySelectorAll('#flame svg g.frame')].find(x => d3.select(x).datum().data.name === 'leak_alpha');
     return +g.querySelector('rect').getAttribute('width');
-  });
+  };
+  await page.waitForFunction((root) => {
+    const g = [...document.querySelectorAll('#flame svg g.frame')].find(x => d3.select(x).datum().data.name === 'leak_alpha');
+    return +g.querySelector('rect').getAttribute('width') >= root - 1;
+  }, widths.root, { timeout: 10000 }).catch(() => {});
+  const zoomed = await page.evaluate(alphaWidth);
   check(zoomed >= widths.root - 1, `after a click leak_alpha spans the graph (${zoomed} of ${widths.root})`);
   check(widths.main > 0, 'main is drawn');
   return total;
