@@ -32,6 +32,10 @@ int hl_cmd_run(int argc, char **argv);
 int hl_cmd_daemon(int argc, char **argv);
 int hl_cmd_env(int argc, char **argv);
 int hl_cmd_report(int argc, char **argv);
+int hl_cmd_gate(int argc, char **argv);
+int hl_cmd_baseline(int argc, char **argv);
+int hl_cmd_history(int argc, char **argv);
+int hl_cmd_diff(int argc, char **argv);
 int hl_cmd_bench_ingest(int argc, char **argv);
 
 /* Absolute path of libheapledger.so.N: $HEAPLEDGER_LIB, else next to this

@@ -86,6 +86,48 @@ int hl_listen_open_private(struct hl_listener *l, struct hl_run *run)
 	return err;
 }
 
+/* dir exists (made 0700 if not), is a real directory, ours, and private. */
+static int private_dir(const char *dir, char *why, size_t why_len)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		snprintf(why, why_len, "cannot create %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (lstat(dir, &st) < 0) {
+		snprintf(why, why_len, "%s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077)) {
+		snprintf(why, why_len, "%s is not a private directory of this user (a"
+			 " directory, owned by uid %u, mode 0700); give --socket", dir,
+			 (unsigned)getuid());
+		return -EPERM;
+	}
+	return 0;
+}
+
+int hl_listen_default_path(char *out, size_t len, char *why, size_t why_len)
+{
+	const char *runtime = getenv("XDG_RUNTIME_DIR");
+	char dir[PATH_MAX];
+	int err;
+
+	if (runtime && runtime[0] == '/')
+		snprintf(dir, sizeof(dir), "%s/heapledger", runtime);
+	else
+		snprintf(dir, sizeof(dir), "/tmp/heapledger-%u", (unsigned)getuid());
+	err = private_dir(dir, why, why_len);
+	if (err)
+		return err;
+	if (snprintf(out, len, "%s/daemon.sock", dir) >= (int)len) {
+		snprintf(why, why_len, "%s: path too long", dir);
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
 /* True if something accepts connections on path. */
 static bool socket_is_live(const char *path)
 {

@@ -49,6 +49,13 @@ struct hl_listener {
 /* Accepting pauses this long when even the reserve descriptor is gone. */
 #define HL_ACCEPT_PAUSE_NS 100000000ull
 
+/* The daemon's default socket: $XDG_RUNTIME_DIR/heapledger/daemon.sock, or
+ * /tmp/heapledger-UID/daemon.sock without it. The directory is created 0700
+ * and must be ours, private and not a symbolic link (another user must not
+ * be able to plant a listener there). Returns 0, or -errno with why in
+ * `why` (why_len bytes). */
+int hl_listen_default_path(char *out, size_t len, char *why, size_t why_len);
+
 /* Creates a fresh 0700 directory (under $TMPDIR or /tmp) with a socket in it. */
 int hl_listen_open_private(struct hl_listener *l, struct hl_run *run);
 /* Listens on path (its directory must exist). A stale socket file nobody

@@ -11,6 +11,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "listen.h"
 #include "report_speedscope.h"
 #include "ui.h"
 
@@ -29,17 +30,19 @@ static void print_quoted(const char *s)
 
 int hl_cmd_env(int argc, char **argv)
 {
-	char lib[PATH_MAX], socket_path[2 * PATH_MAX + 2];
+	char lib[PATH_MAX], socket_path[2 * PATH_MAX + 2], default_path[PATH_MAX];
 	const char *path = NULL;
 	const struct hl_arg args[] = {
-		HL_ARG_REQUIRED_STRING("socket", 0, "PATH", &path,
-				       "the socket a `heapledger daemon` listens on"),
+		HL_ARG_STRING("socket", 0, "PATH", &path,
+			      "the socket a `heapledger daemon` listens on (default: the"
+			      " daemon's default)"),
 		HL_ARG_END
 	};
 	const struct hl_command_line cmd = {
 		"env", "", 0, 0,
 		"Print the shell exports that make programs started from this shell report\n"
-		"to the daemon listening on PATH: eval \"$(heapledger env --socket PATH)\".",
+		"to the daemon listening on PATH (by default the daemon's own default):\n"
+		"eval \"$(heapledger env)\".",
 		args, NULL,
 	};
 	int rc, first;
@@ -50,6 +53,15 @@ int hl_cmd_env(int argc, char **argv)
 	if (hl_find_hook_library(lib, sizeof(lib))) {
 		hl_log("env: cannot find libheapledger.so (set HEAPLEDGER_LIB)");
 		return HL_EXIT_FAILURE;
+	}
+	if (!path) {
+		char why[PATH_MAX + 128];
+
+		if (hl_listen_default_path(default_path, sizeof(default_path), why, sizeof(why))) {
+			hl_log("env: no default socket: %s", why);
+			return HL_EXIT_FAILURE;
+		}
+		path = default_path;
 	}
 	/* The socket path must be absolute: programs change directory. */
 	if (path[0] != '/') {
@@ -140,6 +152,10 @@ static const struct {
 	{ "daemon", hl_cmd_daemon, "collect the processes of a whole test suite as one run" },
 	{ "env", hl_cmd_env, "print the shell exports that make programs report to a daemon" },
 	{ "report", hl_cmd_report, "print a stored run" },
+	{ "gate", hl_cmd_gate, "pass or fail a stored run (leaks, heap errors, baseline)" },
+	{ "history", hl_cmd_history, "each leak site across the stored runs" },
+	{ "diff", hl_cmd_diff, "leak sites new, fixed and changed between two runs" },
+	{ "baseline", hl_cmd_baseline, "export a run's leak sites as a baseline file" },
 	{ "ui", hl_cmd_ui, "serve the web UI over the database (runs, leaks, charts, diffs)" },
 	{ "bench-ingest", hl_cmd_bench_ingest, NULL }, /* measures ingest speed */
 };

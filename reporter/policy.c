@@ -60,6 +60,8 @@ void hl_policy_apply(const struct hl_policy *pol, struct hl_process *p,
 		}
 	}
 	free(frames);
+	if (pol && pol->gate)
+		hl_gate_count_process(pol->gate, &pol->gate_options, p);
 }
 
 const char *hl_policy_suppressions_arg(const char *path, void *policy)

@@ -9,6 +9,7 @@
 #ifndef HL_REPORTER_POLICY_H
 #define HL_REPORTER_POLICY_H
 
+#include "gate.h"
 #include "state.h"
 #include "symbolize.h"
 
@@ -23,6 +24,8 @@ struct hl_policy {
 	size_t nsupp_files;
 	const char *default_suppressions; /* "yes" (NULL) or "no" */
 	const char *gen_suppressions;     /* "no" (NULL) or "all" */
+	struct hl_gate_options gate_options; /* HL_GATE_ARGS */
+	struct hl_gate *gate;         /* counts each process applied, NULL: none */
 };
 
 /* The suppression options of run, daemon and gate, for their args.h tables. */
@@ -46,7 +49,8 @@ bool hl_policy_gen_suppressions(const struct hl_policy *pol);
 void hl_policy_print_used(const struct hl_policy *pol, FILE *out);
 
 /* Sets fingerprint, site_function and suppression of every leak group of p
- * (finished), from its stacks symbolized through sym. */
+ * (finished), from its stacks symbolized through sym, and counts p in
+ * pol->gate. */
 void hl_policy_apply(const struct hl_policy *pol, struct hl_process *p,
 		     struct hl_symbolizer *sym);
 

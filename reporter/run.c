@@ -83,6 +83,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 		HL_ARG_CALL("label", 0, "KEY=VALUE", hl_runinfo_label_arg, o->report,
 			    "store a label with the run (repeatable)"),
 		HL_POLICY_ARGS(&o->policy),
+		HL_GATE_ARGS(&o->policy.gate_options),
 		HL_ARG_END
 	};
 	const struct hl_command_line cmd = {
@@ -257,6 +258,11 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 	t_model = hl_now_monotonic_ns();
 	hl_output_print(r);
 	hl_policy_print_used(&o->policy, stderr);
+	if (o->policy.gate_options.error_exitcode) {
+		hl_gate_print(o->policy.gate, &o->policy.gate_options, stderr);
+		if (hl_gate_failed(o->policy.gate, &o->policy.gate_options))
+			r->exit_code = (int)o->policy.gate_options.error_exitcode;
+	}
 	t_printed = hl_now_monotonic_ns();
 	hl_output_open_db(&out, r);
 	for (size_t i = 0; i < run->nprocs && out.store; i++)
@@ -323,6 +329,7 @@ int hl_cmd_run(int argc, char **argv)
 	struct hl_listener l;
 	struct hl_run run;
 	struct hl_report r;
+	struct hl_gate gate;
 	struct hl_symbolizer *sym;
 	struct hl_prefetch *pf;
 	size_t prefetched;
@@ -332,6 +339,9 @@ int hl_cmd_run(int argc, char **argv)
 
 	hl_report_init(&r);
 	o.report = &r;
+	hl_gate_options_init(&o.policy.gate_options);
+	hl_gate_init(&gate);
+	o.policy.gate = &gate;
 	err = parse_run_options(argc, argv, &o);
 	if (err < 0 && hl_policy_load(&o.policy, "run"))
 		err = HL_EXIT_FAILURE;
@@ -376,9 +386,11 @@ int hl_cmd_run(int argc, char **argv)
 		hl_runinfo_git(&r);
 	}
 	report_run(&run, &o, &r, sym, prefetched);
+	status = r.exit_code; /* the program's, or --error-exitcode's */
 	hl_symbolizer_free(sym);
 	hl_report_destroy(&r);
 	hl_run_destroy(&run);
 	hl_policy_destroy(&o.policy);
-	return exit_code_of(status);
+	hl_gate_destroy(&gate);
+	return status;
 }

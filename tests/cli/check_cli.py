@@ -128,8 +128,7 @@ def main():
     usage_error(['report', '--run', '0'], '--run', 'from 1 to')
     usage_error(['report', '--run', 'latest'], '--run', 'from 1 to')
     usage_error(['report', 'extra'], "unexpected argument 'extra'")
-    usage_error(['daemon'], 'option --socket PATH is required')
-    usage_error(['env'], 'option --socket PATH is required')
+    usage_error(['daemon', '--socket'], 'option --socket needs a value (PATH)')
     usage_error(['env', '--socket'], 'option --socket needs a value (PATH)')
 
     # run: the program's own status passes through; heapledger's failures

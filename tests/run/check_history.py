@@ -12,6 +12,9 @@ Scenarios:
                distinct sites differ; the strdup wrapper frame is skipped
   metadata     --label, the git commit and branch from CI variables and from
                the working directory's repository, a run UUID
+  history      three runs, leak_b fixed in the third and leak_c new: history
+               (text and JSON, by program and by label), diff (new, fixed,
+               changed), gate --baseline RUN and a file from baseline export
   suppress     valgrind and LSan files together: the suppressed leaks keep
                their class and are listed with the suppression's name, the
                used/unused list; --gen-suppressions=all entries suppress
@@ -165,6 +168,67 @@ def scenario_metadata(e):
     p = e.run(["a"], opts=["--label", "novalue"])
     if p.returncode == 0 or "KEY=VALUE" not in p.stderr:
         fail("--label without '=' was accepted: %d %s" % (p.returncode, p.stderr))
+
+
+def scenario_history(e):
+    e.run(["a", "b"], expect=0, opts=["--label", "branch=main"])
+    e.run(["a", "b"], expect=0, opts=["--label", "branch=main"])
+    e.run(["a", "a", "c"], expect=0, opts=["--label", "branch=topic"])
+    fp = sites(e.report(3))
+    fp.update(sites(e.report(1)))
+    doc = json.loads(e.hl_cmd(["history", "--db", e.db, "--format", "json"]).stdout)
+    got = {s["function"]: (s["first_run"], s["last_run"], s["runs"],
+                           [r["bytes"] for r in s["bytes_by_run"]]) for s in doc["sites"]}
+    want = {"leak_a": (1, 3, 3, [16, 16, 32]), "leak_b": (1, 2, 2, [32, 32, 0]),
+            "leak_c": (3, 3, 1, [0, 0, 48])}
+    if doc["runs"] != 3 or got != want:
+        fail("history: %s runs, %s" % (doc["runs"], got))
+    if {s["fingerprint"] for s in doc["sites"]} != {fp["leak_a"], fp["leak_b"], fp["leak_c"]}:
+        fail("history fingerprints differ from the reports'")
+    text = e.hl_cmd(["history", "--db", e.db]).stdout
+    if not re.search(r"%s +1 +2 +2 +32 32 -  leak_b" % fp["leak_b"], text):
+        fail("history text:\n" + text)
+    doc = json.loads(e.hl_cmd(["history", "--db", e.db, "--format", "json",
+                               "--label", "branch=main"]).stdout)
+    if doc["runs"] != 2 or {s["function"] for s in doc["sites"]} != {"leak_a", "leak_b"}:
+        fail("history --label branch=main: %s" % doc)
+    doc = json.loads(e.hl_cmd(["history", "--db", e.db, "--format", "json",
+                               "--program", "no_such_program"]).stdout)
+    if doc["runs"] != 0 or doc["sites"]:
+        fail("history --program no_such_program: %s" % doc)
+
+    doc = json.loads(e.hl_cmd(["diff", "--db", e.db, "--format", "json", "1", "3"]).stdout)
+    changes = {c["function"]: (c["change"], c["bytes_a"], c["bytes_b"]) for c in doc["changes"]}
+    if changes != {"leak_a": ("changed", 16, 32), "leak_b": ("fixed", 32, 0),
+                   "leak_c": ("new", 0, 48)} or doc["unchanged"] != 0:
+        fail("diff 1 3: %s" % doc)
+    text = e.hl_cmd(["diff", "--db", e.db, "1", "2"]).stdout
+    if "0 new, 0 fixed, 0 changed, 2 unchanged" not in text:
+        fail("diff 1 2: " + text)
+    e.hl_cmd(["diff", "--db", e.db, "1", "9"], expect=125)
+
+    # Only leaks new relative to the baseline fail the gate.
+    e.hl_cmd(["gate", "--db", e.db], expect=1)
+    e.hl_cmd(["gate", "--db", e.db, "--baseline", "1"], expect=1)      # leak_c is new
+    e.hl_cmd(["gate", "--db", e.db, "--run", "2", "--baseline", "1"], expect=0)
+    base = os.path.join(e.tmp, "leaks.baseline")
+    e.hl_cmd(["baseline", "export", "--db", e.db, "--run", "3", "-o", base])
+    with open(base) as f:
+        words = [l.split()[0] for l in f if not l.startswith("#")]
+    if sorted(words) != sorted([fp["leak_a"], fp["leak_c"]]):
+        fail("baseline file: %s" % words)
+    g = e.hl_cmd(["gate", "--db", e.db, "--baseline", base], expect=0)
+    if "in the baseline 80 bytes in 3 blocks" not in g.stdout:
+        fail("gate --baseline FILE: " + g.stdout)
+    e.run(["a", "b", "c"], expect=0)   # leak_b is back: new relative to run 3
+    g = e.hl_cmd(["gate", "--db", e.db, "--baseline", base, "--error-exitcode", "3"], expect=3)
+    if "32 bytes in 1 blocks leaked" not in g.stdout:
+        fail("gate --baseline with leak_b back: " + g.stdout)
+    with open(base, "a") as f:
+        f.write("not-a-fingerprint\n")
+    g = e.hl_cmd(["gate", "--db", e.db, "--baseline", base], expect=125)
+    if "leaks.baseline:5: expected a leak site fingerprint" not in g.stderr:
+        fail("a bad baseline file: " + g.stderr)
 
 
 def leaks_by_function(doc):

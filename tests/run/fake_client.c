@@ -18,6 +18,11 @@
  *            fake_leaker's blocks 2 x 24 definitely lost and 1 x 100 still
  *            reachable, fake_child_leaker's 3 x 16 indirectly and 1 x 40
  *            possibly lost; exit 0
+ *   gate_classes [error]  leaks of every class, as a reachability scan sends
+ *            them (LIVE, HL_LIVE_SCANNED): definite 100 bytes in 1 block and
+ *            indirect 50 in 2 at fake_leaker, possible 30 in 1 and
+ *            reachable 20 in 1 at fake_child_leaker; with "error", a double
+ *            free too; exit 0
  *   hold     the `leak` process without its EXIT, then waits for its stdin
  *            to close, sends EXIT and exits 3; 4 if the reporter had closed
  *            the connection meanwhile (it refused the process)
@@ -246,6 +251,34 @@ static int scenario_classes(int argc, char **argv)
 	return 0;
 }
 
+static int scenario_gate_classes(int argc, char **argv, bool with_error)
+{
+	static const struct hl_wire_live_block blocks[] = {
+		{ 0x400000, 100, 1, HL_CLASS_DEFINITE, HL_KIND_MALLOC, 0 },
+		{ 0x400100, 25, 1, HL_CLASS_INDIRECT, HL_KIND_MALLOC, 0 },
+		{ 0x400200, 25, 1, HL_CLASS_INDIRECT, HL_KIND_MALLOC, 0 },
+		{ 0x400300, 30, 2, HL_CLASS_POSSIBLE, HL_KIND_MALLOC, 0 },
+		{ 0x400400, 20, 2, HL_CLASS_REACHABLE, HL_KIND_MALLOC, 0 },
+	};
+	struct hl_rec_error error = { .kind = HL_ERROR_DOUBLE_FREE, .stack_id = 1,
+				      .address = 0x500000, .ticks = 30 };
+	struct hl_enc e;
+	int fd = connect_reporter();
+
+	hl_enc_init(&e);
+	prologue(&e, HL_ORIGIN_START, argc, argv);
+	for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++)
+		hl_enc_alloc(&e, blocks[i].address, blocks[i].size, 10 + i, blocks[i].stack_id,
+			     HL_KIND_MALLOC);
+	if (with_error)
+		hl_enc_error(&e, &error);
+	hl_enc_live(&e, blocks, sizeof(blocks) / sizeof(blocks[0]), HL_LIVE_SCANNED);
+	hl_enc_exit(&e, HL_EXIT_NORMAL, 0, 40);
+	send_all(fd, &e);
+	hl_enc_destroy(&e);
+	return 0;
+}
+
 static int scenario_hold(int argc, char **argv)
 {
 	int fd = connect_reporter();
@@ -302,6 +335,8 @@ int main(int argc, char **argv)
 		return scenario_module(argc, argv, argv[2]);
 	if (!strcmp(argv[1], "classes"))
 		return scenario_classes(argc, argv);
+	if (!strcmp(argv[1], "gate_classes"))
+		return scenario_gate_classes(argc, argv, argc > 2 && !strcmp(argv[2], "error"));
 	if (!strcmp(argv[1], "hold"))
 		return scenario_hold(argc, argv);
 	if (!strcmp(argv[1], "sites") && argc > 2)
