@@ -161,6 +161,8 @@ static bool send_iov_locked(struct iovec *iov, int count)
 {
 	if (atomic_load_explicit(&state, memory_order_relaxed) != EMIT_LIVE)
 		return false;
+	if (hl_unlikely(!hl_process_is_owner()))
+		return false; /* a vfork or raw clone child: the connection is not its own */
 	if (!hl_fd_is_ours(&sock)) {
 		disconnect_locked("the program took the reporter connection's descriptor; "
 				  "continuing standalone, events are dropped");
@@ -295,13 +297,18 @@ static void buffer_reset(struct emit_buffer *b)
 	b->records_sent = 0;
 }
 
-/* The owner sends its buffer and empties it. */
-static HL_NOINLINE void buffer_flush_own(struct emit_buffer *b)
+/* The owner sends its buffer and empties it. Not in a process that does
+ * not own the connection (a vfork child, a raw clone child): the buffer is
+ * left as it is, and false returned. */
+static HL_NOINLINE bool buffer_flush_own(struct emit_buffer *b)
 {
+	if (!hl_process_is_owner())
+		return false;
 	hl_lock(&write_lock);
 	buffer_send_locked(b);
 	buffer_reset(b);
 	hl_unlock(&write_lock);
+	return true;
 }
 
 /* ---- per-thread buffers ----------------------------------------------------- */
@@ -416,8 +423,10 @@ HL_INLINE uint8_t *event_begin(uint32_t room, uint64_t *ticks, struct emit_buffe
 	if (hl_unlikely(b == NULL) && (b = buffer_create()) == NULL)
 		return NULL;
 	*ticks = event_ticks(b);
-	if (hl_unlikely(b->used + room > sizeof(b->data)))
-		buffer_flush_own(b);
+	if (hl_unlikely(b->used + room > sizeof(b->data)) && !buffer_flush_own(b)) {
+		atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+		return NULL;
+	}
 	if (b->used == 0)
 		b->first_ticks = *ticks;
 	*out = b;
