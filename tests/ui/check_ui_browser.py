@@ -85,20 +85,22 @@ def main():
         # A daemon run still being written: one client stored, the page
         # open; the page runs a second client and must show its processes.
         live = Daemon(heapledger, os.path.join(tmp, "live.db"), os.path.join(tmp, "live.sock"))
-        live.run(prog, "a")
-        live.wait_processes(1, 2)
-        live_sv = Server(heapledger, live.db)
-        expect["live"] = {"url": live_sv.url, "env": live.env, "prog": prog}
-        sv = Server(heapledger, db)
-        expect["url"] = sv.url
-        with open(os.path.join(tmp, "expect.json"), "w", encoding="utf-8") as f:
-            json.dump(expect, f)
+        live_sv = sv = None
         try:
+            live.run(prog, "a")
+            live.wait_processes(1, 2)
+            live_sv = Server(heapledger, live.db)
+            expect["live"] = {"url": live_sv.url, "env": live.env, "prog": prog}
+            sv = Server(heapledger, db)
+            expect["url"] = sv.url
+            with open(os.path.join(tmp, "expect.json"), "w", encoding="utf-8") as f:
+                json.dump(expect, f)
             r = subprocess.run(["node", script, os.path.join(tmp, "expect.json"), shots],
                                cwd=where, capture_output=True, text=True, timeout=240)
         finally:
-            sv.stop()
-            live_sv.stop()
+            for server in (sv, live_sv):
+                if server:
+                    server.stop()
             live.stop()
         sys.stdout.write(r.stdout + r.stderr[-3000:])
         if r.returncode != 0:
