@@ -87,6 +87,9 @@ enum emit_state {
 
 static struct hl_lock write_lock;
 static _Atomic int state;
+/* A wait for the reporter timed out: it is stopped or stuck, so a forked
+ * child does not wait for it again (each would stall wait_ms). */
+static bool reporter_stuck;
 /* A second thread has had events since the process image (or fork child)
  * began: from then on every event reads the clock (see event_ticks). */
 static _Atomic bool threaded;
@@ -177,6 +180,7 @@ static bool send_iov_locked(struct iovec *iov, int count)
 		if (n < 0 && errno == EAGAIN) {
 			if (wait_ready(sock.fd, POLLOUT))
 				continue;
+			reporter_stuck = true;
 			disconnect_locked("the reporter stopped reading (wait_ms passed); "
 					  "continuing standalone, events are dropped");
 			return false;
@@ -723,6 +727,7 @@ bool hl_emit_connect(const char *path, uint32_t origin, uint32_t ppid)
 		goto out_fail;
 	fd = hl_fd_move_high(fd);
 	int err = connect_bounded(fd, &addr);
+	reporter_stuck = err == -ETIMEDOUT;
 	if (err == -ETIMEDOUT)
 		why = "the reporter at " HL_ENV_SOCKET " is not accepting (wait_ms passed); "
 		      "standalone";
@@ -743,12 +748,15 @@ struct early_sink {
 	uint64_t ticks;
 	uint16_t flags; /* HL_ALLOC_INHERITED for a fork child's snapshot */
 	bool started;   /* the BATCH record is out */
+	bool (*known)(uint64_t address); /* blocks already sent, or NULL */
 };
 
 /* One ALLOC record per block, in a batch of the calling thread. */
 static void early_block(void *address, size_t size, uint32_t stack_id, unsigned kind, void *arg)
 {
 	struct early_sink *sink = arg;
+	if (sink->known != NULL && sink->known((uintptr_t)address))
+		return;
 	if (!sink->started) {
 		struct hl_rec_batch *batch = scratch_reserve_locked(sizeof(*batch));
 		if (batch == NULL)
@@ -771,13 +779,13 @@ static void early_block(void *address, size_t size, uint32_t stack_id, unsigned 
 	records_total++;
 }
 
-/* Every block of the heap as an ALLOC record with `flags`. */
-static void send_heap_blocks(uint16_t flags)
+/* Every block of the heap but the known ones as an ALLOC record with `flags`. */
+static void send_heap_blocks(uint16_t flags, bool (*known)(uint64_t address))
 {
 	if (!hl_emit_is_live())
 		return;
 	hl_lock(&write_lock);
-	struct early_sink sink = { .ticks = hl_ticks(), .flags = flags };
+	struct early_sink sink = { .ticks = hl_ticks(), .flags = flags, .known = known };
 	if (send_definitions_locked()) {
 		hl_heap_walk(early_block, &sink);
 		scratch_flush_locked();
@@ -787,7 +795,12 @@ static void send_heap_blocks(uint16_t flags)
 
 void hl_emit_send_early_blocks(void)
 {
-	send_heap_blocks(0);
+	send_heap_blocks(0, NULL);
+}
+
+void hl_emit_send_heap_blocks_except(bool (*known)(uint64_t address))
+{
+	send_heap_blocks(0, known);
 }
 
 /* ---- exit ------------------------------------------------------------------- */
@@ -911,7 +924,7 @@ void hl_emit_fork_child(void)
 	/* The child's heap is an exact copy of the parent's at the instant of
 	 * fork, blocks other threads were busy with included: it is sent as the
 	 * child's starting state (HL_HOOK_FORK_SNAPSHOT). */
-	if ((was == EMIT_LIVE || was == EMIT_LOST) && path && *path &&
+	if ((was == EMIT_LIVE || (was == EMIT_LOST && !reporter_stuck)) && path && *path &&
 	    hl_emit_connect(path, HL_ORIGIN_FORK, (uint32_t)getppid()))
-		send_heap_blocks(HL_ALLOC_INHERITED);
+		send_heap_blocks(HL_ALLOC_INHERITED, NULL);
 }
