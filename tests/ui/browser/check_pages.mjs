@@ -74,10 +74,12 @@ async function flameGraph(page) {
     const g = [...document.querySelectorAll('#flame svg g.frame')].find(x => d3.select(x).datum().data.name === 'leak_alpha');
     g.dispatchEvent(new MouseEvent('click', { bubbles: true }));
   });
-  const zoomed = await page.evaluate(() => {
+  // The zoom is d3's transition, however short: wait for it to end.
+  const zoomed = await page.waitForFunction(root => {
     const g = [...document.querySelectorAll('#flame svg g.frame')].find(x => d3.select(x).datum().data.name === 'leak_alpha');
-    return +g.querySelector('rect').getAttribute('width');
-  });
+    const w = +g.querySelector('rect').getAttribute('width');
+    return w >= root - 1 ? w : false;
+  }, widths.root, { timeout: 15000 }).then(h => h.jsonValue()).catch(() => 0);
   check(zoomed >= widths.root - 1, `after a click leak_alpha spans the graph (${zoomed} of ${widths.root})`);
   check(widths.main > 0, 'main is drawn');
   return total;
