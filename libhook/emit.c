@@ -96,6 +96,7 @@ static uint64_t batch_sequence;          /* write_lock */
 static uint64_t records_total;           /* records written; write_lock */
 static uint32_t stacks_sent = 1;         /* ids below were sent; write_lock */
 static _Atomic uint64_t dropped;
+static uint64_t dropped_sent;            /* `dropped` as last told in DROPPED; write_lock */
 static uint8_t scratch[SCRATCH_BYTES] __attribute__((aligned(8))); /* write_lock */
 static size_t scratch_used;
 static HL_TLS struct emit_buffer *tls_buffer;
@@ -161,6 +162,8 @@ static bool send_iov_locked(struct iovec *iov, int count)
 {
 	if (atomic_load_explicit(&state, memory_order_relaxed) != EMIT_LIVE)
 		return false;
+	if (hl_unlikely(!hl_process_is_owner()))
+		return false; /* a vfork or raw clone child: the connection is not its own */
 	if (!hl_fd_is_ours(&sock)) {
 		disconnect_locked("the program took the reporter connection's descriptor; "
 				  "continuing standalone, events are dropped");
@@ -239,10 +242,28 @@ static bool send_stacks_locked(void)
 	return scratch_flush_locked();
 }
 
-/* Everything a batch may name, sent before it. */
+/* Events dropped on a live connection (no buffer for a new thread, a
+ * vfork child's events past its parent's full buffer, a record too long to
+ * pack) are told in a DROPPED record before the next batch and before EXIT,
+ * so the report says how much may be missing. */
+static bool send_dropped_locked(void)
+{
+	uint64_t now = atomic_load_explicit(&dropped, memory_order_relaxed);
+	if (now == dropped_sent)
+		return true;
+	struct hl_rec_dropped rec = { .h = hl_wire_hdr(HL_REC_DROPPED, 0, sizeof(rec)),
+				      .events = now - dropped_sent };
+	if (!hl_emit_send_locked(&rec, sizeof(rec)))
+		return false;
+	dropped_sent = now;
+	records_total++;
+	return true;
+}
+
+/* Everything a batch may name, sent before it (and the DROPPED count). */
 static bool send_definitions_locked(void)
 {
-	return hl_modules_send_locked() && send_stacks_locked();
+	return hl_modules_send_locked() && send_stacks_locked() && send_dropped_locked();
 }
 
 /* Sends `bytes` of packed events of thread `tid` at `events` as one BATCH
@@ -295,13 +316,18 @@ static void buffer_reset(struct emit_buffer *b)
 	b->records_sent = 0;
 }
 
-/* The owner sends its buffer and empties it. */
-static HL_NOINLINE void buffer_flush_own(struct emit_buffer *b)
+/* The owner sends its buffer and empties it. Not in a process that does
+ * not own the connection (a vfork child, a raw clone child): the buffer is
+ * left as it is, and false returned. */
+static HL_NOINLINE bool buffer_flush_own(struct emit_buffer *b)
 {
+	if (!hl_process_is_owner())
+		return false;
 	hl_lock(&write_lock);
 	buffer_send_locked(b);
 	buffer_reset(b);
 	hl_unlock(&write_lock);
+	return true;
 }
 
 /* ---- per-thread buffers ----------------------------------------------------- */
@@ -413,11 +439,15 @@ HL_INLINE uint8_t *event_begin(uint32_t room, uint64_t *ticks, struct emit_buffe
 		return (uint8_t *)tls_late;
 	}
 	struct emit_buffer *b = tls_buffer;
-	if (hl_unlikely(b == NULL) && (b = buffer_create()) == NULL)
+	if (hl_unlikely(b == NULL) && (b = buffer_create()) == NULL) {
+		atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
 		return NULL;
+	}
 	*ticks = event_ticks(b);
-	if (hl_unlikely(b->used + room > sizeof(b->data)))
-		buffer_flush_own(b);
+	if (hl_unlikely(b->used + room > sizeof(b->data)) && !buffer_flush_own(b)) {
+		atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+		return NULL;
+	}
 	if (b->used == 0)
 		b->first_ticks = *ticks;
 	*out = b;
@@ -505,8 +535,10 @@ void hl_emit_record(const void *rec, uint32_t len)
 {
 	struct emit_buffer *b;
 	uint64_t ticks;
-	if (len > HL_PACK_MAX_RECORD)
+	if (len > HL_PACK_MAX_RECORD) {
+		atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
 		return;
+	}
 	uint8_t *dst = event_begin(HL_PACK_OP_BYTES + len, &ticks, &b);
 	if (dst != NULL)
 		event_end(b, hl_pack_write_record(dst, rec, len), ticks);
@@ -620,6 +652,7 @@ static bool start_locked(int fd, uint32_t origin, uint32_t ppid)
 	batch_sequence = 0;
 	stacks_sent = 1;
 	atomic_store(&dropped, 0);
+	dropped_sent = 0;
 	hl_modules_reset_sent_locked();
 	return send_hello_locked(origin, ppid);
 }

@@ -16,10 +16,16 @@
  * FORK record, which needs the child's pid the atfork handlers never see.
  * glibc's own internal calls (exit -> _exit, abort on heap corruption) do
  * not go through these symbols; exit is covered by init.c's destructor.
+ * A vfork child runs in its parent's memory: its _exit and exec leave the
+ * hook's state alone (process.c). clone() without CLONE_VM makes a process
+ * with its own memory but runs no atfork handler, so it is interposed to run
+ * them, and the child, which glibc ends with the exit system call once fn
+ * returns, reports as after _exit(fn's value).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
@@ -32,6 +38,8 @@ static void (*real_abort)(void);
 static pid_t (*real_fork)(void);
 static int (*real_execve)(const char *, char *const[], char *const[]);
 static int (*real_execvpe)(const char *, char *const[], char *const[]);
+typedef int (*clone_fn)(int (*)(void *), void *, int, void *, ...);
+static clone_fn real_clone;
 
 void hl_exitpath_init(void)
 {
@@ -40,6 +48,7 @@ void hl_exitpath_init(void)
 	real_execve = (int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT, "execve");
 	real_execvpe = (int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT,
 										   "execvpe");
+	real_clone = (clone_fn)dlsym(RTLD_NEXT, "clone");
 }
 
 #ifndef HL_UNIT_TEST /* a unit test program must keep libc's exit path */
@@ -90,8 +99,52 @@ HL_API pid_t fork(void)
 	return pid;
 }
 
+/* fn and arg of a clone() child, read by the child in its copy of our
+ * frame. */
+struct clone_start {
+	int (*fn)(void *);
+	void *arg;
+};
+
+static int clone_child(void *p)
+{
+	struct clone_start start = *(struct clone_start *)p;
+	hl_fork_child();
+	int status = start.fn(start.arg);
+	hl_exit_report(HL_EXIT_UNDERSCORE, status & 0xff);
+	return status;
+}
+
+HL_API int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+	va_list ap;
+	va_start(ap, arg); /* read whether given or not, as glibc's own clone does */
+	pid_t *parent_tid = va_arg(ap, pid_t *);
+	void *tls = va_arg(ap, void *);
+	pid_t *child_tid = va_arg(ap, pid_t *);
+	va_end(ap);
+	if (real_clone == NULL)
+		hl_exitpath_init();
+	if (flags & CLONE_VM) /* a thread, or vfork-like: the memory is shared */
+		return real_clone(fn, stack, flags, arg, parent_tid, tls, child_tid);
+	struct clone_start start = { fn, arg };
+	hl_fork_prepare();
+	int pid = real_clone(clone_child, stack, flags, &start, parent_tid, tls, child_tid);
+	int saved = errno;
+	hl_fork_parent();
+	if (pid > 0 && hl_track_enabled) {
+		hl_guard_enter();
+		hl_emit_fork_record(pid);
+		hl_guard_leave();
+	}
+	errno = saved;
+	return pid;
+}
+
 static void before_exec(void)
 {
+	if (!hl_process_is_owner())
+		return; /* a vfork child: the buffers are its parent's */
 	int saved = errno;
 	hl_guard_enter();
 	hl_emit_flush_all();
@@ -143,9 +196,10 @@ static char *const *env_with_pid(char *const envp[], char **out, char *entry, si
 		before_exec();                                                    \
 		if (real_execve == NULL)                                          \
 			hl_exitpath_init();                                       \
-		char *slots_[hl_emit_is_live() ? MAX_ENV + 2 : 1];                \
+		bool live_ = hl_emit_is_live() && hl_process_is_owner();          \
+		char *slots_[live_ ? MAX_ENV + 2 : 1];                            \
 		char entry_[48];                                                  \
-		char *const *env_ = hl_emit_is_live()                             \
+		char *const *env_ = live_                                         \
 			? env_with_pid(envp, slots_, entry_, sizeof(entry_)) : NULL;\
 		char *const *use_ = env_ ? env_ : (envp);                         \
 		return call;                                                      \

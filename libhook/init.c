@@ -350,7 +350,7 @@ int hl_log_fd(void)
 
 /* ---- fork --------------------------------------------------------------- */
 
-static void fork_prepare(void)
+void hl_fork_prepare(void)
 {
 	hl_track_fork_prepare();
 	hl_alloc_fork_prepare();
@@ -360,7 +360,7 @@ static void fork_prepare(void)
 	hl_meta_fork_prepare();
 }
 
-static void fork_parent(void)
+void hl_fork_parent(void)
 {
 	hl_meta_fork_parent();
 	hl_large_fork_parent();
@@ -370,8 +370,9 @@ static void fork_parent(void)
 	hl_track_fork_parent();
 }
 
-static void fork_child(void)
+void hl_fork_child(void)
 {
+	hl_process_own();
 	hl_meta_fork_child();
 	hl_large_fork_child();
 	hl_arenas_reset_locks();
@@ -385,9 +386,25 @@ static void fork_child(void)
 
 /* ---- start and end ------------------------------------------------------ */
 
+/* True if this process may report: the owner, or a copy made without fork()
+ * (a raw clone), which first becomes a fork child. A vfork child, in the
+ * owner's memory, must leave the owner's state alone (process.c). */
+static bool may_report(void)
+{
+	switch (hl_process_kind()) {
+	case HL_PROCESS_OWNER:
+		return true;
+	case HL_PROCESS_COPY:
+		hl_fork_child();
+		return true;
+	default:
+		return false;
+	}
+}
+
 void hl_exit_report(unsigned how, int status)
 {
-	if (atomic_exchange(&exit_reported, true))
+	if (!may_report() || atomic_exchange(&exit_reported, true))
 		return;
 	if (hl_track_exit(how, status))
 		return; /* the reporter prints the summary */
@@ -410,6 +427,8 @@ static _Atomic bool destructor_ran;
 
 static void on_exit_status(int status, void *arg)
 {
+	if (hl_process_kind() == HL_PROCESS_SHARER)
+		return; /* a vfork child's exit: the flags are the owner's */
 	exit_status = status;
 	atomic_store(&exit_status_known, true);
 	if (atomic_load(&destructor_ran))
@@ -418,11 +437,12 @@ static void on_exit_status(int status, void *arg)
 
 __attribute__((constructor)) static void hl_start(void)
 {
+	hl_process_own();
 	stderr_remember();
 	hl_os_check_address_space();
 	hl_options_parse(hl_env_get(HL_ENV_OPTIONS));
 	hl_cache_init_key();
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	pthread_atfork(hl_fork_prepare, hl_fork_parent, hl_fork_child);
 	on_exit(on_exit_status, NULL);
 	hl_track_init();
 	hl_cache_tracking_changed(); /* the main thread's cache predates tracking */
@@ -432,6 +452,8 @@ __attribute__((constructor)) static void hl_start(void)
  * initialised before them), so blocks they free are not reported. */
 __attribute__((destructor)) static void hl_stop(void)
 {
+	if (hl_process_kind() == HL_PROCESS_SHARER)
+		return;
 	atomic_store(&destructor_ran, true);
 	if (atomic_load(&exit_status_known))
 		hl_exit_report(HL_EXIT_NORMAL, exit_status);

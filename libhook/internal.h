@@ -84,6 +84,23 @@ size_t hl_os_page_size(void);
  * retained memory, where tens of ms are the unit. */
 uint64_t hl_os_now_ms(void);
 
+/* Marks [p, p + bytes) to read as zero in a child with its own memory
+ * (MADV_WIPEONFORK); false if the kernel cannot. */
+bool hl_os_wipe_on_fork(void *p, size_t bytes);
+
+/* ---- process.c: the process the hook's state belongs to ------------------ */
+
+enum hl_process_kind {
+	HL_PROCESS_OWNER,  /* the process the state belongs to */
+	HL_PROCESS_SHARER, /* a vfork (CLONE_VM) child in the owner's memory: hands off */
+	HL_PROCESS_COPY,   /* a child with a copy of the memory made without fork() */
+};
+/* The calling process owns the hook's state from now on (start, fork child). */
+void hl_process_own(void);
+/* Cheap enough for every send (one system call). */
+bool hl_process_is_owner(void);
+enum hl_process_kind hl_process_kind(void);
+
 /* ---- out.c: allocation-free output ------------------------------------- */
 
 struct hl_out {
@@ -165,6 +182,12 @@ void hl_init(void);
  * reporter or prints the standalone summary and leak list. Runs at most once;
  * the exit-path interposers (_exit, abort) call it too. */
 void hl_exit_report(unsigned how, int status);
+
+/* The fork handlers (pthread_atfork), also run around a clone() that makes
+ * a process with its own memory (exitpath.c). */
+void hl_fork_prepare(void);
+void hl_fork_parent(void);
+void hl_fork_child(void);
 
 /* Options from $HEAPLEDGER_OPTIONS ("key=value:key=value"): one unsigned
  * field per key of HL_OPTION_TABLE (options.h, which documents each). */

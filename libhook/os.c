@@ -126,3 +126,11 @@ uint64_t hl_os_now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u + 1;
 }
+
+bool hl_os_wipe_on_fork(void *p, size_t bytes)
+{
+	int saved = errno;
+	bool ok = madvise(p, bytes, MADV_WIPEONFORK) == 0;
+	errno = saved;
+	return ok;
+}

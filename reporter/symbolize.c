@@ -69,6 +69,7 @@ struct sym_entry {
 	uint64_t address;
 	uint64_t size;
 	const char *name; /* owned by libelf, valid while the Dwfl is open */
+	bool local;       /* STB_LOCAL: an internal alias (__GI_...) */
 };
 
 struct sym_result {
@@ -482,6 +483,7 @@ static void symtab_build(struct sym_file *sf)
 		sf->syms[sf->nsyms].address = address;
 		sf->syms[sf->nsyms].size = sym.st_size;
 		sf->syms[sf->nsyms].name = name;
+		sf->syms[sf->nsyms].local = GELF_ST_BIND(sym.st_info) == STB_LOCAL;
 		sf->nsyms++;
 	}
 	qsort(sf->syms, sf->nsyms, sizeof(*sf->syms), sym_cmp);
@@ -505,23 +507,68 @@ static bool addrinfo_finds_nothing(const struct sym_file *sf, uint64_t pc)
 	return lo == 0 || sf->spans[lo - 1].end_max <= pc;
 }
 
+static size_t leading_underscores(const char *name)
+{
+	size_t n = 0;
+
+	while (name[n] == '_')
+		n++;
+	return n;
+}
+
+/* 0: the default version of a versioned symbol (name@@VERSION), 1: no
+ * version, 2: an old version kept for old binaries (name@VERSION). */
+static int version_rank(const char *at)
+{
+	return !at ? 1 : at[1] == '@' ? 0 : 2;
+}
+
+/* Whether alias a names a function better than alias b, as valgrind picks
+ * among the names of one address, so users' suppressions and habits carry
+ * over: the default version first, an old version last (free, not
+ * cfree@GLIBC_2.2.5; __libc_start_main@@GLIBC_2.34); then a public symbol
+ * over a local one (the __GI_ aliases); then the fewest leading underscores
+ * (strndup, not __strndup; _IO_doallocbuf, not __GI__IO_doallocbuf; malloc,
+ * not __libc_malloc); then the shorter, then the first in byte order, so
+ * the choice never depends on the order of the table. */
+static bool alias_better(const struct sym_entry *a, const struct sym_entry *b)
+{
+	const char *va = strchr(a->name, '@'), *vb = strchr(b->name, '@');
+	size_t ua, ub, la, lb;
+
+	if (version_rank(va) != version_rank(vb))
+		return version_rank(va) < version_rank(vb);
+	if (a->local != b->local)
+		return !a->local;
+	ua = leading_underscores(a->name);
+	ub = leading_underscores(b->name);
+	if (ua != ub)
+		return ua < ub;
+	la = va ? (size_t)(va - a->name) : strlen(a->name);
+	lb = vb ? (size_t)(vb - b->name) : strlen(b->name);
+	if (la != lb)
+		return la < lb;
+	return strcmp(a->name, b->name) < 0;
+}
+
 /* Name of the function symbol containing pc, or NULL. */
 static const char *symtab_lookup(struct sym_file *sf, uint64_t pc)
 {
 	if (sf->nsyms == SIZE_MAX)
 		symtab_build(sf);
 	size_t lo = HL_UPPER_BOUND(sf->syms, sf->nsyms, address, pc);
+	const struct sym_entry *best = NULL;
 
-	/* Aliases share an address; any one that covers pc will do. */
-	for (size_t i = lo, tries = 0; i-- > 0 && tries < 8; tries++) {
+	/* Aliases share an address: the best named of those covering pc. */
+	for (size_t i = lo; i-- > 0;) {
 		const struct sym_entry *e = &sf->syms[i];
 
-		if (pc < e->address + (e->size ? e->size : 1))
-			return e->name;
 		if (e->address != sf->syms[lo - 1].address)
 			break;
+		if (pc < e->address + (e->size ? e->size : 1) && (!best || alias_better(e, best)))
+			best = e;
 	}
-	return NULL;
+	return best ? best->name : NULL;
 }
 
 static void symbolize_in(struct hl_symbolizer *s, struct sym_module *sm,

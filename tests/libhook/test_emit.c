@@ -38,6 +38,7 @@ struct reader {
 	void *block;
 	bool alloc_before_stack;     /* an ALLOC named a stack not yet defined */
 	uint32_t stacks_defined;
+	uint64_t dropped_events;     /* sum of DROPPED records */
 	uint32_t batch_tid;          /* thread of the current batch */
 	size_t nallocs;              /* ALLOCs logged below, in stream order */
 	uint32_t alloc_tid[8192];
@@ -56,6 +57,8 @@ static int sink(void *ctx, const struct hl_wire_header *rec)
 	}
 	if (rec->type == HL_REC_STACK)
 		r->stacks_defined++;
+	if (rec->type == HL_REC_DROPPED)
+		r->dropped_events += ((const struct hl_rec_dropped *)rec)->events;
 	if (rec->type == HL_REC_LIVE) {
 		const struct hl_rec_live *live = (const void *)rec;
 		const struct hl_wire_live_block *b = (const void *)(live + 1);
@@ -316,6 +319,28 @@ static void test_socket_to_nowhere(void **state)
 	free(p);
 }
 
+/* What the hook drops while connected is counted and told in DROPPED
+ * records, before the next batch and before EXIT. */
+static void test_dropped_is_sent(void **state)
+{
+	int sv[2];
+	static struct reader r;
+	uint8_t too_long[HL_PACK_MAX_RECORD + 8] = { 0 };
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	reader_start(&r, sv[1]);
+	assert_true(hl_emit_connect_fd(sv[0], HL_ORIGIN_START, (uint32_t)getppid()));
+	hl_emit_record(too_long, sizeof(too_long)); /* cannot be packed: dropped */
+	hl_emit_flush_all();
+	hl_emit_record(too_long, sizeof(too_long));
+	hl_emit_record(too_long, sizeof(too_long));
+	assert_true(hl_track_exit(HL_EXIT_NORMAL, 0));
+	reader_join(&r);
+	assert_int_equal(r.dropped_events, 3);
+	assert_true(r.counts[HL_REC_DROPPED] >= 1);
+	assert_int_equal(r.counts[HL_REC_EXIT], 1);
+}
+
 /* Only our own user or root may listen on the reporter socket. */
 static void test_peer_trust(void **state)
 {
@@ -335,6 +360,7 @@ int main(void)
 		cmocka_unit_test(test_peer_closes_prints_summary),
 		cmocka_unit_test(test_socket_to_nowhere),
 		cmocka_unit_test(test_peer_trust),
+		cmocka_unit_test(test_dropped_is_sent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

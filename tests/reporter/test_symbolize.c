@@ -7,6 +7,7 @@
  * afterwards, and a bad entry, no cache or a full disk change no frame.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -120,6 +121,36 @@ static const char *base_name(const char *path)
 	const char *slash = strrchr(path, '/');
 
 	return slash ? slash + 1 : path;
+}
+
+/* libc's aliases are named as valgrind names them: the public symbol with
+ * the fewest leading underscores, never an internal __GI_ alias. Uses the
+ * libc this test runs with (its .symtab when libc6-dbg is installed, its
+ * .dynsym otherwise). */
+static void test_libc_public_names(void **state)
+{
+	static const char *const names[] = { "strndup", "_IO_doallocbuf", "malloc", "free" };
+	struct hl_symbolizer *s = hl_symbolizer_new();
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		void *fn = dlsym(RTLD_DEFAULT, names[i]);
+		Dl_info info;
+		struct hl_module m = { 0 };
+		const struct hl_frame_info *f;
+		size_t n;
+
+		assert_non_null(fn);
+		assert_true(dladdr(fn, &info) != 0);
+		m.path = (char *)info.dli_fname;
+		m.base = (uint64_t)(uintptr_t)info.dli_fbase;
+		m.low = m.base;
+		m.high = m.base + (1ull << 30);
+		/* a return address just past the function's first byte */
+		f = hl_symbolize(s, &m, (uint64_t)(uintptr_t)fn + 1, &n);
+		assert_non_null(f[n - 1].function);
+		assert_string_equal(f[n - 1].function, names[i]);
+	}
+	hl_symbolizer_free(s);
 }
 
 static void test_direct(void **state)
@@ -490,6 +521,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_direct),
+		cmocka_unit_test(test_libc_public_names),
 		cmocka_unit_test(test_inlined),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_build_id_mismatch),
