@@ -22,6 +22,7 @@ packages=(
 	build-essential g++ meson ninja-build pkg-config # toolchain
 	clang                                            # CI's second compiler (scripts/ci_builds.sh)
 	scdoc                                            # man pages (doc/)
+	debhelper lintian                                # the Debian package test (tests/package)
 	libcmocka-dev                                    # unit tests
 	libunwind-dev                                    # hook: stack capture
 	libdw-dev libelf-dev                             # reporter: symbols, DWARF, inlines
