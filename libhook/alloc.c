@@ -279,13 +279,22 @@ void *hl_allocate(size_t n, size_t alignment, unsigned kind)
 
 void hl_release(void *p, unsigned kind)
 {
+	hl_release_sized(p, kind, HL_SIZE_UNKNOWN);
+}
+
+void hl_release_sized(void *p, unsigned kind, size_t n)
+{
 	if (p == NULL)
 		return;
 	enum hl_ptr_class c = hl_ptr_classify(p);
 	if (hl_unlikely(c != HL_PTR_SMALL && c != HL_PTR_LARGE)) {
-		hl_report_bad_pointer("free", p, c);
+		hl_misuse_bad_pointer(hl_misuse_call_of(kind), p, c);
 		return;
 	}
+	struct hl_range *r = hl_range_of(p);
+	if (hl_unlikely(!hl_kind_matches(kind, hl_range_kind(r)) ||
+			(n != HL_SIZE_UNKNOWN && n != hl_block_requested(r))))
+		hl_misuse_release_mismatch(hl_misuse_call_of(kind), p, n);
 	if (hl_unlikely(hl_track_enabled))
 		hl_track_free(p, kind);
 	hl_release_core(hl_range_of(p));
@@ -322,7 +331,7 @@ size_t hl_usable_size(const void *p)
 		return hl_range_usable(hl_range_of(p));
 	if (c == HL_PTR_LARGE)
 		return hl_large_usable(hl_range_of(p));
-	hl_report_bad_pointer("malloc_usable_size", p, c);
+	hl_misuse_bad_pointer(HL_CALL_USABLE_SIZE, p, c);
 	return 0;
 }
 

@@ -84,20 +84,20 @@ void *_Znwm(size_t n) { return new_impl(n, HL_ALIGN, HL_KIND_NEW, false); }
 void *_Znam(size_t n) { return new_impl(n, HL_ALIGN, HL_KIND_NEW_ARRAY, false); }
 void *_ZnwmRKSt9nothrow_t(size_t n, const void *tag) { return new_impl(n, HL_ALIGN, HL_KIND_NEW, true); }
 void *_ZnamRKSt9nothrow_t(size_t n, const void *tag) { return new_impl(n, HL_ALIGN, HL_KIND_NEW_ARRAY, true); }
-void *_ZnwmSt11align_val_t(size_t n, size_t alignment) { return new_impl(n, alignment, HL_KIND_NEW, false); }
-void *_ZnamSt11align_val_t(size_t n, size_t alignment) { return new_impl(n, alignment, HL_KIND_NEW_ARRAY, false); }
-void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t alignment, const void *tag) { return new_impl(n, alignment, HL_KIND_NEW, true); }
-void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t alignment, const void *tag) { return new_impl(n, alignment, HL_KIND_NEW_ARRAY, true); }
+void *_ZnwmSt11align_val_t(size_t n, size_t alignment) { return new_impl(n, alignment, HL_KIND_NEW_ALIGNED, false); }
+void *_ZnamSt11align_val_t(size_t n, size_t alignment) { return new_impl(n, alignment, HL_KIND_NEW_ARRAY_ALIGNED, false); }
+void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t alignment, const void *tag) { return new_impl(n, alignment, HL_KIND_NEW_ALIGNED, true); }
+void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t alignment, const void *tag) { return new_impl(n, alignment, HL_KIND_NEW_ARRAY_ALIGNED, true); }
 
 void _ZdlPv(void *p) { hl_free_fast(p, HL_KIND_NEW); }
 void _ZdaPv(void *p) { hl_free_fast(p, HL_KIND_NEW_ARRAY); }
-void _ZdlPvm(void *p, size_t n) { hl_free_fast(p, HL_KIND_NEW); }
-void _ZdaPvm(void *p, size_t n) { hl_free_fast(p, HL_KIND_NEW_ARRAY); }
+void _ZdlPvm(void *p, size_t n) { hl_free_fast_sized(p, HL_KIND_NEW, n); }
+void _ZdaPvm(void *p, size_t n) { hl_free_fast_sized(p, HL_KIND_NEW_ARRAY, n); }
 void _ZdlPvRKSt9nothrow_t(void *p, const void *tag) { hl_release(p, HL_KIND_NEW); }
 void _ZdaPvRKSt9nothrow_t(void *p, const void *tag) { hl_release(p, HL_KIND_NEW_ARRAY); }
-void _ZdlPvSt11align_val_t(void *p, size_t alignment) { hl_release(p, HL_KIND_NEW); }
-void _ZdaPvSt11align_val_t(void *p, size_t alignment) { hl_release(p, HL_KIND_NEW_ARRAY); }
-void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t alignment) { hl_release(p, HL_KIND_NEW); }
-void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t alignment) { hl_release(p, HL_KIND_NEW_ARRAY); }
-void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t alignment, const void *tag) { hl_release(p, HL_KIND_NEW); }
-void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t alignment, const void *tag) { hl_release(p, HL_KIND_NEW_ARRAY); }
+void _ZdlPvSt11align_val_t(void *p, size_t alignment) { hl_release(p, HL_KIND_NEW_ALIGNED); }
+void _ZdaPvSt11align_val_t(void *p, size_t alignment) { hl_release(p, HL_KIND_NEW_ARRAY_ALIGNED); }
+void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t alignment) { hl_release_sized(p, HL_KIND_NEW_ALIGNED, n); }
+void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t alignment) { hl_release_sized(p, HL_KIND_NEW_ARRAY_ALIGNED, n); }
+void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t alignment, const void *tag) { hl_release(p, HL_KIND_NEW_ALIGNED); }
+void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t alignment, const void *tag) { hl_release(p, HL_KIND_NEW_ARRAY_ALIGNED); }

@@ -58,7 +58,9 @@ HL_INLINE void *hl_malloc_fast(size_t n, unsigned kind)
  * a fast free, kept out of line so the fast path needs no stack frame. */
 HL_NOINLINE void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_cache_bin *bin);
 
-HL_INLINE void hl_free_fast(void *p, unsigned kind)
+/* Releases p for a call of family `kind` given n bytes (a sized delete;
+ * HL_SIZE_UNKNOWN otherwise, a constant that folds the test away). */
+HL_INLINE void hl_free_fast_sized(void *p, unsigned kind, size_t n)
 {
 	struct hl_thread_cache *tc = hl_fast_tcache;
 	/* The same tests as hl_ptr_classify, in the same order: a pointer this
@@ -70,9 +72,12 @@ HL_INLINE void hl_free_fast(void *p, unsigned kind)
 		struct hl_cache_bin *bin = hl_likely(size < HL_TLSF_SMALL)
 			? (struct hl_cache_bin *)((char *)tc->bins + size)
 			: size <= HL_CACHE_MAX ? &tc->bins[hl_class_floor(size)] : NULL;
-		if (hl_likely(hl_block_is_live(r) && bin != NULL && hl_range_check_ok(r))) {
+		size_t requested = hl_range_usable(r) - r->slack;
+		if (hl_likely(hl_block_is_live(r) && bin != NULL && hl_range_check_ok(r) &&
+			      hl_kind_matches(kind, hl_range_kind(r)) &&
+			      (n == HL_SIZE_UNKNOWN || n == requested))) {
 			tc->stats.frees++;
-			tc->stats.bytes_freed += hl_range_usable(r) - r->slack;
+			tc->stats.bytes_freed += requested;
 			r->flags |= HL_RANGE_CACHED;
 			((struct hl_free_links *)hl_range_data(r))->next = bin->head;
 			bin->head = r;
@@ -81,7 +86,12 @@ HL_INLINE void hl_free_fast(void *p, unsigned kind)
 			return;
 		}
 	}
-	hl_release(p, kind);
+	hl_release_sized(p, kind, n);
+}
+
+HL_INLINE void hl_free_fast(void *p, unsigned kind)
+{
+	hl_free_fast_sized(p, kind, HL_SIZE_UNKNOWN);
 }
 
 #endif /* HL_FASTPATH_H */

@@ -403,9 +403,50 @@ size_t hl_block_requested(struct hl_range *r);
 
 /* ---- misuse.c: heap misuse reports ---------------------------------------- */
 
-/* Reports a pointer that free/realloc/malloc_usable_size cannot accept. */
-HL_COLD void hl_report_bad_pointer(const char *function, const void *p, enum hl_ptr_class c);
-/* Misuse errors reported so far in this process. */
+/* The size a release call was given when it was not (free, unsized delete). */
+#define HL_SIZE_UNKNOWN SIZE_MAX
+/* on_error= (options.h) */
+#define HL_ON_ERROR_ABORT 1u
+
+/* One error, as found. */
+struct hl_misuse {
+	unsigned kind;        /* enum hl_error_kind (wire.h) */
+	unsigned call;        /* enum hl_error_call */
+	const void *address;  /* the pointer the program passed */
+	const void *block;    /* start of the block it concerns, NULL if none */
+	size_t block_size;    /* bytes the program asked for */
+	uint32_t alloc_stack; /* the block's allocation stack id, 0 if unknown */
+	uint32_t free_stack;  /* the block's free stack id, 0 if unknown */
+	unsigned alloc_kind;  /* enum hl_alloc_kind of the block */
+	uint64_t detail;      /* SIZE_MISMATCH: the size delete was given */
+};
+/* Reports a pointer that a release call cannot accept (the call is then
+ * ignored), with hl_ptr_classify's verdict. */
+HL_COLD void hl_misuse_bad_pointer(unsigned call, const void *p, enum hl_ptr_class c);
+/* Reports a live block released by the wrong family, or a sized delete of
+ * another size (delete_size, else HL_SIZE_UNKNOWN); the caller releases it. */
+HL_COLD void hl_misuse_release_mismatch(unsigned call, const void *p, size_t delete_size);
+/* Counts, sends or prints one error; aborts under on_error=abort. */
+HL_COLD void hl_misuse_report(const struct hl_misuse *m);
+/* enum hl_error_call of a release of kind `release_kind`. */
+unsigned hl_misuse_call_of(unsigned release_kind);
+/* Misuse errors found so far in this process. */
 uint64_t hl_misuse_error_count(void);
+/* "ERROR SUMMARY: N errors from M contexts" (standalone, at exit). */
+void hl_misuse_print_summary(int fd);
+void hl_misuse_fork_prepare(void);
+void hl_misuse_fork_parent(void);
+void hl_misuse_fork_child(void);
+
+/* Whether a block allocated as alloc_kind may be released as release_kind:
+ * free takes any C allocation, each delete only its own new. A constant
+ * mask at each call site, so one shift and test on free's fast path. */
+HL_INLINE bool hl_kind_matches(unsigned release_kind, unsigned alloc_kind)
+{
+	unsigned accepted = release_kind == HL_KIND_MALLOC
+				    ? 1u << HL_KIND_MALLOC | 1u << HL_KIND_ALIGNED | 1u << HL_KIND_CALLOC
+				    : 1u << release_kind;
+	return (accepted >> alloc_kind) & 1u;
+}
 
 #endif /* HL_HEAP_H */

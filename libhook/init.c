@@ -358,10 +358,12 @@ void hl_fork_prepare(void)
 	hl_arenas_lock_all();
 	hl_large_fork_prepare();
 	hl_meta_fork_prepare();
+	hl_misuse_fork_prepare();
 }
 
 void hl_fork_parent(void)
 {
+	hl_misuse_fork_parent();
 	hl_meta_fork_parent();
 	hl_large_fork_parent();
 	hl_arenas_unlock_all();
@@ -373,6 +375,7 @@ void hl_fork_parent(void)
 void hl_fork_child(void)
 {
 	hl_process_own();
+	hl_misuse_fork_child();
 	hl_meta_fork_child();
 	hl_large_fork_child();
 	hl_arenas_reset_locks();
@@ -413,6 +416,8 @@ void hl_exit_report(unsigned how, int status)
 		hl_summary_print(fd);
 	if (hl_options.leaks)
 		hl_track_print_leaks(fd);
+	if (hl_options.summary)
+		hl_misuse_print_summary(fd);
 }
 
 /*

@@ -155,6 +155,8 @@ void hl_meta_fork_child(void);
 void *hl_allocate(size_t size, size_t alignment, unsigned kind);
 /* Releases a block; `kind` is the family of the releasing call. */
 void hl_release(void *p, unsigned kind);
+/* The same for a sized delete given n bytes (HL_SIZE_UNKNOWN: not sized). */
+void hl_release_sized(void *p, unsigned kind, size_t n);
 
 /* Calls fn for every block the program holds now (not in any cache), with the
  * size it asked for, the stack id stored at allocation and its family. Takes
@@ -259,5 +261,11 @@ bool hl_track_exit(unsigned how, int status);
 /* Prints the standalone leak list (live blocks grouped by stack, symbolized
  * with dladdr) to fd. */
 void hl_track_print_leaks(int fd);
+/* The stack of the calling code, for a misuse error: an id, or 0 when stacks
+ * are off or the hook itself is running. */
+uint32_t hl_track_error_stack(void);
+struct hl_out;
+/* Prints stack `id`'s frames, valgrind's "at ... by ..." lines. */
+void hl_track_print_stack(struct hl_out *out, uint32_t id);
 
 #endif /* HL_INTERNAL_H */

@@ -40,6 +40,7 @@
 	X(stack_cache, stack_cache,     0, 2,                  1,   NULL, "stack memo: 0 off (always unwind), 1 on, 2 on with every hit checked") \
 	X(wait_ms,     wait_ms,         0, 3600000,            10000, NULL, "milliseconds the program may wait for the reporter (connect, each send) before going on standalone") \
 	X(quiet,       quiet,           0, 1,                  0,   NULL, "1: no notices about the reporter connection (an unreachable reporter)") \
+	X(on_error,    on_error,        0, 1,                  0,   "continue|abort", "heap misuse (invalid or double free, mismatched delete): report and go on, or report and abort") \
 	X(help,        help,            0, 1,                  0,   NULL, "1: print this table of keys on stderr at start")
 /* clang-format on */
 

@@ -77,11 +77,13 @@ void *hl_reallocate(void *p, size_t n)
 	}
 	enum hl_ptr_class c = hl_ptr_classify(p);
 	if (hl_unlikely(c != HL_PTR_SMALL && c != HL_PTR_LARGE)) {
-		hl_report_bad_pointer("realloc", p, c);
+		hl_misuse_bad_pointer(HL_CALL_REALLOC, p, c);
 		errno = ENOMEM;
 		return NULL;
 	}
 	struct hl_range *r = hl_range_of(p);
+	if (hl_unlikely(!hl_kind_matches(HL_KIND_MALLOC, hl_range_kind(r))))
+		hl_misuse_release_mismatch(HL_CALL_REALLOC, p, HL_SIZE_UNKNOWN);
 	size_t old_n = hl_block_requested(r);
 	void *q = NULL;
 	if (c == HL_PTR_SMALL) {

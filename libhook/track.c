@@ -156,6 +156,18 @@ out_leave:
 	hl_guard_leave();
 }
 
+uint32_t hl_track_error_stack(void)
+{
+	uint32_t id = 0;
+	if (hl_guard_enter() && capture_on) {
+		int saved = errno;
+		id = capture_unwind();
+		errno = saved;
+	}
+	hl_guard_leave();
+	return id;
+}
+
 uint32_t hl_track_realloc(void *old_p, void *p, size_t size)
 {
 	uint32_t id = 0;
@@ -355,6 +367,17 @@ static void print_frame(struct hl_out *out, struct name_cache_slot *cache, uint6
 	hl_out_str(out, "+");
 	hl_out_hex(out, pc - (uintptr_t)info.dli_fbase);
 	hl_out_str(out, ")\n");
+}
+
+void hl_track_print_stack(struct hl_out *out, uint32_t id)
+{
+	const struct hl_stack *s = id ? hl_stack_get(id) : NULL;
+	if (s == NULL) {
+		line_start(out);
+		hl_out_str(out, "   (no stack captured)\n");
+	}
+	for (unsigned i = 0; s && i < s->depth; i++)
+		print_frame(out, NULL, s->frames[i], i == 0);
 }
 
 static void print_group(struct hl_out *out, struct name_cache_slot *cache,

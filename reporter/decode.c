@@ -197,6 +197,15 @@ const char *hl_decode_check_layout(const struct hl_wire_header *rec)
 		if (re->old_address == 0 || re->new_address == 0)
 			return "REALLOC with address 0";
 		return NULL;
+	case HL_REC_ERROR: {
+		const struct hl_rec_error *er = (const void *)rec;
+
+		if (er->kind == 0 || er->kind >= HL_ERROR_KIND_COUNT)
+			return "ERROR with unknown kind";
+		if (er->call >= HL_CALL_COUNT || er->alloc_kind >= HL_KIND_COUNT)
+			return "ERROR with unknown call or allocation kind";
+		return NULL;
+	}
 	case HL_REC_EXIT:
 		if (((const struct hl_rec_exit *)rec)->how > HL_EXIT_UNKNOWN)
 			return "EXIT with unknown how";

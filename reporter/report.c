@@ -152,6 +152,8 @@ static void add_errors(struct hl_report *r, struct hl_report_process *rp,
 		struct hl_report_error *re = &rp->errors[i];
 
 		re->kind = hl_error_kind_name(e->kind);
+		re->call = hl_error_call_name(e->call);
+		re->detail = e->detail;
 		re->address = e->address;
 		re->block_address = e->block_address;
 		re->block_size = e->block_size;

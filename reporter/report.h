@@ -40,7 +40,9 @@ struct hl_report_leak {
 
 struct hl_report_error {
 	const char *kind;             /* hl_error_kind_name() */
+	const char *call;             /* hl_error_call_name(): free, delete, realloc... */
 	uint64_t address, block_address, block_size;
+	uint64_t detail;              /* size_mismatch: the size delete was given */
 	struct hl_report_stack stack, alloc_stack, free_stack;
 };
 

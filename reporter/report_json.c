@@ -70,11 +70,14 @@ static json_t *error_json(const struct hl_report_error *e)
 
 	snprintf(address, sizeof(address), "0x%llx", (unsigned long long)e->address);
 	json_object_set_new(o, "kind", json_string(e->kind));
+	json_object_set_new(o, "call", e->call ? json_string(e->call) : json_null());
 	json_object_set_new(o, "address", json_string(address));
 	snprintf(address, sizeof(address), "0x%llx", (unsigned long long)e->block_address);
 	json_object_set_new(o, "block_address",
 			    e->block_address ? json_string(address) : json_null());
 	json_object_set_new(o, "block_size", u64(e->block_size));
+	if (!strcmp(e->kind, "size_mismatch"))
+		json_object_set_new(o, "delete_size", u64(e->detail));
 	json_object_set_new(o, "stack", stack_json(&e->stack));
 	json_object_set_new(o, "alloc_stack", stack_json(&e->alloc_stack));
 	json_object_set_new(o, "free_stack", stack_json(&e->free_stack));

@@ -233,24 +233,93 @@ static void print_leak(const struct hl_report_process *p, size_t i,
 		hl_supp_print_generated(out, NULL, l);
 }
 
+/* valgrind's first line of each kind of heap misuse error. */
+static const char *error_heading(const struct hl_report_error *e)
+{
+	if (!strcmp(e->kind, "mismatch"))
+		return "Mismatched free() / delete / delete []";
+	if (!strcmp(e->kind, "size_mismatch"))
+		return "Mismatched new/delete size value:";
+	if (!strcmp(e->kind, "header_corrupt"))
+		return "Invalid free() / delete / delete[] / realloc(): the block's header was "
+		       "overwritten (heap underflow)";
+	if (e->call && !strcmp(e->call, "malloc_usable_size"))
+		return "Invalid malloc_usable_size()";
+	return "Invalid free() / delete / delete[] / realloc()";
+}
+
+/* One error as valgrind prints it: what and where, then the block it
+ * concerns ("48 bytes inside a block of size 200 alloc'd") and its stacks. */
 static void print_error(const struct hl_report_process *p, const struct hl_report_error *e,
 			const struct hl_report_view *view, FILE *out)
 {
-	char a[32];
+	char offset[32], size[32];
+	bool freed = !strcmp(e->kind, "double_free");
 
-	fprintf(out, "==%u== heap error: %s of 0x%llx\n", p->pid, e->kind,
-		(unsigned long long)e->address);
+	fprintf(out, "==%u== %s", p->pid, error_heading(e));
+	if (!strcmp(e->kind, "size_mismatch"))
+		fprintf(out, " %llu", (unsigned long long)e->detail);
+	fprintf(out, "\n");
 	print_stack(out, p->pid, &e->stack, view);
-	if (e->block_address) {
-		fprintf(out, "==%u==  block 0x%llx of %s bytes, allocated:\n", p->pid,
-			(unsigned long long)e->block_address, hl_fmt_grouped(a, e->block_size));
+	if (!e->block_address) {
+		fprintf(out, "==%u==  Address 0x%llx is not stack'd, malloc'd or (recently) free'd\n",
+			p->pid, (unsigned long long)e->address);
+	} else {
+		fprintf(out, "==%u==  Address 0x%llx is %s bytes inside a block of size %s %s\n",
+			p->pid, (unsigned long long)e->address,
+			hl_fmt_grouped(offset, e->address - e->block_address),
+			hl_fmt_grouped(size, e->block_size), freed ? "free'd" : "alloc'd");
+		if (freed && e->free_stack.nframes)
+			print_stack(out, p->pid, &e->free_stack, view);
+		if (freed)
+			fprintf(out, "==%u==  Block was alloc'd at\n", p->pid);
 		print_stack(out, p->pid, &e->alloc_stack, view);
 	}
-	if (e->free_stack.nframes) {
-		fprintf(out, "==%u==  freed:\n", p->pid);
-		print_stack(out, p->pid, &e->free_stack, view);
-	}
 	fprintf(out, "==%u==\n", p->pid);
+}
+
+static bool same_text(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Errors of one context: same kind, same call, same stack (valgrind's rule). */
+static bool same_context(const struct hl_report_error *a, const struct hl_report_error *b)
+{
+	if (!same_text(a->kind, b->kind) || !same_text(a->call, b->call) ||
+	    a->stack.nframes != b->stack.nframes)
+		return false;
+	for (size_t i = 0; i < a->stack.nframes; i++)
+		if (a->stack.frames[i].address != b->stack.frames[i].address)
+			return false;
+	return true;
+}
+
+static bool context_seen_before(const struct hl_report_process *p, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (same_context(&p->errors[j], &p->errors[i]))
+			return true;
+	return false;
+}
+
+/* Each context's first error, then how many there were in all. */
+static void print_errors(const struct hl_report_process *p, const struct hl_report_view *view,
+			 FILE *out)
+{
+	for (size_t i = 0; i < p->nerrors; i++)
+		if (!context_seen_before(p, i))
+			print_error(p, &p->errors[i], view, out);
+}
+
+static void print_error_summary(const struct hl_report_process *p, FILE *out)
+{
+	size_t contexts = 0;
+
+	for (size_t i = 0; i < p->nerrors; i++)
+		contexts += !context_seen_before(p, i);
+	fprintf(out, "==%u== ERROR SUMMARY: %zu errors from %zu contexts\n", p->pid,
+		p->nerrors, contexts);
 }
 
 /* Bytes and blocks per LEAK SUMMARY line; a suppressed record counts as
@@ -350,8 +419,7 @@ void hl_report_print_process_text(const struct hl_report *r,
 {
 	print_header(p, out);
 	print_summary(p, out);
-	for (size_t i = 0; i < p->nerrors; i++)
-		print_error(p, &p->errors[i], &r->view, out);
+	print_errors(p, &r->view, out);
 	if (is_exec(p)) {
 		print_consistency(p, out);
 		return;
@@ -365,6 +433,7 @@ void hl_report_print_process_text(const struct hl_report *r,
 	else
 		print_leak_summary(p, &r->view, out);
 	print_consistency(p, out);
+	print_error_summary(p, out);
 	fprintf(out, "==%u==\n", p->pid);
 }
 

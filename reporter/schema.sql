@@ -249,3 +249,10 @@ CREATE TABLE leak_sites (
 -- indirect) bytes"). leaks.rank is the loss record number in valgrind's
 -- order: smallest first, the largest last.
 ALTER TABLE leaks ADD COLUMN indirect_bytes INTEGER NOT NULL DEFAULT 0;
+
+-- migrate 6
+-- Heap misuse errors name the call that made them (free, delete, delete[],
+-- realloc, malloc_usable_size) and, for a sized delete of the wrong size,
+-- the size it was given.
+ALTER TABLE errors ADD COLUMN call TEXT;
+ALTER TABLE errors ADD COLUMN detail INTEGER NOT NULL DEFAULT 0;

@@ -118,8 +118,21 @@ const char *hl_error_kind_name(uint32_t kind)
 		[HL_ERROR_USE_AFTER_FREE] = "use_after_free",
 		[HL_ERROR_MISMATCH] = "mismatch",
 		[HL_ERROR_HEADER_CORRUPT] = "header_corrupt",
+		[HL_ERROR_SIZE_MISMATCH] = "size_mismatch",
 	};
 	return kind < HL_ARRAY_SIZE(names) ? names[kind] : "unknown";
+}
+
+const char *hl_error_call_name(uint32_t call)
+{
+	static const char *const names[] = {
+		[HL_CALL_FREE] = "free",
+		[HL_CALL_REALLOC] = "realloc",
+		[HL_CALL_USABLE_SIZE] = "malloc_usable_size",
+		[HL_CALL_DELETE] = "delete",
+		[HL_CALL_DELETE_ARRAY] = "delete[]",
+	};
+	return call < HL_ARRAY_SIZE(names) ? names[call] : "unknown";
 }
 
 /* ---- stacks and modules ------------------------------------------------- */
@@ -488,6 +501,9 @@ static void on_error(struct hl_process *p, const struct hl_rec_error *r)
 	e->block_address = r->block_address;
 	e->block_size = r->block_size;
 	e->ticks = r->ticks;
+	e->call = r->call;
+	e->alloc_kind = r->alloc_kind;
+	e->detail = r->detail;
 }
 
 static void on_batch(struct hl_process *p, const struct hl_rec_batch *r)

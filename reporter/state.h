@@ -68,6 +68,9 @@ struct hl_error_event {
 	uint64_t block_address;  /* related block, 0 if none */
 	uint64_t block_size;
 	uint64_t ticks;
+	uint32_t call;           /* enum hl_error_call */
+	uint32_t alloc_kind;     /* enum hl_alloc_kind of the block */
+	uint64_t detail;         /* SIZE_MISMATCH: the size delete was given */
 };
 
 struct hl_sample {
@@ -226,5 +229,6 @@ const struct hl_module *hl_process_module_for(const struct hl_process *p,
 const char *hl_exit_how_name(uint32_t how);
 const char *hl_leak_class_name(uint32_t leak_class);
 const char *hl_error_kind_name(uint32_t kind);
+const char *hl_error_call_name(uint32_t call); /* enum hl_error_call */
 
 #endif /* HL_REPORTER_STATE_H */

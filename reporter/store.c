@@ -197,8 +197,8 @@ static const char *const statement_sql[ST_COUNT] = {
 		" first_run_id = min(first_run_id, excluded.first_run_id)",
 	[ST_BLOCK] = "INSERT INTO leaked_blocks VALUES (?,?,?,?,?)",
 	[ST_ERROR] = "INSERT INTO errors(process_id, kind, address, block_address,"
-		" block_size, stack_id, alloc_stack_id, free_stack_id, time_ns)"
-		" VALUES (?,?,?,?,?,?,?,?,?)",
+		" block_size, stack_id, alloc_stack_id, free_stack_id, time_ns, call, detail)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_SAMPLE] = "INSERT INTO timeline VALUES (?,?,?,?)",
 };
 
@@ -646,6 +646,8 @@ static int write_errors(struct writer *w)
 		bind_stack(w, st, 7, e->alloc_stack);
 		bind_stack(w, st, 8, e->free_stack);
 		sqlite3_bind_int64(st, 9, (int64_t)hl_process_ticks_to_realtime(w->p, e->ticks));
+		sqlite3_bind_text(st, 10, hl_error_call_name(e->call), -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 11, (int64_t)e->detail);
 		err = step_done(w->s, st);
 	}
 	return err;

@@ -160,7 +160,7 @@ static int load_errors(struct hl_store *s, struct hl_report *r, int64_t process_
 
 	if (sqlite3_prepare_v2(s->db,
 		"SELECT kind, address, block_address, block_size, stack_id,"
-		" alloc_stack_id, free_stack_id FROM errors WHERE process_id = ?"
+		" alloc_stack_id, free_stack_id, call, detail FROM errors WHERE process_id = ?"
 		" ORDER BY id", -1, &st, NULL))
 		return load_fail(s, "errors");
 	sqlite3_bind_int64(st, 1, process_id);
@@ -177,6 +177,8 @@ static int load_errors(struct hl_store *s, struct hl_report *r, int64_t process_
 		e->address = col_u64(st, 1);
 		e->block_address = col_u64(st, 2);
 		e->block_size = col_u64(st, 3);
+		e->call = col_text(r, st, 7);
+		e->detail = col_u64(st, 8);
 		err = load_stack(s, r, sqlite3_column_int64(st, 4), &e->stack);
 		if (!err)
 			err = load_stack(s, r, sqlite3_column_int64(st, 5), &e->alloc_stack);

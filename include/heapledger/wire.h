@@ -189,14 +189,18 @@ struct hl_rec_stack {
 	uint16_t truncated; /* 1 if the real stack was deeper than `depth` */
 };
 
-/* Which allocation function produced or released a block; issue-6 misuse
- * checks compare the family of the alloc and of the free. */
+/* Which allocation function produced or released a block; the heap misuse
+ * checks compare the family of the alloc and of the free: malloc, calloc,
+ * realloc and the aligned C functions with free; each operator new with its
+ * own delete (plain, array, aligned, aligned array). */
 enum hl_alloc_kind {
 	HL_KIND_MALLOC = 0,        /* malloc, calloc, realloc, reallocarray */
 	HL_KIND_ALIGNED = 1,       /* memalign, posix_memalign, aligned_alloc, valloc, pvalloc */
-	HL_KIND_NEW = 2,           /* operator new (any variant but array) */
-	HL_KIND_NEW_ARRAY = 3,     /* operator new[] */
+	HL_KIND_NEW = 2,           /* operator new (any variant but array and aligned) */
+	HL_KIND_NEW_ARRAY = 3,     /* operator new[] (but aligned) */
 	HL_KIND_CALLOC = 4,        /* calloc: zeroed */
+	HL_KIND_NEW_ALIGNED = 5,   /* operator new(size_t, std::align_val_t) */
+	HL_KIND_NEW_ARRAY_ALIGNED = 6, /* operator new[](size_t, std::align_val_t) */
 	HL_KIND_COUNT
 };
 
@@ -317,13 +321,25 @@ struct hl_rec_check {
 };
 
 enum hl_error_kind {
-	HL_ERROR_INVALID_FREE = 1, /* pointer the allocator does not own */
-	HL_ERROR_DOUBLE_FREE = 2,
-	HL_ERROR_INTERIOR_FREE = 3,
+	HL_ERROR_INVALID_FREE = 1, /* pointer the allocator does not own (foreign, misaligned) */
+	HL_ERROR_DOUBLE_FREE = 2,  /* a block already freed */
+	HL_ERROR_INTERIOR_FREE = 3, /* a pointer inside a live block, not its start */
 	HL_ERROR_OVERFLOW = 4,      /* guard bytes after the block damaged */
 	HL_ERROR_USE_AFTER_FREE = 5,
 	HL_ERROR_MISMATCH = 6,      /* malloc/delete, new/free, new[]/delete ... */
-	HL_ERROR_HEADER_CORRUPT = 7,
+	HL_ERROR_HEADER_CORRUPT = 7, /* a block's header overwritten (underflow) */
+	HL_ERROR_SIZE_MISMATCH = 8, /* sized delete given another size than new's */
+	HL_ERROR_KIND_COUNT
+};
+
+/* The function the program called when the error was found. */
+enum hl_error_call {
+	HL_CALL_FREE = 0,
+	HL_CALL_REALLOC = 1,
+	HL_CALL_USABLE_SIZE = 2,   /* malloc_usable_size */
+	HL_CALL_DELETE = 3,
+	HL_CALL_DELETE_ARRAY = 4,  /* delete[] */
+	HL_CALL_COUNT
 };
 
 struct hl_rec_error {
@@ -332,10 +348,13 @@ struct hl_rec_error {
 	uint32_t stack_id;       /* where the error happened */
 	uint64_t address;        /* the pointer passed in */
 	uint64_t block_address;  /* the block it relates to, 0 if none */
-	uint64_t block_size;
+	uint64_t block_size;     /* bytes the program asked for */
 	uint32_t alloc_stack_id; /* that block's allocation stack, 0 if unknown */
 	uint32_t free_stack_id;  /* that block's free stack, 0 if unknown */
 	uint64_t ticks;
+	uint32_t call;           /* enum hl_error_call */
+	uint32_t alloc_kind;     /* enum hl_alloc_kind of the block (MISMATCH) */
+	uint64_t detail;         /* SIZE_MISMATCH: the size delete was given */
 };
 
 struct hl_rec_dropped {
@@ -495,7 +514,7 @@ _Static_assert(sizeof(struct hl_rec_fork) == 24, "fork");
 _Static_assert(sizeof(struct hl_rec_exit) == 32, "exit");
 _Static_assert(sizeof(struct hl_wire_live_block) == 24, "live_block");
 _Static_assert(sizeof(struct hl_rec_live) == 16, "live");
-_Static_assert(sizeof(struct hl_rec_error) == 56, "error");
+_Static_assert(sizeof(struct hl_rec_error) == 72, "error");
 _Static_assert(sizeof(struct hl_rec_dropped) == 16, "dropped");
 _Static_assert(sizeof(struct hl_rec_check) == 24, "check");
 

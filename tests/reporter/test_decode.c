@@ -558,7 +558,7 @@ static void bad_packed_realloc_kind(struct hl_enc *e)
 static void bad_packed_alloc_kind(struct hl_enc *e)
 {
 	packed_open(e);
-	hl_enc_pack_alloc(e, 0x10010, 8, 11, 1, 6);
+	hl_enc_pack_alloc(e, 0x10010, 8, 11, 1, HL_KIND_COUNT);
 }
 
 static void bad_packed_stack_huge(struct hl_enc *e)
