@@ -233,7 +233,7 @@ static void release_with_cache(struct hl_thread_cache *tc, struct hl_range *r)
 	}
 	unsigned cls = hl_class_floor(r->size);
 	struct hl_cache_bin *bin = &tc->bins[cls];
-	r->flags |= HL_RANGE_CACHED;
+	hl_range_mark_cached(r);
 	((struct hl_free_links *)hl_range_data(r))->next = bin->head;
 	bin->head = r;
 	if (hl_unlikely(--bin->room < 0))

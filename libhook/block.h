@@ -42,31 +42,62 @@
 #define HL_BLOCKMAP_BYTES (HL_BLOCKMAP_BITS / 8) /* 32 KiB */
 _Static_assert(HL_BLOCKMAP_BYTES % HL_ALIGN == 0, "first range stays aligned");
 
+/* ---- range flags: who writes them, who reads them ------------------------- *
+ *
+ * The holder of an arena's lock writes the flags of that arena's free ranges
+ * and of the ranges it cuts, merges or takes back. The thread whose cache
+ * holds a range (HL_RANGE_ALLOCATED set: no lock holder writes it) sets and
+ * clears HL_RANGE_CACHED without the lock, while a lock holder may be reading
+ * that byte: coalescing reads its neighbours' flags, walks read every range's.
+ * Those are the only concurrent accesses to a flags byte, and CACHED is the
+ * only bit that changes under a reader: both sides use the accessors below,
+ * a relaxed atomic load or store of the byte. No read-modify-write
+ * instruction (the owner is the byte's only writer while it holds the range),
+ * so the fast paths compile to the same plain moves as before, and the race
+ * ThreadSanitizer saw is gone. Coalescing only asks "is it free", which the
+ * owner never changes. */
+HL_INLINE uint8_t hl_range_flags(const struct hl_range *r)
+{
+	return __atomic_load_n(&r->flags, __ATOMIC_RELAXED);
+}
+
+/* The calling thread puts a range it holds into its cache, or takes it out. */
+HL_INLINE void hl_range_mark_cached(struct hl_range *r)
+{
+	__atomic_store_n(&r->flags, (uint8_t)(hl_range_flags(r) | HL_RANGE_CACHED),
+			 __ATOMIC_RELAXED);
+}
+HL_INLINE void hl_range_unmark_cached(struct hl_range *r)
+{
+	__atomic_store_n(&r->flags, (uint8_t)(hl_range_flags(r) & ~HL_RANGE_CACHED),
+			 __ATOMIC_RELAXED);
+}
+
 /* ---- block state: the one spelling of each -------------------------------- */
 
 /* The program holds it: handed out, not given back in any way. */
 HL_INLINE bool hl_block_is_live(const struct hl_range *r)
 {
-	return (r->flags & (HL_RANGE_ALLOCATED | HL_RANGE_CACHED | HL_RANGE_QUARANTINED |
+	return (hl_range_flags(r) & (HL_RANGE_ALLOCATED | HL_RANGE_CACHED | HL_RANGE_QUARANTINED |
 			    HL_RANGE_SENTINEL)) == HL_RANGE_ALLOCATED;
 }
 
 /* Free in its arena, filed in a size class (or a spare segment's range). */
 HL_INLINE bool hl_block_is_free(const struct hl_range *r)
 {
-	return (r->flags & HL_RANGE_ALLOCATED) == 0;
+	return (hl_range_flags(r) & HL_RANGE_ALLOCATED) == 0;
 }
 
 /* Ready for reuse in a thread cache: the arena counts it allocated. */
 HL_INLINE bool hl_block_is_cached(const struct hl_range *r)
 {
-	return (r->flags & HL_RANGE_CACHED) != 0;
+	return (hl_range_flags(r) & HL_RANGE_CACHED) != 0;
 }
 
 /* Freed by the program and held back from reuse. */
 HL_INLINE bool hl_block_is_quarantined(const struct hl_range *r)
 {
-	return (r->flags & HL_RANGE_QUARANTINED) != 0;
+	return (hl_range_flags(r) & HL_RANGE_QUARANTINED) != 0;
 }
 
 /* ---- block-start map ------------------------------------------------------ */

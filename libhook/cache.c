@@ -263,7 +263,7 @@ void hl_cache_free_remote(struct hl_thread_cache *tc, struct hl_range *r, struct
 		hl_unlock(&a->lock);
 		return;
 	}
-	r->flags |= HL_RANGE_CACHED;
+	hl_range_mark_cached(r);
 	p->blocks[p->count] = r;
 	p->classes[p->count] = (uint8_t)hl_class_floor(r->size);
 	p->bytes += r->size;
@@ -310,7 +310,7 @@ struct hl_range *hl_cache_refill(struct hl_thread_cache *tc, unsigned cls, size_
 	if (n == 0)
 		return NULL;
 	for (unsigned i = 1; i < n; i++) {
-		batch[i]->flags |= HL_RANGE_CACHED;
+		hl_range_mark_cached(batch[i]);
 		set_next(batch[i], bin->head);
 		bin->head = batch[i];
 	}

@@ -46,7 +46,7 @@ HL_INLINE void *hl_malloc_fast(size_t n, unsigned kind)
 		return hl_allocate(n, HL_ALIGN, kind);
 	bin->head = ((struct hl_free_links *)hl_range_data(r))->next;
 	bin->room++;
-	r->flags &= (uint8_t)~HL_RANGE_CACHED;
+	hl_range_unmark_cached(r);
 	r->slack = (uint16_t)(hl_range_usable(r) - n);
 	r->stack_kind = kind;
 	if (hl_unlikely(hl_stats_count_alloc(tc, n)))
@@ -78,7 +78,7 @@ HL_INLINE void hl_free_fast_sized(void *p, unsigned kind, size_t n)
 			      (n == HL_SIZE_UNKNOWN || n == requested))) {
 			tc->stats.frees++;
 			tc->stats.bytes_freed += requested;
-			r->flags |= HL_RANGE_CACHED;
+			hl_range_mark_cached(r);
 			((struct hl_free_links *)hl_range_data(r))->next = bin->head;
 			bin->head = r;
 			if (hl_unlikely(--bin->room < 0 || hl_multithreaded))

@@ -255,7 +255,7 @@ HL_INLINE struct hl_range *hl_bin_pop(struct hl_cache_bin *bin)
 	struct hl_range *r = bin->head;
 	bin->head = ((struct hl_free_links *)hl_range_data(r))->next;
 	bin->room++;
-	r->flags &= (uint8_t)~HL_RANGE_CACHED;
+	hl_range_unmark_cached(r);
 	return r;
 }
 

@@ -87,8 +87,8 @@ struct hl_range *hl_segment_new_locked(struct hl_arena *a)
 
 bool hl_segment_is_whole(struct hl_range *r)
 {
-	return (r->flags & HL_RANGE_MAPPING_START) &&
-	       (hl_range_next(r)->flags & HL_RANGE_SENTINEL);
+	return (hl_range_flags(r) & HL_RANGE_MAPPING_START) &&
+	       (hl_range_flags(hl_range_next(r)) & HL_RANGE_SENTINEL);
 }
 
 static void segment_unmap_locked(struct hl_arena *a, struct hl_segment *seg)

@@ -3,12 +3,7 @@
  * stack.c, emit.c, modules.c, exitpath.c). The allocator sees only the
  * hl_track_* entry points in internal.h.
  *
- * Lock order (a thread holding one may take only those to its right):
- *   loader lock (dl_iterate_phdr) -> modules_lock -> meta lock
- *   write_lock (emit.c) -> modules_lock -> arena locks (LIVE walk) -> meta lock
- *   intern_lock (stack.c) -> meta lock
- * No tracking lock is held while calling unw_backtrace or any dl* function,
- * since those may take the loader lock and call malloc.
+ * Lock order and every other concurrency rule: types.h, "Concurrency".
  */
 #ifndef HL_TRACK_H
 #define HL_TRACK_H

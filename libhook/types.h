@@ -33,6 +33,56 @@
  * whether an address belongs to the allocator at all; the segment's
  * block-start map then tells whether it is a block start, so free() of a
  * foreign or interior pointer is reported instead of corrupting memory.
+ *
+ * Concurrency: the rules of the whole hook, in one place
+ * -------------------------------------------------------
+ * Locks are struct hl_lock (lock.h: a futex mutex that never allocates). A
+ * thread holding one may take only locks to its right:
+ *
+ *   loader lock (dl_iterate_phdr, dladdr) -> modules_lock -> meta_lock
+ *   write_lock (emit.c) -> modules_lock -> arena locks (LIVE walk, one at a
+ *       time) -> large_lock -> meta_lock
+ *   intern_lock (stack.c) -> meta_lock
+ *   orphan_lock (alloc.c) -> arena lock -> meta_lock
+ *   caches_lock (cache.c) -> meta_lock
+ *   arena lock -> meta_lock; large_lock -> meta_lock
+ * Two arena locks are never held together except by fork's prepare, which
+ * takes them all in index order. No lock is held across unw_backtrace or a
+ * dl* call (they may take the loader lock and call malloc).
+ * What each guards: an arena's lock, every range header, bin and segment of
+ * that arena (types below); large_lock, the live set and mapping cache of
+ * large blocks; meta_lock, the hook's private memory; caches_lock, the list
+ * of thread caches; orphan_lock, the shared cache of threads without one;
+ * write_lock, the socket, the list of emit buffers and what they sent;
+ * modules_lock, the module table; intern_lock, the growth of the stack table.
+ *
+ * Without a lock:
+ *  - a range's flags: the thread whose cache holds it flips HL_RANGE_CACHED
+ *    while a lock holder may read the byte (block.h, hl_range_flags: relaxed
+ *    atomic load and store, the owner is the only writer);
+ *  - the remote-free stack of an arena (hl_arena.remote_head): pushed with
+ *    compare-and-swap by any thread, taken whole with an exchange by the
+ *    arena's threads (cache.c);
+ *  - the segment registry and the block-start map (block.h): written under an
+ *    arena lock, read relaxed;
+ *  - the stack table (stack.c): lookups are lock-free, published ids are
+ *    immutable (acquire on next_id); interning a new stack takes intern_lock;
+ *  - emit buffers (emit.c): the owner thread appends and publishes `used`
+ *    with release; a sender under write_lock reads [sent, used) with acquire;
+ *  - counters (stats.c, emit.c's dropped) are relaxed atomics: sums, not
+ *    orderings;
+ *  - heap walks (walk.c) read live blocks' headers under the arena lock while
+ *    their owners may be allocating from their caches: a block taken from a
+ *    cache during a walk may be seen either way, and its stack and size may be
+ *    the old ones. Walks at exit accept that; the leak scan stops threads.
+ *
+ * Fork: the atfork prepare handler (init.c hl_fork_prepare) takes, in order,
+ * write_lock, modules_lock, intern_lock (track.c), orphan_lock, caches_lock,
+ * every arena lock, large_lock and meta_lock; the parent releases them in
+ * reverse; the child, the only thread left, resets them all and rebuilds its
+ * per-process state (emit.c drops other threads' buffers and reconnects).
+ * clone() without CLONE_VM runs the same handlers (exitpath.c). A vfork child
+ * shares this memory and must take no lock and change no state (process.c).
  */
 #ifndef HL_TYPES_H
 #define HL_TYPES_H

@@ -11,7 +11,7 @@
 
 static void walk_segment_locked(struct hl_segment *seg, hl_walk_fn fn, void *arg)
 {
-	for (struct hl_range *r = hl_segment_first_range(seg); !(r->flags & HL_RANGE_SENTINEL);
+	for (struct hl_range *r = hl_segment_first_range(seg); !(hl_range_flags(r) & HL_RANGE_SENTINEL);
 	     r = hl_range_next(r)) {
 		if (hl_block_is_live(r))
 			fn(hl_range_data(r), hl_block_requested(r), hl_range_stack_id(r),
@@ -40,7 +40,7 @@ void *hl_heap_find(const void *address, size_t *size)
 	struct hl_arena *a = seg->arena;
 	void *found = NULL;
 	hl_lock(&a->lock);
-	for (struct hl_range *r = hl_segment_first_range(seg); !(r->flags & HL_RANGE_SENTINEL);
+	for (struct hl_range *r = hl_segment_first_range(seg); !(hl_range_flags(r) & HL_RANGE_SENTINEL);
 	     r = hl_range_next(r)) {
 		char *data = hl_range_data(r);
 		if ((const char *)address < (char *)r + r->size) {
@@ -79,7 +79,7 @@ bool hl_arena_is_valid_locked(struct hl_arena *a)
 			continue;
 		struct hl_range *prev = NULL;
 		size_t ranges = 0;
-		for (struct hl_range *r = hl_segment_first_range(seg); !(r->flags & HL_RANGE_SENTINEL);
+		for (struct hl_range *r = hl_segment_first_range(seg); !(hl_range_flags(r) & HL_RANGE_SENTINEL);
 		     r = hl_range_next(r)) {
 			if (r->size < HL_RANGE_MIN || r->size % HL_ALIGN || !hl_range_check_ok(r))
 				return false;

@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@ struct run_options {
 	const char *db_path;
 	const char *json_path;
 	unsigned long depth;     /* 0 = hook default */
+	const char *on_error;    /* heap misuse: "continue" or "abort", NULL = hook default */
 	unsigned long wait_ms;   /* grace for connections after prog exits */
 	bool no_db;
 	struct hl_policy policy; /* fingerprints, suppressions */
@@ -76,6 +78,9 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 		HL_ARG_STRING("json", 0, "FILE", &o->json_path, "also write the report as JSON to FILE"),
 		HL_ARG_UNSIGNED("depth", 0, "N", &o->depth, 0, HL_WIRE_MAX_FRAMES,
 				"capture and show at most N frames per stack (0: the hook's default)"),
+		HL_ARG_CHOICE("on-error", 0, "continue|abort", &o->on_error,
+			      "on heap misuse (invalid or double free, mismatched delete) report and "
+			      "go on (default), or report and abort the program"),
 		HL_ARG_UNSIGNED("wait-ms", 0, "N", &o->wait_ms, 0, 3600000,
 				"wait at most N ms for connections after the program exits (default 3000)"),
 		HL_ARG_FLAG("quiet", 'q', &hl_log_quiet, "print no messages of heapledger's own"),
@@ -108,35 +113,62 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 	return -1;
 }
 
-/* HEAPLEDGER_OPTIONS with depth=N added in front, so a user's own options
- * still win when they name depth too. */
-static void set_hook_options(unsigned long depth)
+/* HEAPLEDGER_OPTIONS with depth=N and on_error=... added in front, so a
+ * user's own options still win when they name them too. */
+static void set_hook_options(const struct run_options *o)
 {
 	const char *old = getenv(HL_ENV_OPTIONS);
 	char buf[4096];
+	int used = 0;
 
-	if (!depth)
+	if (!o->depth && !o->on_error)
 		return;
-	if (old && *old)
-		snprintf(buf, sizeof(buf), "depth=%lu:%s", depth, old);
-	else
-		snprintf(buf, sizeof(buf), "depth=%lu", depth);
+	if (o->depth)
+		used += snprintf(buf + used, sizeof(buf) - (size_t)used, "depth=%lu:", o->depth);
+	if (o->on_error)
+		used += snprintf(buf + used, sizeof(buf) - (size_t)used, "on_error=%s:", o->on_error);
+	snprintf(buf + used, sizeof(buf) - (size_t)used, "%s", old ? old : "");
 	setenv(HL_ENV_OPTIONS, buf, 1);
 }
 
+/* The errno of a failed exec, through a close-on-exec pipe: 0 once the
+ * program runs (the pipe closed at exec), so a program that cannot be run
+ * gets one message and its 126 or 127, not a report of no process. */
+static int exec_result(int fd)
+{
+	int err = 0;
+	ssize_t n;
+
+	do
+		n = read(fd, &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	return n == (ssize_t)sizeof(err) ? err : 0;
+}
+
 static pid_t start_program(const struct run_options *o, const char *lib,
-			   const char *socket_path, uint64_t run_id)
+			   const char *socket_path, uint64_t run_id, int *exec_errno)
 {
 	char *preload = hl_preload_value(lib, getenv("LD_PRELOAD"));
 	char id[32];
+	int fds[2] = { -1, -1 };
 	pid_t pid;
 
 	snprintf(id, sizeof(id), "%llu", (unsigned long long)run_id);
+	*exec_errno = 0;
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		fds[0] = fds[1] = -1; /* no early answer: the report says it */
 	pid = fork();
 	if (pid != 0) {
 		free(preload);
+		if (fds[1] >= 0)
+			close(fds[1]);
+		if (fds[0] >= 0)
+			*exec_errno = pid > 0 ? exec_result(fds[0]) : (close(fds[0]), 0);
 		return pid;
 	}
+	if (fds[0] >= 0)
+		close(fds[0]);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGQUIT, SIG_DFL);
 	setenv("LD_PRELOAD", preload, 1);
@@ -145,10 +177,18 @@ static pid_t start_program(const struct run_options *o, const char *lib,
 	/* Each image writes its pid over the zeros, so an image that execs
 	 * through a path the hook does not interpose still says origin EXEC. */
 	setenv(HL_ENV_PID, "0000000000", 1);
-	set_hook_options(o->depth);
+	set_hook_options(o);
 	execvp(o->command[0], o->command);
-	fprintf(stderr, "heapledger: cannot run %s: %s\n", o->command[0], strerror(errno));
-	_exit(errno == ENOENT ? HL_EXIT_NOT_FOUND : HL_EXIT_CANNOT_EXEC);
+	{
+		int err = errno;
+		ssize_t ignored = 0;
+
+		fprintf(stderr, "heapledger: cannot run %s: %s\n", o->command[0], strerror(err));
+		if (fds[1] >= 0)
+			ignored = write(fds[1], &err, sizeof(err)); /* else the status says it */
+		(void)ignored;
+		_exit(err == ENOENT ? HL_EXIT_NOT_FOUND : HL_EXIT_CANNOT_EXEC);
+	}
 }
 
 /* Reaps every exited descendant; returns true if any remain. */
@@ -334,7 +374,7 @@ int hl_cmd_run(int argc, char **argv)
 	struct hl_prefetch *pf;
 	size_t prefetched;
 	char lib[PATH_MAX];
-	int status = 0, err;
+	int status = 0, err, exec_errno;
 	pid_t pid;
 
 	hl_report_init(&r);
@@ -367,11 +407,19 @@ int hl_cmd_run(int argc, char **argv)
 	r.argv = (const char **)o.command;
 	r.argc = (uint32_t)o.command_argc;
 	r.started_ns = hl_now_realtime_ns();
-	pid = start_program(&o, lib, l.path, run.run_id);
-	if (pid < 0) {
-		hl_log("run: fork: %s", strerror(errno));
+	pid = start_program(&o, lib, l.path, run.run_id, &exec_errno);
+	if (pid < 0 || exec_errno) {
+		if (pid < 0)
+			hl_log("run: fork: %s", strerror(errno));
+		else
+			waitpid(pid, &status, 0); /* it said why; nothing ran to report */
 		hl_listen_close(&l);
-		return HL_EXIT_FAILURE;
+		hl_report_destroy(&r);
+		hl_run_destroy(&run);
+		hl_policy_destroy(&o.policy);
+		hl_gate_destroy(&gate);
+		return pid < 0 ? HL_EXIT_FAILURE
+			       : exec_errno == ENOENT ? HL_EXIT_NOT_FOUND : HL_EXIT_CANNOT_EXEC;
 	}
 	install_signals();
 	sym = hl_symbolizer_new();

@@ -13,13 +13,18 @@
 #                  corpus, the fake-client end-to-end runs; not the hook, a
 #                  malloc of its own that cannot share a process with ASan)
 #
+# Then the Debian package test of the main build (tests/package: build,
+# lintian, unpack, run), which a plain `meson test` leaves out.
+#
 # scripts/test.sh runs this when CI is set (or EXTRA_BUILDS=1); run it by
 # hand any time. Environment: JOBS (ninja -j), EXTRA_BUILDS_DIR (parent of
-# the build directories, default: the source tree).
+# the build directories, default: the source tree), BUILD_DIR (the main
+# build, default: build).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 parent=${EXTRA_BUILDS_DIR:-.}
+main_build=${BUILD_DIR:-build}
 
 log() { printf 'ci_builds: %s\n' "$*" >&2; }
 
@@ -54,6 +59,8 @@ sanitized() {
 }
 
 status=0
+log "$main_build: the Debian package test"
+meson test -C "$main_build" --setup package --suite package --print-errorlogs || status=1
 sanitized build-asan || status=1
 build build-release gcc g++ --buildtype=release || status=1
 if command -v clang >/dev/null; then

@@ -139,12 +139,16 @@ def main():
     check('run passes 125 of the program through', p.returncode == 125, p)
     p = hl('run', '--no-db', '--', os.path.join(TMP, 'no-such-program'))
     check('run: a missing program exits 127', p.returncode == 127, p)
+    check('run: a missing program gets one line, no report',
+          p.stderr.count('\n') == 1 and 'cannot run' in p.stderr, p)
     not_exec = os.path.join(TMP, 'not-executable')
     with open(not_exec, 'w') as f:
         f.write('#!/bin/sh\n')
     os.chmod(not_exec, 0o644)
     p = hl('run', '--no-db', '--', not_exec)
     check('run: a program that cannot be executed exits 126', p.returncode == 126, p)
+    check('run: a program that cannot be executed gets one line, no report',
+          p.stderr.count('\n') == 1 and 'Permission denied' in p.stderr, p)
     p = hl('run', '--no-db', 'true', env={'HEAPLEDGER_LIB': os.path.join(TMP, 'nope.so')})
     check('run: no hook library exits 125', p.returncode == 125
           and 'libheapledger.so' in p.stderr, p)

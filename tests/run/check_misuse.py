@@ -151,8 +151,9 @@ def check_standalone(lib, prog, mode, case, tmp):
 
 def check_abort(hl, lib, prog, tmp):
     db = os.path.join(tmp, "abort.db")
-    env = dict(os.environ, HEAPLEDGER_OPTIONS="on_error=abort")
-    r = run([hl, "run", "--db", db, "--", prog, "double"], env=env)
+    r = run([hl, "run", "--on-error", "abort", "--db", db, "--", prog, "double"])
+    if r.returncode != 128 + signal.SIGABRT:
+        fail(f"run --on-error abort: exit {r.returncode}, expected {128 + signal.SIGABRT}")
     if "stress" in r.stdout:
         fail("on_error=abort: the program went on after the error")
     check_text("abort", r.stderr + r.stdout, CASES["double"])
