@@ -249,6 +249,16 @@ struct hl_rec_fork {
 	uint64_t ticks;
 };
 
+/* A stream that ends without EXIT (SIGKILL, a crash, exec, or the hook going
+ * on standalone: the reporter stopped reading for wait_ms, or the program
+ * took the socket's descriptor) lacks what the hook had not sent yet: each
+ * thread's buffer is sent when 128 KiB have gathered, or at that thread's
+ * first event once its oldest is 100 ms old. A thread that then stays idle
+ * (sleeps, waits) keeps its last events unsent until it runs again, for as
+ * long as it likes; no timer flushes them. So a reporter must not take the
+ * live set of such a stream as complete: it says so (HL_EXIT_UNKNOWN or
+ * SIGNAL: "may be incomplete"), except for an exec, whose image flushed
+ * every thread's buffer first. */
 enum hl_exit_how {
 	HL_EXIT_NORMAL = 0,   /* exit() or return from main; `status` is valid */
 	HL_EXIT_UNDERSCORE = 1, /* _exit/_Exit; `status` is valid, no destructors ran */
