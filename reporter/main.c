@@ -12,6 +12,7 @@
 #include "args.h"
 #include "cli.h"
 #include "listen.h"
+#include "report_formats.h"
 #include "report_speedscope.h"
 #include "ui.h"
 
@@ -91,9 +92,10 @@ int hl_cmd_report(int argc, char **argv)
 	const struct hl_arg args[] = {
 		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB_TEXT ")"),
 		HL_ARG_UNSIGNED("run", 0, "ID", &run_id, 1, INT64_MAX, "the run to print (default: the latest)"),
-		HL_ARG_CHOICE("format", 0, "text|json|html|speedscope", &format,
-			      "text (default), json, html (the web UI's run page as one file)"
-			      " or speedscope (allocation and leak profiles)"),
+		HL_ARG_CHOICE("format", 0, "text|json|html|speedscope|sarif|junit", &format,
+			      "text (default), json, html (the web UI's run page as one file),"
+			      " speedscope (allocation and leak profiles), sarif (SARIF 2.1.0:"
+			      " a result per leak site) or junit (a testcase per process)"),
 		HL_VIEW_ARGS(&view),
 		HL_ARG_END
 	};
@@ -131,6 +133,10 @@ int hl_cmd_report(int argc, char **argv)
 		/* written above */
 	} else if (!strcmp(format, "json")) {
 		err = hl_report_write_json(&r, stdout);
+	} else if (!strcmp(format, "sarif")) {
+		err = hl_report_write_sarif(&r, stdout);
+	} else if (!strcmp(format, "junit")) {
+		err = hl_report_write_junit(&r, stdout);
 	} else {
 		printf("heapledger: run %lld (%s)\n", (long long)id, r.mode);
 		hl_report_print_text(&r, stdout);

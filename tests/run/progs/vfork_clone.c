@@ -4,6 +4,9 @@
  *   clone  a child made by glibc's clone(fn, stack, SIGCHLD, arg) leaks 24 bytes
  *          and returns 5 (glibc ends it with the exit system call); the parent
  *          leaks 48 bytes and exits 0: two processes, each with its own leak;
+ *   vfork-alloc  the vfork child allocates and frees 30,000 blocks (past its
+ *          parent's buffer, which it must not send) before _exit(0): the
+ *          events that do not fit are dropped, and counted;
  *   rawclone  the same with the clone system call itself (no wrapper the hook
  *          could see): the child leaks 24 bytes and calls exit(5). */
 #define _GNU_SOURCE
@@ -48,6 +51,13 @@ int main(int argc, char **argv)
 		pid = vfork();
 		if (pid == 0)
 			_exit(9);
+	} else if (strcmp(argv[1], "vfork-alloc") == 0) {
+		pid = vfork();
+		if (pid == 0) {
+			for (int i = 0; i < 30000; i++)
+				free(malloc(32));
+			_exit(0);
+		}
 	} else if (strcmp(argv[1], "clone") == 0) {
 		pid = clone(clone_main, clone_stack + sizeof(clone_stack), SIGCHLD, NULL);
 	} else if (strcmp(argv[1], "rawclone") == 0) {

@@ -1,0 +1,26 @@
+#!/usr/bin/env python3
+"""tests/run/check_dropped.py HEAPLEDGER PROG: events the hook drops while
+connected (a vfork child's, past its parent's full buffer) reach the report
+as a count: JSON dropped_events > 0 and the text warns."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+heapledger, prog = sys.argv[1:3]
+with tempfile.TemporaryDirectory() as tmp:
+    out = os.path.join(tmp, "run.json")
+    p = subprocess.run([heapledger, "run", "--no-db", "--json", out, "--", prog, "vfork-alloc"],
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        print("exit %d\n%s" % (p.returncode, p.stderr[-3000:]))
+        sys.exit(1)
+    with open(out) as f:
+        doc = json.load(f)
+    procs = doc["processes"]
+    dropped = sum(proc["summary"].get("dropped_events", 0) for proc in procs)
+    if len(procs) != 1 or dropped == 0 or "dropped" not in p.stderr:
+        print("want one process with dropped events; got %d processes, %d dropped\n%s"
+              % (len(procs), dropped, p.stderr[-3000:]))
+        sys.exit(1)
