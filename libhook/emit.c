@@ -87,6 +87,9 @@ enum emit_state {
 
 static struct hl_lock write_lock;
 static _Atomic int state;
+/* A wait for the reporter timed out: it is stopped or stuck, so a forked
+ * child does not wait for it again (each would stall wait_ms). */
+static bool reporter_stuck;
 /* A second thread has had events since the process image (or fork child)
  * began: from then on every event reads the clock (see event_ticks). */
 static _Atomic bool threaded;
@@ -177,6 +180,7 @@ static bool send_iov_locked(struct iovec *iov, int count)
 		if (n < 0 && errno == EAGAIN) {
 			if (wait_ready(sock.fd, POLLOUT))
 				continue;
+			reporter_stuck = true;
 			disconnect_locked("the reporter stopped reading (wait_ms passed); "
 					  "continuing standalone, events are dropped");
 			return false;
@@ -723,6 +727,7 @@ bool hl_emit_connect(const char *path, uint32_t origin, uint32_t ppid)
 		goto out_fail;
 	fd = hl_fd_move_high(fd);
 	int err = connect_bounded(fd, &addr);
+	reporter_stuck = err == -ETIMEDOUT;
 	if (err == -ETIMEDOUT)
 		why = "the reporter at " HL_ENV_SOCKET " is not accepting (wait_ms passed); "
 		      "standalone";
@@ -911,7 +916,7 @@ void hl_emit_fork_child(void)
 	/* The child's heap is an exact copy of the parent's at the instant of
 	 * fork, blocks other threads were busy with included: it is sent as the
 	 * child's starting state (HL_HOOK_FORK_SNAPSHOT). */
-	if ((was == EMIT_LIVE || was == EMIT_LOST) && path && *path &&
+	if ((was == EMIT_LIVE || (was == EMIT_LOST && !reporter_stuck)) && path && *path &&
 	    hl_emit_connect(path, HL_ORIGIN_FORK, (uint32_t)getppid()))
 		send_heap_blocks(HL_ALLOC_INHERITED);
 }

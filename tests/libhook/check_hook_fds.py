@@ -113,6 +113,11 @@ def case_never_reads(tmp):
           p.stderr)
     check("in use at exit: 100 bytes in 1 blocks" in p.stderr, "never reads: no summary",
           p.stderr)
+    # A child forked after the wait timed out does not wait again.
+    p = run([PROG, "churn-fork"], hook_env(HEAPLEDGER_SOCKET=path, HEAPLEDGER_OPTIONS="wait_ms=200"))
+    check(p.returncode == 0, "never reads, fork: exit %d" % p.returncode, p.stderr)
+    check(p.stderr.count("stopped reading") + p.stderr.count("not accepting") == 1,
+          "never reads, fork: the child waited for the stuck reporter again", p.stderr)
     s.close()
 
 

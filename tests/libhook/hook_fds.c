@@ -6,6 +6,7 @@
  *              is still its file (exit 5 if the hook closed it);
  *   closes-stderr  closes fd 2 at exit, as grep and sort do, after a leak;
  *   churn      allocates and frees 300,000 blocks, leaks one, exits 0;
+ *   churn-fork the same, then forks a child that does it again;
  *   euid       prints its effective uid (is the setuid copy really setuid?).
  * Every mode leaks 100 bytes. */
 #define _GNU_SOURCE
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void churn(int n)
@@ -72,6 +74,19 @@ int main(int argc, char **argv)
 	if (argc == 2 && strcmp(argv[1], "euid") == 0) {
 		printf("%u\n", (unsigned)geteuid());
 		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "churn-fork") == 0) {
+		churn(300000);
+		pid_t pid = fork();
+		if (pid == 0) {
+			churn(300000);
+			_exit(0);
+		}
+		int status;
+		return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+				       WEXITSTATUS(status) == 0
+			       ? 0
+			       : 6;
 	}
 	if (argc == 2 && strcmp(argv[1], "churn") == 0) {
 		churn(300000);
