@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "heap.h"
+#include "fastpath.h"
 
 static void *(*volatile malloc_fn)(size_t) = malloc;
 static void *(*volatile memalign_fn)(size_t, size_t) = memalign;
@@ -175,6 +175,38 @@ static void test_blockmap_find(void **state)
 	free(p);
 }
 
+/* Every allocation family against every release: the inline path
+ * (hl_free_fast_sized) and the full path (hl_release_sized) report the same
+ * mismatches and wrong delete sizes, and release the block either way. */
+static void test_families_fast_and_full_agree(void **state)
+{
+	static const unsigned release[] = { HL_KIND_MALLOC, HL_KIND_NEW, HL_KIND_NEW_ARRAY,
+					    HL_KIND_NEW_ALIGNED, HL_KIND_NEW_ARRAY_ALIGNED };
+	for (unsigned full = 0; full < 2; full++) {
+		for (unsigned a = 0; a < HL_KIND_COUNT; a++) {
+			for (size_t i = 0; i < sizeof(release) / sizeof(release[0]); i++) {
+				for (size_t delete_size = 99; delete_size <= 101; delete_size++) {
+					unsigned rk = release[i];
+					size_t n = rk == HL_KIND_MALLOC ? HL_SIZE_UNKNOWN : delete_size;
+					bool bad = !(rk == HL_KIND_MALLOC ? a == HL_KIND_MALLOC ||
+							 a == HL_KIND_ALIGNED || a == HL_KIND_CALLOC
+									  : a == rk) ||
+						   (n != HL_SIZE_UNKNOWN && n != 100);
+					void *p = hl_allocate(100, HL_ALIGN, a);
+					uint64_t errors = hl_misuse_error_count();
+					if (full)
+						hl_release_sized(p, rk, n);
+					else
+						hl_free_fast_sized(p, rk, n);
+					assert_int_equal(hl_misuse_error_count(), errors + bad);
+					assert_int_equal(hl_ptr_classify(p), HL_PTR_FREED);
+				}
+			}
+		}
+	}
+	assert_true(arenas_valid());
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -183,6 +215,7 @@ int main(void)
 		cmocka_unit_test(test_fast_and_full_paths_agree),
 		cmocka_unit_test(test_double_free_is_refused),
 		cmocka_unit_test(test_blockmap_find),
+		cmocka_unit_test(test_families_fast_and_full_agree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
