@@ -748,12 +748,15 @@ struct early_sink {
 	uint64_t ticks;
 	uint16_t flags; /* HL_ALLOC_INHERITED for a fork child's snapshot */
 	bool started;   /* the BATCH record is out */
+	bool (*known)(uint64_t address); /* blocks already sent, or NULL */
 };
 
 /* One ALLOC record per block, in a batch of the calling thread. */
 static void early_block(void *address, size_t size, uint32_t stack_id, unsigned kind, void *arg)
 {
 	struct early_sink *sink = arg;
+	if (sink->known != NULL && sink->known((uintptr_t)address))
+		return;
 	if (!sink->started) {
 		struct hl_rec_batch *batch = scratch_reserve_locked(sizeof(*batch));
 		if (batch == NULL)
@@ -776,13 +779,13 @@ static void early_block(void *address, size_t size, uint32_t stack_id, unsigned 
 	records_total++;
 }
 
-/* Every block of the heap as an ALLOC record with `flags`. */
-static void send_heap_blocks(uint16_t flags)
+/* Every block of the heap but the known ones as an ALLOC record with `flags`. */
+static void send_heap_blocks(uint16_t flags, bool (*known)(uint64_t address))
 {
 	if (!hl_emit_is_live())
 		return;
 	hl_lock(&write_lock);
-	struct early_sink sink = { .ticks = hl_ticks(), .flags = flags };
+	struct early_sink sink = { .ticks = hl_ticks(), .flags = flags, .known = known };
 	if (send_definitions_locked()) {
 		hl_heap_walk(early_block, &sink);
 		scratch_flush_locked();
@@ -792,7 +795,12 @@ static void send_heap_blocks(uint16_t flags)
 
 void hl_emit_send_early_blocks(void)
 {
-	send_heap_blocks(0);
+	send_heap_blocks(0, NULL);
+}
+
+void hl_emit_send_heap_blocks_except(bool (*known)(uint64_t address))
+{
+	send_heap_blocks(0, known);
 }
 
 /* ---- exit ------------------------------------------------------------------- */
@@ -918,5 +926,5 @@ void hl_emit_fork_child(void)
 	 * child's starting state (HL_HOOK_FORK_SNAPSHOT). */
 	if ((was == EMIT_LIVE || (was == EMIT_LOST && !reporter_stuck)) && path && *path &&
 	    hl_emit_connect(path, HL_ORIGIN_FORK, (uint32_t)getppid()))
-		send_heap_blocks(HL_ALLOC_INHERITED);
+		send_heap_blocks(HL_ALLOC_INHERITED, NULL);
 }

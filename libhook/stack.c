@@ -84,6 +84,10 @@ bool hl_stack_module_range(uintptr_t address, uintptr_t *lo, uintptr_t *hi)
 
 void hl_stack_init(void)
 {
+	static bool done; /* on first use, before our constructor: single-threaded */
+	if (done)
+		return;
+	done = true;
 #ifndef HL_UNIT_TEST
 	/* In unit tests the hook is linked into the test program: every frame
 	 * would be "ours", so nothing is skipped there. */

@@ -23,7 +23,10 @@
 
 #define PID_ENV HL_ENV_PID
 
-bool hl_track_enabled;
+/* On from the first allocation: those made before our constructor (by
+ * other libraries' constructors) are tracked too (early.c); the constructor
+ * then sets it from the options. */
+bool hl_track_enabled = true;
 static bool capture_on;
 static bool initialized;
 /* $HEAPLEDGER_PID lets an exec'd image tell it is the same process (HELLO
@@ -76,7 +79,8 @@ void hl_track_init(void)
 		pid_env_set();
 		hl_modules_scan();
 		if (hl_emit_connect(path, origin, (uint32_t)getppid())) {
-			hl_emit_send_early_blocks();
+			if (!hl_early_send())
+				hl_emit_send_early_blocks();
 			hl_emit_flush_all();
 		}
 	}
@@ -130,9 +134,31 @@ static uint32_t capture(void)
 	return id;
 }
 
+/* An event before our constructor: the stack with the default depth (the
+ * options are not read yet), always by a full unwind (no memo yet), and the
+ * event logged for the reporter (early.c). */
+static HL_NOINLINE uint32_t early_event(unsigned op, void *p, void *new_p, size_t size,
+					unsigned kind)
+{
+	uint32_t id = 0;
+	if (!hl_guard_enter())
+		goto out_leave;
+	int saved = errno;
+	hl_stack_init();
+	if (op != 2 && hl_options.stack_depth > 0)
+		id = capture_unwind();
+	hl_early_record(op, (uintptr_t)p, (uintptr_t)new_p, size, id, kind);
+	errno = saved;
+out_leave:
+	hl_guard_leave();
+	return id;
+}
+
 uint32_t hl_track_alloc(void *p, size_t size, unsigned kind)
 {
 	uint32_t id = 0;
+	if (hl_unlikely(!initialized))
+		return early_event(1, p, NULL, size, kind);
 	if (!hl_guard_enter())
 		goto out_leave;
 	int saved = errno;
@@ -147,6 +173,10 @@ out_leave:
 
 void hl_track_free(void *p, unsigned kind)
 {
+	if (hl_unlikely(!initialized)) {
+		early_event(2, p, NULL, 0, kind);
+		return;
+	}
 	if (!hl_guard_enter())
 		goto out_leave;
 	int saved = errno;
@@ -171,6 +201,8 @@ uint32_t hl_track_error_stack(void)
 uint32_t hl_track_realloc(void *old_p, void *p, size_t size)
 {
 	uint32_t id = 0;
+	if (hl_unlikely(!initialized))
+		return early_event(3, old_p, p, size, HL_KIND_MALLOC);
 	if (!hl_guard_enter())
 		goto out_leave;
 	int saved = errno;

@@ -140,6 +140,16 @@ HL_INLINE void hl_memo_policy_record(struct hl_memo_policy *m, bool hit)
 	m->captures = m->hits = 0;
 }
 
+/* ---- early.c: events before the hook's constructor ---------------------- */
+
+/* Logs one event (1 alloc, 2 free, 3 realloc from address to new_address)
+ * made before the constructor. */
+void hl_early_record(unsigned op, uint64_t address, uint64_t new_address, uint64_t size,
+		     uint32_t stack_id, unsigned kind);
+/* Once connected: sends the logged events, then ALLOCs for the heap's blocks
+ * the log does not hold live. False (nothing sent) if the log overflowed. */
+bool hl_early_send(void);
+
 /* ---- emit.c: per-thread buffers and the socket writer -------------------- */
 
 /* Connects to the reporter at `path` and sends HELLO; false if it cannot. */
@@ -171,6 +181,8 @@ void hl_emit_thread_exit(void);
  * exception pool), so the reporter's live set matches the heap from the
  * start. Call right after connecting, with nothing else buffered. */
 void hl_emit_send_early_blocks(void);
+/* The same for the blocks for which known(address) is false. */
+void hl_emit_send_heap_blocks_except(bool (*known)(uint64_t address));
 /* Sends the final LIVE set and EXIT, then closes; false if not connected. */
 bool hl_emit_finish(unsigned how, int status);
 uint64_t hl_emit_dropped(void);

@@ -243,6 +243,8 @@ def main():
     ap.add_argument("--stdout", help="expected stdout of the program")
     ap.add_argument("--records", action="append", default=[])
     ap.add_argument("--repeated", action="append", default=[])
+    ap.add_argument("--totals", action="append", default=[],
+                    help="SEL:ALLOCS:FREES:BYTES, the process's total heap usage")
     ap.add_argument("--allow-warnings", action="store_true")
     ap.add_argument("--run-option", action="append", default=[],
                     help="an option for heapledger run (--run-option=--x=y)")
@@ -312,6 +314,13 @@ def main():
         if proc is None:
             fail("no process in %s" % spec)
         check_repeated(run.stderr, proc, spec, a.source)
+    for spec in a.totals:
+        sel, allocs, frees, nbytes = spec.split(":")
+        proc = pick(procs, sel)
+        got = proc and [proc["summary"][k] for k in ("allocs", "frees", "bytes_allocated")]
+        if got != [int(allocs), int(frees), int(nbytes)]:
+            fail("process %s: allocs, frees, bytes %s, expected %s" %
+                 (sel, got, [allocs, frees, nbytes]))
     check_no_hook_frames(procs)
     if not a.allow_warnings:
         check_no_warnings(run.stderr, procs)
