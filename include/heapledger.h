@@ -37,6 +37,15 @@ int heapledger_get_stats(struct heapledger_stats *out);
  * without allocating. */
 void heapledger_print_summary(int fd);
 
+/* Runs a leak check now, in a running (multi-threaded) program: every other
+ * thread is stopped for a reachability scan, which classifies each live
+ * block as valgrind does (definitely, indirectly, possibly lost, still
+ * reachable). Under `heapledger run` the result is sent to the reporter as
+ * a checkpoint of this process; standalone, the loss records that grew
+ * since the previous check and a LEAK SUMMARY are printed (like valgrind's
+ * `leak_check increased`). Returns 0, or -1 if the scan could not run. */
+int heapledger_check_leaks(void);
+
 #ifdef __cplusplus
 }
 #endif

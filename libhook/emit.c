@@ -44,7 +44,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "leakcheck.h"
 #include "lock.h"
+#include "scan.h"
 #include "track.h"
 
 /* Per thread, sent in one write when full. Each write costs the program a
@@ -807,11 +809,12 @@ void hl_emit_send_heap_blocks_except(bool (*known)(uint64_t address))
 
 struct live_sink {
 	struct hl_rec_live *rec; /* record being filled in scratch, or NULL */
+	uint16_t flags;          /* HL_LIVE_* of its records */
 };
 
-static void live_block(void *address, size_t size, uint32_t stack_id, unsigned kind, void *arg)
+static void live_append(struct live_sink *sink, void *address, size_t size, uint32_t stack_id,
+			unsigned kind, unsigned leak_class)
 {
-	struct live_sink *sink = arg;
 	if (hl_unlikely(stack_id >= stacks_sent)) {
 		/* Interned by another thread after the walk began: define it
 		 * first, outside any LIVE record. */
@@ -827,16 +830,36 @@ static void live_block(void *address, size_t size, uint32_t stack_id, unsigned k
 		sink->rec = scratch_reserve_locked(sizeof(struct hl_rec_live));
 		if (sink->rec == NULL)
 			return;
-		*sink->rec = (struct hl_rec_live){ .h = hl_wire_hdr(HL_REC_LIVE, 0,
+		*sink->rec = (struct hl_rec_live){ .h = hl_wire_hdr(HL_REC_LIVE, sink->flags,
 								   sizeof(struct hl_rec_live)) };
 		records_total++;
 	}
 	struct hl_wire_live_block *blk = (void *)(scratch + scratch_used);
 	scratch_used += sizeof(*blk);
 	*blk = (struct hl_wire_live_block){ .address = (uintptr_t)address, .size = size,
-					   .stack_id = stack_id, .kind = (uint8_t)kind };
+					   .stack_id = stack_id, .kind = (uint8_t)kind,
+					   .leak_class = (uint8_t)leak_class };
 	sink->rec->count++;
 	sink->rec->h.length += sizeof(*blk);
+}
+
+static void live_block(void *address, size_t size, uint32_t stack_id, unsigned kind, void *arg)
+{
+	live_append(arg, address, size, stack_id, kind, HL_CLASS_UNKNOWN);
+}
+
+/* The scan's blocks with their classes, while the world is stopped: only
+ * the lock-free stack table and the scratch buffer (write lock held). */
+static void live_scanned(struct hl_scan *s, void *arg)
+{
+	struct live_sink *sink = arg;
+	sink->flags |= HL_LIVE_SCANNED | (s->unstopped ? HL_LIVE_UNSTOPPED : 0);
+	for (size_t i = 0; i < s->nblocks; i++) {
+		struct hl_range *r = s->blocks[i];
+		live_append(sink, hl_range_data(r), hl_block_requested(r), hl_range_stack_id(r),
+			    hl_range_kind(r), hl_scan_class(s, i));
+	}
+	scratch_flush_locked();
 }
 
 static void send_exit_locked(unsigned how, int status)
@@ -860,12 +883,46 @@ bool hl_emit_finish(unsigned how, int status)
 	/* Stacks interned during the walk are sent before the records naming
 	 * them: definitions first, then LIVE blocks whose ids are all older. */
 	send_definitions_locked();
-	struct live_sink sink = { NULL };
-	hl_heap_walk(live_block, &sink);
+	struct live_sink sink = { NULL, 0 };
+	unsigned unstopped;
+	if (how != HL_EXIT_NORMAL || !hl_options.scan ||
+	    !hl_leakcheck_run(NULL, live_scanned, &sink, &unstopped)) {
+		sink = (struct live_sink){ NULL, 0 };
+		hl_heap_walk(live_block, &sink);
+	}
 	send_exit_locked(how, status);
 	bool ok = hl_emit_is_live();
 	hl_fd_release(&sock);
 	atomic_store(&state, ok ? EMIT_DONE : EMIT_LOST);
+	hl_unlock(&write_lock);
+	return ok;
+}
+
+/* An on-demand leak check: every buffered event and definition first, so the
+ * set is the live state right after them; then the set, then CHECK. The
+ * caller holds hl_leakcheck_lock. */
+bool hl_emit_check(const struct hl_scan_origin *origin, uint32_t seq, uint32_t flags)
+{
+	if (!hl_emit_is_live())
+		return false;
+	hl_lock(&write_lock);
+	flush_all_locked();
+	send_definitions_locked();
+	struct live_sink sink = { NULL, HL_LIVE_CHECK };
+	uint64_t ticks = hl_ticks();
+	unsigned unstopped = 0;
+	bool ok = hl_leakcheck_run(origin, live_scanned, &sink, &unstopped);
+	if (ok) {
+		struct hl_rec_check *rec = scratch_reserve_locked(sizeof(*rec));
+		if (rec) {
+			records_total++;
+			*rec = (struct hl_rec_check){
+				.h = hl_wire_hdr(HL_REC_CHECK, 0, sizeof(*rec)), .seq = seq,
+				.flags = flags | (unstopped ? HL_CHECK_UNSTOPPED : 0), .ticks = ticks };
+		}
+		scratch_flush_locked();
+	}
+	ok = ok && hl_emit_is_live();
 	hl_unlock(&write_lock);
 	return ok;
 }

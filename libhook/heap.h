@@ -292,6 +292,8 @@ void *hl_large_resize(struct hl_range *r, size_t n);
 bool hl_large_owns(const void *p);
 void hl_large_walk(hl_walk_fn fn, void *arg);
 void *hl_large_find(const void *address, size_t *size);
+typedef void (*hl_large_visit_fn)(void *base, size_t bytes, struct hl_range *r, void *arg);
+void hl_large_visit_locked(hl_large_visit_fn fn, void *arg);
 void hl_large_fork_prepare(void);
 void hl_large_fork_parent(void);
 void hl_large_fork_child(void);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "heap.h"
+#include "leakcheck.h"
 
 #define HL_OPTION_DEFAULT(key, field, min, max, def, values, help) .field = (def),
 struct hl_options hl_options = { HL_OPTION_TABLE(HL_OPTION_DEFAULT) };
@@ -119,8 +120,8 @@ static bool parse_choice(const char *value, size_t len, const char *values, unsi
 static bool parse_value(const struct hl_option_info *info, const char *value, size_t len,
 			unsigned *out)
 {
-	if (info->values)
-		return parse_choice(value, len, info->values, out);
+	if (info->values && parse_choice(value, len, info->values, out))
+		return true;
 	return parse_unsigned(value, len, info->max, out) && *out >= info->min;
 }
 
@@ -382,6 +383,7 @@ void hl_fork_child(void)
 	hl_caches_fork_child();
 	hl_alloc_fork_child();
 	exit_reported = false;
+	hl_leakcheck_fork_child();
 	hl_fd_release(&log_file); /* "%p" names another file in the child */
 	stderr_fork_child();
 	hl_track_fork_child();
@@ -409,13 +411,15 @@ void hl_exit_report(unsigned how, int status)
 {
 	if (!may_report() || atomic_exchange(&exit_reported, true))
 		return;
+	int fd = hl_log_fd(); /* before freeres: it clears the environment */
+	if (how == HL_EXIT_NORMAL)
+		hl_leakcheck_freeres(); /* after it, raw write(2) only: stdio is gone */
 	if (hl_track_exit(how, status))
 		return; /* the reporter prints the summary */
-	int fd = hl_log_fd();
 	if (hl_options.summary)
 		hl_summary_print(fd);
 	if (hl_options.leaks)
-		hl_track_print_leaks(fd);
+		hl_track_print_leaks(fd, how);
 	if (hl_options.summary)
 		hl_misuse_print_summary(fd);
 }
@@ -450,6 +454,7 @@ __attribute__((constructor)) static void hl_start(void)
 	pthread_atfork(hl_fork_prepare, hl_fork_parent, hl_fork_child);
 	on_exit(on_exit_status, NULL);
 	hl_track_init();
+	hl_leakcheck_init();
 	hl_cache_tracking_changed(); /* the main thread's cache predates tracking */
 }
 

@@ -143,6 +143,9 @@ void hl_fd_release(struct hl_fd *h);
  * mapped. Thread-safe. */
 void *hl_meta_alloc(size_t bytes);
 void hl_meta_free(void *p, size_t bytes);
+/* Calls fn for every mapping meta memory lives in; hold the lock
+ * (hl_meta_fork_prepare) around it. */
+void hl_meta_visit_locked(void (*fn)(void *p, size_t bytes, void *arg), void *arg);
 void hl_meta_fork_prepare(void);
 void hl_meta_fork_parent(void);
 void hl_meta_fork_child(void);
@@ -258,9 +261,9 @@ void hl_track_thread_exit(void);
  * the reporter and returns true, or returns false when there is no reporter
  * and the caller prints the standalone summary. */
 bool hl_track_exit(unsigned how, int status);
-/* Prints the standalone leak list (live blocks grouped by stack, symbolized
- * with dladdr) to fd. */
-void hl_track_print_leaks(int fd);
+/* Prints the standalone leak report to fd: loss records by class and stack
+ * (a scan classifies them at a normal exit, `how`), and the LEAK SUMMARY. */
+void hl_track_print_leaks(int fd, unsigned how);
 /* The stack of the calling code, for a misuse error: an id, or 0 when stacks
  * are off or the hook itself is running. */
 uint32_t hl_track_error_stack(void);

@@ -332,6 +332,23 @@ void *hl_large_find(const void *address, size_t *size)
 	return found;
 }
 
+/* For the leak scan, with large_lock held (hl_large_fork_prepare): every
+ * mapping this file holds, live (fn gets its block's header) or cached
+ * (header NULL). */
+void hl_large_visit_locked(hl_large_visit_fn fn, void *arg)
+{
+	for (size_t i = 0; i < live_capacity; i++) {
+		if (live_set[i] <= HL_TOMBSTONE)
+			continue;
+		struct hl_range *r = hl_range_of((void *)live_set[i]);
+		struct hl_large *l = hl_large_of(r);
+		fn((char *)l - l->lead_bytes, l->map_bytes, r, arg);
+	}
+	for (int i = 0; i < HL_LARGE_CACHE_SLOTS; i++)
+		if (cached[i].base != NULL)
+			fn(cached[i].base, cached[i].bytes, NULL, arg);
+}
+
 uint64_t hl_large_mapped_bytes(void)
 {
 	return atomic_load_explicit(&large_mapped, memory_order_relaxed);

@@ -19,6 +19,11 @@
 
 static struct hl_lock meta_lock = HL_LOCK_INIT;
 static void *meta_free_lists[HL_META_CLASSES];
+/* Every mapping meta memory lives in, so the leak scan never takes the
+ * hook's tables for roots. Past HL_META_MAPS mappings the rest go
+ * unlisted (the scan then reads them: more may look reachable). */
+#define HL_META_MAPS 1024
+static struct { void *p; size_t bytes; } meta_maps[HL_META_MAPS];
 static char *meta_bump;
 static size_t meta_bump_left;
 
@@ -36,12 +41,38 @@ static size_t meta_round_to_pages(size_t bytes)
 	return (bytes + page - 1) & ~(page - 1);
 }
 
+static void meta_maps_add_locked(void *p, size_t bytes)
+{
+	for (unsigned i = 0; p && i < HL_META_MAPS; i++) {
+		if (meta_maps[i].p == NULL) {
+			meta_maps[i].p = p;
+			meta_maps[i].bytes = bytes;
+			return;
+		}
+	}
+}
+
+static void meta_maps_remove_locked(void *p)
+{
+	for (unsigned i = 0; i < HL_META_MAPS; i++)
+		if (meta_maps[i].p == p)
+			meta_maps[i].p = NULL;
+}
+
+void hl_meta_visit_locked(void (*fn)(void *p, size_t bytes, void *arg), void *arg)
+{
+	for (unsigned i = 0; i < HL_META_MAPS; i++)
+		if (meta_maps[i].p)
+			fn(meta_maps[i].p, meta_maps[i].bytes, arg);
+}
+
 static void *meta_carve_locked(size_t bytes)
 {
 	if (meta_bump_left < bytes) {
 		char *chunk = hl_os_map(HL_META_CHUNK);
 		if (chunk == NULL)
 			return NULL;
+		meta_maps_add_locked(chunk, HL_META_CHUNK);
 		/* The tail of the old chunk is abandoned: at most 64 KiB per MiB. */
 		meta_bump = chunk;
 		meta_bump_left = HL_META_CHUNK;
@@ -56,8 +87,13 @@ void *hl_meta_alloc(size_t bytes)
 {
 	if (bytes == 0)
 		bytes = 1;
-	if (bytes > HL_META_SMALL_MAX)
-		return hl_os_map(meta_round_to_pages(bytes)); /* zeroed by the kernel */
+	if (bytes > HL_META_SMALL_MAX) {
+		void *big = hl_os_map(meta_round_to_pages(bytes)); /* zeroed by the kernel */
+		hl_lock(&meta_lock);
+		meta_maps_add_locked(big, meta_round_to_pages(bytes));
+		hl_unlock(&meta_lock);
+		return big;
+	}
 	unsigned cls = meta_class_of(bytes);
 	size_t class_bytes = (size_t)16 << cls;
 	hl_lock(&meta_lock);
@@ -79,6 +115,9 @@ void hl_meta_free(void *p, size_t bytes)
 	if (bytes == 0)
 		bytes = 1;
 	if (bytes > HL_META_SMALL_MAX) {
+		hl_lock(&meta_lock);
+		meta_maps_remove_locked(p);
+		hl_unlock(&meta_lock);
 		hl_os_unmap(p, meta_round_to_pages(bytes));
 		return;
 	}
@@ -89,7 +128,7 @@ void hl_meta_free(void *p, size_t bytes)
 	hl_unlock(&meta_lock);
 }
 
-/* fork(): hold the lock across it so the child sees consistent lists. */
+/* fork() and the leak scan: hold the lock so the lists stay consistent. */
 void hl_meta_fork_prepare(void)
 {
 	hl_lock(&meta_lock);

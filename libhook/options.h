@@ -17,7 +17,8 @@
  *   min, max the accepted range of a number; for a choice, 0 and count-1
  *   default  the value when the key is not given (a choice: its index)
  *   values   NULL for a number; "a|b|c" for a choice: the field holds the
- *            index of the value given (a=0, b=1, ...)
+ *            index of the value given (a=0, b=1, ...), or a number given
+ *            as such within min..max
  *
  * Values are read before the program's main() runs, from the environment,
  * without allocating: only unsigned numbers and fixed choices, no strings.
@@ -27,6 +28,12 @@
 #define HL_OPTIONS_H
 
 #include "heapledger/wire.h"
+
+/* Signal names at their Linux numbers, for check_signal (a number works too). */
+#define HL_SIGNAL_NAMES "off|SIGHUP|SIGINT|SIGQUIT|SIGILL|SIGTRAP|SIGABRT|SIGBUS|SIGFPE|" \
+	"SIGKILL|SIGUSR1|SIGSEGV|SIGUSR2|SIGPIPE|SIGALRM|SIGTERM|SIGSTKFLT|SIGCHLD|SIGCONT|" \
+	"SIGSTOP|SIGTSTP|SIGTTIN|SIGTTOU|SIGURG|SIGXCPU|SIGXFSZ|SIGVTALRM|SIGPROF|SIGWINCH|" \
+	"SIGIO|SIGPWR|SIGSYS"
 
 /* clang-format off */
 #define HL_OPTION_TABLE(X) \
@@ -38,6 +45,10 @@
 	X(large_cache, large_cache_mib, 0, 1u << 20,           256, NULL, "MiB of address space of freed large mappings kept for reuse") \
 	X(retain_ms,   retain_ms,       0, 3600000,            100, NULL, "milliseconds wholly free memory stays mapped for reuse") \
 	X(stack_cache, stack_cache,     0, 2,                  1,   NULL, "stack memo: 0 off (always unwind), 1 on, 2 on with every hit checked") \
+	X(scan,        scan,            0, 1,                  1,   NULL, "classify the blocks left at exit with a reachability scan (0: every block unknown)") \
+	X(freeres,     freeres,         0, 1,                  1,   NULL, "at exit, before the scan, let glibc and libstdc++ free their own memory, as valgrind does") \
+	X(show_reachable, show_reachable, 0, 1,                0,   NULL, "standalone: print still reachable loss records too, not only count them") \
+	X(check_signal, check_signal,   0, 64,                 0,   HL_SIGNAL_NAMES, "a signal that runs an on-demand leak check (a name or a number, off: none)") \
 	X(wait_ms,     wait_ms,         0, 3600000,            10000, NULL, "milliseconds the program may wait for the reporter (connect, each send) before going on standalone") \
 	X(quiet,       quiet,           0, 1,                  0,   NULL, "1: no notices about the reporter connection (an unreachable reporter)") \
 	X(on_error,    on_error,        0, 1,                  0,   "continue|abort", "heap misuse (invalid or double free, mismatched delete): report and go on, or report and abort") \

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "leakcheck.h"
 #include "track.h"
 
 #define PID_ENV HL_ENV_PID
@@ -258,7 +259,9 @@ bool hl_track_exit(unsigned how, int status)
 	hl_guard_enter();
 	if (hl_emit_is_live())
 		hl_modules_scan(); /* objects dlopen'd behind our back (e.g. by libc) */
+	hl_leakcheck_lock();
 	bool sent = hl_emit_finish(how, status);
+	hl_leakcheck_unlock();
 	uint64_t dropped = hl_emit_dropped();
 	if (!sent && dropped) {
 		struct hl_out out;
@@ -273,209 +276,11 @@ bool hl_track_exit(unsigned how, int status)
 	return sent;
 }
 
-/* ---- standalone leak list --------------------------------------------------- */
+/* ---- standalone leak report ------------------------------------------------ */
 
-struct leak_group {
-	uint32_t stack_id; /* 0: slot empty, or "no stack" when `blocks` > 0 */
-	uint64_t bytes;
-	uint64_t blocks;
-};
-
-struct leak_table {
-	struct leak_group *groups;
-	size_t mask;       /* slots - 1 */
-	uint64_t bytes;    /* all live blocks */
-	uint64_t blocks;
-	struct leak_group overflow; /* blocks whose group did not fit */
-};
-
-/* Walk callback: no allocation, no dl* call (arena lock held). */
-static void leak_add(void *address, size_t size, uint32_t stack_id, unsigned kind, void *arg)
+/* The loss records and LEAK SUMMARY live in lossrec.c; the scan that
+ * classifies them in scan.c, run from leakcheck.c. */
+void hl_track_print_leaks(int fd, unsigned how)
 {
-	struct leak_table *t = arg;
-	t->bytes += size;
-	t->blocks++;
-	size_t i = (stack_id * 0x9e3779b1u) & t->mask;
-	for (size_t probes = 0; probes <= t->mask; probes++, i = (i + 1) & t->mask) {
-		struct leak_group *g = &t->groups[i];
-		if (g->blocks == 0)
-			g->stack_id = stack_id;
-		if (g->stack_id == stack_id) {
-			g->bytes += size;
-			g->blocks++;
-			return;
-		}
-	}
-	t->overflow.bytes += size;
-	t->overflow.blocks++;
-}
-
-static bool group_before(const struct leak_group *a, const struct leak_group *b)
-{
-	return a->bytes != b->bytes ? a->bytes > b->bytes : a->stack_id < b->stack_id;
-}
-
-/* Heapsort, largest first: no qsort, which may allocate. */
-static void sift_down(struct leak_group *g, size_t root, size_t n)
-{
-	for (size_t child; (child = 2 * root + 1) < n; root = child) {
-		if (child + 1 < n && group_before(&g[child + 1], &g[child]))
-			child++;
-		if (!group_before(&g[child], &g[root]))
-			return;
-		struct leak_group tmp = g[root];
-		g[root] = g[child];
-		g[child] = tmp;
-	}
-}
-
-static void sort_groups(struct leak_group *g, size_t n)
-{
-	/* A min-heap on "before" puts the smallest at the root; popping it to
-	 * the end leaves the array largest first. */
-	for (size_t i = n / 2; i-- > 0;)
-		sift_down(g, i, n);
-	for (size_t end = n; end > 1; end--) {
-		struct leak_group tmp = g[0];
-		g[0] = g[end - 1];
-		g[end - 1] = tmp;
-		sift_down(g, 0, end - 1);
-	}
-}
-
-/* "==pid== ", as the lead's HEAP SUMMARY and valgrind print. */
-static void line_start(struct hl_out *out)
-{
-	hl_out_str(out, "==");
-	hl_out_u64(out, (uint64_t)getpid());
-	hl_out_str(out, "== ");
-}
-
-/* dladdr scans a module's whole dynamic symbol table; the records share
- * most of their outer frames, so each address is looked up once. */
-#define NAME_CACHE_SLOTS 2048u
-struct name_cache_slot {
-	uint64_t pc; /* 0: empty */
-	int found;   /* dladdr's result */
-	Dl_info info;
-};
-
-static int cached_dladdr(struct name_cache_slot *cache, uint64_t pc, Dl_info *info)
-{
-	/* pc - 1: a return address may already belong to the next function. */
-	if (cache == NULL)
-		return dladdr((void *)(uintptr_t)(pc - 1), info);
-	struct name_cache_slot *slot =
-		&cache[(pc * 0x9e3779b97f4a7c15u) >> 53]; /* 2048 slots: top 11 bits */
-	if (slot->pc != pc) {
-		slot->pc = pc;
-		slot->found = dladdr((void *)(uintptr_t)(pc - 1), &slot->info);
-	}
-	*info = slot->info;
-	return slot->found;
-}
-
-static void print_frame(struct hl_out *out, struct name_cache_slot *cache, uint64_t pc,
-			bool first)
-{
-	Dl_info info;
-	line_start(out);
-	hl_out_str(out, first ? "   at " : "   by ");
-	hl_out_hex(out, pc);
-	if (cached_dladdr(cache, pc, &info) == 0) {
-		hl_out_str(out, ": ???\n");
-		return;
-	}
-	hl_out_str(out, ": ");
-	if (info.dli_sname) {
-		hl_out_str(out, info.dli_sname);
-		hl_out_str(out, "+");
-		hl_out_hex(out, pc - (uintptr_t)info.dli_saddr);
-	} else {
-		hl_out_str(out, "???");
-	}
-	hl_out_str(out, " (");
-	hl_out_str(out, info.dli_fname && *info.dli_fname ? info.dli_fname : "?");
-	hl_out_str(out, "+");
-	hl_out_hex(out, pc - (uintptr_t)info.dli_fbase);
-	hl_out_str(out, ")\n");
-}
-
-void hl_track_print_stack(struct hl_out *out, uint32_t id)
-{
-	const struct hl_stack *s = id ? hl_stack_get(id) : NULL;
-	if (s == NULL) {
-		line_start(out);
-		hl_out_str(out, "   (no stack captured)\n");
-	}
-	for (unsigned i = 0; s && i < s->depth; i++)
-		print_frame(out, NULL, s->frames[i], i == 0);
-}
-
-static void print_group(struct hl_out *out, struct name_cache_slot *cache,
-			const struct leak_group *g, size_t rank, size_t n)
-{
-	line_start(out);
-	hl_out_u64_grouped(out, g->bytes);
-	hl_out_str(out, " bytes in ");
-	hl_out_u64_grouped(out, g->blocks);
-	hl_out_str(out, " blocks still in use at exit in record ");
-	hl_out_u64(out, rank);
-	hl_out_str(out, " of ");
-	hl_out_u64(out, n);
-	hl_out_str(out, "\n");
-	const struct hl_stack *s = hl_stack_get(g->stack_id);
-	if (s == NULL) {
-		line_start(out);
-		hl_out_str(out, "   (no stack captured)\n");
-	}
-	for (unsigned i = 0; s && i < s->depth; i++)
-		print_frame(out, cache, s->frames[i], i == 0);
-	line_start(out);
-	hl_out_str(out, s && s->truncated ? "   ... (deeper frames not captured)\n\n" : "\n");
-}
-
-void hl_track_print_leaks(int fd)
-{
-	int saved = errno;
-	hl_guard_enter();
-	size_t slots = 64;
-	while (slots < 2 * (size_t)hl_stack_next_id() + 64)
-		slots *= 2;
-	struct leak_table t = { .groups = hl_meta_alloc(slots * sizeof(struct leak_group)),
-				.mask = slots - 1 };
-	if (t.groups == NULL)
-		goto out_leave;
-	hl_heap_walk(leak_add, &t);
-	size_t n = 0;
-	for (size_t i = 0; i < slots; i++)
-		if (t.groups[i].blocks)
-			t.groups[n++] = t.groups[i];
-	sort_groups(t.groups, n);
-	struct hl_out out;
-	hl_out_init(&out, fd);
-	line_start(&out);
-	hl_out_str(&out, "LEAK LIST: ");
-	hl_out_u64_grouped(&out, t.bytes);
-	hl_out_str(&out, " bytes in ");
-	hl_out_u64_grouped(&out, t.blocks);
-	hl_out_str(&out, " blocks from ");
-	hl_out_u64(&out, n);
-	hl_out_str(&out, " allocation stacks\n");
-	/* Without memory for the cache, every frame is looked up afresh. */
-	struct name_cache_slot *cache =
-		hl_meta_alloc(NAME_CACHE_SLOTS * sizeof(struct name_cache_slot));
-	for (size_t i = 0; i < n && i < hl_options.max_leaks; i++)
-		print_group(&out, cache, &t.groups[i], i + 1, n);
-	if (cache)
-		hl_meta_free(cache, NAME_CACHE_SLOTS * sizeof(struct name_cache_slot));
-	if (n > hl_options.max_leaks) {
-		line_start(&out);
-		hl_out_str(&out, "(more records not shown; raise max_leaks=N)\n");
-	}
-	hl_out_flush(&out);
-	hl_meta_free(t.groups, slots * sizeof(struct leak_group));
-out_leave:
-	hl_guard_leave();
-	errno = saved;
+	hl_leakcheck_print_exit(fd, how);
 }

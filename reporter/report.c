@@ -215,5 +215,19 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 		hl_report_stack_of(r, p, g->stack, sym, max_frames, &l->stack);
 	}
 	add_errors(r, rp, p, sym, max_frames);
+	rp->nchecks = p->nchecks;
+	rp->checks = hl_arena_alloc(&r->arena, (p->nchecks + 1) * sizeof(*rp->checks));
+	for (size_t i = 0; i < p->nchecks; i++) {
+		const struct hl_check *c = &p->checks[i];
+		struct hl_report_check *rc = &rp->checks[i];
+
+		rc->seq = c->seq;
+		rc->by_signal = (c->flags & HL_CHECK_SIGNAL) != 0;
+		rc->all_threads_stopped = !(c->flags & HL_CHECK_UNSTOPPED);
+		rc->scanned = c->scanned;
+		rc->time_ns = hl_process_ticks_to_realtime(p, c->ticks);
+		memcpy(rc->bytes, c->bytes, sizeof(rc->bytes));
+		memcpy(rc->blocks, c->blocks, sizeof(rc->blocks));
+	}
 	return rp;
 }

@@ -46,6 +46,17 @@ struct hl_report_error {
 	struct hl_report_stack stack, alloc_stack, free_stack;
 };
 
+/* An on-demand leak check: the live blocks by class at that moment. */
+struct hl_report_check {
+	uint32_t seq;                 /* 1, 2, ... */
+	bool by_signal;               /* check_signal=, else heapledger_check_leaks() */
+	bool all_threads_stopped;
+	bool scanned;                 /* classes from the scan, else all unknown */
+	uint64_t time_ns;             /* CLOCK_REALTIME */
+	uint64_t bytes[HL_CLASS_SUPPRESSED + 1];  /* by enum hl_leak_class */
+	uint64_t blocks[HL_CLASS_SUPPRESSED + 1];
+};
+
 struct hl_report_process {
 	uint32_t pid, ppid;
 	const char *exe;
@@ -66,6 +77,8 @@ struct hl_report_process {
 	size_t nleaks;
 	struct hl_report_error *errors;
 	size_t nerrors;
+	struct hl_report_check *checks; /* in order */
+	size_t nchecks;
 };
 
 /* Leak kinds, as bits of struct hl_report_view.show_kinds. */

@@ -139,6 +139,32 @@ static json_t *argv_json(const char *const *argv, uint32_t argc)
 	return a;
 }
 
+/* A check's bytes and blocks per kind, with what is new since the check
+ * before (negative when blocks were freed). */
+static json_t *check_json(const struct hl_report_check *c, const struct hl_report_check *prev)
+{
+	json_t *o = json_object(), *kinds = json_object();
+
+	json_object_set_new(o, "seq", json_integer(c->seq));
+	json_object_set_new(o, "by", json_string(c->by_signal ? "signal" : "call"));
+	json_object_set_new(o, "time_ns", u64(c->time_ns));
+	json_object_set_new(o, "scanned", json_boolean(c->scanned));
+	json_object_set_new(o, "all_threads_stopped", json_boolean(c->all_threads_stopped));
+	for (unsigned k = 0; k <= HL_CLASS_SUPPRESSED; k++) {
+		json_t *v = json_object();
+
+		json_object_set_new(v, "bytes", u64(c->bytes[k]));
+		json_object_set_new(v, "blocks", u64(c->blocks[k]));
+		json_object_set_new(v, "new_bytes",
+				    json_integer((json_int_t)(c->bytes[k] - (prev ? prev->bytes[k] : 0))));
+		json_object_set_new(v, "new_blocks",
+				    json_integer((json_int_t)(c->blocks[k] - (prev ? prev->blocks[k] : 0))));
+		json_object_set_new(kinds, hl_leak_class_name(k), v);
+	}
+	json_object_set_new(o, "kinds", kinds);
+	return o;
+}
+
 static json_t *process_json(const struct hl_report_process *p)
 {
 	json_t *o = json_object();
@@ -158,6 +184,14 @@ static json_t *process_json(const struct hl_report_process *p)
 		json_array_append_new(leaks, leak_json(&p->leaks[i]));
 	for (size_t i = 0; i < p->nerrors; i++)
 		json_array_append_new(errors, error_json(&p->errors[i]));
+	{
+		json_t *checks = json_array();
+
+		for (size_t i = 0; i < p->nchecks; i++)
+			json_array_append_new(checks, check_json(&p->checks[i],
+								 i ? &p->checks[i - 1] : NULL));
+		json_object_set_new(o, "checks", checks);
+	}
 	json_object_set_new(o, "leaks", leaks);
 	json_object_set_new(o, "errors", errors);
 	return o;

@@ -414,11 +414,57 @@ static void print_consistency(const struct hl_report_process *p, FILE *out)
 			(unsigned long long)p->live_mismatch);
 }
 
+/* One class of a check, as valgrind's leak_check prints an increase:
+ * "definitely lost: 48 (+48) bytes in 2 (+2) blocks" (new since the last
+ * check; a decrease reads "-N"). */
+static void print_check_line(uint32_t pid, const struct hl_report_check *c,
+			     const struct hl_report_check *prev, unsigned k, const char *label,
+			     FILE *out)
+{
+	char a[32], b[32], c1[32], d[32];
+	int64_t db = (int64_t)(c->bytes[k] - (prev ? prev->bytes[k] : 0));
+	int64_t dn = (int64_t)(c->blocks[k] - (prev ? prev->blocks[k] : 0));
+
+	fprintf(out, "==%u== %18s: %s (%s%s) bytes in %s (%s%s) blocks\n", pid, label,
+		hl_fmt_grouped(a, c->bytes[k]), db < 0 ? "-" : "+",
+		hl_fmt_grouped(b, (uint64_t)(db < 0 ? -db : db)), hl_fmt_grouped(c1, c->blocks[k]),
+		dn < 0 ? "-" : "+", hl_fmt_grouped(d, (uint64_t)(dn < 0 ? -dn : dn)));
+}
+
+/* The on-demand checks, each with what is new since the one before. */
+static void print_checks(const struct hl_report_process *p, FILE *out)
+{
+	static const struct {
+		unsigned cls;
+		const char *label;
+	} lines[] = {
+		{ HL_CLASS_DEFINITE, "definitely lost" }, { HL_CLASS_INDIRECT, "indirectly lost" },
+		{ HL_CLASS_POSSIBLE, "possibly lost" }, { HL_CLASS_REACHABLE, "still reachable" },
+		{ HL_CLASS_SUPPRESSED, "suppressed" }, { HL_CLASS_UNKNOWN, "not classified" },
+	};
+
+	for (size_t i = 0; i < p->nchecks; i++) {
+		const struct hl_report_check *c = &p->checks[i], *prev = i ? &p->checks[i - 1] : NULL;
+		double secs = p->started_ns && c->time_ns > p->started_ns ?
+				      (double)(c->time_ns - p->started_ns) / 1e9 : 0.0;
+
+		fprintf(out, "==%u== LEAK CHECK %u (%s, %.3f s after start%s):\n", p->pid, c->seq,
+			c->by_signal ? "check_signal" : "heapledger_check_leaks()", secs,
+			c->all_threads_stopped ? "" : "; a thread did not stop for the scan");
+		for (size_t k = 0; k < HL_ARRAY_SIZE(lines); k++)
+			if (lines[k].cls != HL_CLASS_UNKNOWN || c->blocks[HL_CLASS_UNKNOWN] ||
+			    (prev && prev->blocks[HL_CLASS_UNKNOWN]))
+				print_check_line(p->pid, c, prev, lines[k].cls, lines[k].label, out);
+		fprintf(out, "==%u==\n", p->pid);
+	}
+}
+
 void hl_report_print_process_text(const struct hl_report *r,
 				  const struct hl_report_process *p, FILE *out)
 {
 	print_header(p, out);
 	print_summary(p, out);
+	print_checks(p, out);
 	print_errors(p, &r->view, out);
 	if (is_exec(p)) {
 		print_consistency(p, out);

@@ -256,3 +256,20 @@ ALTER TABLE leaks ADD COLUMN indirect_bytes INTEGER NOT NULL DEFAULT 0;
 -- the size it was given.
 ALTER TABLE errors ADD COLUMN call TEXT;
 ALTER TABLE errors ADD COLUMN detail INTEGER NOT NULL DEFAULT 0;
+
+-- migrate 7
+-- On-demand leak checks (heapledger_check_leaks(), check_signal=): per
+-- check of a process, one row per leak class with the bytes and blocks the
+-- scan found in it at that moment.
+CREATE TABLE checks (
+  process_id INTEGER NOT NULL REFERENCES processes(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,               -- 1, 2, ... per process image
+  time_ns INTEGER NOT NULL,           -- CLOCK_REALTIME of the scan
+  by_signal INTEGER NOT NULL,         -- run by check_signal=, else by the call
+  all_threads_stopped INTEGER NOT NULL,
+  scanned INTEGER NOT NULL,           -- the classes come from the scan
+  leak_class TEXT NOT NULL,           -- as leaks.leak_class
+  bytes INTEGER NOT NULL,
+  blocks INTEGER NOT NULL
+);
+CREATE INDEX checks_process ON checks(process_id, seq);

@@ -28,6 +28,7 @@ static void process_destroy(struct hl_process *p)
 	free(p->errors);
 	free(p->samples);
 	free(p->leaks);
+	free(p->checks);
 	hl_arena_free(&p->arena);
 	free(p);
 }
@@ -460,14 +461,46 @@ static void on_realloc(struct hl_process *p, const struct hl_rec_realloc *r)
 	event_counted(p, r->ticks);
 }
 
+/* Part of an on-demand check's set: only its totals are kept. */
+static void on_check_live(struct hl_process *p, const struct hl_rec_live *r, bool scanned)
+{
+	const struct hl_wire_live_block *lb = (const void *)(r + 1);
+	struct hl_check *c = &p->check_open;
+
+	c->scanned |= scanned;
+	for (uint32_t i = 0; i < r->count; i++) {
+		unsigned cls = scanned && lb[i].leak_class <= HL_CLASS_SUPPRESSED ?
+				       lb[i].leak_class : HL_CLASS_UNKNOWN;
+
+		c->bytes[cls] += lb[i].size;
+		c->blocks[cls]++;
+	}
+}
+
+/* CHECK closes the set: it becomes the process's next checkpoint. */
+static void on_check(struct hl_process *p, const struct hl_rec_check *r)
+{
+	struct hl_check *c;
+
+	hl_grow((void **)&p->checks, &p->checks_cap, p->nchecks, sizeof(*p->checks));
+	c = &p->checks[p->nchecks++];
+	*c = p->check_open;
+	c->seq = r->seq;
+	c->flags = r->flags;
+	c->ticks = r->ticks;
+	memset(&p->check_open, 0, sizeof(p->check_open));
+}
+
 static void on_live(struct hl_process *p, const struct hl_rec_live *r)
 {
 	const struct hl_wire_live_block *lb = (const void *)(r + 1);
 
 	bool scanned = (r->h.flags & HL_LIVE_SCANNED) != 0;
 
-	if (r->h.flags & HL_LIVE_CHECK)
-		return; /* an on-demand check's snapshot, not the exit set */
+	if (r->h.flags & HL_LIVE_CHECK) {
+		on_check_live(p, r, scanned); /* a snapshot, not the exit set */
+		return;
+	}
 	p->live_seen = true;
 	p->live_scanned |= scanned;
 	for (uint32_t i = 0; i < r->count; i++) {
@@ -689,6 +722,7 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec)
 	case HL_REC_THREAD_START: p->threads++; break;
 	case HL_REC_EXIT: on_exit_rec(p, (const void *)rec); break;
 	case HL_REC_LIVE: on_live(p, (const void *)rec); break;
+	case HL_REC_CHECK: on_check(p, (const void *)rec); break;
 	case HL_REC_ERROR: on_error(p, (const void *)rec); break;
 	case HL_REC_DROPPED:
 		p->dropped_events += ((const struct hl_rec_dropped *)rec)->events;

@@ -96,6 +96,18 @@ struct hl_leak_group {
 	const char *site_function; /* the site's innermost program function, or NULL */
 };
 
+/* An on-demand leak check (heapledger_check_leaks(), check_signal=): the
+ * live blocks at that moment, totalled by class (the LIVE set the hook sent,
+ * flagged HL_LIVE_CHECK, closed by a CHECK record). */
+struct hl_check {
+	uint32_t seq;              /* 1, 2, ... per process image */
+	uint32_t flags;            /* HL_CHECK_* */
+	uint64_t ticks;            /* when the scan stopped the threads */
+	bool scanned;              /* its classes come from the scan */
+	uint64_t bytes[HL_CLASS_SUPPRESSED + 1];  /* by enum hl_leak_class */
+	uint64_t blocks[HL_CLASS_SUPPRESSED + 1];
+};
+
 struct hl_run;
 
 struct hl_process {
@@ -163,6 +175,10 @@ struct hl_process {
 
 	bool clock_synced;
 	uint64_t sync_ticks[2], sync_mono[2], sync_real[2]; /* first, latest BATCH */
+
+	struct hl_check *checks;     /* on-demand leak checks, in order */
+	size_t nchecks, checks_cap;
+	struct hl_check check_open;  /* the set being received (before its CHECK) */
 
 	struct hl_leak_group *leaks; /* after finish, in loss record order
 				      * (valgrind's: largest last) */

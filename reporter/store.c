@@ -161,7 +161,7 @@ int hl_store_run_delete(struct hl_store *s, int64_t run_id)
 enum {
 	ST_PROCESS, ST_SUMMARY, ST_MODULE, ST_SYMBOL, ST_STACK, ST_FRAME,
 	ST_FRAMES, ST_FRAME_BASE, ST_AGGREGATE, ST_LEAK, ST_SITE, ST_BLOCK, ST_ERROR, ST_SAMPLE,
-	ST_COUNT
+	ST_CHECK, ST_COUNT
 };
 
 /* Frame rows go in FRAMES_PER_INSERT at a time: most of a row's cost was
@@ -200,6 +200,7 @@ static const char *const statement_sql[ST_COUNT] = {
 		" block_size, stack_id, alloc_stack_id, free_stack_id, time_ns, call, detail)"
 		" VALUES (?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_SAMPLE] = "INSERT INTO timeline VALUES (?,?,?,?)",
+	[ST_CHECK] = "INSERT INTO checks VALUES (?,?,?,?,?,?,?,?,?)",
 };
 
 struct writer {
@@ -671,6 +672,32 @@ static int write_timeline(struct writer *w)
 	return err;
 }
 
+/* Each on-demand check: one row per class. */
+static int write_checks(struct writer *w)
+{
+	sqlite3_stmt *st = w->st[ST_CHECK];
+	int err = 0;
+
+	for (size_t i = 0; i < w->p->nchecks && !err; i++) {
+		const struct hl_check *c = &w->p->checks[i];
+
+		for (unsigned k = 0; k <= HL_CLASS_SUPPRESSED && !err; k++) {
+			sqlite3_bind_int64(st, 1, w->process_id);
+			sqlite3_bind_int64(st, 2, c->seq);
+			sqlite3_bind_int64(st, 3,
+					   (int64_t)hl_process_ticks_to_realtime(w->p, c->ticks));
+			sqlite3_bind_int(st, 4, (c->flags & HL_CHECK_SIGNAL) != 0);
+			sqlite3_bind_int(st, 5, !(c->flags & HL_CHECK_UNSTOPPED));
+			sqlite3_bind_int(st, 6, c->scanned);
+			sqlite3_bind_text(st, 7, hl_leak_class_name(k), -1, SQLITE_STATIC);
+			sqlite3_bind_int64(st, 8, (int64_t)c->bytes[k]);
+			sqlite3_bind_int64(st, 9, (int64_t)c->blocks[k]);
+			err = step_done(w->s, st);
+		}
+	}
+	return err;
+}
+
 static int write_all(struct writer *w)
 {
 	int err = write_process_row(w);
@@ -687,6 +714,8 @@ static int write_all(struct writer *w)
 		err = write_errors(w);
 	if (!err)
 		err = write_timeline(w);
+	if (!err)
+		err = write_checks(w);
 	return err;
 }
 

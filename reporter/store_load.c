@@ -189,6 +189,54 @@ static int load_errors(struct hl_store *s, struct hl_report *r, int64_t process_
 	return err;
 }
 
+/* The process's on-demand checks: one row per class, grouped by seq. */
+static int load_checks(struct hl_store *s, struct hl_report *r, int64_t process_id,
+		       struct hl_report_process *p)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+
+	if (sqlite3_prepare_v2(s->db,
+		"SELECT seq, time_ns, by_signal, all_threads_stopped, scanned, leak_class,"
+		" bytes, blocks FROM checks WHERE process_id = ? ORDER BY seq, rowid",
+		-1, &st, NULL))
+		return load_fail(s, "checks");
+	sqlite3_bind_int64(st, 1, process_id);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		uint32_t seq = (uint32_t)sqlite3_column_int64(st, 0);
+		const char *cls = (const char *)sqlite3_column_text(st, 5);
+		struct hl_report_check *c;
+
+		if (!p->nchecks || p->checks[p->nchecks - 1].seq != seq) {
+			if (p->nchecks == cap) {
+				struct hl_report_check *grown;
+
+				cap = cap ? cap * 2 : 8;
+				grown = hl_arena_alloc(&r->arena, cap * sizeof(*grown));
+				if (p->nchecks)
+					memcpy(grown, p->checks, p->nchecks * sizeof(*grown));
+				p->checks = grown;
+			}
+			c = &p->checks[p->nchecks++];
+			memset(c, 0, sizeof(*c));
+			c->seq = seq;
+			c->time_ns = col_u64(st, 1);
+			c->by_signal = sqlite3_column_int(st, 2) != 0;
+			c->all_threads_stopped = sqlite3_column_int(st, 3) != 0;
+			c->scanned = sqlite3_column_int(st, 4) != 0;
+		}
+		c = &p->checks[p->nchecks - 1];
+		for (unsigned k = 0; k <= HL_CLASS_SUPPRESSED; k++) {
+			if (cls && !strcmp(cls, hl_leak_class_name(k))) {
+				c->bytes[k] = col_u64(st, 6);
+				c->blocks[k] = col_u64(st, 7);
+			}
+		}
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
 static void fill_process(struct hl_report *r, sqlite3_stmt *st,
 			 struct hl_report_process *p)
 {
@@ -239,6 +287,8 @@ static int load_processes(struct hl_store *s, int64_t run_id, struct hl_report *
 		err = load_leaks(s, r, id, p);
 		if (!err)
 			err = load_errors(s, r, id, p);
+		if (!err)
+			err = load_checks(s, r, id, p);
 	}
 	sqlite3_finalize(st);
 	return err;

@@ -7,7 +7,7 @@ set -u
 lib=$1 prog=$2
 log=$(mktemp) && err=$(mktemp) || exit 1
 trap 'rm -f "$log" "$err"' EXIT
-env -u HEAPLEDGER_SOCKET HEAPLEDGER_LOG="$log" HEAPLEDGER_OPTIONS=stack_cache=2 \
+env -u HEAPLEDGER_SOCKET HEAPLEDGER_LOG="$log" HEAPLEDGER_OPTIONS=stack_cache=2:scan=0 \
 	LD_PRELOAD="$lib" "$prog" 2>"$err" || { echo "program failed"; cat "$err" "$log"; exit 1; }
 fail=0
 if grep -q '^heapledger: ' "$err"; then

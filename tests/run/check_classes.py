@@ -53,6 +53,43 @@ SUMMARY = [
 ]
 
 
+def check_checkpoints(hl, client, tmp):
+    """On-demand checks: each one's totals by kind and what is new since the
+    check before, in text, JSON, the database and `heapledger report`."""
+    db, js = os.path.join(tmp, "c.db"), os.path.join(tmp, "c.json")
+    r = run(hl, "run", "--db", db, "--json", js, "--", client, "checks")
+    text = lines_of(r.stderr)
+    want = [
+        "LEAK CHECK 2 (check_signal, 0.000 s after start):",
+        "   definitely lost: 40 (-8) bytes in 2 (+0) blocks",
+        "   indirectly lost: 0 (+0) bytes in 0 (+0) blocks",
+        "     possibly lost: 0 (+0) bytes in 0 (+0) blocks",
+        "   still reachable: 100 (+0) bytes in 1 (+0) blocks",
+        "        suppressed: 0 (+0) bytes in 0 (+0) blocks",
+    ]
+    if "LEAK CHECK 2" not in r.stderr or text[text.index(want[0]):][:6] != want:
+        fail("check 2 in text: %s" % text)
+    if "   definitely lost: 48 (+48) bytes in 2 (+2) blocks" not in text:
+        fail("check 1 in text: %s" % text)
+    with open(js, encoding="utf-8") as f:
+        doc = json.load(f)
+    checks = doc["processes"][0]["checks"]
+    if [(c["seq"], c["by"]) for c in checks] != [(1, "call"), (2, "signal")]:
+        fail("JSON checks: %s" % checks)
+    if checks[1]["kinds"]["definitely"] != {"bytes": 40, "blocks": 2, "new_bytes": -8,
+                                            "new_blocks": 0}:
+        fail("JSON check 2: %s" % checks[1]["kinds"])
+    stored = run(hl, "report", "--db", db, "--format", "json")
+    if json.loads(stored.stdout) != doc:
+        fail("the stored checks differ from the --json report")
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT seq, bytes, blocks FROM checks WHERE leak_class = 'definitely'"
+                       " ORDER BY seq").fetchall()
+    con.close()
+    if rows != [(1, 48, 2), (2, 40, 2)]:
+        fail("database checks: %s" % rows)
+
+
 def main():
     hl, client = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
@@ -107,6 +144,8 @@ def main():
         r = run(hl, "report", "--db", db, "--show-leak-kinds=bogus")
         if r.returncode != 125 or "show-leak-kinds" not in r.stderr:
             fail("a bad --show-leak-kinds is not a usage error (%d)" % r.returncode)
+
+        check_checkpoints(hl, client, tmp)
 
         # run takes the same options.
         r = run(hl, "run", "--no-db", "--show-leak-kinds=none", "--", client, "classes")

@@ -14,6 +14,10 @@
  *            (report speed with many leak sites); exit 0
  *   module PATH  a MODULE_LOAD naming PATH (a FIFO, say) and 3 leaks from a
  *            stack inside it, then the `leak` process's records; exit 3
+ *   checks   two on-demand leak checks (LIVE flagged HL_LIVE_CHECK, then
+ *            CHECK): the first by heapledger_check_leaks() finds 2 x 24
+ *            bytes definitely lost and 100 still reachable; by the second
+ *            (check_signal) one of the 24 was freed and 16 more lost; exit 0
  *   classes  a leak scan's verdicts at exit (LIVE flagged HL_LIVE_SCANNED):
  *            fake_leaker's blocks 2 x 24 definitely lost and 1 x 100 still
  *            reachable, fake_child_leaker's 3 x 16 indirectly and 1 x 40
@@ -224,6 +228,37 @@ static int scenario_module(int argc, char **argv, const char *path)
 	return 3;
 }
 
+static int scenario_checks(int argc, char **argv)
+{
+	const struct hl_wire_live_block first[] = {
+		{ .address = 0x500000, .size = 24, .stack_id = 1, .leak_class = HL_CLASS_DEFINITE },
+		{ .address = 0x500040, .size = 24, .stack_id = 1, .leak_class = HL_CLASS_DEFINITE },
+		{ .address = 0x500080, .size = 100, .stack_id = 2, .leak_class = HL_CLASS_REACHABLE },
+	};
+	const struct hl_wire_live_block second[] = {
+		first[0], first[2],
+		{ .address = 0x5000c0, .size = 16, .stack_id = 2, .leak_class = HL_CLASS_DEFINITE },
+	};
+	struct hl_enc e;
+	int fd = connect_reporter();
+
+	hl_enc_init(&e);
+	prologue(&e, HL_ORIGIN_START, argc, argv);
+	for (size_t i = 0; i < 3; i++)
+		hl_enc_alloc(&e, first[i].address, first[i].size, 10 + i, first[i].stack_id, 0);
+	hl_enc_live(&e, first, 3, HL_LIVE_SCANNED | HL_LIVE_CHECK);
+	hl_enc_check(&e, 1, 0, 20);
+	hl_enc_free(&e, first[1].address, 30, 0);
+	hl_enc_alloc(&e, second[2].address, second[2].size, 31, second[2].stack_id, 0);
+	hl_enc_live(&e, second, 3, HL_LIVE_SCANNED | HL_LIVE_CHECK);
+	hl_enc_check(&e, 2, HL_CHECK_SIGNAL, 40);
+	hl_enc_live(&e, second, 3, HL_LIVE_SCANNED);
+	hl_enc_exit(&e, HL_EXIT_NORMAL, 0, 100);
+	send_all(fd, &e);
+	hl_enc_destroy(&e);
+	return 0;
+}
+
 static int scenario_classes(int argc, char **argv)
 {
 	const struct hl_wire_live_block live[] = {
@@ -333,6 +368,8 @@ int main(int argc, char **argv)
 		return scenario_fork(argc, argv);
 	if (!strcmp(argv[1], "module") && argc > 2)
 		return scenario_module(argc, argv, argv[2]);
+	if (!strcmp(argv[1], "checks"))
+		return scenario_checks(argc, argv);
 	if (!strcmp(argv[1], "classes"))
 		return scenario_classes(argc, argv);
 	if (!strcmp(argv[1], "gate_classes"))

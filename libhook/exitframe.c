@@ -1,0 +1,93 @@
+/*
+ * libhook/exitframe.c: where the exiting thread's live stack begins, for
+ * the exit scan.
+ *
+ * At exit the scan reads the exiting thread's stack from a stack pointer
+ * up. From its own frame, it would also read the frames of exit() and of
+ * the exit handlers, laid over the dead frames of main() and of whatever
+ * main() called: slots they never wrote still hold the program's old
+ * pointers, and blocks those name would look reachable (valgrind ignores
+ * such slots because they are undefined; we cannot tell). So the scan
+ * starts where the program called exit(): libunwind walks up from here to
+ * the frame of libc's exit() (main's return calls it too), and the stack
+ * pointer and callee-saved registers of its caller are the ones read.
+ * Nothing is interposed, so no frame of ours sits in the program's stacks.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <stdlib.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "scan.h"
+
+static uintptr_t exit_sp;
+static uintptr_t exit_regs[8];
+
+/* libc's exit(): [lo, hi). */
+static bool exit_span(uintptr_t *lo, uintptr_t *hi)
+{
+	Dl_info info;
+	const ElfW(Sym) *sym = NULL;
+	void *fn = dlsym(RTLD_DEFAULT, "exit");
+	if (fn == NULL || !dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) || sym == NULL ||
+	    sym->st_size == 0)
+		return false;
+	*lo = (uintptr_t)fn;
+	*hi = *lo + sym->st_size;
+	return true;
+}
+
+static void caller_registers(unw_cursor_t *cursor)
+{
+#if defined(__x86_64__)
+	static const int regs[] = { UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12,
+				    UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15 };
+#elif defined(__aarch64__)
+	static const int regs[] = { UNW_AARCH64_X19, UNW_AARCH64_X20, UNW_AARCH64_X21,
+				    UNW_AARCH64_X22, UNW_AARCH64_X23, UNW_AARCH64_X24,
+				    UNW_AARCH64_X25, UNW_AARCH64_X26 };
+#else
+	static const int regs[] = { UNW_REG_SP };
+#endif
+	for (unsigned i = 0; i < sizeof(regs) / sizeof(regs[0]) && i < 8; i++) {
+		unw_word_t v = 0;
+		unw_get_reg(cursor, regs[i], &v);
+		exit_regs[i] = (uintptr_t)v;
+	}
+}
+
+void hl_exit_frame_find(void)
+{
+	uintptr_t lo, hi;
+	unw_context_t context;
+	unw_cursor_t cursor;
+	if (!exit_span(&lo, &hi) || unw_getcontext(&context) != 0 ||
+	    unw_init_local(&cursor, &context) != 0)
+		return;
+	for (unsigned depth = 0; depth < 64 && unw_step(&cursor) > 0; depth++) {
+		unw_word_t ip = 0;
+		unw_get_reg(&cursor, UNW_REG_IP, &ip);
+		if (ip <= lo || ip > hi) /* a return address: one past the call */
+			continue;
+		if (unw_step(&cursor) <= 0)
+			return;
+		unw_word_t sp = 0;
+		unw_get_reg(&cursor, UNW_REG_SP, &sp);
+		exit_sp = (uintptr_t)sp;
+		caller_registers(&cursor);
+		return;
+	}
+}
+
+bool hl_exit_frame(uintptr_t *sp, uintptr_t *regs)
+{
+	if (exit_sp == 0)
+		return false;
+	*sp = exit_sp;
+	for (unsigned i = 0; i < 8; i++)
+		regs[i] = exit_regs[i];
+	return true;
+}

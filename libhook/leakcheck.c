@@ -1,0 +1,293 @@
+/*
+ * libhook/leakcheck.c: when the leak scan (scan.c) runs, and where its
+ * classes go.
+ *
+ *  - At a normal exit (exit() or return from main), after the program's
+ *    exit handlers: first libstdc++'s __gnu_cxx::__freeres() and glibc's
+ *    __libc_freeres(), as valgrind does by default (freeres=0 turns that
+ *    off), so the runtime's own buffers are not counted; then one scan. Its
+ *    classes go into the LIVE records (HL_LIVE_SCANNED) or the standalone
+ *    report. Freeing glibc's memory is safe only when no other thread runs
+ *    (valgrind has ended them by then; we cannot), so it is skipped when
+ *    /proc/self/task lists more than this thread, and in a forked child
+ *    (whose freeres would free what it inherited from the parent's other
+ *    threads, allocated before the fork). After it, output uses raw
+ *    write(2) only (hl_out, the socket): stdio's buffers are gone.
+ *  - _exit, abort, fatal signals: no scan (the program's state is not one
+ *    it meant to end in, and nothing may hang); the classes stay unknown
+ *    and the report says "not scanned".
+ *  - On demand: heapledger_check_leaks() from any thread, or the signal
+ *    named by check_signal=. A signal handler cannot scan (the interrupted
+ *    code may hold the very locks the scan takes), so the handler only
+ *    wakes a helper thread, started when the option is set, which runs the
+ *    check. With a reporter, a check sends its LIVE set flagged
+ *    HL_LIVE_CHECK and a CHECK record; standalone, it prints the records
+ *    that grew since the previous check.
+ * One scan at a time (check_lock).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "leakcheck.h"
+#include "lossrec.h"
+#include "scan.h"
+#include "track.h"
+
+static struct hl_lock check_lock = HL_LOCK_INIT;
+static uint32_t check_seq;
+static struct hl_lossrec_table *previous_check; /* standalone: for "grew since" */
+
+void hl_leakcheck_lock(void)
+{
+	hl_lock(&check_lock);
+}
+
+void hl_leakcheck_unlock(void)
+{
+	hl_unlock(&check_lock);
+}
+
+static bool exiting;
+/* A forked child: glibc's freeres would free the parent's other threads'
+ * stacks and thread data it inherited, which it never saw allocated. */
+static bool forked;
+
+bool hl_leakcheck_run(const struct hl_scan_origin *origin, hl_leakcheck_fn consume, void *arg,
+		      unsigned *unstopped)
+{
+	struct hl_scan s;
+	memset(&s, 0, sizeof(s));
+	s.at_exit = exiting;
+	if (origin && origin->sp) {
+		s.from_caller = true;
+		s.own_sp = origin->sp;
+		memcpy(s.own_regs, origin->regs, sizeof(s.own_regs));
+	}
+	if (!hl_scan_begin(&s))
+		return false;
+	hl_scan_classify(&s);
+	consume(&s, arg);
+	*unstopped = s.unstopped;
+	hl_scan_end(&s);
+	return true;
+}
+
+/* ---- runtime internals ------------------------------------------------------- */
+
+static void (*cxx_freeres)(void);
+static void (*libc_freeres)(void);
+
+static int find_libstdcxx(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	*(bool *)arg |= info->dlpi_name && strstr(info->dlpi_name, "/libstdc++.so");
+	return 0;
+}
+
+/* Looked up only where they exist: a failed dlsym allocates its error
+ * message, which would show in the counters valgrind's do not have. */
+static void freeres_resolve(void)
+{
+	bool cxx = false;
+	dl_iterate_phdr(find_libstdcxx, &cxx);
+	if (cxx)
+		cxx_freeres = (void (*)(void))dlsym(RTLD_DEFAULT, "_ZN9__gnu_cxx9__freeresEv");
+	libc_freeres = (void (*)(void))dlsym(RTLD_DEFAULT, "__libc_freeres");
+}
+
+void hl_leakcheck_freeres(void)
+{
+	exiting = true; /* the exit scan follows */
+	hl_guard_enter();
+	hl_exit_frame_find();
+	hl_guard_leave();
+	if (!hl_options.freeres || !hl_options.scan || forked || hl_world_thread_count() > 1)
+		return;
+	hl_guard_enter();
+	freeres_resolve();
+	hl_guard_leave();
+	if (cxx_freeres)
+		cxx_freeres();
+	if (libc_freeres)
+		libc_freeres();
+}
+
+/* ---- the standalone report --------------------------------------------------- */
+
+static void add_scanned(struct hl_scan *s, void *arg)
+{
+	struct hl_lossrec_table *t = arg;
+	for (size_t i = 0; i < s->nblocks; i++) {
+		struct hl_range *r = s->blocks[i];
+		hl_lossrec_add(t, hl_range_stack_id(r), hl_scan_class(s, i), hl_block_requested(r),
+			       hl_scan_indirect_bytes(s, i));
+	}
+}
+
+static void add_walked(void *address, size_t size, uint32_t stack_id, unsigned kind, void *arg)
+{
+	(void)address;
+	(void)kind;
+	hl_lossrec_add(arg, stack_id, HL_CLASS_UNKNOWN, size, 0);
+}
+
+static const char *unscanned_why(unsigned how)
+{
+	if (!hl_options.scan)
+		return "scan=0";
+	switch (how) {
+	case HL_EXIT_UNDERSCORE: return "the process ended through _exit";
+	case HL_EXIT_ABORT: return "the process aborted";
+	default: return "no memory for the scan";
+	}
+}
+
+void hl_leakcheck_print_exit(int fd, unsigned how)
+{
+	int saved = errno;
+	hl_guard_enter();
+	struct hl_lossrec_table *t = hl_lossrec_new();
+	struct hl_lossrec_report report = { .why = unscanned_why(how) };
+	if (t == NULL)
+		goto out_leave;
+	hl_lock(&check_lock);
+	if (how == HL_EXIT_NORMAL && hl_options.scan)
+		report.scanned = hl_leakcheck_run(NULL, add_scanned, t, &report.unstopped);
+	hl_unlock(&check_lock);
+	if (!report.scanned)
+		hl_heap_walk(add_walked, t);
+	hl_lossrec_print(fd, t, NULL, &report);
+	hl_lossrec_free(t);
+out_leave:
+	hl_guard_leave();
+	errno = saved;
+}
+
+/* ---- on-demand checks -------------------------------------------------------- */
+
+static int check_standalone(const struct hl_scan_origin *origin, uint32_t seq, unsigned *unstopped)
+{
+	struct hl_lossrec_table *t = hl_lossrec_new();
+	if (t == NULL)
+		return -1;
+	if (!hl_leakcheck_run(origin, add_scanned, t, unstopped)) {
+		hl_lossrec_free(t);
+		return -1;
+	}
+	struct hl_lossrec_report report = { .scanned = true, .check_seq = seq,
+					     .unstopped = *unstopped };
+	hl_lossrec_print(hl_log_fd(), t, previous_check, &report);
+	hl_lossrec_free(previous_check);
+	previous_check = t;
+	return 0;
+}
+
+static int check(const struct hl_scan_origin *origin, bool by_signal)
+{
+	int saved = errno;
+	hl_guard_enter();
+	hl_lock(&check_lock);
+	uint32_t seq = ++check_seq;
+	unsigned unstopped = 0;
+	int ret;
+	if (hl_emit_is_live())
+		ret = hl_emit_check(origin, seq, by_signal ? HL_CHECK_SIGNAL : 0) ? 0 : -1;
+	else
+		ret = check_standalone(origin, seq, &unstopped);
+	hl_unlock(&check_lock);
+	hl_guard_leave();
+	errno = saved;
+	return ret;
+}
+
+HL_API HL_NOINLINE int heapledger_check_leaks(void)
+{
+	struct hl_scan_origin origin;
+	hl_scan_save_registers(origin.regs);
+	origin.sp = (uintptr_t)__builtin_frame_address(0);
+	return check(&origin, false);
+}
+
+/* ---- check_signal: a helper thread runs what the handler asks ---------------- */
+
+static _Atomic int requests;  /* futex word: checks asked for by the signal */
+static int helper_running;
+
+static void check_signal_handler(int sig)
+{
+	(void)sig;
+	int saved = errno;
+	atomic_fetch_add(&requests, 1);
+	syscall(SYS_futex, &requests, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	errno = saved;
+}
+
+static void *helper_main(void *arg)
+{
+	(void)arg;
+	int done = 0;
+	sigset_t all;
+	sigfillset(&all);
+	sigdelset(&all, hl_world_stop_signal()); /* another check or the exit scan stops it */
+	pthread_sigmask(SIG_BLOCK, &all, NULL); /* the program's signals are not ours */
+	for (;;) {
+		int asked = atomic_load(&requests);
+		if (asked == done) {
+			syscall(SYS_futex, &requests, FUTEX_WAIT_PRIVATE, asked, NULL, NULL, 0);
+			continue;
+		}
+		done = asked;
+		check(NULL, true);
+	}
+	return NULL;
+}
+
+static void start_helper(void)
+{
+	pthread_t thread;
+	pthread_attr_t attr;
+	hl_guard_enter(); /* its thread data is the hook's: not tracked */
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	helper_running = pthread_create(&thread, &attr, helper_main, NULL) == 0;
+	pthread_attr_destroy(&attr);
+	hl_guard_leave();
+}
+
+void hl_leakcheck_init(void)
+{
+	if (hl_options.check_signal == 0)
+		return;
+	start_helper();
+	if (!helper_running) {
+		hl_warn("cannot start the leak check thread; check_signal is ignored", NULL);
+		return;
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = check_signal_handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction((int)hl_options.check_signal, &sa, NULL) != 0)
+		hl_warn("cannot install the check_signal handler", NULL);
+}
+
+/* Only the forking thread exists in the child: a new helper, and the
+ * previous checks' records were the parent's. */
+void hl_leakcheck_fork_child(void)
+{
+	hl_lock_reset(&check_lock);
+	forked = true;
+	previous_check = NULL;
+	check_seq = 0;
+	if (helper_running)
+		start_helper();
+}

@@ -1,0 +1,45 @@
+/*
+ * libhook/leakcheck.h: running the leak scan (leakcheck.c) for its users:
+ * the exit path (init.c, track.c), the event stream (emit.c) and the
+ * public heapledger_check_leaks().
+ */
+#ifndef HL_LEAKCHECK_H
+#define HL_LEAKCHECK_H
+
+#include "internal.h"
+
+struct hl_scan;
+/* Called with the world stopped and the scan's classes ready: no
+ * allocation, no lock, no dl* call. */
+typedef void (*hl_leakcheck_fn)(struct hl_scan *s, void *arg);
+
+/* Where the calling thread's stack is read from: the frame and callee-saved
+ * registers of the public entry point, so the hook's own frames (laid over
+ * the program's dead ones, whose stale pointers they may still hold) are
+ * skipped. sp 0: the scan's own frame. */
+struct hl_scan_origin {
+	uintptr_t sp;
+	uintptr_t regs[8];
+};
+
+/* Scans and hands the result to consume; false if the scan could not run.
+ * *unstopped: a thread did not stop for it. Caller holds hl_leakcheck_lock
+ * and no allocator lock. */
+bool hl_leakcheck_run(const struct hl_scan_origin *origin, hl_leakcheck_fn consume, void *arg,
+		      unsigned *unstopped);
+/* One scan at a time: taken before emit.c's write lock. */
+void hl_leakcheck_lock(void);
+void hl_leakcheck_unlock(void);
+/* Before the exit scan: glibc's and libstdc++'s freeres (freeres=1). */
+void hl_leakcheck_freeres(void);
+/* Standalone: scans (normal exit) or walks, then prints the report. */
+void hl_leakcheck_print_exit(int fd, unsigned how);
+/* check_signal=: installs the handler and its helper thread. */
+void hl_leakcheck_init(void);
+void hl_leakcheck_fork_child(void);
+
+/* emit.c: an on-demand check's LIVE set and CHECK record to the reporter;
+ * false if not connected or the scan could not run. */
+bool hl_emit_check(const struct hl_scan_origin *origin, uint32_t seq, uint32_t flags);
+
+#endif /* HL_LEAKCHECK_H */

@@ -1,0 +1,526 @@
+/*
+ * libhook/scan.c: the reachability scan that gives each live block
+ * valgrind's leak class (memcheck's mc_leakcheck.c is the model).
+ *
+ *  - definitely lost: no pointer to the block was found;
+ *  - indirectly lost: reached only from lost blocks (each definitely lost
+ *    block leads a "clique" and counts the bytes it holds indirectly);
+ *  - possibly lost: reached only through interior pointers (or from
+ *    possibly lost blocks), none of which a heuristic accepts;
+ *  - still reachable: a start pointer (or an interior pointer a heuristic
+ *    accepts) from a root or from a reachable block.
+ *
+ * Blocks: the live program blocks (block.h's hl_block_is_live: allocated,
+ * not in a thread cache nor quarantined) in one array sorted by address, built without sorting them:
+ * segments (sorted, a few hundred) are walked in order, each one's ranges
+ * lie in address order, and the few large blocks are merged in. Scan state
+ * is a side array (one byte per block, plus bytes per clique leader), never
+ * a header bit. "The block containing X" is O(1) for segment blocks: each
+ * segment has a bitmap with one bit per 16-byte granule set at each block
+ * start and the count of set bits before each 64-bit word, so the index of
+ * the last block starting at or below X is a rank (a popcount); large
+ * blocks are found by binary search.
+ *
+ * The scan itself: roots (roots.c) push the blocks they point to; the mark
+ * stack is then drained, reading each pushed block's words; then each block
+ * still unreached becomes a clique leader and collects what it reaches, as
+ * in valgrind (lc_process_markstack, lc_push_with_clique_if_a_chunk_ptr).
+ * Valgrind's default interior-pointer heuristics (--leak-check-heuristics=
+ * all) apply: stdstring, length64, newarray, multipleinheritance.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+#include <sys/mman.h>
+
+#include "scan.h"
+#include "track.h"
+
+#define GRANULE_SHIFT 4
+#define SEGMENT_GRANULES (HL_SEGMENT_SIZE >> GRANULE_SHIFT)
+#define SEGMENT_WORDS (SEGMENT_GRANULES / 64)
+
+struct hl_scan_segment {
+	uintptr_t base;  /* 0: empty slot */
+	size_t first;    /* index of its first block in s->blocks */
+	uint64_t *bits;  /* SEGMENT_WORDS: a bit per block start */
+	uint32_t *rank;  /* SEGMENT_WORDS: set bits before each word */
+};
+
+void *hl_scan_map(struct hl_scan *s, size_t bytes)
+{
+	size_t page = hl_os_page_size();
+	bytes = (bytes + page - 1) & ~(page - 1);
+	if (s->nown == sizeof(s->own) / sizeof(s->own[0]))
+		return NULL;
+	void *p = hl_os_map(bytes);
+	if (p) {
+		s->own[s->nown].p = p;
+		s->own[s->nown++].bytes = bytes;
+	}
+	return p;
+}
+
+static inline uintptr_t block_start(const struct hl_scan *s, size_t i)
+{
+	return (uintptr_t)(s->blocks[i] + 1);
+}
+
+static inline size_t block_size(const struct hl_scan *s, size_t i)
+{
+	return hl_block_requested(s->blocks[i]);
+}
+
+/* ---- collecting the blocks ------------------------------------------------- */
+
+static void sort_addresses(uintptr_t *v, size_t n)
+{
+	for (size_t gap = n / 2; gap > 0; gap /= 2)
+		for (size_t i = gap; i < n; i++)
+			for (size_t j = i; j >= gap && v[j - gap] > v[j]; j -= gap) {
+				uintptr_t t = v[j];
+				v[j] = v[j - gap];
+				v[j - gap] = t;
+			}
+}
+
+struct large_list {
+	uintptr_t *items;
+	size_t count;
+};
+
+static void add_large(void *base, size_t bytes, struct hl_range *r, void *arg)
+{
+	(void)base;
+	(void)bytes;
+	struct large_list *l = arg;
+	if (r == NULL)
+		return;
+	if (l->items)
+		l->items[l->count] = (uintptr_t)r;
+	l->count++;
+}
+
+static struct hl_scan_segment *segment_slot(const struct hl_scan *s, uintptr_t base)
+{
+	size_t i = (size_t)((base >> HL_SEGMENT_SHIFT) * 0x9e3779b97f4a7c15ull) & s->segment_mask;
+	for (;; i = (i + 1) & s->segment_mask)
+		if (s->segments[i].base == base || s->segments[i].base == 0)
+			return &s->segments[i];
+}
+
+/* Appends the program blocks of one segment and indexes them. */
+static void collect_segment(struct hl_scan *s, struct hl_segment *seg, uint64_t *bits,
+			    uint32_t *rank)
+{
+	struct hl_scan_segment *slot = segment_slot(s, (uintptr_t)seg);
+	*slot = (struct hl_scan_segment){ (uintptr_t)seg, s->nblocks, bits, rank };
+	for (struct hl_range *r = hl_segment_first_range(seg); !(r->flags & HL_RANGE_SENTINEL);
+	     r = hl_range_next(r)) {
+		if (!hl_block_is_live(r))
+			continue;
+		size_t g = ((uintptr_t)(r + 1) - (uintptr_t)seg) >> GRANULE_SHIFT;
+		bits[g / 64] |= 1ull << (g % 64);
+		s->blocks[s->nblocks++] = r;
+	}
+	uint32_t before = 0;
+	for (size_t w = 0; w < SEGMENT_WORDS; w++) {
+		rank[w] = before;
+		before += (uint32_t)__builtin_popcountll(bits[w]);
+	}
+}
+
+static size_t count_segments(struct hl_scan *s, uintptr_t *out)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < HL_MAX_ARENAS; i++) {
+		if (!(s->arenas_locked & (1ull << i)))
+			continue;
+		for (struct hl_segment *seg = hl_arenas[i].segments; seg; seg = seg->next) {
+			if (hl_segment_is_spare(seg))
+				continue;
+			if (out)
+				out[n] = (uintptr_t)seg;
+			n++;
+		}
+	}
+	return n;
+}
+
+static bool collect_blocks(struct hl_scan *s)
+{
+	size_t nseg = count_segments(s, NULL);
+	struct large_list large = { 0 };
+	hl_large_visit_locked(add_large, &large);
+	uintptr_t *segs = hl_scan_map(s, (nseg + large.count + 1) * sizeof(uintptr_t));
+	if (segs == NULL)
+		return false;
+	count_segments(s, segs);
+	large.items = segs + nseg;
+	large.count = 0;
+	hl_large_visit_locked(add_large, &large);
+	sort_addresses(segs, nseg);
+	sort_addresses(large.items, large.count);
+
+	size_t bound = large.count;
+	for (size_t i = 0; i < nseg; i++)
+		bound += HL_SEGMENT_SIZE / HL_RANGE_MIN;
+	size_t slots = 16;
+	while (slots < 2 * nseg + 2)
+		slots *= 2;
+	s->segment_mask = slots - 1;
+	s->segments = hl_scan_map(s, slots * sizeof(struct hl_scan_segment));
+	uint64_t *bits = hl_scan_map(s, nseg * SEGMENT_WORDS * (sizeof(uint64_t) + sizeof(uint32_t)) + 8);
+	s->blocks = hl_scan_map(s, bound * sizeof(*s->blocks) + 8);
+	s->large = hl_scan_map(s, large.count * sizeof(size_t) + 8);
+	if (!s->segments || !bits || !s->blocks || !s->large)
+		return false;
+	uint32_t *ranks = (uint32_t *)(bits + nseg * SEGMENT_WORDS);
+	size_t si = 0, li = 0;
+	while (si < nseg || li < large.count) {
+		if (li < large.count && (si == nseg || large.items[li] < segs[si])) {
+			s->large[s->nlarge++] = s->nblocks;
+			s->blocks[s->nblocks++] = (struct hl_range *)large.items[li++];
+		} else {
+			collect_segment(s, (struct hl_segment *)segs[si], bits + si * SEGMENT_WORDS,
+					ranks + si * SEGMENT_WORDS);
+			si++;
+		}
+	}
+	if (s->nblocks) {
+		s->lo = block_start(s, 0);
+		size_t last = s->nblocks - 1;
+		s->hi = block_start(s, last) + block_size(s, last) + 1;
+	}
+	s->mark = hl_scan_map(s, s->nblocks + 8);
+	s->stack = hl_scan_map(s, s->nblocks * sizeof(uint32_t) + 8);
+	return s->mark && s->stack;
+}
+
+/* ---- finding the block that contains an address ----------------------------- */
+
+static inline bool contains(const struct hl_scan *s, size_t i, uintptr_t p)
+{
+	uintptr_t start = block_start(s, i);
+	size_t size = block_size(s, i);
+	return p >= start && p < start + (size ? size : 1); /* size 0: its start only */
+}
+
+static HL_NOINLINE ssize_t find_large(const struct hl_scan *s, uintptr_t p)
+{
+	size_t lo = 0, hi = s->nlarge;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (block_start(s, s->large[mid]) <= p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || !contains(s, s->large[lo - 1], p))
+		return -1;
+	return (ssize_t)s->large[lo - 1];
+}
+
+static inline ssize_t find_block(const struct hl_scan *s, uintptr_t p)
+{
+	if (p - s->lo >= s->hi - s->lo)
+		return -1;
+	enum hl_region region = hl_registry_lookup((void *)p);
+	if (region == HL_REGION_LARGE)
+		return find_large(s, p);
+	if (region != HL_REGION_SEGMENT)
+		return -1;
+	const struct hl_scan_segment *seg = segment_slot(s, p & ~(uintptr_t)(HL_SEGMENT_SIZE - 1));
+	if (seg->base == 0)
+		return -1; /* spare, or an arena the scan could not lock */
+	size_t g = (p - seg->base) >> GRANULE_SHIFT;
+	uint64_t upto = seg->bits[g / 64] & (~0ull >> (63 - g % 64));
+	size_t rank = seg->rank[g / 64] + (size_t)__builtin_popcountll(upto);
+	if (rank == 0)
+		return -1;
+	size_t i = seg->first + rank - 1;
+	return contains(s, i, p) ? (ssize_t)i : -1;
+}
+
+/* ---- interior-pointer heuristics (valgrind's heuristic_reachedness) --------- */
+
+static uintptr_t word_at(uintptr_t address)
+{
+	uintptr_t v;
+	memcpy(&v, (const void *)address, sizeof(v));
+	return v;
+}
+
+/* A vtable: in a readable file mapping, and among its next 20 words at
+ * least two non-null ones, each pointing into executable file mappings,
+ * before any that does not. */
+static bool is_vtable(const struct hl_scan *s, uintptr_t address)
+{
+	const struct hl_map *m = hl_roots_map_of(s, address);
+	if (m == NULL || !m->file || !(m->prot & PROT_READ))
+		return false;
+	uintptr_t last = address + 20 * sizeof(uintptr_t);
+	if (last > m->end - sizeof(uintptr_t))
+		last = m->end - sizeof(uintptr_t);
+	unsigned functions = 0;
+	for (uintptr_t at = address; at <= last; at += sizeof(uintptr_t)) {
+		uintptr_t fn = word_at(at);
+		if (fn == 0)
+			continue;
+		const struct hl_map *code = hl_roots_map_of(s, fn);
+		if (code == NULL || !code->file || !(code->prot & PROT_EXEC))
+			return false;
+		if (++functions == 2)
+			return true;
+	}
+	return false;
+}
+
+static bool heuristic_reaches(const struct hl_scan *s, uintptr_t p, size_t i)
+{
+	uintptr_t start = block_start(s, i);
+	size_t size = block_size(s, i);
+	const size_t word = sizeof(uintptr_t);
+	/* stdstring: length, capacity, refcount, then the characters and NUL */
+	if (p == start + 3 * word && size > 3 * word) {
+		uintptr_t capacity = word_at(start + word);
+		if (3 * word + capacity + 1 == size && word_at(start) <= capacity)
+			return true;
+	}
+	if (p == start + 8 && size > 8) {
+		uint64_t head = word_at(start);
+		/* length64: a 64-bit length of the rest of the block */
+		if (head > 0 && size - 8 == head)
+			return true;
+		/* newarray: new[] of objects with a destructor, after the count */
+		if (head > 0 && (size - 8) % head == 0)
+			return true;
+	}
+	/* multipleinheritance: a vtable pointer at p and at the start */
+	if (p % word == 0 && p + word <= start + size && size >= word) {
+		uintptr_t inner = word_at(p), first = word_at(start);
+		if (inner % word == 0 && inner >= 4096 && first % word == 0 && first >= 4096 &&
+		    is_vtable(s, inner) && is_vtable(s, first))
+			return true;
+	}
+	return false;
+}
+
+/* ---- marking ---------------------------------------------------------------- */
+
+static inline void push(struct hl_scan *s, size_t i)
+{
+	if (s->mark[i] & HL_MARK_PENDING)
+		return;
+	s->mark[i] |= HL_MARK_PENDING;
+	s->stack[s->top++] = (uint32_t)i;
+}
+
+static inline void set_state(struct hl_scan *s, size_t i, unsigned state)
+{
+	s->mark[i] = (uint8_t)((s->mark[i] & ~HL_MARK_STATE) | state);
+}
+
+/* Valgrind's lc_push_without_clique_if_a_chunk_ptr. */
+static HL_NOINLINE void reach(struct hl_scan *s, uintptr_t p, bool prior_definite)
+{
+	ssize_t found = find_block(s, p);
+	if (found < 0)
+		return;
+	size_t i = (size_t)found;
+	unsigned state = s->mark[i] & HL_MARK_STATE;
+	if (state == HL_MARK_REACHABLE)
+		return;
+	bool as_start = p == block_start(s, i) || heuristic_reaches(s, p, i);
+	if (as_start && prior_definite) {
+		set_state(s, i, HL_MARK_REACHABLE);
+		push(s, i);
+	} else if (state == HL_MARK_UNREACHED) {
+		set_state(s, i, HL_MARK_POSSIBLE);
+		push(s, i);
+	}
+}
+
+/* Valgrind's lc_push_with_clique_if_a_chunk_ptr. */
+static HL_NOINLINE void gather(struct hl_scan *s, uintptr_t p, size_t clique)
+{
+	ssize_t found = find_block(s, p);
+	if (found < 0 || (size_t)found == clique)
+		return;
+	size_t i = (size_t)found;
+	if ((s->mark[i] & HL_MARK_STATE) != HL_MARK_UNREACHED)
+		return;
+	push(s, i);
+	s->indirect[clique] += block_size(s, i) + s->indirect[i];
+	set_state(s, i, HL_MARK_INDIRECT);
+}
+
+#define NO_CLIQUE SIZE_MAX
+
+static void scan_words(struct hl_scan *s, uintptr_t start, uintptr_t end, bool prior_definite,
+		       size_t clique)
+{
+	uintptr_t lo = s->lo, span = s->hi - s->lo;
+	start = (start + sizeof(uintptr_t) - 1) & ~(uintptr_t)(sizeof(uintptr_t) - 1);
+	end &= ~(uintptr_t)(sizeof(uintptr_t) - 1);
+	if (end > start)
+		s->scanned_bytes += end - start;
+	for (uintptr_t at = start; at < end; at += sizeof(uintptr_t)) {
+		uintptr_t v = *(const uintptr_t *)at;
+		if (hl_likely(v - lo >= span))
+			continue;
+		if (clique == NO_CLIQUE)
+			reach(s, v, prior_definite);
+		else
+			gather(s, v, clique);
+	}
+}
+
+void hl_scan_root_range(struct hl_scan *s, uintptr_t start, uintptr_t end)
+{
+	if (s->nblocks)
+		scan_words(s, start, end, true, NO_CLIQUE);
+}
+
+/* A thread stopped inside malloc or free holds the block's header address,
+ * not its start: counted as a start pointer, or a block being handed out
+ * would show as lost for an instant. Registers and stacks only. */
+static void reach_from_thread(struct hl_scan *s, uintptr_t word)
+{
+	if (word - s->lo + sizeof(struct hl_range) < s->hi - s->lo + sizeof(struct hl_range) &&
+	    find_block(s, word) < 0) {
+		ssize_t i = find_block(s, word + sizeof(struct hl_range));
+		if (i >= 0 && block_start(s, (size_t)i) == word + sizeof(struct hl_range))
+			word += sizeof(struct hl_range);
+	}
+	reach(s, word, true);
+}
+
+void hl_scan_root_word(struct hl_scan *s, uintptr_t word)
+{
+	if (s->nblocks)
+		reach_from_thread(s, word);
+}
+
+void hl_scan_root_stack(struct hl_scan *s, uintptr_t start, uintptr_t end)
+{
+	if (s->nblocks == 0)
+		return;
+	start = (start + sizeof(uintptr_t) - 1) & ~(uintptr_t)(sizeof(uintptr_t) - 1);
+	end &= ~(uintptr_t)(sizeof(uintptr_t) - 1);
+	if (end > start)
+		s->scanned_bytes += end - start;
+	for (uintptr_t at = start; at < end; at += sizeof(uintptr_t)) {
+		uintptr_t v = *(const uintptr_t *)at;
+		if (v - s->lo + sizeof(struct hl_range) < s->hi - s->lo + sizeof(struct hl_range))
+			reach_from_thread(s, v);
+	}
+}
+
+static void drain(struct hl_scan *s, size_t clique)
+{
+	while (s->top) {
+		size_t i = s->stack[--s->top];
+		s->mark[i] &= (uint8_t)~HL_MARK_PENDING;
+		bool prior_definite = (s->mark[i] & HL_MARK_STATE) != HL_MARK_POSSIBLE;
+		uintptr_t start = block_start(s, i);
+		scan_words(s, start, start + block_size(s, i), prior_definite,
+			   clique == NO_CLIQUE ? NO_CLIQUE : clique);
+	}
+}
+
+void hl_scan_classify(struct hl_scan *s)
+{
+	if (s->nblocks == 0)
+		return;
+	hl_roots_scan(s);
+	drain(s, NO_CLIQUE);
+	bool any_lost = false;
+	for (size_t i = 0; i < s->nblocks && !any_lost; i++)
+		any_lost = (s->mark[i] & HL_MARK_STATE) == HL_MARK_UNREACHED;
+	if (!any_lost)
+		return;
+	s->indirect = hl_scan_map(s, s->nblocks * sizeof(uint64_t));
+	if (s->indirect == NULL)
+		return; /* every unreached block stays definitely lost, none indirect */
+	for (size_t i = 0; i < s->nblocks; i++) {
+		if ((s->mark[i] & HL_MARK_STATE) != HL_MARK_UNREACHED)
+			continue;
+		push(s, i);
+		drain(s, i);
+	}
+}
+
+/* ---- begin and end ---------------------------------------------------------- */
+
+/* The scanning thread's callee-saved registers: a caller may keep the only
+ * pointer to a block in one of them. */
+HL_NOINLINE void hl_scan_save_registers(uintptr_t *regs)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("movq %%rbx, 0(%0)\n\tmovq %%rbp, 8(%0)\n\tmovq %%r12, 16(%0)\n\t"
+			 "movq %%r13, 24(%0)\n\tmovq %%r14, 32(%0)\n\tmovq %%r15, 40(%0)"
+			 : : "r"(regs) : "memory");
+#elif defined(__aarch64__)
+	__asm__ volatile("stp x19, x20, [%0]\n\tstp x21, x22, [%0, #16]\n\t"
+			 "stp x23, x24, [%0, #32]\n\tstp x25, x26, [%0, #48]"
+			 : : "r"(regs) : "memory");
+#else
+	(void)regs;
+#endif
+}
+
+static void lock_arenas(struct hl_scan *s)
+{
+	unsigned count = hl_arena_count;
+	for (unsigned i = 0; i < count; i++) {
+		hl_lock(&hl_arenas[i].lock);
+		s->arenas_locked |= 1ull << i;
+	}
+}
+
+/* An arena created after lock_arenas: taken if free, else its blocks are
+ * left out (its creator was stopped holding it). */
+static void lock_late_arenas(struct hl_scan *s)
+{
+	for (unsigned i = 0; i < hl_arena_count && i < HL_MAX_ARENAS; i++)
+		if (!(s->arenas_locked & (1ull << i)) && hl_trylock(&hl_arenas[i].lock))
+			s->arenas_locked |= 1ull << i;
+}
+
+bool hl_scan_begin(struct hl_scan *s)
+{
+	if (!s->from_caller) {
+		hl_scan_save_registers(s->own_regs);
+		s->own_sp = (uintptr_t)__builtin_frame_address(0);
+	}
+	if (s->at_exit)
+		hl_exit_frame(&s->own_sp, s->own_regs);
+	hl_roots_find_hook(s);
+	lock_arenas(s);
+	hl_large_fork_prepare();
+	hl_meta_fork_prepare();
+	s->world = hl_world_stop(s);
+	lock_late_arenas(s);
+	if (s->world == NULL || !hl_roots_read_maps(s) || !collect_blocks(s)) {
+		hl_scan_end(s);
+		return false;
+	}
+	s->unstopped = s->world->unstopped;
+	return true;
+}
+
+void hl_scan_end(struct hl_scan *s)
+{
+	bool world_free = hl_world_resume(s->world);
+	hl_meta_fork_parent();
+	hl_large_fork_parent();
+	for (unsigned i = 0; i < HL_MAX_ARENAS; i++)
+		if (s->arenas_locked & (1ull << i))
+			hl_unlock(&hl_arenas[i].lock);
+	s->arenas_locked = 0;
+	for (unsigned i = 0; i < s->nown; i++)
+		if (world_free || s->own[i].p != (void *)s->world)
+			hl_os_unmap(s->own[i].p, s->own[i].bytes);
+	s->nown = 0;
+	s->world = NULL;
+}
