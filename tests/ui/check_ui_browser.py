@@ -20,7 +20,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ui_fixture import Server, count, fail, make_db, marker_line  # noqa: E402
+from ui_fixture import Daemon, Server, count, fail, make_db, marker_line  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHROMIUM = "/usr/bin/chromium"
@@ -82,15 +82,26 @@ def main():
             "timeline_points": count(db, "SELECT count(*) FROM timeline WHERE process_id = ?", first),
             "report": report,
         }
-        sv = Server(heapledger, db)
-        expect["url"] = sv.url
-        with open(os.path.join(tmp, "expect.json"), "w", encoding="utf-8") as f:
-            json.dump(expect, f)
+        # A daemon run still being written: one client stored, the page
+        # open; the page runs a second client and must show its processes.
+        live = Daemon(heapledger, os.path.join(tmp, "live.db"), os.path.join(tmp, "live.sock"))
+        live_sv = sv = None
         try:
+            live.run(prog, "a")
+            live.wait_processes(1, 2)
+            live_sv = Server(heapledger, live.db)
+            expect["live"] = {"url": live_sv.url, "env": live.env, "prog": prog}
+            sv = Server(heapledger, db)
+            expect["url"] = sv.url
+            with open(os.path.join(tmp, "expect.json"), "w", encoding="utf-8") as f:
+                json.dump(expect, f)
             r = subprocess.run(["node", script, os.path.join(tmp, "expect.json"), shots],
                                cwd=where, capture_output=True, text=True, timeout=240)
         finally:
-            sv.stop()
+            for server in (sv, live_sv):
+                if server:
+                    server.stop()
+            live.stop()
         sys.stdout.write(r.stdout + r.stderr[-3000:])
         if r.returncode != 0:
             sys.exit(1)

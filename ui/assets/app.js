@@ -282,6 +282,15 @@ async function errorList(run, box) {
   box.replaceChildren(...items);
 }
 
+function watchLive(id, known) {
+  setTimeout(async () => {
+    if (location.hash !== '#/run/' + id) return;
+    const run = await api('runs/' + id).catch(() => null);
+    if (run && (run.processes.length !== known || run.ended_ns)) route();
+    else watchLive(id, known);
+  }, 2000);
+}
+
 async function pageRun(id) {
   /* The first page of leaks is asked for with the run, not after it. */
   const start = { offset: 0, filter: '', cls: '' };
@@ -308,8 +317,10 @@ async function pageRun(id) {
   await leakTable(run, leaksBox, start, firstLeaks);
   await errorList(run, errBox);
   if (procs.length) await processViews(procs[0], views);
-  /* A daemon run still being written: its processes arrive as they end. */
-  if (live) setTimeout(() => { if (location.hash === '#/run/' + id) route(); }, 5000);
+  /* A daemon run still being written: its processes arrive as they end.
+   * The run is asked for every 2 s; the page is drawn again only when a
+   * process arrived or the run ended, so an open stack stays open. */
+  if (live) watchLive(id, procs.length);
 }
 
 /* ---- diff, history, search ---- */

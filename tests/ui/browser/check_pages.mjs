@@ -6,6 +6,7 @@
 // Usage: node check_pages.mjs EXPECT.json SCREENSHOT_DIR
 // EXPECT: {url, beta_line, source_name, timeline_points, runs, report}
 import { chromium } from 'playwright-core';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -73,10 +74,12 @@ async function flameGraph(page) {
     const g = [...document.querySelectorAll('#flame svg g.frame')].find(x => d3.select(x).datum().data.name === 'leak_alpha');
     g.dispatchEvent(new MouseEvent('click', { bubbles: true }));
   });
-  const zoomed = await page.evaluate(() => {
+  // The zoom is d3's transition, however short: wait for it to end.
+  const zoomed = await page.waitForFunction(root => {
     const g = [...document.querySelectorAll('#flame svg g.frame')].find(x => d3.select(x).datum().data.name === 'leak_alpha');
-    return +g.querySelector('rect').getAttribute('width');
-  });
+    const w = +g.querySelector('rect').getAttribute('width');
+    return w >= root - 1 ? w : false;
+  }, widths.root, { timeout: 15000 }).then(h => h.jsonValue()).catch(() => 0);
   check(zoomed >= widths.root - 1, `after a click leak_alpha spans the graph (${zoomed} of ${widths.root})`);
   check(widths.main > 0, 'main is drawn');
   return total;
@@ -123,6 +126,21 @@ async function otherPages(page) {
   await shot(page, 'daemon-run');
 }
 
+// A daemon run still being written: the page shows the processes stored so
+// far, then, without a click, those of a program that ends while it is open.
+async function liveRun(browser) {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  watch(page);
+  await page.goto(expect.live.url + '#/run/1');
+  await ready(page);
+  check(await page.locator('#process-tree li').count() === 2, 'live run: the first client\'s two processes');
+  check((await page.locator('main').innerText()).includes('still running'), 'live run: said to be running');
+  execFileSync('sh', ['-c', expect.live.env + 'exec "$@"', 'sh', expect.live.prog, 'a'], { stdio: 'ignore' });
+  await page.waitForFunction(() => document.querySelectorAll('#process-tree li').length === 4, null, { timeout: 60000 });
+  await shot(page, 'live-run');
+  await page.close();
+}
+
 // The HTML report, opened from a file with the network off: every request
 // that is not for the file itself fails the test.
 async function htmlReport(browser) {
@@ -164,6 +182,7 @@ try {
   await runPage(page);
   await otherPages(page);
   if (expect.report) await htmlReport(browser);
+  await liveRun(browser);
   check(problems.length === 0, problems.join('\n'));
 } catch (e) {
   failed = e;
