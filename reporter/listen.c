@@ -64,25 +64,45 @@ static void listener_init(struct hl_listener *l, struct hl_run *run)
 	l->run = run;
 }
 
-int hl_listen_open_private(struct hl_listener *l, struct hl_run *run)
+/* A fresh 0700 directory under base with a socket in it. */
+static int open_private_in(struct hl_listener *l, const char *base)
 {
-	const char *tmp = getenv("TMPDIR");
 	char path[PATH_MAX + 8];
 	int err;
 
-	listener_init(l, run);
-	if (!tmp || !*tmp)
-		tmp = "/tmp";
-	if (snprintf(l->dir, sizeof(l->dir), "%s/heapledger.XXXXXX", tmp) >= (int)sizeof(l->dir))
+	if (snprintf(l->dir, sizeof(l->dir), "%s/heapledger.XXXXXX", base) >= (int)sizeof(l->dir)) {
+		l->dir[0] = 0;
 		return -ENAMETOOLONG;
-	if (!mkdtemp(l->dir)) /* mkdtemp makes it 0700 */
+	}
+	if (!mkdtemp(l->dir)) { /* mkdtemp makes it 0700 */
+		l->dir[0] = 0;
 		return -errno;
+	}
 	snprintf(path, sizeof(path), "%s/sock", l->dir);
 	err = bind_socket(l, path);
 	if (err) {
 		rmdir(l->dir);
 		l->dir[0] = 0;
 	}
+	return err;
+}
+
+int hl_listen_open_private(struct hl_listener *l, struct hl_run *run)
+{
+	const char *tmp = getenv("TMPDIR");
+	int first, err;
+
+	listener_init(l, run);
+	if (!tmp || !*tmp)
+		return open_private_in(l, "/tmp");
+	first = open_private_in(l, tmp);
+	if (!first || !strcmp(tmp, "/tmp"))
+		return first;
+	/* A stale TMPDIR must not stop the program from running. */
+	err = open_private_in(l, "/tmp");
+	if (!err)
+		hl_log("TMPDIR %s is not usable (%s); the socket is %s", tmp,
+		       strerror(-first), l->path);
 	return err;
 }
 

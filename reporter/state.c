@@ -254,6 +254,14 @@ static inline void event_counted(struct hl_process *p, uint64_t ticks)
 
 /* ---- reconciliation ------------------------------------------------------- */
 
+/* HL_INHERITED_TICKS: a block a fork child inherited predates everything the
+ * child does, so it enters the child's table at ticks 0. Its parent's ticks
+ * are not comparable with the child's first events: the hook reads the clock
+ * once per dense run of events, and a child's first run may carry a value
+ * older than the parent's last allocations, so its frees of them looked
+ * older than the blocks, were ignored, and showed up as "frees without their
+ * allocation" plus as many leaks (every fork-then-free program). */
+
 /* A block enters or leaves the live set (the set the leak report is made of;
  * in_use and the per-stack live counters always describe it exactly). */
 static inline void live_add(struct hl_process *p, const struct hl_block *b)
@@ -434,6 +442,7 @@ static void on_alloc(struct hl_process *p, const struct hl_rec_alloc *r)
 	if (r->h.flags & HL_ALLOC_INHERITED) {
 		/* Held at fork (HL_HOOK_FORK_SNAPSHOT): live, not allocated here. */
 		nb.flags = HL_BLOCK_INHERITED;
+		nb.ticks = 0; /* see HL_INHERITED_TICKS */
 		p->inherited_at_fork++;
 	}
 	block_alloc(p, &nb);
@@ -625,6 +634,7 @@ static void inherit_from(struct hl_process *child, const struct hl_process *pare
 		if (b->flags & HL_BLOCK_FREED)
 			continue;
 		nb.flags = HL_BLOCK_INHERITED;
+		nb.ticks = 0; /* see HL_INHERITED_TICKS */
 		block_alloc(child, &nb);
 		child->inherited_at_fork++;
 	}

@@ -441,7 +441,8 @@ static int parse_block(struct parser *ps, struct reader *r)
 	s->kinds = kinds;
 	s->nframes = ps->nframes;
 	s->frames = hl_arena_alloc(&ps->set->arena, (ps->nframes + 1) * sizeof(*s->frames));
-	memcpy(s->frames, ps->frames, ps->nframes * sizeof(*s->frames));
+	if (ps->nframes) /* frames may be NULL then (UBSan) */
+		memcpy(s->frames, ps->frames, ps->nframes * sizeof(*s->frames));
 out_free_name:
 	free(name);
 	return err;

@@ -7,6 +7,11 @@
 #   build-release  gcc, --buildtype=release (-O3: more warnings)
 #   build-clang    clang, debugoptimized, and the reporter's block table on
 #                  its portable probe (-Dtable_simd=portable), as on arm64
+#   build-asan     gcc with ASan+UBSan (halt on the first report; warnings
+#                  are the other builds' job): the
+#                  reporter's tests, suite 'reporter' (its units, the decoder
+#                  corpus, the fake-client end-to-end runs; not the hook, a
+#                  malloc of its own that cannot share a process with ASan)
 #
 # Then the Debian package test of the main build (tests/package: build,
 # lintian, unpack, run), which a plain `meson test` leaves out.
@@ -37,9 +42,26 @@ build() {
 	meson test -C "$dir" --suite unit --print-errorlogs
 }
 
+# sanitized NAME: the reporter's suite under ASan+UBSan. fake_client gets
+# libhlnothing preloaded ahead of the ASan runtime, harmless for an empty
+# library, hence verify_asan_link_order=0.
+sanitized() {
+	local dir=$parent/$1
+	log "$dir: ASan+UBSan, suite reporter"
+	if [ ! -f "$dir/meson-private/coredata.dat" ]; then
+		meson setup "$dir" -Db_sanitize=address,undefined \
+			-Db_lundef=false >/dev/null
+	fi
+	ninja -C "$dir" ${JOBS:+-j "$JOBS"} >/dev/null
+	ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		meson test -C "$dir" --suite reporter --print-errorlogs
+}
+
 status=0
 log "$main_build: the Debian package test"
 meson test -C "$main_build" --setup package --suite package --print-errorlogs || status=1
+sanitized build-asan || status=1
 build build-release gcc g++ --buildtype=release || status=1
 if command -v clang >/dev/null; then
 	build build-clang clang clang++ -Dtable_simd=portable || status=1

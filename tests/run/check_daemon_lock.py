@@ -8,6 +8,7 @@ Usage: check_daemon_lock.py HEAPLEDGER FAKE_CLIENT
 """
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -21,11 +22,15 @@ def fail(msg):
 
 
 def wait_for(path):
-    for _ in range(200):
-        if os.path.exists(path):
+    # The file exists from bind(); wait until a connection is accepted.
+    for _ in range(400):
+        try:
+            with socket.socket(socket.AF_UNIX) as s:
+                s.connect(path)
             return
-        time.sleep(0.05)
-    fail("daemon did not create " + path)
+        except OSError:
+            time.sleep(0.05)
+    fail("daemon did not listen on " + path)
 
 
 def main():
@@ -41,7 +46,8 @@ def main():
         def clients(args, n):
             ps = [subprocess.Popen([client] + args, env=env) for _ in range(n)]
             for p in ps:
-                p.wait(timeout=60)
+                if p.wait(timeout=60) not in (0, 3):
+                    fail("client %s exited %d" % (args, p.returncode))
 
         clients(["leak"], 2)  # stored before the lock
         time.sleep(1.0)
