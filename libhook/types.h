@@ -110,9 +110,9 @@
 #define HL_RANGE_LARGE 0x04u         /* own mapping; struct hl_large precedes it */
 #define HL_RANGE_SENTINEL 0x08u      /* end-of-segment marker, never handed out */
 #define HL_RANGE_CACHED 0x10u        /* sits in a thread cache, not the program's */
-#define HL_RANGE_QUARANTINED 0x20u   /* reserved: freed, held back (issue 6) */
-#define HL_RANGE_CANARY 0x40u        /* reserved: guard bytes follow the block (issue 6) */
-#define HL_RANGE_MARKED 0x80u        /* reserved: reached by the leak scan (issue 5) */
+#define HL_RANGE_QUARANTINED 0x20u   /* reserved: freed, held back (heap misuse checks) */
+#define HL_RANGE_CANARY 0x40u        /* reserved: guard bytes follow the block (heap misuse checks) */
+#define HL_RANGE_MARKED 0x80u        /* reserved, unused: the leak scan keeps its marks in a side array */
 
 struct hl_range {
 	uint32_t prev_size;  /* bytes of the left neighbour; 0 if MAPPING_START */

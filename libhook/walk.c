@@ -1,7 +1,7 @@
 /*
  * libhook/walk.c: enumerate the blocks the program holds, and find the block
  * that contains an address. Used by the standalone leak list, the final LIVE
- * set sent to the reporter, and (issue 5) the reachability scan.
+ * set sent to the reporter, and the leak scan.
  *
  * Walks run with each arena's lock held in turn, so they see consistent
  * range chains; ranges in thread caches are skipped (they are ours, not the

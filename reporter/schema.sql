@@ -8,8 +8,8 @@
 -- aggregates and frames), leak groups (with their blocks), errors, timeline
 -- samples and one summary. Frames point at symbols, deduplicated per run.
 -- Columns for later work are here from the start so it needs no rewrite:
--- leak_class (issue 5), errors (issue 6), fingerprint / suppressed / labels /
--- git_commit (issue 7); the UI (issue 8) reads the same tables.
+-- leak_class (leak scan), errors (heap misuse checks), fingerprint /
+-- suppressed / labels / git_commit (history); the web UI reads the same tables.
 
 -- migrate 1
 CREATE TABLE runs (
@@ -19,13 +19,13 @@ CREATE TABLE runs (
   argv TEXT NOT NULL,                 -- JSON array of the command
   cwd TEXT,
   hostname TEXT,
-  git_commit TEXT,                    -- issue 7, NULL until known
+  git_commit TEXT,                    -- NULL until known
   started_ns INTEGER NOT NULL,        -- CLOCK_REALTIME
   ended_ns INTEGER,
   exit_code INTEGER                   -- what heapledger run exited with
 );
 
-CREATE TABLE run_labels (             -- issue 7: --label key=value
+CREATE TABLE run_labels (             -- --label key=value
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   key TEXT NOT NULL,
   value TEXT,
@@ -47,7 +47,7 @@ CREATE TABLE processes (
   exit_how TEXT NOT NULL,             -- exit, _exit, abort, signal, exec, unknown
   exit_status INTEGER,                -- for exit/_exit
   exit_signal INTEGER,                -- for signal
-  scanned INTEGER NOT NULL DEFAULT 0  -- leak classes come from a scan (issue 5)
+  scanned INTEGER NOT NULL DEFAULT 0  -- leak classes come from a scan
 );
 CREATE INDEX processes_run ON processes(run_id, serial);
 
@@ -96,7 +96,7 @@ CREATE TABLE stacks (
   process_id INTEGER NOT NULL REFERENCES processes(id) ON DELETE CASCADE,
   depth INTEGER NOT NULL,             -- frames as captured (before inlining)
   truncated INTEGER NOT NULL DEFAULT 0,
-  fingerprint TEXT                    -- issue 7: stable across runs
+  fingerprint TEXT                    -- stable across runs
 );
 CREATE INDEX stacks_process ON stacks(process_id);
 
@@ -128,7 +128,7 @@ CREATE TABLE leaks (                  -- blocks left at the end, by stack and cl
   blocks INTEGER NOT NULL,
   inherited_blocks INTEGER NOT NULL DEFAULT 0,
   rank INTEGER NOT NULL,              -- loss record number, 1 = largest
-  fingerprint TEXT,                   -- issue 7
+  fingerprint TEXT,                   -- stable across runs
   suppressed INTEGER NOT NULL DEFAULT 0,
   suppression TEXT                    -- name of the matching suppression
 );
@@ -143,7 +143,7 @@ CREATE TABLE leaked_blocks (
 );
 CREATE INDEX leaked_blocks_leak ON leaked_blocks(leak_id);
 
-CREATE TABLE errors (                 -- issue 6: heap misuse
+CREATE TABLE errors (                 -- heap misuse
   id INTEGER PRIMARY KEY,
   process_id INTEGER NOT NULL REFERENCES processes(id) ON DELETE CASCADE,
   kind TEXT NOT NULL,
@@ -220,7 +220,7 @@ CREATE VIEW stack_frames(stack_id, position, address, symbol_id, inlined) AS
 -- the file it was 1,100 pages read and written again per run, and the store
 -- after cc1 exited took 55 ms longer than on an empty file. Every other index
 -- grows at its end (run, process and row ids only increase). History queries
--- (issue 7) go by leak fingerprint, not by function name.
+-- go by leak fingerprint, not by function name.
 DROP INDEX IF EXISTS symbols_function;
 
 -- migrate 4

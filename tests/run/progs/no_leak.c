@@ -1,7 +1,7 @@
 /* tests/run/progs/no_leak.c: uses every allocation function and frees all of
  * it, realloc(p, 0) included: no leak record may appear. It prints nothing:
  * stdio's buffer is allocated by libc and kept until exit (valgrind calls it
- * "still reachable"; heapledger classifies it only with issue 5's scan). */
+ * "still reachable", and so does the leak scan). */
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
