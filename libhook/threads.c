@@ -151,9 +151,11 @@ int hl_world_stop_signal(void)
 
 unsigned hl_world_thread_count(void)
 {
-	struct {
+	/* A world with two slots on the stack (a struct with a flexible
+	 * array member cannot be followed by more members in ISO C). */
+	union {
 		struct hl_world w;
-		struct hl_scan_thread slots[2];
+		char bytes[sizeof(struct hl_world) + 2 * sizeof(struct hl_scan_thread)];
 	} small = { .w = { .capacity = 2 } };
 	world_add_new(&small.w, 0);
 	return small.w.count;

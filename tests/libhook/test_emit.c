@@ -285,6 +285,10 @@ static void test_peer_closes_prints_summary(void **state)
 		int sv[2];
 		setenv(HL_ENV_LOG, path, 1);
 		hl_options.summary = hl_options.leaks = true;
+		/* The leak must be listed whatever its class: whether a copy
+		 * of its pointer is still in a register or stack slot at exit
+		 * depends on the compiler (clang -O2 kept one). */
+		hl_options.show_reachable = true;
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
 		    !hl_emit_connect_fd(sv[0], HL_ORIGIN_START, 1))
 			_exit(2);
