@@ -10,12 +10,13 @@ Usage: check_daemon_fdlimit.py HEAPLEDGER FAKE_CLIENT
 """
 import os
 import resource
-import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+
+import daemon_util
 
 CLIENTS = 40
 
@@ -40,14 +41,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         sock = os.path.join(tmp, "hl.sock")
         db = os.path.join(tmp, "d.db")
-        daemon = subprocess.Popen([heapledger, "daemon", "-q", "--socket", sock, "--db", db],
-                                  stderr=subprocess.PIPE, text=True, preexec_fn=low_limit)
-        for _ in range(200):
-            if os.path.exists(sock):
-                break
-            time.sleep(0.05)
-        else:
-            fail("daemon did not create its socket")
+        daemon = daemon_util.start(heapledger, sock, db, ["-q"], preexec_fn=low_limit)
         env = dict(os.environ, HEAPLEDGER_SOCKET=sock)
         holders = [subprocess.Popen([client, "hold"], env=env, stdin=subprocess.PIPE)
                    for _ in range(CLIENTS)]
@@ -68,12 +62,7 @@ def main():
         if after.returncode != 3:
             fail("a program after the limit exited %d" % after.returncode)
         time.sleep(1.0)
-        daemon.send_signal(signal.SIGTERM)
-        try:
-            _, err = daemon.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            fail("daemon did not stop on SIGTERM")
+        err = daemon_util.stop(daemon)
         sys.stdout.write(err[-3000:])
         con = sqlite3.connect(db)
         procs = con.execute("SELECT count(*) FROM processes").fetchone()[0]

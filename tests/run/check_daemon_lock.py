@@ -7,13 +7,13 @@ get their parent_id and unique serials, and the run is closed.
 Usage: check_daemon_lock.py HEAPLEDGER FAKE_CLIENT
 """
 import os
-import signal
-import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+
+import daemon_util
 
 
 def fail(msg):
@@ -21,26 +21,12 @@ def fail(msg):
     sys.exit(1)
 
 
-def wait_for(path):
-    # The file exists from bind(); wait until a connection is accepted.
-    for _ in range(400):
-        try:
-            with socket.socket(socket.AF_UNIX) as s:
-                s.connect(path)
-            return
-        except OSError:
-            time.sleep(0.05)
-    fail("daemon did not listen on " + path)
-
-
 def main():
     heapledger, client = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
         sock = os.path.join(tmp, "hl.sock")
         db = os.path.join(tmp, "d.db")
-        daemon = subprocess.Popen([heapledger, "daemon", "-q", "--socket", sock, "--db", db],
-                                  stderr=subprocess.PIPE, text=True)
-        wait_for(sock)
+        daemon = daemon_util.start(heapledger, sock, db, ["-q"])
         env = dict(os.environ, HEAPLEDGER_SOCKET=sock)
 
         def clients(args, n):
@@ -69,12 +55,7 @@ def main():
         lock.close()
         clients(["leak"], 2)  # after the lock
         time.sleep(1.0)
-        daemon.send_signal(signal.SIGTERM)
-        try:
-            _, err = daemon.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            fail("daemon did not stop on SIGTERM")
+        err = daemon_util.stop(daemon)
         sys.stdout.write(err[-3000:])
         if daemon.returncode != 0:
             fail("daemon exit status %d" % daemon.returncode)

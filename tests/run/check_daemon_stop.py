@@ -8,12 +8,13 @@ daemon drained the backlog at stop, rounds lost some or all of them).
 usage: check_daemon_stop.py HEAPLEDGER FAKE_CLIENT [REPEAT]
 """
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+
+import daemon_util
 
 CLIENTS = 6
 
@@ -26,14 +27,7 @@ def fail(msg):
 def one_round(hl, client, tmp, n):
     sock = os.path.join(tmp, "s%d.sock" % n)
     db = os.path.join(tmp, "r%d.db" % n)
-    daemon = subprocess.Popen([hl, "daemon", "-q", "--socket", sock, "--db", db],
-                              stderr=subprocess.PIPE, text=True)
-    for _ in range(400):
-        if os.path.exists(sock):
-            break
-        time.sleep(0.01)
-    else:
-        fail("daemon did not create its socket")
+    daemon = daemon_util.start(hl, sock, db, ["-q"])
     env_out = subprocess.run([hl, "env", "--socket", sock], capture_output=True, text=True,
                              check=True).stdout
     clients = [subprocess.Popen(["sh", "-c", env_out + 'exec "$@"', "sh", client, "leak"])
@@ -41,12 +35,7 @@ def one_round(hl, client, tmp, n):
     for c in clients:
         if c.wait() != 3:
             fail("client exited %d" % c.returncode)
-    daemon.send_signal(signal.SIGTERM)
-    try:
-        _, err = daemon.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        daemon.kill()
-        fail("daemon did not stop")
+    err = daemon_util.stop(daemon, "daemon did not stop")
     with sqlite3.connect(db) as c:
         stored = c.execute("SELECT count(*) FROM processes").fetchone()[0]
         leaks = c.execute("SELECT count(*) FROM leaks").fetchone()[0]

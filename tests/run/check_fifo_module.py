@@ -8,12 +8,13 @@ Usage: check_fifo_module.py HEAPLEDGER FAKE_CLIENT SPLIT_DEBUG_BINARY
 """
 import os
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+
+import daemon_util
 
 
 def fail(msg):
@@ -39,25 +40,13 @@ def run_case(hl, client, module, tmp, name):
 def daemon_case(hl, client, module, tmp):
     sock = os.path.join(tmp, "hl.sock")
     db = os.path.join(tmp, "d.db")
-    daemon = subprocess.Popen([hl, "daemon", "-q", "--socket", sock, "--db", db],
-                              stderr=subprocess.PIPE, text=True)
-    for _ in range(200):
-        if os.path.exists(sock):
-            break
-        time.sleep(0.05)
-    else:
-        fail("daemon did not create its socket")
+    daemon = daemon_util.start(hl, sock, db, ["-q"])
     env = dict(os.environ, HEAPLEDGER_SOCKET=sock)
     for args in (["module", module], ["leak"], ["leak"]):
         if subprocess.run([client] + args, env=env, timeout=60).returncode != 3:
             fail("client %s failed" % args)
     time.sleep(1.0)
-    daemon.send_signal(signal.SIGTERM)
-    try:
-        _, err = daemon.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        daemon.kill()
-        fail("daemon hung on the FIFO")
+    err = daemon_util.stop(daemon, "daemon hung on the FIFO")
     con = sqlite3.connect(db)
     n = con.execute("SELECT count(*) FROM processes").fetchone()[0]
     con.close()

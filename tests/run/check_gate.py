@@ -12,11 +12,12 @@ usage: check_gate.py HEAPLEDGER FAKE_CLIENT
 """
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
 import time
+
+import daemon_util
 
 
 def fail(msg):
@@ -100,26 +101,14 @@ def run_daemon(hl, client, tmp, opts, clients):
     for path in (db, sock):
         if os.path.exists(path):
             os.unlink(path)
-    daemon = subprocess.Popen([hl, "daemon", "--socket", sock, "--db", db] + opts,
-                              stderr=subprocess.PIPE, text=True)
-    for _ in range(200):
-        if os.path.exists(sock):
-            break
-        time.sleep(0.05)
-    else:
-        fail("daemon did not create its socket")
+    daemon = daemon_util.start(hl, sock, db, opts)
     env_out = subprocess.run([hl, "env", "--socket", sock], capture_output=True, text=True,
                              check=True).stdout
     for args in clients:
         c = subprocess.run(["sh", "-c", env_out + 'exec "$@"', "sh", client] + args)
         if c.returncode != 0:
             fail("client %s exited %d" % (args, c.returncode))
-    daemon.send_signal(signal.SIGTERM)
-    try:
-        _, err = daemon.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        daemon.kill()
-        fail("daemon did not stop")
+    err = daemon_util.stop(daemon, "daemon did not stop")
     return daemon.returncode, err
 
 
