@@ -71,8 +71,13 @@ def main():
               " %d processes stored" % (stored_now, refused, cpu, wall, procs))
         if refused == 0:
             fail("no connection was refused: the limit was not reached")
-        if err.count("at the file descriptor limit") != 1:
-            fail("the limit should be logged exactly once")
+        # Logged once per time the limit is reached, not per refused
+        # connection. The limit may be left and reached again while the
+        # test runs: the daemon's writer thread opens and closes files
+        # (the database, debug files) and frees a descriptor for a moment.
+        logged = err.count("at the file descriptor limit")
+        if logged < 1 or logged >= max(refused, 2):
+            fail("the limit was logged %d times for %d refused connections" % (logged, refused))
         if cpu > 0.5 * wall:
             fail("the daemon spun at its limit: %.2f s of CPU in %.1f s" % (cpu, wall))
         if procs != stored_now + 1:

@@ -127,8 +127,14 @@ def case_readonly(hl, client, tmp):
     kw = {}
     if os.geteuid() == 0:
         kw["preexec_fn"] = demote  # root writes anywhere: read as nobody
-    rep = subprocess.run([hl, "report", "--db", db], capture_output=True, text=True,
-                         timeout=60, **kw)
+    try:
+        rep = subprocess.run([hl, "report", "--db", db], capture_output=True, text=True,
+                             timeout=60, **kw)
+    except PermissionError:
+        # The build tree lies in a directory nobody may enter (a private
+        # temporary clone): the case cannot be tried here.
+        print("readonly: skipped, nobody cannot run %s" % hl)
+        return
     if rep.returncode != 0 or "HEAP SUMMARY" not in rep.stdout:
         fail("report of a read-only database: %d %s" % (rep.returncode, rep.stderr))
     print("readonly: report read it")
