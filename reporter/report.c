@@ -136,6 +136,22 @@ bool hl_report_not_scanned(const struct hl_report_process *p, char *buf, size_t 
 	return true;
 }
 
+bool hl_report_stream_cut(const struct hl_report_process *p, char *buf, size_t len)
+{
+	char end[256];
+
+	if (!p->no_exit_record)
+		return false;
+	if (!strcmp(p->how, "unknown"))
+		snprintf(end, sizeof(end), "the connection closed; how the process ended is unknown");
+	else
+		hl_report_describe_end(p, end, sizeof(end));
+	snprintf(buf, len, "the event stream ended without its exit record (%s): events the"
+		 " hook had not sent yet are missing, so the latest allocations and frees of"
+		 " its threads may not be counted and the blocks in use may be off", end);
+	return true;
+}
+
 static const char *origin_name(uint32_t origin)
 {
 	return origin == HL_ORIGIN_FORK ? "fork" : origin == HL_ORIGIN_EXEC ? "exec" : "start";
@@ -196,6 +212,8 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 	rp->unfreed_superseded = p->unfreed_superseded;
 	rp->live_mismatch = p->live_mismatch;
 	rp->scanned = p->scanned;
+	/* exec is no cut: the hook sends everything before it execs. */
+	rp->no_exit_record = !p->has_exit && p->how != HL_EXIT_EXEC;
 	if (p->how == HL_EXIT_EXEC && p->exec_successor)
 		rp->exec_path = hl_arena_strdup(&r->arena, p->exec_successor->exe);
 	rp->nleaks = p->nleaks;

@@ -72,6 +72,8 @@ struct hl_report_process {
 	uint64_t dropped_events;
 	uint64_t unmatched_frees, unfreed_superseded, live_mismatch;
 	bool scanned;                 /* leak classes come from a reachability scan */
+	bool no_exit_record;          /* the stream ended without its EXIT record (killed,
+	                               * connection lost): unsent events are missing */
 	const char *exec_path;        /* how == "exec": the image that replaced it, or NULL */
 	struct hl_report_leak *leaks; /* loss record order: valgrind's, largest last */
 	size_t nleaks;
@@ -147,6 +149,10 @@ void hl_report_describe_end(const struct hl_report_process *p, char *buf, size_t
  * classified (it was killed, _exited, or the hook ran none); false for a
  * scanned process, an image replaced by exec, or one with nothing in use. */
 bool hl_report_not_scanned(const struct hl_report_process *p, char *buf, size_t len);
+/* True, with a sentence saying what may be missing in buf, when p's event
+ * stream ended without its EXIT record: the events the hook had not sent
+ * yet (each thread's latest) never arrived. */
+bool hl_report_stream_cut(const struct hl_report_process *p, char *buf, size_t len);
 
 /* Valgrind-style text, as r->view says. */
 void hl_report_print_text(const struct hl_report *r, FILE *out);

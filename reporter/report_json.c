@@ -95,6 +95,7 @@ static json_t *exit_json(const struct hl_report_process *p)
 		json_object_set_new(o, "status", json_integer(p->status));
 	else if (!strcmp(p->how, "exec"))
 		json_object_set_new(o, "image", str_or_null(p->exec_path));
+	json_object_set_new(o, "exit_record", json_boolean(!p->no_exit_record));
 	return o;
 }
 
@@ -108,6 +109,14 @@ static json_t *scan_json(const struct hl_report_process *p)
 	json_object_set_new(o, "not_scanned", hl_report_not_scanned(p, why, sizeof(why)) ?
 					      json_string(why) : json_null());
 	return o;
+}
+
+/* Null, or why the figures may lack events (the stream was cut short). */
+static json_t *stream_cut_json(const struct hl_report_process *p)
+{
+	char why[600];
+
+	return hl_report_stream_cut(p, why, sizeof(why)) ? json_string(why) : json_null();
 }
 
 static json_t *summary_json(const struct hl_report_process *p)
@@ -178,6 +187,7 @@ static json_t *process_json(const struct hl_report_process *p)
 	json_object_set_new(o, "started_ns", u64(p->started_ns));
 	json_object_set_new(o, "ended_ns", u64(p->ended_ns));
 	json_object_set_new(o, "exit", exit_json(p));
+	json_object_set_new(o, "stream_incomplete", stream_cut_json(p));
 	json_object_set_new(o, "summary", summary_json(p));
 	json_object_set_new(o, "scan", scan_json(p));
 	for (size_t i = 0; i < p->nleaks; i++)

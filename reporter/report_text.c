@@ -402,6 +402,10 @@ static void print_not_scanned(const struct hl_report_process *p, FILE *out)
 
 static void print_consistency(const struct hl_report_process *p, FILE *out)
 {
+	char cut[512];
+
+	if (hl_report_stream_cut(p, cut, sizeof(cut)))
+		fprintf(out, "==%u== warning: %s\n", p->pid, cut);
 	if (p->dropped_events)
 		fprintf(out, "==%u== warning: the hook dropped %llu events; totals are incomplete\n",
 			p->pid, (unsigned long long)p->dropped_events);

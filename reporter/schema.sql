@@ -273,3 +273,11 @@ CREATE TABLE checks (
   blocks INTEGER NOT NULL
 );
 CREATE INDEX checks_process ON checks(process_id, seq);
+
+-- migrate 8
+-- 1 when a process's event stream ended without its EXIT record (killed,
+-- connection lost; an image replaced by exec is not): the events the hook
+-- had not sent yet are missing. The hook never sends an EXIT saying
+-- "signal" or "unknown", so rows stored before this column have it set.
+ALTER TABLE processes ADD COLUMN no_exit_record INTEGER NOT NULL DEFAULT 0;
+UPDATE processes SET no_exit_record = 1 WHERE exit_how IN ('signal', 'unknown');

@@ -43,6 +43,10 @@ def main():
         for c in clients:
             if c.wait() != 3:
                 fail("client exit status %d" % c.returncode)
+        # One killed before its EXIT record: reported and stored with a warning.
+        killed = subprocess.Popen(["sh", "-c", script, "sh", client, "kill"])
+        if killed.wait() != -signal.SIGKILL:
+            fail("killed client exit status %d" % killed.returncode)
         time.sleep(0.3)
         daemon.send_signal(signal.SIGTERM)
         try:
@@ -58,9 +62,19 @@ def main():
         if rep.returncode != 0:
             fail("report: " + rep.stderr)
         doc = json.loads(rep.stdout)
-        if doc["run"]["mode"] != "daemon" or len(doc["processes"]) != 3:
-            fail("expected one daemon run with 3 processes: %s" % doc["run"])
+        if doc["run"]["mode"] != "daemon" or len(doc["processes"]) != 4:
+            fail("expected one daemon run with 4 processes: %s" % doc["run"])
+        cut = [p for p in doc["processes"] if p["pid"] == killed.pid]
+        if len(cut) != 1 or cut[0]["exit"]["exit_record"] or not cut[0]["stream_incomplete"]:
+            fail("the killed client is not marked as cut short: %s" % cut)
+        if "==%d== warning: the event stream ended without its exit record" % killed.pid \
+                not in err:
+            fail("the daemon's report does not warn that pid %d's stream was cut" % killed.pid)
         for p in doc["processes"]:
+            if p is cut[0]:
+                continue
+            if not p["exit"]["exit_record"] or p["stream_incomplete"] is not None:
+                fail("pid %d ended normally but is marked as cut short" % p["pid"])
             if p["summary"]["in_use_blocks"] != 990 or p["leaks"][0]["bytes"] != 23760:
                 fail("wrong summary for pid %d" % p["pid"])
             if p["leaks"][0]["stack"][0]["function"] != "fake_leaker":

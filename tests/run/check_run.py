@@ -174,12 +174,40 @@ def check_no_warnings(stderr, procs):
     events, no free without its allocation, no disagreement with the hook's
     live set at exit."""
     for line in stderr.splitlines():
+        if CUT_WARNING in line:
+            continue  # expected where the stream was cut (check_stream_cut)
         if "warning" in line or "heapledger: connection" in line:
             fail("report has a warning: " + line)
     for proc in procs:
         bad = {k: proc["summary"][k] for k in CONSISTENCY if proc["summary"][k]}
         if bad:
             fail("pid %d: inconsistent stream %s" % (proc["pid"], bad))
+
+
+CUT_WARNING = "warning: the event stream ended without its exit record"
+
+
+def check_stream_cut(stderr, procs):
+    """A process whose stream ended without its EXIT record (killed, or the
+    connection lost; not an image replaced by exec) is flagged in the JSON
+    (read back from the database too) and warned about in the text, with
+    what may be missing; no other process is."""
+    for proc in procs:
+        cut = proc["exit"]["how"] in ("signal", "unknown")
+        if proc["exit"]["exit_record"] == cut:
+            fail("pid %d ended by %s: exit_record %s" % (proc["pid"], proc["exit"]["how"],
+                                                          proc["exit"]["exit_record"]))
+        if cut != (proc["stream_incomplete"] is not None):
+            fail("pid %d: stream_incomplete %r" % (proc["pid"], proc["stream_incomplete"]))
+        head = "==%d== %s" % (proc["pid"], CUT_WARNING)
+        warned = [l for l in stderr.splitlines() if l.startswith(head)]
+        if cut and not any("events the hook had not sent yet are missing" in l
+                           for l in warned):
+            fail("text: no warning that pid %d's stream ended without its exit record"
+                 % proc["pid"])
+        if not cut and warned and not any(p["pid"] == proc["pid"] and p is not proc and
+                                          p["stream_incomplete"] for p in procs):
+            fail("text: pid %d warned of a cut stream: %s" % (proc["pid"], warned))
 
 
 # How the text report names each ending (report_text.c describe_end).
@@ -322,6 +350,7 @@ def main():
             fail("process %s: allocs, frees, bytes %s, expected %s" %
                  (sel, got, [allocs, frees, nbytes]))
     check_no_hook_frames(procs)
+    check_stream_cut(run.stderr, procs)
     if not a.allow_warnings:
         check_no_warnings(run.stderr, procs)
     print("PASS")
