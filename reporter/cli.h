@@ -29,6 +29,8 @@
 			"show at most N callers per stack (default: all captured)")
 
 int hl_cmd_run(int argc, char **argv);
+/* `heapledger valgrind`, also heapledger run as "heapledger-valgrind". */
+int hl_cmd_valgrind(int argc, char **argv);
 int hl_cmd_daemon(int argc, char **argv);
 int hl_cmd_env(int argc, char **argv);
 int hl_cmd_report(int argc, char **argv);
