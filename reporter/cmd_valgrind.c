@@ -12,6 +12,7 @@
  * anything runs, never ignored: a run that looked like valgrind's but
  * checked less would pass a CI job it should fail.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,8 +116,8 @@ static int parse(int argc, char **argv, struct vg_options *o, int *first)
 		HL_ARG_UNSIGNED("num-callers", 0, "N", &o->num_callers, 1, VG_MAX_CALLERS,
 				"frames captured and shown per stack (heapledger keeps at most 256)"),
 		HL_ARG_CHOICE("trace-children", 0, "yes|no", &o->trace_children,
-			      "yes: report every process the program starts (heapledger always "
-			      "follows them; no is not supported yet)"),
+			      "yes: report the programs PROG executes too; no (default): PROG's "
+			      "own process and its forks only, not the programs they execute"),
 		HL_ARG_FLAG("quiet", 'q', &o->quiet, "no messages of heapledger's own on stderr"),
 		HL_ARG_END
 	};
@@ -136,9 +137,6 @@ static int parse(int argc, char **argv, struct vg_options *o, int *first)
 
 	if (rc >= 0)
 		return rc;
-	if (o->trace_children && !strcmp(o->trace_children, "no"))
-		return hl_args_usage_error(&cmd, "--trace-children=no is not supported: heapledger "
-					   "reports every process the program starts (pass yes)");
 	if (o->xml && !strcmp(o->xml, "yes") && !o->xml_file)
 		return hl_args_usage_error(&cmd, "--xml=yes needs --xml-file=FILE");
 	if (o->xml_file && !(o->xml && !strcmp(o->xml, "yes")))
@@ -236,6 +234,19 @@ int hl_cmd_valgrind(int argc, char **argv)
 	if (!v)
 		return HL_EXIT_FAILURE;
 	n = run_arguments(&o, v);
+	/* valgrind's default --trace-children=no: the programs PROG executes
+	 * run untraced (the hook option children=0; the user's own
+	 * HEAPLEDGER_OPTIONS come after it, and win) */
+	if (!o.trace_children || !strcmp(o.trace_children, "no")) {
+		const char *old = getenv(HL_ENV_OPTIONS);
+		size_t len = strlen("children=0:") + (old ? strlen(old) : 0) + 1;
+		char *options = malloc(len);
+
+		if (!options || setenv(HL_ENV_OPTIONS, (snprintf(options, len, "children=0:%s",
+								 old ? old : ""), options), 1))
+			abort();
+		free(options);
+	}
 	for (int i = first; i < argc; i++)
 		v[n + i - first] = argv[i];
 	rc = hl_cmd_run(n + argc - first, v);

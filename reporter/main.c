@@ -33,10 +33,12 @@ int hl_cmd_env(int argc, char **argv)
 {
 	char lib[PATH_MAX], socket_path[2 * PATH_MAX + 2], default_path[PATH_MAX];
 	const char *path = NULL;
+	char *trace = NULL, *exclude = NULL;
 	const struct hl_arg args[] = {
 		HL_ARG_STRING("socket", 0, "PATH", &path,
 			      "the socket a `heapledger daemon` listens on (default: the"
 			      " daemon's default)"),
+		HL_TRACE_ARGS(&trace, &exclude),
 		HL_ARG_END
 	};
 	const struct hl_command_line cmd = {
@@ -81,6 +83,18 @@ int hl_cmd_env(int argc, char **argv)
 	fputs("\"${LD_PRELOAD:+:$LD_PRELOAD}\"\nexport " HL_ENV_SOCKET "=", stdout);
 	print_quoted(socket_path);
 	putchar('\n');
+	if (trace) {
+		fputs("export " HL_ENV_TRACE "=", stdout);
+		print_quoted(trace);
+		putchar('\n');
+	}
+	if (exclude) {
+		fputs("export " HL_ENV_EXCLUDE "=", stdout);
+		print_quoted(exclude);
+		putchar('\n');
+	}
+	free(trace);
+	free(exclude);
 	return 0;
 }
 

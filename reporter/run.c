@@ -42,6 +42,7 @@ struct run_options {
 	unsigned long depth;     /* 0 = hook default */
 	const char *on_error;    /* heap misuse: "continue" or "abort", NULL = hook default */
 	unsigned long wait_ms;   /* grace for connections after prog exits */
+	char *trace, *exclude;    /* $HEAPLEDGER_TRACE / _EXCLUDE for the program, NULL: unset */
 	bool no_db;
 	struct hl_policy policy; /* fingerprints, suppressions */
 	struct hl_report *report; /* takes --label */
@@ -104,6 +105,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 		HL_ARG_UNSIGNED("wait-ms", 0, "N", &o->wait_ms, 0, 3600000,
 				"wait at most N ms for connections after the program exits (default 3000)"),
 		HL_ARG_FLAG("quiet", 'q', &hl_log_quiet, "print no messages of heapledger's own"),
+		HL_TRACE_ARGS(&o->trace, &o->exclude),
 		HL_VIEW_ARGS(&o->report->view),
 		HL_ARG_CALL("label", 0, "KEY=VALUE", hl_runinfo_label_arg, o->report,
 			    "store a label with the run (repeatable)"),
@@ -197,6 +199,14 @@ static pid_t start_program(const struct run_options *o, const char *lib,
 	/* Each image writes its pid over the zeros, so an image that execs
 	 * through a path the hook does not interpose still says origin EXEC. */
 	setenv(HL_ENV_PID, "0000000000", 1);
+	if (o->trace)
+		setenv(HL_ENV_TRACE, o->trace, 1);
+	else
+		unsetenv(HL_ENV_TRACE);
+	if (o->exclude)
+		setenv(HL_ENV_EXCLUDE, o->exclude, 1);
+	else
+		unsetenv(HL_ENV_EXCLUDE);
 	set_hook_options(o);
 	execvp(o->command[0], o->command);
 	{
@@ -325,7 +335,9 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 		hl_report_add_process(r, run->procs[i], out.sym, (unsigned)o->depth);
 	}
 	t_model = hl_now_monotonic_ns();
-	if (!o->log_file)
+	if (!r->nprocs && (o->trace || o->exclude))
+		hl_log("run: no process matched --trace/--exclude; nothing to report");
+	else if (!o->log_file)
 		hl_output_print(r);
 	else if (hl_report_write_files(r, o->log_file, HL_REPORT_FILE_TEXT))
 		files_failed = true;
@@ -479,5 +491,7 @@ int hl_cmd_run(int argc, char **argv)
 	hl_run_destroy(&run);
 	hl_policy_destroy(&o.policy);
 	hl_gate_destroy(&gate);
+	free(o.trace);
+	free(o.exclude);
 	return status;
 }

@@ -5,7 +5,7 @@ memcheck (the oracle, run here) and with `heapledger valgrind`, on leaking,
 clean and misusing programs:
  - the exit status is the same (--error-exitcode with --leak-check=full,
    summary and the default, --errors-for-leak-kinds, suppressions, heap
-   errors, the program's own status);
+   errors, --trace-children, the program's own status);
  - with --leak-check=full the LEAK SUMMARY's definitely lost line is the same;
  - --xml=yes --xml-file=F.%p.xml writes, for each, a file named by the pid
    that parses as memcheck's XML protocol 4 with the same errors (kind,
@@ -16,7 +16,8 @@ clean and misusing programs:
  - valgrind options heapledger does not support exit 125, naming the option,
    and the program is not run.
 
-usage: check_valgrind_frontend.py HEAPLEDGER LEAK_CHOICE NO_LEAK MISUSE
+usage: check_valgrind_frontend.py HEAPLEDGER LEAK_CHOICE NO_LEAK MISUSE SPAWN_SYSTEM END_HOW
+                                  LEAK_DIRECT
 """
 import glob
 import os
@@ -32,7 +33,7 @@ def fail(msg):
     sys.exit(1)
 
 
-hl, leak_choice, no_leak, misuse = sys.argv[1:5]
+hl, leak_choice, no_leak, misuse, spawn_system, end_how, leak_direct = sys.argv[1:8]
 tmp = tempfile.mkdtemp()
 env = dict(os.environ, HEAPLEDGER_DB=os.path.join(tmp, "hl.db"))
 supp = os.path.join(tmp, "leak_a.supp")
@@ -54,6 +55,13 @@ CASES = [
     (["--leak-check=full", "--error-exitcode=7", "--suppressions=" + supp], [leak_choice, "a", "b"]),
     (["--leak-check=full", "--error-exitcode=7", "--num-callers=50", "--trace-children=yes"],
      [leak_choice, "many"]),
+    # spawn_system's children (itself again, by posix_spawn and system())
+    # leak; by default (--trace-children=no) they are not checked
+    (["--leak-check=full", "--error-exitcode=7"], [spawn_system]),
+    (["--leak-check=full", "--error-exitcode=7", "--trace-children=no"], [spawn_system]),
+    # end_how execs leak_direct, which leaks: checked with --trace-children=yes
+    (["--leak-check=full", "--error-exitcode=7", "--trace-children=yes"],
+     [end_how, "execv", leak_direct]),
     (["--error-exitcode=7"], [misuse, "double"]),                      # heap errors always count
     (["--leak-check=full", "--error-exitcode=7"], [misuse, "array_delete"]),
 ]
@@ -68,7 +76,7 @@ checked = 0
 for opts, prog in CASES:
     vg = run(["valgrind"] + opts + prog)
     ours = run([hl, "valgrind"] + opts + prog)
-    line = " ".join(opts + [os.path.basename(prog[0])] + prog[1:])
+    line = " ".join(opts + [os.path.basename(p) for p in prog])
     if vg.returncode != ours.returncode:
         fail("%s: valgrind exits %d, heapledger valgrind %d\n%s" % (line, vg.returncode,
              ours.returncode, ours.stderr))
