@@ -285,6 +285,7 @@ __attribute__((constructor)) static void hl_start(void)
 	stderr_remember();
 	hl_os_check_address_space();
 	hl_options_parse(hl_env_get(HL_ENV_OPTIONS));
+	hl_trace_choose(); /* before anything could be sent */
 	hl_cache_init_key();
 	pthread_atfork(hl_fork_prepare, hl_fork_parent, hl_fork_child);
 	on_exit(on_exit_status, NULL);

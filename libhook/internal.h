@@ -224,6 +224,13 @@ void hl_notice(const char *message);
 const char *hl_env_get(const char *name);
 /* The decision itself, for a given AT_SECURE. */
 const char *hl_env_get_as(const char *name, bool secure);
+/* $HEAPLEDGER_TRACE / $HEAPLEDGER_EXCLUDE (trace.c): sets hl_trace_off, and
+ * turns stacks, the scan and the exit report off, when this executable is
+ * not chosen to report. Called once, after the options are parsed. */
+void hl_trace_choose(void);
+extern bool hl_trace_off; /* not chosen: never connect to a reporter */
+/* Does s match the glob [pattern, end) (*, ?, [...], \)? */
+bool hl_trace_glob_match(const char *pattern, const char *end, const char *s);
 /* Reports a problem the hook found (invalid free, bad option); once per
  * message `key` unless `always`. */
 void hl_warn(const char *message, const void *address);

@@ -74,6 +74,10 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "little-endian hosts o
 #define HL_ENV_OPTIONS "HEAPLEDGER_OPTIONS" /* key=value:key=value */
 #define HL_ENV_LOG "HEAPLEDGER_LOG"         /* standalone summary file */
 #define HL_ENV_RUN_ID "HEAPLEDGER_RUN"      /* run id, echoed in HELLO */
+/* ':'-separated globs on the executable's path: only programs matching one
+ * of TRACE (if set) and none of EXCLUDE report; the others send nothing. */
+#define HL_ENV_TRACE "HEAPLEDGER_TRACE"
+#define HL_ENV_EXCLUDE "HEAPLEDGER_EXCLUDE"
 /* Pid of the image that exec'd: equal to getpid() in the new image means
  * HELLO.origin = HL_ORIGIN_EXEC. The hook's execve sets it; a reporter may
  * also export it as zeros ("0000000000"), which each image overwrites in
