@@ -287,8 +287,10 @@ static void conn_end(struct hl_listener *l, struct hl_conn *c, const char *why)
 		hl_log("connection %u (pid %u): ended inside a record (%zu bytes left)",
 		       c->id, c->decoder.pid, c->fill);
 	/* Ended without EXIT: what its threads had committed and not sent. */
-	if (!why && p && !p->has_exit)
-		hl_recover_feed(&c->shared, &c->decoder, p);
+	if (!why && p && !p->has_exit) {
+		p->shared_buffers = c->shared.base != NULL;
+		p->recovered_events = hl_recover_feed(&c->shared, &c->decoder, p);
+	}
 	hl_recover_release(&c->shared);
 	epoll_ctl(l->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);

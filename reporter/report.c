@@ -70,6 +70,7 @@ struct hl_report_process *hl_report_new_process(struct hl_report *r)
 	hl_grow((void **)&r->procs, &r->procs_cap, r->nprocs, sizeof(*r->procs));
 	rp = &r->procs[r->nprocs++];
 	memset(rp, 0, sizeof(*rp));
+	rp->recovered_events = -1;
 	return rp;
 }
 
@@ -146,9 +147,16 @@ bool hl_report_stream_cut(const struct hl_report_process *p, char *buf, size_t l
 		snprintf(end, sizeof(end), "the connection closed; how the process ended is unknown");
 	else
 		hl_report_describe_end(p, end, sizeof(end));
-	snprintf(buf, len, "the event stream ended without its exit record (%s): events the"
-		 " hook had not sent yet are missing, so the latest allocations and frees of"
-		 " its threads may not be counted and the blocks in use may be off", end);
+	if (p->recovered_events >= 0)
+		snprintf(buf, len, "the event stream ended without its exit record (%s): %lld"
+			 " unsent events were read from its shared event buffers; an event being"
+			 " written at that moment, and those of threads beyond the buffers' slots,"
+			 " may be missing", end, (long long)p->recovered_events);
+	else
+		snprintf(buf, len, "the event stream ended without its exit record (%s): events"
+			 " the hook had not sent yet are missing, so the latest allocations and"
+			 " frees of its threads may not be counted and the blocks in use may be"
+			 " off", end);
 	return true;
 }
 
@@ -214,6 +222,7 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 	rp->scanned = p->scanned;
 	/* exec is no cut: the hook sends everything before it execs. */
 	rp->no_exit_record = !p->has_exit && p->how != HL_EXIT_EXEC;
+	rp->recovered_events = p->shared_buffers ? (int64_t)p->recovered_events : -1;
 	if (p->how == HL_EXIT_EXEC && p->exec_successor)
 		rp->exec_path = hl_arena_strdup(&r->arena, p->exec_successor->exe);
 	rp->nleaks = p->nleaks;

@@ -74,6 +74,8 @@ struct hl_report_process {
 	bool scanned;                 /* leak classes come from a reachability scan */
 	bool no_exit_record;          /* the stream ended without its EXIT record (killed,
 	                               * connection lost): unsent events are missing */
+	int64_t recovered_events;     /* then: events read from its shared event buffers,
+	                               * -1 when it had none */
 	const char *exec_path;        /* how == "exec": the image that replaced it, or NULL */
 	struct hl_report_leak *leaks; /* loss record order: valgrind's, largest last */
 	size_t nleaks;

@@ -96,6 +96,9 @@ static json_t *exit_json(const struct hl_report_process *p)
 	else if (!strcmp(p->how, "exec"))
 		json_object_set_new(o, "image", str_or_null(p->exec_path));
 	json_object_set_new(o, "exit_record", json_boolean(!p->no_exit_record));
+	if (p->no_exit_record)
+		json_object_set_new(o, "recovered_events", p->recovered_events >= 0 ?
+				    json_integer(p->recovered_events) : json_null());
 	return o;
 }
 

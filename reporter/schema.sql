@@ -280,4 +280,7 @@ CREATE INDEX checks_process ON checks(process_id, seq);
 -- had not sent yet are missing. The hook never sends an EXIT saying
 -- "signal" or "unknown", so rows stored before this column have it set.
 ALTER TABLE processes ADD COLUMN no_exit_record INTEGER NOT NULL DEFAULT 0;
+-- Then: the events read from the hook's shared event buffers (NULL: it
+-- passed none, so everything it had not sent is missing).
+ALTER TABLE processes ADD COLUMN recovered_events INTEGER;
 UPDATE processes SET no_exit_record = 1 WHERE exit_how IN ('signal', 'unknown');

@@ -168,6 +168,9 @@ struct hl_process {
 	bool live_scanned;           /* they carry reachability classes */
 	bool scanned;                /* the exit set was scanned (set by finish) */
 	bool has_exit;               /* EXIT arrived */
+	bool shared_buffers;         /* ended without EXIT, and its hook's shared event
+	                              * buffers were read (recover.h) */
+	uint64_t recovered_events;   /* events read from them */
 	bool closed;                 /* connection ended */
 	bool finished;               /* hl_process_finish ran */
 	uint32_t how;                /* enum hl_exit_how */

@@ -416,7 +416,7 @@ int hl_query_run(struct hl_store *s, int64_t run_id, json_t **out)
 	err = prepare(s,
 		"SELECT p.id, p.serial, p.pid, p.ppid, p.parent_id, p.origin, p.exe, p.argv,"
 		" p.started_ns, p.ended_ns, p.exit_how, p.exit_status, p.exit_signal, p.scanned,"
-		" p.no_exit_record, m.in_use_bytes, m.in_use_blocks, m.allocs, m.frees, m.bytes_allocated,"
+		" p.no_exit_record, p.recovered_events, m.in_use_bytes, m.in_use_blocks, m.allocs, m.frees, m.bytes_allocated,"
 		" m.peak_bytes, m.inherited_bytes, m.inherited_blocks, m.dropped_events,"
 		" m.unmatched_frees, m.unfreed_superseded, m.live_mismatch, m.errors,"
 		" (SELECT count(*) FROM leaks l WHERE l.process_id = p.id) AS leak_records,"
