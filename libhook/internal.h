@@ -87,6 +87,11 @@ uint64_t hl_os_now_ms(void);
 /* Marks [p, p + bytes) to read as zero in a child with its own memory
  * (MADV_WIPEONFORK); false if the kernel cannot. */
 bool hl_os_wipe_on_fork(void *p, size_t bytes);
+/* Maps `bytes` of file fd shared and read-write: anywhere (at NULL), or at
+ * `at`, replacing what was mapped there. NULL on failure. Keeps errno. */
+void *hl_os_map_file_shared(int fd, size_t bytes, void *at);
+/* Replaces [at, at + bytes) with fresh zeroed private pages. Keeps errno. */
+bool hl_os_map_private_at(void *at, size_t bytes);
 
 /* ---- process.c: the process the hook's state belongs to ------------------ */
 
