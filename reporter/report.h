@@ -96,6 +96,7 @@ struct hl_report_process {
 struct hl_report_view {
 	unsigned show_kinds;          /* HL_SHOW_*: loss records printed with stacks */
 	unsigned long num_callers;    /* return addresses shown per stack, 0 = all */
+	unsigned long max_leaks;      /* loss records printed per process, the largest; 0 = all */
 };
 
 /* --show-leak-kinds=definite,indirect,possible,reachable|all|none (and

@@ -459,6 +459,31 @@ static void print_checks(const struct hl_report_process *p, FILE *out)
 	}
 }
 
+/* The records the view shows; with max_leaks, only the largest that many
+ * (the last ones, in valgrind's order), saying how many were left out. */
+static void print_leaks(const struct hl_report *r, const struct hl_report_process *p, FILE *out)
+{
+	size_t shown = 0, skip = 0;
+	char a[32];
+
+	for (size_t i = 0; i < p->nleaks; i++)
+		shown += leak_shown(&p->leaks[i], &r->view);
+	if (r->view.max_leaks && shown > r->view.max_leaks) {
+		skip = shown - r->view.max_leaks;
+		fprintf(out, "==%u== (the %s smallest loss records are not shown: --max-leaks=%lu)\n"
+			"==%u==\n", p->pid, hl_fmt_grouped(a, skip), r->view.max_leaks, p->pid);
+	}
+	for (size_t i = 0; i < p->nleaks; i++) {
+		if (!leak_shown(&p->leaks[i], &r->view))
+			continue;
+		if (skip) {
+			skip--;
+			continue;
+		}
+		print_leak(p, i, &r->view, r->gen_suppressions, out);
+	}
+}
+
 void hl_report_print_process_text(const struct hl_report *r,
 				  const struct hl_report_process *p, FILE *out)
 {
@@ -471,9 +496,7 @@ void hl_report_print_process_text(const struct hl_report *r,
 		return;
 	}
 	print_not_scanned(p, out);
-	for (size_t i = 0; i < p->nleaks; i++)
-		if (leak_shown(&p->leaks[i], &r->view))
-			print_leak(p, i, &r->view, r->gen_suppressions, out);
+	print_leaks(r, p, out);
 	if (!p->nleaks)
 		fprintf(out, "==%u== All heap blocks were freed -- no leaks are possible\n", p->pid);
 	else
