@@ -442,6 +442,7 @@ int hl_cmd_run(int argc, char **argv)
 		return err;
 	}
 	r.gen_suppressions = hl_policy_gen_suppressions(&o.policy);
+	hl_runinfo_test_name(&r);
 	if (hl_find_hook_library(lib, sizeof(lib))) {
 		hl_log("run: cannot find libheapledger.so (set HEAPLEDGER_LIB)");
 		return HL_EXIT_FAILURE;
