@@ -52,7 +52,8 @@
 	X(wait_ms,     wait_ms,         0, 3600000,            10000, NULL, "milliseconds the program may wait for the reporter (connect, each send) before going on standalone") \
 	X(quiet,       quiet,           0, 1,                  0,   NULL, "1: no notices about the reporter connection (an unreachable reporter)") \
 	X(on_error,    on_error,        0, 1,                  0,   "continue|abort", "heap misuse (invalid or double free, mismatched delete): report and go on, or report and abort") \
-	X(help,        help,            0, 1,                  0,   NULL, "1: print this table of keys on stderr at start")
+	X(help,        help,            0, 1,                  0,   NULL, "1: print this table of keys on stderr at start") \
+	X(children,    children,        0, 1,                  1,   NULL, "under heapledger run: 0 reports only the program it started and its forks, not the programs they execute (valgrind's --trace-children=no)")
 /* clang-format on */
 
 /* large_cache: only the touched pages of a cached mapping cost memory, and

@@ -29,6 +29,8 @@
 			"show at most N callers per stack (default: all captured)")
 
 int hl_cmd_run(int argc, char **argv);
+/* `heapledger valgrind`, also heapledger run as "heapledger-valgrind". */
+int hl_cmd_valgrind(int argc, char **argv);
 int hl_cmd_daemon(int argc, char **argv);
 int hl_cmd_env(int argc, char **argv);
 int hl_cmd_report(int argc, char **argv);
@@ -51,6 +53,17 @@ int hl_find_hook_library(char *out, size_t len);
 const char *hl_default_db(bool create_dir);
 /* "lib" or "lib:existing" for LD_PRELOAD; returns a malloc'd string. */
 char *hl_preload_value(const char *lib, const char *existing);
+
+/* --trace GLOB / --exclude GLOB of run and env: repeated globs joined by
+ * ':' into *(char **)out (malloc'd), the value of $HEAPLEDGER_TRACE or
+ * $HEAPLEDGER_EXCLUDE (libhook/trace.c matches them). */
+const char *hl_glob_list_arg(const char *glob, void *out);
+#define HL_TRACE_ARGS(trace, exclude)                                                        \
+	HL_ARG_CALL("trace", 0, "GLOB", hl_glob_list_arg, (trace),                             \
+		    "only programs whose executable path matches GLOB report (a GLOB without "   \
+		    "'/' matches the file name; repeatable); the others send nothing"),          \
+	HL_ARG_CALL("exclude", 0, "GLOB", hl_glob_list_arg, (exclude),                         \
+		    "programs whose executable path matches GLOB send nothing (repeatable)")
 
 /* Options shared by run and daemon for reporting a finished process. */
 struct hl_output {

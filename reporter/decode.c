@@ -250,6 +250,11 @@ static const char *define_id(uint8_t **map, size_t *bytes, uint32_t id,
 	return NULL;
 }
 
+bool hl_decode_stack_known(const struct hl_decoder *d, uint32_t id)
+{
+	return id == 0 || id_is_defined(d->stack_ids, d->stack_bytes, id);
+}
+
 static const char *use_stack(const struct hl_decoder *d, uint32_t id)
 {
 	static __thread char why[64];
@@ -541,9 +546,14 @@ long hl_decode_feed(struct hl_decoder *d, const void *buf, size_t len)
 		err = accept_record(d, rec, &why);
 		if (err)
 			return why ? decode_fail(d, rec, why) : err;
-		if (rec->type == HL_REC_BATCH &&
-		    (err = unpack_batch(d, (const struct hl_rec_batch *)rec)))
-			return err;
+		if (rec->type == HL_REC_BATCH) {
+			const struct hl_rec_batch *b = (const void *)rec;
+
+			if (b->sequence >= d->batch_end)
+				d->batch_end = b->sequence + 1;
+			if ((err = unpack_batch(d, b)))
+				return err;
+		}
 		d->bytes += rec->length;
 		done += rec->length;
 		if (hinted)
