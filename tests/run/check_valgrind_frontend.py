@@ -62,6 +62,7 @@ CASES = [
     # end_how execs leak_direct, which leaks: checked with --trace-children=yes
     (["--leak-check=full", "--error-exitcode=7", "--trace-children=yes"],
      [end_how, "execv", leak_direct]),
+    (["--leak-check=full", "--error-exitcode=7"], [end_how, "execv", leak_direct]),
     (["--error-exitcode=7"], [misuse, "double"]),                      # heap errors always count
     (["--leak-check=full", "--error-exitcode=7"], [misuse, "array_delete"]),
 ]
