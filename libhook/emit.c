@@ -1044,6 +1044,28 @@ bool hl_emit_check(const struct hl_scan_origin *origin, uint32_t seq, uint32_t f
 	return ok;
 }
 
+/* Every buffered event, then EXEC naming path (wire.h): the last record of
+ * this image if the exec succeeds. */
+void hl_emit_exec(const char *path)
+{
+	size_t len = strnlen(path ? path : "", HL_WIRE_MAX_PATH - 1) + 1;
+	size_t padded = hl_wire_padded((uint32_t)(sizeof(struct hl_rec_exec) + len));
+	if (!hl_emit_is_live())
+		return;
+	hl_lock(&write_lock);
+	flush_all_locked();
+	struct hl_rec_exec *rec = scratch_reserve_locked(padded);
+	if (rec != NULL) {
+		records_total++;
+		memset(rec, 0, padded);
+		*rec = (struct hl_rec_exec){ .h = hl_wire_hdr(HL_REC_EXEC, 0, (uint32_t)padded),
+					     .path_len = (uint32_t)len };
+		memcpy(rec + 1, path ? path : "", len - 1);
+	}
+	scratch_flush_locked();
+	hl_unlock(&write_lock);
+}
+
 /* ---- fork ------------------------------------------------------------------- */
 
 void hl_emit_fork_prepare(void)

@@ -212,6 +212,8 @@ void hl_emit_fork_prepare(void);
 void hl_emit_fork_parent(void);
 /* In the parent, after fork() returned `child`: a FORK record. */
 void hl_emit_fork_record(pid_t child);
+/* Before exec: every buffered event, then an EXEC record naming path. */
+void hl_emit_exec(const char *path);
 void hl_emit_fork_child(void);
 /* Whether a listener running as peer_uid may receive a process of own_uid's
  * events: the same user, or root. */

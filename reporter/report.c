@@ -223,8 +223,9 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 	/* exec is no cut: the hook sends everything before it execs. */
 	rp->no_exit_record = !p->has_exit && p->how != HL_EXIT_EXEC;
 	rp->recovered_events = p->shared_buffers ? (int64_t)p->recovered_events : -1;
-	if (p->how == HL_EXIT_EXEC && p->exec_successor)
-		rp->exec_path = hl_arena_strdup(&r->arena, p->exec_successor->exe);
+	if (p->how == HL_EXIT_EXEC && (p->exec_successor || p->exec_pending))
+		rp->exec_path = hl_arena_strdup(&r->arena, p->exec_successor ? p->exec_successor->exe
+									     : p->exec_pending);
 	rp->nleaks = p->nleaks;
 	rp->leaks = hl_arena_alloc(&r->arena, p->nleaks * sizeof(*rp->leaks));
 	for (size_t i = 0; i < p->nleaks; i++) {

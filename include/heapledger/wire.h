@@ -101,6 +101,7 @@ enum hl_wire_type {
 	HL_REC_ERROR = 14,        /* heap misuse detected (double free, ...) */
 	HL_REC_DROPPED = 15,      /* events the hook could not send */
 	HL_REC_CHECK = 16,        /* ends the LIVE set of an on-demand leak check */
+	HL_REC_EXEC = 17,         /* the image is about to be replaced by exec */
 	HL_REC_TYPE_COUNT
 };
 
@@ -336,6 +337,19 @@ struct hl_rec_check {
 	uint32_t seq;            /* 1, 2, ... per process image */
 	uint32_t flags;          /* HL_CHECK_* */
 	uint64_t ticks;          /* when the scan stopped the threads */
+};
+
+/* Sent by the hook's exec wrappers just before the exec, after every buffered
+ * event, and followed by `path_len` bytes: the path given to exec, NUL
+ * included (cut at HL_WIRE_MAX_PATH). A stream that ends right after it, with
+ * no EXIT, belongs to an image replaced by exec, even when the new image never
+ * reports (not chosen by $HEAPLEDGER_TRACE/_EXCLUDE, LD_PRELOAD removed, a
+ * static program); any record after it means the exec failed and the image
+ * carries on. */
+struct hl_rec_exec {
+	struct hl_wire_header h; /* flags: 0 */
+	uint32_t path_len;       /* bytes of path, NUL included */
+	uint32_t reserved;       /* 0 */
 };
 
 enum hl_error_kind {
@@ -595,6 +609,7 @@ _Static_assert(sizeof(struct hl_rec_live) == 16, "live");
 _Static_assert(sizeof(struct hl_rec_error) == 72, "error");
 _Static_assert(sizeof(struct hl_rec_dropped) == 16, "dropped");
 _Static_assert(sizeof(struct hl_rec_check) == 24, "check");
+_Static_assert(sizeof(struct hl_rec_exec) == 16, "exec");
 _Static_assert(sizeof(struct hl_shared_area) == 40, "shared_area");
 _Static_assert(sizeof(struct hl_shared_slot) == 40, "shared_slot");
 
@@ -632,6 +647,7 @@ static inline uint32_t hl_wire_min_length(uint8_t type)
 	case HL_REC_ERROR: return sizeof(struct hl_rec_error);
 	case HL_REC_DROPPED: return sizeof(struct hl_rec_dropped);
 	case HL_REC_CHECK: return sizeof(struct hl_rec_check);
+	case HL_REC_EXEC: return sizeof(struct hl_rec_exec);
 	default: return 0;
 	}
 }

@@ -10,7 +10,12 @@ standalone report of its own either. Globs: a file name (no '/') or the
 whole path, ?, [...], [!...], several --trace. A run where nothing matched
 says so and exits with the program's status.
 
-usage: check_trace.py HEAPLEDGER LEAK_CHOICE
+An image that execs a program not chosen is reported as replaced by exec
+(the EXEC record), not as ended without exit handlers with its blocks
+unclassified, so it does not fail the gate; an exec that fails leaves the
+image reporting as before.
+
+usage: check_trace.py HEAPLEDGER LEAK_CHOICE END_HOW LEAK_DIRECT
 """
 import json
 import os
@@ -27,6 +32,7 @@ def fail(msg):
 
 
 hl, prog = sys.argv[1], os.path.realpath(sys.argv[2])
+end_how, leak_direct = sys.argv[3], sys.argv[4]
 tmp = tempfile.mkdtemp()
 script = "%s a; %s b" % (prog, prog)
 
@@ -71,6 +77,20 @@ print("ok: nothing matched: said so, exit status 4 kept, nothing printed by the 
 r = subprocess.run([hl, "run", "--trace=a:b", "--", "true"], capture_output=True, text=True)
 if r.returncode != 125 or "--trace" not in r.stderr:
     fail("a glob with ':' accepted: %d %s" % (r.returncode, r.stderr))
+
+# exec of a program that is not chosen
+r = subprocess.run([hl, "run", "--no-db", "--exclude=leak_direct", "--error-exitcode=9", "--",
+                    end_how, "execv", leak_direct], capture_output=True, text=True, timeout=120)
+if r.returncode != 0 or "replaced by exec of " + leak_direct not in r.stderr \
+        or "not classified" in r.stderr or "hello from leak_direct" not in r.stdout:
+    fail("exec of an excluded program: exit %d\n%s" % (r.returncode, r.stderr))
+print("ok: exec of an excluded program: replaced by exec, gate passed")
+r = subprocess.run([hl, "run", "--no-db", "--", end_how, "execv", "/nonexistent/prog"],
+                   capture_output=True, text=True, timeout=120)
+if r.returncode != 126 or "exited with status 126" not in r.stderr \
+        or "definitely lost" not in r.stderr or "leak_before_end" not in r.stderr:
+    fail("failed exec: exit %d\n%s" % (r.returncode, r.stderr))
+print("ok: a failed exec: the image reports its exit and its leak")
 
 # a daemon: the exports of `heapledger env --trace`
 sock, db = os.path.join(tmp, "d.sock"), os.path.join(tmp, "d.db")
