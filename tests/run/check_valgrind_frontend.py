@@ -146,7 +146,7 @@ print("ok: report --format valgrind-xml gives the same errors")
 
 # unsupported options: 125, named, nothing run
 marker = os.path.join(tmp, "ran")
-for opt in ["--track-origins=yes", "--tool=helgrind", "--gen-suppressions=yes",
+for opt in ["--track-origins=yes", "--leak=full", "-v", "--tool=helgrind", "--gen-suppressions=yes",
             "--xml=yes", "--log-file=x%n"]:
     r = run([hl, "valgrind", opt, "touch", marker])
     name = opt.split("=")[0]
