@@ -220,6 +220,7 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 	rp->unfreed_superseded = p->unfreed_superseded;
 	rp->live_mismatch = p->live_mismatch;
 	rp->scanned = p->scanned;
+	rp->test_name = p->test_name ? hl_arena_strdup(&r->arena, p->test_name) : NULL;
 	/* exec is no cut: the hook sends everything before it execs. */
 	rp->no_exit_record = !p->has_exit && p->how != HL_EXIT_EXEC;
 	rp->recovered_events = p->shared_buffers ? (int64_t)p->recovered_events : -1;

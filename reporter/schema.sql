@@ -275,6 +275,11 @@ CREATE TABLE checks (
 CREATE INDEX checks_process ON checks(process_id, seq);
 
 -- migrate 8
+-- The test a process belongs to: $HEAPLEDGER_TEST_NAME, set by the test
+-- runner and sent by the hook (under a daemon, one run holds many tests).
+ALTER TABLE processes ADD COLUMN test_name TEXT;
+
+-- migrate 9
 -- 1 when a process's event stream ended without its EXIT record (killed,
 -- connection lost; an image replaced by exec is not): the events the hook
 -- had not sent yet are missing. The hook never sends an EXIT saying
