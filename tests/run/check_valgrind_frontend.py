@@ -65,6 +65,8 @@ CASES = [
     (["--leak-check=full", "--error-exitcode=7", "--trace-children=yes"],
      [end_how, "execv", leak_direct]),
     (["--leak-check=full", "--error-exitcode=7"], [end_how, "execv", leak_direct]),
+    (["-q", "--error-exitcode=7"], ["/nonexistent/prog"]),             # 127: not found
+    (["-q", "--error-exitcode=7"], ["no-such-command-for-heapledger"]),
     (["--error-exitcode=7"], [misuse, "double"]),                      # heap errors always count
     (["--leak-check=full", "--error-exitcode=7"], [misuse, "array_delete"]),
 ]
