@@ -273,3 +273,10 @@ CREATE TABLE checks (
   blocks INTEGER NOT NULL
 );
 CREATE INDEX checks_process ON checks(process_id, seq);
+
+-- migrate 8
+-- A stored run keeps what is queried: loss records, per-stack aggregates,
+-- the timeline. leaked_blocks held a row per block of every loss record,
+-- and nothing read it: a shell script's fork children (each inherits its
+-- parent's heap) wrote 218k rows of it for 435 processes.
+DROP TABLE leaked_blocks;
