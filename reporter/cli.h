@@ -32,6 +32,9 @@
 			"all; daemon 50, the hook's max_leaks); JSON and the database keep all")
 
 int hl_cmd_run(int argc, char **argv);
+/* `run` whose text counts the loss records of leak_error_kinds (HL_SHOW_*)
+ * in each ERROR SUMMARY, as valgrind's --leak-check=full does. */
+int hl_run_command(int argc, char **argv, unsigned leak_error_kinds);
 /* `heapledger valgrind`, also heapledger run as "heapledger-valgrind". */
 int hl_cmd_valgrind(int argc, char **argv);
 int hl_cmd_daemon(int argc, char **argv);

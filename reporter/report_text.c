@@ -312,14 +312,27 @@ static void print_errors(const struct hl_report_process *p, const struct hl_repo
 			print_error(p, &p->errors[i], view, out);
 }
 
-static void print_error_summary(const struct hl_report_process *p, FILE *out)
+/* Heap errors, and each loss record of the view's leak_error_kinds as one
+ * error of its own context (valgrind's count with --leak-check=full). */
+static void print_error_summary(const struct hl_report_process *p,
+				const struct hl_report_view *view, FILE *out)
 {
-	size_t contexts = 0;
+	size_t contexts = 0, errors = p->nerrors;
 
 	for (size_t i = 0; i < p->nerrors; i++)
 		contexts += !context_seen_before(p, i);
-	fprintf(out, "==%u== ERROR SUMMARY: %zu errors from %zu contexts\n", p->pid,
-		p->nerrors, contexts);
+	for (size_t i = 0; view->leak_error_kinds && i < p->nleaks; i++) {
+		const struct hl_report_leak *l = &p->leaks[i];
+		bool counted = !strcmp(l->kind, "unknown") ||
+			       (view->leak_error_kinds & kind_bit(l->kind));
+
+		if (!l->suppressed && counted) {
+			errors++;
+			contexts++;
+		}
+	}
+	fprintf(out, "==%u== ERROR SUMMARY: %zu errors from %zu contexts\n", p->pid, errors,
+		contexts);
 }
 
 /* Bytes and blocks per LEAK SUMMARY line; a suppressed record counts as
@@ -502,7 +515,7 @@ void hl_report_print_process_text(const struct hl_report *r,
 	else
 		print_leak_summary(p, &r->view, out);
 	print_consistency(p, out);
-	print_error_summary(p, out);
+	print_error_summary(p, &r->view, out);
 	fprintf(out, "==%u==\n", p->pid);
 }
 
