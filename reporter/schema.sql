@@ -275,6 +275,11 @@ CREATE TABLE checks (
 CREATE INDEX checks_process ON checks(process_id, seq);
 
 -- migrate 8
+-- The test a process belongs to: $HEAPLEDGER_TEST_NAME, set by the test
+-- runner and sent by the hook (under a daemon, one run holds many tests).
+ALTER TABLE processes ADD COLUMN test_name TEXT;
+
+-- migrate 9
 -- A stored run keeps what is queried: loss records, per-stack aggregates,
 -- the timeline. leaked_blocks held a row per block of every loss record,
 -- and nothing read it: a shell script's fork children (each inherits its
