@@ -284,4 +284,4 @@ ALTER TABLE processes ADD COLUMN test_name TEXT;
 -- the timeline. leaked_blocks held a row per block of every loss record,
 -- and nothing read it: a shell script's fork children (each inherits its
 -- parent's heap) wrote 218k rows of it for 435 processes.
-DROP TABLE leaked_blocks;
+DROP TABLE IF EXISTS leaked_blocks;
