@@ -48,6 +48,17 @@ int hl_store_run_delete(struct hl_store *s, int64_t run_id);
 int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 		     struct hl_symbolizer *sym);
 
+/* What hl_store_prune removed. */
+struct hl_prune_result {
+	uint64_t runs_removed, runs_kept, processes_removed;
+};
+/* Keeps the newest `keep` runs (the highest ids) and removes the others with
+ * everything only they referenced (processes and all below them, their
+ * symbols and labels, leak sites no kept run has; a site's first run becomes
+ * the oldest kept run that leaked there), in one transaction; then VACUUM
+ * if asked. */
+int hl_store_prune(struct hl_store *s, uint64_t keep, bool vacuum, struct hl_prune_result *out);
+
 /* Newest run id, or -ENOENT. */
 int hl_store_latest_run(struct hl_store *s, int64_t *run_id);
 /* Fills r (initialised by the caller) from the database. */
