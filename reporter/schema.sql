@@ -280,6 +280,13 @@ CREATE INDEX checks_process ON checks(process_id, seq);
 ALTER TABLE processes ADD COLUMN test_name TEXT;
 
 -- migrate 9
+-- A stored run keeps what is queried: loss records, per-stack aggregates,
+-- the timeline. leaked_blocks held a row per block of every loss record,
+-- and nothing read it: a shell script's fork children (each inherits its
+-- parent's heap) wrote 218k rows of it for 435 processes.
+DROP TABLE IF EXISTS leaked_blocks;
+
+-- migrate 10
 -- 1 when a process's event stream ended without its EXIT record (killed,
 -- connection lost; an image replaced by exec is not): the events the hook
 -- had not sent yet are missing. The hook never sends an EXIT saying
