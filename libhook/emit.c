@@ -18,6 +18,13 @@
  *  - `sent` and the reset of a buffer change only under write_lock; another
  *    thread (exit, exec) may send [sent, used) and advance `sent`;
  *  - no syscall per event, no malloc; errno is preserved by the callers.
+ * The buffers are slots of a memfd shared with the reporter (shared.c;
+ * wire.h, "Shared event buffers"): a process killed while a thread idles
+ * loses none of the events that thread committed. `sending_end` and
+ * `sending_sequence` let the reporter tell whether the batch being written at
+ * the kill arrived. Nothing on the fast path changes: the same stores into
+ * the same struct, in other pages.
+ *
  * If a write fails (reporter gone: EPIPE, never SIGPIPE thanks to
  * MSG_NOSIGNAL) the connection is closed, one warning is printed and later
  * events are counted as dropped; the program keeps running.
@@ -35,6 +42,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -61,24 +69,42 @@
 /* One event, after the thread's buffer is gone. */
 #define LATE_BYTES (HL_PACK_OP_BYTES + HL_PACK_MAX_RECORD)
 
+/* A thread's buffer: a slot of the shared area (shared.c) when there is
+ * one, so it begins with the fields of struct hl_shared_slot (wire.h, "Shared
+ * event buffers"), at the same offsets, which the reporter reads after a
+ * kill; the rest is the hook's own. */
 struct emit_buffer {
-	struct emit_buffer *next;  /* all buffers; write_lock */
-	struct emit_buffer *prev;
 	uint32_t tid;              /* owner's kernel thread id */
 	_Atomic uint32_t used;     /* bytes of complete records; owner publishes */
-	_Atomic uint32_t records;  /* records in [0, used); owner publishes */
 	uint32_t sent;             /* bytes already written; write_lock */
-	uint32_t records_sent;     /* records already written; write_lock */
+	uint32_t sending_end;      /* end of the batch being written, else == sent; write_lock */
+	uint64_t sending_sequence; /* that batch's sequence; write_lock */
 	uint64_t first_ticks;      /* ticks of the oldest record; base_ticks of its batches */
-	uint64_t now;              /* ticks of the latest event */
-	uint16_t reuse_left;       /* events that may still take `now` (event_ticks) */
-	uint16_t close_reads;      /* clock readings in a row close to the one before */
 	/* base_address of the batches sent from this buffer: the first address
 	 * packed since it was last emptied, 0 until then. Only the owner sets it
 	 * (before publishing the event), a sender reads it. */
 	_Atomic uint64_t base_address;
-	uint8_t data[BUFFER_BYTES];
+	struct emit_buffer *next;  /* all buffers; write_lock */
+	struct emit_buffer *prev;
+	_Atomic uint32_t records;  /* records in [0, used); owner publishes */
+	uint32_t records_sent;     /* records already written; write_lock */
+	uint64_t now;              /* ticks of the latest event */
+	uint16_t reuse_left;       /* events that may still take `now` (event_ticks) */
+	uint16_t close_reads;      /* clock readings in a row close to the one before */
+	uint8_t data[BUFFER_BYTES] __attribute__((aligned(64)));
 };
+#define SLOT_FIELD(hook, wire) \
+	_Static_assert(offsetof(struct emit_buffer, hook) == offsetof(struct hl_shared_slot, wire) && \
+		       sizeof(((struct emit_buffer *)0)->hook) == sizeof(((struct hl_shared_slot *)0)->wire), \
+		       "emit_buffer." #hook " is hl_shared_slot." #wire)
+SLOT_FIELD(tid, tid);
+SLOT_FIELD(used, used);
+SLOT_FIELD(sent, sent);
+SLOT_FIELD(sending_end, sending_end);
+SLOT_FIELD(sending_sequence, sending_sequence);
+SLOT_FIELD(first_ticks, base_ticks);
+SLOT_FIELD(base_address, base_address);
+#undef SLOT_FIELD
 
 enum emit_state {
 	EMIT_OFF = 0,  /* never connected: standalone */
@@ -88,7 +114,16 @@ enum emit_state {
 };
 
 static struct hl_lock write_lock;
-static _Atomic int state;
+/* enum emit_state. Once connected it lives on a page the kernel zeroes
+ * (EMIT_OFF) in a child with a copy of our memory (MADV_WIPEONFORK): a raw
+ * clone() child, which runs no atfork handler until its exit, so sees
+ * EMIT_OFF and never appends to the buffers, which are shared with the
+ * parent (shared.c), not copied. A vfork child sees the parent's. */
+static _Atomic int state_static;
+static _Atomic int *state_word = &state_static;
+/* The state as this process image last set it, on ordinary memory: what a
+ * fork child (or a raw clone child at its exit) inherited. write_lock */
+static int state_mirror;
 /* A wait for the reporter timed out: it is stopped or stuck, so a forked
  * child does not wait for it again (each would stall wait_ms). */
 static bool reporter_stuck;
@@ -123,12 +158,12 @@ static uint32_t current_tid(void)
 
 bool hl_emit_is_live(void)
 {
-	return atomic_load_explicit(&state, memory_order_relaxed) == EMIT_LIVE;
+	return atomic_load_explicit(state_word, memory_order_relaxed) == EMIT_LIVE;
 }
 
 bool hl_emit_was_lost(void)
 {
-	return atomic_load_explicit(&state, memory_order_relaxed) == EMIT_LOST;
+	return atomic_load_explicit(state_word, memory_order_relaxed) == EMIT_LOST;
 }
 
 uint64_t hl_emit_dropped(void)
@@ -138,10 +173,35 @@ uint64_t hl_emit_dropped(void)
 
 /* ---- the socket ------------------------------------------------------------ */
 
+static int state_swap_locked(int s)
+{
+	state_mirror = s;
+	return atomic_exchange(state_word, s);
+}
+
+/* The state's wipe-on-fork page, before the first connection; false if the
+ * kernel has none (Linux < 4.14): then no buffer is shared either. */
+static bool state_page_locked(void)
+{
+	if (state_word != &state_static)
+		return true;
+	size_t page = hl_os_page_size();
+	_Atomic int *word = hl_os_map(page);
+	if (word == NULL)
+		return false;
+	if (!hl_os_wipe_on_fork((void *)word, page)) {
+		hl_os_unmap((void *)word, page);
+		return false;
+	}
+	atomic_store(word, atomic_load(&state_static));
+	state_word = word;
+	return true;
+}
+
 static void disconnect_locked(const char *why)
 {
 	hl_fd_release(&sock); /* closed only if the number is still ours */
-	if (atomic_exchange(&state, EMIT_LOST) == EMIT_LIVE) {
+	if (state_swap_locked(EMIT_LOST) == EMIT_LIVE) {
 		hl_notice(why);
 	}
 }
@@ -163,9 +223,11 @@ static bool wait_ready(int fd, short events)
 	return false;
 }
 
-static bool send_iov_locked(struct iovec *iov, int count)
+/* Sends iov[0..count) whole; `pass_fd` >= 0 rides along (SCM_RIGHTS) with
+ * the first bytes. */
+static bool send_iov_fd_locked(struct iovec *iov, int count, int pass_fd)
 {
-	if (atomic_load_explicit(&state, memory_order_relaxed) != EMIT_LIVE)
+	if (atomic_load_explicit(state_word, memory_order_relaxed) != EMIT_LIVE)
 		return false;
 	if (hl_unlikely(!hl_process_is_owner()))
 		return false; /* a vfork or raw clone child: the connection is not its own */
@@ -175,6 +237,19 @@ static bool send_iov_locked(struct iovec *iov, int count)
 		return false;
 	}
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)count };
+	union {
+		struct cmsghdr h;
+		char bytes[CMSG_SPACE(sizeof(int))];
+	} control;
+	if (pass_fd >= 0) {
+		msg.msg_control = control.bytes;
+		msg.msg_controllen = sizeof(control.bytes);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+	}
 	while (msg.msg_iovlen > 0) {
 		ssize_t n = sendmsg(sock.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
@@ -192,6 +267,8 @@ static bool send_iov_locked(struct iovec *iov, int count)
 					  "events are dropped");
 			return false;
 		}
+		msg.msg_control = NULL; /* went with the first bytes */
+		msg.msg_controllen = 0;
 		while (msg.msg_iovlen > 0 && (size_t)n >= msg.msg_iov->iov_len) {
 			n -= (ssize_t)msg.msg_iov->iov_len;
 			msg.msg_iov++;
@@ -203,6 +280,11 @@ static bool send_iov_locked(struct iovec *iov, int count)
 		}
 	}
 	return true;
+}
+
+static bool send_iov_locked(struct iovec *iov, int count)
+{
+	return send_iov_fd_locked(iov, count, -1);
 }
 
 bool hl_emit_send_locked(const void *data, size_t len)
@@ -302,6 +384,10 @@ static void buffer_send_locked(struct emit_buffer *b)
 	uint32_t records = atomic_load_explicit(&b->records, memory_order_relaxed);
 	if (used == b->sent || !send_definitions_locked())
 		goto out_mark;
+	/* Killed while or after the batch goes out, before `sent` moves: the
+	 * reporter tells by the sequence whether it got the batch. */
+	b->sending_sequence = batch_sequence;
+	b->sending_end = used;
 	if (send_batch_locked(b->tid, b->data + b->sent, used - b->sent, b->first_ticks,
 			      atomic_load_explicit(&b->base_address, memory_order_relaxed)))
 		records_total += 1 + records - b->records_sent;
@@ -309,6 +395,7 @@ out_mark:
 	if (hl_emit_was_lost())
 		atomic_fetch_add_explicit(&dropped, records - b->records_sent, memory_order_relaxed);
 	b->sent = used;
+	b->sending_end = used;
 	b->records_sent = records;
 }
 
@@ -319,6 +406,7 @@ static void buffer_reset(struct emit_buffer *b)
 	atomic_store_explicit(&b->records, 0, memory_order_relaxed);
 	atomic_store_explicit(&b->base_address, 0, memory_order_relaxed);
 	b->sent = 0;
+	b->sending_end = 0;
 	b->records_sent = 0;
 }
 
@@ -362,10 +450,28 @@ static void buffer_start(struct emit_buffer *b, uint32_t tid)
 	put_thread_record(b, HL_REC_THREAD_START, tid);
 }
 
+/* A slot of the shared area (its head cleared: a thread before may have
+ * used it), else private memory. */
+static struct emit_buffer *buffer_alloc_locked(void)
+{
+	struct emit_buffer *b = hl_shared_slot_take_locked();
+	if (b != NULL)
+		memset(b, 0, offsetof(struct emit_buffer, data));
+	return b;
+}
+
+static void buffer_free_locked(struct emit_buffer *b)
+{
+	if (!hl_shared_slot_give_locked(b))
+		hl_meta_free(b, sizeof(*b));
+}
+
 static HL_NOINLINE struct emit_buffer *buffer_create(void)
 {
-	struct emit_buffer *b = hl_meta_alloc(sizeof(*b));
-	if (b == NULL)
+	hl_lock(&write_lock);
+	struct emit_buffer *b = buffer_alloc_locked();
+	hl_unlock(&write_lock);
+	if (b == NULL && (b = hl_meta_alloc(sizeof(*b))) == NULL)
 		return NULL;
 	buffer_start(b, current_tid());
 	hl_lock(&write_lock);
@@ -433,7 +539,7 @@ HL_INLINE uint64_t event_ticks(struct emit_buffer *b)
  * tls_late and is sent alone. *ticks is the event's time. */
 HL_INLINE uint8_t *event_begin(uint32_t room, uint64_t *ticks, struct emit_buffer **out)
 {
-	int s = atomic_load_explicit(&state, memory_order_relaxed);
+	int s = atomic_load_explicit(state_word, memory_order_relaxed);
 	if (hl_unlikely(s != EMIT_LIVE)) {
 		if (s == EMIT_LOST)
 			atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
@@ -564,9 +670,9 @@ void hl_emit_thread_exit(void)
 	put_thread_record(b, HL_REC_THREAD_END, b->tid);
 	buffer_send_locked(b);
 	buffer_unlink_locked(b);
-	hl_unlock(&write_lock);
 	tls_buffer = NULL;
-	hl_meta_free(b, sizeof(*b));
+	buffer_free_locked(b);
+	hl_unlock(&write_lock);
 }
 
 static void flush_all_locked(void)
@@ -644,9 +750,20 @@ static bool send_hello_locked(uint32_t origin, uint32_t ppid)
 		.hook_flags = (hl_options.stack_depth ? HL_HOOK_STACKS : 0) | HL_TICKS_FLAGS |
 			      (origin == HL_ORIGIN_FORK ? HL_HOOK_FORK_SNAPSHOT : 0),
 	};
-	scratch_used = len;
 	records_total = 1;
-	return scratch_flush_locked();
+	scratch_used = 0;
+	/* The shared buffers' memfd goes with HELLO; ours is closed at once. */
+	int area_fd = !state_page_locked() ? -1 :
+		hl_shared_fd_take(sizeof(struct emit_buffer),
+				  (uint32_t)offsetof(struct emit_buffer, data), BUFFER_BYTES);
+	struct iovec iov = { scratch, len };
+	bool ok = send_iov_fd_locked(&iov, 1, area_fd);
+	if (area_fd >= 0) {
+		int saved = errno;
+		close(area_fd);
+		errno = saved;
+	}
+	return ok;
 }
 
 /* A fresh connection on `fd`: nothing was sent on it yet. */
@@ -654,7 +771,7 @@ static bool start_locked(int fd, uint32_t origin, uint32_t ppid)
 {
 	if (!hl_fd_keep(&sock, fd))
 		return false;
-	atomic_store(&state, EMIT_LIVE);
+	state_swap_locked(EMIT_LIVE);
 	batch_sequence = 0;
 	stacks_sent = 1;
 	atomic_store(&dropped, 0);
@@ -893,7 +1010,7 @@ bool hl_emit_finish(unsigned how, int status)
 	send_exit_locked(how, status);
 	bool ok = hl_emit_is_live();
 	hl_fd_release(&sock);
-	atomic_store(&state, ok ? EMIT_DONE : EMIT_LOST);
+	state_swap_locked(ok ? EMIT_DONE : EMIT_LOST);
 	hl_unlock(&write_lock);
 	return ok;
 }
@@ -925,6 +1042,28 @@ bool hl_emit_check(const struct hl_scan_origin *origin, uint32_t seq, uint32_t f
 	ok = ok && hl_emit_is_live();
 	hl_unlock(&write_lock);
 	return ok;
+}
+
+/* Every buffered event, then EXEC naming path (wire.h): the last record of
+ * this image if the exec succeeds. */
+void hl_emit_exec(const char *path)
+{
+	size_t len = strnlen(path ? path : "", HL_WIRE_MAX_PATH - 1) + 1;
+	size_t padded = hl_wire_padded((uint32_t)(sizeof(struct hl_rec_exec) + len));
+	if (!hl_emit_is_live())
+		return;
+	hl_lock(&write_lock);
+	flush_all_locked();
+	struct hl_rec_exec *rec = scratch_reserve_locked(padded);
+	if (rec != NULL) {
+		records_total++;
+		memset(rec, 0, padded);
+		*rec = (struct hl_rec_exec){ .h = hl_wire_hdr(HL_REC_EXEC, 0, (uint32_t)padded),
+					     .path_len = (uint32_t)len };
+		memcpy(rec + 1, path ? path : "", len - 1);
+	}
+	scratch_flush_locked();
+	hl_unlock(&write_lock);
 }
 
 /* ---- fork ------------------------------------------------------------------- */
@@ -962,10 +1101,14 @@ void hl_emit_fork_child(void)
 {
 	hl_lock_reset(&write_lock);
 	struct emit_buffer *own = tls_buffer;
+	/* First, before a byte is written: the shared buffers are the parent's
+	 * pages until the child has its own. */
+	if (!hl_shared_fork_child(own))
+		own = tls_buffer = NULL; /* still the parent's: left alone */
 	for (struct emit_buffer *b = buffers, *next; b; b = next) {
 		next = b->next;
 		if (b != own)
-			hl_meta_free(b, sizeof(*b));
+			buffer_free_locked(b);
 	}
 	buffers = NULL;
 	atomic_store_explicit(&threaded, false, memory_order_relaxed); /* only this thread now */
@@ -976,7 +1119,8 @@ void hl_emit_fork_child(void)
 		buffer_start(own, current_tid());
 	}
 	hl_fd_release(&sock);
-	int was = atomic_exchange(&state, EMIT_OFF);
+	int was = state_mirror; /* the page of state_word reads EMIT_OFF here */
+	state_swap_locked(EMIT_OFF);
 	const char *path = hl_env_get(HL_ENV_SOCKET);
 	/* The child's heap is an exact copy of the parent's at the instant of
 	 * fork, blocks other threads were busy with included: it is sent as the
@@ -984,4 +1128,5 @@ void hl_emit_fork_child(void)
 	if ((was == EMIT_LIVE || (was == EMIT_LOST && !reporter_stuck)) && path && *path &&
 	    hl_emit_connect(path, HL_ORIGIN_FORK, (uint32_t)getppid()))
 		send_heap_blocks(HL_ALLOC_INHERITED, NULL);
+	hl_shared_fd_drop(); /* no HELLO took it: the program's table as it was */
 }

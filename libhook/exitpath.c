@@ -5,7 +5,9 @@
  * interposed: the hook reports (LIVE set and EXIT to the reporter, or the
  * standalone summary) and then ends the process the way the program asked.
  * exec replaces the image: execve/execv/execvp/execvpe are interposed to
- * send every thread's buffered events first and to pass HEAPLEDGER_PID=<pid>
+ * send every thread's buffered events and an EXEC record first (an image
+ * whose stream ends on it was replaced, even by one that never reports)
+ * and to pass HEAPLEDGER_PID=<pid>
  * (built on the stack, no malloc) so the new image, which reconnects since
  * the socket is CLOEXEC, says HELLO origin EXEC. execl/execlp/execle are
  * interposed too (libc's would call its internal execve, skipping ours).
@@ -141,13 +143,15 @@ HL_API int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	return pid;
 }
 
-static void before_exec(void)
+/* Sends what is buffered, then EXEC with the path, so the image counts as
+ * replaced even if the new one never reports (not traced, no LD_PRELOAD). */
+static void before_exec(const char *path)
 {
 	if (!hl_process_is_owner())
 		return; /* a vfork child: the buffers are its parent's */
 	int saved = errno;
 	hl_guard_enter();
-	hl_emit_flush_all();
+	hl_emit_exec(path);
 	hl_guard_leave();
 	errno = saved;
 }
@@ -191,9 +195,9 @@ static char *const *env_with_pid(char *const envp[], char **out, char *entry, si
 }
 
 /* Runs `call` with the environment plus our pid when there is a reporter. */
-#define WITH_PID_ENV(envp, call)                                                  \
+#define WITH_PID_ENV(path, envp, call)                                            \
 	do {                                                                      \
-		before_exec();                                                    \
+		before_exec(path);                                                \
 		if (real_execve == NULL)                                          \
 			hl_exitpath_init();                                       \
 		bool live_ = hl_emit_is_live() && hl_process_is_owner();          \
@@ -207,22 +211,22 @@ static char *const *env_with_pid(char *const envp[], char **out, char *entry, si
 
 HL_API int execve(const char *path, char *const argv[], char *const envp[])
 {
-	WITH_PID_ENV(envp, real_execve(path, argv, use_));
+	WITH_PID_ENV(path, envp, real_execve(path, argv, use_));
 }
 
 HL_API int execv(const char *path, char *const argv[])
 {
-	WITH_PID_ENV(environ, real_execve(path, argv, use_));
+	WITH_PID_ENV(path, environ, real_execve(path, argv, use_));
 }
 
 HL_API int execvp(const char *file, char *const argv[])
 {
-	WITH_PID_ENV(environ, real_execvpe(file, argv, use_));
+	WITH_PID_ENV(file, environ, real_execvpe(file, argv, use_));
 }
 
 HL_API int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	WITH_PID_ENV(envp, real_execvpe(file, argv, use_));
+	WITH_PID_ENV(file, envp, real_execvpe(file, argv, use_));
 }
 
 /* execl's argument list as an argv on the caller's stack: no malloc. */
@@ -246,7 +250,7 @@ HL_API int execl(const char *path, const char *arg, ...)
 	va_list ap;
 	ARGV_FROM_VA(arg, ap, argv, envp);
 	va_end(ap);
-	WITH_PID_ENV(envp, real_execve(path, argv, use_));
+	WITH_PID_ENV(path, envp, real_execve(path, argv, use_));
 }
 
 HL_API int execlp(const char *file, const char *arg, ...)
@@ -254,7 +258,7 @@ HL_API int execlp(const char *file, const char *arg, ...)
 	va_list ap;
 	ARGV_FROM_VA(arg, ap, argv, envp);
 	va_end(ap);
-	WITH_PID_ENV(envp, real_execvpe(file, argv, use_));
+	WITH_PID_ENV(file, envp, real_execvpe(file, argv, use_));
 }
 
 HL_API int execle(const char *path, const char *arg, ...)
@@ -263,7 +267,7 @@ HL_API int execle(const char *path, const char *arg, ...)
 	ARGV_FROM_VA(arg, ap, argv, envp);
 	envp = va_arg(ap, char *const *); /* after the NULL */
 	va_end(ap);
-	WITH_PID_ENV(envp, real_execve(path, argv, use_));
+	WITH_PID_ENV(path, envp, real_execve(path, argv, use_));
 }
 
 #endif /* HL_UNIT_TEST */

@@ -87,6 +87,11 @@ uint64_t hl_os_now_ms(void);
 /* Marks [p, p + bytes) to read as zero in a child with its own memory
  * (MADV_WIPEONFORK); false if the kernel cannot. */
 bool hl_os_wipe_on_fork(void *p, size_t bytes);
+/* Maps `bytes` of file fd shared and read-write: anywhere (at NULL), or at
+ * `at`, replacing what was mapped there. NULL on failure. Keeps errno. */
+void *hl_os_map_file_shared(int fd, size_t bytes, void *at);
+/* Replaces [at, at + bytes) with fresh zeroed private pages. Keeps errno. */
+bool hl_os_map_private_at(void *at, size_t bytes);
 
 /* ---- process.c: the process the hook's state belongs to ------------------ */
 
@@ -219,6 +224,13 @@ void hl_notice(const char *message);
 const char *hl_env_get(const char *name);
 /* The decision itself, for a given AT_SECURE. */
 const char *hl_env_get_as(const char *name, bool secure);
+/* $HEAPLEDGER_TRACE / $HEAPLEDGER_EXCLUDE (trace.c): sets hl_trace_off, and
+ * turns stacks, the scan and the exit report off, when this executable is
+ * not chosen to report. Called once, after the options are parsed. */
+void hl_trace_choose(void);
+extern bool hl_trace_off; /* not chosen: never connect to a reporter */
+/* Does s match the glob [pattern, end) (*, ?, [...], \)? */
+bool hl_trace_glob_match(const char *pattern, const char *end, const char *s);
 /* Reports a problem the hook found (invalid free, bad option); once per
  * message `key` unless `always`. */
 void hl_warn(const char *message, const void *address);

@@ -134,3 +134,27 @@ bool hl_os_wipe_on_fork(void *p, size_t bytes)
 	errno = saved;
 	return ok;
 }
+
+void *hl_os_map_file_shared(int fd, size_t bytes, void *at)
+{
+	int saved = errno;
+	void *p = mmap(at, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | (at ? MAP_FIXED : 0), fd, 0);
+	errno = saved;
+	if (p == MAP_FAILED)
+		return NULL;
+	if (hl_unlikely(!hl_os_address_fits(p, bytes))) {
+		if (at == NULL)
+			hl_os_unmap(p, bytes);
+		return NULL;
+	}
+	return p;
+}
+
+bool hl_os_map_private_at(void *at, size_t bytes)
+{
+	int saved = errno;
+	void *p = mmap(at, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+		       -1, 0);
+	errno = saved;
+	return p == at;
+}

@@ -74,7 +74,7 @@ void hl_track_init(void)
 	hl_modules_init();
 	hl_exitpath_init();
 	capture_on = hl_options.stack_depth > 0;
-	const char *path = hl_env_get(HL_ENV_SOCKET);
+	const char *path = hl_trace_off ? NULL : hl_env_get(HL_ENV_SOCKET);
 	if (path && *path) {
 		uint32_t origin = origin_from_env();
 		pid_env_set();

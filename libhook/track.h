@@ -150,6 +150,28 @@ void hl_early_record(unsigned op, uint64_t address, uint64_t new_address, uint64
  * the log does not hold live. False (nothing sent) if the log overflowed. */
 bool hl_early_send(void);
 
+/* ---- shared.c: the shared event-buffer area (wire.h) --------------------- */
+
+#define HL_SHARED_SLOTS 256u /* threads with a recoverable buffer at once */
+
+/* The area's memfd for HELLO to carry; the caller closes it. Creates the
+ * area on the first call (slots of buffer_bytes rounded to pages, packed
+ * events at data_offset, data_bytes of room); -1 if there is none. */
+int hl_shared_fd_take(size_t buffer_bytes, uint32_t data_offset, uint32_t data_bytes);
+/* A free slot (buffer_bytes, zeroed the first time), or NULL: the caller
+ * uses private memory. Caller holds write_lock. */
+void *hl_shared_slot_take_locked(void);
+/* Frees `slot`; false if it is not a slot (private memory). write_lock. */
+bool hl_shared_slot_give_locked(void *slot);
+/* In a fork child, first: a memfd of its own at the same address, every
+ * slot free but `keep`'s (its contents zero). false: the parent's pages are
+ * still mapped (no memory): `keep` must not be written, no slot is given. */
+bool hl_shared_fork_child(const void *keep);
+/* Closes a fork child's memfd that no HELLO took. */
+void hl_shared_fd_drop(void);
+/* Buffers are in a memfd the reporter may read. */
+bool hl_shared_is_shared(void);
+
 /* ---- emit.c: per-thread buffers and the socket writer -------------------- */
 
 /* Connects to the reporter at `path` and sends HELLO; false if it cannot. */
@@ -190,6 +212,8 @@ void hl_emit_fork_prepare(void);
 void hl_emit_fork_parent(void);
 /* In the parent, after fork() returned `child`: a FORK record. */
 void hl_emit_fork_record(pid_t child);
+/* Before exec: every buffered event, then an EXEC record naming path. */
+void hl_emit_exec(const char *path);
 void hl_emit_fork_child(void);
 /* Whether a listener running as peer_uid may receive a process of own_uid's
  * events: the same user, or root. */

@@ -53,7 +53,8 @@
  * that arena (types below); large_lock, the live set and mapping cache of
  * large blocks; meta_lock, the hook's private memory; caches_lock, the list
  * of thread caches; orphan_lock, the shared cache of threads without one;
- * write_lock, the socket, the list of emit buffers and what they sent;
+ * write_lock, the socket, the list of emit buffers and what they sent, and
+ * which slots of the shared event-buffer area are taken (shared.c);
  * modules_lock, the module table; intern_lock, the growth of the stack table.
  *
  * Without a lock:
@@ -68,7 +69,12 @@
  *  - the stack table (stack.c): lookups are lock-free, published ids are
  *    immutable (acquire on next_id); interning a new stack takes intern_lock;
  *  - emit buffers (emit.c): the owner thread appends and publishes `used`
- *    with release; a sender under write_lock reads [sent, used) with acquire;
+ *    with release; a sender under write_lock reads [sent, used) with acquire.
+ *    They live in a memfd the reporter maps (shared.c); it reads them only
+ *    once the stream has ended, and checks every value it reads;
+ *  - the connection state (emit.c state_word): relaxed loads on the event
+ *    path, changed under write_lock; on a wipe-on-fork page, so a raw clone
+ *    child reads EMIT_OFF and leaves the parent's shared buffers alone;
  *  - counters (stats.c, emit.c's dropped) are relaxed atomics: sums, not
  *    orderings;
  *  - heap walks (walk.c) read live blocks' headers under the arena lock while
@@ -80,7 +86,9 @@
  * write_lock, modules_lock, intern_lock (track.c), orphan_lock, caches_lock,
  * every arena lock, large_lock and meta_lock; the parent releases them in
  * reverse; the child, the only thread left, resets them all and rebuilds its
- * per-process state (emit.c drops other threads' buffers and reconnects).
+ * per-process state (emit.c first maps a memfd of its own over the shared
+ * event buffers, whose pages it would otherwise share with the parent, then
+ * drops other threads' buffers and reconnects).
  * clone() without CLONE_VM runs the same handlers (exitpath.c). A vfork child
  * shares this memory and must take no lock and change no state (process.c).
  */

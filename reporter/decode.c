@@ -34,6 +34,7 @@ static const char *const type_names[HL_REC_TYPE_COUNT] = {
 	[HL_REC_ERROR] = "ERROR",
 	[HL_REC_DROPPED] = "DROPPED",
 	[HL_REC_CHECK] = "CHECK",
+	[HL_REC_EXEC] = "EXEC",
 };
 
 const char *hl_decode_type_name(unsigned type)
@@ -210,6 +211,18 @@ const char *hl_decode_check_layout(const struct hl_wire_header *rec)
 		if (((const struct hl_rec_exit *)rec)->how > HL_EXIT_UNKNOWN)
 			return "EXIT with unknown how";
 		return NULL;
+	case HL_REC_EXEC: {
+		const struct hl_rec_exec *ex = (const void *)rec;
+
+		if (rec->flags || ex->reserved)
+			return "EXEC with unknown flags";
+		if (ex->path_len == 0 || ex->path_len > HL_WIRE_MAX_PATH ||
+		    (uint64_t)sizeof(*ex) + ex->path_len > rec->length)
+			return "EXEC path_len out of range";
+		if (!strings_are_valid((const char *)(ex + 1), ex->path_len, 1))
+			return "EXEC path is not one NUL-terminated string";
+		return NULL;
+	}
 	case HL_REC_CHECK:
 		if (rec->flags || ((const struct hl_rec_check *)rec)->flags & ~HL_CHECK_FLAGS)
 			return "CHECK with unknown flags";
@@ -248,6 +261,11 @@ static const char *define_id(uint8_t **map, size_t *bytes, uint32_t id,
 	}
 	id_define(map, bytes, id);
 	return NULL;
+}
+
+bool hl_decode_stack_known(const struct hl_decoder *d, uint32_t id)
+{
+	return id == 0 || id_is_defined(d->stack_ids, d->stack_bytes, id);
 }
 
 static const char *use_stack(const struct hl_decoder *d, uint32_t id)
@@ -541,9 +559,14 @@ long hl_decode_feed(struct hl_decoder *d, const void *buf, size_t len)
 		err = accept_record(d, rec, &why);
 		if (err)
 			return why ? decode_fail(d, rec, why) : err;
-		if (rec->type == HL_REC_BATCH &&
-		    (err = unpack_batch(d, (const struct hl_rec_batch *)rec)))
-			return err;
+		if (rec->type == HL_REC_BATCH) {
+			const struct hl_rec_batch *b = (const void *)rec;
+
+			if (b->sequence >= d->batch_end)
+				d->batch_end = b->sequence + 1;
+			if ((err = unpack_batch(d, b)))
+				return err;
+		}
 		d->bytes += rec->length;
 		done += rec->length;
 		if (hinted)

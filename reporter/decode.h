@@ -57,6 +57,7 @@ struct hl_decoder {
 	uint8_t *module_ids;    /* bitmap: module id defined */
 	size_t module_bytes;    /* bytes in module_ids */
 	uint64_t records;       /* records accepted so far */
+	uint64_t batch_end;     /* highest BATCH sequence accepted + 1; 0: none */
 	uint64_t bytes;         /* bytes consumed so far */
 	char error[200];        /* why decoding stopped, "" while fine */
 };
@@ -73,6 +74,9 @@ long hl_decode_feed(struct hl_decoder *d, const void *buf, size_t len);
 
 /* Validates one complete record (rec->length bytes readable) without the
  * connection-state checks; exported for tests. Returns NULL or the reason. */
+/* Stack `id` was defined on this connection (0 always is). */
+bool hl_decode_stack_known(const struct hl_decoder *d, uint32_t id);
+
 const char *hl_decode_check_layout(const struct hl_wire_header *rec);
 
 /* The record type's name, "type N" for unknown ones (static buffer). */

@@ -209,6 +209,15 @@ void hl_enc_check(struct hl_enc *e, uint32_t seq, uint32_t flags, uint64_t ticks
 	r->ticks = ticks;
 }
 
+void hl_enc_exec(struct hl_enc *e, const char *path)
+{
+	uint32_t len = (uint32_t)strlen(path) + 1;
+	struct hl_rec_exec *r = hl_enc_record(e, HL_REC_EXEC, (uint32_t)sizeof(*r) + len);
+
+	r->path_len = len;
+	memcpy(r + 1, path, len);
+}
+
 void hl_enc_error(struct hl_enc *e, const struct hl_rec_error *fields)
 {
 	struct hl_rec_error *r = hl_enc_record(e, HL_REC_ERROR, sizeof(*r));

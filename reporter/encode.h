@@ -50,6 +50,8 @@ void hl_enc_live(struct hl_enc *e, const struct hl_wire_live_block *blocks,
 		 uint32_t count, uint16_t flags);
 /* Closes an on-demand check's LIVE set (LIVE records flagged HL_LIVE_CHECK). */
 void hl_enc_check(struct hl_enc *e, uint32_t seq, uint32_t flags, uint64_t ticks);
+/* EXEC naming path (NUL added). */
+void hl_enc_exec(struct hl_enc *e, const char *path);
 void hl_enc_error(struct hl_enc *e, const struct hl_rec_error *fields);
 void hl_enc_dropped(struct hl_enc *e, uint64_t events);
 

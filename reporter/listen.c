@@ -286,6 +286,10 @@ static void conn_end(struct hl_listener *l, struct hl_conn *c, const char *why)
 	else if (c->fill)
 		hl_log("connection %u (pid %u): ended inside a record (%zu bytes left)",
 		       c->id, c->decoder.pid, c->fill);
+	/* Ended without EXIT: what its threads had committed and not sent. */
+	if (!why && p && !p->has_exit)
+		hl_recover_feed(&c->shared, &c->decoder, p);
+	hl_recover_release(&c->shared);
 	epoll_ctl(l->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	c->fd = -1;
@@ -311,7 +315,7 @@ int hl_conn_pump(struct hl_listener *l, struct hl_conn *c)
 			c->cap = c->cap * 2 < HL_CONN_BUFFER ? c->cap * 2 : HL_CONN_BUFFER;
 			c->buf = hl_xrealloc(c->buf, c->cap);
 		}
-		n = read(c->fd, c->buf + c->fill, c->cap - c->fill);
+		n = hl_recover_read(c->fd, c->buf + c->fill, c->cap - c->fill, &c->shared);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "decode.h"
+#include "recover.h"
 #include "state.h"
 
 struct hl_conn {
@@ -28,6 +29,7 @@ struct hl_conn {
 	size_t cap;                /* bytes allocated; grows for big records */
 	struct hl_decoder decoder;
 	struct hl_conn_state state; /* the process this connection reports */
+	struct hl_shared_view shared; /* its hook's event buffers (recover.h) */
 	bool dead;                 /* closed, to be reaped from the list */
 };
 

@@ -33,10 +33,12 @@ int hl_cmd_env(int argc, char **argv)
 {
 	char lib[PATH_MAX], socket_path[2 * PATH_MAX + 2], default_path[PATH_MAX];
 	const char *path = NULL;
+	char *trace = NULL, *exclude = NULL;
 	const struct hl_arg args[] = {
 		HL_ARG_STRING("socket", 0, "PATH", &path,
 			      "the socket a `heapledger daemon` listens on (default: the"
 			      " daemon's default)"),
+		HL_TRACE_ARGS(&trace, &exclude),
 		HL_ARG_END
 	};
 	const struct hl_command_line cmd = {
@@ -81,6 +83,18 @@ int hl_cmd_env(int argc, char **argv)
 	fputs("\"${LD_PRELOAD:+:$LD_PRELOAD}\"\nexport " HL_ENV_SOCKET "=", stdout);
 	print_quoted(socket_path);
 	putchar('\n');
+	if (trace) {
+		fputs("export " HL_ENV_TRACE "=", stdout);
+		print_quoted(trace);
+		putchar('\n');
+	}
+	if (exclude) {
+		fputs("export " HL_ENV_EXCLUDE "=", stdout);
+		print_quoted(exclude);
+		putchar('\n');
+	}
+	free(trace);
+	free(exclude);
 	return 0;
 }
 
@@ -92,10 +106,11 @@ int hl_cmd_report(int argc, char **argv)
 	const struct hl_arg args[] = {
 		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB_TEXT ")"),
 		HL_ARG_UNSIGNED("run", 0, "ID", &run_id, 1, INT64_MAX, "the run to print (default: the latest)"),
-		HL_ARG_CHOICE("format", 0, "text|json|html|speedscope|sarif|junit", &format,
+		HL_ARG_CHOICE("format", 0, "text|json|html|speedscope|sarif|junit|valgrind-xml", &format,
 			      "text (default), json, html (the web UI's run page as one file),"
 			      " speedscope (allocation and leak profiles), sarif (SARIF 2.1.0:"
-			      " a result per leak site) or junit (a testcase per process)"),
+			      " a result per leak site), junit (a testcase per process) or"
+			      " valgrind-xml (memcheck's XML, protocol 4)"),
 		HL_VIEW_ARGS(&view),
 		HL_ARG_END
 	};
@@ -137,6 +152,8 @@ int hl_cmd_report(int argc, char **argv)
 		err = hl_report_write_sarif(&r, stdout);
 	} else if (!strcmp(format, "junit")) {
 		err = hl_report_write_junit(&r, stdout);
+	} else if (!strcmp(format, "valgrind-xml")) {
+		err = hl_report_write_valgrind_xml(&r, r.procs, r.nprocs, stdout);
 	} else {
 		printf("heapledger: run %lld (%s)\n", (long long)id, r.mode);
 		hl_report_print_text(&r, stdout);
@@ -155,6 +172,7 @@ static const struct {
 	const char *summary;
 } commands[] = {
 	{ "run", hl_cmd_run, "run a program with leak tracking and report its leaks" },
+	{ "valgrind", hl_cmd_valgrind, "run a program as valgrind would, with valgrind's options" },
 	{ "daemon", hl_cmd_daemon, "collect the processes of a whole test suite as one run" },
 	{ "env", hl_cmd_env, "print the shell exports that make programs report to a daemon" },
 	{ "report", hl_cmd_report, "print a stored run" },
@@ -180,9 +198,14 @@ int main(int argc, char **argv)
 		"preloaded, reports the blocks they never freed and keeps every run.",
 		args, command_list,
 	};
+	const char *name = argv[0] ? strrchr(argv[0], '/') : NULL;
 	int rc, first;
 	size_t used;
 
+	/* The name CTest's memcheck and valgrind-minded scripts run. */
+	name = name ? name + 1 : argv[0];
+	if (name && !strcmp(name, "heapledger-valgrind"))
+		return hl_cmd_valgrind(argc, argv);
 	used = (size_t)snprintf(command_list, sizeof(command_list),
 				"Commands (heapledger COMMAND --help for each):\n");
 	for (size_t i = 0; i < HL_ARRAY_SIZE(commands) && used < sizeof(command_list); i++)

@@ -135,6 +135,25 @@ void hl_output_print(const struct hl_report *r)
 	fclose(out);
 }
 
+const char *hl_glob_list_arg(const char *glob, void *out)
+{
+	char **list = out, *joined;
+	size_t len;
+
+	if (!*glob)
+		return "needs a glob";
+	if (strchr(glob, ':'))
+		return "a glob cannot hold ':' (the separator of the list)";
+	len = (*list ? strlen(*list) + 1 : 0) + strlen(glob) + 1;
+	joined = malloc(len);
+	if (!joined)
+		return "out of memory";
+	snprintf(joined, len, "%s%s%s", *list ? *list : "", *list ? ":" : "", glob);
+	free(*list);
+	*list = joined;
+	return NULL;
+}
+
 /* Creates each missing directory of path's parent, private (0700). */
 static int make_parents(char *path)
 {

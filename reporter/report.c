@@ -196,8 +196,9 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 	rp->unfreed_superseded = p->unfreed_superseded;
 	rp->live_mismatch = p->live_mismatch;
 	rp->scanned = p->scanned;
-	if (p->how == HL_EXIT_EXEC && p->exec_successor)
-		rp->exec_path = hl_arena_strdup(&r->arena, p->exec_successor->exe);
+	if (p->how == HL_EXIT_EXEC && (p->exec_successor || p->exec_pending))
+		rp->exec_path = hl_arena_strdup(&r->arena, p->exec_successor ? p->exec_successor->exe
+									     : p->exec_pending);
 	rp->nleaks = p->nleaks;
 	rp->leaks = hl_arena_alloc(&r->arena, p->nleaks * sizeof(*rp->leaks));
 	for (size_t i = 0; i < p->nleaks; i++) {

@@ -13,9 +13,7 @@
 #include "report.h"
 #include "report_formats.h"
 
-/* Writes s escaped for XML text and attributes; control characters XML
- * 1.0 cannot hold become '?'. */
-static void xml_text(FILE *out, const char *s)
+void hl_report_xml_text(FILE *out, const char *s)
 {
 	for (; s && *s; s++) {
 		unsigned char c = (unsigned char)*s;
@@ -44,9 +42,9 @@ static void stack_text(FILE *out, const struct hl_report_stack *s)
 		if (f->line)
 			snprintf(line, sizeof(line), ":%u", f->line);
 		fputs(i ? "    by " : "    at ", out);
-		xml_text(out, f->function ? f->function : "???");
+		hl_report_xml_text(out, f->function ? f->function : "???");
 		fputs(" (", out);
-		xml_text(out, f->file ? f->file : f->module ? f->module : "?");
+		hl_report_xml_text(out, f->file ? f->file : f->module ? f->module : "?");
 		fprintf(out, "%s)\n", f->file ? line : "");
 	}
 }
@@ -69,10 +67,10 @@ static void testcase(FILE *out, const struct hl_report_process *p)
 	for (uint32_t i = 0; i < p->argc; i++) {
 		if (i)
 			fputc(' ', out);
-		xml_text(out, p->argv[i]);
+		hl_report_xml_text(out, p->argv[i]);
 	}
 	if (!p->argc)
-		xml_text(out, p->exe);
+		hl_report_xml_text(out, p->exe);
 	fprintf(out, "\" time=\"%.3f\">\n",
 		p->ended_ns > p->started_ns ? (double)(p->ended_ns - p->started_ns) / 1e9 : 0.0);
 	for (size_t i = 0; i < p->nerrors; i++) {

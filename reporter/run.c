@@ -31,6 +31,7 @@
 #include "listen.h"
 #include "policy.h"
 #include "prefetch.h"
+#include "report_formats.h"
 #include "runinfo.h"
 
 #define NOT_GIVEN ULONG_MAX /* an unsigned option left to the hook's default */
@@ -38,11 +39,14 @@
 struct run_options {
 	const char *db_path;
 	const char *json_path;
+	const char *log_file;    /* text report into this file (%p: one per process), else stderr */
+	const char *xml_file;    /* valgrind's XML into this file (%p: one per process) */
 	unsigned long depth;     /* 0 = hook default */
 	const char *on_error;    /* heap misuse: "continue" or "abort", NULL = hook default */
 	const char *checks;      /* "default" or "full", NULL = hook default */
 	unsigned long redzone, quarantine, fill; /* NOT_GIVEN = hook default */
 	unsigned long wait_ms;   /* grace for connections after prog exits */
+	char *trace, *exclude;    /* $HEAPLEDGER_TRACE / _EXCLUDE for the program, NULL: unset */
 	bool no_db;
 	struct hl_policy policy; /* fingerprints, suppressions */
 	struct hl_report *report; /* takes --label */
@@ -70,6 +74,17 @@ static void on_child(int sig)
 	(void)sig;
 }
 
+/* args.h callback of --log-file and --xml-file: a valid valgrind-style
+ * file name pattern (%p, %q{VAR}, %%). */
+static const char *file_pattern_arg(const char *value, void *out)
+{
+	const char *why = *value ? hl_report_check_file_name(value) : "needs a file name";
+
+	if (!why)
+		*(const char **)out = value;
+	return why;
+}
+
 /* Fills o from the command line; returns -1 to go on, else the status to
  * exit with (0 after --help). */
 static int parse_run_options(int argc, char **argv, struct run_options *o)
@@ -80,6 +95,12 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 			      "store the run in FILE (default: " HL_DEFAULT_DB_TEXT ")"),
 		HL_ARG_FLAG("no-db", 0, &o->no_db, "do not store the run"),
 		HL_ARG_STRING("json", 0, "FILE", &o->json_path, "also write the report as JSON to FILE"),
+		HL_ARG_CALL("log-file", 0, "FILE", file_pattern_arg, &o->log_file,
+			    "write the text report to FILE instead of stderr (%p: a file per "
+			    "process, named by its pid; %q{VAR}: $VAR)"),
+		HL_ARG_CALL("xml-file", 0, "FILE", file_pattern_arg, &o->xml_file,
+			    "also write the report as valgrind memcheck's XML (protocol 4) to FILE "
+			    "(%p: a file per process)"),
 		HL_ARG_UNSIGNED("depth", 0, "N", &o->depth, 0, HL_WIRE_MAX_FRAMES,
 				"capture and show at most N frames per stack (0: the hook's default)"),
 		HL_ARG_CHOICE("on-error", 0, "continue|abort", &o->on_error,
@@ -98,6 +119,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 		HL_ARG_UNSIGNED("wait-ms", 0, "N", &o->wait_ms, 0, 3600000,
 				"wait at most N ms for connections after the program exits (default 3000)"),
 		HL_ARG_FLAG("quiet", 'q', &hl_log_quiet, "print no messages of heapledger's own"),
+		HL_TRACE_ARGS(&o->trace, &o->exclude),
 		HL_VIEW_ARGS(&o->report->view),
 		HL_ARG_CALL("label", 0, "KEY=VALUE", hl_runinfo_label_arg, o->report,
 			    "store a label with the run (repeatable)"),
@@ -202,6 +224,14 @@ static pid_t start_program(const struct run_options *o, const char *lib,
 	/* Each image writes its pid over the zeros, so an image that execs
 	 * through a path the hook does not interpose still says origin EXEC. */
 	setenv(HL_ENV_PID, "0000000000", 1);
+	if (o->trace)
+		setenv(HL_ENV_TRACE, o->trace, 1);
+	else
+		unsetenv(HL_ENV_TRACE);
+	if (o->exclude)
+		setenv(HL_ENV_EXCLUDE, o->exclude, 1);
+	else
+		unsetenv(HL_ENV_EXCLUDE);
 	set_hook_options(o);
 	execvp(o->command[0], o->command);
 	{
@@ -322,6 +352,7 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 	};
 	const char *timing = getenv("HEAPLEDGER_TIMING");
 	uint64_t t_start = hl_now_monotonic_ns(), t_model, t_printed, t_stored;
+	bool files_failed = false;
 
 	for (size_t i = 0; i < run->nprocs; i++) {
 		hl_process_finish(run->procs[i]);
@@ -329,13 +360,25 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 		hl_report_add_process(r, run->procs[i], out.sym, (unsigned)o->depth);
 	}
 	t_model = hl_now_monotonic_ns();
-	hl_output_print(r);
-	hl_policy_print_used(&o->policy, stderr);
+	if (!r->nprocs && (o->trace || o->exclude))
+		hl_log("run: no process matched --trace/--exclude; nothing to report");
+	else if (!o->log_file)
+		hl_output_print(r);
+	else if (hl_report_write_files(r, o->log_file, HL_REPORT_FILE_TEXT))
+		files_failed = true;
+	if (o->xml_file && hl_report_write_files(r, o->xml_file, HL_REPORT_FILE_XML))
+		files_failed = true;
+	if (!o->log_file || !hl_log_quiet) /* -q, --log-file: stderr is the program's alone */
+		hl_policy_print_used(&o->policy, stderr);
 	if (o->policy.gate_options.error_exitcode) {
-		hl_gate_print(o->policy.gate, &o->policy.gate_options, stderr);
+		if (!o->log_file || !hl_log_quiet)
+			hl_gate_print(o->policy.gate, &o->policy.gate_options, stderr);
 		if (hl_gate_failed(o->policy.gate, &o->policy.gate_options))
 			r->exit_code = (int)o->policy.gate_options.error_exitcode;
 	}
+	/* A report that could not be written must not pass for a clean run. */
+	if (files_failed)
+		r->exit_code = HL_EXIT_FAILURE;
 	t_printed = hl_now_monotonic_ns();
 	hl_output_open_db(&out, r);
 	for (size_t i = 0; i < run->nprocs && out.store; i++)
@@ -398,6 +441,11 @@ static void install_signals(void)
 
 int hl_cmd_run(int argc, char **argv)
 {
+	return hl_run_command(argc, argv, 0);
+}
+
+int hl_run_command(int argc, char **argv, unsigned leak_error_kinds)
+{
 	struct run_options o = { 0 };
 	struct hl_listener l;
 	struct hl_run run;
@@ -424,6 +472,8 @@ int hl_cmd_run(int argc, char **argv)
 		return err;
 	}
 	r.gen_suppressions = hl_policy_gen_suppressions(&o.policy);
+	r.view.leak_error_kinds = leak_error_kinds;
+	hl_runinfo_test_name(&r);
 	if (hl_find_hook_library(lib, sizeof(lib))) {
 		hl_log("run: cannot find libheapledger.so (set HEAPLEDGER_LIB)");
 		return HL_EXIT_FAILURE;
@@ -473,5 +523,7 @@ int hl_cmd_run(int argc, char **argv)
 	hl_run_destroy(&run);
 	hl_policy_destroy(&o.policy);
 	hl_gate_destroy(&gate);
+	free(o.trace);
+	free(o.exclude);
 	return status;
 }

@@ -707,7 +707,13 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec)
 		return 0;
 	}
 	p->seq++;
+	/* A record after EXEC: the exec failed, the image carries on. */
+	p->exec_pending = NULL;
 	switch (rec->type) {
+	case HL_REC_EXEC:
+		p->exec_pending = hl_arena_strdup(&p->arena,
+						  (const char *)((const struct hl_rec_exec *)rec + 1));
+		break;
 	case HL_REC_BATCH: on_batch(p, (const void *)rec); break;
 	case HL_REC_MODULE_LOAD: on_module_load(p, (const void *)rec); break;
 	case HL_REC_MODULE_UNLOAD: on_module_unload(p, (const void *)rec); break;
@@ -788,7 +794,9 @@ static void resolve_end(struct hl_process *p)
 
 	if (p->has_exit)
 		return;
-	if (p->exec_successor) {
+	/* Replaced by exec: the new image said HELLO, or, when it reports
+	 * nothing (not traced, LD_PRELOAD removed), the stream ended on EXEC. */
+	if (p->exec_successor || p->exec_pending) {
 		p->how = HL_EXIT_EXEC;
 		p->status = 0;
 		return;

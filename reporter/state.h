@@ -127,6 +127,7 @@ struct hl_process {
 	uint32_t argc;
 	struct hl_process *parent;   /* fork parent or exec predecessor, or NULL */
 	struct hl_process *exec_successor; /* image that replaced this one */
+	const char *exec_pending;    /* EXEC was the last record: the path exec was given (arena) */
 
 	struct hl_table live;        /* newest event per address: block or tombstone */
 	bool reordering;             /* a second thread sent a batch */

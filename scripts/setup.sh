@@ -31,7 +31,8 @@ packages=(
 	libmicrohttpd-dev                                # ui: local web server
 	chromium nodejs                                  # ui: pages tested in a real browser (npm comes with the machine's nodejs)
 	python3 git perl                                 # integration tests run these under the hook
-	valgrind heaptrack                               # bench: tools we compare against
+	valgrind heaptrack                               # bench: tools we compare against; valgrind is the oracle of `heapledger valgrind`'s test
+	cmake                                            # the `ctest -T memcheck` recipe's test (tests/recipes/ctest)
 	libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 # bench: allocators we compare against
 )
 

@@ -74,6 +74,10 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "little-endian hosts o
 #define HL_ENV_OPTIONS "HEAPLEDGER_OPTIONS" /* key=value:key=value */
 #define HL_ENV_LOG "HEAPLEDGER_LOG"         /* standalone summary file */
 #define HL_ENV_RUN_ID "HEAPLEDGER_RUN"      /* run id, echoed in HELLO */
+/* ':'-separated globs on the executable's path: only programs matching one
+ * of TRACE (if set) and none of EXCLUDE report; the others send nothing. */
+#define HL_ENV_TRACE "HEAPLEDGER_TRACE"
+#define HL_ENV_EXCLUDE "HEAPLEDGER_EXCLUDE"
 /* Pid of the image that exec'd: equal to getpid() in the new image means
  * HELLO.origin = HL_ORIGIN_EXEC. The hook's execve sets it; a reporter may
  * also export it as zeros ("0000000000"), which each image overwrites in
@@ -97,6 +101,7 @@ enum hl_wire_type {
 	HL_REC_ERROR = 14,        /* heap misuse detected (double free, ...) */
 	HL_REC_DROPPED = 15,      /* events the hook could not send */
 	HL_REC_CHECK = 16,        /* ends the LIVE set of an on-demand leak check */
+	HL_REC_EXEC = 17,         /* the image is about to be replaced by exec */
 	HL_REC_TYPE_COUNT
 };
 
@@ -254,8 +259,12 @@ struct hl_rec_fork {
  * took the socket's descriptor) lacks what the hook had not sent yet: each
  * thread's buffer is sent when 128 KiB have gathered, or at that thread's
  * first event once its oldest is 100 ms old. A thread that then stays idle
- * (sleeps, waits) keeps its last events unsent until it runs again, for as
- * long as it likes; no timer flushes them. So a reporter must not take the
+ * (sleeps, waits) keeps its last events unsent until it runs again; no timer
+ * flushes them. A reporter that took the shared buffers (see "Shared event
+ * buffers" below) reads those events from them at the end of the stream;
+ * what it still lacks then: the events of a thread beyond the buffers'
+ * slots, and the stacks and modules first named after the last send
+ * (recovered events keep no stack then). So a reporter must not take the
  * live set of such a stream as complete: it says so (HL_EXIT_UNKNOWN or
  * SIGNAL: "may be incomplete"), except for an exec, whose image flushed
  * every thread's buffer first. */
@@ -328,6 +337,19 @@ struct hl_rec_check {
 	uint32_t seq;            /* 1, 2, ... per process image */
 	uint32_t flags;          /* HL_CHECK_* */
 	uint64_t ticks;          /* when the scan stopped the threads */
+};
+
+/* Sent by the hook's exec wrappers just before the exec, after every buffered
+ * event, and followed by `path_len` bytes: the path given to exec, NUL
+ * included (cut at HL_WIRE_MAX_PATH). A stream that ends right after it, with
+ * no EXIT, belongs to an image replaced by exec, even when the new image never
+ * reports (not chosen by $HEAPLEDGER_TRACE/_EXCLUDE, LD_PRELOAD removed, a
+ * static program); any record after it means the exec failed and the image
+ * carries on. */
+struct hl_rec_exec {
+	struct hl_wire_header h; /* flags: 0 */
+	uint32_t path_len;       /* bytes of path, NUL included */
+	uint32_t reserved;       /* 0 */
 };
 
 enum hl_error_kind {
@@ -511,6 +533,66 @@ static inline uint32_t hl_pack_read(const uint8_t *src, size_t avail, unsigned *
 	return (uint32_t)at;
 }
 
+/* ---- Shared event buffers ----------------------------------------------
+ *
+ * Why: a process killed with SIGKILL after a thread went idle (200 leaked
+ * blocks, sleep(1), kill) used to be reported with its first block only:
+ * the rest sat in that thread's buffer, unsent. Flushing on a timer would
+ * need a thread or a timer signal in the program (its thread count, its
+ * signals and fork change), and a program that is killed still loses up to
+ * a period of events. Instead the buffers themselves are handed over: the
+ * hook keeps every thread's event buffer in one memfd and passes it once,
+ * as SCM_RIGHTS ancillary data on the bytes of HELLO (one descriptor), then
+ * closes its own descriptor: its mapping stays, and the program's
+ * descriptor table is as before. The memfd is sealed (F_SEAL_SHRINK,
+ * F_SEAL_GROW) so the reporter can map it without fear of SIGBUS. A reader
+ * that reads the socket with read() never sees the descriptor (the kernel
+ * closes it), and loses nothing else.
+ *
+ * Layout: struct hl_shared_area at offset 0; slot i at first_slot + i *
+ * slot_bytes, i < slots; each slot starts with struct hl_shared_slot, and
+ * its packed events (the payload of a BATCH, "Packed events") start at
+ * data_offset within the slot, data_bytes of room. A slot with tid 0 is
+ * free. A forked child gets a memfd of its own (the parent's pages are
+ * shared, not copied).
+ *
+ * The owner thread appends events at [used..] and then publishes `used`;
+ * the hook sends [sent, used) as a BATCH of `tid` with the slot's bases and
+ * then advances `sent`. Before it writes that BATCH it sets sending_end to
+ * `used` and sending_sequence to the BATCH's sequence, so a reader that
+ * already received that sequence knows the batch got through though `sent`
+ * was not advanced (the process was killed in between).
+ *
+ * When the connection ends without EXIT, the reporter decodes [start, used)
+ * of each slot with 0 < tid, start = sending_end if it received BATCH
+ * sending_sequence, else `sent`, start <= used <= data_bytes, as one more
+ * BATCH of `tid` with base_ticks and base_address, stack ids it never saw
+ * defined taken as 0. A process whose threads outnumber the slots keeps
+ * the others' buffers private (not recoverable). */
+#define HL_SHARED_MAGIC 0x6873726c64676c68ull /* "hlgdlrsh" */
+#define HL_SHARED_VERSION 1
+
+struct hl_shared_area {
+	uint64_t magic;       /* HL_SHARED_MAGIC */
+	uint32_t version;     /* HL_SHARED_VERSION */
+	uint32_t slots;       /* number of slots */
+	uint64_t first_slot;  /* offset of slot 0 */
+	uint32_t slot_bytes;  /* distance between slots */
+	uint32_t data_offset; /* packed events' offset within a slot */
+	uint32_t data_bytes;  /* room for packed events in a slot */
+	uint32_t reserved;
+};
+
+struct hl_shared_slot {
+	uint32_t tid;              /* owner's kernel thread id; 0: free slot */
+	uint32_t used;             /* bytes of complete packed events */
+	uint32_t sent;             /* bytes written to the socket */
+	uint32_t sending_end;      /* end of the BATCH being written, else == sent */
+	uint64_t sending_sequence; /* that BATCH's sequence */
+	uint64_t base_ticks;       /* the slot's batches' base_ticks */
+	uint64_t base_address;     /* and base_address */
+};
+
 /* Record sizes are part of the protocol: pin them. */
 _Static_assert(sizeof(struct hl_wire_header) == 8, "header");
 _Static_assert(sizeof(struct hl_rec_hello) == 64, "hello");
@@ -529,6 +611,9 @@ _Static_assert(sizeof(struct hl_rec_live) == 16, "live");
 _Static_assert(sizeof(struct hl_rec_error) == 72, "error");
 _Static_assert(sizeof(struct hl_rec_dropped) == 16, "dropped");
 _Static_assert(sizeof(struct hl_rec_check) == 24, "check");
+_Static_assert(sizeof(struct hl_rec_exec) == 16, "exec");
+_Static_assert(sizeof(struct hl_shared_area) == 40, "shared_area");
+_Static_assert(sizeof(struct hl_shared_slot) == 40, "shared_slot");
 
 /* A record header for `type` of `len` bytes. */
 static inline struct hl_wire_header hl_wire_hdr(unsigned type, unsigned flags, uint32_t len)
@@ -564,6 +649,7 @@ static inline uint32_t hl_wire_min_length(uint8_t type)
 	case HL_REC_ERROR: return sizeof(struct hl_rec_error);
 	case HL_REC_DROPPED: return sizeof(struct hl_rec_dropped);
 	case HL_REC_CHECK: return sizeof(struct hl_rec_check);
+	case HL_REC_EXEC: return sizeof(struct hl_rec_exec);
 	default: return 0;
 	}
 }

@@ -121,6 +121,11 @@ int main(int argc, char **argv)
 	}
 	err |= save(argv[1], "exec-reorder", 0, &e);
 	e.len = 0;
+	hello(&e, HL_ORIGIN_START); /* replaced by an image that never reports */
+	hl_enc_alloc(&e, 0x9000, 8, 1, 0, 0);
+	hl_enc_exec(&e, "/usr/bin/untraced");
+	err |= save(argv[1], "exec-untraced", 0, &e);
+	e.len = 0;
 	packed_process(&e);
 	err |= save(argv[1], "packed-process", 0, &e);
 	err |= save(argv[1], "packed-process-split", 3, &e);
