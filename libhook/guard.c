@@ -230,7 +230,7 @@ static void quarantine_put(struct hl_range *r, unsigned call)
 	uint64_t limit = (uint64_t)hl_options.quarantine_mib << 20;
 	struct hl_range *out[FINDINGS_MAX];
 	unsigned nout = 0;
-	quarantine_fill(r, hl_track_error_stack());
+	quarantine_fill(r, hl_track_free_stack());
 	hl_range_mark(r, HL_RANGE_QUARANTINED);
 	hl_lock(&quarantine_lock);
 	if (ring_count == ring_cap && !ring_grow_locked()) {
