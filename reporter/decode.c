@@ -95,6 +95,11 @@ static const char *check_hello(const struct hl_rec_hello *r)
 		return "HELLO exe is not one NUL-terminated string";
 	if (!strings_are_valid(exe + r->exe_len, r->argv_len, r->argc))
 		return "HELLO argv does not hold argc NUL-terminated strings";
+	if (r->test_len > HL_WIRE_MAX_TEST_NAME ||
+	    (uint64_t)sizeof(*r) + r->exe_len + r->argv_len + r->test_len > r->h.length)
+		return "HELLO test name out of range";
+	if (r->test_len && !strings_are_valid(exe + r->exe_len + r->argv_len, r->test_len, 1))
+		return "HELLO test name is not one NUL-terminated string";
 	return NULL;
 }
 
@@ -158,6 +163,10 @@ static const char *check_live(const struct hl_rec_live *r)
 		if (b[i].kind >= HL_KIND_COUNT)
 			return "LIVE block with unknown allocation kind";
 	}
+	const struct hl_wire_live_indirect *ind = hl_wire_live_indirect_of(r);
+	for (uint32_t i = 0, n = hl_wire_live_indirect_count(r); i < n; i++)
+		if (ind[i].index >= r->count)
+			return "LIVE indirect bytes for a block the record does not hold";
 	return NULL;
 }
 
