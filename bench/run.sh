@@ -14,7 +14,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SRC=$ROOT/bench
 LIBDIR=/usr/lib/x86_64-linux-gnu
 
-ALL_WORKLOADS=(churn ring2 ring8 realloc mixed python sqlite cc1)
+ALL_WORKLOADS=(churn ring2 ring8 realloc mixed python sqlite cc1 scan)
 SYNTHETIC=" churn ring2 ring8 realloc mixed "
 ALL_VARIANTS=(glibc jemalloc mimalloc tcmalloc heapledger heapledger-nostack hl-run heaptrack lsan asan valgrind)
 
@@ -25,7 +25,9 @@ usage: bench/run.sh [options]
   --quick               1 round at reduced sizes: a smoke check; writes to
                         $TMPDIR/heapledger-bench-quick.md unless --out is given
   --only W[,W...]       workloads: churn ring2 ring8 realloc mixed python
-                        sqlite cc1, or the groups ring, synthetic, real
+                        sqlite cc1, or the groups ring, synthetic, real;
+                        scan: the leak scan section (bench/scan.sh: exit
+                        scan of 1 M and 10 M blocks, on-demand check)
   --allocators V[,V...] columns: glibc jemalloc mimalloc tcmalloc heapledger
                         heapledger-nostack (stacks=0) hl-run heaptrack lsan
                         asan valgrind (glibc always runs: it is the baseline)
@@ -102,7 +104,7 @@ expand_workloads() {
 		ring) echo ring2 ring8 ;;
 		synthetic) echo churn ring2 ring8 realloc mixed ;;
 		real) echo python sqlite cc1 ;;
-		churn | ring2 | ring8 | realloc | mixed | python | sqlite | cc1) echo "$w" ;;
+		churn | ring2 | ring8 | realloc | mixed | python | sqlite | cc1 | scan) echo "$w" ;;
 		*) echo "run.sh: unknown workload '$w'" >&2; exit 2 ;;
 		esac
 	done
@@ -113,6 +115,13 @@ if [ -n "$only" ]; then
 else
 	workloads=("${ALL_WORKLOADS[@]}")
 fi
+# The leak scan is a section of its own (bench/scan.sh), not a workload row.
+run_scan=0
+kept=()
+for w in "${workloads[@]}"; do
+	if [ "$w" = scan ]; then run_scan=1; else kept+=("$w"); fi
+done
+workloads=("${kept[@]}")
 
 variants=(glibc)
 if [ -n "$selected" ]; then
@@ -150,7 +159,7 @@ scale_of() {
 # --- the work directory -------------------------------------------------------
 
 timeit=$build/bench/timeit
-for f in timeit churn ring realloc mixed; do
+for f in timeit churn ring realloc mixed scanheap exittime; do
 	if [ ! -x "$build/bench/$f" ]; then
 		echo "run.sh: $build/bench/$f is missing: run 'meson setup build && ninja -C build' first (or pass --build DIR)" >&2
 		exit 2
@@ -317,6 +326,12 @@ for ((r = 1; r <= rounds; r++)); do
 		done
 	done
 done
+if [ $run_scan = 1 ]; then
+	scan_args=(--build "$build" --lib "$lib" --reporter "$reporter" -n $((rounds < 3 ? rounds : 3)))
+	[ $quick = 0 ] || scan_args+=(--quick)
+	"$SRC/scan.sh" "${scan_args[@]}" >"$work/scan.md" ||
+		printf '## Leak scan\n\nFAILED: bench/scan.sh exited with an error.\n' >"$work/scan.md"
+fi
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # --- the report --------------------------------------------------------------------
@@ -342,8 +357,14 @@ mkdir -p "$(dirname "$out")"
 	echo "- Packages: $(versions)"
 	echo "- Rounds: $rounds, interleaved; sizes: allocators ${scale_full}%, hl-run, heaptrack, lsan and asan ${scale_tool}%, valgrind ${scale_vg}% of a full run"
 	echo
-	awk -F'\t' -v plan="${plan[*]}" -v workloads="${workloads[*]}" \
-		-v synthetic="$SYNTHETIC" -v full="$scale_full" -f "$SRC/report.awk" "$raw"
+	if [ ${#workloads[@]} -gt 0 ]; then
+		awk -F'\t' -v plan="${plan[*]}" -v workloads="${workloads[*]}" \
+			-v synthetic="$SYNTHETIC" -v full="$scale_full" -f "$SRC/report.awk" "$raw"
+	fi
+	if [ $run_scan = 1 ]; then
+		echo
+		cat "$work/scan.md"
+	fi
 } >"$out.tmp"
 mv "$out.tmp" "$out"
 cat "$out"

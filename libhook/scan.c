@@ -39,12 +39,40 @@
 #define SEGMENT_GRANULES (HL_SEGMENT_SIZE >> GRANULE_SHIFT)
 #define SEGMENT_WORDS (SEGMENT_GRANULES / 64)
 
+/* 64 granules of a segment: a bit per live block start, and the number of
+ * live blocks before them in the segment, side by side so that a lookup
+ * loads one cache line. */
+struct hl_scan_word {
+	uint64_t bits;
+	uint64_t rank;
+};
+
 struct hl_scan_segment {
 	uintptr_t base;  /* 0: empty slot */
 	size_t first;    /* index of its first block in s->blocks */
-	uint64_t *bits;  /* SEGMENT_WORDS: a bit per block start */
-	uint32_t *rank;  /* SEGMENT_WORDS: set bits before each word */
+	struct hl_scan_word *words; /* SEGMENT_WORDS */
 };
+
+/* One block on the mark stack: its index and where its bytes start (so
+ * draining it does not load s->blocks[index], a likely cache miss). */
+struct hl_scan_item {
+	uintptr_t start;
+	size_t index;
+};
+
+/* x86-64's baseline has no popcnt instruction: __builtin_popcountll then
+ * calls libgcc, a measurable share of the lookups. */
+static inline unsigned popcount64(uint64_t x)
+{
+#if defined(__POPCNT__)
+	return (unsigned)__builtin_popcountll(x);
+#else
+	x = x - ((x >> 1) & 0x5555555555555555ull);
+	x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+	return (unsigned)((x * 0x0101010101010101ull) >> 56);
+#endif
+}
 
 void *hl_scan_map(struct hl_scan *s, size_t bytes)
 {
@@ -54,6 +82,11 @@ void *hl_scan_map(struct hl_scan *s, size_t bytes)
 		return NULL;
 	void *p = hl_os_map(bytes);
 	if (p) {
+		/* The block, mark and bitmap arrays of a big heap span hundreds
+		 * of MiB read in no particular order: huge pages save most of
+		 * their page faults and TLB misses (advice only). */
+		if (bytes >= ((size_t)4 << 20))
+			madvise(p, bytes, MADV_HUGEPAGE);
 		s->own[s->nown].p = p;
 		s->own[s->nown++].bytes = bytes;
 	}
@@ -65,9 +98,17 @@ static inline uintptr_t block_start(const struct hl_scan *s, size_t i)
 	return (uintptr_t)(s->blocks[i] + 1);
 }
 
+/* hl_block_requested, inline: the scan asks it for every block it reaches. */
+static inline size_t range_requested(struct hl_range *r)
+{
+	if (hl_unlikely(r->flags & HL_RANGE_LARGE))
+		return hl_block_requested(r);
+	return hl_range_usable(r) - r->slack;
+}
+
 static inline size_t block_size(const struct hl_scan *s, size_t i)
 {
-	return hl_block_requested(s->blocks[i]);
+	return range_requested(s->blocks[i]);
 }
 
 /* ---- collecting the blocks ------------------------------------------------- */
@@ -108,24 +149,31 @@ static struct hl_scan_segment *segment_slot(const struct hl_scan *s, uintptr_t b
 			return &s->segments[i];
 }
 
-/* Appends the program blocks of one segment and indexes them. */
-static void collect_segment(struct hl_scan *s, struct hl_segment *seg, uint64_t *bits,
-			    uint32_t *rank)
+/* Appends the program blocks of one segment and indexes them. The ranges
+ * come from the segment's block-start map (block.h), not from a walk from
+ * header to header: each header's address is known without reading the
+ * previous one, so the processor overlaps their cache misses. */
+static void collect_segment(struct hl_scan *s, struct hl_segment *seg, struct hl_scan_word *words)
 {
 	struct hl_scan_segment *slot = segment_slot(s, (uintptr_t)seg);
-	*slot = (struct hl_scan_segment){ (uintptr_t)seg, s->nblocks, bits, rank };
-	for (struct hl_range *r = hl_segment_first_range(seg); !(r->flags & HL_RANGE_SENTINEL);
-	     r = hl_range_next(r)) {
-		if (!hl_block_is_live(r))
-			continue;
-		size_t g = ((uintptr_t)(r + 1) - (uintptr_t)seg) >> GRANULE_SHIFT;
-		bits[g / 64] |= 1ull << (g % 64);
-		s->blocks[s->nblocks++] = r;
-	}
-	uint32_t before = 0;
+	*slot = (struct hl_scan_segment){ (uintptr_t)seg, s->nblocks, words };
+	const uint64_t *map = hl_blockmap_of((uintptr_t)seg);
+	size_t before = 0;
 	for (size_t w = 0; w < SEGMENT_WORDS; w++) {
-		rank[w] = before;
-		before += (uint32_t)__builtin_popcountll(bits[w]);
+		uint64_t starts = __atomic_load_n(&map[w], __ATOMIC_RELAXED), live = 0;
+		while (starts) {
+			unsigned b = (unsigned)__builtin_ctzll(starts);
+			starts &= starts - 1;
+			struct hl_range *r =
+				(struct hl_range *)((uintptr_t)seg + ((w * 64 + b) << GRANULE_SHIFT)) - 1;
+			if (!hl_block_is_live(r))
+				continue;
+			live |= 1ull << b;
+			s->blocks[s->nblocks++] = r;
+		}
+		words[w].bits = live;
+		words[w].rank = before;
+		before += popcount64(live);
 	}
 }
 
@@ -169,20 +217,18 @@ static bool collect_blocks(struct hl_scan *s)
 		slots *= 2;
 	s->segment_mask = slots - 1;
 	s->segments = hl_scan_map(s, slots * sizeof(struct hl_scan_segment));
-	uint64_t *bits = hl_scan_map(s, nseg * SEGMENT_WORDS * (sizeof(uint64_t) + sizeof(uint32_t)) + 8);
+	struct hl_scan_word *words = hl_scan_map(s, nseg * SEGMENT_WORDS * sizeof(*words) + 8);
 	s->blocks = hl_scan_map(s, bound * sizeof(*s->blocks) + 8);
 	s->large = hl_scan_map(s, large.count * sizeof(size_t) + 8);
-	if (!s->segments || !bits || !s->blocks || !s->large)
+	if (!s->segments || !words || !s->blocks || !s->large)
 		return false;
-	uint32_t *ranks = (uint32_t *)(bits + nseg * SEGMENT_WORDS);
 	size_t si = 0, li = 0;
 	while (si < nseg || li < large.count) {
 		if (li < large.count && (si == nseg || large.items[li] < segs[si])) {
 			s->large[s->nlarge++] = s->nblocks;
 			s->blocks[s->nblocks++] = (struct hl_range *)large.items[li++];
 		} else {
-			collect_segment(s, (struct hl_segment *)segs[si], bits + si * SEGMENT_WORDS,
-					ranks + si * SEGMENT_WORDS);
+			collect_segment(s, (struct hl_segment *)segs[si], words + si * SEGMENT_WORDS);
 			si++;
 		}
 	}
@@ -192,7 +238,7 @@ static bool collect_blocks(struct hl_scan *s)
 		s->hi = block_start(s, last) + block_size(s, last) + 1;
 	}
 	s->mark = hl_scan_map(s, s->nblocks + 8);
-	s->stack = hl_scan_map(s, s->nblocks * sizeof(uint32_t) + 8);
+	s->stack = hl_scan_map(s, s->nblocks * sizeof(*s->stack) + 8);
 	return s->mark && s->stack;
 }
 
@@ -220,25 +266,53 @@ static HL_NOINLINE ssize_t find_large(const struct hl_scan *s, uintptr_t p)
 	return (ssize_t)s->large[lo - 1];
 }
 
-static inline ssize_t find_block(const struct hl_scan *s, uintptr_t p)
+/* The last live block starting at or below p, whether or not it contains
+ * p (contains_at tells), and its start; -1 if none. A block starting in
+ * p's word of the bitmap (blocks under 1 KiB mostly do) gives its start
+ * without loading s->blocks. */
+static inline ssize_t candidate(const struct hl_scan *s, uintptr_t p, uintptr_t *start)
 {
 	if (p - s->lo >= s->hi - s->lo)
 		return -1;
 	enum hl_region region = hl_registry_lookup((void *)p);
-	if (region == HL_REGION_LARGE)
-		return find_large(s, p);
+	if (region == HL_REGION_LARGE) {
+		ssize_t i = find_large(s, p);
+		if (i >= 0)
+			*start = block_start(s, (size_t)i);
+		return i;
+	}
 	if (region != HL_REGION_SEGMENT)
 		return -1;
 	const struct hl_scan_segment *seg = segment_slot(s, p & ~(uintptr_t)(HL_SEGMENT_SIZE - 1));
 	if (seg->base == 0)
 		return -1; /* spare, or an arena the scan could not lock */
 	size_t g = (p - seg->base) >> GRANULE_SHIFT;
-	uint64_t upto = seg->bits[g / 64] & (~0ull >> (63 - g % 64));
-	size_t rank = seg->rank[g / 64] + (size_t)__builtin_popcountll(upto);
-	if (rank == 0)
+	const struct hl_scan_word *word = &seg->words[g / 64];
+	uint64_t upto = word->bits & (~0ull >> (63 - g % 64));
+	if (upto) {
+		size_t i = seg->first + word->rank + popcount64(upto) - 1;
+		*start = seg->base + (((g & ~(size_t)63) + 63 - (size_t)__builtin_clzll(upto)) << GRANULE_SHIFT);
+		return (ssize_t)i;
+	}
+	if (word->rank == 0)
 		return -1;
-	size_t i = seg->first + rank - 1;
-	return contains(s, i, p) ? (ssize_t)i : -1;
+	size_t i = seg->first + word->rank - 1;
+	*start = block_start(s, i);
+	return (ssize_t)i;
+}
+
+/* Whether the block starting at start contains p (size 0: its start only). */
+static inline bool contains_at(uintptr_t start, uintptr_t p)
+{
+	size_t size = range_requested((struct hl_range *)start - 1);
+	return p >= start && p < start + (size ? size : 1);
+}
+
+static inline ssize_t find_block(const struct hl_scan *s, uintptr_t p)
+{
+	uintptr_t start;
+	ssize_t i = candidate(s, p, &start);
+	return i >= 0 && contains_at(start, p) ? i : -1;
 }
 
 /* ---- interior-pointer heuristics (valgrind's heuristic_reachedness) --------- */
@@ -307,12 +381,12 @@ static bool heuristic_reaches(const struct hl_scan *s, uintptr_t p, size_t i)
 
 /* ---- marking ---------------------------------------------------------------- */
 
-static inline void push(struct hl_scan *s, size_t i)
+static inline void push(struct hl_scan *s, size_t i, uintptr_t start)
 {
 	if (s->mark[i] & HL_MARK_PENDING)
 		return;
 	s->mark[i] |= HL_MARK_PENDING;
-	s->stack[s->top++] = (uint32_t)i;
+	s->stack[s->top++] = (struct hl_scan_item){ start, i };
 }
 
 static inline void set_state(struct hl_scan *s, size_t i, unsigned state)
@@ -323,34 +397,36 @@ static inline void set_state(struct hl_scan *s, size_t i, unsigned state)
 /* Valgrind's lc_push_without_clique_if_a_chunk_ptr. */
 static HL_NOINLINE void reach(struct hl_scan *s, uintptr_t p, bool prior_definite)
 {
-	ssize_t found = find_block(s, p);
+	uintptr_t start;
+	ssize_t found = candidate(s, p, &start);
 	if (found < 0)
 		return;
 	size_t i = (size_t)found;
 	unsigned state = s->mark[i] & HL_MARK_STATE;
-	if (state == HL_MARK_REACHABLE)
+	if (state == HL_MARK_REACHABLE || !contains_at(start, p))
 		return;
-	bool as_start = p == block_start(s, i) || heuristic_reaches(s, p, i);
+	bool as_start = p == start || heuristic_reaches(s, p, i);
 	if (as_start && prior_definite) {
 		set_state(s, i, HL_MARK_REACHABLE);
-		push(s, i);
+		push(s, i, start);
 	} else if (state == HL_MARK_UNREACHED) {
 		set_state(s, i, HL_MARK_POSSIBLE);
-		push(s, i);
+		push(s, i, start);
 	}
 }
 
 /* Valgrind's lc_push_with_clique_if_a_chunk_ptr. */
 static HL_NOINLINE void gather(struct hl_scan *s, uintptr_t p, size_t clique)
 {
-	ssize_t found = find_block(s, p);
+	uintptr_t start;
+	ssize_t found = candidate(s, p, &start);
 	if (found < 0 || (size_t)found == clique)
 		return;
 	size_t i = (size_t)found;
-	if ((s->mark[i] & HL_MARK_STATE) != HL_MARK_UNREACHED)
+	if ((s->mark[i] & HL_MARK_STATE) != HL_MARK_UNREACHED || !contains_at(start, p))
 		return;
-	push(s, i);
-	s->indirect[clique] += block_size(s, i) + s->indirect[i];
+	push(s, i, start);
+	s->indirect[clique] += range_requested((struct hl_range *)start - 1) + s->indirect[i];
 	set_state(s, i, HL_MARK_INDIRECT);
 }
 
@@ -419,11 +495,12 @@ void hl_scan_root_stack(struct hl_scan *s, uintptr_t start, uintptr_t end)
 static void drain(struct hl_scan *s, size_t clique)
 {
 	while (s->top) {
-		size_t i = s->stack[--s->top];
+		struct hl_scan_item item = s->stack[--s->top];
+		size_t i = item.index;
 		s->mark[i] &= (uint8_t)~HL_MARK_PENDING;
 		bool prior_definite = (s->mark[i] & HL_MARK_STATE) != HL_MARK_POSSIBLE;
-		uintptr_t start = block_start(s, i);
-		scan_words(s, start, start + block_size(s, i), prior_definite,
+		uintptr_t start = item.start;
+		scan_words(s, start, start + range_requested((struct hl_range *)start - 1), prior_definite,
 			   clique == NO_CLIQUE ? NO_CLIQUE : clique);
 	}
 }
@@ -445,7 +522,7 @@ void hl_scan_classify(struct hl_scan *s)
 	for (size_t i = 0; i < s->nblocks; i++) {
 		if ((s->mark[i] & HL_MARK_STATE) != HL_MARK_UNREACHED)
 			continue;
-		push(s, i);
+		push(s, i, block_start(s, i));
 		drain(s, i);
 	}
 }

@@ -62,6 +62,7 @@ enum {
 };
 
 struct hl_scan_segment;
+struct hl_scan_item;
 
 /* A leak scan in progress or done. */
 struct hl_scan {
@@ -70,7 +71,7 @@ struct hl_scan {
 	size_t nblocks;
 	uint8_t *mark;           /* HL_MARK_* per block */
 	uint64_t *indirect;      /* clique leader: bytes it holds; else clique */
-	uint32_t *stack;         /* mark stack of block indexes */
+	struct hl_scan_item *stack; /* mark stack */
 	size_t top;
 	uintptr_t lo, hi;        /* lowest block start, highest block end */
 	struct hl_scan_segment *segments; /* hash by segment address */

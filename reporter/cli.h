@@ -26,9 +26,15 @@
 	HL_ARG_CALL("show-reachable", 0, "yes|no", hl_report_parse_show_reachable,           \
 		    &(view)->show_kinds, "yes: the same as --show-leak-kinds=all"),             \
 	HL_ARG_UNSIGNED("num-callers", 0, "N", &(view)->num_callers, 1, HL_WIRE_MAX_FRAMES,   \
-			"show at most N callers per stack (default: all captured)")
+			"show at most N callers per stack (default: all captured)"),                \
+	HL_ARG_UNSIGNED("max-leaks", 0, "N", &(view)->max_leaks, 0, 1000000,                   \
+			"print at most the N largest loss records per process, 0 all (default: "    \
+			"all; daemon 50, the hook's max_leaks); JSON and the database keep all")
 
 int hl_cmd_run(int argc, char **argv);
+/* `run` whose text counts the loss records of leak_error_kinds (HL_SHOW_*)
+ * in each ERROR SUMMARY, as valgrind's --leak-check=full does. */
+int hl_run_command(int argc, char **argv, unsigned leak_error_kinds);
 /* `heapledger valgrind`, also heapledger run as "heapledger-valgrind". */
 int hl_cmd_valgrind(int argc, char **argv);
 int hl_cmd_daemon(int argc, char **argv);

@@ -221,6 +221,18 @@ static int run_arguments(const struct vg_options *o, char **v)
 	return n;
 }
 
+/* The kinds whose loss records are errors: none unless --leak-check=full. */
+static unsigned leak_error_kinds(const struct vg_options *o)
+{
+	unsigned bits = 0;
+
+	if (!o->leak_check || (strcmp(o->leak_check, "yes") && strcmp(o->leak_check, "full")))
+		return 0;
+	hl_report_parse_kinds(o->errors_for_leak_kinds ? o->errors_for_leak_kinds
+						       : "definite,possible", &bits);
+	return bits;
+}
+
 int hl_cmd_valgrind(int argc, char **argv)
 {
 	struct vg_options o = { 0 };
@@ -249,7 +261,7 @@ int hl_cmd_valgrind(int argc, char **argv)
 	}
 	for (int i = first; i < argc; i++)
 		v[n + i - first] = argv[i];
-	rc = hl_cmd_run(n + argc - first, v);
+	rc = hl_run_command(n + argc - first, v, leak_error_kinds(&o));
 	for (int i = 0; i < n; i++)
 		free(v[i]);
 	free(v);

@@ -155,7 +155,9 @@ int hl_cmd_daemon(int argc, char **argv)
 {
 	const char *socket_path = NULL;
 	char default_path[PATH_MAX], why[PATH_MAX + 128];
-	struct hl_output out = { .view = { .show_kinds = HL_SHOW_DEFAULT } };
+	/* A suite's log stays readable: at most the hook's standalone
+	 * max_leaks default of records per process (the database keeps all). */
+	struct hl_output out = { .view = { .show_kinds = HL_SHOW_DEFAULT, .max_leaks = 50 } };
 	struct hl_listener l;
 	struct hl_run run;
 	struct hl_report r;

@@ -96,6 +96,11 @@ struct hl_report_process {
 struct hl_report_view {
 	unsigned show_kinds;          /* HL_SHOW_*: loss records printed with stacks */
 	unsigned long num_callers;    /* return addresses shown per stack, 0 = all */
+	unsigned long max_leaks;      /* loss records printed per process, the largest; 0 = all */
+	/* HL_SHOW_* kinds whose loss records the ERROR SUMMARY counts as errors
+	 * (valgrind's --leak-check=full with --errors-for-leak-kinds; records
+	 * no scan classified count too); 0: heap errors only */
+	unsigned leak_error_kinds;
 };
 
 /* --show-leak-kinds=definite,indirect,possible,reachable|all|none (and

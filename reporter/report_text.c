@@ -312,14 +312,27 @@ static void print_errors(const struct hl_report_process *p, const struct hl_repo
 			print_error(p, &p->errors[i], view, out);
 }
 
-static void print_error_summary(const struct hl_report_process *p, FILE *out)
+/* Heap errors, and each loss record of the view's leak_error_kinds as one
+ * error of its own context (valgrind's count with --leak-check=full). */
+static void print_error_summary(const struct hl_report_process *p,
+				const struct hl_report_view *view, FILE *out)
 {
-	size_t contexts = 0;
+	size_t contexts = 0, errors = p->nerrors;
 
 	for (size_t i = 0; i < p->nerrors; i++)
 		contexts += !context_seen_before(p, i);
-	fprintf(out, "==%u== ERROR SUMMARY: %zu errors from %zu contexts\n", p->pid,
-		p->nerrors, contexts);
+	for (size_t i = 0; view->leak_error_kinds && i < p->nleaks; i++) {
+		const struct hl_report_leak *l = &p->leaks[i];
+		bool counted = !strcmp(l->kind, "unknown") ||
+			       (view->leak_error_kinds & kind_bit(l->kind));
+
+		if (!l->suppressed && counted) {
+			errors++;
+			contexts++;
+		}
+	}
+	fprintf(out, "==%u== ERROR SUMMARY: %zu errors from %zu contexts\n", p->pid, errors,
+		contexts);
 }
 
 /* Bytes and blocks per LEAK SUMMARY line; a suppressed record counts as
@@ -459,6 +472,31 @@ static void print_checks(const struct hl_report_process *p, FILE *out)
 	}
 }
 
+/* The records the view shows; with max_leaks, only the largest that many
+ * (the last ones, in valgrind's order), saying how many were left out. */
+static void print_leaks(const struct hl_report *r, const struct hl_report_process *p, FILE *out)
+{
+	size_t shown = 0, skip = 0;
+	char a[32];
+
+	for (size_t i = 0; i < p->nleaks; i++)
+		shown += leak_shown(&p->leaks[i], &r->view);
+	if (r->view.max_leaks && shown > r->view.max_leaks) {
+		skip = shown - r->view.max_leaks;
+		fprintf(out, "==%u== (the %s smallest loss records are not shown: --max-leaks=%lu)\n"
+			"==%u==\n", p->pid, hl_fmt_grouped(a, skip), r->view.max_leaks, p->pid);
+	}
+	for (size_t i = 0; i < p->nleaks; i++) {
+		if (!leak_shown(&p->leaks[i], &r->view))
+			continue;
+		if (skip) {
+			skip--;
+			continue;
+		}
+		print_leak(p, i, &r->view, r->gen_suppressions, out);
+	}
+}
+
 void hl_report_print_process_text(const struct hl_report *r,
 				  const struct hl_report_process *p, FILE *out)
 {
@@ -471,15 +509,13 @@ void hl_report_print_process_text(const struct hl_report *r,
 		return;
 	}
 	print_not_scanned(p, out);
-	for (size_t i = 0; i < p->nleaks; i++)
-		if (leak_shown(&p->leaks[i], &r->view))
-			print_leak(p, i, &r->view, r->gen_suppressions, out);
+	print_leaks(r, p, out);
 	if (!p->nleaks)
 		fprintf(out, "==%u== All heap blocks were freed -- no leaks are possible\n", p->pid);
 	else
 		print_leak_summary(p, &r->view, out);
 	print_consistency(p, out);
-	print_error_summary(p, out);
+	print_error_summary(p, &r->view, out);
 	fprintf(out, "==%u==\n", p->pid);
 }
 

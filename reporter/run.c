@@ -416,6 +416,11 @@ static void install_signals(void)
 
 int hl_cmd_run(int argc, char **argv)
 {
+	return hl_run_command(argc, argv, 0);
+}
+
+int hl_run_command(int argc, char **argv, unsigned leak_error_kinds)
+{
 	struct run_options o = { 0 };
 	struct hl_listener l;
 	struct hl_run run;
@@ -442,6 +447,8 @@ int hl_cmd_run(int argc, char **argv)
 		return err;
 	}
 	r.gen_suppressions = hl_policy_gen_suppressions(&o.policy);
+	r.view.leak_error_kinds = leak_error_kinds;
+	hl_runinfo_test_name(&r);
 	if (hl_find_hook_library(lib, sizeof(lib))) {
 		hl_log("run: cannot find libheapledger.so (set HEAPLEDGER_LIB)");
 		return HL_EXIT_FAILURE;

@@ -121,6 +121,23 @@ void hl_runinfo_uuid(struct hl_report *r)
 	r->uuid = hl_arena_strdup(&r->arena, text);
 }
 
+void hl_runinfo_test_name(struct hl_report *r)
+{
+	const char *name = getenv(HL_ENV_TEST_NAME);
+	char *label;
+	size_t len;
+
+	if (!name || !*name)
+		return;
+	for (size_t i = 0; i < r->nlabels; i++)
+		if (!strcmp(r->label_keys[i], "test"))
+			return;
+	len = strlen("test=") + strlen(name) + 1;
+	label = hl_arena_alloc(&r->arena, len);
+	snprintf(label, len, "test=%s", name);
+	hl_runinfo_add_label(r, label);
+}
+
 int hl_runinfo_add_label(struct hl_report *r, const char *key_value)
 {
 	const char *eq = strchr(key_value, '=');

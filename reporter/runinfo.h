@@ -23,6 +23,12 @@ void hl_runinfo_uuid(struct hl_report *r);
 /* Adds "key=value" to r's labels; returns 0 or -EINVAL if it has no '=' or
  * an empty key. */
 int hl_runinfo_add_label(struct hl_report *r, const char *key_value);
+/* The label test=NAME from $HEAPLEDGER_TEST_NAME, the variable a test runner
+ * sets for each test (meson's test(env:), CTest's ENVIRONMENT property, a
+ * Makefile loop; none of them exports a test's name by itself), unless a
+ * --label test=... was given. */
+#define HL_ENV_TEST_NAME "HEAPLEDGER_TEST_NAME"
+void hl_runinfo_test_name(struct hl_report *r);
 /* The same as an args.h callback (report: the struct hl_report): NULL, or
  * why the value is wrong. */
 const char *hl_runinfo_label_arg(const char *key_value, void *report);

@@ -7,6 +7,8 @@ clean and misusing programs:
    summary and the default, --errors-for-leak-kinds, suppressions, heap
    errors, --trace-children, the program's own status);
  - with --leak-check=full the LEAK SUMMARY's definitely lost line is the same;
+ - the ERROR SUMMARY counts the same errors (leak records of
+   --errors-for-leak-kinds with --leak-check=full), as scripts grep it;
  - --xml=yes --xml-file=F.%p.xml writes, for each, a file named by the pid
    that parses as memcheck's XML protocol 4 with the same errors (kind,
    leaked bytes and blocks, the allocating function);
@@ -67,6 +69,7 @@ CASES = [
     (["--leak-check=full", "--error-exitcode=7"], [misuse, "array_delete"]),
 ]
 DEFINITE = re.compile(r"==\d+==    definitely lost: ([\d,]+) bytes in ([\d,]+) blocks")
+ERRORS = re.compile(r"==\d+== ERROR SUMMARY: ([\d,]+) errors from ([\d,]+) contexts")
 
 
 def run(cmd, **kw):
@@ -84,8 +87,13 @@ for opts, prog in CASES:
     want, got = DEFINITE.findall(vg.stderr), DEFINITE.findall(ours.stderr)
     if "--leak-check=full" in opts and "-q" not in opts and want != got:
         fail("%s: definitely lost: valgrind %s, heapledger %s\n%s" % (line, want, got, ours.stderr))
+    # scripts grep "ERROR SUMMARY: 0 errors": the count must be valgrind's
+    want, got = ERRORS.findall(vg.stderr), ERRORS.findall(ours.stderr)
+    if want and want[-1:] != got[-1:]:
+        fail("%s: ERROR SUMMARY: valgrind %s, heapledger %s\n%s" % (line, want, got, ours.stderr))
     checked += 1
-    print("ok: %s: both exit %d" % (line, ours.returncode))
+    print("ok: %s: both exit %d%s" % (line, ours.returncode,
+                                       ", %s errors" % got[-1][0] if got and want else ""))
 
 
 def xml_errors(path, skip_obj):
