@@ -733,8 +733,18 @@ static bool send_hello_locked(uint32_t origin, uint32_t ppid)
 	memcpy(text, exe, exe_len);
 	uint32_t argv_len = read_cmdline(text + exe_len,
 					 SCRATCH_BYTES - sizeof(*hello) - exe_len - 8, &argc);
-	uint32_t len = hl_wire_padded((uint32_t)sizeof(*hello) + exe_len + argv_len);
-	memset(text + exe_len + argv_len, 0, len - sizeof(*hello) - exe_len - argv_len);
+	/* The test's name, set by the runner, names the process under a daemon. */
+	const char *test = hl_env_get(HL_ENV_TEST_NAME);
+	uint32_t test_len = test && *test ? (uint32_t)strnlen(test, HL_WIRE_MAX_TEST_NAME - 1) + 1 : 0;
+	if (sizeof(*hello) + exe_len + argv_len + test_len + 8 > SCRATCH_BYTES)
+		test_len = 0;
+	if (test_len) {
+		memcpy(text + exe_len + argv_len, test, test_len - 1);
+		text[exe_len + argv_len + test_len - 1] = 0;
+	}
+	uint32_t len = hl_wire_padded((uint32_t)sizeof(*hello) + exe_len + argv_len + test_len);
+	memset(text + exe_len + argv_len + test_len, 0,
+	       len - sizeof(*hello) - exe_len - argv_len - test_len);
 	*hello = (struct hl_rec_hello){
 		.h = hl_wire_hdr(HL_REC_HELLO, 0, len),
 		.pid = (uint32_t)getpid(),
@@ -749,6 +759,7 @@ static bool send_hello_locked(uint32_t origin, uint32_t ppid)
 		.pointer_bytes = sizeof(void *),
 		.hook_flags = (hl_options.stack_depth ? HL_HOOK_STACKS : 0) | HL_TICKS_FLAGS |
 			      (origin == HL_ORIGIN_FORK ? HL_HOOK_FORK_SNAPSHOT : 0),
+		.test_len = test_len,
 	};
 	records_total = 1;
 	scratch_used = 0;

@@ -95,6 +95,11 @@ static const char *check_hello(const struct hl_rec_hello *r)
 		return "HELLO exe is not one NUL-terminated string";
 	if (!strings_are_valid(exe + r->exe_len, r->argv_len, r->argc))
 		return "HELLO argv does not hold argc NUL-terminated strings";
+	if (r->test_len > HL_WIRE_MAX_TEST_NAME ||
+	    (uint64_t)sizeof(*r) + r->exe_len + r->argv_len + r->test_len > r->h.length)
+		return "HELLO test name out of range";
+	if (r->test_len && !strings_are_valid(exe + r->exe_len + r->argv_len, r->test_len, 1))
+		return "HELLO test name is not one NUL-terminated string";
 	return NULL;
 }
 

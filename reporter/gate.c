@@ -87,13 +87,14 @@ bool hl_gate_count_leak(struct hl_gate *g, const struct hl_gate_options *o,
 	return true;
 }
 
-/* Notes the process if it added counted leaks or errors. */
+/* Notes the process if it added counted leaks or errors: "test NAME: argv"
+ * (the test's name when the runner gave one). */
 static void note_process(struct hl_gate *g, uint32_t pid, const char *const *argv,
-			 uint32_t argc, const char *exe, uint64_t bytes, uint64_t blocks,
-			 uint64_t errors)
+			 uint32_t argc, const char *exe, const char *test, uint64_t bytes,
+			 uint64_t blocks, uint64_t errors)
 {
 	struct hl_gate_process *fp;
-	size_t len = 1;
+	size_t len = 1, prefix = test ? strlen("test ") + strlen(test) + 2 : 0;
 	char *command;
 
 	g->processes++;
@@ -102,15 +103,17 @@ static void note_process(struct hl_gate *g, uint32_t pid, const char *const *arg
 		return;
 	for (uint32_t i = 0; i < argc; i++)
 		len += strlen(argv[i]) + 1;
-	command = hl_xmalloc(len + (exe ? strlen(exe) : 0));
+	command = hl_xmalloc(prefix + len + (exe ? strlen(exe) : 0));
 	command[0] = 0;
+	if (test)
+		snprintf(command, prefix + 1, "test %s: ", test);
 	for (uint32_t i = 0; i < argc; i++) {
 		if (i)
 			strcat(command, " ");
 		strcat(command, argv[i]);
 	}
 	if (!argc && exe)
-		strcpy(command, exe);
+		strcat(command, exe);
 	hl_grow((void **)&g->failing, &g->failing_cap, g->nfailing, sizeof(*g->failing));
 	fp = &g->failing[g->nfailing++];
 	*fp = (struct hl_gate_process){ pid, command, bytes, blocks, errors };
@@ -128,8 +131,8 @@ void hl_gate_count_process(struct hl_gate *g, const struct hl_gate_options *o,
 				   l->suppression || l->leak_class == HL_CLASS_SUPPRESSED,
 				   l->fingerprint[0] ? l->fingerprint : NULL, l->bytes, l->blocks);
 	}
-	note_process(g, p->pid, (const char *const *)p->argv, p->argc, p->exe, g->bytes - bytes,
-		     g->blocks - blocks, p->nerrors);
+	note_process(g, p->pid, (const char *const *)p->argv, p->argc, p->exe, p->test_name,
+		     g->bytes - bytes, g->blocks - blocks, p->nerrors);
 }
 
 void hl_gate_count_report(struct hl_gate *g, const struct hl_gate_options *o,
@@ -143,8 +146,8 @@ void hl_gate_count_report(struct hl_gate *g, const struct hl_gate_options *o,
 		hl_gate_count_leak(g, o, l->kind, l->suppressed, l->fingerprint, l->bytes,
 				   l->blocks);
 	}
-	note_process(g, p->pid, p->argv, p->argc, p->exe, g->bytes - bytes, g->blocks - blocks,
-		     p->nerrors);
+	note_process(g, p->pid, p->argv, p->argc, p->exe, p->test_name, g->bytes - bytes,
+		     g->blocks - blocks, p->nerrors);
 }
 
 bool hl_gate_failed(const struct hl_gate *g, const struct hl_gate_options *o)

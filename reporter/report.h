@@ -62,6 +62,7 @@ struct hl_report_process {
 	const char *exe;
 	const char **argv;
 	uint32_t argc;
+	const char *test_name;        /* $HEAPLEDGER_TEST_NAME of the process, or NULL */
 	const char *origin;           /* "start", "fork", "exec" */
 	const char *how;              /* hl_exit_how_name() */
 	int32_t status;               /* exit status, or signal number for "signal" */

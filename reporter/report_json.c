@@ -174,6 +174,7 @@ static json_t *process_json(const struct hl_report_process *p)
 	json_object_set_new(o, "ppid", json_integer(p->ppid));
 	json_object_set_new(o, "exe", json_string(p->exe));
 	json_object_set_new(o, "argv", argv_json(p->argv, p->argc));
+	json_object_set_new(o, "test", str_or_null(p->test_name));
 	json_object_set_new(o, "origin", json_string(p->origin));
 	json_object_set_new(o, "started_ns", u64(p->started_ns));
 	json_object_set_new(o, "ended_ns", u64(p->ended_ns));

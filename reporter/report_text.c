@@ -122,6 +122,8 @@ static void print_header(const struct hl_report_process *p, FILE *out)
 	if (!p->argc)
 		fputs(p->exe, out);
 	fputc(')', out);
+	if (p->test_name)
+		fprintf(out, ", test %s", p->test_name);
 	if (!strcmp(p->origin, "fork"))
 		fprintf(out, ", forked from %u", p->ppid);
 	else if (!strcmp(p->origin, "exec"))

@@ -27,7 +27,6 @@ int hl_runinfo_add_label(struct hl_report *r, const char *key_value);
  * sets for each test (meson's test(env:), CTest's ENVIRONMENT property, a
  * Makefile loop; none of them exports a test's name by itself), unless a
  * --label test=... was given. */
-#define HL_ENV_TEST_NAME "HEAPLEDGER_TEST_NAME"
 void hl_runinfo_test_name(struct hl_report *r);
 /* The same as an args.h callback (report: the struct hl_report): NULL, or
  * why the value is wrong. */

@@ -273,3 +273,8 @@ CREATE TABLE checks (
   blocks INTEGER NOT NULL
 );
 CREATE INDEX checks_process ON checks(process_id, seq);
+
+-- migrate 8
+-- The test a process belongs to: $HEAPLEDGER_TEST_NAME, set by the test
+-- runner and sent by the hook (under a daemon, one run holds many tests).
+ALTER TABLE processes ADD COLUMN test_name TEXT;

@@ -669,6 +669,8 @@ static struct hl_process *on_hello(struct hl_run *run, const struct hl_rec_hello
 	p->exe = hl_arena_strdup(&p->arena, exe);
 	p->argc = r->argc;
 	p->argv = argv_copy(p, exe + r->exe_len, r->argc);
+	if (r->test_len)
+		p->test_name = hl_arena_strdup(&p->arena, exe + r->exe_len + r->argv_len);
 	p->sample_every = 256;
 	p->sample_countdown = 256;
 	p->how = HL_EXIT_UNKNOWN;

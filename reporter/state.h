@@ -125,6 +125,7 @@ struct hl_process {
 	char *exe;
 	char **argv;              /* argc strings */
 	uint32_t argc;
+	const char *test_name;    /* $HEAPLEDGER_TEST_NAME of the process (arena), or NULL */
 	struct hl_process *parent;   /* fork parent or exec predecessor, or NULL */
 	struct hl_process *exec_successor; /* image that replaced this one */
 	const char *exec_pending;    /* EXEC was the last record: the path exec was given (arena) */

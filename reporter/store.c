@@ -176,7 +176,7 @@ _Static_assert(FRAMES_PER_INSERT == 32, "FRAME_ROWS32");
 static const char *const statement_sql[ST_COUNT] = {
 	[ST_PROCESS] = "INSERT INTO processes(run_id, serial, pid, ppid, parent_id, origin,"
 		" exe, argv, started_ns, ended_ns, exit_how, exit_status, exit_signal,"
-		" scanned) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		" scanned, test_name) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_SUMMARY] = "INSERT INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_MODULE] = "INSERT INTO modules(process_id, path, build_id, base, low, high,"
 		" unloaded) VALUES (?,?,?,?,?,?,?)",
@@ -324,6 +324,8 @@ static int write_process_row(struct writer *w)
 	else if (p->how == HL_EXIT_NORMAL || p->how == HL_EXIT_UNDERSCORE)
 		sqlite3_bind_int(st, 12, p->status);
 	sqlite3_bind_int(st, 14, p->scanned);
+	if (p->test_name)
+		sqlite3_bind_text(st, 15, p->test_name, -1, SQLITE_STATIC);
 	err = step_done(w->s, st);
 	free(argv);
 	w->process_id = sqlite3_last_insert_rowid(w->s->db);

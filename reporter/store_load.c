@@ -262,6 +262,7 @@ static void fill_process(struct hl_report *r, sqlite3_stmt *st,
 	p->unmatched_frees = col_u64(st, 21);
 	p->unfreed_superseded = col_u64(st, 22);
 	p->live_mismatch = col_u64(st, 23);
+	p->test_name = sqlite3_column_type(st, 24) == SQLITE_NULL ? NULL : col_text(r, st, 24);
 }
 
 static int load_processes(struct hl_store *s, int64_t run_id, struct hl_report *r)
@@ -274,7 +275,7 @@ static int load_processes(struct hl_store *s, int64_t run_id, struct hl_report *
 		" exit_how, exit_status, exit_signal, scanned, in_use_bytes,"
 		" in_use_blocks, allocs, frees, bytes_allocated, peak_bytes,"
 		" inherited_bytes, inherited_blocks, dropped_events, unmatched_frees,"
-		" unfreed_superseded, live_mismatch"
+		" unfreed_superseded, live_mismatch, test_name"
 		" FROM processes p JOIN summaries s ON s.process_id = p.id"
 		" WHERE p.run_id = ? ORDER BY p.serial", -1, &st, NULL))
 		return load_fail(s, "processes");

@@ -119,8 +119,15 @@ enum hl_origin {
 	HL_ORIGIN_EXEC = 2,  /* same pid, new image after execve */
 };
 
+/* $HEAPLEDGER_TEST_NAME: the name of the test a process belongs to, set by
+ * the test runner (a run label for `heapledger run`, sent in HELLO and kept
+ * per process under a daemon); at most HL_WIRE_MAX_TEST_NAME bytes are sent. */
+#define HL_ENV_TEST_NAME "HEAPLEDGER_TEST_NAME"
+#define HL_WIRE_MAX_TEST_NAME 256
+
 /* HELLO is followed by `exe_len` bytes of executable path and `argv_len` bytes
- * of argv strings, each NUL-terminated, `argc` of them; then zero padding to a
+ * of argv strings, each NUL-terminated, `argc` of them; then, if `test_len`,
+ * the test's name (one NUL-terminated string); then zero padding to a
  * multiple of 8. */
 struct hl_rec_hello {
 	struct hl_wire_header h;
@@ -135,7 +142,7 @@ struct hl_rec_hello {
 	uint32_t stack_depth;   /* frames the hook captures at most */
 	uint32_t pointer_bytes; /* sizeof(void *) in the program */
 	uint32_t hook_flags;    /* HL_HOOK_* */
-	uint32_t reserved;
+	uint32_t test_len;      /* bytes of the test's name after argv, NUL included; 0: none */
 };
 
 #define HL_HOOK_STACKS 1u      /* stacks are captured */
