@@ -78,6 +78,32 @@ static const char *file_arg(const char *value, void *out)
 	return why;
 }
 
+/* valgrind takes its options whole: a name the table lacks (or a shortened
+ * one, which getopt_long would take) is refused with what heapledger does
+ * check, before anything runs. Returns -1 to go on, or HL_EXIT_FAILURE. */
+static int refuse_unknown(const struct hl_arg *args, int argc, char **argv)
+{
+	for (int i = 1; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--"); i++) {
+		const char *opt = argv[i];
+		size_t len = strcspn(opt + 2, "=");
+		bool known = !strcmp(opt, "-q") || !strcmp(opt, "-h");
+
+		for (const struct hl_arg *a = args; !known && opt[1] == '-' && a->name; a++)
+			known = strlen(a->name) == len && !strncmp(a->name, opt + 2, len);
+		known = known || !strcmp(opt, "--help");
+		if (!known) {
+			fprintf(stderr, "heapledger valgrind: the valgrind option '%s' is not supported:"
+				" heapledger checks leaks and heap misuse (invalid, double and mismatched"
+				" frees, overwritten redzones), not uninitialised values, invalid reads or"
+				" the errors of valgrind's other tools; nothing was run\n"
+				"Try 'heapledger valgrind --help' for the options it takes.\n", opt);
+			return HL_EXIT_FAILURE;
+		}
+		/* "--opt value" is not valgrind's syntax; every known one has '=' */
+	}
+	return -1;
+}
+
 /* Fills o; returns -1 to go on (*first: the program's index), else the
  * status to exit with. */
 static int parse(int argc, char **argv, struct vg_options *o, int *first)
@@ -133,8 +159,10 @@ static int parse(int argc, char **argv, struct vg_options *o, int *first)
 		"runs: heapledger finds leaks and heap misuse errors, not uninitialised values,\n"
 		"invalid reads or the errors of valgrind's other tools.\n",
 	};
-	int rc = hl_args_parse(&cmd, argc, argv, first);
+	int rc = refuse_unknown(args, argc, argv);
 
+	if (rc < 0)
+		rc = hl_args_parse(&cmd, argc, argv, first);
 	if (rc >= 0)
 		return rc;
 	if (o->xml && !strcmp(o->xml, "yes") && !o->xml_file)

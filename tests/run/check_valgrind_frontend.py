@@ -65,6 +65,8 @@ CASES = [
     (["--leak-check=full", "--error-exitcode=7", "--trace-children=yes"],
      [end_how, "execv", leak_direct]),
     (["--leak-check=full", "--error-exitcode=7"], [end_how, "execv", leak_direct]),
+    (["-q", "--error-exitcode=7"], ["/nonexistent/prog"]),             # 127: not found
+    (["-q", "--error-exitcode=7"], ["no-such-command-for-heapledger"]),
     (["--error-exitcode=7"], [misuse, "double"]),                      # heap errors always count
     (["--leak-check=full", "--error-exitcode=7"], [misuse, "array_delete"]),
 ]
@@ -76,10 +78,20 @@ def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, **kw)
 
 
+def both(a, b):
+    """Runs the two command lines side by side (the test's time halves)."""
+    pa = subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    pb = subprocess.Popen(b, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    out = []
+    for p, cmd in ((pa, a), (pb, b)):
+        stdout, stderr = p.communicate(timeout=300)
+        out.append(subprocess.CompletedProcess(cmd, p.returncode, stdout, stderr))
+    return out
+
+
 checked = 0
 for opts, prog in CASES:
-    vg = run(["valgrind"] + opts + prog)
-    ours = run([hl, "valgrind"] + opts + prog)
+    vg, ours = both(["valgrind"] + opts + prog, [hl, "valgrind"] + opts + prog)
     line = " ".join(opts + [os.path.basename(p) for p in prog])
     if vg.returncode != ours.returncode:
         fail("%s: valgrind exits %d, heapledger valgrind %d\n%s" % (line, vg.returncode,
@@ -146,7 +158,7 @@ print("ok: report --format valgrind-xml gives the same errors")
 
 # unsupported options: 125, named, nothing run
 marker = os.path.join(tmp, "ran")
-for opt in ["--track-origins=yes", "--tool=helgrind", "--gen-suppressions=yes",
+for opt in ["--track-origins=yes", "--leak=full", "-v", "--tool=helgrind", "--gen-suppressions=yes",
             "--xml=yes", "--log-file=x%n"]:
     r = run([hl, "valgrind", opt, "touch", marker])
     name = opt.split("=")[0]
