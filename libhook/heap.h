@@ -65,9 +65,12 @@ HL_INLINE uint32_t hl_range_stack_id(const struct hl_range *r)
 	return r->stack_kind >> 4;
 }
 
+/* The block's allocation stack and kind; its family flag follows the kind
+ * (the range is the caller's: live, or being handed out). */
 HL_INLINE void hl_range_set_owner(struct hl_range *r, uint32_t stack_id, unsigned kind)
 {
 	r->stack_kind = (stack_id << 4) | (kind & 15u);
+	hl_range_hand_out(r, kind);
 }
 
 /* Sets r's size and keeps the right neighbour's boundary tag in step. */
