@@ -81,12 +81,12 @@ HL_INLINE void hl_free_fast_sized(void *p, unsigned kind, size_t n)
 			: hl_block_flags_live(flags) && hl_kind_matches(kind, hl_range_kind(r));
 		if (hl_likely(accepted && bin != NULL && r->check == hl_range_check_of(r, size) &&
 			      (n == HL_SIZE_UNKNOWN || n == requested))) {
-			tc->stats.frees++;
-			tc->stats.bytes_freed += requested;
+			hl_counter_add(&tc->stats.frees, 1);
+			hl_counter_add(&tc->stats.bytes_freed, requested);
 			hl_range_set_flags(r, (uint8_t)(flags | HL_RANGE_CACHED));
 			((struct hl_free_links *)hl_range_data(r))->next = bin->head;
 			bin->head = r;
-			if (hl_unlikely(--bin->room < 0 || hl_multithreaded))
+			if (hl_unlikely(--bin->room < 0 || hl_relaxed_load(&hl_multithreaded)))
 				hl_free_fast_tail(tc, bin);
 			return;
 		}
