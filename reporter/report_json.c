@@ -93,8 +93,10 @@ static json_t *exit_json(const struct hl_report_process *p)
 		json_object_set_new(o, "signal", json_integer(p->status));
 	else if (!strcmp(p->how, "exit") || !strcmp(p->how, "_exit"))
 		json_object_set_new(o, "status", json_integer(p->status));
-	else if (!strcmp(p->how, "exec"))
+	else if (!strcmp(p->how, "exec")) {
 		json_object_set_new(o, "image", str_or_null(p->exec_path));
+		json_object_set_new(o, "tracked", json_boolean(!p->exec_untracked));
+	}
 	return o;
 }
 
@@ -225,6 +227,7 @@ int hl_report_write_json(const struct hl_report *r, FILE *out)
 	json_object_set_new(run, "git_commit", str_or_null(r->git_commit));
 	json_object_set_new(run, "git_branch", str_or_null(r->git_branch));
 	json_object_set_new(run, "labels", labels_json(r));
+	json_object_set_new(run, "unreported", str_or_null(r->unreported));
 	json_object_set_new(doc, "run", run);
 	for (size_t i = 0; i < r->nprocs; i++)
 		json_array_append_new(procs, process_json(&r->procs[i]));

@@ -523,7 +523,9 @@ void hl_report_print_process_text(const struct hl_report *r,
 
 void hl_report_print_text(const struct hl_report *r, FILE *out)
 {
-	if (!r->nprocs)
+	if (!r->nprocs && r->unreported)
+		fprintf(out, "heapledger: no process reported to heapledger: %s\n", r->unreported);
+	else if (!r->nprocs)
 		fputs("heapledger: no process reported to heapledger "
 		      "(was libheapledger.so preloaded, and is the program dynamically linked?)\n",
 		      out);

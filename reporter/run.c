@@ -51,6 +51,7 @@ struct run_options {
 };
 
 static volatile sig_atomic_t forward_signal;
+static int interrupted_by; /* the first signal forwarded to the program */
 
 /* HEAPLEDGER_TIMING=1: one log line at the end with the phases after the
  * program exited (how the "report within 0.2 s" figure is measured). */
@@ -257,6 +258,8 @@ static void serve(struct hl_listener *l, const struct run_options *o, pid_t main
 			break;
 		}
 		if (forward_signal) {
+			if (!interrupted_by)
+				interrupted_by = forward_signal;
 			kill(main_pid, forward_signal);
 			forward_signal = 0;
 		}
@@ -300,6 +303,33 @@ static int exit_code_of(int status)
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return 1;
+}
+
+/* Why no process reported, from what this command saw: a program killed
+ * (Ctrl-C reaches it directly) or this command interrupted before the hook
+ * connected is not a program the hook could not load into. NULL when the
+ * program exited by itself: then the hook was not there. */
+static const char *unreported_reason(struct hl_report *r, const char *prog, int status)
+{
+	char why[600];
+	int n = 0;
+
+	if (interrupted_by)
+		n = snprintf(why, sizeof(why), "heapledger run was interrupted by SIG%s and passed it "
+			     "on; ", sigabbrev_np(interrupted_by) ? sigabbrev_np(interrupted_by) : "?");
+	if (WIFSIGNALED(status))
+		snprintf(why + n, sizeof(why) - (size_t)n,
+			 "%.200s was killed by signal %d (%s) before it reported (the hook reports once "
+			 "the program is loaded)",
+			 prog, WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else if (interrupted_by)
+		snprintf(why + n, sizeof(why) - (size_t)n,
+			 "%.200s then exited with status %d without reporting (was libheapledger.so "
+			 "preloaded, and is the program dynamically linked?)", prog,
+			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	else
+		return NULL;
+	return hl_arena_strdup(&r->arena, why);
 }
 
 static void write_json(const char *path, const struct hl_report *r)
@@ -487,6 +517,8 @@ int hl_run_command(int argc, char **argv, unsigned leak_error_kinds)
 	prefetched = hl_prefetch_stop(pf);
 	r.ended_ns = hl_now_realtime_ns();
 	r.exit_code = exit_code_of(status);
+	if (!run.nprocs)
+		r.unreported = unreported_reason(&r, o.command[0], status);
 	if (!o.no_db || o.json_path) {
 		hl_runinfo_uuid(&r);
 		hl_runinfo_git(&r);

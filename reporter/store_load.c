@@ -296,7 +296,7 @@ static int load_processes(struct hl_store *s, int64_t run_id, struct hl_report *
 }
 
 /* The image that replaced each image ended by exec: the next process of the
- * run with the same pid and origin exec. */
+ * run with the same pid and origin exec; none stored, it was not tracked. */
 static void link_exec_images(struct hl_report *r)
 {
 	for (size_t i = 0; i < r->nprocs; i++) {
@@ -304,9 +304,11 @@ static void link_exec_images(struct hl_report *r)
 
 		if (strcmp(p->how, "exec"))
 			continue;
+		p->exec_untracked = true;
 		for (size_t j = i + 1; j < r->nprocs; j++) {
 			if (r->procs[j].pid == p->pid && !strcmp(r->procs[j].origin, "exec")) {
 				p->exec_path = r->procs[j].exe;
+				p->exec_untracked = false;
 				break;
 			}
 		}
