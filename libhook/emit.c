@@ -935,24 +935,47 @@ void hl_emit_send_heap_blocks_except(bool (*known)(uint64_t address))
 
 /* ---- exit ------------------------------------------------------------------- */
 
+/* Indirect entries a LIVE record collects before it is closed. */
+#define LIVE_INDIRECT_MAX 32
+
 struct live_sink {
 	struct hl_rec_live *rec; /* record being filled in scratch, or NULL */
 	uint16_t flags;          /* HL_LIVE_* of its records */
+	uint32_t nindirect;      /* entries for rec's tail (wire.h) */
+	struct hl_wire_live_indirect indirect[LIVE_INDIRECT_MAX];
 };
 
+/* Ends the open LIVE record with its indirect entries (room was kept). */
+static void live_close(struct live_sink *sink)
+{
+	if (sink->rec != NULL && sink->nindirect > 0) {
+		size_t bytes = sink->nindirect * sizeof(sink->indirect[0]);
+		memcpy(scratch + scratch_used, sink->indirect, bytes);
+		scratch_used += bytes;
+		sink->rec->h.length += (uint32_t)bytes;
+	}
+	sink->nindirect = 0;
+	sink->rec = NULL;
+}
+
 static void live_append(struct live_sink *sink, void *address, size_t size, uint32_t stack_id,
-			unsigned kind, unsigned leak_class)
+			unsigned kind, unsigned leak_class, uint64_t indirect)
 {
 	if (hl_unlikely(stack_id >= stacks_sent)) {
 		/* Interned by another thread after the walk began: define it
 		 * first, outside any LIVE record. */
+		live_close(sink);
 		scratch_flush_locked();
 		send_stacks_locked();
-		sink->rec = NULL;
 	}
+	/* Room for this block and every indirect entry the record may end with. */
+	size_t tail = (sink->nindirect + (indirect != 0)) * sizeof(struct hl_wire_live_indirect);
 	if (sink->rec == NULL || sink->rec->count == HL_WIRE_MAX_LIVE_PER_RECORD ||
-	    scratch_used + sizeof(struct hl_wire_live_block) > sizeof(scratch)) {
-		if (scratch_used + sizeof(struct hl_rec_live) + sizeof(struct hl_wire_live_block) >
+	    (indirect != 0 && sink->nindirect == LIVE_INDIRECT_MAX) ||
+	    scratch_used + sizeof(struct hl_wire_live_block) + tail > sizeof(scratch)) {
+		live_close(sink);
+		if (scratch_used + sizeof(struct hl_rec_live) + sizeof(struct hl_wire_live_block) +
+			    sizeof(struct hl_wire_live_indirect) >
 		    sizeof(scratch))
 			scratch_flush_locked();
 		sink->rec = scratch_reserve_locked(sizeof(struct hl_rec_live));
@@ -967,13 +990,16 @@ static void live_append(struct live_sink *sink, void *address, size_t size, uint
 	*blk = (struct hl_wire_live_block){ .address = (uintptr_t)address, .size = size,
 					   .stack_id = stack_id, .kind = (uint8_t)kind,
 					   .leak_class = (uint8_t)leak_class };
+	if (indirect != 0)
+		sink->indirect[sink->nindirect++] =
+			(struct hl_wire_live_indirect){ .index = sink->rec->count, .bytes = indirect };
 	sink->rec->count++;
 	sink->rec->h.length += sizeof(*blk);
 }
 
 static void live_block(void *address, size_t size, uint32_t stack_id, unsigned kind, void *arg)
 {
-	live_append(arg, address, size, stack_id, kind, HL_CLASS_UNKNOWN);
+	live_append(arg, address, size, stack_id, kind, HL_CLASS_UNKNOWN, 0);
 }
 
 /* The scan's blocks with their classes, while the world is stopped: only
@@ -985,8 +1011,9 @@ static void live_scanned(struct hl_scan *s, void *arg)
 	for (size_t i = 0; i < s->nblocks; i++) {
 		struct hl_range *r = s->blocks[i];
 		live_append(sink, hl_range_data(r), hl_block_requested(r), hl_range_stack_id(r),
-			    hl_range_kind(r), hl_scan_class(s, i));
+			    hl_range_kind(r), hl_scan_class(s, i), hl_scan_indirect_bytes(s, i));
 	}
+	live_close(sink);
 	scratch_flush_locked();
 }
 
@@ -1011,12 +1038,13 @@ bool hl_emit_finish(unsigned how, int status)
 	/* Stacks interned during the walk are sent before the records naming
 	 * them: definitions first, then LIVE blocks whose ids are all older. */
 	send_definitions_locked();
-	struct live_sink sink = { NULL, 0 };
+	struct live_sink sink = { .flags = 0 };
 	unsigned unstopped;
 	if (how != HL_EXIT_NORMAL || !hl_options.scan ||
 	    !hl_leakcheck_run(NULL, live_scanned, &sink, &unstopped)) {
-		sink = (struct live_sink){ NULL, 0 };
+		sink = (struct live_sink){ .flags = 0 };
 		hl_heap_walk(live_block, &sink);
+		live_close(&sink);
 	}
 	send_exit_locked(how, status);
 	bool ok = hl_emit_is_live();
@@ -1036,7 +1064,7 @@ bool hl_emit_check(const struct hl_scan_origin *origin, uint32_t seq, uint32_t f
 	hl_lock(&write_lock);
 	flush_all_locked();
 	send_definitions_locked();
-	struct live_sink sink = { NULL, HL_LIVE_CHECK };
+	struct live_sink sink = { .flags = HL_LIVE_CHECK };
 	uint64_t ticks = hl_ticks();
 	unsigned unstopped = 0;
 	bool ok = hl_leakcheck_run(origin, live_scanned, &sink, &unstopped);

@@ -163,6 +163,10 @@ static const char *check_live(const struct hl_rec_live *r)
 		if (b[i].kind >= HL_KIND_COUNT)
 			return "LIVE block with unknown allocation kind";
 	}
+	const struct hl_wire_live_indirect *ind = hl_wire_live_indirect_of(r);
+	for (uint32_t i = 0, n = hl_wire_live_indirect_count(r); i < n; i++)
+		if (ind[i].index >= r->count)
+			return "LIVE indirect bytes for a block the record does not hold";
 	return NULL;
 }
 

@@ -200,6 +200,19 @@ void hl_enc_live(struct hl_enc *e, const struct hl_wire_live_block *blocks,
 	memcpy(r + 1, blocks, count * sizeof(*blocks));
 }
 
+void hl_enc_live_indirect(struct hl_enc *e, const struct hl_wire_live_block *blocks,
+			  uint32_t count, uint16_t flags,
+			  const struct hl_wire_live_indirect *indirect, uint32_t nindirect)
+{
+	struct hl_rec_live *r = hl_enc_record(e, HL_REC_LIVE,
+		(uint32_t)(sizeof(*r) + count * sizeof(*blocks) + nindirect * sizeof(*indirect)));
+
+	r->h.flags = flags;
+	r->count = count;
+	memcpy(r + 1, blocks, count * sizeof(*blocks));
+	memcpy((char *)(r + 1) + count * sizeof(*blocks), indirect, nindirect * sizeof(*indirect));
+}
+
 void hl_enc_check(struct hl_enc *e, uint32_t seq, uint32_t flags, uint64_t ticks)
 {
 	struct hl_rec_check *r = hl_enc_record(e, HL_REC_CHECK, sizeof(*r));

@@ -48,6 +48,10 @@ void hl_enc_fork(struct hl_enc *e, uint32_t child_pid, uint64_t ticks);
 void hl_enc_exit(struct hl_enc *e, uint32_t how, int32_t status, uint64_t ticks);
 void hl_enc_live(struct hl_enc *e, const struct hl_wire_live_block *blocks,
 		 uint32_t count, uint16_t flags);
+/* LIVE with indirect entries after its blocks (wire.h). */
+void hl_enc_live_indirect(struct hl_enc *e, const struct hl_wire_live_block *blocks,
+			  uint32_t count, uint16_t flags,
+			  const struct hl_wire_live_indirect *indirect, uint32_t nindirect);
 /* Closes an on-demand check's LIVE set (LIVE records flagged HL_LIVE_CHECK). */
 void hl_enc_check(struct hl_enc *e, uint32_t seq, uint32_t flags, uint64_t ticks);
 /* EXEC naming path (NUL added). */

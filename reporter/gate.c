@@ -20,7 +20,8 @@ void hl_gate_options_init(struct hl_gate_options *o)
 
 const char *hl_gate_kinds_arg(const char *value, void *opts)
 {
-	static const char *const words[] = { "definite", "indirect", "possible", "reachable" };
+	static const char *const words[] = { "definite", "indirect", "possible", "reachable",
+					      "unknown" };
 	struct hl_gate_options *o = opts;
 	char *copy = hl_xstrdup(value), *save = NULL;
 	const char *why = NULL;
@@ -34,9 +35,10 @@ const char *hl_gate_kinds_arg(const char *value, void *opts)
 		if (i < HL_ARRAY_SIZE(words))
 			o->kinds |= 1u << i;
 		else if (!strcmp(w, "all"))
-			o->kinds = HL_SUPP_KIND_ALL;
+			o->kinds = HL_SUPP_KIND_ALL | HL_GATE_KIND_UNKNOWN;
 		else if (strcmp(w, "none"))
-			why = "wants a list of definite, indirect, possible, reachable, or all or none";
+			why = "wants a list of definite, indirect, possible, reachable, unknown, "
+			      "or all or none";
 	}
 	free(copy);
 	return why;
@@ -62,7 +64,7 @@ static unsigned kind_bit(const char *leak_class)
 	for (unsigned i = 0; i < HL_ARRAY_SIZE(names); i++)
 		if (leak_class && !strcmp(leak_class, names[i]))
 			return 1u << i;
-	return HL_SUPP_KIND_ALL; /* unknown: counts for any kind listed */
+	return HL_GATE_KIND_UNKNOWN; /* no scan classified it */
 }
 
 bool hl_gate_count_leak(struct hl_gate *g, const struct hl_gate_options *o,
@@ -74,8 +76,13 @@ bool hl_gate_count_leak(struct hl_gate *g, const struct hl_gate_options *o,
 		g->suppressed_blocks += blocks;
 		return false;
 	}
-	if (!(kind_bit(leak_class) & o->kinds))
+	if (!(kind_bit(leak_class) & o->kinds)) {
+		if (kind_bit(leak_class) == HL_GATE_KIND_UNKNOWN) {
+			g->unscanned_bytes += bytes;
+			g->unscanned_blocks += blocks;
+		}
 		return false;
+	}
 	if (o->baseline && fingerprint && hl_baseline_has(o->baseline, fingerprint)) {
 		g->known_bytes += bytes;
 		g->known_blocks += blocks;
@@ -172,6 +179,10 @@ void hl_gate_print(const struct hl_gate *g, const struct hl_gate_options *o, FIL
 	if (o->baseline)
 		fprintf(out, "; in the baseline %s bytes in %s blocks",
 			hl_fmt_grouped(a, g->known_bytes), hl_fmt_grouped(b, g->known_blocks));
+	if (g->unscanned_blocks)
+		fprintf(out, "; not counted: %s bytes in %s blocks that no leak scan classified"
+			" (--errors-for-leak-kinds=...,unknown counts them)",
+			hl_fmt_grouped(a, g->unscanned_bytes), hl_fmt_grouped(b, g->unscanned_blocks));
 	fputc('\n', out);
 }
 

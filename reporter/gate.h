@@ -5,8 +5,12 @@
  * leaks of the kinds --errors-for-leak-kinds names (valgrind's option and
  * default: definite,indirect) that no suppression matched and, with a
  * baseline, whose site the baseline does not hold. A leak no scan classified
- * ("unknown") counts unless the kinds are "none": without a scan heapledger
- * cannot tell it is harmless.
+ * ("unknown": the process died, or _exit()ed, before its exit scan) counts
+ * only when asked for (the kind "unknown", or "all"): valgrind classifies
+ * the blocks of such a process (mostly still reachable: it died holding its
+ * pointers) and passes it, so counting them would fail, for instance, every
+ * fork child that _exit()s with its parent's heap. They are never dropped
+ * silently: the verdict line gives their bytes, the report lists them.
  *
  * One verdict for every source: `run` and `daemon` count their processes as
  * they finish (hl_gate_count_process), `heapledger gate` counts a stored run
@@ -30,9 +34,13 @@ struct hl_baseline {
 	size_t n, cap;
 };
 
+/* --errors-for-leak-kinds' bit for leaks no scan classified (above the
+ * suppression kinds, HL_SUPP_KIND_*). */
+#define HL_GATE_KIND_UNKNOWN 16u
+
 struct hl_gate_options {
 	unsigned long error_exitcode;   /* --error-exitcode: 0 = keep the program's status */
-	unsigned kinds;                 /* HL_SUPP_KIND_* bits: --errors-for-leak-kinds */
+	unsigned kinds;                 /* HL_SUPP_KIND_* and HL_GATE_KIND_UNKNOWN bits */
 	unsigned long max_bytes;        /* --leak-bytes-threshold: fail above N bytes */
 	unsigned long max_blocks;       /* --leak-blocks-threshold: fail above N blocks */
 	const struct hl_baseline *baseline; /* NULL: every site is new */
@@ -43,7 +51,7 @@ struct hl_gate_options {
 #define HL_GATE_KIND_ARGS(o) \
 	HL_ARG_CALL("errors-for-leak-kinds", 0, "KINDS", hl_gate_kinds_arg, (o), \
 		    "leak kinds that fail the gate: definite,indirect,possible,reachable," \
-		    "all or none (default definite,indirect)"), \
+		    "unknown (not scanned), all or none (default definite,indirect)"), \
 	HL_ARG_UNSIGNED("leak-bytes-threshold", 0, "N", &(o)->max_bytes, 0, ULONG_MAX, \
 			"leaks fail the gate only above N bytes (default 0)"), \
 	HL_ARG_UNSIGNED("leak-blocks-threshold", 0, "N", &(o)->max_blocks, 0, ULONG_MAX, \
@@ -68,6 +76,7 @@ struct hl_gate {
 	uint64_t errors;         /* heap errors */
 	uint64_t suppressed_bytes, suppressed_blocks;
 	uint64_t known_bytes, known_blocks; /* leaks left out because the baseline has them */
+	uint64_t unscanned_bytes, unscanned_blocks; /* "unknown" leaks not counted */
 	struct hl_gate_process *failing; /* processes with counted leaks or errors */
 	size_t nfailing, failing_cap;
 };

@@ -98,14 +98,64 @@ int hl_cmd_env(int argc, char **argv)
 	return 0;
 }
 
+/* report's JSON and text: each process is loaded, written and freed in
+ * turn, so the time and memory of a large run go by its largest process. */
+struct streamed {
+	struct hl_report *r;
+	bool json;
+	size_t written;
+};
+
+static int write_streamed(void *ctx, const struct hl_report_process *p)
+{
+	struct streamed *w = ctx;
+
+	if (!p && w->json)
+		return hl_report_json_begin(w->r, stdout);
+	if (!p) {
+		printf("heapledger: run %lld (%s)\n", (long long)w->r->run_id, w->r->mode);
+		return 0;
+	}
+	if (w->json)
+		return hl_report_json_process(p, w->written++ == 0, stdout);
+	w->written++;
+	hl_report_print_process_text(w->r, p, stdout);
+	return ferror(stdout) ? -EIO : 0;
+}
+
+static int report_streamed(struct hl_store *store, int64_t id, const struct hl_report_filter *f,
+			   struct hl_report *r, const char *format)
+{
+	struct streamed w = { r, !strcmp(format, "json"), 0 };
+	int err = hl_store_load_report_filtered(store, id, f, r, write_streamed, &w);
+
+	if (err)
+		return err;
+	if (w.json)
+		return hl_report_json_end(stdout);
+	if (!w.written && (f->pid || f->program || f->kinds))
+		printf("heapledger: no process of run %lld matches the filter\n", (long long)id);
+	else if (!w.written)
+		hl_report_print_text(r, stdout); /* says that no process reported */
+	return 0;
+}
+
 int hl_cmd_report(int argc, char **argv)
 {
 	const char *db = NULL, *format = "text";
 	unsigned long run_id = 0;
 	struct hl_report_view view = { .show_kinds = HL_SHOW_DEFAULT };
+	struct hl_report_filter filter = { 0 };
 	const struct hl_arg args[] = {
 		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB_TEXT ")"),
 		HL_ARG_UNSIGNED("run", 0, "ID", &run_id, 1, INT64_MAX, "the run to print (default: the latest)"),
+		HL_ARG_UNSIGNED("process", 0, "PID", &filter.pid, 1, UINT32_MAX,
+				"only the process PID (each image of it)"),
+		HL_ARG_STRING("program", 0, "NAME", &filter.program,
+			      "only the processes whose executable or argv[0] is named NAME (a basename)"),
+		HL_ARG_CALL("kind", 0, "KINDS", hl_report_parse_kind_filter, &filter.kinds,
+			    "only loss records of these kinds (definite,indirect,possible,reachable,"
+			    "unknown,suppressed or all), and the processes that have one or a heap error"),
 		HL_ARG_CHOICE("format", 0, "text|json|html|speedscope|sarif|junit|valgrind-xml", &format,
 			      "text (default), json, html (the web UI's run page as one file),"
 			      " speedscope (allocation and leak profiles), sarif (SARIF 2.1.0:"
@@ -140,23 +190,22 @@ int hl_cmd_report(int argc, char **argv)
 		err = hl_ui_write_html_report(store, id, stdout);
 	else if (!err && !strcmp(format, "speedscope"))
 		err = hl_report_write_speedscope(store, id, stdout);
+	else if (!err && (!strcmp(format, "json") || !strcmp(format, "text")))
+		err = report_streamed(store, id, &filter, &r, format);
 	else if (!err)
-		err = hl_store_load_report(store, id, &r);
+		err = hl_store_load_report_filtered(store, id, &filter, &r, NULL, NULL);
 	if (err) {
-		hl_log("report: %s: %s", db, hl_store_error(store));
-	} else if (!strcmp(format, "html") || !strcmp(format, "speedscope")) {
+		if (err != -EIO || !ferror(stdout))
+			hl_log("report: %s: %s", db, hl_store_error(store));
+	} else if (!strcmp(format, "html") || !strcmp(format, "speedscope") ||
+		   !strcmp(format, "json") || !strcmp(format, "text")) {
 		/* written above */
-	} else if (!strcmp(format, "json")) {
-		err = hl_report_write_json(&r, stdout);
 	} else if (!strcmp(format, "sarif")) {
 		err = hl_report_write_sarif(&r, stdout);
 	} else if (!strcmp(format, "junit")) {
 		err = hl_report_write_junit(&r, stdout);
 	} else if (!strcmp(format, "valgrind-xml")) {
 		err = hl_report_write_valgrind_xml(&r, r.procs, r.nprocs, stdout);
-	} else {
-		printf("heapledger: run %lld (%s)\n", (long long)id, r.mode);
-		hl_report_print_text(&r, stdout);
 	}
 	hl_report_destroy(&r);
 	hl_store_close(store);
@@ -180,6 +229,7 @@ static const struct {
 	{ "history", hl_cmd_history, "each leak site across the stored runs" },
 	{ "diff", hl_cmd_diff, "leak sites new, fixed and changed between two runs" },
 	{ "baseline", hl_cmd_baseline, "export a run's leak sites as a baseline file" },
+	{ "db", hl_cmd_db, "database maintenance: prune --keep N (the newest N runs)" },
 	{ "ui", hl_cmd_ui, "serve the web UI over the database (runs, leaks, charts, diffs)" },
 	{ "bench-ingest", hl_cmd_bench_ingest, NULL }, /* measures ingest speed */
 };

@@ -45,6 +45,42 @@ const char *hl_report_parse_kinds(const char *value, void *out)
 	return NULL;
 }
 
+const char *hl_report_parse_kind_filter(const char *value, void *out)
+{
+	static const struct {
+		const char *name;
+		unsigned bits;
+	} words[] = {
+		{ "definite", 1u << HL_CLASS_DEFINITE }, { "definitely", 1u << HL_CLASS_DEFINITE },
+		{ "indirect", 1u << HL_CLASS_INDIRECT }, { "indirectly", 1u << HL_CLASS_INDIRECT },
+		{ "possible", 1u << HL_CLASS_POSSIBLE }, { "possibly", 1u << HL_CLASS_POSSIBLE },
+		{ "reachable", 1u << HL_CLASS_REACHABLE }, { "unknown", 1u << HL_CLASS_UNKNOWN },
+		{ "suppressed", 1u << HL_CLASS_SUPPRESSED }, { "all", 0 },
+	};
+	unsigned bits = 0;
+
+	if (!*value)
+		return "give definite, indirect, possible, reachable, unknown, suppressed or all";
+	while (*value) {
+		size_t n = strcspn(value, ","), i;
+
+		for (i = 0; i < HL_ARRAY_SIZE(words); i++)
+			if (strlen(words[i].name) == n && !strncmp(words[i].name, value, n))
+				break;
+		if (i == HL_ARRAY_SIZE(words))
+			return "kinds are definite, indirect, possible, reachable, unknown, "
+			       "suppressed or all";
+		if (!words[i].bits) { /* all */
+			*(unsigned *)out = 0;
+			return NULL;
+		}
+		bits |= words[i].bits;
+		value += n + (value[n] == ',');
+	}
+	*(unsigned *)out = bits;
+	return NULL;
+}
+
 const char *hl_report_parse_show_reachable(const char *value, void *out)
 {
 	if (!strcmp(value, "yes"))

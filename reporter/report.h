@@ -165,5 +165,15 @@ void hl_report_print_process_text(const struct hl_report *r,
 				  const struct hl_report_process *p, FILE *out);
 /* The JSON document; returns 0 or -errno. */
 int hl_report_write_json(const struct hl_report *r, FILE *out);
+/* The same document in pieces, for a run streamed process by process: the
+ * header (r's run fields), each process (first: the first written), the
+ * end. Each returns 0 or -errno. */
+int hl_report_json_begin(const struct hl_report *r, FILE *out);
+int hl_report_json_process(const struct hl_report_process *p, bool first, FILE *out);
+int hl_report_json_end(FILE *out);
+/* --kind's list (definite, indirect, possible, reachable, unknown,
+ * suppressed, all; valgrind's or the JSON's spelling) into
+ * *(unsigned *)out as 1u << HL_CLASS_* bits; NULL or why it is wrong. */
+const char *hl_report_parse_kind_filter(const char *value, void *out);
 
 #endif /* HL_REPORTER_REPORT_H */

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
@@ -93,10 +94,8 @@ static json_t *exit_json(const struct hl_report_process *p)
 		json_object_set_new(o, "signal", json_integer(p->status));
 	else if (!strcmp(p->how, "exit") || !strcmp(p->how, "_exit"))
 		json_object_set_new(o, "status", json_integer(p->status));
-	else if (!strcmp(p->how, "exec")) {
+	else if (!strcmp(p->how, "exec"))
 		json_object_set_new(o, "image", str_or_null(p->exec_path));
-		json_object_set_new(o, "tracked", json_boolean(!p->exec_untracked));
-	}
 	return o;
 }
 
@@ -209,13 +208,13 @@ static json_t *labels_json(const struct hl_report *r)
 	return o;
 }
 
-int hl_report_write_json(const struct hl_report *r, FILE *out)
+/* The document is written piece by piece, so a run is never held whole as
+ * JSON: the header, each process as it comes, the end. */
+int hl_report_json_begin(const struct hl_report *r, FILE *out)
 {
-	json_t *doc = json_object(), *run = json_object(), *procs = json_array();
-	int err;
+	json_t *run = json_object();
+	char *text;
 
-	json_object_set_new(doc, "format", json_string(HL_REPORT_FORMAT));
-	json_object_set_new(doc, "version", json_integer(HL_REPORT_VERSION));
 	json_object_set_new(run, "id", r->run_id ? json_integer(r->run_id) : json_null());
 	json_object_set_new(run, "mode", json_string(r->mode));
 	json_object_set_new(run, "argv", argv_json(r->argv, r->argc));
@@ -228,14 +227,40 @@ int hl_report_write_json(const struct hl_report *r, FILE *out)
 	json_object_set_new(run, "git_branch", str_or_null(r->git_branch));
 	json_object_set_new(run, "labels", labels_json(r));
 	json_object_set_new(run, "unreported", str_or_null(r->unreported));
-	json_object_set_new(doc, "run", run);
-	for (size_t i = 0; i < r->nprocs; i++)
-		json_array_append_new(procs, process_json(&r->procs[i]));
-	json_object_set_new(doc, "processes", procs);
-	err = json_dumpf(doc, out, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-	fputc('\n', out);
-	json_decref(doc);
-	if (err || fflush(out) != 0 || ferror(out))
+	text = json_dumps(run, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	json_decref(run);
+	if (!text)
+		return -ENOMEM;
+	fprintf(out, "{\n \"format\": \"%s\",\n \"version\": %d,\n \"run\": %s,\n"
+		" \"processes\": [", HL_REPORT_FORMAT, HL_REPORT_VERSION, text);
+	free(text);
+	return ferror(out) ? -EIO : 0;
+}
+
+int hl_report_json_process(const struct hl_report_process *p, bool first, FILE *out)
+{
+	json_t *o = process_json(p);
+	int err;
+
+	fputs(first ? "\n" : ",\n", out);
+	err = json_dumpf(o, out, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	return err || ferror(out) ? -EIO : 0;
+}
+
+int hl_report_json_end(FILE *out)
+{
+	fputs("\n ]\n}\n", out);
+	if (fflush(out) != 0 || ferror(out))
 		return -EIO;
 	return 0;
+}
+
+int hl_report_write_json(const struct hl_report *r, FILE *out)
+{
+	int err = hl_report_json_begin(r, out);
+
+	for (size_t i = 0; i < r->nprocs && !err; i++)
+		err = hl_report_json_process(&r->procs[i], i == 0, out);
+	return err ? err : hl_report_json_end(out);
 }

@@ -278,3 +278,10 @@ CREATE INDEX checks_process ON checks(process_id, seq);
 -- The test a process belongs to: $HEAPLEDGER_TEST_NAME, set by the test
 -- runner and sent by the hook (under a daemon, one run holds many tests).
 ALTER TABLE processes ADD COLUMN test_name TEXT;
+
+-- migrate 9
+-- A stored run keeps what is queried: loss records, per-stack aggregates,
+-- the timeline. leaked_blocks held a row per block of every loss record,
+-- and nothing read it: a shell script's fork children (each inherits its
+-- parent's heap) wrote 218k rows of it for 435 processes.
+DROP TABLE IF EXISTS leaked_blocks;

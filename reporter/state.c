@@ -29,6 +29,7 @@ static void process_destroy(struct hl_process *p)
 	free(p->samples);
 	free(p->leaks);
 	free(p->checks);
+	free(p->live_indirect);
 	hl_arena_free(&p->arena);
 	free(p);
 }
@@ -527,6 +528,14 @@ static void on_live(struct hl_process *p, const struct hl_rec_live *r)
 					lb[i].leak_class : HL_CLASS_UNKNOWN;
 		b->flags |= HL_BLOCK_LIVE_SEEN;
 	}
+	/* Few blocks lead a clique: kept aside, added to their groups at the end. */
+	const struct hl_wire_live_indirect *ind = hl_wire_live_indirect_of(r);
+	for (uint32_t i = 0, n = scanned ? hl_wire_live_indirect_count(r) : 0; i < n; i++) {
+		hl_grow((void **)&p->live_indirect, &p->live_indirect_cap, p->nlive_indirect,
+			sizeof(*p->live_indirect));
+		p->live_indirect[p->nlive_indirect++] =
+			(struct hl_live_indirect){ lb[ind[i].index].address, ind[i].bytes };
+	}
 }
 
 static void on_error(struct hl_process *p, const struct hl_rec_error *r)
@@ -881,6 +890,18 @@ static void group_leaks(struct hl_process *p)
 		l->bytes = g->size;
 		l->blocks = g->ticks;
 		l->inherited_blocks = g->stack_id;
+		g->size = n - 1; /* the group's record, for the indirect bytes below */
+	}
+	for (size_t i = 0; i < p->nlive_indirect; i++) {
+		const struct hl_live_indirect *ind = &p->live_indirect[i];
+		const struct hl_block *b = hl_table_find(&p->live, ind->address);
+		const struct hl_block *g;
+
+		if (!b || (b->flags & HL_BLOCK_FREED))
+			continue;
+		g = hl_table_find(&groups, ((uint64_t)b->stack_id << 3 | b->leak_class) + 1);
+		if (g)
+			p->leaks[g->size].indirect_bytes += ind->bytes;
 	}
 	p->nleaks = n;
 	qsort(p->leaks, n, sizeof(*p->leaks), leak_group_cmp);

@@ -166,6 +166,11 @@ struct hl_process {
 	uint64_t unfreed_superseded; /* allocs replaced by a newer one, free never seen */
 	uint64_t live_mismatch;      /* blocks the hook's LIVE set and ours disagree on */
 
+	/* indirect bytes the exit LIVE set gave its clique leaders, by address */
+	struct hl_live_indirect {
+		uint64_t address, bytes;
+	} *live_indirect;
+	size_t nlive_indirect, live_indirect_cap;
 	bool live_seen;              /* LIVE records arrived */
 	bool live_scanned;           /* they carry reachability classes */
 	bool scanned;                /* the exit set was scanned (set by finish) */

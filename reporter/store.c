@@ -160,7 +160,7 @@ int hl_store_run_delete(struct hl_store *s, int64_t run_id)
 /* Prepared statements of one process write. */
 enum {
 	ST_PROCESS, ST_SUMMARY, ST_MODULE, ST_SYMBOL, ST_STACK, ST_FRAME,
-	ST_FRAMES, ST_FRAME_BASE, ST_AGGREGATE, ST_LEAK, ST_SITE, ST_BLOCK, ST_ERROR, ST_SAMPLE,
+	ST_FRAMES, ST_FRAME_BASE, ST_AGGREGATE, ST_LEAK, ST_SITE, ST_ERROR, ST_SAMPLE,
 	ST_CHECK, ST_COUNT
 };
 
@@ -195,7 +195,6 @@ static const char *const statement_sql[ST_COUNT] = {
 		" VALUES (?1,?2,?3,?3) ON CONFLICT(fingerprint) DO UPDATE SET"
 		" last_run_id = max(last_run_id, excluded.last_run_id),"
 		" first_run_id = min(first_run_id, excluded.first_run_id)",
-	[ST_BLOCK] = "INSERT INTO leaked_blocks VALUES (?,?,?,?,?)",
 	[ST_ERROR] = "INSERT INTO errors(process_id, kind, address, block_address,"
 		" block_size, stack_id, alloc_stack_id, free_stack_id, time_ns, call, detail)"
 		" VALUES (?,?,?,?,?,?,?,?,?,?,?)",
@@ -563,47 +562,33 @@ static void bind_stack(struct writer *w, sqlite3_stmt *st, int i, uint32_t ref)
 		sqlite3_bind_int64(st, i, id);
 }
 
-static int write_leaked_blocks(struct writer *w, struct hl_table *leak_ids)
-{
-	sqlite3_stmt *st = w->st[ST_BLOCK];
-	int err = 0;
-
-	for (struct hl_block *b = hl_table_next(&w->p->live, NULL); b && !err;
-	     b = hl_table_next(&w->p->live, b)) {
-		uint64_t key = ((uint64_t)b->stack_id << 3 | b->leak_class) + 1;
-		struct hl_block *g = (b->flags & HL_BLOCK_FREED) ? NULL :
-				     hl_table_find(leak_ids, key);
-
-		if (!g)
-			continue;
-		sqlite3_bind_int64(st, 1, (int64_t)g->size);
-		sqlite3_bind_int64(st, 2, (int64_t)b->address);
-		sqlite3_bind_int64(st, 3, (int64_t)b->size);
-		sqlite3_bind_int(st, 4, b->kind);
-		sqlite3_bind_int(st, 5, (b->flags & HL_BLOCK_INHERITED) != 0);
-		err = step_done(w->s, st);
-	}
-	return err;
-}
-
-/* The leak's site in leak_sites: first and last run that leaked there. */
+/* The leak's site in leak_sites: first and last run that leaked there.
+ * Once per site and run: a fork child repeats most of its parent's records,
+ * and every upsert lands at a random place in the fingerprint key. */
 static int write_site(struct writer *w, const struct hl_leak_group *g)
 {
 	sqlite3_stmt *st = w->st[ST_SITE];
+	uint64_t key = strtoull(g->fingerprint, NULL, 16);
+	bool added = true;
 
+	if (key)
+		hl_table_find_or_insert(&w->s->sites, key, &added);
+	if (!added)
+		return 0;
 	sqlite3_bind_text(st, 1, g->fingerprint, -1, SQLITE_STATIC);
 	bind_opt_text(st, 2, g->site_function);
 	sqlite3_bind_int64(st, 3, w->run_id);
 	return step_done(w->s, st);
 }
 
+/* One row per loss record. Their blocks are not stored (a table of them,
+ * leaked_blocks, was dropped: nothing read it, and a fork child wrote a row
+ * for every block it inherited). */
 static int write_leaks(struct writer *w)
 {
-	struct hl_table leak_ids; /* group key (as in group_leaks) -> leaks.id */
 	sqlite3_stmt *st = w->st[ST_LEAK];
 	int err = 0;
 
-	hl_table_init(&leak_ids);
 	for (size_t i = 0; i < w->p->nleaks && !err; i++) {
 		const struct hl_leak_group *g = &w->p->leaks[i];
 
@@ -619,14 +604,9 @@ static int write_leaks(struct writer *w)
 		bind_opt_text(st, 10, g->suppression);
 		sqlite3_bind_int64(st, 11, (int64_t)g->indirect_bytes);
 		err = step_done(w->s, st);
-		hl_table_insert(&leak_ids, ((uint64_t)g->stack << 3 | g->leak_class) + 1)->size =
-			(uint64_t)sqlite3_last_insert_rowid(w->s->db);
 		if (!err && g->fingerprint[0])
 			err = write_site(w, g);
 	}
-	if (!err)
-		err = write_leaked_blocks(w, &leak_ids);
-	hl_table_destroy(&leak_ids);
 	return err;
 }
 
@@ -729,6 +709,7 @@ int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 
 	if (s->symbols_run != run_id) {
 		hl_table_clear(&s->symbols);
+		hl_table_clear(&s->sites);
 		s->symbols_run = run_id;
 	}
 	for (int i = 0; i < ST_COUNT && !err; i++)
@@ -748,8 +729,9 @@ int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 			update_orphans(s, run_id, p, p->parent_serial && !w.parent_id);
 		if (err) {
 			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-			/* Symbol ids inserted in the rolled-back transaction are gone. */
+			/* Symbol ids and site rows of the rolled-back transaction are gone. */
 			hl_table_clear(&s->symbols);
+			hl_table_clear(&s->sites);
 			p->db_id = 0;
 		}
 	}

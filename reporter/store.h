@@ -48,9 +48,41 @@ int hl_store_run_delete(struct hl_store *s, int64_t run_id);
 int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 		     struct hl_symbolizer *sym);
 
+/* What hl_store_prune removed. */
+struct hl_prune_result {
+	uint64_t runs_removed, runs_kept, processes_removed;
+};
+/* Keeps the newest `keep` runs (the highest ids) and removes the others with
+ * everything only they referenced (processes and all below them, their
+ * symbols and labels, leak sites no kept run has; a site's first run becomes
+ * the oldest kept run that leaked there), in one transaction; then VACUUM
+ * if asked. */
+int hl_store_prune(struct hl_store *s, uint64_t keep, bool vacuum, struct hl_prune_result *out);
+
 /* Newest run id, or -ENOENT. */
 int hl_store_latest_run(struct hl_store *s, int64_t *run_id);
 /* Fills r (initialised by the caller) from the database. */
 int hl_store_load_report(struct hl_store *s, int64_t run_id, struct hl_report *r);
+
+/* Which processes and loss records `report` shows (report --process,
+ * --program, --kind); zeroed: everything. */
+struct hl_report_filter {
+	unsigned long pid;        /* only the images of this pid, 0: any */
+	const char *program;      /* basename of the executable or of argv[0], NULL: any */
+	unsigned kinds;           /* 1u << HL_CLASS_* of the records kept, 0: all; with
+				   * HL_CLASS_SUPPRESSED: suppressed records of any class.
+				   * Processes without such a record or a heap error are
+				   * left out. */
+};
+/* Called with p NULL once the run's header is in r, then with each process
+ * the filter keeps, in order; p (and its strings) live until fn returns. A
+ * non-zero return stops the load and is returned. */
+typedef int (*hl_store_process_fn)(void *ctx, const struct hl_report_process *p);
+/* hl_store_load_report() through a filter (NULL: none). With fn, the
+ * processes are not added to r: each is loaded, handed to fn and freed, so
+ * a run of any size is written in the memory of its largest process. */
+int hl_store_load_report_filtered(struct hl_store *s, int64_t run_id,
+				  const struct hl_report_filter *filter, struct hl_report *r,
+				  hl_store_process_fn fn, void *ctx);
 
 #endif /* HL_REPORTER_STORE_H */

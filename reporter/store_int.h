@@ -12,8 +12,9 @@
 struct hl_store {
 	sqlite3 *db;
 	char error[512];         /* last failure, for hl_store_error() */
-	int64_t symbols_run;     /* run the symbol map belongs to */
+	int64_t symbols_run;     /* run the symbol and site maps belong to */
 	struct hl_table symbols; /* frame_info pointer -> symbols.id */
+	struct hl_table sites;   /* fingerprints whose leak_sites row has this run */
 	struct hl_store_orphan *orphans; /* stored before their parent (store.c) */
 	size_t norphans, orphans_cap;
 };

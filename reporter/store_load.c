@@ -47,6 +47,80 @@ static uint64_t col_u64(sqlite3_stmt *st, int i)
 	return (uint64_t)sqlite3_column_int64(st, i);
 }
 
+/* The statements of one load, prepared once: preparing the stack walk for
+ * every record was most of the time of `report` on a large run. */
+struct loader {
+	struct hl_store *s;
+	const struct hl_report_filter *filter;
+	sqlite3_stmt *stack, *leaks, *errors, *checks, *exec_next, *frames;
+	int64_t run_id;
+	/* The frames of the process being loaded, by frames.id: records share
+	 * their callers, and one read of the process's call tree replaced a
+	 * recursive walk per record (435 processes, 73k records: 24 -> N s). */
+	struct loaded_frame {
+		int64_t id, parent;
+		struct hl_frame_info info;
+	} *tree;
+	size_t ntree, tree_cap;
+};
+
+static const char *const loader_sql[] = {
+	/* innermost first: from the stack's leaf up its callers */
+	"WITH RECURSIVE walk(position, frame_id) AS ("
+	" SELECT 0, leaf_frame_id FROM stacks WHERE id = ?1"
+	" UNION ALL SELECT w.position + 1, f.parent_id FROM walk w"
+	" JOIN frames f ON f.id = w.frame_id WHERE f.parent_id IS NOT NULL)"
+	" SELECT f.address, f.inlined, y.module, y.module_offset, y.function,"
+	" y.file, y.line, k.truncated FROM walk w"
+	" JOIN frames f ON f.id = w.frame_id"
+	" JOIN stacks k ON k.id = ?1"
+	" LEFT JOIN symbols y ON y.id = f.symbol_id"
+	" ORDER BY w.position",
+	"SELECT l.leak_class, l.bytes, l.blocks, l.inherited_blocks, l.suppressed, l.stack_id,"
+	" l.suppression, l.fingerprint, l.indirect_bytes, k.leaf_frame_id, k.truncated"
+	" FROM leaks l LEFT JOIN stacks k ON k.id = l.stack_id WHERE l.process_id = ?"
+	" ORDER BY l.rank",
+	"SELECT kind, address, block_address, block_size, stack_id,"
+	" alloc_stack_id, free_stack_id, call, detail FROM errors WHERE process_id = ?"
+	" ORDER BY id",
+	"SELECT seq, time_ns, by_signal, all_threads_stopped, scanned, leak_class,"
+	" bytes, blocks FROM checks WHERE process_id = ? ORDER BY seq, rowid",
+	/* the image that replaced an image ended by exec: the next process of
+	 * the run with the same pid and origin exec */
+	"SELECT exe FROM processes WHERE run_id = ?1 AND pid = ?2 AND origin = 'exec'"
+	" AND serial > ?3 ORDER BY serial LIMIT 1",
+	"SELECT f.id, f.parent_id, f.address, f.inlined, y.module, y.module_offset,"
+	" y.function, y.file, y.line FROM frames f LEFT JOIN symbols y ON y.id = f.symbol_id"
+	" WHERE f.process_id = ? ORDER BY f.id",
+};
+
+static int loader_open(struct loader *l, struct hl_store *s, int64_t run_id,
+		       const struct hl_report_filter *filter)
+{
+	sqlite3_stmt **st[] = { &l->stack, &l->leaks, &l->errors, &l->checks, &l->exec_next,
+				&l->frames };
+
+	memset(l, 0, sizeof(*l));
+	l->s = s;
+	l->filter = filter;
+	l->run_id = run_id;
+	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++)
+		if (sqlite3_prepare_v2(s->db, loader_sql[i], -1, st[i], NULL))
+			return load_fail(s, "preparing the report's queries");
+	return 0;
+}
+
+static void loader_close(struct loader *l)
+{
+	sqlite3_finalize(l->stack);
+	sqlite3_finalize(l->leaks);
+	sqlite3_finalize(l->errors);
+	sqlite3_finalize(l->checks);
+	sqlite3_finalize(l->exec_next);
+	sqlite3_finalize(l->frames);
+	free(l->tree);
+}
+
 static void argv_from_json(struct hl_report *r, const char *text,
 			   const char ***argv, uint32_t *argc)
 {
@@ -63,28 +137,15 @@ static void argv_from_json(struct hl_report *r, const char *text,
 	json_decref(a);
 }
 
-static int load_stack(struct hl_store *s, struct hl_report *r, int64_t stack_id,
+static int load_stack(struct loader *l, struct hl_report *r, int64_t stack_id,
 		      struct hl_report_stack *out)
 {
-	sqlite3_stmt *st;
+	sqlite3_stmt *st = l->stack;
 	size_t cap = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (stack_id <= 0)
 		return 0;
-	if (sqlite3_prepare_v2(s->db,
-		/* innermost first: from the stack's leaf up its callers */
-		"WITH RECURSIVE walk(position, frame_id) AS ("
-		" SELECT 0, leaf_frame_id FROM stacks WHERE id = ?1"
-		" UNION ALL SELECT w.position + 1, f.parent_id FROM walk w"
-		" JOIN frames f ON f.id = w.frame_id WHERE f.parent_id IS NOT NULL)"
-		" SELECT f.address, f.inlined, y.module, y.module_offset, y.function,"
-		" y.file, y.line, k.truncated FROM walk w"
-		" JOIN frames f ON f.id = w.frame_id"
-		" JOIN stacks k ON k.id = ?1"
-		" LEFT JOIN symbols y ON y.id = f.symbol_id"
-		" ORDER BY w.position", -1, &st, NULL))
-		return load_fail(s, "stack");
 	sqlite3_bind_int64(st, 1, stack_id);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		struct hl_frame_info *f;
@@ -108,25 +169,109 @@ static int load_stack(struct hl_store *s, struct hl_report *r, int64_t stack_id,
 		f->line = (uint32_t)sqlite3_column_int(st, 6);
 		out->truncated = sqlite3_column_int(st, 7) != 0;
 	}
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
 	return 0;
 }
 
-static int load_leaks(struct hl_store *s, struct hl_report *r, int64_t process_id,
+/* Reads the process's call tree (frames rows, in id order) into ld->tree,
+ * strings in r's arena. */
+static void load_tree(struct loader *ld, struct hl_report *r, int64_t process_id)
+{
+	sqlite3_stmt *st = ld->frames;
+
+	ld->ntree = 0;
+	sqlite3_bind_int64(st, 1, process_id);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct loaded_frame *f;
+
+		hl_grow((void **)&ld->tree, &ld->tree_cap, ld->ntree, sizeof(*ld->tree));
+		f = &ld->tree[ld->ntree++];
+		memset(f, 0, sizeof(*f));
+		f->id = sqlite3_column_int64(st, 0);
+		f->parent = sqlite3_column_int64(st, 1);
+		f->info.address = col_u64(st, 2);
+		f->info.inlined = sqlite3_column_int(st, 3) != 0;
+		f->info.module = col_text(r, st, 4);
+		f->info.offset = col_u64(st, 5);
+		f->info.function = col_text(r, st, 6);
+		f->info.file = col_text(r, st, 7);
+		f->info.line = (uint32_t)sqlite3_column_int(st, 8);
+	}
+	sqlite3_reset(st);
+}
+
+static const struct loaded_frame *tree_find(const struct loader *ld, int64_t id)
+{
+	size_t lo = 0, hi = ld->ntree;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ld->tree[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ld->ntree && ld->tree[lo].id == id ? &ld->tree[lo] : NULL;
+}
+
+/* The stack from its innermost frame up through the loaded tree; false
+ * (out untouched) if a frame is not in it, for load_stack to walk instead. */
+static bool stack_from_tree(const struct loader *ld, struct hl_report *r, int64_t leaf,
+			    bool truncated, struct hl_report_stack *out)
+{
+	size_t n = 0;
+
+	for (const struct loaded_frame *f = tree_find(ld, leaf); f; n++) {
+		if (!f->parent)
+			break;
+		if (!(f = tree_find(ld, f->parent)))
+			return false;
+		if (n > ld->ntree)
+			return false; /* a cycle: not written by heapledger */
+	}
+	if (leaf && !tree_find(ld, leaf))
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->truncated = truncated;
+	if (!leaf)
+		return true;
+	out->nframes = n + 1;
+	out->frames = hl_arena_alloc(&r->arena, out->nframes * sizeof(*out->frames));
+	n = 0;
+	for (const struct loaded_frame *f = tree_find(ld, leaf); f;
+	     f = f->parent ? tree_find(ld, f->parent) : NULL)
+		out->frames[n++] = f->info;
+	return true;
+}
+
+/* Whether a record of this class (and suppression) passes --kind. */
+static bool kind_wanted(const struct hl_report_filter *f, const char *leak_class, bool suppressed)
+{
+	if (!f || !f->kinds)
+		return true;
+	if (suppressed && (f->kinds & 1u << HL_CLASS_SUPPRESSED))
+		return true;
+	for (unsigned k = 0; k <= HL_CLASS_SUPPRESSED; k++)
+		if ((f->kinds & 1u << k) && leak_class && !strcmp(leak_class, hl_leak_class_name(k)))
+			return true;
+	return false;
+}
+
+static int load_leaks(struct loader *ld, struct hl_report *r, int64_t process_id,
 		      struct hl_report_process *p)
 {
-	sqlite3_stmt *st;
+	sqlite3_stmt *st = ld->leaks;
 	size_t cap = 0;
 	int err = 0;
 
-	if (sqlite3_prepare_v2(s->db,
-		"SELECT leak_class, bytes, blocks, inherited_blocks, suppressed, stack_id,"
-		" suppression, fingerprint, indirect_bytes FROM leaks WHERE process_id = ?"
-		" ORDER BY rank", -1, &st, NULL))
-		return load_fail(s, "leaks");
 	sqlite3_bind_int64(st, 1, process_id);
 	while (!err && sqlite3_step(st) == SQLITE_ROW) {
 		struct hl_report_leak *l;
+
+		if (!kind_wanted(ld->filter, (const char *)sqlite3_column_text(st, 0),
+				 sqlite3_column_int(st, 4) != 0))
+			continue;
 
 		if (p->nleaks == cap) {
 			struct hl_report_leak *grown;
@@ -146,23 +291,21 @@ static int load_leaks(struct hl_store *s, struct hl_report *r, int64_t process_i
 		l->suppression = col_text(r, st, 6);
 		l->fingerprint = col_text(r, st, 7);
 		l->indirect_bytes = col_u64(st, 8);
-		err = load_stack(s, r, sqlite3_column_int64(st, 5), &l->stack);
+		if (sqlite3_column_type(st, 9) == SQLITE_NULL ||
+		    !stack_from_tree(ld, r, sqlite3_column_int64(st, 9),
+				     sqlite3_column_int(st, 10) != 0, &l->stack))
+			err = load_stack(ld, r, sqlite3_column_int64(st, 5), &l->stack);
 	}
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
 	return err;
 }
 
-static int load_errors(struct hl_store *s, struct hl_report *r, int64_t process_id,
+static int load_errors(struct loader *ld, struct hl_report *r, int64_t process_id,
 		       struct hl_report_process *p)
 {
-	sqlite3_stmt *st;
+	sqlite3_stmt *st = ld->errors;
 	int err = 0;
 
-	if (sqlite3_prepare_v2(s->db,
-		"SELECT kind, address, block_address, block_size, stack_id,"
-		" alloc_stack_id, free_stack_id, call, detail FROM errors WHERE process_id = ?"
-		" ORDER BY id", -1, &st, NULL))
-		return load_fail(s, "errors");
 	sqlite3_bind_int64(st, 1, process_id);
 	while (!err && sqlite3_step(st) == SQLITE_ROW) {
 		struct hl_report_error *e;
@@ -179,28 +322,23 @@ static int load_errors(struct hl_store *s, struct hl_report *r, int64_t process_
 		e->block_size = col_u64(st, 3);
 		e->call = col_text(r, st, 7);
 		e->detail = col_u64(st, 8);
-		err = load_stack(s, r, sqlite3_column_int64(st, 4), &e->stack);
+		err = load_stack(ld, r, sqlite3_column_int64(st, 4), &e->stack);
 		if (!err)
-			err = load_stack(s, r, sqlite3_column_int64(st, 5), &e->alloc_stack);
+			err = load_stack(ld, r, sqlite3_column_int64(st, 5), &e->alloc_stack);
 		if (!err)
-			err = load_stack(s, r, sqlite3_column_int64(st, 6), &e->free_stack);
+			err = load_stack(ld, r, sqlite3_column_int64(st, 6), &e->free_stack);
 	}
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
 	return err;
 }
 
 /* The process's on-demand checks: one row per class, grouped by seq. */
-static int load_checks(struct hl_store *s, struct hl_report *r, int64_t process_id,
+static int load_checks(struct loader *ld, struct hl_report *r, int64_t process_id,
 		       struct hl_report_process *p)
 {
-	sqlite3_stmt *st;
+	sqlite3_stmt *st = ld->checks;
 	size_t cap = 0;
 
-	if (sqlite3_prepare_v2(s->db,
-		"SELECT seq, time_ns, by_signal, all_threads_stopped, scanned, leak_class,"
-		" bytes, blocks FROM checks WHERE process_id = ? ORDER BY seq, rowid",
-		-1, &st, NULL))
-		return load_fail(s, "checks");
 	sqlite3_bind_int64(st, 1, process_id);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		uint32_t seq = (uint32_t)sqlite3_column_int64(st, 0);
@@ -233,7 +371,7 @@ static int load_checks(struct hl_store *s, struct hl_report *r, int64_t process_
 			}
 		}
 	}
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
 	return 0;
 }
 
@@ -265,8 +403,49 @@ static void fill_process(struct hl_report *r, sqlite3_stmt *st,
 	p->test_name = sqlite3_column_type(st, 24) == SQLITE_NULL ? NULL : col_text(r, st, 24);
 }
 
-static int load_processes(struct hl_store *s, int64_t run_id, struct hl_report *r)
+/* Whether the process passes --process and --program (the basename of its
+ * executable or of its argv[0]). */
+static bool process_wanted(const struct hl_report_filter *f, const struct hl_report_process *p)
 {
+	const char *exe, *arg0;
+
+	if (!f)
+		return true;
+	if (f->pid && p->pid != f->pid)
+		return false;
+	if (!f->program)
+		return true;
+	exe = strrchr(p->exe, '/');
+	arg0 = p->argc ? strrchr(p->argv[0], '/') : NULL;
+	return !strcmp(exe ? exe + 1 : p->exe, f->program) ||
+	       (p->argc && !strcmp(arg0 ? arg0 + 1 : p->argv[0], f->program));
+}
+
+static int load_exec_path(struct loader *ld, struct hl_report *r, int64_t serial,
+			  struct hl_report_process *p)
+{
+	sqlite3_stmt *st = ld->exec_next;
+
+	if (strcmp(p->how, "exec"))
+		return 0;
+	sqlite3_bind_int64(st, 1, ld->run_id);
+	sqlite3_bind_int64(st, 2, p->pid);
+	sqlite3_bind_int64(st, 3, serial);
+	/* None stored: the new image was not tracked. */
+	p->exec_untracked = sqlite3_step(st) != SQLITE_ROW;
+	if (!p->exec_untracked)
+		p->exec_path = col_text(r, st, 0);
+	sqlite3_reset(st);
+	return 0;
+}
+
+/* Loads each process of the run that the filter keeps, in HELLO order: into
+ * r (fn NULL), or one at a time into a report of its own that lives only
+ * while fn runs (the streamed JSON and text). */
+static int load_processes(struct loader *ld, struct hl_report *r,
+			  hl_store_process_fn fn, void *ctx)
+{
+	struct hl_store *s = ld->s;
 	sqlite3_stmt *st;
 	int err = 0;
 
@@ -275,44 +454,48 @@ static int load_processes(struct hl_store *s, int64_t run_id, struct hl_report *
 		" exit_how, exit_status, exit_signal, scanned, in_use_bytes,"
 		" in_use_blocks, allocs, frees, bytes_allocated, peak_bytes,"
 		" inherited_bytes, inherited_blocks, dropped_events, unmatched_frees,"
-		" unfreed_superseded, live_mismatch, test_name"
+		" unfreed_superseded, live_mismatch, test_name, p.serial"
 		" FROM processes p JOIN summaries s ON s.process_id = p.id"
 		" WHERE p.run_id = ? ORDER BY p.serial", -1, &st, NULL))
 		return load_fail(s, "processes");
-	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_int64(st, 1, ld->run_id);
 	while (!err && sqlite3_step(st) == SQLITE_ROW) {
-		struct hl_report_process *p = hl_report_new_process(r);
+		struct hl_report one;
+		struct hl_report *into = r;
+		struct hl_report_process *p;
 		int64_t id = sqlite3_column_int64(st, 0);
+		bool keep;
 
-		fill_process(r, st, p);
-		err = load_leaks(s, r, id, p);
-		if (!err)
-			err = load_errors(s, r, id, p);
-		if (!err)
-			err = load_checks(s, r, id, p);
+		if (fn) {
+			hl_report_init(&one);
+			into = &one;
+		}
+		p = hl_report_new_process(into);
+		fill_process(into, st, p);
+		keep = process_wanted(ld->filter, p);
+		if (keep)
+			load_tree(ld, into, id);
+		if (keep)
+			err = load_leaks(ld, into, id, p);
+		if (keep && !err)
+			err = load_errors(ld, into, id, p);
+		if (keep && !err)
+			err = load_checks(ld, into, id, p);
+		if (keep && !err)
+			err = load_exec_path(ld, into, sqlite3_column_int64(st, 25), p);
+		/* --kind keeps the processes that have a record of those kinds
+		 * (or a heap error) */
+		if (keep && ld->filter && ld->filter->kinds && !p->nleaks && !p->nerrors)
+			keep = false;
+		if (keep && !err && fn)
+			err = fn(ctx, p);
+		if (fn)
+			hl_report_destroy(&one);
+		else if (!keep)
+			into->nprocs--;
 	}
 	sqlite3_finalize(st);
 	return err;
-}
-
-/* The image that replaced each image ended by exec: the next process of the
- * run with the same pid and origin exec; none stored, it was not tracked. */
-static void link_exec_images(struct hl_report *r)
-{
-	for (size_t i = 0; i < r->nprocs; i++) {
-		struct hl_report_process *p = &r->procs[i];
-
-		if (strcmp(p->how, "exec"))
-			continue;
-		p->exec_untracked = true;
-		for (size_t j = i + 1; j < r->nprocs; j++) {
-			if (r->procs[j].pid == p->pid && !strcmp(r->procs[j].origin, "exec")) {
-				p->exec_path = r->procs[j].exe;
-				p->exec_untracked = false;
-				break;
-			}
-		}
-	}
 }
 
 static int load_labels(struct hl_store *s, int64_t run_id, struct hl_report *r)
@@ -341,7 +524,8 @@ static int load_labels(struct hl_store *s, int64_t run_id, struct hl_report *r)
 	return 0;
 }
 
-int hl_store_load_report(struct hl_store *s, int64_t run_id, struct hl_report *r)
+/* The run's row and labels. */
+static int load_run(struct hl_store *s, int64_t run_id, struct hl_report *r)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -367,10 +551,28 @@ int hl_store_load_report(struct hl_store *s, int64_t run_id, struct hl_report *r
 	r->git_commit = col_text(r, st, 6);
 	r->git_branch = col_text(r, st, 7);
 	sqlite3_finalize(st);
-	rc = load_labels(s, run_id, r);
+	return load_labels(s, run_id, r);
+}
+
+int hl_store_load_report_filtered(struct hl_store *s, int64_t run_id,
+				  const struct hl_report_filter *filter, struct hl_report *r,
+				  hl_store_process_fn fn, void *ctx)
+{
+	struct loader ld;
+	int rc = load_run(s, run_id, r);
+
+	if (rc)
+		return rc;
+	rc = loader_open(&ld, s, run_id, filter);
+	if (!rc && fn)
+		rc = fn(ctx, NULL); /* the run's header is loaded */
 	if (!rc)
-		rc = load_processes(s, run_id, r);
-	if (!rc)
-		link_exec_images(r);
+		rc = load_processes(&ld, r, fn, ctx);
+	loader_close(&ld);
 	return rc;
+}
+
+int hl_store_load_report(struct hl_store *s, int64_t run_id, struct hl_report *r)
+{
+	return hl_store_load_report_filtered(s, run_id, NULL, r, NULL, NULL);
 }

@@ -303,6 +303,7 @@ int hl_store_open(const char *path, bool readonly, struct hl_store **out)
 
 	*out = s;
 	hl_table_init(&s->symbols);
+	hl_table_init(&s->sites);
 	if (!readonly)
 		return open_for_writing(s, path);
 	err = open_for_reading(s, path, &version);
@@ -335,6 +336,7 @@ int hl_store_open_strict_ro(const char *path, struct hl_store **out)
 
 	*out = s;
 	hl_table_init(&s->symbols);
+	hl_table_init(&s->sites);
 	err = open_for_reading(s, path, &version);
 	if (err || version == want)
 		return err;
@@ -354,6 +356,7 @@ void hl_store_close(struct hl_store *s)
 		return;
 	sqlite3_close(s->db);
 	hl_table_destroy(&s->symbols);
+	hl_table_destroy(&s->sites);
 	free(s->orphans);
 	free(s);
 }

@@ -553,8 +553,8 @@ int hl_query_errors(struct hl_store *s, int64_t run_id, json_t **out)
 {
 	sqlite3_stmt *st;
 	int err = prepare(s,
-		"SELECT e.id, p.id AS process_id, p.pid, e.kind, e.address, e.block_address,"
-		" e.block_size, e.stack_id, e.alloc_stack_id, e.free_stack_id, e.time_ns"
+		"SELECT e.id, p.id AS process_id, p.pid, e.kind, e.call, e.detail, e.address,"
+		" e.block_address, e.block_size, e.stack_id, e.alloc_stack_id, e.free_stack_id, e.time_ns"
 		" FROM errors e JOIN processes p ON p.id = e.process_id"
 		" WHERE p.run_id = ?1 ORDER BY p.serial, e.id LIMIT 10000", &st);
 

@@ -320,12 +320,37 @@ struct hl_wire_live_block {
  * same set in the middle of the stream: LIVE records flagged HL_LIVE_CHECK,
  * then one CHECK record that closes the set. Such a set is a snapshot of the
  * process at that moment, never the exit set; a reader that does not keep
- * checkpoints skips LIVE records flagged HL_LIVE_CHECK and CHECK records. */
+ * checkpoints skips LIVE records flagged HL_LIVE_CHECK and CHECK records.
+ *
+ * Indirect bytes (a later addition at the record's end, so older readers
+ * ignore it): after the `count` blocks, the rest of the record's length
+ * holds hl_wire_live_indirect entries, as many as fit whole. Each gives the
+ * bytes of the blocks lost only through block `index` of this record (a
+ * definitely lost block leading its "clique", valgrind's indirect bytes);
+ * a block without an entry holds none. */
 struct hl_rec_live {
 	struct hl_wire_header h;
 	uint32_t count;
 	uint32_t reserved;
 };
+struct hl_wire_live_indirect {
+	uint32_t index;    /* of a block in this record, < count */
+	uint32_t reserved;
+	uint64_t bytes;    /* indirectly lost through it */
+};
+/* The indirect entries of a LIVE record whose length was checked. */
+static inline uint32_t hl_wire_live_indirect_count(const struct hl_rec_live *r)
+{
+	uint64_t fixed = sizeof(*r) + (uint64_t)r->count * sizeof(struct hl_wire_live_block);
+	return r->h.length > fixed ?
+		       (uint32_t)((r->h.length - fixed) / sizeof(struct hl_wire_live_indirect)) : 0;
+}
+static inline const struct hl_wire_live_indirect *hl_wire_live_indirect_of(
+	const struct hl_rec_live *r)
+{
+	return (const void *)((const char *)(r + 1) +
+			      (size_t)r->count * sizeof(struct hl_wire_live_block));
+}
 #define HL_LIVE_SCANNED 1u   /* leak_class comes from a reachability scan */
 #define HL_LIVE_CHECK 2u     /* part of an on-demand check's set, not the exit set */
 #define HL_LIVE_UNSTOPPED 4u /* a thread did not stop for the scan: its whole stack
@@ -613,6 +638,7 @@ _Static_assert(sizeof(struct hl_rec_fork) == 24, "fork");
 _Static_assert(sizeof(struct hl_rec_exit) == 32, "exit");
 _Static_assert(sizeof(struct hl_wire_live_block) == 24, "live_block");
 _Static_assert(sizeof(struct hl_rec_live) == 16, "live");
+_Static_assert(sizeof(struct hl_wire_live_indirect) == 16, "live_indirect");
 _Static_assert(sizeof(struct hl_rec_error) == 72, "error");
 _Static_assert(sizeof(struct hl_rec_dropped) == 16, "dropped");
 _Static_assert(sizeof(struct hl_rec_check) == 24, "check");

@@ -1,7 +1,7 @@
 /*
  * tests/fuzz/gen_decode_corpus.c: writes the seed inputs of
  * corpus/decode/ with the reporter's own encoder: a full valid process,
- * fork/exec HELLOs, realloc churn, LIVE/CHECK/ERROR records, and a few malformed
+ * fork/exec HELLOs, realloc churn, LIVE (with indirect bytes)/CHECK/ERROR records, and a few malformed
  * streams. Each file starts with the read-split byte fuzz_decode.c expects.
  * Usage: gen_decode_corpus DIR
  */
@@ -39,6 +39,7 @@ static void full_process(struct hl_enc *e)
 		{ .address = 0x20000, .size = 32, .stack_id = 1, .leak_class = 1 },
 		{ .address = 0x30000, .size = 8, .stack_id = 2, .leak_class = 4 },
 	};
+	struct hl_wire_live_indirect indirect = { .index = 0, .bytes = 24 };
 	struct hl_rec_error err = { .kind = HL_ERROR_DOUBLE_FREE, .stack_id = 2,
 				    .address = 0x40000, .alloc_stack_id = 1 };
 
@@ -61,7 +62,7 @@ static void full_process(struct hl_enc *e)
 	hl_enc_thread(e, HL_REC_THREAD_END, 1001, 34);
 	hl_enc_live(e, live, 2, HL_LIVE_SCANNED | HL_LIVE_CHECK);
 	hl_enc_check(e, 1, HL_CHECK_SIGNAL, 34);
-	hl_enc_live(e, live, 2, HL_LIVE_SCANNED);
+	hl_enc_live_indirect(e, live, 2, HL_LIVE_SCANNED, &indirect, 1);
 	hl_enc_exit(e, HL_EXIT_NORMAL, 0, 35);
 }
 

@@ -72,6 +72,7 @@ static void valid_stream(struct hl_enc *e)
 	uint64_t frames[3] = { 0x401000, 0x401100, 0x401200 };
 	uint8_t build_id[20] = { 1, 2, 3 };
 	struct hl_wire_live_block live = { .address = 0x2000, .size = 8, .stack_id = 1 };
+	struct hl_wire_live_indirect indirect = { .index = 0, .bytes = 64 };
 	struct hl_rec_error error = { .kind = HL_ERROR_DOUBLE_FREE, .stack_id = 1,
 				      .address = 0x3000, .alloc_stack_id = 1 };
 
@@ -88,7 +89,7 @@ static void valid_stream(struct hl_enc *e)
 	hl_enc_error(e, &error);
 	hl_enc_dropped(e, 3);
 	hl_enc_module_unload(e, 1, 17);
-	hl_enc_live(e, &live, 1, 0);
+	hl_enc_live_indirect(e, &live, 1, 0, &indirect, 1); /* a LIVE grown at its end */
 	hl_enc_exit(e, HL_EXIT_NORMAL, 0, 18);
 }
 
@@ -271,6 +272,14 @@ static void bad_live_flags(struct hl_enc *e)
 	hl_enc_live(e, &b, 1, HL_LIVE_FLAGS + 1);
 }
 
+static void bad_live_indirect_index(struct hl_enc *e)
+{
+	struct hl_wire_live_block b = { .address = 8, .size = 1 };
+	struct hl_wire_live_indirect ind = { .index = 1, .bytes = 5 };
+
+	hl_enc_live_indirect(e, &b, 1, 0, &ind, 1);
+}
+
 static void bad_check_flags(struct hl_enc *e)
 {
 	hl_enc_check(e, 1, HL_CHECK_FLAGS + 1, 0);
@@ -315,6 +324,7 @@ static void test_malformed(void **state)
 	expect_reject(bad_live_count, "overrun");
 	expect_reject(bad_live_stack, "unknown stack id 9");
 	expect_reject(bad_live_flags, "unknown flags");
+	expect_reject(bad_live_indirect_index, "does not hold");
 	expect_reject(bad_check_flags, "unknown flags");
 	expect_reject(bad_check_seq, "sequence number 0");
 	expect_reject(bad_error_stack, "unknown stack id 4");

@@ -385,6 +385,42 @@ static void test_loss_record_order(void **state)
 	hl_run_destroy(&f.run);
 }
 
+/* The indirect bytes LIVE records give clique leaders (wire.h) add up in
+ * their loss record ("N (D direct, I indirect) bytes"), and sort it. */
+static void test_indirect_bytes(void **state)
+{
+	struct feed f = { 0 };
+	struct hl_process *p;
+	struct hl_wire_live_block live[4] = {
+		{ .address = 0x100, .size = 16, .stack_id = 1, .leak_class = HL_CLASS_DEFINITE },
+		{ .address = 0x200, .size = 16, .stack_id = 1, .leak_class = HL_CLASS_DEFINITE },
+		{ .address = 0x300, .size = 150, .stack_id = 2, .leak_class = HL_CLASS_INDIRECT },
+		{ .address = 0x400, .size = 100, .stack_id = 2, .leak_class = HL_CLASS_REACHABLE },
+	};
+	struct hl_wire_live_indirect indirect[2] = { { .index = 0, .bytes = 100 },
+						     { .index = 1, .bytes = 50 } };
+
+	(void)state;
+	hl_run_init(&f.run);
+	feed_begin(&f, 43, 1, HL_ORIGIN_START);
+	for (int i = 0; i < 4; i++)
+		hl_enc_alloc(&f.e, live[i].address, live[i].size, 2 + (uint64_t)i,
+			     live[i].stack_id, 0);
+	hl_enc_live_indirect(&f.e, live, 4, HL_LIVE_SCANNED, indirect, 2);
+	hl_enc_exit(&f.e, HL_EXIT_NORMAL, 0, 9);
+	p = feed_flush(&f);
+	hl_process_finish(p);
+	assert_int_equal(p->nleaks, 3);
+	/* 100 reachable, 150 indirect, then 32 direct + 150 indirect: last */
+	assert_int_equal(p->leaks[2].leak_class, HL_CLASS_DEFINITE);
+	assert_int_equal(p->leaks[2].bytes, 32);
+	assert_int_equal(p->leaks[2].indirect_bytes, 150);
+	assert_int_equal(p->leaks[2].blocks, 2);
+	assert_int_equal(p->leaks[0].indirect_bytes + p->leaks[1].indirect_bytes, 0);
+	feed_end(&f);
+	hl_run_destroy(&f.run);
+}
+
 /* An on-demand check's LIVE set is a snapshot in the middle of the stream:
  * it must not be taken for the exit set (which would drop every block it
  * does not list and mark the process scanned). */
@@ -578,6 +614,7 @@ int main(void)
 		cmocka_unit_test(test_live_classes),
 		cmocka_unit_test(test_live_unscanned),
 		cmocka_unit_test(test_loss_record_order),
+		cmocka_unit_test(test_indirect_bytes),
 		cmocka_unit_test(test_check_set_not_exit_set),
 		cmocka_unit_test(test_timeline_bounded),
 		cmocka_unit_test(test_shuffled_batches),

@@ -242,7 +242,10 @@ static void test_migrate_v1(void **state)
 		"INSERT INTO symbols(id, run_id, function) VALUES (1, 1, 'f'), (2, 1, 'g');"
 		"INSERT INTO stacks(id, process_id, depth) VALUES (1, 1, 3), (2, 1, 1), (3, 1, 0);"
 		"INSERT INTO stack_frames VALUES (1, 0, 4096, 1, 1), (1, 1, 4096, 2, 0),"
-		" (1, 2, 8192, NULL, 0), (2, 0, 12288, 2, 0);", NULL, NULL, NULL), SQLITE_OK);
+		" (1, 2, 8192, NULL, 0), (2, 0, 12288, 2, 0);"
+		"INSERT INTO leaks(id, process_id, stack_id, leak_class, bytes, blocks, rank)"
+		" VALUES (1, 1, 2, 'definitely', 16, 1, 1);"
+		"INSERT INTO leaked_blocks VALUES (1, 65536, 16, 0, 0);", NULL, NULL, NULL), SQLITE_OK);
 	before = frames_text(db);
 	sqlite3_close(db);
 
@@ -252,6 +255,10 @@ static void test_migrate_v1(void **state)
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	assert_int_equal(query_int(db, "PRAGMA user_version"), hl_store_schema_version());
 	assert_int_equal(query_int(db, "SELECT count(*) FROM frames"), 4);
+	/* a row per leaked block is no longer kept; the loss record is */
+	assert_int_equal(query_int(db, "SELECT count(*) FROM sqlite_master"
+				       " WHERE name = 'leaked_blocks'"), 0);
+	assert_int_equal(query_int(db, "SELECT blocks FROM leaks WHERE id = 1"), 1);
 	assert_int_equal(query_int(db, "SELECT count(*) FROM stacks WHERE leaf_frame_id IS NULL"), 1);
 	assert_int_equal(query_int(db, "SELECT inlined FROM stack_frames WHERE stack_id = 1"
 				       " AND position = 0"), 1);

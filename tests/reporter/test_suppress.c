@@ -190,6 +190,56 @@ static void test_defaults_and_counts(void **state)
 	hl_supp_destroy(&set);
 }
 
+/* glibc-dlerror takes dlerror's own state, and not a leak a library's
+ * constructor makes under dlopen (which runs it below _dlerror_run). */
+static void test_dlerror_narrow(void **state)
+{
+	static const struct hl_frame_info result[] = {
+		FRAME("_dlerror_run", "/lib/x86_64-linux-gnu/libc.so.6"),
+		FRAME("dlopen_implementation", "/lib/x86_64-linux-gnu/libc.so.6"),
+		FRAME("main", "/p/prog"),
+	};
+	static const struct hl_frame_info message[] = {
+		FRAME("__vasprintf_internal", "/lib/x86_64-linux-gnu/libc.so.6"),
+		FRAME("___asprintf", "/lib/x86_64-linux-gnu/libc.so.6"),
+		FRAME("__dlerror", "/lib/x86_64-linux-gnu/libc.so.6"),
+		FRAME("main", "/p/prog"),
+	};
+	static const struct hl_frame_info ctor[] = {
+		FRAME("dl_ctor", "/p/libplugin.so"),
+		FRAME("call_init", "/lib64/ld-linux-x86-64.so.2"),
+		FRAME("_dl_init", "/lib64/ld-linux-x86-64.so.2"),
+		FRAME("_dl_catch_exception", "/lib/x86_64-linux-gnu/libc.so.6"),
+		FRAME("_dlerror_run", "/lib/x86_64-linux-gnu/libc.so.6"),
+		FRAME("dlopen_implementation", "/lib/x86_64-linux-gnu/libc.so.6"),
+		FRAME("main", "/p/prog"),
+	};
+	static const struct hl_frame_info ctor_asprintf[] = {
+		FRAME("__vasprintf_internal", "/lib/x86_64-linux-gnu/libc.so.6"),
+		FRAME("___asprintf", "/lib/x86_64-linux-gnu/libc.so.6"),
+		FRAME("dl_ctor", "/p/libplugin.so"),
+		FRAME("call_init", "/lib64/ld-linux-x86-64.so.2"),
+		FRAME("_dlerror_run", "/lib/x86_64-linux-gnu/libc.so.6"),
+		FRAME("dlopen", "/lib/x86_64-linux-gnu/libc.so.6"),
+		FRAME("main", "/p/prog"),
+	};
+	struct hl_suppressions set;
+	const struct hl_suppression *s;
+
+	(void)state;
+	hl_supp_init(&set);
+	hl_supp_add_defaults(&set);
+	s = hl_supp_match(&set, result, 3, "reachable", 32, 1);
+	assert_non_null(s);
+	assert_string_equal(s->name, "glibc-dlerror");
+	s = hl_supp_match(&set, message, 4, "reachable", 80, 1);
+	assert_non_null(s);
+	assert_string_equal(s->name, "glibc-dlerror");
+	assert_null(hl_supp_match(&set, ctor, 7, "definitely", 72, 1));
+	assert_null(hl_supp_match(&set, ctor_asprintf, 7, "definitely", 72, 1));
+	hl_supp_destroy(&set);
+}
+
 /* The entry printed for a leak suppresses it and not a leak one frame
  * away, of the same stack with another caller, or of another class. */
 static void test_generated_round_trip(void **state)
@@ -237,6 +287,7 @@ int main(void)
 		cmocka_unit_test(test_lsan),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_defaults_and_counts),
+		cmocka_unit_test(test_dlerror_narrow),
 		cmocka_unit_test(test_generated_round_trip),
 	};
 

@@ -339,6 +339,79 @@ def scenario_suppress(e):
         fail("--default-suppressions=no still suppressed: %s" % leaks)
 
 
+def history_sites(e):
+    doc = json.loads(e.hl_cmd(["history", "--db", e.db, "--format", "json"]).stdout)
+    return doc["runs"], {s["function"]: (s["first_run"], s["last_run"], s["runs"],
+                                         [r["bytes"] for r in s["bytes_by_run"]])
+                         for s in doc["sites"]}
+
+
+ORPHANS = (
+    "SELECT count(*) FROM processes WHERE run_id NOT IN (SELECT id FROM runs)",
+    "SELECT count(*) FROM symbols WHERE run_id NOT IN (SELECT id FROM runs)",
+    "SELECT count(*) FROM run_labels WHERE run_id NOT IN (SELECT id FROM runs)",
+    "SELECT count(*) FROM frames WHERE process_id NOT IN (SELECT id FROM processes)",
+    "SELECT count(*) FROM stacks WHERE process_id NOT IN (SELECT id FROM processes)",
+    "SELECT count(*) FROM stack_aggregates WHERE stack_id NOT IN (SELECT id FROM stacks)",
+    "SELECT count(*) FROM leaks WHERE process_id NOT IN (SELECT id FROM processes)",
+    "SELECT count(*) FROM summaries WHERE process_id NOT IN (SELECT id FROM processes)",
+    "SELECT count(*) FROM modules WHERE process_id NOT IN (SELECT id FROM processes)",
+    "SELECT count(*) FROM timeline WHERE process_id NOT IN (SELECT id FROM processes)",
+    "SELECT count(*) FROM leak_sites WHERE first_run_id NOT IN (SELECT id FROM runs)"
+    " OR last_run_id NOT IN (SELECT id FROM runs)",
+)
+
+
+def scenario_prune(e):
+    """db prune --keep N: the newest N runs stay, with history and diff as
+    if the others had never been stored; nothing of the others is left."""
+    e.run(["a"], expect=0)
+    e.run(["a", "b"], expect=0, opts=["--label", "k=old"])
+    e.run(["b", "c"], expect=0)
+    e.run(["c"], expect=0)
+    runs, got = history_sites(e)
+    if runs != 4 or got["leak_a"][:2] != (1, 2) or got["leak_b"][:2] != (2, 3):
+        fail("history before the prune: %s" % got)
+    out = e.hl_cmd(["db", "prune", "--db", e.db, "--keep", "2"]).stdout
+    if "removed 2 runs" not in out or "kept 2" not in out:
+        fail("db prune said: %r" % out)
+    runs, got = history_sites(e)
+    want = {"leak_b": (3, 3, 1, [32, 0]), "leak_c": (3, 4, 2, [48, 48])}
+    if runs != 2 or got != want:
+        fail("history after the prune: %d runs, %s" % (runs, got))
+    sites_rows = sorted(r[1:] for r in e.sql(
+        "SELECT fingerprint, first_run_id, last_run_id FROM leak_sites"))
+    if sites_rows != [(3, 3), (3, 4)]:
+        fail("leak_sites after the prune: %s" % sites_rows)
+    for q in ORPHANS:
+        if e.sql(q)[0][0]:
+            fail("left behind by the prune: %s" % q)
+    if e.sql("PRAGMA foreign_key_check"):
+        fail("foreign keys broken: %s" % e.sql("PRAGMA foreign_key_check"))
+    doc = json.loads(e.hl_cmd(["diff", "--db", e.db, "--format", "json", "3", "4"]).stdout)
+    changes = {(c["change"], c["function"]) for c in doc["changes"]}
+    if changes != {("fixed", "leak_b")} or doc["unchanged"] != 1:
+        fail("diff 3 4 after the prune: %s" % doc)
+    e.hl_cmd(["report", "--db", e.db, "--run", "1"], expect=125)
+    e.hl_cmd(["diff", "--db", e.db, "1", "4"], expect=125)
+    if "removed 0 runs" not in e.hl_cmd(["db", "prune", "--db", e.db, "--keep", "2"]).stdout:
+        fail("a second prune removed something")
+    # A run stored after the prune: a site of a pruned run is new again.
+    e.run(["a"], expect=0)
+    runs, got = history_sites(e)
+    if runs != 3 or got.get("leak_a", (0,))[0] != 5:
+        fail("history of a run after the prune: %s" % got)
+    out = e.hl_cmd(["db", "prune", "--db", e.db, "--keep", "0", "--vacuum"]).stdout
+    if "removed 3 runs" not in out:
+        fail("db prune --keep 0: %r" % out)
+    runs, got = history_sites(e)
+    if runs or got or e.sql("SELECT count(*) FROM leak_sites")[0][0] or \
+            e.sql("SELECT count(*) FROM frames")[0][0]:
+        fail("an empty history still has rows")
+    e.hl_cmd(["db", "prune", "--db", e.db], expect=125)
+    e.hl_cmd(["db", "--db", e.db], expect=125)
+
+
 def main():
     scenario, heapledger, prog, shifted, runtime = sys.argv[1:6]
     with tempfile.TemporaryDirectory(prefix="hl-history-") as tmp:

@@ -10,11 +10,17 @@ playwright-core is installed into the build directory from the committed
 browser/package-lock.json (npm ci), once; the test is skipped (77) only
 when /usr/bin/chromium, node or playwright-core cannot be had.
 
-Usage: check_ui_browser.py HEAPLEDGER UI_LEAKER SOURCE BUILD_DIR
+A second database holds one `heapledger run` of ui_misuser (a double free,
+a free inside a block, a scalar delete of an array): its run page must show
+each error with its stacks, each naming the right function at the line of
+the source's marker.
+
+Usage: check_ui_browser.py HEAPLEDGER UI_LEAKER SOURCE BUILD_DIR UI_MISUSER MISUSER_SOURCE
 """
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -52,8 +58,35 @@ def install_playwright(build_dir):
     return where
 
 
+def misuse_expect(heapledger, misuser, source, tmp):
+    """One `heapledger run` of ui_misuser; what its run page must show."""
+    db = os.path.join(tmp, "misuse.db")
+    r = subprocess.run([heapledger, "run", "--db", db, "--", misuser],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        fail("heapledger run ui_misuser: %d\n%s" % (r.returncode, r.stderr[-2000:]))
+    kinds = [k for (k,) in sqlite3.connect("file:%s?mode=ro" % db, uri=True).execute(
+        "SELECT kind FROM errors ORDER BY id")]
+    if kinds != ["double_free", "interior_free", "mismatch"]:
+        fail("ui_misuser's errors in the database: %s" % kinds)
+    line = lambda m: marker_line(source, m)  # noqa: E731
+    # kind: [where function, line], [alloc function, line], [free function, line] or None
+    errors = {
+        "double_free": [["second_free", line("FREE-SECOND")], ["make_twice_freed", line("ALLOC-TWICE")],
+                        ["first_free", line("FREE-FIRST")]],
+        "interior_free": [["free_inside", line("FREE-INSIDE")], ["make_record", line("ALLOC-RECORD")], None],
+        "mismatch": [["delete_scalar", line("DELETE-SCALAR")], ["make_table", line("ALLOC-TABLE")], None],
+    }
+    # The free stack of a double free is shown when the hook recorded one;
+    # when it did not, the page must say so (checked by the page test).
+    recorded = count(db, "SELECT count(*) FROM errors WHERE kind = 'double_free'"
+                     " AND free_stack_id IS NOT NULL")
+    return {"db": db, "errors": errors, "free_recorded": recorded == 1,
+            "source_name": os.path.basename(source)}
+
+
 def main():
-    heapledger, prog, source, build_dir = sys.argv[1:5]
+    heapledger, prog, source, build_dir, misuser, misuser_src = sys.argv[1:7]
     if not os.access(CHROMIUM, os.X_OK):
         skip("%s is absent (Debian package chromium; scripts/setup.sh installs it)" % CHROMIUM)
     if not shutil.which("node") or not shutil.which("npm"):
@@ -82,14 +115,17 @@ def main():
             "timeline_points": count(db, "SELECT count(*) FROM timeline WHERE process_id = ?", first),
             "report": report,
         }
+        expect["misuse"] = misuse_expect(heapledger, misuser, misuser_src, tmp)
         # A daemon run still being written: one client stored, the page
         # open; the page runs a second client and must show its processes.
         live = Daemon(heapledger, os.path.join(tmp, "live.db"), os.path.join(tmp, "live.sock"))
-        live_sv = sv = None
+        live_sv = sv = misuse_sv = None
         try:
             live.run(prog, "a")
             live.wait_processes(1, 2)
             live_sv = Server(heapledger, live.db)
+            misuse_sv = Server(heapledger, expect["misuse"]["db"])
+            expect["misuse"]["url"] = misuse_sv.url
             expect["live"] = {"url": live_sv.url, "env": live.env, "prog": prog}
             sv = Server(heapledger, db)
             expect["url"] = sv.url
@@ -98,7 +134,7 @@ def main():
             r = subprocess.run(["node", script, os.path.join(tmp, "expect.json"), shots],
                                cwd=where, capture_output=True, text=True, timeout=240)
         finally:
-            for server in (sv, live_sv):
+            for server in (sv, live_sv, misuse_sv):
                 if server:
                     server.stop()
             live.stop()

@@ -19,6 +19,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ui_fixture import Server, count, fail, make_db, marker_line  # noqa: E402
@@ -213,6 +214,48 @@ def check_speedscope(heapledger, db):
         fail("allocation profile total %d" % allocated["endValue"])
 
 
+def check_open(heapledger, db, tmp):
+    """--open runs xdg-open with the served address (a stand-in on PATH
+    records what it was given); without xdg-open it says so and serves."""
+    bin_dir, log = os.path.join(tmp, "bin"), os.path.join(tmp, "opened")
+    os.makedirs(bin_dir)
+    with open(os.path.join(bin_dir, "xdg-open"), "w", encoding="utf-8") as f:
+        f.write('#!/bin/sh\nprintf "%%s\\n" "$@" > "%s.part" && mv "%s.part" "%s"\n' % (log, log, log))
+    os.chmod(os.path.join(bin_dir, "xdg-open"), 0o755)
+    env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""))
+    sv = Server(heapledger, db, "--open", env=env)
+    try:
+        # The server prints its address, then runs xdg-open: wait for it.
+        for _ in range(1200):
+            if os.path.exists(log):
+                break
+            if sv.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        if not os.path.exists(log):
+            fail("--open: xdg-open was not run")
+        with open(log, encoding="utf-8") as f:
+            args = f.read().splitlines()
+        if args != [sv.url]:
+            fail("--open ran xdg-open with %r, want [%r]" % (args, sv.url))
+        status, body = get(sv, "/")
+        if status != 200 or b"app.js" not in body:
+            fail("--open: the address it opened does not serve the page: %d" % status)
+    finally:
+        sv.stop()
+    empty = os.path.join(tmp, "empty")
+    os.makedirs(empty)
+    sv = Server(heapledger, db, "--open", env=dict(os.environ, PATH=empty))
+    try:
+        status, _ = get(sv, "/")
+        if status != 200:
+            fail("--open without xdg-open: the server does not serve (%d)" % status)
+    finally:
+        err = sv.stop()
+    if "cannot run xdg-open; open %s yourself" % sv.url not in err:
+        fail("--open without xdg-open did not say so: %r" % err)
+
+
 def main():
     heapledger, prog, source = sys.argv[1:4]
     with tempfile.TemporaryDirectory() as tmp:
@@ -228,6 +271,7 @@ def main():
             fail("serving changed the database file")
         check_old_schema(heapledger, db, tmp)
         check_speedscope(heapledger, db)
+        check_open(heapledger, db, tmp)
         sv = Server(heapledger, db, "--listen", "0.0.0.0")
         err = sv.stop()
         if "warning" not in err or "not loopback" not in err:

@@ -106,9 +106,10 @@ def count(db, sql, *args):
 class Server:
     """`heapledger ui` on a free port; stop() ends it with SIGTERM."""
 
-    def __init__(self, heapledger, db, *extra):
+    def __init__(self, heapledger, db, *extra, env=None):
         self.proc = subprocess.Popen([heapledger, "ui", "--db", db, "--port", "0"] + list(extra),
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     env=env)
         line = self.proc.stdout.readline()
         m = re.search(r" at (http://\S+)", line)
         if not m:

@@ -268,16 +268,35 @@ async function leakTable(run, box, state, first) {
     h('th', { class: 'num' }, 'bytes'), h('th', { class: 'num' }, 'blocks'), h('th', null, 'where (click for the stack)')), rows));
 }
 
+/* A heap error's heading in valgrind's words (as the text report). */
+function errorHeading(e) {
+  if (e.kind === 'mismatch') return 'Mismatched free() / delete / delete []';
+  if (e.kind === 'size_mismatch') return `Mismatched new/delete size value: ${e.detail}`;
+  if (e.kind === 'header_corrupt') return "Invalid free() / delete / delete[] / realloc(): the block's header was overwritten (heap underflow)";
+  if (e.kind === 'use_after_free') return 'Invalid use of a freed block';
+  if (e.call === 'malloc_usable_size') return 'Invalid malloc_usable_size()';
+  return 'Invalid free() / delete / delete[] / realloc()';
+}
+
 async function errorList(run, box) {
   const errs = await api(`runs/${run.id}/errors`);
   if (!errs.length) { box.replaceChildren(h('p', { class: 'muted' }, 'No heap errors.')); return; }
   const items = [];
   for (const e of errs) {
-    items.push(h('div', { class: 'heap-error' }, h('b', { class: 'error' }, e.kind),
-      ` at 0x${e.address.toString(16)} in pid ${e.pid}`,
-      e.block_address ? ` (block 0x${e.block_address.toString(16)}, ${e.block_size} bytes)` : '',
-      await stackBlock(e.stack_id, 'where:'), await stackBlock(e.alloc_stack_id, 'allocated at:'),
-      e.free_stack_id ? await stackBlock(e.free_stack_id, 'freed at:') : null));
+    const freed = e.kind === 'double_free' || e.kind === 'use_after_free';
+    const where = e.block_address
+      ? `${e.address - e.block_address} bytes inside a block of size ${e.block_size} ${freed ? "free'd" : "alloc'd"}`
+      : "not stack'd, malloc'd or (recently) free'd";
+    const freeStack = !freed ? null : e.free_stack_id ? await stackBlock(e.free_stack_id, 'freed at:')
+      : h('div', { class: 'stack muted', 'data-role': 'free' }, 'freed at: not recorded (the hook kept no free stack for this block)');
+    if (freeStack) freeStack.dataset.role = 'free';
+    const at = await stackBlock(e.stack_id, `where (${e.call || e.kind}):`);
+    at.dataset.role = 'where';
+    const alloc = e.block_address ? await stackBlock(e.alloc_stack_id, 'allocated at:') : null;
+    if (alloc) alloc.dataset.role = 'alloc';
+    items.push(h('div', { class: 'heap-error', 'data-kind': e.kind },
+      h('b', { class: 'error' }, errorHeading(e)), ` in pid ${e.pid}`,
+      h('div', { class: 'muted' }, `address 0x${e.address.toString(16)} is ${where}`), at, freeStack, alloc));
   }
   box.replaceChildren(...items);
 }

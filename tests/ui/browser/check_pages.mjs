@@ -141,6 +141,45 @@ async function liveRun(browser) {
   await page.close();
 }
 
+// Heap errors of a real run of ui_misuser: each error with its stacks
+// (where, allocated at, freed at for a double free), each naming the right
+// function at the source line of its marker.
+async function heapErrors(browser) {
+  const m = expect.misuse;
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  watch(page);
+  await page.goto(m.url + '#/run/1');
+  await ready(page);
+  const shown = await page.locator('#errors-box .heap-error').evaluateAll(els => els.map(e => ({
+    kind: e.dataset.kind, heading: e.querySelector('b').textContent,
+    stacks: Object.fromEntries([...e.querySelectorAll('[data-role]')].map(s => [s.dataset.role,
+      [...s.querySelectorAll('.frame')].map(f => ({ fn: f.querySelector('.fn').textContent,
+        loc: f.querySelector('.loc').textContent }))])),
+    text: e.textContent,
+  })));
+  check(shown.map(e => e.kind).join() === 'double_free,interior_free,mismatch', 'heap errors shown: ' + shown.map(e => e.kind));
+  const frameAt = (frames, [fn, line], what) => {
+    const f = (frames || []).find(x => x.fn === fn || x.fn.startsWith(fn + '('));
+    check(f, `${what}: the stack names ${fn}: ${JSON.stringify(frames)}`);
+    check(f.loc.endsWith(`${m.source_name}:${line}`), `${what}: ${fn} at ${f.loc}, want ${m.source_name}:${line}`);
+    check(frames.indexOf(f) === 0, `${what}: ${fn} is the innermost frame: ${JSON.stringify(frames)}`);
+  };
+  for (const e of shown) {
+    const [where, alloc, freed] = m.errors[e.kind];
+    frameAt(e.stacks.where, where, e.kind + ' where');
+    frameAt(e.stacks.alloc, alloc, e.kind + ' allocated at');
+    if (!freed) check(!('free' in e.stacks), e.kind + ': no free stack');
+    else if (m.free_recorded) frameAt(e.stacks.free, freed, e.kind + ' freed at');
+    else check(e.text.includes('freed at: not recorded'), e.kind + ': the page says the free stack was not recorded');
+  }
+  check(shown[0].heading.startsWith('Invalid free()') && shown[0].text.includes("0 bytes inside a block of size 96 free'd"),
+    'double free heading: ' + shown[0].text);
+  check(shown[1].text.includes("24 bytes inside a block of size 160 alloc'd"), 'free inside a block: ' + shown[1].text);
+  check(shown[2].heading.startsWith('Mismatched free() / delete / delete []'), 'mismatch heading: ' + shown[2].heading);
+  await page.locator('#errors-box').screenshot({ path: path.join(shots, 'heap-errors.png') });
+  await page.close();
+}
+
 // The HTML report, opened from a file with the network off: every request
 // that is not for the file itself fails the test.
 async function htmlReport(browser) {
@@ -182,6 +221,7 @@ try {
   await runPage(page);
   await otherPages(page);
   if (expect.report) await htmlReport(browser);
+  await heapErrors(browser);
   await liveRun(browser);
   check(problems.length === 0, problems.join('\n'));
 } catch (e) {
