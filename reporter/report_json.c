@@ -94,8 +94,10 @@ static json_t *exit_json(const struct hl_report_process *p)
 		json_object_set_new(o, "signal", json_integer(p->status));
 	else if (!strcmp(p->how, "exit") || !strcmp(p->how, "_exit"))
 		json_object_set_new(o, "status", json_integer(p->status));
-	else if (!strcmp(p->how, "exec"))
+	else if (!strcmp(p->how, "exec")) {
 		json_object_set_new(o, "image", str_or_null(p->exec_path));
+		json_object_set_new(o, "tracked", json_boolean(!p->exec_untracked));
+	}
 	return o;
 }
 
