@@ -16,7 +16,7 @@ LIBDIR=/usr/lib/x86_64-linux-gnu
 
 ALL_WORKLOADS=(churn ring2 ring8 realloc mixed python sqlite cc1 scan)
 SYNTHETIC=" churn ring2 ring8 realloc mixed "
-ALL_VARIANTS=(glibc jemalloc mimalloc tcmalloc heapledger heapledger-nostack hl-run heaptrack lsan asan valgrind)
+ALL_VARIANTS=(glibc jemalloc mimalloc tcmalloc heapledger heapledger-nostack hl-run heaptrack lsan asan hl-full hl-run-full valgrind)
 
 usage() {
 	cat <<'EOF'
@@ -30,14 +30,16 @@ usage: bench/run.sh [options]
                         scan of 1 M and 10 M blocks, on-demand check)
   --allocators V[,V...] columns: glibc jemalloc mimalloc tcmalloc heapledger
                         heapledger-nostack (stacks=0) hl-run heaptrack lsan
-                        asan valgrind (glibc always runs: it is the baseline)
+                        asan hl-full hl-run-full (checks=full, preloaded and
+                        under heapledger run) valgrind (glibc always runs: it
+                        is the baseline)
   --build DIR           meson build directory holding bench/ (default: build)
   --lib PATH            libheapledger.so (default: DIR/libhook/libheapledger.so)
   --reporter PATH       heapledger command for hl-run (default: next to --lib,
                         ../reporter/heapledger)
   --scale P             size of the allocator runs, percent (default 100)
   --tool-scale P        size for the checking tools: hl-run, heaptrack, lsan,
-                        asan (default 25)
+                        asan, hl-full, hl-run-full (default 25)
   --valgrind-scale P    size for valgrind (default 2)
   --out FILE            where to write the report (default bench/RESULTS.md)
   --keep                keep the work directory (outputs of every run)
@@ -150,7 +152,7 @@ preload_of() {
 
 scale_of() {
 	case $1 in
-	hl-run | heaptrack | lsan | asan) echo "$scale_tool" ;;
+	hl-run | heaptrack | lsan | asan | hl-full | hl-run-full) echo "$scale_tool" ;;
 	valgrind) echo "$scale_vg" ;;
 	*) echo "$scale_full" ;;
 	esac
@@ -203,7 +205,8 @@ for v in "${variants[@]}"; do
 	case $v in
 	glibc) available[$v]=yes ;;
 	jemalloc | mimalloc | tcmalloc | heapledger | heapledger-nostack) [ -f "$(preload_of "$v")" ] && available[$v]=yes ;;
-	hl-run) [ -f "$lib" ] && [ -x "$reporter" ] && available[$v]=yes ;;
+	hl-full) [ -f "$lib" ] && available[$v]=yes ;;
+	hl-run | hl-run-full) [ -f "$lib" ] && [ -x "$reporter" ] && available[$v]=yes ;;
 	heaptrack | valgrind) command -v "$v" >/dev/null && available[$v]=yes ;;
 	lsan) build_sanitized lsan -fsanitize=leak && available[$v]=yes ;;
 	asan) build_sanitized asan -fsanitize=address && available[$v]=yes ;;
@@ -266,6 +269,10 @@ variant_prefix() {
 	# The allocator without stack capture: what the allocator itself costs.
 	heapledger-nostack) printf '%s\n' env "LD_PRELOAD=$lib" HEAPLEDGER_OPTIONS=stacks=0 ;;
 	hl-run) printf '%s\n' env "HEAPLEDGER_LIB=$lib" "$reporter" run --db "$work/hl.db" -- ;;
+	# The heap misuse checks that cost memory (guard bytes, quarantine), next
+	# to ASan, which needs a rebuild, and valgrind.
+	hl-full) printf '%s\n' env "LD_PRELOAD=$lib" HEAPLEDGER_OPTIONS=checks=full ;;
+	hl-run-full) printf '%s\n' env "HEAPLEDGER_LIB=$lib" "$reporter" run --checks full --db "$work/hl.db" -- ;;
 	heaptrack) printf '%s\n' heaptrack -o "$work/ht/trace" ;;
 	valgrind) printf '%s\n' valgrind --leak-check=full --trace-children=yes ;;
 	esac
@@ -298,7 +305,7 @@ run_one() {
 	fi
 	# The reporter says so when no process sent it events: then hl-run
 	# measured the wrapper, not tracking.
-	if [ "$v" = hl-run ] && grep -q 'no process reported' "$tag.err"; then
+	if [[ $v == hl-run* ]] && grep -q 'no process reported' "$tag.err"; then
 		note=noevents
 	fi
 	rm -rf "$obj" "$work/hl.db" "$work/ht"/*
@@ -355,7 +362,7 @@ mkdir -p "$(dirname "$out")"
 	echo "- Commit: $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
 	echo "- heapledger: \`${lib#"$ROOT"/}\`$( [ -f "$lib" ] || echo ' (missing)')"
 	echo "- Packages: $(versions)"
-	echo "- Rounds: $rounds, interleaved; sizes: allocators ${scale_full}%, hl-run, heaptrack, lsan and asan ${scale_tool}%, valgrind ${scale_vg}% of a full run"
+	echo "- Rounds: $rounds, interleaved; sizes: allocators ${scale_full}%, hl-run, heaptrack, lsan, asan, hl-full and hl-run-full ${scale_tool}%, valgrind ${scale_vg}% of a full run"
 	echo
 	if [ ${#workloads[@]} -gt 0 ]; then
 		awk -F'\t' -v plan="${plan[*]}" -v workloads="${workloads[*]}" \

@@ -34,13 +34,15 @@ static void *alloc_medium_slow(struct hl_thread_cache *tc, size_t size, bool *fr
 	return r;
 }
 
-HL_NOINLINE static void *alloc_large_slow(struct hl_thread_cache *tc, size_t n,
+HL_NOINLINE static void *alloc_large_slow(struct hl_thread_cache *tc, size_t n, size_t want,
 					  size_t alignment, unsigned kind, bool *fresh)
 {
-	void *p = hl_large_alloc(n, alignment, fresh);
+	void *p = hl_large_alloc(want, alignment, fresh);
 	if (p == NULL)
 		return NULL;
 	hl_range_set_owner(hl_range_of(p), 0, kind);
+	if (hl_unlikely(hl_checks_redzone != 0))
+		hl_checks_arm(hl_range_of(p), n);
 	hl_stats_on_alloc(tc, n);
 	return p;
 }
@@ -105,8 +107,18 @@ static void *hand_over(struct hl_thread_cache *tc, struct hl_range *r, size_t n,
 {
 	r->slack = (uint16_t)(hl_range_usable(r) - n);
 	hl_range_set_owner(r, 0, kind);
+	if (hl_unlikely(hl_checks_redzone != 0))
+		hl_checks_arm(r, n);
 	hl_stats_on_alloc(tc, n);
 	return hl_range_data(r);
+}
+
+/* Bytes to ask the size classes for a block of n: n plus the guard bytes
+ * under checks=full (SIZE_MAX, too big for anything, if that overflows). */
+static size_t with_guard(size_t n)
+{
+	size_t want;
+	return __builtin_add_overflow(n, hl_checks_redzone, &want) ? SIZE_MAX : want;
 }
 
 /* Allocates without tracking. *fresh tells calloc the memory is known zero. */
@@ -127,10 +139,11 @@ void *hl_alloc_core(size_t n, size_t alignment, unsigned kind, bool *fresh)
 static void *alloc_with_cache(struct hl_thread_cache *tc, size_t n, size_t alignment,
 			      unsigned kind, bool *fresh)
 {
-	size_t size = hl_range_size_for(n);
+	size_t want = with_guard(n);
+	size_t size = hl_range_size_for(want);
 	if (hl_unlikely(size == 0 ||
 			(alignment > HL_ALIGN && size + alignment >= HL_LARGE_THRESHOLD)))
-		return alloc_large_slow(tc, n, alignment, kind, fresh);
+		return alloc_large_slow(tc, n, want, alignment, kind, fresh);
 	struct hl_range *r;
 	if (hl_unlikely(alignment > HL_ALIGN)) {
 		r = alloc_aligned_slow(tc, size, alignment);
@@ -154,21 +167,31 @@ HL_NOINLINE static void release_medium_slow(struct hl_range *r)
 	hl_unlock(&a->lock);
 }
 
-static void release_with_cache(struct hl_thread_cache *tc, struct hl_range *r);
+static void release_with_cache(struct hl_thread_cache *tc, struct hl_range *r, bool count);
 
-/* Releases a block already validated by hl_ptr_classify (or known good). */
-void hl_release_core(struct hl_range *r)
+static void release_core(struct hl_range *r, bool count)
 {
 	struct hl_thread_cache *tc = hl_cache_get();
 	if (hl_likely(tc != NULL)) {
-		release_with_cache(tc, r);
+		release_with_cache(tc, r, count);
 		return;
 	}
 	tc = orphan_acquire();
 	if (tc == NULL)
 		return; /* no memory even for bookkeeping: the block stays allocated */
-	release_with_cache(tc, r);
+	release_with_cache(tc, r, count);
 	orphan_release();
+}
+
+/* Releases a block already validated by hl_ptr_classify (or known good). */
+void hl_release_core(struct hl_range *r)
+{
+	release_core(r, true);
+}
+
+void hl_release_core_uncounted(struct hl_range *r)
+{
+	release_core(r, false);
 }
 
 /* realloc's moves bypass the thread cache both ways. Through the cache, a
@@ -183,7 +206,7 @@ void hl_release_core(struct hl_range *r)
 void *hl_alloc_core_growable(size_t n, unsigned kind)
 {
 	struct hl_thread_cache *tc = hl_cache_get();
-	size_t size = hl_range_size_for(n);
+	size_t size = hl_range_size_for(with_guard(n));
 	bool fresh;
 	if (tc == NULL || size == 0 || size > HL_CACHE_MAX)
 		return hl_alloc_core(n, HL_ALIGN, kind, &fresh);
@@ -202,6 +225,17 @@ void hl_release_core_to_arena(struct hl_range *r)
 	release_medium_slow(r);
 }
 
+void hl_stats_on_release(size_t n)
+{
+	struct hl_thread_cache *tc = hl_cache_get();
+	bool orphan = tc == NULL;
+	if (orphan && (tc = orphan_acquire()) == NULL)
+		return;
+	hl_stats_on_free(tc, n);
+	if (orphan)
+		orphan_release();
+}
+
 /* Counts a resize done in place (realloc.c) on the right cache. */
 void hl_stats_on_resize(size_t old_n, size_t n)
 {
@@ -215,9 +249,10 @@ void hl_stats_on_resize(size_t old_n, size_t n)
 		orphan_release();
 }
 
-static void release_with_cache(struct hl_thread_cache *tc, struct hl_range *r)
+static void release_with_cache(struct hl_thread_cache *tc, struct hl_range *r, bool count)
 {
-	hl_stats_on_free(tc, hl_block_requested(r));
+	if (count)
+		hl_stats_on_free(tc, hl_block_requested(r));
 	if (hl_unlikely(r->flags & HL_RANGE_LARGE)) {
 		hl_large_free(r);
 		return;
@@ -297,7 +332,10 @@ void hl_release_sized(void *p, unsigned kind, size_t n)
 		hl_misuse_release_mismatch(hl_misuse_call_of(kind), p, n);
 	if (hl_unlikely(hl_track_enabled))
 		hl_track_free(p, kind);
-	hl_release_core(hl_range_of(p));
+	if (hl_unlikely(hl_checks_redzone != 0))
+		hl_checks_release(r, hl_misuse_call_of(kind), false);
+	else
+		hl_release_core(r);
 }
 
 /* calloc: zeroing is skipped for memory fresh from the kernel. */
@@ -327,6 +365,8 @@ size_t hl_usable_size(const void *p)
 	if (p == NULL)
 		return 0;
 	enum hl_ptr_class c = hl_ptr_classify(p);
+	if (hl_unlikely(c <= HL_PTR_LARGE && hl_block_is_guarded(hl_range_of(p))))
+		return hl_block_requested(hl_range_of(p)); /* the guard bytes are not the program's */
 	if (c == HL_PTR_SMALL)
 		return hl_range_usable(hl_range_of(p));
 	if (c == HL_PTR_LARGE)

@@ -73,6 +73,18 @@ HL_INLINE void hl_range_unmark_cached(struct hl_range *r)
 			 __ATOMIC_RELAXED);
 }
 
+/* The thread that holds a range (the program's block it is freeing or
+ * handing out) sets or clears HL_RANGE_CANARY or HL_RANGE_QUARANTINED: the
+ * same single-writer rule as CACHED. */
+HL_INLINE void hl_range_mark(struct hl_range *r, uint8_t bit)
+{
+	__atomic_store_n(&r->flags, (uint8_t)(hl_range_flags(r) | bit), __ATOMIC_RELAXED);
+}
+HL_INLINE void hl_range_unmark(struct hl_range *r, uint8_t bit)
+{
+	__atomic_store_n(&r->flags, (uint8_t)(hl_range_flags(r) & ~bit), __ATOMIC_RELAXED);
+}
+
 /* ---- block state: the one spelling of each -------------------------------- */
 
 /* The program holds it: handed out, not given back in any way. */
@@ -98,6 +110,13 @@ HL_INLINE bool hl_block_is_cached(const struct hl_range *r)
 HL_INLINE bool hl_block_is_quarantined(const struct hl_range *r)
 {
 	return (hl_range_flags(r) & HL_RANGE_QUARANTINED) != 0;
+}
+
+/* Guard bytes (checks=full) fill the range from the block's end to its
+ * usable end: a live block allocated under checks=full. */
+HL_INLINE bool hl_block_is_guarded(const struct hl_range *r)
+{
+	return (hl_range_flags(r) & HL_RANGE_CANARY) != 0;
 }
 
 /* ---- block-start map ------------------------------------------------------ */

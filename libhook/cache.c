@@ -134,7 +134,7 @@ struct hl_thread_cache *hl_cache_create(void)
 	if (tc == NULL)
 		return NULL;
 	hl_tcache = tc;
-	hl_fast_tcache = hl_track_enabled ? NULL : tc;
+	hl_fast_tcache = hl_track_enabled || hl_checks_redzone ? NULL : tc;
 	if (cache_key_ready)
 		pthread_setspecific(cache_key, tc);
 	return tc;
@@ -415,7 +415,7 @@ void hl_caches_drain_remote(void)
 
 void hl_cache_tracking_changed(void)
 {
-	hl_fast_tcache = hl_track_enabled ? NULL : hl_tcache;
+	hl_fast_tcache = hl_track_enabled || hl_checks_redzone ? NULL : hl_tcache;
 }
 
 void hl_caches_lock(void)

@@ -386,6 +386,11 @@ void hl_alloc_fork_child(void);
  * coalesced (not cached). See alloc.c. */
 void *hl_alloc_core_growable(size_t n, unsigned kind);
 void hl_release_core_to_arena(struct hl_range *r);
+/* Releases a block whose free was already counted (hl_stats_on_release): a
+ * block leaving the quarantine. */
+void hl_release_core_uncounted(struct hl_range *r);
+/* Counts a free of n bytes on the calling thread's cache. */
+void hl_stats_on_release(size_t n);
 /* Counts a block resized in place: a free of old_n and an alloc of n. */
 void hl_stats_on_resize(size_t old_n, size_t n);
 size_t hl_usable_size(const void *p);
@@ -420,7 +425,9 @@ struct hl_misuse {
 	uint32_t alloc_stack; /* the block's allocation stack id, 0 if unknown */
 	uint32_t free_stack;  /* the block's free stack id, 0 if unknown */
 	unsigned alloc_kind;  /* enum hl_alloc_kind of the block */
-	uint64_t detail;      /* SIZE_MISMATCH: the size delete was given */
+	uint64_t detail;      /* SIZE_MISMATCH: the size delete was given; OVERFLOW: bytes
+			       * past the end the damage reaches */
+	bool at_exit;         /* found by the exit's check: report, never abort */
 };
 /* Reports a pointer that a release call cannot accept (the call is then
  * ignored), with hl_ptr_classify's verdict. */
@@ -439,6 +446,32 @@ void hl_misuse_print_summary(int fd);
 void hl_misuse_fork_prepare(void);
 void hl_misuse_fork_parent(void);
 void hl_misuse_fork_child(void);
+
+/* ---- guard.c: checks=full (guard bytes, quarantine) ------------------------ */
+
+/* Guard bytes after a block are this byte (MSVC's "no man's land"). */
+#define HL_GUARD_CANARY 0xfdu
+/* Extra bytes every allocation asks for: redzone= under checks=full, else 0
+ * (then no guard and no quarantine: everything below is skipped). */
+extern size_t hl_checks_redzone;
+/* Reads checks= and redzone= (after the options, before any cache). */
+void hl_checks_init(void);
+/* Fills a fresh block of n bytes' guard bytes and marks it guarded. */
+HL_COLD void hl_checks_arm(struct hl_range *r, size_t n);
+/* Reports an overflow if a guarded block's guard bytes changed. */
+HL_COLD void hl_checks_check(struct hl_range *r, unsigned call);
+/* Releases a validated, counted-in-use block under checks=full: guard bytes
+ * checked, then into the quarantine (segment blocks) or given back (to its
+ * arena past the thread cache if to_arena, as realloc's moves do). */
+HL_COLD void hl_checks_release(struct hl_range *r, unsigned call, bool to_arena);
+/* The free stack of a quarantined block, 0 if unknown. */
+uint32_t hl_checks_free_stack(struct hl_range *r);
+/* Checks every guarded live block and every quarantined one (call:
+ * HL_CALL_EXIT or HL_CALL_CHECK). */
+void hl_checks_sweep(unsigned call);
+void hl_checks_fork_prepare(void);
+void hl_checks_fork_parent(void);
+void hl_checks_fork_child(void);
 
 /* Whether a block allocated as alloc_kind may be released as release_kind:
  * free takes any C allocation, each delete only its own new. A constant

@@ -193,6 +193,7 @@ void hl_fork_prepare(void)
 	hl_caches_lock();
 	hl_arenas_lock_all();
 	hl_large_fork_prepare();
+	hl_checks_fork_prepare(); /* quarantine_lock -> meta_lock */
 	hl_meta_fork_prepare();
 	hl_misuse_fork_prepare();
 }
@@ -201,6 +202,7 @@ void hl_fork_parent(void)
 {
 	hl_misuse_fork_parent();
 	hl_meta_fork_parent();
+	hl_checks_fork_parent();
 	hl_large_fork_parent();
 	hl_arenas_unlock_all();
 	hl_caches_unlock();
@@ -213,6 +215,7 @@ void hl_fork_child(void)
 	hl_process_own();
 	hl_misuse_fork_child();
 	hl_meta_fork_child();
+	hl_checks_fork_child();
 	hl_large_fork_child();
 	hl_arenas_reset_locks();
 	hl_caches_fork_child();
@@ -249,6 +252,7 @@ void hl_exit_report(unsigned how, int status)
 	int fd = hl_log_fd(); /* before freeres: it clears the environment */
 	if (how == HL_EXIT_NORMAL)
 		hl_leakcheck_freeres(); /* after it, raw write(2) only: stdio is gone */
+	hl_checks_sweep(HL_CALL_EXIT); /* checks=full: guard bytes and quarantine, last look */
 	if (hl_track_exit(how, status))
 		return; /* the reporter prints the summary */
 	if (hl_options.summary)
@@ -285,6 +289,7 @@ __attribute__((constructor)) static void hl_start(void)
 	stderr_remember();
 	hl_os_check_address_space();
 	hl_options_parse(hl_env_get(HL_ENV_OPTIONS));
+	hl_checks_init();
 	hl_trace_choose(); /* before anything could be sent */
 	hl_cache_init_key();
 	pthread_atfork(hl_fork_prepare, hl_fork_parent, hl_fork_child);

@@ -279,6 +279,9 @@ void hl_track_print_leaks(int fd, unsigned how);
 /* The stack of the calling code, for a misuse error: an id, or 0 when stacks
  * are off or the hook itself is running. */
 uint32_t hl_track_error_stack(void);
+/* The calling free's stack id for the quarantine (checks=full), 0 if stacks
+ * are off: through the stack memo, as allocation stacks are. */
+uint32_t hl_track_free_stack(void);
 struct hl_out;
 /* Prints stack `id`'s frames, valgrind's "at ... by ..." lines. */
 void hl_track_print_stack(struct hl_out *out, uint32_t id);

@@ -193,6 +193,7 @@ static int check_standalone(const struct hl_scan_origin *origin, uint32_t seq, u
 static int check(const struct hl_scan_origin *origin, bool by_signal)
 {
 	int saved = errno;
+	hl_checks_sweep(HL_CALL_CHECK); /* checks=full: guard bytes and quarantine */
 	hl_guard_enter();
 	hl_lock(&check_lock);
 	uint32_t seq = ++check_seq;

@@ -102,6 +102,8 @@ void hl_misuse_bad_pointer(unsigned call, const void *p, enum hl_ptr_class c)
 	if (c == HL_PTR_FREED) {
 		m.kind = HL_ERROR_DOUBLE_FREE;
 		describe_block(&m, hl_range_of(p));
+		if (hl_block_is_quarantined(hl_range_of(p)))
+			m.free_stack = hl_checks_free_stack(hl_range_of(p));
 	} else if (c == HL_PTR_CORRUPT) {
 		m.kind = HL_ERROR_HEADER_CORRUPT;
 		m.block = p;
@@ -158,11 +160,31 @@ static const char *heading_of(const struct hl_misuse *m)
 	case HL_ERROR_HEADER_CORRUPT:
 		return "Invalid free() / delete / delete[] / realloc(): the block's header was "
 		       "overwritten (heap underflow)";
+	case HL_ERROR_OVERFLOW:
+		return "Heap block overrun: the guard bytes after a block were overwritten";
+	case HL_ERROR_USE_AFTER_FREE:
+		return "Write to freed memory: a block in the quarantine was changed after its free";
 	default:
 		return m->call == HL_CALL_USABLE_SIZE
 			       ? "Invalid malloc_usable_size()"
 			       : "Invalid free() / delete / delete[] / realloc()";
 	}
+}
+
+/* Errors about a block the program already freed. */
+static bool is_freed(const struct hl_misuse *m)
+{
+	return m->kind == HL_ERROR_DOUBLE_FREE || m->kind == HL_ERROR_USE_AFTER_FREE;
+}
+
+/* Where an error found by a check, not by a call, was found. */
+static const char *found_by(const struct hl_misuse *m)
+{
+	if (m->call == HL_CALL_EXIT)
+		return " (found at exit)";
+	if (m->call == HL_CALL_CHECK)
+		return " (found by a leak check)";
+	return "";
 }
 
 static void print_address(struct hl_out *out, const struct hl_misuse *m)
@@ -175,11 +197,23 @@ static void print_address(struct hl_out *out, const struct hl_misuse *m)
 					 : " is not stack'd, malloc'd or (recently) free'd\n");
 		return;
 	}
+	uint64_t offset = (uint64_t)((const char *)m->address - (const char *)m->block);
 	hl_out_str(out, " is ");
-	hl_out_u64_grouped(out, (uint64_t)((const char *)m->address - (const char *)m->block));
+	if (m->kind == HL_ERROR_OVERFLOW) {
+		hl_out_u64_grouped(out, offset - m->block_size);
+		hl_out_str(out, " bytes after a block of size ");
+		hl_out_u64_grouped(out, m->block_size);
+		hl_out_str(out, " alloc'd\n");
+		line_start(out);
+		hl_out_str(out, " The damage reaches ");
+		hl_out_u64_grouped(out, m->detail);
+		hl_out_str(out, " bytes past the end of the block\n");
+		return;
+	}
+	hl_out_u64_grouped(out, offset);
 	hl_out_str(out, " bytes inside a block of size ");
 	hl_out_u64_grouped(out, m->block_size);
-	hl_out_str(out, m->kind == HL_ERROR_DOUBLE_FREE ? " free'd\n" : " alloc'd\n");
+	hl_out_str(out, is_freed(m) ? " free'd\n" : " alloc'd\n");
 }
 
 static void print_error(const struct hl_misuse *m, uint32_t stack_id)
@@ -190,11 +224,14 @@ static void print_error(const struct hl_misuse *m, uint32_t stack_id)
 	hl_out_str(&out, heading_of(m));
 	if (m->kind == HL_ERROR_SIZE_MISMATCH)
 		hl_out_u64(&out, m->detail);
+	hl_out_str(&out, found_by(m));
 	hl_out_str(&out, "\n");
 	hl_track_print_stack(&out, stack_id);
 	print_address(&out, m);
 	if (m->block != NULL && m->kind != HL_ERROR_HEADER_CORRUPT) {
-		if (m->kind == HL_ERROR_DOUBLE_FREE) {
+		if (is_freed(m) && m->free_stack != 0)
+			hl_track_print_stack(&out, m->free_stack);
+		if (is_freed(m)) {
 			line_start(&out);
 			hl_out_str(&out, " Block was alloc'd at\n");
 		}
@@ -234,7 +271,7 @@ void hl_misuse_report(const struct hl_misuse *m)
 		send_error(m, stack_id);
 	else if (fresh)
 		print_error(m, stack_id);
-	if (hl_options.on_error == HL_ON_ERROR_ABORT)
+	if (hl_options.on_error == HL_ON_ERROR_ABORT && !m->at_exit)
 		abort(); /* the exit path reports, then SIGABRT */
 }
 

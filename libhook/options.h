@@ -52,6 +52,10 @@
 	X(wait_ms,     wait_ms,         0, 3600000,            10000, NULL, "milliseconds the program may wait for the reporter (connect, each send) before going on standalone") \
 	X(quiet,       quiet,           0, 1,                  0,   NULL, "1: no notices about the reporter connection (an unreachable reporter)") \
 	X(on_error,    on_error,        0, 1,                  0,   "continue|abort", "heap misuse (invalid or double free, mismatched delete): report and go on, or report and abort") \
+	X(checks,      checks,          0, 1,                  0,   "default|full", "heap misuse checks: default (exact ownership, double free, mismatches) or full (adds guard bytes after blocks and a quarantine of freed blocks)") \
+	X(redzone,     redzone,         1, 4096,               16,  NULL, "checks=full: guard bytes after each block, at least (the size class may add more)") \
+	X(quarantine,  quarantine_mib,  0, 65536,              20,  NULL, "checks=full: MiB of freed blocks held back from reuse to catch writes after free and double frees (0: none)") \
+	X(fill,        fill,            0, 255,                221, NULL, "checks=full: the byte freed blocks are filled with (221 is 0xdd)") \
 	X(help,        help,            0, 1,                  0,   NULL, "1: print this table of keys on stderr at start") \
 	X(children,    children,        0, 1,                  1,   NULL, "under heapledger run: 0 reports only the program it started and its forks, not the programs they execute (valgrind's --trace-children=no)")
 /* clang-format on */

@@ -8,7 +8,8 @@
  * glibc semantics: realloc(NULL, n) is malloc(n); realloc(p, 0) frees p and
  * returns NULL. A failed realloc leaves p untouched and sets ENOMEM.
  * Counters treat a resize like valgrind does: one allocation of the new size
- * and one free of the old block.
+ * and one free of the old block. Under checks=full every resize moves, so
+ * the old block's guard bytes are checked and it goes into the quarantine.
  */
 #include <errno.h>
 #include <string.h>
@@ -63,7 +64,10 @@ static void *move_block(struct hl_range *r, size_t n, size_t old_n)
 	if (q == NULL)
 		return NULL;
 	memcpy(q, hl_range_data(r), old_n < n ? old_n : n);
-	hl_release_core_to_arena(r);
+	if (hl_unlikely(hl_checks_redzone != 0))
+		hl_checks_release(r, HL_CALL_REALLOC, true); /* guard bytes checked, quarantined */
+	else
+		hl_release_core_to_arena(r);
 	return q;
 }
 
@@ -86,7 +90,10 @@ void *hl_reallocate(void *p, size_t n)
 		hl_misuse_release_mismatch(HL_CALL_REALLOC, p, HL_SIZE_UNKNOWN);
 	size_t old_n = hl_block_requested(r);
 	void *q = NULL;
-	if (c == HL_PTR_SMALL) {
+	if (hl_unlikely(hl_checks_redzone != 0)) {
+		/* checks=full always moves, as valgrind does: a stale pointer to
+		 * the old block then points into the quarantine. */
+	} else if (c == HL_PTR_SMALL) {
 		if (resize_small_in_place(r, n))
 			q = p;
 	} else {

@@ -187,6 +187,18 @@ out_leave:
 	hl_guard_leave();
 }
 
+uint32_t hl_track_free_stack(void)
+{
+	uint32_t id = 0;
+	if (hl_guard_enter() && capture_on) {
+		int saved = errno;
+		id = capture();
+		errno = saved;
+	}
+	hl_guard_leave();
+	return id;
+}
+
 uint32_t hl_track_error_stack(void)
 {
 	uint32_t id = 0;

@@ -118,8 +118,8 @@
 #define HL_RANGE_LARGE 0x04u         /* own mapping; struct hl_large precedes it */
 #define HL_RANGE_SENTINEL 0x08u      /* end-of-segment marker, never handed out */
 #define HL_RANGE_CACHED 0x10u        /* sits in a thread cache, not the program's */
-#define HL_RANGE_QUARANTINED 0x20u   /* reserved: freed, held back (heap misuse checks) */
-#define HL_RANGE_CANARY 0x40u        /* reserved: guard bytes follow the block (heap misuse checks) */
+#define HL_RANGE_QUARANTINED 0x20u   /* freed, held back from reuse (checks=full, guard.c) */
+#define HL_RANGE_CANARY 0x40u        /* guard bytes follow the block (checks=full, guard.c) */
 #define HL_RANGE_MARKED 0x80u        /* reserved, unused: the leak scan keeps its marks in a side array */
 
 struct hl_range {

@@ -79,6 +79,8 @@ static json_t *error_json(const struct hl_report_error *e)
 	json_object_set_new(o, "block_size", u64(e->block_size));
 	if (!strcmp(e->kind, "size_mismatch"))
 		json_object_set_new(o, "delete_size", u64(e->detail));
+	if (!strcmp(e->kind, "overflow"))
+		json_object_set_new(o, "overrun_bytes", u64(e->detail));
 	json_object_set_new(o, "stack", stack_json(&e->stack));
 	json_object_set_new(o, "alloc_stack", stack_json(&e->alloc_stack));
 	json_object_set_new(o, "free_stack", stack_json(&e->free_stack));

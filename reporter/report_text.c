@@ -245,6 +245,10 @@ static const char *error_heading(const struct hl_report_error *e)
 	if (!strcmp(e->kind, "header_corrupt"))
 		return "Invalid free() / delete / delete[] / realloc(): the block's header was "
 		       "overwritten (heap underflow)";
+	if (!strcmp(e->kind, "overflow"))
+		return "Heap block overrun: the guard bytes after a block were overwritten";
+	if (!strcmp(e->kind, "use_after_free"))
+		return "Write to freed memory: a block in the quarantine was changed after its free";
 	if (e->call && !strcmp(e->call, "malloc_usable_size"))
 		return "Invalid malloc_usable_size()";
 	return "Invalid free() / delete / delete[] / realloc()";
@@ -256,14 +260,26 @@ static void print_error(const struct hl_report_process *p, const struct hl_repor
 			const struct hl_report_view *view, FILE *out)
 {
 	char offset[32], size[32];
-	bool freed = !strcmp(e->kind, "double_free");
+	bool freed = !strcmp(e->kind, "double_free") || !strcmp(e->kind, "use_after_free");
 
 	fprintf(out, "==%u== %s", p->pid, error_heading(e));
 	if (!strcmp(e->kind, "size_mismatch"))
 		fprintf(out, " %llu", (unsigned long long)e->detail);
+	if (e->call && !strcmp(e->call, "exit"))
+		fprintf(out, " (found at exit)");
+	else if (e->call && !strcmp(e->call, "leak check"))
+		fprintf(out, " (found by a leak check)");
 	fprintf(out, "\n");
 	print_stack(out, p->pid, &e->stack, view);
-	if (!e->block_address) {
+	if (!strcmp(e->kind, "overflow") && e->block_address) {
+		fprintf(out, "==%u==  Address 0x%llx is %s bytes after a block of size %s alloc'd\n",
+			p->pid, (unsigned long long)e->address,
+			hl_fmt_grouped(offset, e->address - e->block_address - e->block_size),
+			hl_fmt_grouped(size, e->block_size));
+		fprintf(out, "==%u==  The damage reaches %s bytes past the end of the block\n", p->pid,
+			hl_fmt_grouped(offset, e->detail));
+		print_stack(out, p->pid, &e->alloc_stack, view);
+	} else if (!e->block_address) {
 		fprintf(out, "==%u==  Address 0x%llx is not stack'd, malloc'd or (recently) free'd\n",
 			p->pid, (unsigned long long)e->address);
 	} else {

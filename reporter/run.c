@@ -35,6 +35,8 @@
 #include "report_formats.h"
 #include "runinfo.h"
 
+#define NOT_GIVEN ULONG_MAX /* an unsigned option left to the hook's default */
+
 struct run_options {
 	const char *db_path;
 	const char *json_path;
@@ -42,6 +44,8 @@ struct run_options {
 	const char *xml_file;    /* valgrind's XML into this file (%p: one per process) */
 	unsigned long depth;     /* 0 = hook default */
 	const char *on_error;    /* heap misuse: "continue" or "abort", NULL = hook default */
+	const char *checks;      /* "default" or "full", NULL = hook default */
+	unsigned long redzone, quarantine, fill; /* NOT_GIVEN = hook default */
 	unsigned long wait_ms;   /* grace for connections after prog exits */
 	char *trace, *exclude;    /* $HEAPLEDGER_TRACE / _EXCLUDE for the program, NULL: unset */
 	bool no_db;
@@ -104,6 +108,16 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 		HL_ARG_CHOICE("on-error", 0, "continue|abort", &o->on_error,
 			      "on heap misuse (invalid or double free, mismatched delete) report and "
 			      "go on (default), or report and abort the program"),
+		HL_ARG_CHOICE("checks", 0, "default|full", &o->checks,
+			      "heap misuse checks: default, or full (guard bytes after blocks for "
+			      "overflows, a quarantine of freed blocks for writes after free)"),
+		HL_ARG_UNSIGNED("redzone", 0, "N", &o->redzone, 1, 4096,
+				"with --checks full: guard bytes after each block (default 16)"),
+		HL_ARG_UNSIGNED("quarantine", 0, "MIB", &o->quarantine, 0, 65536,
+				"with --checks full: MiB of freed blocks held back from reuse "
+				"(default 20, 0: none)"),
+		HL_ARG_UNSIGNED("fill", 0, "BYTE", &o->fill, 0, 255,
+				"with --checks full: the byte freed blocks are filled with (default 221)"),
 		HL_ARG_UNSIGNED("wait-ms", 0, "N", &o->wait_ms, 0, 3600000,
 				"wait at most N ms for connections after the program exits (default 3000)"),
 		HL_ARG_FLAG("quiet", 'q', &hl_log_quiet, "print no messages of heapledger's own"),
@@ -126,6 +140,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 	int rc, first;
 
 	o->wait_ms = 3000;
+	o->redzone = o->quarantine = o->fill = NOT_GIVEN;
 	rc = hl_args_parse(&cmd, argc, argv, &first);
 	if (rc >= 0)
 		return rc;
@@ -137,20 +152,30 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 	return -1;
 }
 
-/* HEAPLEDGER_OPTIONS with depth=N and on_error=... added in front, so a
- * user's own options still win when they name them too. */
+/* HEAPLEDGER_OPTIONS with depth=N, on_error=... and the checks= keys added
+ * in front, so a user's own options still win when they name them too. */
 static void set_hook_options(const struct run_options *o)
 {
 	const char *old = getenv(HL_ENV_OPTIONS);
 	char buf[4096];
 	int used = 0;
 
-	if (!o->depth && !o->on_error)
+	if (!o->depth && !o->on_error && !o->checks && o->redzone == NOT_GIVEN &&
+	    o->quarantine == NOT_GIVEN && o->fill == NOT_GIVEN)
 		return;
 	if (o->depth)
 		used += snprintf(buf + used, sizeof(buf) - (size_t)used, "depth=%lu:", o->depth);
 	if (o->on_error)
 		used += snprintf(buf + used, sizeof(buf) - (size_t)used, "on_error=%s:", o->on_error);
+	if (o->checks)
+		used += snprintf(buf + used, sizeof(buf) - (size_t)used, "checks=%s:", o->checks);
+	if (o->redzone != NOT_GIVEN)
+		used += snprintf(buf + used, sizeof(buf) - (size_t)used, "redzone=%lu:", o->redzone);
+	if (o->quarantine != NOT_GIVEN)
+		used += snprintf(buf + used, sizeof(buf) - (size_t)used, "quarantine=%lu:",
+				 o->quarantine);
+	if (o->fill != NOT_GIVEN)
+		used += snprintf(buf + used, sizeof(buf) - (size_t)used, "fill=%lu:", o->fill);
 	snprintf(buf + used, sizeof(buf) - (size_t)used, "%s", old ? old : "");
 	setenv(HL_ENV_OPTIONS, buf, 1);
 }

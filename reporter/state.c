@@ -133,6 +133,8 @@ const char *hl_error_call_name(uint32_t call)
 		[HL_CALL_USABLE_SIZE] = "malloc_usable_size",
 		[HL_CALL_DELETE] = "delete",
 		[HL_CALL_DELETE_ARRAY] = "delete[]",
+		[HL_CALL_EXIT] = "exit",
+		[HL_CALL_CHECK] = "leak check",
 	};
 	return call < HL_ARRAY_SIZE(names) ? names[call] : "unknown";
 }

@@ -403,6 +403,8 @@ enum hl_error_call {
 	HL_CALL_USABLE_SIZE = 2,   /* malloc_usable_size */
 	HL_CALL_DELETE = 3,
 	HL_CALL_DELETE_ARRAY = 4,  /* delete[] */
+	HL_CALL_EXIT = 5,          /* checks=full: found by the check at exit */
+	HL_CALL_CHECK = 6,         /* checks=full: found by an on-demand leak check */
 	HL_CALL_COUNT
 };
 

@@ -5,6 +5,9 @@ to the text report in valgrind's words, the --json document, the database
 standalone hook's output in $HEAPLEDGER_LOG; after each error the program's
 stress run must pass (on_error=continue keeps the allocator usable). Then
 on_error=abort: the report is complete and the process dies of SIGABRT.
+The checks=full kinds (overflow, use after free, a double free after the
+size was handed out again) run with `--checks full --quarantine 1` (and the
+same HEAPLEDGER_OPTIONS standalone) and must show the free stack too.
 
 Usage: check_misuse.py HEAPLEDGER LIBHEAPLEDGER MISUSE_PROGRAM
 """
@@ -19,8 +22,16 @@ import tempfile
 
 INVALID = "Invalid free() / delete / delete[] / realloc()"
 MISMATCH = "Mismatched free() / delete / delete []"
+OVERRUN = "Heap block overrun: the guard bytes after a block were overwritten"
+FREED_WRITE = "Write to freed memory: a block in the quarantine was changed after its free"
 
-# mode: kind, call, heading, address text, allocating function, delete size
+# Modes run with the checks that cost memory, and how they are asked for.
+FULL = {"overflow", "use_after_free", "double_reused"}
+FULL_FLAGS = ["--checks", "full", "--quarantine", "1"]
+FULL_OPTIONS = "checks=full:quarantine=1"
+
+# mode: kind, call, heading, address text, allocating function, detail
+# (size_mismatch: the size delete was given; overflow: bytes past the end)
 CASES = {
     "interior": ("interior_free", "free", INVALID,
                  "is 48 bytes inside a block of size 200 alloc'd", "make_block", None),
@@ -42,7 +53,20 @@ CASES = {
                        "is 0 bytes inside a block of size 200 alloc'd", "make_aligned", None),
     "size_mismatch": ("size_mismatch", "delete", "Mismatched new/delete size value: 100",
                       "is 0 bytes inside a block of size 200 alloc'd", "make_object", 100),
+    "overflow": ("overflow", "free", OVERRUN,
+                 "is 0 bytes after a block of size 200 alloc'd", "make_block", 1),
+    "use_after_free": ("use_after_free", "free", FREED_WRITE,
+                       "is 8 bytes inside a block of size 200 free'd", "make_block", None),
+    "double_reused": ("double_free", "free", INVALID,
+                      "is 0 bytes inside a block of size 200 free'd", "make_block", None),
 }
+DETAIL_KEY = {"size_mismatch": "delete_size", "overflow": "overrun_bytes"}
+
+
+def offset_of(address_text):
+    """The error address minus the block's start, from the address text."""
+    n = int(re.search(r"is (\d+) bytes", address_text).group(1))
+    return n + 200 if "after a block" in address_text else n
 
 
 def fail(msg):
@@ -77,6 +101,16 @@ def check_text(mode, text, case):
         fail(f"{mode}: expected '{address}', got {addr[:1]}")
     if allocator:
         after = lines[lines.index(addr[0]) + 1:]
+        if kind == "overflow":
+            reach = f" The damage reaches {case[5]} bytes past the end of the block"
+            if after[0] != reach:
+                fail(f"{mode}: expected {reach!r} after the address, got {after[0]!r}")
+            after = after[1:]
+        if "free'd" in address and mode in FULL:
+            if not after[0].startswith("   at ") or "release_block" not in after[0]:
+                fail(f"{mode}: free stack does not start in release_block: {after[0]!r}")
+            while after[0].startswith("   at ") or after[0].startswith("   by "):
+                after = after[1:]
         if "free'd" in address:
             if after[0] != " Block was alloc'd at":
                 fail(f"{mode}: no 'Block was alloc'd at' after {addr[0]!r}")
@@ -88,7 +122,7 @@ def check_text(mode, text, case):
 
 
 def check_json(mode, doc, case, where):
-    kind, call, _, address, allocator, delete_size = case
+    kind, call, _, address, allocator, detail = case
     errors = doc["processes"][0]["errors"]
     if len(errors) != 1:
         fail(f"{mode} ({where}): {len(errors)} errors, expected 1")
@@ -100,13 +134,15 @@ def check_json(mode, doc, case, where):
     if allocator:
         if e["block_size"] != 200 or not fn(e["alloc_stack"]).startswith(allocator):
             fail(f"{mode} ({where}): block {e['block_size']} from {fn(e['alloc_stack'])!r}")
-        offset = int(re.search(r"is (\d+) bytes", address).group(1))
+        offset = offset_of(address)
         if int(e["address"], 16) - int(e["block_address"], 16) != offset:
             fail(f"{mode} ({where}): address {e['address']} block {e['block_address']}")
     elif e["block_address"] is not None:
         fail(f"{mode} ({where}): a block for a foreign pointer")
-    if delete_size is not None and e.get("delete_size") != delete_size:
-        fail(f"{mode} ({where}): delete_size {e.get('delete_size')}")
+    if detail is not None and e.get(DETAIL_KEY[kind]) != detail:
+        fail(f"{mode} ({where}): {DETAIL_KEY[kind]} {e.get(DETAIL_KEY[kind])}, expected {detail}")
+    if mode in FULL and "free'd" in address and not fn(e["free_stack"]).startswith("release_block"):
+        fail(f"{mode} ({where}): free stack starts in {fn(e['free_stack'])!r}")
 
 
 def check_db(mode, db, case):
@@ -122,7 +158,8 @@ def check_db(mode, db, case):
 def check_mode(hl, prog, mode, case, tmp):
     db = os.path.join(tmp, mode + ".db")
     jpath = os.path.join(tmp, mode + ".json")
-    r = run([hl, "run", "--db", db, "--json", jpath, "--", prog, mode])
+    flags = FULL_FLAGS if mode in FULL else []
+    r = run([hl, "run", *flags, "--db", db, "--json", jpath, "--", prog, mode])
     if r.returncode != 0 or "stress ok" not in r.stdout:
         fail(f"{mode}: exit {r.returncode}, stdout {r.stdout!r}\n{r.stderr}")
     check_text(mode, r.stderr + r.stdout, case)
@@ -139,6 +176,8 @@ def check_standalone(lib, prog, mode, case, tmp):
     log = os.path.join(tmp, mode + ".log")
     env = dict(os.environ, LD_PRELOAD=lib, HEAPLEDGER_LOG=log)
     env.pop("HEAPLEDGER_SOCKET", None)
+    if mode in FULL:
+        env["HEAPLEDGER_OPTIONS"] = FULL_OPTIONS
     r = run([prog, mode], env=env)
     if r.returncode != 0 or "stress ok" not in r.stdout:
         fail(f"standalone {mode}: exit {r.returncode}")
@@ -175,8 +214,11 @@ def check_abort(hl, lib, prog, tmp):
 
 def main():
     hl, lib, prog = sys.argv[1:4]
+    only = sys.argv[4:]
     with tempfile.TemporaryDirectory() as tmp:
         for mode, case in CASES.items():
+            if only and mode not in only:
+                continue
             check_mode(hl, prog, mode, case, tmp)
             check_standalone(lib, prog, mode, case, tmp)
             print(f"ok {mode}")

@@ -1,7 +1,9 @@
 // tests/run/progs/misuse.cpp: one heap misuse error per mode (argv[1]), made
 // by offend(), on a block from make_block() and freed, when it is, by
 // release_block(); then a stress run that checks the allocator still works
-// (check_misuse.py reads the report, the JSON and the database).
+// (check_misuse.py reads the report, the JSON and the database). The
+// overflow, use_after_free and double_reused modes run under checks=full
+// with a 1 MiB quarantine.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -66,6 +68,18 @@ __attribute__((noinline)) void offend(const char *mode, char *p)
 		::operator delete(p);
 	else if (!strcmp(mode, "size_mismatch"))
 		::operator delete(p, static_cast<size_t>(100));
+	else if (!strcmp(mode, "overflow")) {
+		*(static_cast<char volatile *>(p) + 200) = 'x'; // one byte past the end
+		free(p);
+	} else if (!strcmp(mode, "use_after_free")) {
+		*(static_cast<char volatile *>(p) + 8) = 'x'; // p was freed
+		// 2 MiB of frees push it out of a 1 MiB quarantine, here.
+		for (int i = 0; i < 512; i++) {
+			char *volatile q = static_cast<char *>(malloc(4000));
+			free(q);
+		}
+	} else if (!strcmp(mode, "double_reused"))
+		free(p); // freed, and a block of its size handed out since
 }
 
 // Allocates and frees with content checks: the heap still works.
@@ -106,8 +120,16 @@ int main(int argc, char **argv)
 	memset(p, 0x5a, 200);
 	if (!strcmp(mode, "interior"))
 		forge_header(p + 48);
-	if (!strcmp(mode, "double") || !strcmp(mode, "realloc_freed"))
+	if (!strcmp(mode, "double") || !strcmp(mode, "realloc_freed") ||
+	    !strcmp(mode, "use_after_free"))
 		release_block(p);
+	else if (!strcmp(mode, "double_reused")) {
+		release_block(p);
+		char *again = make_block(200);
+		if (again == p) // the quarantine holds p: it cannot come back yet
+			return 3;
+		victim = again;
+	}
 	else if (!strcmp(mode, "interior") || !strcmp(mode, "misaligned") ||
 		 !strcmp(mode, "usable_size"))
 		victim = p;

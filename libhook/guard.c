@@ -1,0 +1,344 @@
+/*
+ * libhook/guard.c: checks=full, the heap misuse checks that cost memory:
+ * guard bytes after every block (overflow) and a quarantine of freed blocks
+ * (write after free, double free of a block already reused by the program's
+ * next allocations).
+ *
+ * Guard bytes. Under checks=full an allocation of n bytes asks its size
+ * class for n + redzone bytes (alloc.c), so at least `redzone` bytes, never
+ * fewer than one, follow the block even when n fills its class exactly.
+ * Every byte from n to the range's usable end is HL_GUARD_CANARY and the
+ * range has HL_RANGE_CANARY. free, realloc, the exit and each on-demand leak
+ * check read them back: a changed byte is an overflow, reported with the
+ * first damaged byte, how far past the end the damage reaches and the
+ * block's allocation stack. A write just before the block lands in its
+ * header, whose check byte catches it (HL_PTR_CORRUPT, "heap underflow").
+ * malloc_usable_size answers n: the guard bytes are not the program's.
+ *
+ * Quarantine. A freed segment block is not reused at once: the first 8
+ * bytes of its body hold the free stack id and its complement (ASan keeps
+ * free stacks in the freed chunk too), every other byte up to its usable
+ * end is the fill byte, it has HL_RANGE_QUARANTINED (still ALLOCATED for its
+ * arena, so never coalesced or handed out; not live for walks, scans and
+ * free, so a second free is a double free with both stacks) and it joins a
+ * FIFO bounded in bytes (quarantine=MiB, 20 by default as valgrind's
+ * --freelist-vol). A block pushed out of the FIFO, and every block in it at
+ * exit and at each leak check, is read back: a changed byte is a write
+ * after free, reported with the alloc and free stacks.
+ *
+ * Limits, as valgrind's past --freelist-vol: once a block has left the
+ * quarantine and been handed out again, a stale free of its address frees
+ * the new block, and a stale write lands in it unseen. Blocks of more than
+ * 1 MiB (their own mapping) are checked for overflow but not quarantined:
+ * their mapping goes back to the cache or the kernel.
+ *
+ * The FIFO is a ring of range pointers in the hook's own memory under
+ * quarantine_lock (-> meta_lock for its growth); blocks pushed out are
+ * checked and released after the lock is dropped, and errors are reported
+ * with no lock held (reporting unwinds and may write to the socket).
+ */
+#include <string.h>
+
+#include "heap.h"
+
+size_t hl_checks_redzone;
+
+/* A guarded span never exceeds this (a large block may sit in a cached
+ * mapping far bigger than it asked for: only its first bytes are guarded). */
+#define GUARD_SPAN_MAX 16384u
+/* Findings collected under a lock per pass of a sweep, then reported. */
+#define FINDINGS_MAX 32u
+
+/* The first 8 bytes of a quarantined block. */
+struct free_note {
+	uint32_t free_stack;
+	uint32_t complement; /* ~free_stack: a write over the note is seen */
+};
+
+static struct hl_lock quarantine_lock = HL_LOCK_INIT;
+static struct hl_range **ring;  /* quarantine_lock: oldest at ring[head] */
+static size_t ring_cap, ring_head, ring_count;
+static uint64_t ring_bytes;     /* range bytes in the ring */
+
+void hl_checks_init(void)
+{
+	if (hl_options.checks)
+		hl_checks_redzone = hl_options.redzone ? hl_options.redzone : 1;
+}
+
+static size_t usable_of(struct hl_range *r)
+{
+	return (hl_range_flags(r) & HL_RANGE_LARGE) ? hl_large_usable(r) : hl_range_usable(r);
+}
+
+/* End of the guarded span of a block of n bytes, as an offset from its start. */
+static size_t guard_end(struct hl_range *r, size_t n)
+{
+	size_t usable = usable_of(r);
+	return usable - n > GUARD_SPAN_MAX ? n + GUARD_SPAN_MAX : usable;
+}
+
+/* First byte of [p, end) that is not b, or NULL. */
+static const uint8_t *first_other(const uint8_t *p, const uint8_t *end, uint8_t b)
+{
+	uint64_t pattern = 0x0101010101010101ull * b;
+	for (; p < end && ((uintptr_t)p & 7u) != 0; p++)
+		if (*p != b)
+			return p;
+	for (; p + 8 <= end; p += 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		if (w != pattern)
+			break;
+	}
+	for (; p < end; p++)
+		if (*p != b)
+			return p;
+	return NULL;
+}
+
+/* Last byte of [start, end) that is not b; one is known to exist. */
+static const uint8_t *last_other(const uint8_t *start, const uint8_t *end, uint8_t b)
+{
+	while (end > start && end[-1] == b)
+		end--;
+	return end - 1;
+}
+
+void hl_checks_arm(struct hl_range *r, size_t n)
+{
+	if (hl_range_flags(r) & HL_RANGE_LARGE)
+		hl_large_of(r)->slack = (uint32_t)(hl_large_usable(r) - n);
+	uint8_t *data = hl_range_data(r);
+	memset(data + n, HL_GUARD_CANARY, guard_end(r, n) - n);
+	hl_range_mark(r, HL_RANGE_CANARY);
+}
+
+/* Whether a guarded block's guard bytes are intact; else fills *m. */
+static bool guard_intact(struct hl_range *r, unsigned call, struct hl_misuse *m)
+{
+	size_t n = hl_block_requested(r);
+	const uint8_t *data = hl_range_data(r);
+	const uint8_t *end = data + guard_end(r, n);
+	const uint8_t *first = first_other(data + n, end, HL_GUARD_CANARY);
+	if (first == NULL)
+		return true;
+	const uint8_t *last = last_other(first, end, HL_GUARD_CANARY);
+	*m = (struct hl_misuse){
+		.kind = HL_ERROR_OVERFLOW, .call = call, .address = first, .block = data,
+		.block_size = n, .alloc_stack = hl_range_stack_id(r), .alloc_kind = hl_range_kind(r),
+		.detail = (uint64_t)(last - (data + n)) + 1,
+	};
+	return false;
+}
+
+void hl_checks_check(struct hl_range *r, unsigned call)
+{
+	struct hl_misuse m;
+	if (!guard_intact(r, call, &m))
+		hl_misuse_report(&m);
+}
+
+/* ---- quarantine ------------------------------------------------------------ */
+
+uint32_t hl_checks_free_stack(struct hl_range *r)
+{
+	struct free_note note;
+	memcpy(&note, hl_range_data(r), sizeof(note));
+	return note.complement == ~note.free_stack ? note.free_stack : 0;
+}
+
+/* Whether a quarantined block still holds its note and fill; else fills *m. */
+static bool fill_intact(struct hl_range *r, unsigned call, struct hl_misuse *m)
+{
+	const uint8_t *data = hl_range_data(r);
+	struct free_note note;
+	memcpy(&note, data, sizeof(note));
+	const uint8_t *first = NULL;
+	if (note.complement != ~note.free_stack)
+		first = data; /* somewhere in the note: its start is all we can say */
+	else
+		first = first_other(data + sizeof(note), data + hl_range_usable(r),
+				    (uint8_t)hl_options.fill);
+	if (first == NULL)
+		return true;
+	*m = (struct hl_misuse){
+		.kind = HL_ERROR_USE_AFTER_FREE, .call = call, .address = first, .block = data,
+		.block_size = hl_block_requested(r), .alloc_stack = hl_range_stack_id(r),
+		.free_stack = hl_checks_free_stack(r), .alloc_kind = hl_range_kind(r),
+	};
+	return false;
+}
+
+/* Fills a block freed with free stack `stack` for the quarantine. */
+static void quarantine_fill(struct hl_range *r, uint32_t stack)
+{
+	uint8_t *data = hl_range_data(r);
+	struct free_note note = { stack, ~stack };
+	memset(data + sizeof(note), (int)hl_options.fill, hl_range_usable(r) - sizeof(note));
+	memcpy(data, &note, sizeof(note));
+}
+
+/* A block leaves the quarantine: checked, then given back for reuse. A
+ * block whose header was overwritten stays out of the heap for good: its
+ * size cannot be trusted to give it back. */
+static void quarantine_leave(struct hl_range *r, unsigned call)
+{
+	struct hl_misuse m;
+	if (!hl_range_check_ok(r)) {
+		m = (struct hl_misuse){ .kind = HL_ERROR_HEADER_CORRUPT, .call = call,
+					.address = hl_range_data(r), .block = hl_range_data(r) };
+		hl_misuse_report(&m);
+		return;
+	}
+	if (!fill_intact(r, call, &m))
+		hl_misuse_report(&m);
+	hl_range_unmark(r, HL_RANGE_QUARANTINED);
+	hl_release_core_uncounted(r);
+}
+
+/* Doubles the ring; false if there is no memory for it. */
+static bool ring_grow_locked(void)
+{
+	size_t cap = ring_cap ? ring_cap * 2 : 4096;
+	struct hl_range **bigger = hl_meta_alloc(cap * sizeof(*bigger));
+	if (bigger == NULL)
+		return false;
+	for (size_t i = 0; i < ring_count; i++)
+		bigger[i] = ring[(ring_head + i) % ring_cap];
+	if (ring != NULL)
+		hl_meta_free(ring, ring_cap * sizeof(*ring));
+	ring = bigger;
+	ring_cap = cap;
+	ring_head = 0;
+	return true;
+}
+
+static struct hl_range *ring_pop_locked(void)
+{
+	struct hl_range *r = ring[ring_head];
+	ring_head = (ring_head + 1) % ring_cap;
+	ring_count--;
+	ring_bytes -= r->size;
+	return r;
+}
+
+/* Puts a freed segment block into the quarantine; pushes the oldest out
+ * while it holds more than its bound. */
+static void quarantine_put(struct hl_range *r, unsigned call)
+{
+	uint64_t limit = (uint64_t)hl_options.quarantine_mib << 20;
+	struct hl_range *out[FINDINGS_MAX];
+	unsigned nout = 0;
+	quarantine_fill(r, hl_track_free_stack());
+	hl_range_mark(r, HL_RANGE_QUARANTINED);
+	hl_lock(&quarantine_lock);
+	if (ring_count == ring_cap && !ring_grow_locked()) {
+		out[nout++] = r; /* no room to remember it: straight through */
+	} else {
+		ring[(ring_head + ring_count) % ring_cap] = r;
+		ring_count++;
+		ring_bytes += r->size;
+	}
+	while (ring_bytes > limit && nout < FINDINGS_MAX)
+		out[nout++] = ring_pop_locked();
+	hl_unlock(&quarantine_lock);
+	for (unsigned i = 0; i < nout; i++)
+		quarantine_leave(out[i], call);
+}
+
+void hl_checks_release(struct hl_range *r, unsigned call, bool to_arena)
+{
+	if (hl_block_is_guarded(r)) {
+		hl_checks_check(r, call);
+		hl_range_unmark(r, HL_RANGE_CANARY);
+	}
+	if (hl_checks_redzone != 0 && hl_options.quarantine_mib != 0 &&
+	    !(hl_range_flags(r) & HL_RANGE_LARGE)) {
+		hl_stats_on_release(hl_block_requested(r));
+		quarantine_put(r, call);
+	} else if (to_arena) {
+		hl_release_core_to_arena(r);
+	} else {
+		hl_release_core(r);
+	}
+}
+
+/* ---- sweeps: at exit and at each leak check ---------------------------------- */
+
+struct sweep {
+	unsigned call;
+	unsigned count;
+	struct hl_misuse found[FINDINGS_MAX];
+};
+
+/* Walk callback (an arena's or the large lock held): collects damaged guard
+ * bytes and repairs them, so the next pass and the next check see only new
+ * damage. */
+static void sweep_block(void *address, size_t size, uint32_t stack_id, unsigned kind, void *arg)
+{
+	(void)stack_id;
+	(void)kind;
+	struct sweep *s = arg;
+	struct hl_range *r = hl_range_of(address);
+	if (s->count == FINDINGS_MAX || !hl_block_is_guarded(r))
+		return;
+	if (!guard_intact(r, s->call, &s->found[s->count])) {
+		s->count++;
+		memset((uint8_t *)address + size, HL_GUARD_CANARY, guard_end(r, size) - size);
+	}
+}
+
+static void sweep_quarantine(struct sweep *s)
+{
+	hl_lock(&quarantine_lock);
+	for (size_t i = 0; i < ring_count && s->count < FINDINGS_MAX; i++) {
+		struct hl_range *r = ring[(ring_head + i) % ring_cap];
+		if (hl_range_check_ok(r) && !fill_intact(r, s->call, &s->found[s->count])) {
+			s->count++;
+			quarantine_fill(r, hl_checks_free_stack(r));
+		}
+	}
+	hl_unlock(&quarantine_lock);
+}
+
+static void report_all(struct sweep *s, bool at_exit)
+{
+	for (unsigned i = 0; i < s->count; i++) {
+		s->found[i].at_exit = at_exit;
+		hl_misuse_report(&s->found[i]);
+	}
+}
+
+void hl_checks_sweep(unsigned call)
+{
+	if (hl_checks_redzone == 0)
+		return;
+	bool at_exit = call == HL_CALL_EXIT;
+	struct sweep s = { .call = call };
+	do {
+		s.count = 0;
+		hl_heap_walk(sweep_block, &s);
+		report_all(&s, at_exit);
+	} while (s.count == FINDINGS_MAX);
+	do {
+		s.count = 0;
+		sweep_quarantine(&s);
+		report_all(&s, at_exit);
+	} while (s.count == FINDINGS_MAX);
+}
+
+void hl_checks_fork_prepare(void)
+{
+	hl_lock(&quarantine_lock);
+}
+
+void hl_checks_fork_parent(void)
+{
+	hl_unlock(&quarantine_lock);
+}
+
+void hl_checks_fork_child(void)
+{
+	hl_lock_reset(&quarantine_lock);
+}

@@ -1,0 +1,272 @@
+/*
+ * tests/libhook/test_guard.c: checks=full, guard bytes and the quarantine.
+ *
+ * Linked with the allocator's objects (its malloc is ours) and run with
+ * HEAPLEDGER_OPTIONS=checks=full:quarantine=1 (meson.build; once more with
+ * redzone=1, the smallest guard): every error is counted by
+ * hl_misuse_error_count(), the program goes on (on_error=continue) and the
+ * heap must stay valid and usable after each one.
+ */
+#include <malloc.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fastpath.h"
+
+static void *(*volatile malloc_fn)(size_t) = malloc;
+static void *(*volatile memalign_fn)(size_t, size_t) = memalign;
+static void *(*volatile realloc_fn)(void *, size_t) = realloc;
+static void *(*volatile calloc_fn)(size_t, size_t) = calloc;
+static void (*volatile free_fn)(void *) = free;
+
+static bool arenas_valid(void)
+{
+	for (unsigned i = 0; i < hl_arena_count; i++) {
+		hl_lock(&hl_arenas[i].lock);
+		bool ok = hl_arena_is_valid_locked(&hl_arenas[i]);
+		hl_unlock(&hl_arenas[i].lock);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/* Allocates, fills and frees blocks of many sizes, checking their bytes:
+ * the allocator works after an error. No error of its own. */
+static void stress(void)
+{
+	uint64_t errors = hl_misuse_error_count();
+	char *slots[64] = { 0 };
+	size_t sizes[64] = { 0 };
+	unsigned seed = 11;
+	for (int i = 0; i < 20000; i++) {
+		unsigned k = (unsigned)rand_r(&seed) % 64;
+		if (slots[k]) {
+			for (size_t j = 0; j < sizes[k]; j++)
+				assert_int_equal(slots[k][j], (char)k);
+			free_fn(slots[k]);
+		}
+		sizes[k] = 1 + (size_t)rand_r(&seed) % 3000;
+		slots[k] = malloc_fn(sizes[k]);
+		assert_non_null(slots[k]);
+		memset(slots[k], (int)k, sizes[k]);
+	}
+	for (int k = 0; k < 64; k++)
+		free_fn(slots[k]);
+	assert_int_equal(hl_misuse_error_count(), errors);
+	assert_true(arenas_valid());
+}
+
+/* One byte written past the end of a block of n bytes is reported once by
+ * free; a block written only within its n bytes is not. */
+static void overflow_by_one(size_t n)
+{
+	char *p = malloc_fn(n);
+	assert_non_null(p);
+	assert_int_equal(malloc_usable_size(p), n); /* the guard bytes are not the program's */
+	memset(p, 0x11, n);
+	uint64_t before = hl_misuse_error_count();
+	free_fn(p);
+	assert_int_equal(hl_misuse_error_count(), before);
+
+	p = malloc_fn(n);
+	assert_non_null(p);
+	memset(p, 0x22, n);
+	((volatile char *)p)[n] = 0x22;
+	free_fn(p);
+	if (hl_misuse_error_count() != before + 1)
+		fail_msg("a 1-byte overflow of a block of %zu bytes was not reported", n);
+}
+
+/* At every size-class boundary: a request that fills its class exactly
+ * without the guard bytes, one that fills it exactly with them, one more. */
+static void test_overflow_at_every_class_boundary(void **state)
+{
+	(void)state;
+	size_t r = hl_checks_redzone;
+	assert_true(r >= 1);
+	for (size_t size = HL_RANGE_MIN; size <= HL_CACHE_MAX; size = hl_class_round_up(size + 1)) {
+		size_t exact = size - sizeof(struct hl_range);
+		overflow_by_one(exact);
+		if (exact > r) {
+			overflow_by_one(exact - r);
+			overflow_by_one(exact - r + 1);
+		}
+	}
+	/* Medium blocks (arena, no cache), the largest segment block, large ones. */
+	const size_t big[] = { HL_CACHE_MAX + 1, 100000, HL_LARGE_THRESHOLD - 16,
+			       HL_LARGE_THRESHOLD, HL_LARGE_THRESHOLD + 1, 3u << 20 };
+	for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); i++)
+		overflow_by_one(big[i]);
+	stress();
+}
+
+static void test_overflow_by_other_calls(void **state)
+{
+	(void)state;
+	uint64_t before = hl_misuse_error_count();
+	/* aligned */
+	char *p = memalign_fn(64, 100);
+	assert_int_equal((uintptr_t)p % 64, 0);
+	((volatile char *)p)[100] = 1;
+	free_fn(p);
+	assert_int_equal(hl_misuse_error_count(), before + 1);
+	/* calloc: zeroed block, intact guard */
+	p = calloc_fn(10, 30);
+	for (int i = 0; i < 300; i++)
+		assert_int_equal(p[i], 0);
+	free_fn(p);
+	assert_int_equal(hl_misuse_error_count(), before + 1);
+	/* realloc moves, checks the old block's guard, keeps the contents */
+	p = malloc_fn(100);
+	memset(p, 7, 100);
+	((volatile char *)p)[105] = 1;
+	char *q = realloc_fn(p, 120);
+	assert_ptr_not_equal(q, p);
+	assert_int_equal(hl_misuse_error_count(), before + 2);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(q[i], 7);
+	assert_int_equal(malloc_usable_size(q), 120);
+	free_fn(q);
+	assert_int_equal(hl_misuse_error_count(), before + 2);
+	stress();
+}
+
+/* A write just before a block hits its header: reported, the free refused. */
+static void test_underflow_is_caught_by_the_header(void **state)
+{
+	(void)state;
+	char *p = malloc_fn(64);
+	uint64_t before = hl_misuse_error_count();
+	((volatile char *)p)[-1] ^= 0x5a;
+	free_fn(p);
+	assert_int_equal(hl_misuse_error_count(), before + 1);
+	((volatile char *)p)[-1] ^= 0x5a; /* repaired: now it frees */
+	free_fn(p);
+	assert_int_equal(hl_misuse_error_count(), before + 1);
+	stress();
+}
+
+/* Frees `bytes` worth of blocks of 4000 bytes: pushes older blocks out of
+ * a 1 MiB quarantine. */
+static void churn(size_t bytes)
+{
+	for (size_t done = 0; done < bytes; done += 4000)
+		free_fn(malloc_fn(4000));
+}
+
+static void test_write_after_free_is_seen_when_the_block_leaves(void **state)
+{
+	(void)state;
+	char *p = malloc_fn(100);
+	free_fn(p);
+	uint64_t before = hl_misuse_error_count();
+	((volatile char *)p)[50] = 1;
+	churn(3u << 20);
+	assert_int_equal(hl_misuse_error_count(), before + 1);
+	/* Untouched freed blocks leave without a word. */
+	churn(3u << 20);
+	assert_int_equal(hl_misuse_error_count(), before + 1);
+	stress();
+}
+
+/* The block stays in quarantine while blocks of its size are handed out
+ * again, so its second free is still a double free, not a free of another
+ * block. */
+static void test_double_free_caught_in_quarantine_after_reuse(void **state)
+{
+	(void)state;
+	char *p = malloc_fn(48);
+	free_fn(p);
+	char *again[16];
+	for (int i = 0; i < 16; i++) {
+		again[i] = malloc_fn(48);
+		assert_ptr_not_equal(again[i], p);
+		memset(again[i], i, 48);
+	}
+	uint64_t before = hl_misuse_error_count();
+	free_fn(p);
+	assert_int_equal(hl_misuse_error_count(), before + 1);
+	hl_release(p, HL_KIND_MALLOC);
+	assert_int_equal(hl_misuse_error_count(), before + 2);
+	for (int i = 0; i < 16; i++) {
+		for (int j = 0; j < 48; j++)
+			assert_int_equal(again[i][j], i);
+		free_fn(again[i]);
+	}
+	assert_int_equal(hl_misuse_error_count(), before + 2);
+	stress();
+}
+
+/* Under checks=full the inline paths hand every call to the full ones:
+ * both give the same verdicts on the same pointers. */
+static void test_fast_and_full_paths_agree(void **state)
+{
+	(void)state;
+	char *live = malloc_fn(200);
+	char *freed = malloc_fn(200);
+	free_fn(freed);
+	char *overrun = malloc_fn(200);
+	char *overrun2 = malloc_fn(200);
+	((volatile char *)overrun)[200] = 1;
+	((volatile char *)overrun2)[200] = 1;
+	char *const refused[] = { freed, live + 16, live + 3 };
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		uint64_t before = hl_misuse_error_count();
+		hl_free_fast(refused[i], HL_KIND_MALLOC);
+		assert_int_equal(hl_misuse_error_count(), before + 1);
+		hl_release(refused[i], HL_KIND_MALLOC);
+		assert_int_equal(hl_misuse_error_count(), before + 2);
+		assert_true(arenas_valid());
+	}
+	uint64_t before = hl_misuse_error_count();
+	hl_free_fast(overrun, HL_KIND_MALLOC);
+	assert_int_equal(hl_misuse_error_count(), before + 1);
+	hl_release(overrun2, HL_KIND_MALLOC);
+	assert_int_equal(hl_misuse_error_count(), before + 2);
+	free_fn(live);
+	assert_int_equal(hl_misuse_error_count(), before + 2);
+	stress();
+}
+
+/* A leak check reads every live block's guard bytes and the quarantine;
+ * what it reported, it repairs, so the next check reports only new damage. */
+static void test_leak_check_sweeps(void **state)
+{
+	(void)state;
+	char *p = malloc_fn(30);
+	char *f = malloc_fn(30);
+	free_fn(f);
+	uint64_t before = hl_misuse_error_count();
+	hl_checks_sweep(HL_CALL_CHECK);
+	assert_int_equal(hl_misuse_error_count(), before);
+	((volatile char *)p)[31] = 1;
+	((volatile char *)f)[20] = 1;
+	hl_checks_sweep(HL_CALL_CHECK);
+	assert_int_equal(hl_misuse_error_count(), before + 2);
+	hl_checks_sweep(HL_CALL_CHECK);
+	assert_int_equal(hl_misuse_error_count(), before + 2);
+	free_fn(p);
+	assert_int_equal(hl_misuse_error_count(), before + 2);
+	stress();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_overflow_at_every_class_boundary),
+		cmocka_unit_test(test_overflow_by_other_calls),
+		cmocka_unit_test(test_underflow_is_caught_by_the_header),
+		cmocka_unit_test(test_write_after_free_is_seen_when_the_block_leaves),
+		cmocka_unit_test(test_double_free_caught_in_quarantine_after_reuse),
+		cmocka_unit_test(test_fast_and_full_paths_agree),
+		cmocka_unit_test(test_leak_check_sweeps),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
