@@ -233,6 +233,7 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 	rp->unfreed_superseded = p->unfreed_superseded;
 	rp->live_mismatch = p->live_mismatch;
 	rp->scanned = p->scanned;
+	rp->unstopped = p->scanned && p->live_unstopped;
 	rp->test_name = p->test_name ? hl_arena_strdup(&r->arena, p->test_name) : NULL;
 	if (p->how == HL_EXIT_EXEC && (p->exec_successor || p->exec_pending))
 		rp->exec_path = hl_arena_strdup(&r->arena, p->exec_successor ? p->exec_successor->exe

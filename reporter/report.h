@@ -73,6 +73,7 @@ struct hl_report_process {
 	uint64_t dropped_events;
 	uint64_t unmatched_frees, unfreed_superseded, live_mismatch;
 	bool scanned;                 /* leak classes come from a reachability scan */
+	bool unstopped;               /* scanned while a thread ran: its stack read whole */
 	const char *exec_path;        /* how == "exec": the image that replaced it, or NULL */
 	bool exec_untracked;          /* how == "exec": the new image never reported (LD_PRELOAD
 				       * unset, --trace/--exclude, a static program) */

@@ -112,6 +112,7 @@ static json_t *scan_json(const struct hl_report_process *p)
 	json_object_set_new(o, "scanned", json_boolean(p->scanned));
 	json_object_set_new(o, "not_scanned", hl_report_not_scanned(p, why, sizeof(why)) ?
 					      json_string(why) : json_null());
+	json_object_set_new(o, "all_threads_stopped", json_boolean(!p->unstopped));
 	return o;
 }
 

@@ -401,6 +401,7 @@ static void fill_process(struct hl_report *r, sqlite3_stmt *st,
 	p->unfreed_superseded = col_u64(st, 22);
 	p->live_mismatch = col_u64(st, 23);
 	p->test_name = sqlite3_column_type(st, 24) == SQLITE_NULL ? NULL : col_text(r, st, 24);
+	p->unstopped = sqlite3_column_int(st, 26) == 0;
 }
 
 /* Whether the process passes --process and --program (the basename of its
@@ -454,7 +455,7 @@ static int load_processes(struct loader *ld, struct hl_report *r,
 		" exit_how, exit_status, exit_signal, scanned, in_use_bytes,"
 		" in_use_blocks, allocs, frees, bytes_allocated, peak_bytes,"
 		" inherited_bytes, inherited_blocks, dropped_events, unmatched_frees,"
-		" unfreed_superseded, live_mismatch, test_name, p.serial"
+		" unfreed_superseded, live_mismatch, test_name, p.serial, all_threads_stopped"
 		" FROM processes p JOIN summaries s ON s.process_id = p.id"
 		" WHERE p.run_id = ? ORDER BY p.serial", -1, &st, NULL))
 		return load_fail(s, "processes");
