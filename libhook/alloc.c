@@ -19,7 +19,7 @@
 
 size_t hl_block_requested(struct hl_range *r)
 {
-	if (r->flags & HL_RANGE_LARGE)
+	if (hl_range_flags(r) & HL_RANGE_LARGE) /* a walk reads it while its owner caches */
 		return hl_large_usable(r) - hl_large_of(r)->slack;
 	return hl_range_usable(r) - r->slack;
 }

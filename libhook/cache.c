@@ -104,17 +104,18 @@ static struct hl_thread_cache *cache_new(bool shared)
 		tc->bins[cls].room = (int32_t)tc->bins[cls].limit;
 	}
 	hl_lock(&caches_lock);
-	if (caches != NULL && !hl_multithreaded) {
+	if (caches != NULL && !hl_relaxed_load(&hl_multithreaded)) {
 		struct hl_thread_stats sum = { 0 };
 		hl_caches_sum_locked(&sum);
 		for (struct hl_thread_cache *other = caches; other; other = other->next) {
-			other->published_bytes = hl_stats_in_use(&other->stats);
-			other->alloc_mark = other->published_bytes + HL_PUBLISH_STEP;
+			int64_t in_use = hl_stats_in_use(&other->stats);
+			hl_relaxed_store(&other->published_bytes, in_use);
+			hl_relaxed_store(&other->alloc_mark, in_use + HL_PUBLISH_STEP);
 		}
 		hl_stats_go_multithreaded_locked(&sum);
 	}
-	if (hl_multithreaded)
-		tc->alloc_mark = HL_PUBLISH_STEP;
+	if (hl_relaxed_load(&hl_multithreaded))
+		hl_relaxed_store(&tc->alloc_mark, HL_PUBLISH_STEP);
 	tc->next = caches;
 	if (caches)
 		caches->prev = tc;
@@ -431,10 +432,10 @@ void hl_caches_unlock(void)
 void hl_caches_sum_locked(struct hl_thread_stats *out)
 {
 	for (struct hl_thread_cache *tc = caches; tc; tc = tc->next) {
-		out->allocs += tc->stats.allocs;
-		out->frees += tc->stats.frees;
-		out->bytes_allocated += tc->stats.bytes_allocated;
-		out->bytes_freed += tc->stats.bytes_freed;
+		out->allocs += hl_relaxed_load(&tc->stats.allocs);
+		out->frees += hl_relaxed_load(&tc->stats.frees);
+		out->bytes_allocated += hl_relaxed_load(&tc->stats.bytes_allocated);
+		out->bytes_freed += hl_relaxed_load(&tc->stats.bytes_freed);
 	}
 }
 

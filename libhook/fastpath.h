@@ -76,12 +76,12 @@ HL_INLINE void hl_free_fast_sized(void *p, unsigned kind, size_t n)
 		if (hl_likely(hl_block_is_live(r) && bin != NULL && hl_range_check_ok(r) &&
 			      hl_kind_matches(kind, hl_range_kind(r)) &&
 			      (n == HL_SIZE_UNKNOWN || n == requested))) {
-			tc->stats.frees++;
-			tc->stats.bytes_freed += requested;
+			hl_counter_add(&tc->stats.frees, 1);
+			hl_counter_add(&tc->stats.bytes_freed, requested);
 			hl_range_mark_cached(r);
 			((struct hl_free_links *)hl_range_data(r))->next = bin->head;
 			bin->head = r;
-			if (hl_unlikely(--bin->room < 0 || hl_multithreaded))
+			if (hl_unlikely(--bin->room < 0 || hl_relaxed_load(&hl_multithreaded)))
 				hl_free_fast_tail(tc, bin);
 			return;
 		}

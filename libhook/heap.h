@@ -326,9 +326,24 @@ void hl_stats_retire_locked(struct hl_thread_cache *tc);
 void hl_stats_go_multithreaded_locked(struct hl_thread_stats *sum);
 void hl_summary_write(int fd, bool at_exit);
 
+/* A thread's counters and marks are written by that thread while others
+ * read them (sums, the switch to multithreaded) and, once, written by the
+ * thread that makes the program multithreaded: relaxed atomic accesses,
+ * the same plain loads and stores on x86-64 and arm64 (no lock prefix, no
+ * barrier), which make those accesses defined. Sums, not orderings: a sum
+ * taken while a thread counts may miss its last few operations. */
+#define hl_relaxed_load(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define hl_relaxed_store(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+
+/* Adds v to a counter only the calling thread writes. */
+HL_INLINE void hl_counter_add(uint64_t *counter, uint64_t v)
+{
+	hl_relaxed_store(counter, hl_relaxed_load(counter) + v);
+}
+
 HL_INLINE int64_t hl_stats_in_use(const struct hl_thread_stats *ts)
 {
-	return (int64_t)(ts->bytes_allocated - ts->bytes_freed);
+	return (int64_t)(hl_relaxed_load(&ts->bytes_allocated) - hl_relaxed_load(&ts->bytes_freed));
 }
 
 /* Counts an allocation of n bytes; true when tc just passed its alloc_mark
@@ -337,14 +352,15 @@ HL_INLINE int64_t hl_stats_in_use(const struct hl_thread_stats *ts)
  * fast path, which then needs no stack frame.) */
 HL_INLINE bool hl_stats_count_alloc(struct hl_thread_cache *tc, size_t n)
 {
-	tc->stats.allocs++;
-	tc->stats.bytes_allocated += n;
+	hl_counter_add(&tc->stats.allocs, 1);
+	hl_counter_add(&tc->stats.bytes_allocated, n);
 	int64_t in_use = hl_stats_in_use(&tc->stats);
-	if (hl_likely(in_use <= tc->alloc_mark))
+	if (hl_likely(in_use <= hl_relaxed_load(&tc->alloc_mark)))
 		return false;
-	if (hl_multithreaded)
+	if (hl_relaxed_load(&hl_multithreaded))
 		return true;
-	tc->alloc_mark = hl_single_thread_peak = in_use;
+	hl_relaxed_store(&tc->alloc_mark, in_use);
+	hl_relaxed_store(&hl_single_thread_peak, in_use);
 	return false;
 }
 
@@ -358,14 +374,15 @@ HL_INLINE void hl_stats_on_alloc(struct hl_thread_cache *tc, size_t n)
  * a step below what it last published, so it must hl_stats_publish(tc). */
 HL_INLINE bool hl_stats_free_publish_due(const struct hl_thread_cache *tc)
 {
-	return hl_unlikely(hl_multithreaded) &&
-	       tc->published_bytes - hl_stats_in_use(&tc->stats) > HL_PUBLISH_STEP;
+	return hl_unlikely(hl_relaxed_load(&hl_multithreaded)) &&
+	       hl_relaxed_load(&tc->published_bytes) - hl_stats_in_use(&tc->stats) >
+		       HL_PUBLISH_STEP;
 }
 
 HL_INLINE void hl_stats_on_free(struct hl_thread_cache *tc, size_t n)
 {
-	tc->stats.frees++;
-	tc->stats.bytes_freed += n;
+	hl_counter_add(&tc->stats.frees, 1);
+	hl_counter_add(&tc->stats.bytes_freed, n);
 	if (hl_stats_free_publish_due(tc))
 		hl_stats_publish(tc);
 }

@@ -31,20 +31,20 @@ static void raise_peak(int64_t value)
 void hl_stats_publish(struct hl_thread_cache *tc)
 {
 	int64_t in_use = hl_stats_in_use(&tc->stats);
-	int64_t delta = in_use - tc->published_bytes;
-	tc->published_bytes = in_use;
-	tc->alloc_mark = in_use + HL_PUBLISH_STEP;
+	int64_t delta = in_use - hl_relaxed_load(&tc->published_bytes);
+	hl_relaxed_store(&tc->published_bytes, in_use);
+	hl_relaxed_store(&tc->alloc_mark, in_use + HL_PUBLISH_STEP);
 	raise_peak(atomic_fetch_add_explicit(&global_in_use, delta, memory_order_relaxed) + delta);
 }
 
 void hl_stats_retire_locked(struct hl_thread_cache *tc)
 {
 	struct hl_thread_stats *ts = &tc->stats;
-	retired.allocs += ts->allocs;
-	retired.frees += ts->frees;
-	retired.bytes_allocated += ts->bytes_allocated;
-	retired.bytes_freed += ts->bytes_freed;
-	if (hl_multithreaded)
+	retired.allocs += hl_relaxed_load(&ts->allocs);
+	retired.frees += hl_relaxed_load(&ts->frees);
+	retired.bytes_allocated += hl_relaxed_load(&ts->bytes_allocated);
+	retired.bytes_freed += hl_relaxed_load(&ts->bytes_freed);
+	if (hl_relaxed_load(&hl_multithreaded))
 		hl_stats_publish(tc);
 }
 
@@ -54,9 +54,9 @@ void hl_stats_go_multithreaded_locked(struct hl_thread_stats *sum)
 {
 	int64_t total = hl_stats_in_use(&retired) + hl_stats_in_use(sum);
 	atomic_store_explicit(&global_in_use, total, memory_order_relaxed);
-	raise_peak(hl_single_thread_peak);
+	raise_peak(hl_relaxed_load(&hl_single_thread_peak));
 	raise_peak(total);
-	hl_multithreaded = true;
+	hl_relaxed_store(&hl_multithreaded, true);
 }
 
 void hl_stats_get(struct heapledger_stats *out)
@@ -72,8 +72,9 @@ void hl_stats_get(struct heapledger_stats *out)
 	out->frees = sum.frees;
 	out->bytes_allocated = sum.bytes_allocated;
 	int64_t peak = atomic_load_explicit(&global_peak, memory_order_relaxed);
-	if (hl_single_thread_peak > peak)
-		peak = hl_single_thread_peak;
+	int64_t single = hl_relaxed_load(&hl_single_thread_peak);
+	if (single > peak)
+		peak = single;
 	out->peak_bytes = peak > (int64_t)out->in_use_bytes ? (uint64_t)peak : out->in_use_bytes;
 	out->mapped_bytes = atomic_load_explicit(&hl_mapped_bytes, memory_order_relaxed) +
 			    hl_large_mapped_bytes();

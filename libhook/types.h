@@ -76,7 +76,14 @@
  *    path, changed under write_lock; on a wipe-on-fork page, so a raw clone
  *    child reads EMIT_OFF and leaves the parent's shared buffers alone;
  *  - counters (stats.c, emit.c's dropped) are relaxed atomics: sums, not
- *    orderings;
+ *    orderings. A thread's own counters and marks (hl_thread_cache.stats,
+ *    alloc_mark, published_bytes; heap.h hl_counter_add) have one writer,
+ *    their thread (plus, once, the thread that makes the program
+ *    multithreaded), and are read by others under caches_lock: relaxed
+ *    loads and stores, no read-modify-write, so the fast path keeps its
+ *    plain instructions;
+ *  - hl_multithreaded and hl_single_thread_peak (stats.c): written under
+ *    caches_lock or by the one running thread, read relaxed anywhere;
  *  - heap walks (walk.c) read live blocks' headers under the arena lock while
  *    their owners may be allocating from their caches: a block taken from a
  *    cache during a walk may be seen either way, and its stack and size may be

@@ -322,6 +322,14 @@ static void test_realloc_growth_footprint(void **state)
 	static size_t len[BUILDERS], target[BUILDERS];
 	uint64_t rng = 42;
 	size_t before = resident_bytes(), held = 0;
+
+#if defined(__SANITIZE_THREAD__)
+	skip(); /* ThreadSanitizer's shadow memory is resident too */
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+	skip();
+#endif
+#endif
 	unsigned unfinished = BUILDERS;
 	for (int i = 0; i < BUILDERS; i++) {
 		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
