@@ -29,7 +29,7 @@ packages=(
 	libjansson-dev                                   # reporter: JSON output
 	libsqlite3-dev sqlite3                           # reporter: run history
 	libmicrohttpd-dev                                # ui: local web server
-	chromium nodejs                                  # ui: pages tested in a real browser (npm comes with the machine's nodejs)
+	chromium nodejs                                  # ui: pages tested in a real browser (npm: install_npm below)
 	python3 git perl                                 # integration tests run these under the hook
 	valgrind heaptrack                               # bench: tools we compare against; valgrind is the oracle of `heapledger valgrind`'s test
 	cmake                                            # the `ctest -T memcheck` recipe's test (tests/recipes/ctest)
@@ -70,6 +70,17 @@ install_packages() {
 		apt-get install -y --no-install-recommends "${missing[@]}"
 }
 
+# npm installs playwright-core for the browser test (tests/ui). Debian's
+# nodejs comes without it (Debian's npm package has it); a nodejs from
+# elsewhere (NodeSource) brings its own, which Debian's npm would conflict
+# with: so npm is installed only when there is none.
+install_npm() {
+	command -v npm >/dev/null 2>&1 && return 0
+	log "installing: npm"
+	as_root env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y --no-install-recommends npm
+}
+
 configure_and_build() {
 	# coredata.dat is what `meson setup --reconfigure` needs; without it
 	# the directory is set up from scratch.
@@ -84,5 +95,6 @@ configure_and_build() {
 }
 
 install_packages
+install_npm
 configure_and_build
 log "built in $build_dir"

@@ -37,6 +37,14 @@ def skip(msg):
     sys.exit(77)
 
 
+def need(msg):
+    """What CI must have (scripts/setup.sh installs it): a failure there, a
+    skip elsewhere; only a missing chromium skips everywhere."""
+    if os.environ.get("CI"):
+        fail(msg + " (CI is set: scripts/setup.sh should have provided it)")
+    skip(msg)
+
+
 def install_playwright(build_dir):
     """npm ci into BUILD_DIR/ui-browser once per lock file; the directory."""
     where = os.path.join(build_dir, "ui-browser")
@@ -52,7 +60,7 @@ def install_playwright(build_dir):
     r = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
                        cwd=where, capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
-        skip("playwright-core could not be installed (npm ci in %s): %s" % (where, r.stderr[-1500:]))
+        need("playwright-core could not be installed (npm ci in %s): %s" % (where, r.stderr[-1500:]))
     with open(stamp, "w", encoding="utf-8") as f:
         f.write(want)
     return where
@@ -90,7 +98,7 @@ def main():
     if not os.access(CHROMIUM, os.X_OK):
         skip("%s is absent (Debian package chromium; scripts/setup.sh installs it)" % CHROMIUM)
     if not shutil.which("node") or not shutil.which("npm"):
-        skip("node and npm are absent: they install playwright-core")
+        need("node and npm are absent: they install playwright-core")
     where = install_playwright(build_dir)
     shots = os.path.join(build_dir, "ui-screenshots")
     shutil.rmtree(shots, ignore_errors=True)

@@ -20,8 +20,10 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
 from ui_fixture import Server, count, fail, make_db, marker_line  # noqa: E402
 
 
@@ -256,6 +258,63 @@ def check_open(heapledger, db, tmp):
         fail("--open without xdg-open did not say so: %r" % err)
 
 
+def expected_filter(db, run, term, cls=None):
+    """The records of run whose stack has a frame whose function, file or
+    module contains term (ASCII case folded, as SQL's LIKE), largest first:
+    every stack walked frame by frame here, apart from the server's way."""
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    term = term.lower()
+    hit = set()
+    for i, fn, fl, mod in con.execute("SELECT id, function, file, module FROM symbols"):
+        if any(term in (x or "").lower() for x in (fn, fl, mod)):
+            hit.add(i)
+    frames = {i: (parent, sym) for i, parent, sym in con.execute(
+        "SELECT f.id, f.parent_id, f.symbol_id FROM frames f JOIN processes p"
+        " ON p.id = f.process_id WHERE p.run_id = ?", (run,))}
+    out = []
+    for lid, leaf, lcls in con.execute(
+            "SELECT l.id, k.leaf_frame_id, l.leak_class FROM leaks l JOIN processes p"
+            " ON p.id = l.process_id JOIN stacks k ON k.id = l.stack_id WHERE p.run_id = ?"
+            " ORDER BY l.bytes DESC, l.id", (run,)):
+        if cls and lcls != cls:
+            continue
+        f = leaf
+        while f is not None:
+            parent, sym = frames[f]
+            if sym in hit:
+                out.append(lid)
+                break
+            f = parent
+    con.close()
+    return out
+
+
+def check_big_filter(heapledger, db, tmp):
+    """The stack text filter over a run of 100,000 records (gen_big_run.py)
+    gives what walking every stack gives: totals, pages, class and paging."""
+    big = os.path.join(tmp, "big.db")
+    shutil.copy(db, big)
+    r = subprocess.run([sys.executable, os.path.join(HERE, "gen_big_run.py"), big, "100000", "1000"],
+                       capture_output=True, text=True, check=True, timeout=120)
+    run = int(r.stdout)
+    sv = Server(heapledger, big)
+    try:
+        for term, cls, offset in (("fn_4242", None, 0), ("MID_7", None, 0), ("mid_7", "possibly", 100),
+                                  ("file_299.c", None, 0), ("src/main", None, 99900),
+                                  ("bigprog", "definitely", 24950), ("no such name", None, 0)):
+            want = expected_filter(big, run, term, cls)
+            got = get_json(sv, "/api/runs/%d/leaks?%s" % (run, urllib.parse.urlencode(
+                dict(filter=term, offset=offset, limit=100, **({"class": cls} if cls else {})))))
+            if got["total"] != len(want):
+                fail("filter %r class %s: total %d, want %d" % (term, cls, got["total"], len(want)))
+            ids = [row["id"] for row in got["rows"]]
+            if ids != want[offset:offset + 100]:
+                fail("filter %r class %s offset %d: rows %s, want %s" % (
+                    term, cls, offset, ids[:5], want[offset:offset + 5]))
+    finally:
+        sv.stop()
+
+
 def main():
     heapledger, prog, source = sys.argv[1:4]
     with tempfile.TemporaryDirectory() as tmp:
@@ -272,6 +331,7 @@ def main():
         check_old_schema(heapledger, db, tmp)
         check_speedscope(heapledger, db)
         check_open(heapledger, db, tmp)
+        check_big_filter(heapledger, db, tmp)
         sv = Server(heapledger, db, "--listen", "0.0.0.0")
         err = sv.stop()
         if "warning" not in err or "not loopback" not in err:

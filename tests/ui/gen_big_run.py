@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""tests/ui/gen_big_run.py: adds a large synthetic daemon run to a database
+made by a real `heapledger run` (so its schema is the binary's): PROCS
+processes, RECORDS leak records in the first one, each on its own stack
+main -> mid_J -> fn_K (fn_K at src/file_{K % 300}.c:{K % 900 + 1}, mid_J
+at src/mid.c), and 4,096 timeline samples. The web UI's large-data
+figures (ui/README.md) are measured on it, and ui_http checks the stack
+filter's answers over it.
+
+Usage: gen_big_run.py DB [RECORDS [PROCS]]; prints the new run's id.
+"""
+import sqlite3
+import sys
+
+CLASSES = ["definitely", "possibly", "reachable", "indirectly"]
+MIDS = 100
+
+
+def columns(c, table):
+    return [r[1] for r in c.execute("PRAGMA table_info(%s)" % table)]
+
+
+def next_id(c, table):
+    return (c.execute("SELECT max(id) FROM %s" % table).fetchone()[0] or 0) + 1
+
+
+def main():
+    db = sys.argv[1]
+    records = int(sys.argv[2]) if len(sys.argv) > 2 else 100000
+    procs = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
+    con = sqlite3.connect(db)
+    c = con.cursor()
+    run = next_id(c, "runs")
+    c.execute("INSERT INTO runs(id, mode, program, argv, started_ns, ended_ns, exit_code)"
+              " VALUES (?, 'daemon', 'bigprog', '[\"bigprog\"]', 1, 2, 0)", (run,))
+    p0 = next_id(c, "processes")
+    c.executemany("INSERT INTO processes(id, run_id, serial, pid, ppid, parent_id, origin, exe, argv,"
+                  " exit_how, exit_status) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                  [(p0 + i, run, i, 10000 + i, 1, p0 if i else None, "fork" if i else "start",
+                    "/usr/bin/bigprog", "[]", "exit", 0) for i in range(procs)])
+    c.executemany("INSERT INTO summaries(process_id, in_use_bytes, in_use_blocks, allocs, frees,"
+                  " bytes_allocated, peak_bytes) VALUES (?,?,?,?,?,?,?)",
+                  [(p0 + i, 100, 1, 10, 9, 1000, 500) for i in range(procs)])
+    # Symbols: fn_K, then main, then mid_J (the run_id column only where the
+    # schema has one).
+    y0 = next_id(c, "symbols")
+    per_run = "run_id" in columns(c, "symbols")
+    syms = [("/usr/bin/bigprog", k * 16, "fn_%d" % k, "src/file_%d.c" % (k % 300), k % 900 + 1)
+            for k in range(records)]
+    syms.append(("/usr/bin/bigprog", 8, "main", "src/main.c", 10))
+    syms += [("/usr/bin/bigprog", 4 + j, "mid_%d" % j, "src/mid.c", 20 + j) for j in range(MIDS)]
+    if per_run:
+        c.executemany("INSERT INTO symbols(id, run_id, module, module_offset, function, file, line)"
+                      " VALUES (?,?,?,?,?,?,?)", [(y0 + i, run) + s for i, s in enumerate(syms)])
+    else:
+        c.executemany("INSERT INTO symbols(id, module, module_offset, function, file, line)"
+                      " VALUES (?,?,?,?,?,?)", [(y0 + i,) + s for i, s in enumerate(syms)])
+    ymain, ymid = y0 + records, y0 + records + 1
+    f0 = next_id(c, "frames")
+    rows = [(f0, p0, None, 1, ymain, 0)]
+    rows += [(f0 + 1 + j, p0, f0, 2 + j, ymid + j, 0) for j in range(MIDS)]
+    leaf0 = f0 + 1 + MIDS
+    rows += [(leaf0 + k, p0, f0 + 1 + (k % MIDS), 1000 + k, y0 + k, 0) for k in range(records)]
+    c.executemany("INSERT INTO frames(id, process_id, parent_id, address, symbol_id, inlined)"
+                  " VALUES (?,?,?,?,?,?)", rows)
+    s0 = next_id(c, "stacks")
+    c.executemany("INSERT INTO stacks(id, process_id, depth, leaf_frame_id) VALUES (?,?,?,?)",
+                  [(s0 + k, p0, 3, leaf0 + k) for k in range(records)])
+    c.executemany("INSERT INTO stack_aggregates VALUES (?,?,?,?,?,?,?)",
+                  [(s0 + k, 5, 100 + k, 4, 100, 20 + k % 1000, 1) for k in range(records)])
+    c.executemany("INSERT INTO leaks(process_id, stack_id, leak_class, bytes, blocks, rank)"
+                  " VALUES (?,?,?,?,?,?)",
+                  [(p0, s0 + k, CLASSES[k % 4], 20 + k % 1000, 1, k + 1) for k in range(records)])
+    c.executemany("INSERT INTO timeline(process_id, time_ns, in_use_bytes, in_use_blocks) VALUES (?,?,?,?)",
+                  [(p0, 1000 + t, t * 10, t) for t in range(4096)])
+    con.commit()
+    con.close()
+    print(run)
+
+
+main()
