@@ -57,6 +57,7 @@ struct run_options {
 
 static volatile sig_atomic_t forward_signal;
 static int interrupted_by; /* the first signal forwarded to the program */
+static struct sigaction pipe_before; /* SIGPIPE as we found it, for the program */
 
 /* HEAPLEDGER_TIMING=1: one log line at the end with the phases after the
  * program exited (how the "report within 0.2 s" figure is measured). */
@@ -220,6 +221,7 @@ static pid_t start_program(const struct run_options *o, const char *lib,
 		close(fds[0]);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGQUIT, SIG_DFL);
+	sigaction(SIGPIPE, &pipe_before, NULL);
 	setenv("LD_PRELOAD", preload, 1);
 	setenv(HL_ENV_SOCKET, socket_path, 1);
 	setenv(HL_ENV_RUN_ID, id, 1);
@@ -476,13 +478,14 @@ static void install_signals(void)
 	struct sigaction sa = { .sa_handler = on_forward_signal };
 	struct sigaction chld = { .sa_handler = on_child,
 				  .sa_flags = SA_RESTART | SA_NOCLDSTOP };
+	struct sigaction ign = { .sa_handler = SIG_IGN };
 
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGCHLD, &chld, NULL);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
+	sigaction(SIGPIPE, &ign, &pipe_before);
 }
 
 int hl_cmd_run(int argc, char **argv)
@@ -536,6 +539,11 @@ int hl_run_command(int argc, char **argv, unsigned leak_error_kinds)
 	r.argv = (const char **)o.command;
 	r.argc = (uint32_t)o.command_argc;
 	r.started_ns = hl_now_realtime_ns();
+	/* Before the fork: a SIGTERM that comes as soon as the program runs is
+	 * passed on to it, rather than ending this command and leaving the
+	 * program behind unreported. The program gets its own dispositions back
+	 * (the handlers reset at exec; start_program restores the rest). */
+	install_signals();
 	pid = start_program(&o, lib, l.path, run.run_id, &exec_errno);
 	if (pid < 0 || exec_errno) {
 		if (pid < 0)
@@ -550,7 +558,6 @@ int hl_run_command(int argc, char **argv, unsigned leak_error_kinds)
 		return pid < 0 ? HL_EXIT_FAILURE
 			       : exec_errno == ENOENT ? HL_EXIT_NOT_FOUND : HL_EXIT_CANNOT_EXEC;
 	}
-	install_signals();
 	sym = hl_symbolizer_new();
 	pf = hl_prefetch_start(sym);
 	serve(&l, &o, pid, &status, pf);

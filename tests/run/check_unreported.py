@@ -62,7 +62,11 @@ def check_interrupted(heapledger, unreported):
     if p.stdout.readline() != "ready\n":
         fail("interrupted: the program did not start")
     p.send_signal(signal.SIGTERM)
-    _, err = p.communicate(timeout=60)
+    try:
+        _, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        fail("interrupted: heapledger run did not end after SIGTERM")
     want = ("heapledger run was interrupted by SIGTERM and passed it on; " + unreported +
             " was killed by signal 15 (Terminated) before it reported")
     if p.returncode != 128 + signal.SIGTERM or want not in err or HINT in err:
