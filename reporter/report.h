@@ -78,7 +78,10 @@ struct hl_report_process {
 	                               * connection lost): unsent events are missing */
 	int64_t recovered_events;     /* then: events read from its shared event buffers,
 	                               * -1 when it had none */
+	bool unstopped;               /* scanned while a thread ran: its stack read whole */
 	const char *exec_path;        /* how == "exec": the image that replaced it, or NULL */
+	bool exec_untracked;          /* how == "exec": the new image never reported (LD_PRELOAD
+				       * unset, --trace/--exclude, a static program) */
 	struct hl_report_leak *leaks; /* loss record order: valgrind's, largest last */
 	size_t nleaks;
 	struct hl_report_error *errors;
@@ -132,6 +135,9 @@ struct hl_report {
 	const char **label_values;
 	size_t nlabels;
 	bool gen_suppressions;        /* print a suppression after each leak record */
+	/* No process reported: what `heapledger run` saw happen instead (the
+	 * program killed, the run interrupted), NULL when it does not know. */
+	const char *unreported;
 	struct hl_report_process *procs;
 	size_t nprocs, procs_cap;
 	struct hl_arena arena;

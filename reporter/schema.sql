@@ -287,6 +287,12 @@ ALTER TABLE processes ADD COLUMN test_name TEXT;
 DROP TABLE IF EXISTS leaked_blocks;
 
 -- migrate 10
+-- The exit scan ran while a thread that did not stop for it (it blocked the
+-- stop signal) kept running: that thread's stack was read whole, so the
+-- classes are conservative. 1 for processes stored before this column.
+ALTER TABLE processes ADD COLUMN all_threads_stopped INTEGER NOT NULL DEFAULT 1;
+
+-- migrate 11
 -- 1 when a process's event stream ended without its EXIT record (killed,
 -- connection lost; an image replaced by exec is not): the events the hook
 -- had not sent yet are missing. The hook never sends an EXIT saying

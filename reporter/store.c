@@ -176,8 +176,8 @@ _Static_assert(FRAMES_PER_INSERT == 32, "FRAME_ROWS32");
 static const char *const statement_sql[ST_COUNT] = {
 	[ST_PROCESS] = "INSERT INTO processes(run_id, serial, pid, ppid, parent_id, origin,"
 		" exe, argv, started_ns, ended_ns, exit_how, exit_status, exit_signal,"
-		" scanned, test_name, no_exit_record, recovered_events)"
-		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		" scanned, test_name, all_threads_stopped, no_exit_record, recovered_events)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_SUMMARY] = "INSERT INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_MODULE] = "INSERT INTO modules(process_id, path, build_id, base, low, high,"
 		" unloaded) VALUES (?,?,?,?,?,?,?)",
@@ -324,9 +324,10 @@ static int write_process_row(struct writer *w)
 	sqlite3_bind_int(st, 14, p->scanned);
 	if (p->test_name)
 		sqlite3_bind_text(st, 15, p->test_name, -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 16, !p->has_exit && p->how != HL_EXIT_EXEC);
+	sqlite3_bind_int(st, 16, !(p->scanned && p->live_unstopped));
+	sqlite3_bind_int(st, 17, !p->has_exit && p->how != HL_EXIT_EXEC);
 	if (p->shared_buffers)
-		sqlite3_bind_int64(st, 17, (int64_t)p->recovered_events);
+		sqlite3_bind_int64(st, 18, (int64_t)p->recovered_events);
 	err = step_done(w->s, st);
 	free(argv);
 	w->process_id = sqlite3_last_insert_rowid(w->s->db);
