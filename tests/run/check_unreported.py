@@ -37,7 +37,8 @@ def check_exec(heapledger, exec_unset, work):
         fail("exec: expected %r, not _exit, in:\n%s" % (want, p.stderr))
     procs = json.load(open(out))["processes"]
     end = procs[0]["exit"]
-    if len(procs) != 1 or end != {"how": "exec", "image": "/bin/true", "tracked": False}:
+    if len(procs) != 1 or end != {"how": "exec", "image": "/bin/true", "tracked": False,
+                                "exit_record": True}:
         fail("exec: JSON exit %s (%d processes)" % (end, len(procs)))
     p = subprocess.run([heapledger, "report", "--db", db], capture_output=True, text=True)
     if "replaced by exec (not tracked)" not in p.stdout + p.stderr:
