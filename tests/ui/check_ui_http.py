@@ -216,6 +216,25 @@ def check_speedscope(heapledger, db):
         fail("allocation profile total %d" % allocated["endValue"])
 
 
+def check_events(sv):
+    """An ended run's event stream says so once and ends; no run, 404."""
+    c = http.client.HTTPConnection("127.0.0.1", sv.port, timeout=20)
+    c.request("GET", "/api/runs/3/events", headers={"Host": "127.0.0.1:%d" % sv.port})
+    r = c.getresponse()
+    body = r.read().decode()
+    c.close()
+    if r.status != 200 or r.getheader("Content-Type") != "text/event-stream":
+        fail("events of run 3: %d %s" % (r.status, r.getheader("Content-Type")))
+    if body != 'event: progress\ndata: {"processes":2,"ended":true}\n\n':
+        fail("events of run 3: %r" % body)
+    status, body = get(sv, "/api/runs/99/events")
+    if status != 404 or b"no run 99" not in body:
+        fail("events of no run: %d %s" % (status, body))
+    status, _ = get(sv, "/api/runs/3/events/x")
+    if status == 200:
+        fail("events/x answered 200")
+
+
 def check_open(heapledger, db, tmp):
     """--open runs xdg-open with the served address (a stand-in on PATH
     records what it was given); without xdg-open it says so and serves."""
@@ -324,6 +343,7 @@ def main():
         try:
             check_api(sv, db, source)
             check_refusals(sv)
+            check_events(sv)
         finally:
             err = sv.stop()
         if digest(db) != before:
