@@ -45,6 +45,7 @@ int hl_cmd_baseline(int argc, char **argv);
 int hl_cmd_history(int argc, char **argv);
 int hl_cmd_diff(int argc, char **argv);
 int hl_cmd_db(int argc, char **argv);
+int hl_cmd_import(int argc, char **argv);
 int hl_cmd_bench_ingest(int argc, char **argv);
 
 /* Absolute path of libheapledger.so.N: $HEAPLEDGER_LIB, else next to this

@@ -59,6 +59,18 @@ struct hl_prune_result {
  * if asked. */
 int hl_store_prune(struct hl_store *s, uint64_t keep, bool vacuum, struct hl_prune_result *out);
 
+/* What hl_store_import_db did. */
+struct hl_import_result {
+	uint64_t runs_imported, processes_imported;
+	uint64_t runs_present;      /* skipped: a run with the same UUID is here */
+	uint64_t runs_without_uuid; /* skipped: stored before runs had UUIDs */
+};
+/* Copies the runs of the heapledger database at path that this one lacks
+ * (by UUID) with everything below them, in one transaction; ids are
+ * renumbered after ours. The file must have this build's schema (an older
+ * one is upgraded first, as `report` does). */
+int hl_store_import_db(struct hl_store *s, const char *path, struct hl_import_result *out);
+
 /* Newest run id, or -ENOENT. */
 int hl_store_latest_run(struct hl_store *s, int64_t *run_id);
 /* Fills r (initialised by the caller) from the database. */

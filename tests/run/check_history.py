@@ -412,6 +412,64 @@ def scenario_prune(e):
     e.hl_cmd(["db", "--db", e.db], expect=125)
 
 
+def scenario_import(e):
+    """import FILE...: the runs of other machines' databases join the
+    history with everything below them; importing again adds nothing."""
+    other_a = os.path.join(e.tmp, "machine-a.db")
+    other_b = os.path.join(e.tmp, "machine-b.db")
+    e.run(["b"], expect=0)
+    e.run(["a", "b"], expect=0, opts=["--db", other_a, "--label", "machine=a"])
+    e.run(["a"], expect=0, opts=["--db", other_a, "--label", "machine=a"])
+    e.run(["c"], expect=0, opts=["--db", other_b])
+    # (the second --db wins: e.run puts its own first)
+    out = e.hl_cmd(["import", "--db", e.db, other_a, other_b]).stdout
+    if "%s: 2 runs (2 processes) imported, 0 already present" % other_a not in out or \
+            "%s: 1 runs (1 processes) imported" % other_b not in out:
+        fail("import said: %r" % out)
+    out = e.hl_cmd(["import", "--db", e.db, other_b, other_a]).stdout
+    if out.count(": 0 runs (0 processes) imported") != 2 or "2 already present" not in out:
+        fail("a second import: %r" % out)
+    runs, got = history_sites(e)
+    want = {"leak_b": (1, 2, 2, [32, 32, 0, 0]), "leak_a": (2, 3, 2, [0, 16, 16, 0]),
+            "leak_c": (4, 4, 1, [0, 0, 0, 48])}
+    if runs != 4 or got != want:
+        fail("history after the imports: %d runs, %s" % (runs, got))
+    doc = json.loads(e.hl_cmd(["history", "--db", e.db, "--format", "json",
+                               "--label", "machine=a"]).stdout)
+    if doc["runs"] != 2:
+        fail("the imported runs lost their labels: %s" % doc)
+    # An imported run reads as it did where it was stored.
+    for run_here, path, run_there in ((2, other_a, 1), (3, other_a, 2), (4, other_b, 1)):
+        here = e.report(run_here)
+        there = json.loads(e.hl_cmd(["report", "--db", path, "--format", "json",
+                                     "--run", str(run_there)]).stdout)
+        here["run"]["id"] = there["run"]["id"]
+        if here != there:
+            fail("run %d differs from run %d of %s" % (run_here, run_there, path))
+    for q in ORPHANS:
+        if e.sql(q)[0][0]:
+            fail("import left rows without their parent: %s" % q)
+    if e.sql("PRAGMA foreign_key_check"):
+        fail("foreign keys broken: %s" % e.sql("PRAGMA foreign_key_check"))
+    doc = json.loads(e.hl_cmd(["diff", "--db", e.db, "--format", "json", "2", "4"]).stdout)
+    if {(c["change"], c["function"]) for c in doc["changes"]} != {
+            ("fixed", "leak_a"), ("fixed", "leak_b"), ("new", "leak_c")}:
+        fail("diff of imported runs: %s" % doc)
+    # Not a database: a clear error, nothing imported.
+    report_json = os.path.join(e.tmp, "r.json")
+    with open(report_json, "w") as f:
+        f.write(e.hl_cmd(["report", "--db", other_b, "--format", "json"]).stdout)
+    junk = os.path.join(e.tmp, "junk.db")
+    with open(junk, "w") as f:
+        f.write("not a database\n" * 100)
+    for bad in (report_json, junk, os.path.join(e.tmp, "missing.db")):
+        p = e.hl_cmd(["import", "--db", e.db, bad], expect=125)
+        if bad not in p.stderr:
+            fail("import of %s: the error does not name it: %s" % (bad, p.stderr))
+    if history_sites(e)[0] != 4:
+        fail("a failed import changed the history")
+
+
 def main():
     scenario, heapledger, prog, shifted, runtime = sys.argv[1:6]
     with tempfile.TemporaryDirectory(prefix="hl-history-") as tmp:
