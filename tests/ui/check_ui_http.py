@@ -118,6 +118,14 @@ def check_api(sv, db, source):
     found = get_json(sv, "/api/search?q=leak_alpha")
     if not found["rows"] or found["rows"][0]["function"] != "leak_alpha" or found["rows"][0]["runs"] != 3:
         fail("search: %s" % found)
+    # By file and by module as well as by function.
+    by_file = get_json(sv, "/api/search?q=" + os.path.basename(source))
+    if "leak_beta" not in {r["function"] for r in by_file["rows"]} or \
+            any(os.path.basename(source) not in (r["file"] or "") for r in by_file["rows"]):
+        fail("search by file: %s" % by_file)
+    by_module = get_json(sv, "/api/search?q=libc.so")
+    if not by_module["rows"] or any("libc.so" not in (r["module"] or "") for r in by_module["rows"]):
+        fail("search by module: %s" % by_module)
     hist = get_json(sv, "/api/history?program=ui_leaker")
     sites = {s["function"]: s for s in hist["sites"]}
     if [r["id"] for r in hist["runs"]] != [1, 2] or sites["leak_beta"]["first_run"] != 2 or \
