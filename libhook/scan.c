@@ -98,12 +98,9 @@ static inline uintptr_t block_start(const struct hl_scan *s, size_t i)
 	return (uintptr_t)(s->blocks[i] + 1);
 }
 
-/* hl_block_requested, inline: the scan asks it for every block it reaches. */
 static inline size_t range_requested(struct hl_range *r)
 {
-	if (hl_unlikely(r->flags & HL_RANGE_LARGE))
-		return hl_block_requested(r);
-	return hl_range_usable(r) - r->slack;
+	return hl_block_requested(r); /* the one definition (alloc.c) */
 }
 
 static inline size_t block_size(const struct hl_scan *s, size_t i)
