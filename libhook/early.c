@@ -42,6 +42,7 @@ struct early_event {
 
 static struct early_event early_log[HL_EARLY_EVENTS];
 static _Atomic uint32_t early_count; /* above HL_EARLY_EVENTS: overflowed */
+static _Atomic uint64_t early_past; /* events past the bound */
 static uint64_t early_live[HL_EARLY_SET]; /* live per the log; 0 = empty slot */
 
 void hl_early_record(unsigned op, uint64_t address, uint64_t new_address, uint64_t size,
@@ -50,6 +51,7 @@ void hl_early_record(unsigned op, uint64_t address, uint64_t new_address, uint64
 	uint32_t i = atomic_fetch_add(&early_count, 1);
 	if (i >= HL_EARLY_EVENTS) {
 		atomic_store(&early_count, HL_EARLY_EVENTS + 1);
+		atomic_fetch_add(&early_past, 1);
 		return;
 	}
 	struct early_event *e = &early_log[i];
@@ -98,8 +100,12 @@ static bool logged_live(uint64_t address)
 bool hl_early_send(void)
 {
 	uint32_t n = atomic_load(&early_count);
-	if (n > HL_EARLY_EVENTS)
+	if (n > HL_EARLY_EVENTS) {
+		/* The heap walk still gives the exact live set, but the log's
+		 * allocations and frees go uncounted: say how many. */
+		hl_emit_count_dropped(HL_EARLY_EVENTS + atomic_load(&early_past));
 		return false;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		const struct early_event *e = &early_log[i];
 		if (!atomic_load_explicit(&e->done, memory_order_acquire))

@@ -137,6 +137,7 @@ static uint64_t records_total;           /* records written; write_lock */
 static uint32_t stacks_sent = 1;         /* ids below were sent; write_lock */
 static _Atomic uint64_t dropped;
 static uint64_t dropped_sent;            /* `dropped` as last told in DROPPED; write_lock */
+static uint64_t lost_stacks_sent;        /* hl_stack_lost() as last told; write_lock */
 static uint8_t scratch[SCRATCH_BYTES] __attribute__((aligned(8))); /* write_lock */
 static size_t scratch_used;
 static HL_TLS struct emit_buffer *tls_buffer;
@@ -332,20 +333,29 @@ static bool send_stacks_locked(void)
 
 /* Events dropped on a live connection (no buffer for a new thread, a
  * vfork child's events past its parent's full buffer, a record too long to
- * pack) are told in a DROPPED record before the next batch and before EXIT,
- * so the report says how much may be missing. */
+ * pack, the early log past its bound) and stacks captured but not kept are
+ * told in a DROPPED record before the next batch and before EXIT, so the
+ * report says how much may be missing. */
 static bool send_dropped_locked(void)
 {
 	uint64_t now = atomic_load_explicit(&dropped, memory_order_relaxed);
-	if (now == dropped_sent)
+	uint64_t lost = hl_stack_lost();
+	if (now == dropped_sent && lost == lost_stacks_sent)
 		return true;
 	struct hl_rec_dropped rec = { .h = hl_wire_hdr(HL_REC_DROPPED, 0, sizeof(rec)),
-				      .events = now - dropped_sent };
+				      .events = now - dropped_sent,
+				      .stacks = lost - lost_stacks_sent };
 	if (!hl_emit_send_locked(&rec, sizeof(rec)))
 		return false;
 	dropped_sent = now;
+	lost_stacks_sent = lost;
 	records_total++;
 	return true;
+}
+
+void hl_emit_count_dropped(uint64_t n)
+{
+	atomic_fetch_add_explicit(&dropped, n, memory_order_relaxed);
 }
 
 /* Everything a batch may name, sent before it (and the DROPPED count). */
@@ -787,6 +797,7 @@ static bool start_locked(int fd, uint32_t origin, uint32_t ppid)
 	stacks_sent = 1;
 	atomic_store(&dropped, 0);
 	dropped_sent = 0;
+	lost_stacks_sent = hl_stack_lost(); /* a fork child's: from here on */
 	hl_modules_reset_sent_locked();
 	return send_hello_locked(origin, ppid);
 }

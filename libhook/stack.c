@@ -228,6 +228,13 @@ static bool id_slot_set_locked(uint32_t id, struct hl_stack *s)
 	return true;
 }
 
+/* Captures that could not be kept (no memory, no id left): their events
+ * carry stack 0, and DROPPED says how many (emit.c). */
+static _Atomic uint64_t lost;
+#ifdef HL_UNIT_TEST
+bool hl_stack_test_refuse;
+#endif
+
 static HL_NOINLINE uint32_t intern_slow(const uint64_t *frames, unsigned depth, bool truncated,
 					uint64_t hash)
 {
@@ -239,7 +246,7 @@ static HL_NOINLINE uint32_t intern_slow(const uint64_t *frames, unsigned depth, 
 		id = s->id;
 		goto out_unlock;
 	}
-	if (!table_reserve_locked())
+	if (hl_stack_refused() || !table_reserve_locked())
 		goto out_unlock;
 	s = entry_new_locked(sizeof(*s) + depth * sizeof(frames[0]));
 	uint32_t new_id = atomic_load_explicit(&next_id, memory_order_relaxed);
@@ -256,6 +263,8 @@ static HL_NOINLINE uint32_t intern_slow(const uint64_t *frames, unsigned depth, 
 	id = new_id;
 out_unlock:
 	hl_unlock(&intern_lock);
+	if (id == 0)
+		atomic_fetch_add_explicit(&lost, 1, memory_order_relaxed);
 	return id;
 }
 
@@ -276,6 +285,11 @@ const struct hl_stack *hl_stack_get(uint32_t id)
 	struct hl_stack **ids = atomic_load_explicit(&id_chunks[id / CHUNK_IDS],
 						     memory_order_acquire);
 	return ids ? ids[id % CHUNK_IDS] : NULL;
+}
+
+uint64_t hl_stack_lost(void)
+{
+	return atomic_load_explicit(&lost, memory_order_relaxed);
 }
 
 uint32_t hl_stack_next_id(void)

@@ -85,6 +85,15 @@ const struct hl_stack *hl_stack_get(uint32_t id);
 /* One past the highest id published (acquire: hl_stack_get works for all
  * smaller ids). */
 uint32_t hl_stack_next_id(void);
+/* Captured stacks that could not be kept (their events carry stack 0). */
+uint64_t hl_stack_lost(void);
+#ifdef HL_UNIT_TEST
+/* Tests: interning a new stack fails as if out of memory while it is set. */
+extern bool hl_stack_test_refuse;
+#define hl_stack_refused() hl_stack_test_refuse
+#else
+#define hl_stack_refused() false
+#endif
 void hl_stack_fork_prepare(void);
 void hl_stack_fork_parent(void);
 void hl_stack_fork_child(void);
@@ -189,6 +198,8 @@ void hl_emit_realloc(uint64_t old_address, uint64_t new_address, uint64_t size,
 		     uint32_t stack_id);
 /* Any other record of this thread (at most HL_PACK_MAX_RECORD bytes), as a
  * RECORD event. */
+/* Counts n events that will never be sent (told in the next DROPPED). */
+void hl_emit_count_dropped(uint64_t n);
 void hl_emit_record(const void *rec, uint32_t len);
 /* Writes whole records from the calling thread outside any batch (module
  * records), under the write lock; false if the connection is gone. */

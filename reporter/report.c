@@ -228,6 +228,7 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 	rp->inherited_bytes = p->inherited_bytes;
 	rp->inherited_blocks = p->inherited_blocks;
 	rp->dropped_events = p->dropped_events;
+	rp->dropped_stacks = p->dropped_stacks;
 	rp->unmatched_frees = p->unmatched_frees;
 	rp->unfreed_superseded = p->unfreed_superseded;
 	rp->live_mismatch = p->live_mismatch;

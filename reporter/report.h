@@ -71,6 +71,7 @@ struct hl_report_process {
 	uint64_t allocs, frees, bytes_allocated, peak_bytes;
 	uint64_t inherited_bytes, inherited_blocks;
 	uint64_t dropped_events;
+	uint64_t dropped_stacks;  /* allocations whose stack the hook could not keep (not stored) */
 	uint64_t unmatched_frees, unfreed_superseded, live_mismatch;
 	bool scanned;                 /* leak classes come from a reachability scan */
 	const char *exec_path;        /* how == "exec": the image that replaced it, or NULL */

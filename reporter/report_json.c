@@ -126,6 +126,7 @@ static json_t *summary_json(const struct hl_report_process *p)
 	json_object_set_new(o, "inherited_bytes", u64(p->inherited_bytes));
 	json_object_set_new(o, "inherited_blocks", u64(p->inherited_blocks));
 	json_object_set_new(o, "dropped_events", u64(p->dropped_events));
+	json_object_set_new(o, "dropped_stacks", u64(p->dropped_stacks));
 	json_object_set_new(o, "unmatched_frees", u64(p->unmatched_frees));
 	json_object_set_new(o, "unfreed_superseded", u64(p->unfreed_superseded));
 	json_object_set_new(o, "live_mismatch", u64(p->live_mismatch));

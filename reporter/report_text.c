@@ -436,6 +436,10 @@ static void print_consistency(const struct hl_report_process *p, FILE *out)
 	if (p->dropped_events)
 		fprintf(out, "==%u== warning: the hook dropped %llu events; totals are incomplete\n",
 			p->pid, (unsigned long long)p->dropped_events);
+	if (p->dropped_stacks)
+		fprintf(out, "==%u== warning: the hook could not keep the stacks of %llu "
+			"allocations (out of memory); they are listed without one\n",
+			p->pid, (unsigned long long)p->dropped_stacks);
 	if (p->unmatched_frees || p->unfreed_superseded || p->live_mismatch)
 		fprintf(out, "==%u== warning: event stream inconsistencies: %llu frees without "
 			"their allocation, %llu reused blocks without their free, %llu blocks "

@@ -745,6 +745,8 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec)
 	case HL_REC_ERROR: on_error(p, (const void *)rec); break;
 	case HL_REC_DROPPED:
 		p->dropped_events += ((const struct hl_rec_dropped *)rec)->events;
+		if (rec->length >= sizeof(struct hl_rec_dropped))
+			p->dropped_stacks += ((const struct hl_rec_dropped *)rec)->stacks;
 		break;
 	default: break; /* THREAD_END, FORK, unknown types: nothing to keep */
 	}

@@ -157,6 +157,7 @@ struct hl_process {
 	uint64_t in_use_bytes, in_use_blocks, peak_bytes;
 	uint64_t inherited_bytes, inherited_blocks;
 	uint64_t dropped_events;     /* DROPPED records summed */
+	uint64_t dropped_stacks;     /* DROPPED.stacks summed: allocations left without a stack */
 	uint64_t seq;                /* records processed */
 	uint64_t threads;            /* THREAD_START records */
 	uint64_t events_sent;        /* from EXIT */

@@ -426,7 +426,12 @@ struct hl_rec_error {
 struct hl_rec_dropped {
 	struct hl_wire_header h;
 	uint64_t events; /* events lost since the last DROPPED */
+	/* Grown: allocations whose stack was captured but could not be kept
+	 * (the hook out of memory or ids) since the last DROPPED; their events
+	 * carry stack 0. Absent (length 16) from older hooks. */
+	uint64_t stacks;
 };
+#define HL_REC_DROPPED_V1_BYTES 16 /* without `stacks` */
 
 /* ---- Packed events ------------------------------------------------------
  *
@@ -642,7 +647,7 @@ _Static_assert(sizeof(struct hl_wire_live_block) == 24, "live_block");
 _Static_assert(sizeof(struct hl_rec_live) == 16, "live");
 _Static_assert(sizeof(struct hl_wire_live_indirect) == 16, "live_indirect");
 _Static_assert(sizeof(struct hl_rec_error) == 72, "error");
-_Static_assert(sizeof(struct hl_rec_dropped) == 16, "dropped");
+_Static_assert(sizeof(struct hl_rec_dropped) == 24, "dropped");
 _Static_assert(sizeof(struct hl_rec_check) == 24, "check");
 _Static_assert(sizeof(struct hl_rec_exec) == 16, "exec");
 _Static_assert(sizeof(struct hl_shared_area) == 40, "shared_area");
@@ -680,7 +685,7 @@ static inline uint32_t hl_wire_min_length(uint8_t type)
 	case HL_REC_EXIT: return sizeof(struct hl_rec_exit);
 	case HL_REC_LIVE: return sizeof(struct hl_rec_live);
 	case HL_REC_ERROR: return sizeof(struct hl_rec_error);
-	case HL_REC_DROPPED: return sizeof(struct hl_rec_dropped);
+	case HL_REC_DROPPED: return HL_REC_DROPPED_V1_BYTES;
 	case HL_REC_CHECK: return sizeof(struct hl_rec_check);
 	case HL_REC_EXEC: return sizeof(struct hl_rec_exec);
 	default: return 0;

@@ -39,6 +39,7 @@ struct reader {
 	bool alloc_before_stack;     /* an ALLOC named a stack not yet defined */
 	uint32_t stacks_defined;
 	uint64_t dropped_events;     /* sum of DROPPED records */
+	uint64_t dropped_stacks;     /* and of their `stacks` */
 	uint32_t batch_tid;          /* thread of the current batch */
 	size_t nallocs;              /* ALLOCs logged below, in stream order */
 	uint32_t alloc_tid[8192];
@@ -57,8 +58,10 @@ static int sink(void *ctx, const struct hl_wire_header *rec)
 	}
 	if (rec->type == HL_REC_STACK)
 		r->stacks_defined++;
-	if (rec->type == HL_REC_DROPPED)
+	if (rec->type == HL_REC_DROPPED) {
 		r->dropped_events += ((const struct hl_rec_dropped *)rec)->events;
+		r->dropped_stacks += ((const struct hl_rec_dropped *)rec)->stacks;
+	}
 	if (rec->type == HL_REC_LIVE) {
 		const struct hl_rec_live *live = (const void *)rec;
 		const struct hl_wire_live_block *b = (const void *)(live + 1);
@@ -345,6 +348,29 @@ static void test_dropped_is_sent(void **state)
 	assert_int_equal(r.counts[HL_REC_EXIT], 1);
 }
 
+/* stack.c's test switch (its objects are built with HL_UNIT_TEST). */
+extern bool hl_stack_test_refuse;
+
+/* A stack captured but not kept (no memory) leaves its event with stack 0,
+ * and DROPPED says so. */
+static void test_lost_stack_is_sent(void **state)
+{
+	int sv[2];
+	static struct reader r;
+	uint64_t frames[3] = { 0x7f0000123457, 0x7f000012abcd, (uintptr_t)&r };
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	reader_start(&r, sv[1]);
+	assert_true(hl_emit_connect_fd(sv[0], HL_ORIGIN_START, (uint32_t)getppid()));
+	hl_stack_test_refuse = true;
+	assert_int_equal(hl_stack_intern(frames, 3, false), 0);
+	hl_stack_test_refuse = false;
+	assert_true(hl_track_exit(HL_EXIT_NORMAL, 0));
+	reader_join(&r);
+	assert_int_equal(r.dropped_stacks, 1);
+	assert_int_equal(r.dropped_events, 0);
+}
+
 /* Only our own user or root may listen on the reporter socket. */
 static void test_peer_trust(void **state)
 {
@@ -365,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_socket_to_nowhere),
 		cmocka_unit_test(test_peer_trust),
 		cmocka_unit_test(test_dropped_is_sent),
+		cmocka_unit_test(test_lost_stack_is_sent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

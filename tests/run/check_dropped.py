@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""tests/run/check_dropped.py HEAPLEDGER PROG: events the hook drops while
-connected (a vfork child's, past its parent's full buffer) reach the report
-as a count: JSON dropped_events > 0 and the text warns."""
+"""tests/run/check_dropped.py HEAPLEDGER PROG [ARG...]: events the hook drops
+while connected (a vfork child's, past its parent's full buffer; ARG defaults
+to vfork-alloc) reach the report as a count: JSON dropped_events > 0 and the
+text warns."""
 import json
 import os
 import subprocess
@@ -9,9 +10,10 @@ import sys
 import tempfile
 
 heapledger, prog = sys.argv[1:3]
+args = sys.argv[3:] or ["vfork-alloc"]
 with tempfile.TemporaryDirectory() as tmp:
     out = os.path.join(tmp, "run.json")
-    p = subprocess.run([heapledger, "run", "--no-db", "--json", out, "--", prog, "vfork-alloc"],
+    p = subprocess.run([heapledger, "run", "--no-db", "--json", out, "--", prog] + args,
                        capture_output=True, text=True, timeout=120)
     if p.returncode != 0:
         print("exit %d\n%s" % (p.returncode, p.stderr[-3000:]))
