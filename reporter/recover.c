@@ -85,7 +85,7 @@ static const struct hl_shared_area *view_area(const struct hl_shared_view *view)
 {
 	const struct hl_shared_area *a = (const void *)view->base;
 
-	if (view->base == NULL || a->magic != HL_SHARED_MAGIC ||
+	if (view->base == NULL || view->bytes < sizeof(*a) || a->magic != HL_SHARED_MAGIC ||
 	    a->version != HL_SHARED_VERSION || a->slot_bytes == 0 ||
 	    a->first_slot > view->bytes || a->first_slot % 8 != 0 || a->slot_bytes % 8 != 0 ||
 	    a->slots > (view->bytes - a->first_slot) / a->slot_bytes ||
