@@ -330,6 +330,8 @@ void hl_release_sized(void *p, unsigned kind, size_t n)
 	if (hl_unlikely(!hl_kind_matches(kind, hl_range_kind(r)) ||
 			(n != HL_SIZE_UNKNOWN && n != hl_block_requested(r))))
 		hl_misuse_release_mismatch(hl_misuse_call_of(kind), p, n);
+	if (hl_unlikely(hl_checks_redzone != 0))
+		hl_checks_check_release(r, hl_misuse_call_of(kind));
 	if (hl_unlikely(hl_track_enabled))
 		hl_track_free(p, kind);
 	if (hl_unlikely(hl_checks_redzone != 0))

@@ -184,8 +184,7 @@ unsigned hl_arena_carve_locked(struct hl_arena *a, size_t size, unsigned want,
 
 void hl_arena_free_locked(struct hl_arena *a, struct hl_range *r)
 {
-	r->flags &= (uint8_t)~(HL_RANGE_ALLOCATED | HL_RANGE_CACHED | HL_RANGE_CANARY |
-			       HL_RANGE_QUARANTINED);
+	r->flags &= HL_RANGE_MAPPING_START; /* the one flag a free range keeps */
 	struct hl_range *next = hl_range_next(r);
 	if (hl_block_is_free(next)) {
 		hl_bins_remove_locked(a, next);

@@ -85,13 +85,50 @@ HL_INLINE void hl_range_unmark(struct hl_range *r, uint8_t bit)
 	__atomic_store_n(&r->flags, (uint8_t)(hl_range_flags(r) & ~bit), __ATOMIC_RELAXED);
 }
 
+/* The owner stores flags it read with hl_range_flags and changed (free's
+ * fast path: one load of the byte for its tests and its update). */
+HL_INLINE void hl_range_set_flags(struct hl_range *r, uint8_t flags)
+{
+	__atomic_store_n(&r->flags, flags, __ATOMIC_RELAXED);
+}
+
+/* HL_RANGE_CXX for a block of allocation kind `kind` (wire.h), else 0. */
+HL_INLINE uint8_t hl_range_family_flag(unsigned kind)
+{
+	return kind == HL_KIND_NEW || kind == HL_KIND_NEW_ARRAY || kind == HL_KIND_NEW_ALIGNED ||
+			       kind == HL_KIND_NEW_ARRAY_ALIGNED
+		       ? HL_RANGE_CXX
+		       : 0;
+}
+
+/* The calling thread hands a range it holds (out of its cache, or fresh)
+ * to the program as a block of `kind`: not cached, its family flag set. */
+HL_INLINE void hl_range_hand_out(struct hl_range *r, unsigned kind)
+{
+	hl_range_set_flags(r, (uint8_t)((hl_range_flags(r) & ~(HL_RANGE_CACHED | HL_RANGE_CXX)) |
+					hl_range_family_flag(kind)));
+}
+
 /* ---- block state: the one spelling of each -------------------------------- */
 
+#define HL_RANGE_NOT_LIVE (HL_RANGE_CACHED | HL_RANGE_QUARANTINED | HL_RANGE_SENTINEL)
+
 /* The program holds it: handed out, not given back in any way. */
+HL_INLINE bool hl_block_flags_live(uint8_t flags)
+{
+	return (flags & (HL_RANGE_ALLOCATED | HL_RANGE_NOT_LIVE)) == HL_RANGE_ALLOCATED;
+}
 HL_INLINE bool hl_block_is_live(const struct hl_range *r)
 {
-	return (hl_range_flags(r) & (HL_RANGE_ALLOCATED | HL_RANGE_CACHED | HL_RANGE_QUARANTINED |
-			    HL_RANGE_SENTINEL)) == HL_RANGE_ALLOCATED;
+	return hl_block_flags_live(hl_range_flags(r));
+}
+
+/* Live, and of the C family (malloc, calloc, realloc, memalign, ...): a
+ * block free() takes. One test of the flags. */
+HL_INLINE bool hl_block_flags_live_c(uint8_t flags)
+{
+	return (flags & (HL_RANGE_ALLOCATED | HL_RANGE_NOT_LIVE | HL_RANGE_CXX)) ==
+	       HL_RANGE_ALLOCATED;
 }
 
 /* Free in its arena, filed in a size class (or a spare segment's range). */

@@ -46,7 +46,7 @@ HL_INLINE void *hl_malloc_fast(size_t n, unsigned kind)
 		return hl_allocate(n, HL_ALIGN, kind);
 	bin->head = ((struct hl_free_links *)hl_range_data(r))->next;
 	bin->room++;
-	hl_range_unmark_cached(r);
+	hl_range_hand_out(r, kind);
 	r->slack = (uint16_t)(hl_range_usable(r) - n);
 	r->stack_kind = kind;
 	if (hl_unlikely(hl_stats_count_alloc(tc, n)))
@@ -69,16 +69,21 @@ HL_INLINE void hl_free_fast_sized(void *p, unsigned kind, size_t n)
 		      hl_registry_lookup(p) == HL_REGION_SEGMENT && hl_blockmap_test(p))) {
 		struct hl_range *r = hl_range_of(p);
 		uint32_t size = r->size;
+		uint8_t flags = hl_range_flags(r);
 		struct hl_cache_bin *bin = hl_likely(size < HL_TLSF_SMALL)
 			? (struct hl_cache_bin *)((char *)tc->bins + size)
 			: size <= HL_CACHE_MAX ? &tc->bins[hl_class_floor(size)] : NULL;
-		size_t requested = hl_range_usable(r) - r->slack;
-		if (hl_likely(hl_block_is_live(r) && bin != NULL && hl_range_check_ok(r) &&
-			      hl_kind_matches(kind, hl_range_kind(r)) &&
+		size_t requested = size - sizeof(struct hl_range) - r->slack;
+		/* free: live and of the C family in one test of the flags
+		 * (HL_RANGE_CXX); a delete compares the kind itself. */
+		bool accepted = kind == HL_KIND_MALLOC
+			? hl_block_flags_live_c(flags)
+			: hl_block_flags_live(flags) && hl_kind_matches(kind, hl_range_kind(r));
+		if (hl_likely(accepted && bin != NULL && r->check == hl_range_check_of(r, size) &&
 			      (n == HL_SIZE_UNKNOWN || n == requested))) {
 			hl_counter_add(&tc->stats.frees, 1);
 			hl_counter_add(&tc->stats.bytes_freed, requested);
-			hl_range_mark_cached(r);
+			hl_range_set_flags(r, (uint8_t)(flags | HL_RANGE_CACHED));
 			((struct hl_free_links *)hl_range_data(r))->next = bin->head;
 			bin->head = r;
 			if (hl_unlikely(--bin->room < 0 || hl_relaxed_load(&hl_multithreaded)))

@@ -132,10 +132,16 @@ static bool guard_intact(struct hl_range *r, unsigned call, struct hl_misuse *m)
 	return false;
 }
 
-void hl_checks_check(struct hl_range *r, unsigned call)
+void hl_checks_check_release(struct hl_range *r, unsigned call)
 {
+	if (!hl_block_is_guarded(r))
+		return;
 	struct hl_misuse m;
-	if (!guard_intact(r, call, &m))
+	bool intact = guard_intact(r, call, &m);
+	/* Unguarded first: under on_error=abort the report does not return,
+	 * and the exit's sweep must not find the same damage again. */
+	hl_range_unmark(r, HL_RANGE_CANARY);
+	if (!intact)
 		hl_misuse_report(&m);
 }
 
@@ -249,10 +255,6 @@ static void quarantine_put(struct hl_range *r, unsigned call)
 
 void hl_checks_release(struct hl_range *r, unsigned call, bool to_arena)
 {
-	if (hl_block_is_guarded(r)) {
-		hl_checks_check(r, call);
-		hl_range_unmark(r, HL_RANGE_CANARY);
-	}
 	if (hl_checks_redzone != 0 && hl_options.quarantine_mib != 0 &&
 	    !(hl_range_flags(r) & HL_RANGE_LARGE)) {
 		hl_stats_on_release(hl_block_requested(r));

@@ -65,9 +65,12 @@ HL_INLINE uint32_t hl_range_stack_id(const struct hl_range *r)
 	return r->stack_kind >> 4;
 }
 
+/* The block's allocation stack and kind; its family flag follows the kind
+ * (the range is the caller's: live, or being handed out). */
 HL_INLINE void hl_range_set_owner(struct hl_range *r, uint32_t stack_id, unsigned kind)
 {
 	r->stack_kind = (stack_id << 4) | (kind & 15u);
+	hl_range_hand_out(r, kind);
 }
 
 /* Sets r's size and keeps the right neighbour's boundary tag in step. */
@@ -475,11 +478,13 @@ extern size_t hl_checks_redzone;
 void hl_checks_init(void);
 /* Fills a fresh block of n bytes' guard bytes and marks it guarded. */
 HL_COLD void hl_checks_arm(struct hl_range *r, size_t n);
-/* Reports an overflow if a guarded block's guard bytes changed. */
-HL_COLD void hl_checks_check(struct hl_range *r, unsigned call);
-/* Releases a validated, counted-in-use block under checks=full: guard bytes
- * checked, then into the quarantine (segment blocks) or given back (to its
- * arena past the thread cache if to_arena, as realloc's moves do). */
+/* A block is about to be released: reports an overflow if its guard bytes
+ * changed (before the release is tracked: on_error=abort stops there) and
+ * unguards it. */
+HL_COLD void hl_checks_check_release(struct hl_range *r, unsigned call);
+/* Releases a validated, counted-in-use, checked block under checks=full:
+ * into the quarantine (segment blocks) or given back (to its arena past the
+ * thread cache if to_arena, as realloc's moves do). */
 HL_COLD void hl_checks_release(struct hl_range *r, unsigned call, bool to_arena);
 /* The free stack of a quarantined block, 0 if unknown. */
 uint32_t hl_checks_free_stack(struct hl_range *r);

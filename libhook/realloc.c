@@ -65,7 +65,7 @@ static void *move_block(struct hl_range *r, size_t n, size_t old_n)
 		return NULL;
 	memcpy(q, hl_range_data(r), old_n < n ? old_n : n);
 	if (hl_unlikely(hl_checks_redzone != 0))
-		hl_checks_release(r, HL_CALL_REALLOC, true); /* guard bytes checked, quarantined */
+		hl_checks_release(r, HL_CALL_REALLOC, true); /* into the quarantine */
 	else
 		hl_release_core_to_arena(r);
 	return q;
@@ -92,7 +92,9 @@ void *hl_reallocate(void *p, size_t n)
 	void *q = NULL;
 	if (hl_unlikely(hl_checks_redzone != 0)) {
 		/* checks=full always moves, as valgrind does: a stale pointer to
-		 * the old block then points into the quarantine. */
+		 * the old block then points into the quarantine. Its guard bytes
+		 * are read first. */
+		hl_checks_check_release(r, HL_CALL_REALLOC);
 	} else if (c == HL_PTR_SMALL) {
 		if (resize_small_in_place(r, n))
 			q = p;

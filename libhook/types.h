@@ -127,7 +127,8 @@
 #define HL_RANGE_CACHED 0x10u        /* sits in a thread cache, not the program's */
 #define HL_RANGE_QUARANTINED 0x20u   /* freed, held back from reuse (checks=full, guard.c) */
 #define HL_RANGE_CANARY 0x40u        /* guard bytes follow the block (checks=full, guard.c) */
-#define HL_RANGE_MARKED 0x80u        /* reserved, unused: the leak scan keeps its marks in a side array */
+#define HL_RANGE_CXX 0x80u           /* allocated by a new or new[]: free() does not take it (the
+				      * family test on free's fast path is the live test) */
 
 struct hl_range {
 	uint32_t prev_size;  /* bytes of the left neighbour; 0 if MAPPING_START */

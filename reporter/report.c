@@ -154,9 +154,10 @@ void hl_report_describe_end(const struct hl_report_process *p, char *buf, size_t
 	else if (!strcmp(p->how, "signal"))
 		snprintf(buf, len, "killed by signal %d (%s)", p->status, strsignal(p->status));
 	else if (!strcmp(p->how, "exec") && p->exec_path)
-		snprintf(buf, len, "replaced by exec of %s", p->exec_path);
+		snprintf(buf, len, "replaced by exec of %s%s", p->exec_path,
+			 p->exec_untracked ? " (not tracked)" : "");
 	else if (!strcmp(p->how, "exec"))
-		snprintf(buf, len, "replaced by exec");
+		snprintf(buf, len, "replaced by exec%s", p->exec_untracked ? " (not tracked)" : "");
 	else
 		snprintf(buf, len, "ended without an exit record (unknown)");
 }
@@ -233,10 +234,12 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 	rp->unfreed_superseded = p->unfreed_superseded;
 	rp->live_mismatch = p->live_mismatch;
 	rp->scanned = p->scanned;
+	rp->unstopped = p->scanned && p->live_unstopped;
 	rp->test_name = p->test_name ? hl_arena_strdup(&r->arena, p->test_name) : NULL;
 	if (p->how == HL_EXIT_EXEC && (p->exec_successor || p->exec_pending))
 		rp->exec_path = hl_arena_strdup(&r->arena, p->exec_successor ? p->exec_successor->exe
 									     : p->exec_pending);
+	rp->exec_untracked = p->how == HL_EXIT_EXEC && !p->exec_successor;
 	rp->nleaks = p->nleaks;
 	rp->leaks = hl_arena_alloc(&r->arena, p->nleaks * sizeof(*rp->leaks));
 	for (size_t i = 0; i < p->nleaks; i++) {

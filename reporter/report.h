@@ -74,7 +74,10 @@ struct hl_report_process {
 	uint64_t dropped_stacks;  /* allocations whose stack the hook could not keep (not stored) */
 	uint64_t unmatched_frees, unfreed_superseded, live_mismatch;
 	bool scanned;                 /* leak classes come from a reachability scan */
+	bool unstopped;               /* scanned while a thread ran: its stack read whole */
 	const char *exec_path;        /* how == "exec": the image that replaced it, or NULL */
+	bool exec_untracked;          /* how == "exec": the new image never reported (LD_PRELOAD
+				       * unset, --trace/--exclude, a static program) */
 	struct hl_report_leak *leaks; /* loss record order: valgrind's, largest last */
 	size_t nleaks;
 	struct hl_report_error *errors;
@@ -128,6 +131,9 @@ struct hl_report {
 	const char **label_values;
 	size_t nlabels;
 	bool gen_suppressions;        /* print a suppression after each leak record */
+	/* No process reported: what `heapledger run` saw happen instead (the
+	 * program killed, the run interrupted), NULL when it does not know. */
+	const char *unreported;
 	struct hl_report_process *procs;
 	size_t nprocs, procs_cap;
 	struct hl_arena arena;

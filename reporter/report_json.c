@@ -96,8 +96,10 @@ static json_t *exit_json(const struct hl_report_process *p)
 		json_object_set_new(o, "signal", json_integer(p->status));
 	else if (!strcmp(p->how, "exit") || !strcmp(p->how, "_exit"))
 		json_object_set_new(o, "status", json_integer(p->status));
-	else if (!strcmp(p->how, "exec"))
+	else if (!strcmp(p->how, "exec")) {
 		json_object_set_new(o, "image", str_or_null(p->exec_path));
+		json_object_set_new(o, "tracked", json_boolean(!p->exec_untracked));
+	}
 	return o;
 }
 
@@ -110,6 +112,7 @@ static json_t *scan_json(const struct hl_report_process *p)
 	json_object_set_new(o, "scanned", json_boolean(p->scanned));
 	json_object_set_new(o, "not_scanned", hl_report_not_scanned(p, why, sizeof(why)) ?
 					      json_string(why) : json_null());
+	json_object_set_new(o, "all_threads_stopped", json_boolean(!p->unstopped));
 	return o;
 }
 
@@ -229,6 +232,7 @@ int hl_report_json_begin(const struct hl_report *r, FILE *out)
 	json_object_set_new(run, "git_commit", str_or_null(r->git_commit));
 	json_object_set_new(run, "git_branch", str_or_null(r->git_branch));
 	json_object_set_new(run, "labels", labels_json(r));
+	json_object_set_new(run, "unreported", str_or_null(r->unreported));
 	text = json_dumps(run, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 	json_decref(run);
 	if (!text)

@@ -431,6 +431,18 @@ static void print_not_scanned(const struct hl_report_process *p, FILE *out)
 	fprintf(out, "==%u==\n", p->pid);
 }
 
+/* The scan could not stop every thread (one blocked the stop signal): it
+ * read that thread's whole stack mapping while it ran, so a block only it
+ * points to counts as reachable, and one it was changing may be misjudged. */
+static void print_unstopped(const struct hl_report_process *p, FILE *out)
+{
+	if (!p->unstopped)
+		return;
+	fprintf(out, "==%u== warning: a thread did not stop for the leak scan; its whole stack was "
+		"read while it ran (conservative: what it points to counts as reachable)\n", p->pid);
+	fprintf(out, "==%u==\n", p->pid);
+}
+
 static void print_consistency(const struct hl_report_process *p, FILE *out)
 {
 	if (p->dropped_events)
@@ -531,6 +543,7 @@ void hl_report_print_process_text(const struct hl_report *r,
 		return;
 	}
 	print_not_scanned(p, out);
+	print_unstopped(p, out);
 	print_leaks(r, p, out);
 	if (!p->nleaks)
 		fprintf(out, "==%u== All heap blocks were freed -- no leaks are possible\n", p->pid);
@@ -543,7 +556,9 @@ void hl_report_print_process_text(const struct hl_report *r,
 
 void hl_report_print_text(const struct hl_report *r, FILE *out)
 {
-	if (!r->nprocs)
+	if (!r->nprocs && r->unreported)
+		fprintf(out, "heapledger: no process reported to heapledger: %s\n", r->unreported);
+	else if (!r->nprocs)
 		fputs("heapledger: no process reported to heapledger "
 		      "(was libheapledger.so preloaded, and is the program dynamically linked?)\n",
 		      out);

@@ -56,6 +56,8 @@ struct run_options {
 };
 
 static volatile sig_atomic_t forward_signal;
+static int interrupted_by; /* the first signal forwarded to the program */
+static struct sigaction pipe_before; /* SIGPIPE as we found it, for the program */
 
 /* HEAPLEDGER_TIMING=1: one log line at the end with the phases after the
  * program exited (how the "report within 0.2 s" figure is measured). */
@@ -219,6 +221,7 @@ static pid_t start_program(const struct run_options *o, const char *lib,
 		close(fds[0]);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGQUIT, SIG_DFL);
+	sigaction(SIGPIPE, &pipe_before, NULL);
 	setenv("LD_PRELOAD", preload, 1);
 	setenv(HL_ENV_SOCKET, socket_path, 1);
 	setenv(HL_ENV_RUN_ID, id, 1);
@@ -283,6 +286,8 @@ static void serve(struct hl_listener *l, const struct run_options *o, pid_t main
 			break;
 		}
 		if (forward_signal) {
+			if (!interrupted_by)
+				interrupted_by = forward_signal;
 			kill(main_pid, forward_signal);
 			forward_signal = 0;
 		}
@@ -326,6 +331,33 @@ static int exit_code_of(int status)
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return 1;
+}
+
+/* Why no process reported, from what this command saw: a program killed
+ * (Ctrl-C reaches it directly) or this command interrupted before the hook
+ * connected is not a program the hook could not load into. NULL when the
+ * program exited by itself: then the hook was not there. */
+static const char *unreported_reason(struct hl_report *r, const char *prog, int status)
+{
+	char why[600];
+	int n = 0;
+
+	if (interrupted_by)
+		n = snprintf(why, sizeof(why), "heapledger run was interrupted by SIG%s and passed it "
+			     "on; ", sigabbrev_np(interrupted_by) ? sigabbrev_np(interrupted_by) : "?");
+	if (WIFSIGNALED(status))
+		snprintf(why + n, sizeof(why) - (size_t)n,
+			 "%.200s was killed by signal %d (%s) before it reported (the hook reports once "
+			 "the program is loaded)",
+			 prog, WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else if (interrupted_by)
+		snprintf(why + n, sizeof(why) - (size_t)n,
+			 "%.200s then exited with status %d without reporting (was libheapledger.so "
+			 "preloaded, and is the program dynamically linked?)", prog,
+			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	else
+		return NULL;
+	return hl_arena_strdup(&r->arena, why);
 }
 
 static void write_json(const char *path, const struct hl_report *r)
@@ -446,13 +478,14 @@ static void install_signals(void)
 	struct sigaction sa = { .sa_handler = on_forward_signal };
 	struct sigaction chld = { .sa_handler = on_child,
 				  .sa_flags = SA_RESTART | SA_NOCLDSTOP };
+	struct sigaction ign = { .sa_handler = SIG_IGN };
 
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGCHLD, &chld, NULL);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
+	sigaction(SIGPIPE, &ign, &pipe_before);
 }
 
 int hl_cmd_run(int argc, char **argv)
@@ -506,6 +539,11 @@ int hl_run_command(int argc, char **argv, unsigned leak_error_kinds)
 	r.argv = (const char **)o.command;
 	r.argc = (uint32_t)o.command_argc;
 	r.started_ns = hl_now_realtime_ns();
+	/* Before the fork: a SIGTERM that comes as soon as the program runs is
+	 * passed on to it, rather than ending this command and leaving the
+	 * program behind unreported. The program gets its own dispositions back
+	 * (the handlers reset at exec; start_program restores the rest). */
+	install_signals();
 	pid = start_program(&o, lib, l.path, run.run_id, &exec_errno);
 	if (pid < 0 || exec_errno) {
 		if (pid < 0)
@@ -520,7 +558,6 @@ int hl_run_command(int argc, char **argv, unsigned leak_error_kinds)
 		return pid < 0 ? HL_EXIT_FAILURE
 			       : exec_errno == ENOENT ? HL_EXIT_NOT_FOUND : HL_EXIT_CANNOT_EXEC;
 	}
-	install_signals();
 	sym = hl_symbolizer_new();
 	pf = hl_prefetch_start(sym);
 	serve(&l, &o, pid, &status, pf);
@@ -528,6 +565,8 @@ int hl_run_command(int argc, char **argv, unsigned leak_error_kinds)
 	prefetched = hl_prefetch_stop(pf);
 	r.ended_ns = hl_now_realtime_ns();
 	r.exit_code = exit_code_of(status);
+	if (!run.nprocs)
+		r.unreported = unreported_reason(&r, o.command[0], status);
 	if (!o.no_db || o.json_path) {
 		hl_runinfo_uuid(&r);
 		hl_runinfo_git(&r);

@@ -285,3 +285,9 @@ ALTER TABLE processes ADD COLUMN test_name TEXT;
 -- and nothing read it: a shell script's fork children (each inherits its
 -- parent's heap) wrote 218k rows of it for 435 processes.
 DROP TABLE IF EXISTS leaked_blocks;
+
+-- migrate 10
+-- The exit scan ran while a thread that did not stop for it (it blocked the
+-- stop signal) kept running: that thread's stack was read whole, so the
+-- classes are conservative. 1 for processes stored before this column.
+ALTER TABLE processes ADD COLUMN all_threads_stopped INTEGER NOT NULL DEFAULT 1;

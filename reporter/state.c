@@ -506,6 +506,7 @@ static void on_live(struct hl_process *p, const struct hl_rec_live *r)
 	}
 	p->live_seen = true;
 	p->live_scanned |= scanned;
+	p->live_unstopped |= (r->h.flags & HL_LIVE_UNSTOPPED) != 0;
 	for (uint32_t i = 0; i < r->count; i++) {
 		struct hl_block *b = hl_table_find(&p->live, lb[i].address);
 

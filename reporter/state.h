@@ -174,6 +174,7 @@ struct hl_process {
 	size_t nlive_indirect, live_indirect_cap;
 	bool live_seen;              /* LIVE records arrived */
 	bool live_scanned;           /* they carry reachability classes */
+	bool live_unstopped;         /* a thread did not stop for that scan (HL_LIVE_UNSTOPPED) */
 	bool scanned;                /* the exit set was scanned (set by finish) */
 	bool has_exit;               /* EXIT arrived */
 	bool closed;                 /* connection ended */

@@ -176,7 +176,8 @@ _Static_assert(FRAMES_PER_INSERT == 32, "FRAME_ROWS32");
 static const char *const statement_sql[ST_COUNT] = {
 	[ST_PROCESS] = "INSERT INTO processes(run_id, serial, pid, ppid, parent_id, origin,"
 		" exe, argv, started_ns, ended_ns, exit_how, exit_status, exit_signal,"
-		" scanned, test_name) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		" scanned, test_name, all_threads_stopped)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_SUMMARY] = "INSERT INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_MODULE] = "INSERT INTO modules(process_id, path, build_id, base, low, high,"
 		" unloaded) VALUES (?,?,?,?,?,?,?)",
@@ -323,6 +324,7 @@ static int write_process_row(struct writer *w)
 	sqlite3_bind_int(st, 14, p->scanned);
 	if (p->test_name)
 		sqlite3_bind_text(st, 15, p->test_name, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 16, !(p->scanned && p->live_unstopped));
 	err = step_done(w->s, st);
 	free(argv);
 	w->process_id = sqlite3_last_insert_rowid(w->s->db);

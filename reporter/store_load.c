@@ -401,6 +401,7 @@ static void fill_process(struct hl_report *r, sqlite3_stmt *st,
 	p->unfreed_superseded = col_u64(st, 22);
 	p->live_mismatch = col_u64(st, 23);
 	p->test_name = sqlite3_column_type(st, 24) == SQLITE_NULL ? NULL : col_text(r, st, 24);
+	p->unstopped = sqlite3_column_int(st, 26) == 0;
 }
 
 /* Whether the process passes --process and --program (the basename of its
@@ -431,7 +432,9 @@ static int load_exec_path(struct loader *ld, struct hl_report *r, int64_t serial
 	sqlite3_bind_int64(st, 1, ld->run_id);
 	sqlite3_bind_int64(st, 2, p->pid);
 	sqlite3_bind_int64(st, 3, serial);
-	if (sqlite3_step(st) == SQLITE_ROW)
+	/* None stored: the new image was not tracked. */
+	p->exec_untracked = sqlite3_step(st) != SQLITE_ROW;
+	if (!p->exec_untracked)
 		p->exec_path = col_text(r, st, 0);
 	sqlite3_reset(st);
 	return 0;
@@ -452,7 +455,7 @@ static int load_processes(struct loader *ld, struct hl_report *r,
 		" exit_how, exit_status, exit_signal, scanned, in_use_bytes,"
 		" in_use_blocks, allocs, frees, bytes_allocated, peak_bytes,"
 		" inherited_bytes, inherited_blocks, dropped_events, unmatched_frees,"
-		" unfreed_superseded, live_mismatch, test_name, p.serial"
+		" unfreed_superseded, live_mismatch, test_name, p.serial, all_threads_stopped"
 		" FROM processes p JOIN summaries s ON s.process_id = p.id"
 		" WHERE p.run_id = ? ORDER BY p.serial", -1, &st, NULL))
 		return load_fail(s, "processes");

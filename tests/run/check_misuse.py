@@ -211,6 +211,20 @@ def check_abort(hl, lib, prog, tmp):
     if "HEAP SUMMARY:" not in text:
         fail("on_error=abort standalone: no summary before dying")
 
+def check_abort_full(hl, prog, tmp):
+    """checks=full under on_error=abort: an overflow found by free aborts the
+    program after the report, which is complete (the error and the leak
+    summary), and it dies of SIGABRT."""
+    db = os.path.join(tmp, "abort_full.db")
+    r = run([hl, "run", *FULL_FLAGS, "--on-error", "abort", "--db", db, "--", prog, "overflow"])
+    if r.returncode != 128 + signal.SIGABRT:
+        fail(f"run --checks full --on-error abort: exit {r.returncode}")
+    if "stress" in r.stdout:
+        fail("checks=full, on_error=abort: the program went on after the overflow")
+    check_text("abort overflow", r.stderr + r.stdout, CASES["overflow"])
+    if "HEAP SUMMARY:" not in r.stderr + r.stdout:
+        fail("checks=full, on_error=abort: no summary before dying")
+
 
 def main():
     hl, lib, prog = sys.argv[1:4]
@@ -222,8 +236,10 @@ def main():
             check_mode(hl, prog, mode, case, tmp)
             check_standalone(lib, prog, mode, case, tmp)
             print(f"ok {mode}")
-        check_abort(hl, lib, prog, tmp)
-        print("ok abort")
+        if not only or "abort" in only:
+            check_abort(hl, lib, prog, tmp)
+            check_abort_full(hl, prog, tmp)
+            print("ok abort")
 
 
 if __name__ == "__main__":
