@@ -440,6 +440,31 @@ int hl_query_run(struct hl_store *s, int64_t run_id, json_t **out)
 	return 0;
 }
 
+int hl_query_run_progress(struct hl_store *s, int64_t run_id, int64_t *processes, bool *ended)
+{
+	sqlite3_stmt *st;
+	int rc, err = prepare(s,
+		"SELECT r.ended_ns IS NOT NULL,"
+		" (SELECT count(*) FROM processes p WHERE p.run_id = r.id)"
+		" FROM runs r WHERE r.id = ?1", &st);
+
+	if (err)
+		return err;
+	sqlite3_bind_int64(st, 1, run_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*ended = sqlite3_column_int(st, 0) != 0;
+		*processes = sqlite3_column_int64(st, 1);
+	} else if (rc == SQLITE_DONE) {
+		snprintf(s->error, sizeof(s->error), "no run %lld", (long long)run_id);
+		err = -ENOENT;
+	} else {
+		err = query_fail(s, "query");
+	}
+	sqlite3_finalize(st);
+	return err;
+}
+
 /* A run's leak records: ?1 run, ?3 class or NULL. */
 #define LEAKS_OF_RUN \
 	" FROM leaks l JOIN processes p ON p.id = l.process_id" \

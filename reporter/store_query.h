@@ -84,6 +84,9 @@ int hl_query_runs(struct hl_store *s, const struct hl_query_page *page, json_t *
 /* One run: its row, labels and processes (with parent_id for the process
  * tree, summaries and leak/error counts). -ENOENT if there is none. */
 int hl_query_run(struct hl_store *s, int64_t run_id, json_t **out);
+/* How far a run has been written: its processes so far and whether it has
+ * ended (-ENOENT: no such run). Cheap enough to ask several times a second. */
+int hl_query_run_progress(struct hl_store *s, int64_t run_id, int64_t *processes, bool *ended);
 /* A run's leak records (by process, stack and class), largest first, paged;
  * filter matches any frame's function, file or module.
  * *out = {"total": N, "rows": [...]}. */

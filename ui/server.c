@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "events.h"
 #include "store_query.h"
 #include "ui.h"
 #include "util.h"
@@ -37,6 +38,7 @@ struct hl_ui_server {
 	bool loopback;
 	uint16_t port;
 	pthread_key_t store_key;
+	struct hl_ui_events *events;
 };
 
 static void store_destroy(void *store)
@@ -127,15 +129,47 @@ static enum MHD_Result serve_asset(struct MHD_Connection *c, const char *name)
 	return respond(c, 200, r, a->content_type, true);
 }
 
+/* "runs/ID/events": the run's id; anything else: false. */
+static bool events_path(const char *path, int64_t *run_id)
+{
+	char *end;
+	long long v;
+
+	if (strncmp(path, "runs/", 5) || path[5] < '0' || path[5] > '9')
+		return false;
+	errno = 0;
+	v = strtoll(path + 5, &end, 10);
+	if (errno || strcmp(end, "/events"))
+		return false;
+	*run_id = v;
+	return true;
+}
+
+static enum MHD_Result serve_events(struct hl_ui_server *sv, struct hl_store *s,
+				    struct MHD_Connection *c, int64_t run_id)
+{
+	char error[256];
+	int status;
+	struct MHD_Response *r = hl_ui_events_stream(sv->events, s, c, run_id, &status,
+						    error, sizeof(error));
+
+	if (!r)
+		return send_error(c, status, error);
+	return respond(c, status, r, "text/event-stream", false);
+}
+
 static enum MHD_Result serve_api(struct hl_ui_server *sv, struct MHD_Connection *c,
 				 const char *path)
 {
 	struct hl_store *s = thread_store(sv);
 	json_t *body;
+	int64_t run_id;
 	int status;
 
 	if (!s)
 		return send_error(c, 503, "the database cannot be opened (see the server's log)");
+	if (events_path(path, &run_id))
+		return serve_events(sv, s, c, run_id);
 	status = hl_ui_api(s, path, get_param, c, &body);
 	return send_json(c, status, body);
 }
@@ -180,7 +214,15 @@ struct hl_ui_server *hl_ui_server_start(const char *db, const struct sockaddr *a
 	sv->db = hl_xstrdup(db);
 	sv->loopback = loopback;
 	pthread_key_create(&sv->store_key, store_destroy);
+	sv->events = hl_ui_events_start(db);
+	if (!sv->events) {
+		hl_ui_server_stop(sv);
+		return NULL;
+	}
+	/* Event streams are suspended while they have nothing to say
+	 * (events.c); ITC wakes the polling thread when one is resumed. */
 	sv->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+				      MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC |
 				      (addr->sa_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				      0, NULL, NULL, handle, sv,
 				      MHD_OPTION_SOCK_ADDR, addr,
@@ -203,8 +245,10 @@ void hl_ui_server_stop(struct hl_ui_server *sv)
 {
 	if (!sv)
 		return;
+	hl_ui_events_close_all(sv->events);
 	if (sv->daemon)
 		MHD_stop_daemon(sv->daemon);
+	hl_ui_events_free(sv->events);
 	pthread_key_delete(sv->store_key);
 	free(sv->db);
 	free(sv);

@@ -118,6 +118,14 @@ def check_api(sv, db, source):
     found = get_json(sv, "/api/search?q=leak_alpha")
     if not found["rows"] or found["rows"][0]["function"] != "leak_alpha" or found["rows"][0]["runs"] != 3:
         fail("search: %s" % found)
+    # By file and by module as well as by function.
+    by_file = get_json(sv, "/api/search?q=" + os.path.basename(source))
+    if "leak_beta" not in {r["function"] for r in by_file["rows"]} or \
+            any(os.path.basename(source) not in (r["file"] or "") for r in by_file["rows"]):
+        fail("search by file: %s" % by_file)
+    by_module = get_json(sv, "/api/search?q=libc.so")
+    if not by_module["rows"] or any("libc.so" not in (r["module"] or "") for r in by_module["rows"]):
+        fail("search by module: %s" % by_module)
     hist = get_json(sv, "/api/history?program=ui_leaker")
     sites = {s["function"]: s for s in hist["sites"]}
     if [r["id"] for r in hist["runs"]] != [1, 2] or sites["leak_beta"]["first_run"] != 2 or \
@@ -214,6 +222,25 @@ def check_speedscope(heapledger, db):
     allocated = doc["profiles"][0]
     if allocated["endValue"] < 800 * 1024:
         fail("allocation profile total %d" % allocated["endValue"])
+
+
+def check_events(sv):
+    """An ended run's event stream says so once and ends; no run, 404."""
+    c = http.client.HTTPConnection("127.0.0.1", sv.port, timeout=20)
+    c.request("GET", "/api/runs/3/events", headers={"Host": "127.0.0.1:%d" % sv.port})
+    r = c.getresponse()
+    body = r.read().decode()
+    c.close()
+    if r.status != 200 or r.getheader("Content-Type") != "text/event-stream":
+        fail("events of run 3: %d %s" % (r.status, r.getheader("Content-Type")))
+    if body != 'event: progress\ndata: {"processes":2,"ended":true}\n\n':
+        fail("events of run 3: %r" % body)
+    status, body = get(sv, "/api/runs/99/events")
+    if status != 404 or b"no run 99" not in body:
+        fail("events of no run: %d %s" % (status, body))
+    status, _ = get(sv, "/api/runs/3/events/x")
+    if status == 200:
+        fail("events/x answered 200")
 
 
 def check_open(heapledger, db, tmp):
@@ -324,6 +351,7 @@ def main():
         try:
             check_api(sv, db, source)
             check_refusals(sv)
+            check_events(sv)
         finally:
             err = sv.stop()
         if digest(db) != before:

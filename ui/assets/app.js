@@ -301,13 +301,28 @@ async function errorList(run, box) {
   box.replaceChildren(...items);
 }
 
+/* A run still being written: the server's event stream says how many
+ * processes it holds whenever that changes (ui/events.c); the page is drawn
+ * again only when a process arrived or the run ended, so an open stack
+ * stays open. Leaving the page closes the stream. */
+let liveStream = null;
+
+function stopLive() {
+  if (liveStream) liveStream.close();
+  liveStream = null;
+}
+
 function watchLive(id, known) {
-  setTimeout(async () => {
-    if (location.hash !== '#/run/' + id) return;
-    const run = await api('runs/' + id).catch(() => null);
-    if (run && (run.processes.length !== known || run.ended_ns)) route();
-    else watchLive(id, known);
-  }, 2000);
+  stopLive();
+  const es = new EventSource(`api/runs/${id}/events`);
+  liveStream = es;
+  es.addEventListener('progress', ev => {
+    const p = JSON.parse(ev.data);
+    if (p.processes === known && !p.ended) return;
+    stopLive();
+    if (location.hash === '#/run/' + id) route();
+  });
+  es.onerror = () => { if (es.readyState === EventSource.CLOSED && liveStream === es) liveStream = null; };
 }
 
 async function pageRun(id) {
@@ -336,9 +351,7 @@ async function pageRun(id) {
   await leakTable(run, leaksBox, start, firstLeaks);
   await errorList(run, errBox);
   if (procs.length) await processViews(procs[0], views);
-  /* A daemon run still being written: its processes arrive as they end.
-   * The run is asked for every 2 s; the page is drawn again only when a
-   * process arrived or the run ended, so an open stack stays open. */
+  /* A daemon run still being written: its processes arrive as they end. */
   if (live) watchLive(id, procs.length);
 }
 
@@ -429,6 +442,7 @@ async function route() {
   const hash = location.hash.replace(/^#/, '') || (STATIC ? '/run/' + STATIC.run : '/');
   const [path, query] = hash.split('?');
   const params = new URLSearchParams(query || '');
+  stopLive();
   try {
     document.body.removeAttribute('data-ready');
     let m;

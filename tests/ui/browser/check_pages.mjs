@@ -14,6 +14,12 @@ const expect = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 const shots = process.argv[3];
 const problems = [];
 
+// Waits until cond() holds (checked every 50 ms), at most ms.
+async function until(cond, what, ms = 20000) {
+  for (const t0 = Date.now(); !cond(); await new Promise(r => setTimeout(r, 50)))
+    if (Date.now() - t0 > ms) throw new Error('waited in vain: ' + what);
+}
+
 function check(ok, what) {
   if (!ok) throw new Error(what);
 }
@@ -131,12 +137,24 @@ async function otherPages(page) {
 async function liveRun(browser) {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   watch(page);
+  const asked = [];
+  page.on('request', r => asked.push(new URL(r.url()).pathname));
+  // The page subscribes to the run's events rather than asking again.
+  const subscribed = page.waitForRequest(r => r.url().endsWith('/api/runs/1/events'), { timeout: 20000 });
   await page.goto(expect.live.url + '#/run/1');
   await ready(page);
+  await subscribed;
   check(await page.locator('#process-tree li').count() === 2, 'live run: the first client\'s two processes');
   check((await page.locator('main').innerText()).includes('still running'), 'live run: said to be running');
   execFileSync('sh', ['-c', expect.live.env + 'exec "$@"', 'sh', expect.live.prog, 'a'], { stdio: 'ignore' });
   await page.waitForFunction(() => document.querySelectorAll('#process-tree li').length === 4, null, { timeout: 60000 });
+  // Each drawing of the page asks for the run once and opens one stream;
+  // a redraw happens only on an event (a poll would ask for more).
+  await ready(page);
+  const runAsked = asked.filter(p => p === '/api/runs/1').length;
+  const streams = () => asked.filter(p => p === '/api/runs/1/events').length;
+  await until(() => streams() >= runAsked, 'live run: a stream per drawing');
+  check(runAsked >= 2 && streams() === runAsked, `live run: the run asked for ${runAsked} times, its events ${streams()} times`);
   await shot(page, 'live-run');
   await page.close();
 }
