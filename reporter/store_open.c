@@ -110,17 +110,33 @@ int hl_store_schema_version(void)
 }
 
 /* 0 if the file is empty or a heapledger database, -EPROTO (with a message)
- * for anything else. Reads only. */
+ * for anything else. Reads only, in one statement: one snapshot, so a
+ * heapledger run creating the same new database at this moment is seen
+ * either before its first migration or after it, never half way (read
+ * apart, the id could come from before and the tables from after). */
 static int check_ours(struct hl_store *s, const char *path)
 {
-	int app, version, tables, runs, err;
+	static const char sql[] =
+		"SELECT (SELECT application_id FROM pragma_application_id),"
+		" (SELECT user_version FROM pragma_user_version),"
+		" (SELECT count(*) FROM sqlite_schema),"
+		" (SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'runs')";
+	int app = 0, version = 0, tables = 0, runs = 0, rc;
+	sqlite3_stmt *st;
 
-	if ((err = query_int(s, "PRAGMA application_id", &app)) ||
-	    (err = query_int(s, "PRAGMA user_version", &version)) ||
-	    (err = query_int(s, "SELECT count(*) FROM sqlite_schema", &tables)) ||
-	    (err = query_int(s, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"
-			     " AND name = 'runs'", &runs)))
-		return err;
+	rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return hl_store_fail(s, rc, "reading the database");
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		app = sqlite3_column_int(st, 0);
+		version = sqlite3_column_int(st, 1);
+		tables = sqlite3_column_int(st, 2);
+		runs = sqlite3_column_int(st, 3);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return hl_store_fail(s, rc, "reading the database");
 	if (app == HL_STORE_APPLICATION_ID || (app == 0 && tables == 0 && version == 0) ||
 	    (app == 0 && version > 0 && runs == 1)) /* written before the id */
 		return 0;
