@@ -32,6 +32,8 @@ static void on_stop(int sig)
 }
 
 static struct hl_policy policy;
+/* --idle-timeout-ms (listen.h says which connections it closes). */
+static unsigned long idle_timeout_ms = HL_CONN_IDLE_TIMEOUT_NS / 1000000;
 
 /* Hands the images that closed long enough ago (all of them if `all`) to
  * the reporting thread. Finishing is cheap (no symbols, no database). */
@@ -104,6 +106,10 @@ static int parse_daemon_options(int argc, char **argv, const char **socket_path,
 			      "store the run in FILE (default: " HL_DEFAULT_DB_TEXT ")"),
 		HL_ARG_FLAG("no-db", 0, &no_db, "do not store the run"),
 		HL_ARG_FLAG("quiet", 'q', &out->quiet, "print no reports, only heapledger's own messages"),
+		HL_ARG_UNSIGNED("idle-timeout-ms", 0, "N", &idle_timeout_ms, 0, 86400000,
+				"close a connection that sends nothing for N ms inside a record or"
+				" before its HELLO (default 30000; 0: never); one idle between"
+				" records stays"),
 		HL_VIEW_ARGS(&out->view),
 		HL_ARG_CALL("label", 0, "KEY=VALUE", hl_runinfo_label_arg, r,
 			    "store a label with the run (repeatable)"),
@@ -214,6 +220,7 @@ int hl_cmd_daemon(int argc, char **argv)
 		hl_report_destroy(&r);
 		return HL_EXIT_FAILURE;
 	}
+	l.idle_timeout_ns = (uint64_t)idle_timeout_ms * 1000000ull;
 	hl_log("daemon: listening on %s", l.path);
 	w = hl_daemon_writer_start(&out, &policy);
 	rc = daemon_loop(&l, w);

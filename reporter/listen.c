@@ -258,8 +258,7 @@ static void accept_all(struct hl_listener *l)
 		c = hl_xcalloc(1, sizeof(*c));
 		c->fd = fd;
 		c->id = ++l->next_id;
-		c->cap = HL_CONN_BUFFER_MIN;
-		c->buf = hl_xmalloc(c->cap);
+		c->last_read_ns = hl_now_monotonic_ns(); /* buf: allocated on the first read */
 		c->state.run = l->run;
 		hl_decode_init(&c->decoder, hl_state_record, &c->state);
 		c->decoder.hint = hl_state_hint;
@@ -267,13 +266,62 @@ static void accept_all(struct hl_listener *l)
 		if (epoll_ctl(l->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			hl_log("connection %u: epoll: %s", c->id, strerror(errno));
 			close(fd);
-			free(c->buf);
 			free(c);
 			continue;
 		}
 		hl_grow((void **)&l->conns, &l->conns_cap, l->nconns, sizeof(c));
 		l->conns[l->nconns++] = c;
 	}
+}
+
+static uint64_t beyond_min(size_t cap)
+{
+	return cap > HL_CONN_BUFFER_MIN ? cap - HL_CONN_BUFFER_MIN : 0;
+}
+
+/* Resizes (0: frees) c's buffer, keeping l->grown in step. */
+static void conn_set_buffer(struct hl_listener *l, struct hl_conn *c, size_t cap)
+{
+	l->grown = l->grown - beyond_min(c->cap) + beyond_min(cap);
+	if (l->grown > l->grown_peak)
+		l->grown_peak = l->grown;
+	if (!cap) {
+		free(c->buf);
+		c->buf = NULL;
+	} else {
+		c->buf = hl_xrealloc(c->buf, cap);
+	}
+	c->cap = cap;
+}
+
+/* The buffer size c needs before its next read: HL_CONN_BUFFER_MIN if it
+ * has none, double when a record fills it (the decoder has already checked
+ * the record's length against the maximum), else what it has. */
+static size_t conn_wants(const struct hl_conn *c)
+{
+	if (!c->buf)
+		return HL_CONN_BUFFER_MIN;
+	if (c->fill == c->cap && c->cap < HL_CONN_BUFFER)
+		return c->cap * 2 < HL_CONN_BUFFER ? c->cap * 2 : HL_CONN_BUFFER;
+	return c->cap;
+}
+
+static bool conn_fits(const struct hl_listener *l, const struct hl_conn *c, size_t want)
+{
+	return beyond_min(want) <= beyond_min(c->cap) ||
+	       l->grown - beyond_min(c->cap) + beyond_min(want) <= HL_CONN_GROWTH_MAX;
+}
+
+/* Back-pressure: c is not read until buffer room frees (resume_paused). */
+static void conn_pause(struct hl_listener *l, struct hl_conn *c)
+{
+	epoll_ctl(l->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
+	c->paused = true;
+	if (!l->npaused++ && !l->paused_episode)
+		hl_log("connection buffers at their cap (%u MiB beyond %u KiB each): a"
+		       " connection sending a larger record waits, unread, until others"
+		       " finish theirs", HL_CONN_GROWTH_MAX >> 20, HL_CONN_BUFFER_MIN >> 10);
+	l->paused_episode++;
 }
 
 static void conn_end(struct hl_listener *l, struct hl_conn *c, const char *why)
@@ -297,36 +345,52 @@ static void conn_end(struct hl_listener *l, struct hl_conn *c, const char *why)
 	c->fd = -1;
 	c->dead = true;
 	hl_decode_destroy(&c->decoder);
-	free(c->buf);
-	c->buf = NULL;
+	conn_set_buffer(l, c, 0);
+	if (c->paused) {
+		c->paused = false;
+		l->npaused--;
+	}
 	if (p)
 		hl_process_closed(p);
 }
 
-int hl_conn_pump(struct hl_listener *l, struct hl_conn *c)
+/* Reads c until EAGAIN; `force` (a fork parent's records before its
+ * child's HELLO, the final reads) grows the buffer past the cap. */
+static int conn_pump(struct hl_listener *l, struct hl_conn *c, bool force)
 {
 	for (;;) {
+		size_t want;
 		ssize_t n;
 		long used;
 
 		if (c->dead)
 			return -1;
-		if (c->fill == c->cap && c->cap < HL_CONN_BUFFER) {
-			/* A record larger than the buffer: grow (the decoder has
-			 * already checked its length against the maximum). */
-			c->cap = c->cap * 2 < HL_CONN_BUFFER ? c->cap * 2 : HL_CONN_BUFFER;
-			c->buf = hl_xrealloc(c->buf, c->cap);
+		want = conn_wants(c);
+		if (want != c->cap) {
+			if (!force && !conn_fits(l, c, want)) {
+				if (!c->paused)
+					conn_pause(l, c);
+				return 0;
+			}
+			conn_set_buffer(l, c, want);
 		}
 		n = hl_recover_read(c->fd, c->buf + c->fill, c->cap - c->fill, &c->shared);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			/* Keep only what an unfinished record needs. */
+			if (!c->fill)
+				conn_set_buffer(l, c, 0);
+			else if (c->cap > HL_CONN_BUFFER_MIN && c->fill <= HL_CONN_BUFFER_MIN)
+				conn_set_buffer(l, c, HL_CONN_BUFFER_MIN);
 			return 0;
+		}
 		if (n <= 0) {
 			conn_end(l, c, n < 0 ? strerror(errno) : NULL);
 			return -1;
 		}
 		l->bytes += (size_t)n;
+		c->last_read_ns = hl_now_monotonic_ns();
 		c->fill += (size_t)n;
 		used = hl_decode_feed(&c->decoder, c->buf, c->fill);
 		if (used < 0) {
@@ -335,6 +399,67 @@ int hl_conn_pump(struct hl_listener *l, struct hl_conn *c)
 		}
 		c->fill -= (size_t)used;
 		memmove(c->buf, c->buf + used, c->fill);
+	}
+}
+
+int hl_conn_pump(struct hl_listener *l, struct hl_conn *c)
+{
+	return conn_pump(l, c, l->closing);
+}
+
+/* Reads paused connections again, oldest first, while their buffers fit. */
+static void resume_paused(struct hl_listener *l)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
+
+	for (size_t i = 0; i < l->nconns && l->npaused; i++) {
+		struct hl_conn *c = l->conns[i];
+
+		if (!c->paused || c->dead || !conn_fits(l, c, conn_wants(c)))
+			continue;
+		c->paused = false;
+		l->npaused--;
+		c->last_read_ns = hl_now_monotonic_ns(); /* it waited for us */
+		ev.data.ptr = c;
+		if (epoll_ctl(l->epoll_fd, EPOLL_CTL_ADD, c->fd, &ev) < 0) {
+			conn_end(l, c, "epoll failed after waiting for buffer room");
+			continue;
+		}
+		conn_pump(l, c, false);
+	}
+	if (!l->npaused && l->paused_episode) {
+		hl_log("connection buffers below their cap again: %llu times a connection"
+		       " waited for room", (unsigned long long)l->paused_episode);
+		l->paused_episode = 0;
+	}
+}
+
+/* Closes connections stuck inside a record, or silent before their HELLO,
+ * for the idle timeout (listen.h). Paused ones wait for us, not the peer. */
+static void close_idle(struct hl_listener *l)
+{
+	uint64_t now = hl_now_monotonic_ns();
+	char why[160];
+
+	if (!l->idle_timeout_ns || now < l->next_idle_check)
+		return;
+	l->next_idle_check = now + l->idle_timeout_ns / 4;
+	for (size_t i = 0; i < l->nconns; i++) {
+		struct hl_conn *c = l->conns[i];
+
+		if (c->dead || c->paused || now - c->last_read_ns < l->idle_timeout_ns)
+			continue;
+		if (c->fill)
+			snprintf(why, sizeof(why), "no data for %llu ms inside a record (%zu bytes"
+				 " of it read)", (unsigned long long)(l->idle_timeout_ns / 1000000),
+				 c->fill);
+		else if (!c->decoder.hello_seen)
+			snprintf(why, sizeof(why), "no HELLO within %llu ms",
+				 (unsigned long long)(l->idle_timeout_ns / 1000000));
+		else
+			continue; /* idle between records: a program at rest */
+		l->idle_dropped++;
+		conn_end(l, c, why);
 	}
 }
 
@@ -359,7 +484,7 @@ static void drain_pid(void *ctx, uint32_t pid)
 		struct hl_conn *c = l->conns[i];
 
 		if (!c->dead && c->state.proc && c->state.proc->pid == pid)
-			hl_conn_pump(l, c);
+			conn_pump(l, c, true);
 	}
 }
 
@@ -377,6 +502,9 @@ int hl_listen_poll(struct hl_listener *l, int timeout_ms)
 		else
 			hl_conn_pump(l, events[i].data.ptr);
 	}
+	if (l->npaused)
+		resume_paused(l);
+	close_idle(l);
 	reap_dead(l);
 	return 0;
 }
@@ -392,6 +520,7 @@ size_t hl_listen_open_count(const struct hl_listener *l)
 
 void hl_listen_close(struct hl_listener *l)
 {
+	l->closing = true;
 	for (size_t i = 0; i < l->nconns; i++) {
 		if (!l->conns[i]->dead) {
 			hl_conn_pump(l, l->conns[i]);

@@ -30,6 +30,8 @@ struct hl_conn {
 	struct hl_decoder decoder;
 	struct hl_conn_state state; /* the process this connection reports */
 	struct hl_shared_view shared; /* its hook's event buffers (recover.h) */
+	bool paused;               /* out of the epoll set: waits for buffer room */
+	uint64_t last_read_ns;     /* monotonic: accepted, last bytes, or resumed */
 	bool dead;                 /* closed, to be reaped from the list */
 };
 
@@ -47,6 +49,14 @@ struct hl_listener {
 	bool at_fd_limit;          /* accept failed with EMFILE/ENFILE (logged) */
 	uint64_t refused;          /* connections closed unread at the limit */
 	uint64_t accept_paused_until; /* monotonic ns; 0: accepting */
+	uint64_t grown;            /* bytes of connection buffers beyond HL_CONN_BUFFER_MIN */
+	uint64_t grown_peak;
+	size_t npaused;            /* connections waiting for buffer room */
+	uint64_t paused_episode;   /* connections paused since the cap was last reached */
+	uint64_t idle_timeout_ns;  /* 0: never; see HL_CONN_IDLE_TIMEOUT_NS */
+	uint64_t next_idle_check;  /* monotonic ns */
+	uint64_t idle_dropped;     /* connections closed by the idle timeout */
+	bool closing;              /* hl_listen_close: read everything, caps aside */
 };
 /* Accepting pauses this long when even the reserve descriptor is gone. */
 #define HL_ACCEPT_PAUSE_NS 100000000ull
@@ -76,9 +86,23 @@ void hl_listen_close(struct hl_listener *l);
  * tests and the bench. Returns 0, or -1 if the connection ended. */
 int hl_conn_pump(struct hl_listener *l, struct hl_conn *c);
 
-/* A connection's read buffer starts small (many idle connections stay
- * cheap) and grows to hold a maximal record plus a read. */
+/* Buffering. A connection holds a read buffer only while it has bytes of
+ * an unfinished record (freed when a read leaves nothing over, so an idle
+ * peer costs no buffer): HL_CONN_BUFFER_MIN, grown for a record larger
+ * than that up to HL_CONN_BUFFER (the per-connection cap: a maximal record
+ * plus a read). What all connections hold beyond HL_CONN_BUFFER_MIN each
+ * is capped at HL_CONN_GROWTH_MAX: a connection that needs more waits out
+ * of the poll set, unread (back-pressure: the hook's bounded send wait then
+ * falls back to a standalone report, as it does for a stopped reporter),
+ * and is read again as other connections finish their large records. A
+ * connection stuck inside a record, or silent before its HELLO, for the
+ * idle timeout is closed with a log line (its process is reported with
+ * the stream-cut warning); one that is idle between records never is: a
+ * traced program may rest for hours. */
 #define HL_CONN_BUFFER_MIN (1u << 16)
 #define HL_CONN_BUFFER (HL_WIRE_MAX_RECORD + (1u << 18))
+#define HL_CONN_GROWTH_MAX (32u << 20)
+/* The daemon's default idle timeout (its --idle-timeout-ms); `run` has none. */
+#define HL_CONN_IDLE_TIMEOUT_NS 30000000000ull
 
 #endif /* HL_REPORTER_LISTEN_H */

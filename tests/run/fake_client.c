@@ -27,13 +27,22 @@
  *            indirect 50 in 2 at fake_leaker, possible 30 in 1 and
  *            reachable 20 in 1 at fake_child_leaker; with "error", a double
  *            free too; exit 0
+ *   slow N BYTES M  N connections that each send HELLO, definitions and
+ *            the first BYTES bytes of a 786,448-byte LIVE record, then stall
+ *            (peers that trickle a large record), and M that send nothing;
+ *            non-blocking: prints "sent K of N" (K sent all their bytes; the
+ *            others met back-pressure) once no byte moves for a second, then
+ *            waits for stdin to close and prints "closed by the reporter: C"
+ *            (of all N + M); exit 0
  *   hold     the `leak` process without its EXIT, then waits for its stdin
  *            to close, sends EXIT and exits 3; 4 if the reporter had closed
  *            the connection meanwhile (it refused the process)
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -340,6 +349,71 @@ static int scenario_hold(int argc, char **argv)
 	return 3;
 }
 
+/* True when the reporter has closed fd (its end reads as end of file). */
+static bool closed_by_peer(int fd)
+{
+	char c;
+	ssize_t n = recv(fd, &c, 1, MSG_DONTWAIT);
+
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+static int scenario_slow(int argc, char **argv, int n, size_t bytes, int mute)
+{
+	struct hl_enc *e = calloc((size_t)n, sizeof(*e));
+	size_t *off = calloc((size_t)n, sizeof(*off));
+	int *fds = calloc((size_t)(n + mute), sizeof(*fds));
+	struct pollfd *pf = calloc((size_t)n, sizeof(*pf));
+	int sent = 0, closed = 0;
+	char c;
+
+	signal(SIGPIPE, SIG_IGN);
+	for (int i = 0; i < n + mute; i++) {
+		fds[i] = connect_reporter();
+		fcntl(fds[i], F_SETFL, O_NONBLOCK);
+	}
+	for (int i = 0; i < n; i++) {
+		struct hl_rec_live *live;
+		size_t head;
+
+		hl_enc_init(&e[i]);
+		prologue(&e[i], HL_ORIGIN_START, argc, argv);
+		head = e[i].len;
+		live = hl_enc_record(&e[i], HL_REC_LIVE, (uint32_t)(sizeof(*live) +
+				     HL_WIRE_MAX_LIVE_PER_RECORD * sizeof(struct hl_wire_live_block)));
+		live->count = HL_WIRE_MAX_LIVE_PER_RECORD;
+		if (head + bytes < e[i].len)
+			e[i].len = head + bytes; /* the record's start only */
+	}
+	for (;;) {
+		int waiting = 0;
+
+		for (int i = 0; i < n; i++) {
+			while (off[i] < e[i].len) {
+				ssize_t w = write(fds[i], e[i].buf + off[i], e[i].len - off[i]);
+
+				if (w <= 0)
+					break;
+				off[i] += (size_t)w;
+			}
+			if (off[i] < e[i].len && !closed_by_peer(fds[i]))
+				pf[waiting++] = (struct pollfd){ .fd = fds[i], .events = POLLOUT };
+		}
+		if (!waiting || poll(pf, (nfds_t)waiting, 1000) <= 0)
+			break;
+	}
+	for (int i = 0; i < n; i++)
+		sent += off[i] == e[i].len;
+	printf("sent %d of %d\n", sent, n);
+	fflush(stdout);
+	while (read(0, &c, 1) > 0)
+		;
+	for (int i = 0; i < n + mute; i++)
+		closed += closed_by_peer(fds[i]);
+	printf("closed by the reporter: %d\n", closed);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
@@ -374,6 +448,9 @@ int main(int argc, char **argv)
 		return scenario_classes(argc, argv);
 	if (!strcmp(argv[1], "gate_classes"))
 		return scenario_gate_classes(argc, argv, argc > 2 && !strcmp(argv[2], "error"));
+	if (!strcmp(argv[1], "slow") && argc > 4)
+		return scenario_slow(argc, argv, atoi(argv[2]), strtoul(argv[3], NULL, 10),
+				     atoi(argv[4]));
 	if (!strcmp(argv[1], "hold"))
 		return scenario_hold(argc, argv);
 	if (!strcmp(argv[1], "sites") && argc > 2)
