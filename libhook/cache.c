@@ -365,6 +365,7 @@ void hl_cache_flush(struct hl_thread_cache *tc, unsigned cls, uint32_t keep)
 
 void hl_cache_destroy(struct hl_thread_cache *tc)
 {
+	hl_checks_cache_retire(tc);
 	for (unsigned i = 0; i < hl_arena_count; i++) {
 		struct hl_remote_packet *p = tc->remote[i];
 		if (p != NULL) {
@@ -437,6 +438,12 @@ void hl_caches_sum_locked(struct hl_thread_stats *out)
 		out->bytes_allocated += hl_relaxed_load(&tc->stats.bytes_allocated);
 		out->bytes_freed += hl_relaxed_load(&tc->stats.bytes_freed);
 	}
+}
+
+void hl_caches_each_locked(void (*fn)(struct hl_thread_cache *tc, void *arg), void *arg)
+{
+	for (struct hl_thread_cache *tc = caches; tc; tc = tc->next)
+		fn(tc, arg);
 }
 
 /* After fork only this thread runs. The other threads' caches may have been

@@ -244,6 +244,9 @@ void hl_caches_unlock(void);
 void hl_caches_fork_child(void);
 /* Adds every live cache's counters to *out; caller holds hl_caches_lock. */
 void hl_caches_sum_locked(struct hl_thread_stats *out);
+/* Calls fn on every live cache; caller holds hl_caches_lock (or is the
+ * only thread, in a fork child). */
+void hl_caches_each_locked(void (*fn)(struct hl_thread_cache *tc, void *arg), void *arg);
 /* Creates the pthread key whose destructor returns a thread's cache. */
 void hl_cache_init_key(void);
 
@@ -491,6 +494,11 @@ uint32_t hl_checks_free_stack(struct hl_range *r);
 /* Checks every guarded live block and every quarantined one (call:
  * HL_CALL_EXIT or HL_CALL_CHECK). */
 void hl_checks_sweep(unsigned call);
+/* Range bytes held in the quarantine: the global FIFO plus every thread's
+ * batch (each under HL_QCACHE_BYTES plus one block). */
+uint64_t hl_checks_quarantined_bytes(void);
+/* A thread cache goes away: its quarantine batch moves to the global FIFO. */
+void hl_checks_cache_retire(struct hl_thread_cache *tc);
 void hl_checks_fork_prepare(void);
 void hl_checks_fork_parent(void);
 void hl_checks_fork_child(void);

@@ -45,6 +45,8 @@
  *   intern_lock (stack.c) -> meta_lock
  *   orphan_lock (alloc.c) -> arena lock -> meta_lock
  *   caches_lock (cache.c) -> meta_lock
+ *   caches_lock -> a thread's quarantine cache lock (guard.c, one at a
+ *       time except in fork's prepare) -> quarantine_lock -> meta_lock
  *   arena lock -> meta_lock; large_lock -> meta_lock
  * Two arena locks are never held together except by fork's prepare, which
  * takes them all in index order. No lock is held across unw_backtrace or a
@@ -55,7 +57,11 @@
  * of thread caches; orphan_lock, the shared cache of threads without one;
  * write_lock, the socket, the list of emit buffers and what they sent, and
  * which slots of the shared event-buffer area are taken (shared.c);
- * modules_lock, the module table; intern_lock, the growth of the stack table.
+ * modules_lock, the module table; intern_lock, the growth of the stack table;
+ * a thread cache's quarantine.lock, its batch of freed blocks (taken by the
+ * owner on each checks=full free, by sweeps and fork's prepare: almost never
+ * contended); quarantine_lock, the global quarantine FIFO (guard.c), taken
+ * once per batch, not once per free.
  *
  * Without a lock:
  *  - a range's flags: the thread whose cache holds it flips HL_RANGE_CACHED
@@ -249,6 +255,18 @@ _Static_assert(sizeof(struct hl_remote_packet) <= HL_REMOTE_PACKET_BYTES, "packe
 
 #define HL_MAX_ARENAS 64
 
+/* checks=full: a thread's freed blocks on their way into the global
+ * quarantine FIFO (guard.c), moved there in one batch when it holds
+ * HL_QCACHE_BLOCKS blocks or HL_QCACHE_BYTES range bytes. */
+#define HL_QCACHE_BLOCKS 64u
+#define HL_QCACHE_BYTES (64u << 10)
+struct hl_quarantine_cache {
+	struct hl_lock lock;        /* the owner, sweeps and fork (guard.c) */
+	uint32_t count;
+	uint64_t bytes;             /* range bytes of the blocks */
+	struct hl_range *blocks[HL_QCACHE_BLOCKS]; /* oldest first */
+};
+
 struct hl_thread_cache {
 	struct hl_arena *arena;     /* where this thread refills from */
 	struct hl_thread_cache *next, *prev; /* all live caches, for fork/stats */
@@ -263,6 +281,7 @@ struct hl_thread_cache {
 	struct hl_remote_packet *inbox;                /* taken from the arena, not yet filed */
 	struct hl_remote_packet *spare_packets;        /* emptied, for reuse */
 	uint32_t spare_packet_count;
+	struct hl_quarantine_cache quarantine; /* checks=full only */
 };
 
 #endif /* HL_TYPES_H */

@@ -8,6 +8,7 @@
  * heap must stay valid and usable after each one.
  */
 #include <malloc.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -246,6 +247,69 @@ static void test_leak_check_sweeps(void **state)
 	stress();
 }
 
+/* Many threads freeing blocks other threads allocated, into the quarantine
+ * at once: each thread's batch joins the global FIFO, and every guarantee
+ * holds. */
+#define FREERS 8
+#define PER_FREER 3000
+static char *handed[FREERS][PER_FREER];
+static pthread_barrier_t freed_all, damage_done;
+
+static void *freer(void *arg)
+{
+	char **mine = arg;
+	for (int i = 0; i < PER_FREER; i++)
+		free_fn(mine[i]);
+	pthread_barrier_wait(&freed_all);
+	pthread_barrier_wait(&damage_done); /* the last blocks stay in this thread's batch */
+	return NULL;
+}
+
+static void test_concurrent_frees_keep_the_quarantine_checks(void **state)
+{
+	(void)state;
+	const uint64_t limit = 1u << 20; /* quarantine=1 (meson.build) */
+	for (int t = 0; t < FREERS; t++)
+		for (int i = 0; i < PER_FREER; i++) {
+			size_t n = 16 + (size_t)(t * PER_FREER + i) % 700;
+			handed[t][i] = malloc_fn(n);
+			memset(handed[t][i], 0x33, n);
+		}
+	pthread_barrier_init(&freed_all, NULL, FREERS + 1);
+	pthread_barrier_init(&damage_done, NULL, FREERS + 1);
+	pthread_t threads[FREERS];
+	uint64_t before = hl_misuse_error_count();
+	for (int t = 0; t < FREERS; t++)
+		assert_int_equal(pthread_create(&threads[t], NULL, freer, handed[t]), 0);
+	pthread_barrier_wait(&freed_all);
+	assert_int_equal(hl_misuse_error_count(), before);
+	/* The bound holds within each live thread's batch. */
+	assert_true(hl_checks_quarantined_bytes() <=
+		    limit + FREERS * (HL_QCACHE_BYTES + HL_CACHE_MAX));
+	/* The newest block each thread freed is still quarantined (in its
+	 * batch or the FIFO): this thread's write into one of them is caught
+	 * by a leak check, and a second free of another is a double free. */
+	((volatile char *)handed[0][PER_FREER - 1])[9] = 1;
+	hl_checks_sweep(HL_CALL_CHECK);
+	assert_int_equal(hl_misuse_error_count(), before + 1);
+	free_fn(handed[1][PER_FREER - 1]);
+	assert_int_equal(hl_misuse_error_count(), before + 2);
+	/* A write into a block of a thread's batch, then the thread exits: its
+	 * batch joins the FIFO and the write is still caught. */
+	((volatile char *)handed[2][PER_FREER - 1])[3] = 1;
+	pthread_barrier_wait(&damage_done);
+	for (int t = 0; t < FREERS; t++)
+		assert_int_equal(pthread_join(threads[t], NULL), 0);
+	pthread_barrier_destroy(&freed_all);
+	pthread_barrier_destroy(&damage_done);
+	/* With their batches retired, only this thread's batch is over the
+	 * FIFO's bound. */
+	assert_true(hl_checks_quarantined_bytes() <= limit + HL_QCACHE_BYTES + HL_CACHE_MAX);
+	hl_checks_sweep(HL_CALL_CHECK);
+	assert_int_equal(hl_misuse_error_count(), before + 3);
+	stress();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -256,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_double_free_caught_in_quarantine_after_reuse),
 		cmocka_unit_test(test_fast_and_full_paths_agree),
 		cmocka_unit_test(test_leak_check_sweeps),
+		cmocka_unit_test(test_concurrent_frees_keep_the_quarantine_checks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
