@@ -3,6 +3,7 @@
  */
 #include "report.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,69 +16,70 @@ void hl_report_init(struct hl_report *r)
 	r->view.show_kinds = HL_SHOW_DEFAULT;
 }
 
+struct kind_word {
+	const char *name;
+	unsigned bits;
+};
+
+/* ORs the bits of each comma-separated word of value into *bits; false at
+ * the first word that is not in the table. */
+static bool parse_kind_words(const char *value, const struct kind_word *words, size_t nwords,
+			     unsigned *bits)
+{
+	*bits = 0;
+	while (*value) {
+		size_t n = strcspn(value, ","), i;
+
+		for (i = 0; i < nwords; i++)
+			if (strlen(words[i].name) == n && !strncmp(words[i].name, value, n))
+				break;
+		if (i == nwords)
+			return false;
+		*bits |= words[i].bits;
+		value += n + (value[n] == ',');
+	}
+	return true;
+}
+
 const char *hl_report_parse_kinds(const char *value, void *out)
 {
-	static const struct {
-		const char *name;
-		unsigned bits;
-	} words[] = {
+	static const struct kind_word words[] = {
 		{ "definite", HL_SHOW_DEFINITE }, { "indirect", HL_SHOW_INDIRECT },
 		{ "possible", HL_SHOW_POSSIBLE }, { "reachable", HL_SHOW_REACHABLE },
 		{ "suppressed", HL_SHOW_SUPPRESSED }, { "all", HL_SHOW_ALL }, { "none", 0 },
 	};
-	unsigned bits = 0;
+	unsigned bits;
 
 	if (!*value)
 		return "give definite,indirect,possible,reachable, all or none";
-	while (*value) {
-		size_t n = strcspn(value, ","), i;
-
-		for (i = 0; i < HL_ARRAY_SIZE(words); i++)
-			if (strlen(words[i].name) == n && !strncmp(words[i].name, value, n))
-				break;
-		if (i == HL_ARRAY_SIZE(words))
-			return "kinds are definite, indirect, possible, reachable, suppressed, "
-			       "all or none";
-		bits |= words[i].bits;
-		value += n + (value[n] == ',');
-	}
-	*(unsigned *)out = bits;
+	if (!parse_kind_words(value, words, HL_ARRAY_SIZE(words), &bits))
+		return "kinds are definite, indirect, possible, reachable, suppressed, "
+		       "all or none";
+	*(unsigned *)out = bits; /* untouched by a wrong value */
 	return NULL;
 }
 
 const char *hl_report_parse_kind_filter(const char *value, void *out)
 {
-	static const struct {
-		const char *name;
-		unsigned bits;
-	} words[] = {
+	enum {
+		ALL = 1u << HL_CLASS_DEFINITE | 1u << HL_CLASS_INDIRECT | 1u << HL_CLASS_POSSIBLE |
+		      1u << HL_CLASS_REACHABLE | 1u << HL_CLASS_UNKNOWN | 1u << HL_CLASS_SUPPRESSED,
+	};
+	static const struct kind_word words[] = {
 		{ "definite", 1u << HL_CLASS_DEFINITE }, { "definitely", 1u << HL_CLASS_DEFINITE },
 		{ "indirect", 1u << HL_CLASS_INDIRECT }, { "indirectly", 1u << HL_CLASS_INDIRECT },
 		{ "possible", 1u << HL_CLASS_POSSIBLE }, { "possibly", 1u << HL_CLASS_POSSIBLE },
 		{ "reachable", 1u << HL_CLASS_REACHABLE }, { "unknown", 1u << HL_CLASS_UNKNOWN },
-		{ "suppressed", 1u << HL_CLASS_SUPPRESSED }, { "all", 0 },
+		{ "suppressed", 1u << HL_CLASS_SUPPRESSED }, { "all", ALL },
 	};
-	unsigned bits = 0;
+	unsigned bits;
 
 	if (!*value)
 		return "give definite, indirect, possible, reachable, unknown, suppressed or all";
-	while (*value) {
-		size_t n = strcspn(value, ","), i;
-
-		for (i = 0; i < HL_ARRAY_SIZE(words); i++)
-			if (strlen(words[i].name) == n && !strncmp(words[i].name, value, n))
-				break;
-		if (i == HL_ARRAY_SIZE(words))
-			return "kinds are definite, indirect, possible, reachable, unknown, "
-			       "suppressed or all";
-		if (!words[i].bits) { /* all */
-			*(unsigned *)out = 0;
-			return NULL;
-		}
-		bits |= words[i].bits;
-		value += n + (value[n] == ',');
-	}
-	*(unsigned *)out = bits;
+	if (!parse_kind_words(value, words, HL_ARRAY_SIZE(words), &bits))
+		return "kinds are definite, indirect, possible, reachable, unknown, "
+		       "suppressed or all";
+	*(unsigned *)out = (bits & ALL) == ALL ? 0 : bits; /* 0: no filter */
 	return NULL;
 }
 

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "arenas_valid.h"
 #include "fastpath.h"
 
 static void *(*volatile malloc_fn)(size_t) = malloc;
@@ -24,18 +25,6 @@ static void *(*volatile memalign_fn)(size_t, size_t) = memalign;
 static void *(*volatile realloc_fn)(void *, size_t) = realloc;
 static void *(*volatile calloc_fn)(size_t, size_t) = calloc;
 static void (*volatile free_fn)(void *) = free;
-
-static bool arenas_valid(void)
-{
-	for (unsigned i = 0; i < hl_arena_count; i++) {
-		hl_lock(&hl_arenas[i].lock);
-		bool ok = hl_arena_is_valid_locked(&hl_arenas[i]);
-		hl_unlock(&hl_arenas[i].lock);
-		if (!ok)
-			return false;
-	}
-	return true;
-}
 
 /* Allocates, fills and frees blocks of many sizes, checking their bytes:
  * the allocator works after an error. No error of its own. */

@@ -16,22 +16,11 @@
 
 #include <cmocka.h>
 
+#include "arenas_valid.h"
 #include "fastpath.h"
 
 static void *(*volatile malloc_fn)(size_t) = malloc;
 static void *(*volatile memalign_fn)(size_t, size_t) = memalign;
-
-static bool arenas_valid(void)
-{
-	for (unsigned i = 0; i < hl_arena_count; i++) {
-		hl_lock(&hl_arenas[i].lock);
-		bool ok = hl_arena_is_valid_locked(&hl_arenas[i]);
-		hl_unlock(&hl_arenas[i].lock);
-		if (!ok)
-			return false;
-	}
-	return true;
-}
 
 /* Writes 16 bytes before `at` that pass every in-band test: a header copied
  * from a real block, with the size of a small class and a matching check
