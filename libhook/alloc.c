@@ -308,7 +308,7 @@ void *hl_allocate(size_t n, size_t alignment, unsigned kind)
 		return NULL;
 	}
 	if (hl_unlikely(hl_track_enabled))
-		hl_range_set_owner(hl_range_of(p), hl_track_alloc(p, n, kind), kind);
+		hl_range_set_stack(hl_range_of(p), hl_track_alloc(p, n, kind));
 	return p;
 }
 
@@ -357,8 +357,7 @@ void *hl_allocate_zeroed(size_t count, size_t size)
 	if (!fresh)
 		memset(p, 0, n);
 	if (hl_unlikely(hl_track_enabled))
-		hl_range_set_owner(hl_range_of(p), hl_track_alloc(p, n, HL_KIND_CALLOC),
-				   HL_KIND_CALLOC);
+		hl_range_set_stack(hl_range_of(p), hl_track_alloc(p, n, HL_KIND_CALLOC));
 	return p;
 }
 

@@ -95,10 +95,13 @@ HL_INLINE void hl_range_set_flags(struct hl_range *r, uint8_t flags)
 /* HL_RANGE_CXX for a block of allocation kind `kind` (wire.h), else 0. */
 HL_INLINE uint8_t hl_range_family_flag(unsigned kind)
 {
-	return kind == HL_KIND_NEW || kind == HL_KIND_NEW_ARRAY || kind == HL_KIND_NEW_ALIGNED ||
-			       kind == HL_KIND_NEW_ARRAY_ALIGNED
-		       ? HL_RANGE_CXX
-		       : 0;
+	/* One shift and mask on every allocation instead of four compares. */
+	enum {
+		CXX_KINDS = 1u << HL_KIND_NEW | 1u << HL_KIND_NEW_ARRAY | 1u << HL_KIND_NEW_ALIGNED |
+			    1u << HL_KIND_NEW_ARRAY_ALIGNED,
+	};
+	_Static_assert(HL_RANGE_CXX == 0x80u && HL_KIND_COUNT <= 16, "family flag arithmetic");
+	return (uint8_t)(((CXX_KINDS >> (kind & 15u)) & 1u) << 7);
 }
 
 /* The calling thread hands a range it holds (out of its cache, or fresh)

@@ -73,6 +73,13 @@ HL_INLINE void hl_range_set_owner(struct hl_range *r, uint32_t stack_id, unsigne
 	hl_range_hand_out(r, kind);
 }
 
+/* The allocation stack of a block already handed out with its kind (the
+ * tracked paths record the stack after the allocator returned the block). */
+HL_INLINE void hl_range_set_stack(struct hl_range *r, uint32_t stack_id)
+{
+	r->stack_kind = (stack_id << 4) | (r->stack_kind & 15u);
+}
+
 /* Sets r's size and keeps the right neighbour's boundary tag in step. */
 HL_INLINE void hl_range_set_size(struct hl_range *r, uint32_t size)
 {

@@ -111,8 +111,7 @@ void *hl_reallocate(void *p, size_t n)
 		}
 	}
 	if (hl_unlikely(hl_track_enabled)) {
-		struct hl_range *nr = hl_range_of(q);
-		hl_range_set_owner(nr, hl_track_realloc(p, q, n), hl_range_kind(nr));
+		hl_range_set_stack(hl_range_of(q), hl_track_realloc(p, q, n));
 	}
 	return q;
 }

@@ -187,6 +187,7 @@ int hl_cmd_daemon(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN); /* past RLIMIT_FSIZE: EFBIG, reported per process */
 	hl_run_init(&run);
 	if (!socket_path) {
 		err = hl_listen_default_path(default_path, sizeof(default_path), why,

@@ -312,10 +312,15 @@ static bool conn_fits(const struct hl_listener *l, const struct hl_conn *c, size
 	       l->grown - beyond_min(c->cap) + beyond_min(want) <= HL_CONN_GROWTH_MAX;
 }
 
-/* Back-pressure: c is not read until buffer room frees (resume_paused). */
+/* Back-pressure: c is not read until buffer room frees (resume_paused).
+ * Its peer's hangup is still watched: paused connections can hold the
+ * whole budget between them, and one whose peer has gone must then be read
+ * to its end and let go, or none would ever be read again. */
 static void conn_pause(struct hl_listener *l, struct hl_conn *c)
 {
-	epoll_ctl(l->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
+	struct epoll_event ev = { .events = EPOLLRDHUP, .data.ptr = c };
+
+	epoll_ctl(l->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
 	c->paused = true;
 	if (!l->npaused++ && !l->paused_episode)
 		hl_log("connection buffers at their cap (%u MiB beyond %u KiB each): a"
@@ -421,7 +426,7 @@ static void resume_paused(struct hl_listener *l)
 		l->npaused--;
 		c->last_read_ns = hl_now_monotonic_ns(); /* it waited for us */
 		ev.data.ptr = c;
-		if (epoll_ctl(l->epoll_fd, EPOLL_CTL_ADD, c->fd, &ev) < 0) {
+		if (epoll_ctl(l->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev) < 0) {
 			conn_end(l, c, "epoll failed after waiting for buffer room");
 			continue;
 		}
@@ -497,10 +502,13 @@ int hl_listen_poll(struct hl_listener *l, int timeout_ms)
 		return -errno;
 	accept_resume(l);
 	for (int i = 0; i < n; i++) {
-		if (!events[i].data.ptr)
+		struct hl_conn *c = events[i].data.ptr;
+
+		if (!c)
 			accept_all(l);
-		else
-			hl_conn_pump(l, events[i].data.ptr);
+		else /* a paused connection reports only its peer's hangup:
+		      * what is left is read past the cap, once, to its end */
+			conn_pump(l, c, l->closing || c->paused);
 	}
 	if (l->npaused)
 		resume_paused(l);

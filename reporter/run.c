@@ -58,6 +58,7 @@ struct run_options {
 static volatile sig_atomic_t forward_signal;
 static int interrupted_by; /* the first signal forwarded to the program */
 static struct sigaction pipe_before; /* SIGPIPE as we found it, for the program */
+static struct sigaction xfsz_before; /* SIGXFSZ as we found it, for the program */
 
 /* HEAPLEDGER_TIMING=1: one log line at the end with the phases after the
  * program exited (how the "report within 0.2 s" figure is measured). */
@@ -222,6 +223,7 @@ static pid_t start_program(const struct run_options *o, const char *lib,
 	signal(SIGINT, SIG_DFL);
 	signal(SIGQUIT, SIG_DFL);
 	sigaction(SIGPIPE, &pipe_before, NULL);
+	sigaction(SIGXFSZ, &xfsz_before, NULL);
 	setenv("LD_PRELOAD", preload, 1);
 	setenv(HL_ENV_SOCKET, socket_path, 1);
 	setenv(HL_ENV_RUN_ID, id, 1);
@@ -429,12 +431,14 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 	hl_output_open_db(&out, r);
 	for (size_t i = 0; i < run->nprocs && out.store; i++)
 		hl_output_store(&out, run->procs[i]);
-	r->run_id = out.run_id;
 	hl_output_close(&out, r->ended_ns, r->exit_code);
+	r->run_id = out.run_id; /* 0 when the run was removed as empty */
 	t_stored = hl_now_monotonic_ns();
 	cpu_stored = thread_cpu_ns();
 	if (r->run_id)
 		hl_log("run %lld stored in %s", (long long)r->run_id, o->db_path);
+	else if (out.db_path && r->nprocs)
+		hl_log("run not stored in %s", o->db_path);
 	if (o->json_path)
 		write_json(o->json_path, r);
 	if (timing && *timing && strcmp(timing, "0") != 0) {
@@ -486,6 +490,9 @@ static void install_signals(void)
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
 	sigaction(SIGPIPE, &ign, &pipe_before);
+	/* Past RLIMIT_FSIZE a write fails with EFBIG and the store says so;
+	 * SIGXFSZ would kill us before the program's status is passed on. */
+	sigaction(SIGXFSZ, &ign, &xfsz_before);
 }
 
 int hl_cmd_run(int argc, char **argv)

@@ -55,12 +55,32 @@ static int sqlite_errno(int rc)
 	}
 }
 
+/* The errno of a failed read or write as the file itself kept it: SQLite's
+ * own system errno is taken after its cleanup calls and is often 0 then (a
+ * write past RLIMIT_FSIZE said EIO, not EFBIG). The WAL (or journal) first,
+ * where the writes go. */
+static int file_errno(sqlite3 *db)
+{
+	sqlite3_file *f = NULL;
+	int e = 0;
+
+	if (sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &f) == SQLITE_OK &&
+	    f && f->pMethods && f->pMethods->xFileControl)
+		f->pMethods->xFileControl(f, SQLITE_FCNTL_LAST_ERRNO, &e);
+	if (e <= 0 && sqlite3_file_control(db, "main", SQLITE_FCNTL_LAST_ERRNO, &e) != SQLITE_OK)
+		e = 0;
+	return e > 0 ? e : 0;
+}
+
 int hl_store_fail(struct hl_store *s, int rc, const char *what)
 {
 	/* The system's own reason when there is one: a read-only file system
 	 * is EROFS, not the ENOENT that SQLITE_CANTOPEN suggests. */
 	int sys = s->db ? sqlite3_system_errno(s->db) : 0;
 	int code = rc & 0xff;
+
+	if (sys <= 0 && code == SQLITE_IOERR && s->db)
+		sys = file_errno(s->db);
 
 	snprintf(s->error, sizeof(s->error), "%s: %s", what,
 		 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
@@ -257,12 +277,41 @@ static int create_private(struct hl_store *s, const char *path)
 	return -errno;
 }
 
+/* SQLite quietly opens a file it cannot write read-only, and its first write
+ * then says "attempt to write a readonly database" with EACCES; the reason
+ * the user needs (EROFS, EACCES) is the file's or its directory's. */
+static int writable(struct hl_store *s, const char *path)
+{
+	char *dir, *slash;
+	int err = 0;
+
+	if (sqlite3_db_readonly(s->db, "main") != 1)
+		return 0;
+	if (access(path, W_OK) != 0)
+		err = -errno;
+	else {
+		dir = hl_xstrdup(path);
+		slash = strrchr(dir, '/');
+		if (slash)
+			slash[slash == dir] = 0;
+		if (access(slash ? dir : ".", W_OK) != 0)
+			err = -errno;
+		free(dir);
+	}
+	if (!err)
+		err = -EACCES;
+	snprintf(s->error, sizeof(s->error), "%s cannot be written", path);
+	return err;
+}
+
 static int open_for_writing(struct hl_store *s, const char *path)
 {
 	int err = create_private(s, path);
 
 	if (!err)
 		err = open_db(s, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW);
+	if (!err)
+		err = writable(s, path);
 	if (!err)
 		err = check_ours(s, path);
 	if (!err)
