@@ -54,7 +54,7 @@
 	X(on_error,    on_error,        0, 1,                  0,   "continue|abort", "heap misuse (invalid or double free, mismatched delete): report and go on, or report and abort") \
 	X(checks,      checks,          0, 1,                  0,   "default|full", "heap misuse checks: default (exact ownership, double free, mismatches) or full (adds guard bytes after blocks and a quarantine of freed blocks)") \
 	X(redzone,     redzone,         1, 4096,               16,  NULL, "checks=full: guard bytes after each block, at least (the size class may add more)") \
-	X(quarantine,  quarantine_mib,  0, 65536,              20,  NULL, "checks=full: MiB of freed blocks held back from reuse to catch writes after free and double frees (0: none)") \
+	X(quarantine,  quarantine_mib,  0, 65536,              20,  NULL, "checks=full: MiB of freed blocks held back from reuse to catch writes after free and double frees, plus up to 64 KiB per thread in its batch (0: none)") \
 	X(fill,        fill,            0, 255,                221, NULL, "checks=full: the byte freed blocks are filled with (221 is 0xdd)") \
 	X(help,        help,            0, 1,                  0,   NULL, "1: print this table of keys on stderr at start") \
 	X(children,    children,        0, 1,                  1,   NULL, "under heapledger run: 0 reports only the program it started and its forks, not the programs they execute (valgrind's --trace-children=no)")
