@@ -13,7 +13,10 @@ memory, and what happens at each limit is said.
    2 that never say HELLO are closed with a log line each; a program that
    rests between records (no EXIT yet) is not, and is stored once it ends.
 
-Usage: check_daemon_slow_peers.py HEAPLEDGER FAKE_CLIENT
+Usage: check_daemon_slow_peers.py HEAPLEDGER FAKE_CLIENT [--sanitized]
+--sanitized: the daemon runs under AddressSanitizer, whose own quarantine of
+freed memory makes its RSS say nothing about the daemon's buffers; the RSS
+bound is then skipped (said on stdout) and everything else is checked.
 """
 import json
 import os
@@ -91,7 +94,7 @@ def client(fake, sock, args, **kw):
     return subprocess.Popen([fake] + args, env=env, text=True, **kw)
 
 
-def check_buffering_cap(hl, fake, tmp):
+def check_buffering_cap(hl, fake, tmp, sanitized):
     d = Daemon(hl, tmp, ["-q", "--idle-timeout-ms", "0"])
     base = status_kib(d.proc.pid, "VmRSS")
     slow = client(fake, d.sock, ["slow", str(SLOW), "700000", "0"],
@@ -108,7 +111,9 @@ def check_buffering_cap(hl, fake, tmp):
     peak = status_kib(d.proc.pid, "VmHWM")
     print("daemon RSS at start %d KiB, peak with %d slow peers %d KiB (+%.1f MiB)"
           % (base, SLOW, peak, (peak - base) / 1024))
-    if peak - base > 64 * 1024:
+    if sanitized:
+        print("RSS bound not checked: the daemon runs under AddressSanitizer")
+    elif peak - base > 64 * 1024:
         fail("%d slow peers raised the daemon's RSS by %.1f MiB (cap: 32 MiB of"
              " buffers beyond 64 KiB each)" % (SLOW, (peak - base) / 1024))
     out, _ = slow.communicate("", timeout=120)
@@ -163,8 +168,9 @@ def check_idle_timeout(hl, fake, tmp):
 
 def main():
     hl, fake = sys.argv[1], sys.argv[2]
+    sanitized = "--sanitized" in sys.argv[3:]
     with tempfile.TemporaryDirectory() as tmp:
-        check_buffering_cap(hl, fake, tmp)
+        check_buffering_cap(hl, fake, tmp, sanitized)
     with tempfile.TemporaryDirectory() as tmp:
         check_idle_timeout(hl, fake, tmp)
     print("PASS")
