@@ -322,16 +322,22 @@ static void quarantine_put(struct hl_range *r, unsigned call)
 {
 	struct hl_range *out[OUT_MAX];
 	unsigned nout;
-	quarantine_fill(r, hl_track_free_stack());
-	hl_range_mark(r, HL_RANGE_QUARANTINED);
+	uint32_t free_stack = hl_track_free_stack();
 	struct hl_thread_cache *tc = hl_tcache;
 	if (tc == NULL) {
+		quarantine_fill(r, free_stack);
+		hl_range_mark(r, HL_RANGE_QUARANTINED);
 		hl_lock(&quarantine_lock);
 		nout = ring_put_locked(&r, 1, out);
 		hl_unlock(&quarantine_lock);
 	} else {
 		struct hl_quarantine_cache *q = &tc->quarantine;
+		/* Filled with the lock held: a locked instruction waits for every
+		 * store before it, and the fill's stores to a block another thread
+		 * wrote last (every free of a ring of threads) miss the cache. */
 		hl_lock(&q->lock);
+		quarantine_fill(r, free_stack);
+		hl_range_mark(r, HL_RANGE_QUARANTINED);
 		q->blocks[q->count++] = r;
 		q->bytes += r->size;
 		if (q->count < HL_QCACHE_BLOCKS && q->bytes < HL_QCACHE_BYTES) {
