@@ -56,7 +56,7 @@ HL_INLINE void *hl_malloc_fast(size_t n, unsigned kind)
 	r->slack = (uint16_t)(hl_range_usable(r) - n);
 	r->stack_kind = kind;
 	bool publish = hl_stats_count_alloc(tc, n);
-	if (hl_unlikely(publish | hl_track_enabled))
+	if (hl_unlikely(publish || hl_track_enabled))
 		return hl_malloc_fast_tail(tc, hl_range_data(r), n, kind, publish);
 	return hl_range_data(r);
 }
@@ -95,7 +95,7 @@ HL_INLINE void hl_free_fast_sized(void *p, unsigned kind, size_t n)
 			hl_range_set_flags(r, (uint8_t)(flags | HL_RANGE_CACHED));
 			((struct hl_free_links *)hl_range_data(r))->next = bin->head;
 			bin->head = r;
-			if (hl_unlikely((--bin->room < 0) | hl_relaxed_load(&hl_multithreaded) |
+			if (hl_unlikely(--bin->room < 0 || hl_relaxed_load(&hl_multithreaded) ||
 					hl_track_enabled))
 				hl_free_fast_tail(tc, bin, kind);
 			return;
