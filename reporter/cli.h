@@ -29,7 +29,8 @@
 			"show at most N callers per stack (default: all captured)"),                \
 	HL_ARG_UNSIGNED("max-leaks", 0, "N", &(view)->max_leaks, 0, 1000000,                   \
 			"print at most the N largest loss records per process, 0 all (default: "    \
-			"all; daemon 50, the hook's max_leaks); JSON and the database keep all")
+			"all; daemon 50, the hook's max_leaks); a process whose HEAPLEDGER_OPTIONS " \
+			"set max_leaks gets its own; JSON and the database keep all")
 
 int hl_cmd_run(int argc, char **argv);
 /* `run` whose text counts the loss records of leak_error_kinds (HL_SHOW_*)
