@@ -57,7 +57,7 @@
 	X(quarantine,  quarantine_mib,  0, 65536,              20,  NULL, "checks=full: MiB of freed blocks held back from reuse to catch writes after free and double frees, plus up to 64 KiB per thread in its batch (0: none)") \
 	X(fill,        fill,            0, 255,                221, NULL, "checks=full: the byte freed blocks are filled with (221 is 0xdd)") \
 	X(help,        help,            0, 1,                  0,   NULL, "1: print this table of keys on stderr at start") \
-	X(children,    children,        0, 1,                  1,   NULL, "under heapledger run: 0 reports only the program it started and its forks, not the programs they execute (valgrind's --trace-children=no)")
+	X(children,    children,        0, 1,                  1,   NULL, "0: only the program heapledger run started (or each program a shell under heapledger env starts) reports, with its forks; the programs they execute send nothing (valgrind's --trace-children=no)")
 /* clang-format on */
 
 /* large_cache: only the touched pages of a cached mapping cost memory, and

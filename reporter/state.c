@@ -62,7 +62,10 @@ void hl_run_detach(struct hl_run *run, struct hl_process *p)
 		}
 	}
 	/* Its parent and successor stay with the run; parent_serial still
-	 * names the parent for the database. */
+	 * names the parent for the database, exec_successor_exe the image that
+	 * replaced it for the report. */
+	if (p->exec_successor && !p->exec_successor_exe)
+		p->exec_successor_exe = hl_arena_strdup(&p->arena, p->exec_successor->exe);
 	p->parent = NULL;
 	p->exec_successor = NULL;
 }
