@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -310,6 +312,76 @@ static void test_concurrent_frees_keep_the_quarantine_checks(void **state)
 	stress();
 }
 
+/* fork() while other threads' batches hold blocks they freed: the child
+ * has only the forking thread, and adopts the others' batches into its
+ * FIFO, so what was quarantined stays quarantined and checked there. */
+#define BATCH_HOLDERS 4
+#define HELD_PER_THREAD 3
+static char *held[BATCH_HOLDERS][HELD_PER_THREAD];
+static pthread_barrier_t held_freed, forked;
+
+static void *batch_holder(void *arg)
+{
+	char **mine = arg;
+	for (int i = 0; i < HELD_PER_THREAD; i++)
+		free_fn(mine[i]); /* fewer than a batch: they stay in it */
+	pthread_barrier_wait(&held_freed);
+	pthread_barrier_wait(&forked);
+	return NULL;
+}
+
+/* The child's verdict as its exit status: 0 when every check held. Its
+ * error count starts at 0, as valgrind's child's does. */
+static int child_checks(void)
+{
+	hl_checks_sweep(HL_CALL_CHECK); /* the write into a held block */
+	if (hl_misuse_error_count() != 1)
+		return 1;
+	free_fn(held[3][0]); /* still quarantined: a double free */
+	if (hl_misuse_error_count() != 2)
+		return 2;
+	for (int i = 0; i < 2000; i++)
+		free_fn(malloc_fn(1 + (size_t)i % 3000));
+	hl_checks_sweep(HL_CALL_CHECK);
+	return hl_misuse_error_count() == 2 && arenas_valid() ? 0 : 3;
+}
+
+static void test_fork_keeps_other_threads_batches(void **state)
+{
+	(void)state;
+	for (int t = 0; t < BATCH_HOLDERS; t++)
+		for (int i = 0; i < HELD_PER_THREAD; i++) {
+			held[t][i] = malloc_fn(64);
+			memset(held[t][i], 0x44, 64);
+		}
+	pthread_barrier_init(&held_freed, NULL, BATCH_HOLDERS + 1);
+	pthread_barrier_init(&forked, NULL, BATCH_HOLDERS + 1);
+	pthread_t threads[BATCH_HOLDERS];
+	for (int t = 0; t < BATCH_HOLDERS; t++)
+		assert_int_equal(pthread_create(&threads[t], NULL, batch_holder, held[t]), 0);
+	pthread_barrier_wait(&held_freed);
+	uint64_t before = hl_misuse_error_count();
+	((volatile char *)held[1][2])[7] = 1; /* written after its free */
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(child_checks());
+	pthread_barrier_wait(&forked);
+	for (int t = 0; t < BATCH_HOLDERS; t++)
+		assert_int_equal(pthread_join(threads[t], NULL), 0);
+	pthread_barrier_destroy(&held_freed);
+	pthread_barrier_destroy(&forked);
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* The parent still holds the same damage (its batches joined the
+	 * FIFO as the threads exited). */
+	hl_checks_sweep(HL_CALL_CHECK);
+	assert_int_equal(hl_misuse_error_count(), before + 1);
+	stress();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_fast_and_full_paths_agree),
 		cmocka_unit_test(test_leak_check_sweeps),
 		cmocka_unit_test(test_concurrent_frees_keep_the_quarantine_checks),
+		cmocka_unit_test(test_fork_keeps_other_threads_batches),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
