@@ -109,9 +109,9 @@ int hl_store_run_begin(struct hl_store *s, const struct hl_report *r, int64_t *r
 		sqlite3_bind_text(st, 1, r->mode, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, program, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 3, argv, -1, SQLITE_STATIC);
-		if (getcwd(cwd, sizeof(cwd)))
+		if (!r->imported && getcwd(cwd, sizeof(cwd)))
 			sqlite3_bind_text(st, 4, cwd, -1, SQLITE_STATIC);
-		if (gethostname(host, sizeof(host)) == 0)
+		if (!r->imported && gethostname(host, sizeof(host)) == 0)
 			sqlite3_bind_text(st, 5, host, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 6, (int64_t)r->started_ns);
 		bind_opt_text(st, 7, r->git_commit);
@@ -818,6 +818,9 @@ int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 	};
 	struct writer w = { .s = s, .run_id = run_id, .p = p, .sym = sym,
 			    .stacks = &stacks, .aggregates = &aggregates, .leaks = &leaks };
+	/* Inside the caller's transaction (a whole imported run: all or
+	 * nothing), that one commits or rolls back, with foreign keys off. */
+	bool nested = !sqlite3_get_autocommit(s->db);
 	int err = 0;
 
 	if (s->symbols_run != run_id) {
@@ -830,25 +833,27 @@ int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 	/* Every reference written here is to a row of this transaction or an
 	 * earlier one, by construction; checking each (two B-tree lookups per
 	 * stack frame) was a third of the time. On again for everything else. */
-	if (!err)
+	if (!err && !nested)
 		err = exec(s, "PRAGMA foreign_keys=OFF");
-	if (!err)
+	if (!err && !nested)
 		err = exec(s, "BEGIN IMMEDIATE");
 	if (!err) {
 		err = write_all(&w);
-		if (!err)
+		if (!err && !nested)
 			err = exec(s, "COMMIT");
 		if (!err)
 			update_orphans(s, run_id, p, p->parent_serial && !w.parent_id);
 		if (err) {
-			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+			if (!nested)
+				sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 			/* Symbol ids and site rows of the rolled-back transaction are gone. */
 			hl_table_clear(&s->symbols);
 			hl_table_clear(&s->sites);
 			p->db_id = 0;
 		}
 	}
-	sqlite3_exec(s->db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
+	if (!nested)
+		sqlite3_exec(s->db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(w.st[i]);
 	free(w.stack_ids);

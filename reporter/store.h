@@ -71,6 +71,16 @@ struct hl_import_result {
  * one is upgraded first, as `report` does). */
 int hl_store_import_db(struct hl_store *s, const char *path, struct hl_import_result *out);
 
+/* Stores a run read from elsewhere (a JSON report: import_json.h) unless a
+ * run with its UUID (r->uuid, required) is here: the run row and labels
+ * (hl_store_run_begin), each process through hl_store_process with the
+ * frames sym knows, the run's end, all in one transaction, so a failure
+ * leaves nothing of it. Sets out's runs_imported and processes_imported, or
+ * runs_present. */
+int hl_store_import_run(struct hl_store *s, const struct hl_report *r,
+			struct hl_process *const *procs, size_t nprocs,
+			struct hl_symbolizer *sym, struct hl_import_result *out);
+
 /* Newest run id, or -ENOENT. */
 int hl_store_latest_run(struct hl_store *s, int64_t *run_id);
 /* Fills r (initialised by the caller) from the database. */
