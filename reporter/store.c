@@ -58,6 +58,15 @@ int64_t hl_store_pages_written(const struct hl_store *s)
 
 /* ---- writing -------------------------------------------------------------- */
 
+void hl_store_forget_run(struct hl_store *s)
+{
+	hl_table_clear(&s->symbols);
+	hl_table_clear(&s->sites);
+	hl_table_clear(&s->stacks);
+	hl_frame_tree_destroy(&s->tree);
+	s->symbols_run = 0;
+}
+
 static void bind_opt_text(sqlite3_stmt *st, int i, const char *v)
 {
 	if (v)
@@ -159,7 +168,7 @@ int hl_store_run_delete(struct hl_store *s, int64_t run_id)
 
 /* Prepared statements of one process write. */
 enum {
-	ST_PROCESS, ST_SUMMARY, ST_MODULE, ST_SYMBOL, ST_FRAME,
+	ST_PROCESS, ST_SUMMARY, ST_MODULE, ST_SYMBOL, ST_SYMBOL_FIND, ST_FRAME,
 	ST_FRAMES, ST_FRAME_BASE, ST_STACK_BASE, ST_SITE, ST_ERROR, ST_SAMPLE,
 	ST_CHECK, ST_COUNT
 };
@@ -171,7 +180,7 @@ enum {
 #define FRAME_COLUMNS 6
 #define FRAME_ROWS4 FRAME_ROW "," FRAME_ROW "," FRAME_ROW "," FRAME_ROW
 #define FRAME_ROWS16 FRAME_ROWS4 "," FRAME_ROWS4 "," FRAME_ROWS4 "," FRAME_ROWS4
-#define FRAME_INSERT "INSERT INTO frames(id, process_id, parent_id, address, symbol_id, inlined) VALUES "
+#define FRAME_INSERT "INSERT INTO frames(id, run_id, parent_id, address, symbol_id, inlined) VALUES "
 _Static_assert(FRAMES_PER_INSERT == 32, "FRAME_ROWS32");
 static const char *const statement_sql[ST_COUNT] = {
 	[ST_PROCESS] = "INSERT INTO processes(run_id, serial, pid, ppid, parent_id, origin,"
@@ -181,8 +190,10 @@ static const char *const statement_sql[ST_COUNT] = {
 	[ST_SUMMARY] = "INSERT INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_MODULE] = "INSERT INTO modules(process_id, path, build_id, base, low, high,"
 		" unloaded) VALUES (?,?,?,?,?,?,?)",
-	[ST_SYMBOL] = "INSERT INTO symbols(run_id, module, module_offset, function,"
+	[ST_SYMBOL] = "INSERT INTO symbols(key, module, module_offset, function,"
 		" file, line) VALUES (?,?,?,?,?,?)",
+	[ST_SYMBOL_FIND] = "SELECT id FROM symbols WHERE key = ?1 AND module IS ?2"
+		" AND module_offset IS ?3 AND function IS ?4 AND file IS ?5 AND line IS ?6",
 	[ST_FRAME] = FRAME_INSERT FRAME_ROW,
 	[ST_FRAMES] = FRAME_INSERT FRAME_ROWS16 "," FRAME_ROWS16,
 	[ST_FRAME_BASE] = "SELECT coalesce(max(id), 0) FROM frames",
@@ -207,10 +218,21 @@ struct writer {
 	struct hl_process *p;
 	struct hl_symbolizer *sym;
 	int64_t *stack_ids;   /* stack ref - 1 -> stacks.id, 0 = not stored */
-	int64_t *stack_leaves; /* stack ref - 1 -> its innermost frames.id, 0 = none */
-	struct hl_frame_tree tree; /* node n is frames.id frame_base + n */
-	int64_t frame_base;
+	uint64_t *module_keys; /* module index -> its identity (module_key) */
+	int64_t last_frame_id; /* frames.id given to the last frame written */
 	int64_t last_stack_id; /* stacks.id given to the last stack written */
+	/* the stack rows to insert: stacks.id, hash, innermost frames.id */
+	struct new_stack {
+		int64_t id, hash, leaf;
+		size_t index;
+	} *new_stacks;
+	size_t nnew_stacks;
+	/* one aggregate row per shared stack the process allocated from */
+	struct aggregate_row {
+		int64_t stack_id;
+		uint64_t allocs, bytes, frees, peak_live_bytes, leaked_bytes, leaked_blocks;
+	} *aggregates_rows;
+	size_t naggregates;
 	struct batch *stacks, *aggregates, *leaks;
 	struct frame_row {
 		int64_t id, parent, address, symbol;
@@ -375,31 +397,50 @@ static int write_modules(struct writer *w)
 	return err;
 }
 
-/* symbols.id for a symbolized frame, inserting it once per run. */
+/* symbols.id for a symbolized frame: the row any run stored with the same
+ * content (symbols_key), else a new one. Remembered per run by frame_info
+ * pointer (the symbolizer's answers live as long as the run). */
 static int symbol_id(struct writer *w, const struct hl_frame_info *f, int64_t *id)
 {
 	struct hl_store *s = w->s;
 	uint64_t key = (uint64_t)(uintptr_t)f;
 	struct hl_block *b = hl_table_find(&s->symbols, key);
-	sqlite3_stmt *st = w->st[ST_SYMBOL];
-	int err;
+	sqlite3_stmt *find = w->st[ST_SYMBOL_FIND], *st = w->st[ST_SYMBOL];
+	int64_t content = hl_symbol_key(f->module, f->module != NULL, f->offset, f->function,
+					f->file, f->line);
+	int rc, err;
 
 	if (b) {
 		*id = (int64_t)b->size;
 		return 0;
 	}
-	sqlite3_bind_int64(st, 1, w->run_id);
-	bind_opt_text(st, 2, f->module);
-	if (f->module)
-		sqlite3_bind_int64(st, 3, (int64_t)f->offset);
-	bind_opt_text(st, 4, f->function);
-	bind_opt_text(st, 5, f->file);
-	if (f->line)
-		sqlite3_bind_int(st, 6, (int)f->line);
-	err = step_done(s, st);
-	if (err)
-		return err;
-	*id = sqlite3_last_insert_rowid(s->db);
+	for (int pass = 0; pass < 2; pass++) {
+		sqlite3_stmt *q = pass ? st : find;
+
+		sqlite3_bind_int64(q, 1, content);
+		bind_opt_text(q, 2, f->module);
+		if (f->module)
+			sqlite3_bind_int64(q, 3, (int64_t)f->offset);
+		bind_opt_text(q, 4, f->function);
+		bind_opt_text(q, 5, f->file);
+		if (f->line)
+			sqlite3_bind_int(q, 6, (int)f->line);
+		if (pass)
+			break;
+		rc = sqlite3_step(find);
+		*id = rc == SQLITE_ROW ? sqlite3_column_int64(find, 0) : 0;
+		sqlite3_reset(find);
+		sqlite3_clear_bindings(find);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return fail(s, rc, "symbols");
+		if (*id)
+			break;
+	}
+	if (!*id) {
+		if ((err = step_done(s, st)))
+			return err;
+		*id = sqlite3_last_insert_rowid(s->db);
+	}
 	hl_table_insert(&s->symbols, key)->size = (uint64_t)*id;
 	return 0;
 }
@@ -407,7 +448,7 @@ static int symbol_id(struct writer *w, const struct hl_frame_info *f, int64_t *i
 static void bind_frame(struct writer *w, sqlite3_stmt *st, int first, const struct frame_row *r)
 {
 	sqlite3_bind_int64(st, first, r->id);
-	sqlite3_bind_int64(st, first + 1, w->process_id);
+	sqlite3_bind_int64(st, first + 1, w->run_id);
 	if (r->parent)
 		sqlite3_bind_int64(st, first + 2, r->parent);
 	else
@@ -439,7 +480,46 @@ static int flush_frames(struct writer *w)
 
 static int64_t frame_db_id(const struct writer *w, uint32_t node)
 {
-	return node ? w->frame_base + node : 0;
+	return node ? w->s->frame_ids[node - 1] : 0;
+}
+
+/* A module's identity in the run: its file and where it was loaded. */
+static uint64_t module_key(const struct hl_module *m)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (const char *c = m->path; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+	for (uint32_t i = 0; i < m->build_id_len; i++)
+		h = (h ^ m->build_id[i]) * 0x100000001b3ull;
+	h = (h ^ m->base) * 0x9e3779b97f4a7c15ull;
+	return (h ^ (h >> 31)) | 1; /* 0 is "no module" */
+}
+
+static uint64_t frame_module_key(const struct writer *w, const struct hl_stack *stack,
+				 uint32_t i)
+{
+	const struct hl_module *m = hl_process_module_for(w->p, stack->frames[i], stack->seq);
+
+	return m ? w->module_keys[m - w->p->modules] : 0;
+}
+
+/* A stack's content, by which the processes of a run share its row: depth,
+ * truncation, and each return address with the module it is in (a fork
+ * child has its parent's layout; an exec image may have another file at
+ * the same address). Never 0. */
+static int64_t stack_hash(const struct writer *w, const struct hl_stack *stack)
+{
+	uint64_t h = ((uint64_t)stack->depth << 1 | (stack->truncated != 0)) + 0x9e3779b97f4a7c15ull;
+
+	for (uint32_t i = 0; i < stack->depth; i++) {
+		h = (h ^ stack->frames[i]) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+		h = (h ^ frame_module_key(w, stack, i)) * 0xc4ceb9fe1a85ec53ull;
+		h ^= h >> 29;
+	}
+	h &= INT64_MAX; /* stored as a positive SQLite integer */
+	return (int64_t)(h ? h : 1);
 }
 
 /* Adds the stack's frames to the call tree, from the outermost in; frames
@@ -459,6 +539,7 @@ static int write_frames(struct writer *w, const struct hl_stack *stack, int64_t 
 	for (uint32_t i = stack->depth - shared; i-- > 0 && !err;) {
 		const struct hl_module *m =
 			hl_process_module_for(w->p, stack->frames[i], stack->seq);
+		uint64_t mkey = m ? w->module_keys[m - w->p->modules] : 0;
 		size_t n;
 		const struct hl_frame_info *f = hl_symbolize(w->sym, m, stack->frames[i], &n);
 
@@ -468,10 +549,13 @@ static int write_frames(struct writer *w, const struct hl_stack *stack, int64_t 
 			bool added;
 			struct frame_row *r;
 
-			node = hl_frame_tree_child(&w->tree, parent, stack->frames[i],
-						   (uint32_t)j, &added);
+			node = hl_frame_tree_child(&w->s->tree, parent, stack->frames[i],
+						   (uint32_t)j, mkey, &added);
 			if (!added)
 				continue;
+			hl_grow((void **)&w->s->frame_ids, &w->s->frame_ids_cap, node - 1,
+				sizeof(*w->s->frame_ids));
+			w->s->frame_ids[node - 1] = ++w->last_frame_id;
 			r = &w->frames[w->nframes];
 			err = symbol_id(w, &f[j], &r->symbol);
 			if (err)
@@ -559,69 +643,150 @@ static void batch_free(struct batch *b)
 
 static void bind_stack_row(struct writer *w, sqlite3_stmt *st, int i, size_t index)
 {
-	const struct hl_stack *stack = &w->p->stacks[index];
+	const struct new_stack *n = &w->new_stacks[index];
+	const struct hl_stack *stack = &w->p->stacks[n->index];
 
-	sqlite3_bind_int64(st, i, w->stack_ids[index]);
-	sqlite3_bind_int64(st, i + 1, w->process_id);
-	sqlite3_bind_int(st, i + 2, stack->depth);
-	sqlite3_bind_int(st, i + 3, stack->truncated);
-	if (w->stack_leaves[index])
-		sqlite3_bind_int64(st, i + 4, w->stack_leaves[index]);
+	sqlite3_bind_int64(st, i, n->id);
+	sqlite3_bind_int64(st, i + 1, w->run_id);
+	sqlite3_bind_int64(st, i + 2, n->hash);
+	sqlite3_bind_int(st, i + 3, stack->depth);
+	sqlite3_bind_int(st, i + 4, stack->truncated);
+	if (n->leaf)
+		sqlite3_bind_int64(st, i + 5, n->leaf);
 	else
-		sqlite3_bind_null(st, i + 4);
+		sqlite3_bind_null(st, i + 5);
 }
 
 static void bind_aggregate_row(struct writer *w, sqlite3_stmt *st, int i, size_t index)
 {
-	const struct hl_stack *stack = &w->p->stacks[index];
+	const struct aggregate_row *a = &w->aggregates_rows[index];
 
-	sqlite3_bind_int64(st, i, w->stack_ids[index]);
-	sqlite3_bind_int64(st, i + 1, (int64_t)stack->allocs);
-	sqlite3_bind_int64(st, i + 2, (int64_t)stack->bytes);
-	sqlite3_bind_int64(st, i + 3, (int64_t)stack->frees);
-	sqlite3_bind_int64(st, i + 4, (int64_t)stack->peak_live_bytes);
-	sqlite3_bind_int64(st, i + 5, (int64_t)stack->leaked_bytes);
-	sqlite3_bind_int64(st, i + 6, (int64_t)stack->leaked_blocks);
+	sqlite3_bind_int64(st, i, w->process_id);
+	sqlite3_bind_int64(st, i + 1, a->stack_id);
+	sqlite3_bind_int64(st, i + 2, (int64_t)a->allocs);
+	sqlite3_bind_int64(st, i + 3, (int64_t)a->bytes);
+	sqlite3_bind_int64(st, i + 4, (int64_t)a->frees);
+	sqlite3_bind_int64(st, i + 5, (int64_t)a->peak_live_bytes);
+	sqlite3_bind_int64(st, i + 6, (int64_t)a->leaked_bytes);
+	sqlite3_bind_int64(st, i + 7, (int64_t)a->leaked_blocks);
 }
 
+/* The run's row for the stack: the one an earlier process of the run
+ * stored with the same content, else a new row with its frames. */
 static int write_stack(struct writer *w, size_t index)
 {
+	const struct hl_stack *stack = &w->p->stacks[index];
+	int64_t hash = stack_hash(w, stack);
+	bool added;
+	struct hl_block *known = hl_table_find_or_insert(&w->s->stacks, (uint64_t)hash, &added);
+	struct new_stack *n;
 	int64_t leaf;
 	int err;
 
-	if ((err = write_frames(w, &w->p->stacks[index], &leaf)))
+	if (!added) {
+		w->stack_ids[index] = (int64_t)known->size;
+		return 0;
+	}
+	if ((err = write_frames(w, stack, &leaf)))
 		return err;
-	w->stack_leaves[index] = leaf;
 	w->stack_ids[index] = ++w->last_stack_id;
-	err = batch_add(w, w->stacks, index);
-	return err ? err : batch_add(w, w->aggregates, index);
+	known->size = (uint64_t)w->last_stack_id;
+	n = &w->new_stacks[w->nnew_stacks++];
+	*n = (struct new_stack){ w->last_stack_id, hash, leaf, index };
+	return batch_add(w, w->stacks, w->nnew_stacks - 1);
+}
+
+/* One aggregate row per shared stack the process allocated from (two of
+ * its stacks may share one: a fork child may define again a stack it
+ * inherited). What it leaked from a stack it only inherited is in its loss
+ * records; such a row was most of a fork child's rows. */
+static int write_aggregates(struct writer *w)
+{
+	const struct hl_process *p = w->p;
+	struct hl_table seen;
+	int err = 0;
+
+	hl_table_init(&seen);
+	w->aggregates_rows = hl_xcalloc(p->nstacks + 1, sizeof(*w->aggregates_rows));
+	for (size_t i = 0; i < p->nstacks; i++) {
+		const struct hl_stack *stack = &p->stacks[i];
+		struct aggregate_row *a;
+		struct hl_block *b;
+		bool added;
+
+		if (!stack->allocs || w->stack_ids[i] <= 0)
+			continue;
+		b = hl_table_find_or_insert(&seen, (uint64_t)w->stack_ids[i], &added);
+		if (added)
+			b->size = w->naggregates++;
+		a = &w->aggregates_rows[b->size];
+		a->stack_id = w->stack_ids[i];
+		a->allocs += stack->allocs;
+		a->bytes += stack->bytes;
+		a->frees += stack->frees;
+		a->peak_live_bytes += stack->peak_live_bytes;
+		a->leaked_bytes += stack->leaked_bytes;
+		a->leaked_blocks += stack->leaked_blocks;
+	}
+	hl_table_destroy(&seen);
+	for (size_t i = 0; i < w->naggregates && !err; i++)
+		err = batch_add(w, w->aggregates, i);
+	return err ? err : batch_flush(w, w->aggregates);
+}
+
+/* The run's stack rows and call tree as the store has them (a new run:
+ * none; the run the last process belonged to: the maps are up to date). */
+static int load_run_maps(struct writer *w)
+{
+	struct hl_store *s = w->s;
+	sqlite3_stmt *st;
+	int rc, err;
+
+	if (s->symbols_run == w->run_id)
+		return 0;
+	hl_store_forget_run(s);
+	s->symbols_run = w->run_id;
+	/* A run written again by this connection (a daemon serves several):
+	 * its stacks are found again; frames are written anew for new ones. */
+	err = prepare(s, "SELECT hash, id FROM stacks WHERE run_id = ? AND hash IS NOT NULL", &st);
+	if (err)
+		return err;
+	sqlite3_bind_int64(st, 1, w->run_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		hl_table_insert(&s->stacks, (uint64_t)sqlite3_column_int64(st, 0))->size =
+			(uint64_t)sqlite3_column_int64(st, 1);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, rc, "stacks");
+}
+
+static int max_id(struct writer *w, sqlite3_stmt *st, const char *what, int64_t *out)
+{
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		int rc = sqlite3_reset(st);
+
+		return fail(w->s, rc ? rc : SQLITE_ERROR, what);
+	}
+	*out = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return 0;
 }
 
 /* Stacks that allocated, leaked, or are named by an error. */
 static int write_stacks(struct writer *w)
 {
 	struct hl_process *p = w->p;
-	sqlite3_stmt *st = w->st[ST_FRAME_BASE];
-	int err = 0;
+	int err;
 
 	/* The write lock is ours (BEGIN IMMEDIATE): ids above the largest are free. */
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		int rc = sqlite3_reset(st);
-
-		return fail(w->s, rc ? rc : SQLITE_ERROR, "frames");
-	}
-	w->frame_base = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
-	st = w->st[ST_STACK_BASE];
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		int rc = sqlite3_reset(st);
-
-		return fail(w->s, rc ? rc : SQLITE_ERROR, "stacks");
-	}
-	w->last_stack_id = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
+	if ((err = max_id(w, w->st[ST_FRAME_BASE], "frames", &w->last_frame_id)) ||
+	    (err = max_id(w, w->st[ST_STACK_BASE], "stacks", &w->last_stack_id)) ||
+	    (err = load_run_maps(w)))
+		return err;
 	w->stack_ids = hl_xcalloc(p->nstacks + 1, sizeof(*w->stack_ids));
-	w->stack_leaves = hl_xcalloc(p->nstacks + 1, sizeof(*w->stack_leaves));
+	w->new_stacks = hl_xcalloc(p->nstacks + 1, sizeof(*w->new_stacks));
+	w->module_keys = hl_xcalloc(p->nmodules + 1, sizeof(*w->module_keys));
+	for (size_t i = 0; i < p->nmodules; i++)
+		w->module_keys[i] = module_key(&p->modules[i]);
 	for (size_t i = 0; i < p->nerrors; i++) {
 		const struct hl_error_event *e = &p->errors[i];
 		const uint32_t refs[] = { e->stack, e->alloc_stack, e->free_stack };
@@ -637,9 +802,7 @@ static int write_stacks(struct writer *w)
 		err = flush_frames(w);
 	if (!err)
 		err = batch_flush(w, w->stacks);
-	if (!err)
-		err = batch_flush(w, w->aggregates);
-	return err;
+	return err ? err : write_aggregates(w);
 }
 
 static int64_t stack_db_id(const struct writer *w, uint32_t ref)
@@ -803,13 +966,13 @@ int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 		     struct hl_symbolizer *sym)
 {
 	struct batch stacks = {
-		"INSERT INTO stacks(id, process_id, depth, truncated, leaf_frame_id) VALUES ",
-		"(?,?,?,?,?)", 5, bind_stack_row, NULL, NULL, { 0 }, 0,
+		"INSERT INTO stacks(id, run_id, hash, depth, truncated, leaf_frame_id) VALUES ",
+		"(?,?,?,?,?,?)", 6, bind_stack_row, NULL, NULL, { 0 }, 0,
 	};
 	struct batch aggregates = {
-		"INSERT INTO stack_aggregates(stack_id, allocs, bytes, frees, peak_live_bytes,"
-		" leaked_bytes, leaked_blocks) VALUES ", "(?,?,?,?,?,?,?)", 7, bind_aggregate_row,
-		NULL, NULL, { 0 }, 0,
+		"INSERT INTO stack_aggregates(process_id, stack_id, allocs, bytes, frees,"
+		" peak_live_bytes, leaked_bytes, leaked_blocks) VALUES ", "(?,?,?,?,?,?,?,?)", 8,
+		bind_aggregate_row, NULL, NULL, { 0 }, 0,
 	};
 	struct batch leaks = {
 		"INSERT INTO leaks(process_id, stack_id, leak_class, bytes, blocks, inherited_blocks,"
@@ -820,11 +983,6 @@ int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 			    .stacks = &stacks, .aggregates = &aggregates, .leaks = &leaks };
 	int err = 0;
 
-	if (s->symbols_run != run_id) {
-		hl_table_clear(&s->symbols);
-		hl_table_clear(&s->sites);
-		s->symbols_run = run_id;
-	}
 	for (int i = 0; i < ST_COUNT && !err; i++)
 		err = prepare(s, statement_sql[i], &w.st[i]);
 	/* Every reference written here is to a row of this transaction or an
@@ -842,9 +1000,8 @@ int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 			update_orphans(s, run_id, p, p->parent_serial && !w.parent_id);
 		if (err) {
 			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-			/* Symbol ids and site rows of the rolled-back transaction are gone. */
-			hl_table_clear(&s->symbols);
-			hl_table_clear(&s->sites);
+			/* Rows the maps name may have gone with the transaction. */
+			hl_store_forget_run(s);
 			p->db_id = 0;
 		}
 	}
@@ -852,10 +1009,11 @@ int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(w.st[i]);
 	free(w.stack_ids);
-	free(w.stack_leaves);
+	free(w.new_stacks);
+	free(w.module_keys);
+	free(w.aggregates_rows);
 	batch_free(&stacks);
 	batch_free(&aggregates);
 	batch_free(&leaks);
-	hl_frame_tree_destroy(&w.tree);
 	return err;
 }

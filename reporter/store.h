@@ -54,9 +54,9 @@ struct hl_prune_result {
 };
 /* Keeps the newest `keep` runs (the highest ids) and removes the others with
  * everything only they referenced (processes and all below them, their
- * symbols and labels, leak sites no kept run has; a site's first run becomes
- * the oldest kept run that leaked there), in one transaction; then VACUUM
- * if asked. */
+ * stacks, frames and labels, the symbols no kept run's frames name, leak
+ * sites no kept run has; a site's first run becomes the oldest kept run
+ * that leaked there), in one transaction; then VACUUM if asked. */
 int hl_store_prune(struct hl_store *s, uint64_t keep, bool vacuum, struct hl_prune_result *out);
 
 /* What hl_store_import_db did. */

@@ -36,15 +36,16 @@ static const struct import_table tables[] = {
 	  { { "process_id", "processes" } } },
 	{ "modules", "process_id IN (SELECT id FROM temp.imp_processes)",
 	  { { "id", "modules" }, { "process_id", "processes" } } },
-	{ "symbols", "run_id IN (SELECT id FROM temp.imp_runs)",
-	  { { "id", "symbols" }, { "run_id", "runs" } } },
-	{ "frames", "process_id IN (SELECT id FROM temp.imp_processes)",
-	  { { "id", "frames" }, { "process_id", "processes" }, { "parent_id", "frames" },
+	/* the symbols the imported frames name; those we have are merged after */
+	{ "symbols", "id IN (SELECT symbol_id FROM src.frames WHERE run_id IN"
+	  " (SELECT id FROM temp.imp_runs))", { { "id", "symbols" } } },
+	{ "frames", "run_id IN (SELECT id FROM temp.imp_runs)",
+	  { { "id", "frames" }, { "run_id", "runs" }, { "parent_id", "frames" },
 	    { "symbol_id", "symbols" } } },
-	{ "stacks", "process_id IN (SELECT id FROM temp.imp_processes)",
-	  { { "id", "stacks" }, { "process_id", "processes" }, { "leaf_frame_id", "frames" } } },
-	{ "stack_aggregates", "stack_id IN (SELECT id FROM src.stacks WHERE process_id IN"
-	  " (SELECT id FROM temp.imp_processes))", { { "stack_id", "stacks" } } },
+	{ "stacks", "run_id IN (SELECT id FROM temp.imp_runs)",
+	  { { "id", "stacks" }, { "run_id", "runs" }, { "leaf_frame_id", "frames" } } },
+	{ "stack_aggregates", "process_id IN (SELECT id FROM temp.imp_processes)",
+	  { { "process_id", "processes" }, { "stack_id", "stacks" } } },
 	{ "leaks", "process_id IN (SELECT id FROM temp.imp_processes)",
 	  { { "id", "leaks" }, { "process_id", "processes" }, { "stack_id", "stacks" } } },
 	{ "errors", "process_id IN (SELECT id FROM temp.imp_processes)",
@@ -55,6 +56,15 @@ static const struct import_table tables[] = {
 	{ "checks", "process_id IN (SELECT id FROM temp.imp_processes)",
 	  { { "process_id", "processes" } } },
 };
+
+static size_t symbols_table(void)
+{
+	size_t i = 0;
+
+	while (strcmp(tables[i].name, "symbols"))
+		i++;
+	return i;
+}
 
 static int import_fail(struct hl_store *s, int rc, const char *what)
 {
@@ -227,6 +237,27 @@ static int import_attached(struct hl_store *s, struct hl_import_result *out)
 				 " to copy its rows; nothing was imported", refused);
 			return -1;
 		}
+	}
+	/* Symbols are shared by all runs: an imported one we had already is
+	 * replaced by ours in the imported frames. */
+	if (rc == SQLITE_OK && out->runs_imported) {
+		const int64_t sym = offsets[symbols_table()], runs = offsets[0];
+		char sql[1536];
+
+		snprintf(sql, sizeof(sql),
+			 "CREATE TEMP TABLE imp_symbols(copy INTEGER PRIMARY KEY, keep INTEGER);"
+			 "INSERT INTO temp.imp_symbols SELECT n.id, (SELECT min(o.id) FROM main.symbols o"
+			 " WHERE o.key = n.key AND o.id <= %lld AND o.module IS n.module"
+			 " AND o.module_offset IS n.module_offset AND o.function IS n.function"
+			 " AND o.file IS n.file AND o.line IS n.line) FROM main.symbols n WHERE n.id > %lld;"
+			 "DELETE FROM temp.imp_symbols WHERE keep IS NULL;"
+			 "UPDATE main.frames SET symbol_id = (SELECT keep FROM temp.imp_symbols"
+			 " WHERE copy = frames.symbol_id) WHERE run_id > %lld"
+			 " AND symbol_id IN (SELECT copy FROM temp.imp_symbols);"
+			 "DELETE FROM main.symbols WHERE id IN (SELECT copy FROM temp.imp_symbols);"
+			 "DROP TABLE temp.imp_symbols",
+			 (long long)sym, (long long)sym, (long long)runs);
+		rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
 	}
 	/* Leak sites: the first and last imported run of each, merged with ours. */
 	if (rc == SQLITE_OK && out->runs_imported) {
