@@ -6,8 +6,9 @@
 --
 -- Shape (as of the newest section): runs 1-n processes; a run has stacks and
 -- their call tree (frames), shared by its processes; a process has modules,
--- per-stack aggregates, leak groups, errors, timeline samples and one
--- summary. Frames point at symbols, shared by all runs.
+-- per-stack aggregates, loss records (leak_records, its own or another
+-- process's: the leaks view), errors, timeline samples and one summary.
+-- Frames point at symbols, shared by all runs.
 -- Columns for later work are here from the start so it needs no rewrite:
 -- leak_class (leak scan), errors (heap misuse checks), fingerprint /
 -- suppressed / labels / git_commit (history); the web UI reads the same tables.
@@ -366,7 +367,7 @@ INSERT INTO stacks_v12(id, run_id, hash, depth, truncated, fingerprint, leaf_fra
   SELECT k.id, p.run_id, NULL, k.depth, k.truncated, k.fingerprint, k.leaf_frame_id
   FROM stacks k JOIN processes p ON p.id = k.process_id;
 
-CREATE TABLE stack_aggregates_v12 (   -- what one process allocated from one stack
+CREATE TABLE stack_aggregate_rows (   -- what one process allocated from one stack
   process_id INTEGER NOT NULL REFERENCES processes(id) ON DELETE CASCADE,
   stack_id INTEGER NOT NULL REFERENCES stacks(id),
   allocs INTEGER NOT NULL,
@@ -377,7 +378,7 @@ CREATE TABLE stack_aggregates_v12 (   -- what one process allocated from one sta
   leaked_blocks INTEGER NOT NULL,
   PRIMARY KEY (process_id, stack_id)
 ) WITHOUT ROWID;
-INSERT INTO stack_aggregates_v12
+INSERT INTO stack_aggregate_rows
   SELECT k.process_id, a.stack_id, a.allocs, a.bytes, a.frees, a.peak_live_bytes,
          a.leaked_bytes, a.leaked_blocks
   FROM stack_aggregates a JOIN stacks k ON k.id = a.stack_id;
@@ -390,12 +391,42 @@ DROP TABLE temp.v11_symbol_keep;
 ALTER TABLE symbols_v12 RENAME TO symbols;
 ALTER TABLE frames_v12 RENAME TO frames;
 ALTER TABLE stacks_v12 RENAME TO stacks;
-ALTER TABLE stack_aggregates_v12 RENAME TO stack_aggregates;
 -- Every index grows at its end (run and process ids only increase) but
 -- symbols_key: a run's new symbols land all over it, and only those.
 CREATE INDEX symbols_key ON symbols(key);
 CREATE INDEX frames_run ON frames(run_id);
 CREATE INDEX stacks_run ON stacks(run_id, hash);
+
+-- Loss records, aggregates and modules too: a fork child that ends without
+-- exec reports its parent's modules and heap as its own, and the children
+-- of a loop (a shell's command substitutions) mostly report the same ones:
+-- 400 children, 147k loss records, 21 different sets. A process whose set
+-- is the same as an earlier process's of the run (the same rows but for
+-- the process) names that process in leaks_from, aggregates_from or
+-- modules_from and has no rows of its own. The rows are in leak_records,
+-- stack_aggregate_rows and module_rows; leaks, stack_aggregates and modules
+-- are views of every process's, with the columns the tables had, so what
+-- reads them reads them as before (a leak or module id appears once per
+-- process that has the row).
+ALTER TABLE processes ADD COLUMN leaks_from INTEGER;      -- processes.id; NULL: its own rows
+ALTER TABLE processes ADD COLUMN aggregates_from INTEGER; -- as leaks_from
+ALTER TABLE processes ADD COLUMN modules_from INTEGER;    -- as leaks_from
+ALTER TABLE leaks RENAME TO leak_records;
+CREATE VIEW leaks(id, process_id, stack_id, leak_class, bytes, blocks, inherited_blocks,
+                  rank, fingerprint, suppressed, suppression, indirect_bytes) AS
+  SELECT l.id, p.id, l.stack_id, l.leak_class, l.bytes, l.blocks, l.inherited_blocks,
+         l.rank, l.fingerprint, l.suppressed, l.suppression, l.indirect_bytes
+  FROM processes p JOIN leak_records l ON l.process_id = coalesce(p.leaks_from, p.id);
+CREATE VIEW stack_aggregates(process_id, stack_id, allocs, bytes, frees, peak_live_bytes,
+                             leaked_bytes, leaked_blocks) AS
+  SELECT p.id, a.stack_id, a.allocs, a.bytes, a.frees, a.peak_live_bytes, a.leaked_bytes,
+         a.leaked_blocks
+  FROM processes p JOIN stack_aggregate_rows a
+    ON a.process_id = coalesce(p.aggregates_from, p.id);
+ALTER TABLE modules RENAME TO module_rows;
+CREATE VIEW modules(id, process_id, path, build_id, base, low, high, unloaded) AS
+  SELECT m.id, p.id, m.path, m.build_id, m.base, m.low, m.high, m.unloaded
+  FROM processes p JOIN module_rows m ON m.process_id = coalesce(p.modules_from, p.id);
 
 -- As before: every stack's frames, 0 = innermost.
 CREATE VIEW stack_frames(stack_id, position, address, symbol_id, inlined) AS

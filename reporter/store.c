@@ -58,11 +58,41 @@ int64_t hl_store_pages_written(const struct hl_store *s)
 
 /* ---- writing -------------------------------------------------------------- */
 
+int hl_store_batch_begin(struct hl_store *s)
+{
+	int err = exec(s, "PRAGMA foreign_keys=OFF");
+
+	if (!err)
+		err = exec(s, "BEGIN IMMEDIATE");
+	if (err)
+		sqlite3_exec(s->db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
+	s->batch = !err;
+	return err;
+}
+
+int hl_store_batch_end(struct hl_store *s)
+{
+	int err;
+
+	if (!s->batch)
+		return 0;
+	s->batch = false;
+	err = exec(s, "COMMIT");
+	if (err) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		hl_store_forget_run(s);
+	}
+	sqlite3_exec(s->db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
+	return err;
+}
+
 void hl_store_forget_run(struct hl_store *s)
 {
 	hl_table_clear(&s->symbols);
 	hl_table_clear(&s->sites);
 	hl_table_clear(&s->stacks);
+	for (int k = 0; k < HL_STORE_SETS; k++)
+		hl_table_clear(&s->sets[k]);
 	hl_frame_tree_destroy(&s->tree);
 	s->symbols_run = 0;
 }
@@ -168,8 +198,8 @@ int hl_store_run_delete(struct hl_store *s, int64_t run_id)
 
 /* Prepared statements of one process write. */
 enum {
-	ST_PROCESS, ST_SUMMARY, ST_MODULE, ST_SYMBOL, ST_SYMBOL_FIND, ST_FRAME,
-	ST_FRAMES, ST_FRAME_BASE, ST_STACK_BASE, ST_SITE, ST_ERROR, ST_SAMPLE,
+	ST_PROCESS, ST_SUMMARY, ST_SYMBOL, ST_SYMBOL_FIND, ST_FRAME,
+	ST_FRAMES, ST_FRAME_BASE, ST_STACK_BASE, ST_SITE, ST_ERROR,
 	ST_CHECK, ST_COUNT
 };
 
@@ -182,14 +212,15 @@ enum {
 #define FRAME_ROWS16 FRAME_ROWS4 "," FRAME_ROWS4 "," FRAME_ROWS4 "," FRAME_ROWS4
 #define FRAME_INSERT "INSERT INTO frames(id, run_id, parent_id, address, symbol_id, inlined) VALUES "
 _Static_assert(FRAMES_PER_INSERT == 32, "FRAME_ROWS32");
+/* the statements, then two per batch (many rows, one row) of five batches */
+_Static_assert(ST_COUNT + 10 <= HL_STORE_STATEMENTS, "hl_store.statements");
 static const char *const statement_sql[ST_COUNT] = {
 	[ST_PROCESS] = "INSERT INTO processes(run_id, serial, pid, ppid, parent_id, origin,"
 		" exe, argv, started_ns, ended_ns, exit_how, exit_status, exit_signal,"
-		" scanned, test_name, all_threads_stopped, no_exit_record, recovered_events)"
-		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		" scanned, test_name, all_threads_stopped, no_exit_record, recovered_events,"
+		" modules_from, aggregates_from, leaks_from)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_SUMMARY] = "INSERT INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-	[ST_MODULE] = "INSERT INTO modules(process_id, path, build_id, base, low, high,"
-		" unloaded) VALUES (?,?,?,?,?,?,?)",
 	[ST_SYMBOL] = "INSERT INTO symbols(key, module, module_offset, function,"
 		" file, line) VALUES (?,?,?,?,?,?)",
 	[ST_SYMBOL_FIND] = "SELECT id FROM symbols WHERE key = ?1 AND module IS ?2"
@@ -205,7 +236,6 @@ static const char *const statement_sql[ST_COUNT] = {
 	[ST_ERROR] = "INSERT INTO errors(process_id, kind, address, block_address,"
 		" block_size, stack_id, alloc_stack_id, free_stack_id, time_ns, call, detail)"
 		" VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-	[ST_SAMPLE] = "INSERT INTO timeline VALUES (?,?,?,?)",
 	[ST_CHECK] = "INSERT INTO checks VALUES (?,?,?,?,?,?,?,?,?)",
 };
 
@@ -219,6 +249,11 @@ struct writer {
 	struct hl_symbolizer *sym;
 	int64_t *stack_ids;   /* stack ref - 1 -> stacks.id, 0 = not stored */
 	uint64_t *module_keys; /* module index -> its identity (module_key) */
+	uint64_t layout;      /* layout_key() */
+	/* by HL_STORE_SET_*: the hash of the process's rows (0: it has none),
+	 * and the process of the run that has the same ones (0: none) */
+	uint64_t set_hash[HL_STORE_SETS];
+	int64_t set_from[HL_STORE_SETS];
 	int64_t last_frame_id; /* frames.id given to the last frame written */
 	int64_t last_stack_id; /* stacks.id given to the last stack written */
 	/* the stack rows to insert: stacks.id, hash, innermost frames.id */
@@ -226,14 +261,14 @@ struct writer {
 		int64_t id, hash, leaf;
 		size_t index;
 	} *new_stacks;
-	size_t nnew_stacks;
+	size_t nnew_stacks, new_stacks_cap;
 	/* one aggregate row per shared stack the process allocated from */
 	struct aggregate_row {
 		int64_t stack_id;
 		uint64_t allocs, bytes, frees, peak_live_bytes, leaked_bytes, leaked_blocks;
 	} *aggregates_rows;
-	size_t naggregates;
-	struct batch *stacks, *aggregates, *leaks;
+	size_t naggregates, aggregates_cap;
+	struct batch *stacks, *aggregates, *leaks, *modules, *samples;
 	struct frame_row {
 		int64_t id, parent, address, symbol;
 		int inlined;
@@ -350,6 +385,9 @@ static int write_process_row(struct writer *w)
 	sqlite3_bind_int(st, 17, !p->has_exit && p->how != HL_EXIT_EXEC);
 	if (p->shared_buffers)
 		sqlite3_bind_int64(st, 18, (int64_t)p->recovered_events);
+	for (int k = 0; k < HL_STORE_SETS; k++)
+		if (w->set_from[k])
+			sqlite3_bind_int64(st, 19 + k, w->set_from[k]);
 	err = step_done(w->s, st);
 	free(argv);
 	w->process_id = sqlite3_last_insert_rowid(w->s->db);
@@ -372,29 +410,6 @@ static int write_summary(struct writer *w)
 	for (size_t i = 0; i < HL_ARRAY_SIZE(v); i++)
 		sqlite3_bind_int64(st, (int)i + 2, (int64_t)v[i]);
 	return step_done(w->s, st);
-}
-
-static int write_modules(struct writer *w)
-{
-	sqlite3_stmt *st = w->st[ST_MODULE];
-	int err = 0;
-
-	for (size_t i = 0; i < w->p->nmodules && !err; i++) {
-		const struct hl_module *m = &w->p->modules[i];
-		char hex[2 * HL_WIRE_MAX_BUILD_ID + 1];
-
-		hl_fmt_hex(hex, m->build_id, m->build_id_len);
-		sqlite3_bind_int64(st, 1, w->process_id);
-		sqlite3_bind_text(st, 2, m->path, -1, SQLITE_STATIC);
-		if (m->build_id_len)
-			sqlite3_bind_text(st, 3, hex, (int)(2 * m->build_id_len), SQLITE_TRANSIENT);
-		sqlite3_bind_int64(st, 4, (int64_t)m->base);
-		sqlite3_bind_int64(st, 5, (int64_t)m->low);
-		sqlite3_bind_int64(st, 6, (int64_t)m->high);
-		sqlite3_bind_int(st, 7, m->unload_seq != 0);
-		err = step_done(w->s, st);
-	}
-	return err;
 }
 
 /* symbols.id for a symbolized frame: the row any run stored with the same
@@ -504,17 +519,43 @@ static uint64_t frame_module_key(const struct writer *w, const struct hl_stack *
 	return m ? w->module_keys[m - w->p->modules] : 0;
 }
 
+/* The process's modules as one key, when no two of them ever covered the
+ * same address (then the module of an address does not depend on when the
+ * stack was taken); 0 otherwise. A fork child has its parent's. */
+static uint64_t layout_key(const struct writer *w)
+{
+	const struct hl_process *p = w->p;
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+
+	for (size_t i = 0; i < p->nmodules; i++) {
+		const struct hl_module *m = &p->modules[i];
+
+		for (size_t j = 0; j < i; j++)
+			if (m->low < p->modules[j].high && p->modules[j].low < m->high)
+				return 0;
+		h = (h ^ w->module_keys[i]) * 0xff51afd7ed558ccdull;
+		h = (h ^ m->low) * 0xc4ceb9fe1a85ec53ull;
+		h = (h ^ m->high) * 0xff51afd7ed558ccdull;
+		h ^= h >> 31;
+	}
+	return h | 1;
+}
+
 /* A stack's content, by which the processes of a run share its row: depth,
  * truncation, and each return address with the module it is in (a fork
  * child has its parent's layout; an exec image may have another file at
- * the same address). Never 0. */
+ * the same address): the modules are the layout's, else looked up per
+ * frame. Never 0. */
 static int64_t stack_hash(const struct writer *w, const struct hl_stack *stack)
 {
 	uint64_t h = ((uint64_t)stack->depth << 1 | (stack->truncated != 0)) + 0x9e3779b97f4a7c15ull;
 
+	h = (h ^ w->layout) * 0xc4ceb9fe1a85ec53ull;
 	for (uint32_t i = 0; i < stack->depth; i++) {
 		h = (h ^ stack->frames[i]) * 0xff51afd7ed558ccdull;
 		h ^= h >> 32;
+		if (w->layout)
+			continue;
 		h = (h ^ frame_module_key(w, stack, i)) * 0xc4ceb9fe1a85ec53ull;
 		h ^= h >> 29;
 	}
@@ -575,7 +616,8 @@ static int write_frames(struct writer *w, const struct hl_stack *stack, int64_t 
 }
 
 /* ---- batched rows --------------------------------------------------------
- * Stacks, their aggregates and loss records go BATCH_ROWS to an INSERT, as
+ * Stacks, their aggregates, loss records, modules and timeline samples go
+ * BATCH_ROWS to an INSERT, as
  * frames do: a fork child of a shell writes a few hundred of each, and the
  * statement around a row cost more than the row (435 such processes: store
  * CPU 520 -> 440-460 ms). bind(w, st, first, index) binds row `index`'s
@@ -587,7 +629,7 @@ struct batch {
 	const char *row;      /* "(?,?,?)" */
 	int columns;
 	bind_row_fn bind;
-	sqlite3_stmt *many, *one;
+	sqlite3_stmt **many, **one; /* in the store's cache (hl_store.statements) */
 	size_t rows[BATCH_ROWS];
 	size_t n;
 };
@@ -611,18 +653,18 @@ static int batch_flush(struct writer *w, struct batch *b)
 	int err = 0;
 
 	if (b->n == BATCH_ROWS) {
-		if (!b->many)
-			err = batch_prepare(w, b, BATCH_ROWS, &b->many);
+		if (!*b->many)
+			err = batch_prepare(w, b, BATCH_ROWS, b->many);
 		for (size_t i = 0; i < b->n && !err; i++)
-			b->bind(w, b->many, (int)i * b->columns + 1, b->rows[i]);
+			b->bind(w, *b->many, (int)i * b->columns + 1, b->rows[i]);
 		if (!err)
-			err = step_done(w->s, b->many);
+			err = step_done(w->s, *b->many);
 	} else if (b->n) {
-		if (!b->one)
-			err = batch_prepare(w, b, 1, &b->one);
+		if (!*b->one)
+			err = batch_prepare(w, b, 1, b->one);
 		for (size_t i = 0; i < b->n && !err; i++) {
-			b->bind(w, b->one, 1, b->rows[i]);
-			err = step_done(w->s, b->one);
+			b->bind(w, *b->one, 1, b->rows[i]);
+			err = step_done(w->s, *b->one);
 		}
 	}
 	b->n = 0;
@@ -635,11 +677,6 @@ static int batch_add(struct writer *w, struct batch *b, size_t index)
 	return b->n == BATCH_ROWS ? batch_flush(w, b) : 0;
 }
 
-static void batch_free(struct batch *b)
-{
-	sqlite3_finalize(b->many);
-	sqlite3_finalize(b->one);
-}
 
 static void bind_stack_row(struct writer *w, sqlite3_stmt *st, int i, size_t index)
 {
@@ -691,6 +728,8 @@ static int write_stack(struct writer *w, size_t index)
 		return err;
 	w->stack_ids[index] = ++w->last_stack_id;
 	known->size = (uint64_t)w->last_stack_id;
+	hl_grow((void **)&w->new_stacks, &w->new_stacks_cap, w->nnew_stacks,
+		sizeof(*w->new_stacks));
 	n = &w->new_stacks[w->nnew_stacks++];
 	*n = (struct new_stack){ w->last_stack_id, hash, leaf, index };
 	return batch_add(w, w->stacks, w->nnew_stacks - 1);
@@ -700,14 +739,12 @@ static int write_stack(struct writer *w, size_t index)
  * its stacks may share one: a fork child may define again a stack it
  * inherited). What it leaked from a stack it only inherited is in its loss
  * records; such a row was most of a fork child's rows. */
-static int write_aggregates(struct writer *w)
+static void build_aggregates(struct writer *w)
 {
 	const struct hl_process *p = w->p;
 	struct hl_table seen;
-	int err = 0;
 
 	hl_table_init(&seen);
-	w->aggregates_rows = hl_xcalloc(p->nstacks + 1, sizeof(*w->aggregates_rows));
 	for (size_t i = 0; i < p->nstacks; i++) {
 		const struct hl_stack *stack = &p->stacks[i];
 		struct aggregate_row *a;
@@ -717,8 +754,11 @@ static int write_aggregates(struct writer *w)
 		if (!stack->allocs || w->stack_ids[i] <= 0)
 			continue;
 		b = hl_table_find_or_insert(&seen, (uint64_t)w->stack_ids[i], &added);
-		if (added)
+		if (added) {
+			hl_grow((void **)&w->aggregates_rows, &w->aggregates_cap, w->naggregates,
+				sizeof(*w->aggregates_rows));
 			b->size = w->naggregates++;
+		}
 		a = &w->aggregates_rows[b->size];
 		a->stack_id = w->stack_ids[i];
 		a->allocs += stack->allocs;
@@ -729,6 +769,12 @@ static int write_aggregates(struct writer *w)
 		a->leaked_blocks += stack->leaked_blocks;
 	}
 	hl_table_destroy(&seen);
+}
+
+static int write_aggregates(struct writer *w)
+{
+	int err = 0;
+
 	for (size_t i = 0; i < w->naggregates && !err; i++)
 		err = batch_add(w, w->aggregates, i);
 	return err ? err : batch_flush(w, w->aggregates);
@@ -783,10 +829,10 @@ static int write_stacks(struct writer *w)
 	    (err = load_run_maps(w)))
 		return err;
 	w->stack_ids = hl_xcalloc(p->nstacks + 1, sizeof(*w->stack_ids));
-	w->new_stacks = hl_xcalloc(p->nstacks + 1, sizeof(*w->new_stacks));
 	w->module_keys = hl_xcalloc(p->nmodules + 1, sizeof(*w->module_keys));
 	for (size_t i = 0; i < p->nmodules; i++)
 		w->module_keys[i] = module_key(&p->modules[i]);
+	w->layout = layout_key(w);
 	for (size_t i = 0; i < p->nerrors; i++) {
 		const struct hl_error_event *e = &p->errors[i];
 		const uint32_t refs[] = { e->stack, e->alloc_stack, e->free_stack };
@@ -802,7 +848,9 @@ static int write_stacks(struct writer *w)
 		err = flush_frames(w);
 	if (!err)
 		err = batch_flush(w, w->stacks);
-	return err ? err : write_aggregates(w);
+	if (!err)
+		build_aggregates(w);
+	return err;
 }
 
 static int64_t stack_db_id(const struct writer *w, uint32_t ref)
@@ -857,6 +905,98 @@ static void bind_leak_row(struct writer *w, sqlite3_stmt *st, int i, size_t inde
 	sqlite3_bind_int64(st, i + 10, (int64_t)g->indirect_bytes);
 }
 
+static uint64_t mix_u64(uint64_t h, uint64_t v)
+{
+	h = (h ^ v) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 32);
+}
+
+/* The process's loss records as its rows would have them, in rank order:
+ * equal for two processes whose rows would be equal. A record's fingerprint,
+ * suppression and function come from its stack and class (the same policy
+ * and symbols for the whole run), so the stack's id stands for them. */
+static uint64_t leaks_hash(const struct writer *w)
+{
+	uint64_t h = mix_u64(0x9e3779b97f4a7c15ull, w->p->nleaks);
+
+	if (!w->p->nleaks)
+		return 0;
+	for (size_t i = 0; i < w->p->nleaks; i++) {
+		const struct hl_leak_group *g = &w->p->leaks[i];
+
+		h = mix_u64(h, (uint64_t)stack_db_id(w, g->stack));
+		h = mix_u64(h, g->leak_class);
+		h = mix_u64(h, g->bytes);
+		h = mix_u64(h, g->blocks);
+		h = mix_u64(h, g->inherited_blocks);
+		h = mix_u64(h, g->indirect_bytes);
+	}
+	return h | 1;
+}
+
+static uint64_t modules_hash(const struct writer *w)
+{
+	uint64_t h = mix_u64(0x9e3779b97f4a7c15ull, w->p->nmodules);
+
+	if (!w->p->nmodules)
+		return 0;
+	for (size_t i = 0; i < w->p->nmodules; i++) {
+		const struct hl_module *m = &w->p->modules[i];
+
+		h = mix_u64(h, w->module_keys[i]); /* path, build-id, base */
+		h = mix_u64(h, m->low);
+		h = mix_u64(h, m->high);
+		h = mix_u64(h, m->unload_seq != 0);
+	}
+	return h | 1;
+}
+
+static uint64_t aggregates_hash(const struct writer *w)
+{
+	uint64_t h = mix_u64(0x9e3779b97f4a7c15ull, w->naggregates);
+
+	if (!w->naggregates)
+		return 0;
+	for (size_t i = 0; i < w->naggregates; i++) {
+		const struct aggregate_row *a = &w->aggregates_rows[i];
+
+		h = mix_u64(h, (uint64_t)a->stack_id);
+		h = mix_u64(h, a->allocs);
+		h = mix_u64(h, a->bytes);
+		h = mix_u64(h, a->frees);
+		h = mix_u64(h, a->peak_live_bytes);
+		h = mix_u64(h, a->leaked_bytes);
+		h = mix_u64(h, a->leaked_blocks);
+	}
+	return h | 1;
+}
+
+/* A process whose modules, aggregates or loss records are the same as an
+ * earlier process's of the run (a fork child of a loop, most often) names
+ * that process instead of storing them again (its leak sites are that
+ * process's, already upserted). */
+static void find_sets(struct writer *w)
+{
+	w->set_hash[HL_STORE_SET_MODULES] = modules_hash(w);
+	w->set_hash[HL_STORE_SET_AGGREGATES] = aggregates_hash(w);
+	w->set_hash[HL_STORE_SET_LEAKS] = leaks_hash(w);
+	for (int k = 0; k < HL_STORE_SETS; k++) {
+		const struct hl_block *b = w->set_hash[k] ?
+			hl_table_find(&w->s->sets[k], w->set_hash[k]) : NULL;
+
+		w->set_from[k] = b ? (int64_t)b->size : 0;
+	}
+}
+
+/* The process's own sets, for the processes after it. */
+static void remember_sets(struct writer *w)
+{
+	for (int k = 0; k < HL_STORE_SETS; k++)
+		if (w->set_hash[k] && !w->set_from[k])
+			hl_table_insert(&w->s->sets[k], w->set_hash[k])->size =
+				(uint64_t)w->process_id;
+}
+
 static int write_leaks(struct writer *w)
 {
 	int err = 0;
@@ -897,22 +1037,50 @@ static int write_errors(struct writer *w)
 	return err;
 }
 
-static int write_timeline(struct writer *w)
+static void bind_module_row(struct writer *w, sqlite3_stmt *st, int i, size_t index)
 {
-	sqlite3_stmt *st = w->st[ST_SAMPLE];
+	const struct hl_module *m = &w->p->modules[index];
+	char hex[2 * HL_WIRE_MAX_BUILD_ID + 1];
+
+	hl_fmt_hex(hex, m->build_id, m->build_id_len);
+	sqlite3_bind_int64(st, i, w->process_id);
+	sqlite3_bind_text(st, i + 1, m->path, -1, SQLITE_STATIC);
+	if (m->build_id_len)
+		sqlite3_bind_text(st, i + 2, hex, (int)(2 * m->build_id_len), SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i + 2);
+	sqlite3_bind_int64(st, i + 3, (int64_t)m->base);
+	sqlite3_bind_int64(st, i + 4, (int64_t)m->low);
+	sqlite3_bind_int64(st, i + 5, (int64_t)m->high);
+	sqlite3_bind_int(st, i + 6, m->unload_seq != 0);
+}
+
+static int write_modules(struct writer *w)
+{
 	int err = 0;
 
-	for (size_t i = 0; i < w->p->nsamples && !err; i++) {
-		const struct hl_sample *sm = &w->p->samples[i];
+	for (size_t i = 0; i < w->p->nmodules && !err; i++)
+		err = batch_add(w, w->modules, i);
+	return err ? err : batch_flush(w, w->modules);
+}
 
-		sqlite3_bind_int64(st, 1, w->process_id);
-		sqlite3_bind_int64(st, 2,
-				   (int64_t)hl_process_ticks_to_realtime(w->p, sm->ticks));
-		sqlite3_bind_int64(st, 3, (int64_t)sm->in_use_bytes);
-		sqlite3_bind_int64(st, 4, (int64_t)sm->in_use_blocks);
-		err = step_done(w->s, st);
-	}
-	return err;
+static void bind_sample_row(struct writer *w, sqlite3_stmt *st, int i, size_t index)
+{
+	const struct hl_sample *sm = &w->p->samples[index];
+
+	sqlite3_bind_int64(st, i, w->process_id);
+	sqlite3_bind_int64(st, i + 1, (int64_t)hl_process_ticks_to_realtime(w->p, sm->ticks));
+	sqlite3_bind_int64(st, i + 2, (int64_t)sm->in_use_bytes);
+	sqlite3_bind_int64(st, i + 3, (int64_t)sm->in_use_blocks);
+}
+
+static int write_timeline(struct writer *w)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < w->p->nsamples && !err; i++)
+		err = batch_add(w, w->samples, i);
+	return err ? err : batch_flush(w, w->samples);
 }
 
 /* Each on-demand check: one row per class. */
@@ -943,15 +1111,21 @@ static int write_checks(struct writer *w)
 
 static int write_all(struct writer *w)
 {
-	int err = write_process_row(w);
+	int err = write_stacks(w);
 
-	if (!err)
+	if (!err) {
+		find_sets(w);
+		err = write_process_row(w);
+	}
+	if (!err) {
+		remember_sets(w);
 		err = write_summary(w);
-	if (!err)
+	}
+	if (!err && !w->set_from[HL_STORE_SET_MODULES])
 		err = write_modules(w);
-	if (!err)
-		err = write_stacks(w);
-	if (!err)
+	if (!err && !w->set_from[HL_STORE_SET_AGGREGATES])
+		err = write_aggregates(w);
+	if (!err && !w->set_from[HL_STORE_SET_LEAKS])
 		err = write_leaks(w);
 	if (!err)
 		err = write_errors(w);
@@ -965,55 +1139,72 @@ static int write_all(struct writer *w)
 int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 		     struct hl_symbolizer *sym)
 {
+	sqlite3_stmt **cache = s->statements;
 	struct batch stacks = {
 		"INSERT INTO stacks(id, run_id, hash, depth, truncated, leaf_frame_id) VALUES ",
-		"(?,?,?,?,?,?)", 6, bind_stack_row, NULL, NULL, { 0 }, 0,
+		"(?,?,?,?,?,?)", 6, bind_stack_row, &cache[ST_COUNT], &cache[ST_COUNT + 1],
+		{ 0 }, 0,
 	};
 	struct batch aggregates = {
-		"INSERT INTO stack_aggregates(process_id, stack_id, allocs, bytes, frees,"
+		"INSERT INTO stack_aggregate_rows(process_id, stack_id, allocs, bytes, frees,"
 		" peak_live_bytes, leaked_bytes, leaked_blocks) VALUES ", "(?,?,?,?,?,?,?,?)", 8,
-		bind_aggregate_row, NULL, NULL, { 0 }, 0,
+		bind_aggregate_row, &cache[ST_COUNT + 2], &cache[ST_COUNT + 3], { 0 }, 0,
 	};
 	struct batch leaks = {
-		"INSERT INTO leaks(process_id, stack_id, leak_class, bytes, blocks, inherited_blocks,"
+		"INSERT INTO leak_records(process_id, stack_id, leak_class, bytes, blocks, inherited_blocks,"
 		" rank, suppressed, fingerprint, suppression, indirect_bytes) VALUES ",
-		"(?,?,?,?,?,?,?,?,?,?,?)", 11, bind_leak_row, NULL, NULL, { 0 }, 0,
+		"(?,?,?,?,?,?,?,?,?,?,?)", 11, bind_leak_row, &cache[ST_COUNT + 4],
+		&cache[ST_COUNT + 5], { 0 }, 0,
+	};
+	struct batch modules = {
+		"INSERT INTO module_rows(process_id, path, build_id, base, low, high, unloaded) VALUES ",
+		"(?,?,?,?,?,?,?)", 7, bind_module_row, &cache[ST_COUNT + 6], &cache[ST_COUNT + 7],
+		{ 0 }, 0,
+	};
+	struct batch samples = {
+		"INSERT INTO timeline(process_id, time_ns, in_use_bytes, in_use_blocks) VALUES ",
+		"(?,?,?,?)", 4, bind_sample_row, &cache[ST_COUNT + 8], &cache[ST_COUNT + 9],
+		{ 0 }, 0,
 	};
 	struct writer w = { .s = s, .run_id = run_id, .p = p, .sym = sym,
-			    .stacks = &stacks, .aggregates = &aggregates, .leaks = &leaks };
+			    .stacks = &stacks, .aggregates = &aggregates, .leaks = &leaks,
+			    .modules = &modules, .samples = &samples };
 	int err = 0;
 
-	for (int i = 0; i < ST_COUNT && !err; i++)
-		err = prepare(s, statement_sql[i], &w.st[i]);
+	/* Prepared once per connection: preparing them for each process was
+	 * most of the store's time for a few hundred small processes. */
+	for (int i = 0; i < ST_COUNT && !err; i++) {
+		if (!cache[i])
+			err = prepare(s, statement_sql[i], &cache[i]);
+		w.st[i] = cache[i];
+	}
 	/* Every reference written here is to a row of this transaction or an
 	 * earlier one, by construction; checking each (two B-tree lookups per
-	 * stack frame) was a third of the time. On again for everything else. */
-	if (!err)
+	 * stack frame) was a third of the time. On again for everything else.
+	 * In a batch the process is a savepoint of the batch's transaction. */
+	if (!err && !s->batch)
 		err = exec(s, "PRAGMA foreign_keys=OFF");
 	if (!err)
-		err = exec(s, "BEGIN IMMEDIATE");
+		err = exec(s, s->batch ? "SAVEPOINT process" : "BEGIN IMMEDIATE");
 	if (!err) {
 		err = write_all(&w);
 		if (!err)
-			err = exec(s, "COMMIT");
+			err = exec(s, s->batch ? "RELEASE process" : "COMMIT");
 		if (!err)
 			update_orphans(s, run_id, p, p->parent_serial && !w.parent_id);
 		if (err) {
-			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+			sqlite3_exec(s->db, s->batch ? "ROLLBACK TO process; RELEASE process" :
+				     "ROLLBACK", NULL, NULL, NULL);
 			/* Rows the maps name may have gone with the transaction. */
 			hl_store_forget_run(s);
 			p->db_id = 0;
 		}
 	}
-	sqlite3_exec(s->db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
-	for (int i = 0; i < ST_COUNT; i++)
-		sqlite3_finalize(w.st[i]);
+	if (!s->batch)
+		sqlite3_exec(s->db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
 	free(w.stack_ids);
 	free(w.new_stacks);
 	free(w.module_keys);
 	free(w.aggregates_rows);
-	batch_free(&stacks);
-	batch_free(&aggregates);
-	batch_free(&leaks);
 	return err;
 }

@@ -31,11 +31,13 @@ static const struct import_table tables[] = {
 	{ "runs", "id IN (SELECT id FROM temp.imp_runs)", { { "id", "runs" } } },
 	{ "run_labels", "run_id IN (SELECT id FROM temp.imp_runs)", { { "run_id", "runs" } } },
 	{ "processes", "run_id IN (SELECT id FROM temp.imp_runs)",
-	  { { "id", "processes" }, { "run_id", "runs" }, { "parent_id", "processes" } } },
+	  { { "id", "processes" }, { "run_id", "runs" }, { "parent_id", "processes" },
+	    { "leaks_from", "processes" }, { "aggregates_from", "processes" },
+	    { "modules_from", "processes" } } },
 	{ "summaries", "process_id IN (SELECT id FROM temp.imp_processes)",
 	  { { "process_id", "processes" } } },
-	{ "modules", "process_id IN (SELECT id FROM temp.imp_processes)",
-	  { { "id", "modules" }, { "process_id", "processes" } } },
+	{ "module_rows", "process_id IN (SELECT id FROM temp.imp_processes)",
+	  { { "id", "module_rows" }, { "process_id", "processes" } } },
 	/* the symbols the imported frames name; those we have are merged after */
 	{ "symbols", "id IN (SELECT symbol_id FROM src.frames WHERE run_id IN"
 	  " (SELECT id FROM temp.imp_runs))", { { "id", "symbols" } } },
@@ -44,10 +46,10 @@ static const struct import_table tables[] = {
 	    { "symbol_id", "symbols" } } },
 	{ "stacks", "run_id IN (SELECT id FROM temp.imp_runs)",
 	  { { "id", "stacks" }, { "run_id", "runs" }, { "leaf_frame_id", "frames" } } },
-	{ "stack_aggregates", "process_id IN (SELECT id FROM temp.imp_processes)",
+	{ "stack_aggregate_rows", "process_id IN (SELECT id FROM temp.imp_processes)",
 	  { { "process_id", "processes" }, { "stack_id", "stacks" } } },
-	{ "leaks", "process_id IN (SELECT id FROM temp.imp_processes)",
-	  { { "id", "leaks" }, { "process_id", "processes" }, { "stack_id", "stacks" } } },
+	{ "leak_records", "process_id IN (SELECT id FROM temp.imp_processes)",
+	  { { "id", "leak_records" }, { "process_id", "processes" }, { "stack_id", "stacks" } } },
 	{ "errors", "process_id IN (SELECT id FROM temp.imp_processes)",
 	  { { "id", "errors" }, { "process_id", "processes" }, { "stack_id", "stacks" },
 	    { "alloc_stack_id", "stacks" }, { "free_stack_id", "stacks" } } },
@@ -97,8 +99,8 @@ static int64_t offset_of(struct hl_store *s, const char *table, int *rc)
 
 static int64_t table_offset(struct hl_store *s, const char *table, int *rc)
 {
-	static const char *const with_ids[] = { "runs", "processes", "modules", "symbols",
-						"frames", "stacks", "leaks", "errors" };
+	static const char *const with_ids[] = { "runs", "processes", "module_rows", "symbols",
+						"frames", "stacks", "leak_records", "errors" };
 
 	for (size_t i = 0; i < HL_ARRAY_SIZE(with_ids); i++)
 		if (!strcmp(with_ids[i], table))

@@ -21,6 +21,16 @@ struct hl_store {
 	struct hl_table symbols; /* frame_info pointer -> symbols.id */
 	struct hl_table sites;   /* fingerprints whose leak_sites row has this run */
 	struct hl_table stacks;  /* stack hash -> stacks.id */
+	bool batch;              /* in hl_store_batch_begin's transaction */
+#define HL_STORE_STATEMENTS 32
+	sqlite3_stmt *statements[HL_STORE_STATEMENTS]; /* the writer's, prepared on first use */
+	/* a process's modules, aggregates, loss records by the hash of their
+	 * rows -> the processes.id that has them (processes.*_from) */
+#define HL_STORE_SET_MODULES 0
+#define HL_STORE_SET_AGGREGATES 1
+#define HL_STORE_SET_LEAKS 2
+#define HL_STORE_SETS 3
+	struct hl_table sets[HL_STORE_SETS];
 	struct hl_frame_tree tree; /* the run's call tree; node n is frames.id frame_ids[n - 1] */
 	int64_t *frame_ids;
 	size_t frame_ids_cap;

@@ -17,14 +17,14 @@
 static const char *const prune_sql[] = {
 	"CREATE TEMP TABLE doomed_processes AS SELECT id FROM processes"
 	" WHERE run_id IN (SELECT id FROM temp.doomed)",
-	"DELETE FROM stack_aggregates WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
+	"DELETE FROM stack_aggregate_rows WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM stacks WHERE run_id IN (SELECT id FROM temp.doomed)",
 	"DELETE FROM frames WHERE run_id IN (SELECT id FROM temp.doomed)",
-	"DELETE FROM leaks WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
+	"DELETE FROM leak_records WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM errors WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM timeline WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM checks WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
-	"DELETE FROM modules WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
+	"DELETE FROM module_rows WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM summaries WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM processes WHERE id IN (SELECT id FROM temp.doomed_processes)",
 	/* symbols are shared by all runs: those no frame names any more */

@@ -484,17 +484,22 @@ int hl_query_run_progress(struct hl_store *s, int64_t run_id, int64_t *processes
 	LEAK_SITE("y.function") " AS function," \
 	LEAK_SITE("y.file") " AS file," \
 	LEAK_SITE("y.line") " AS line" \
-	" FROM page JOIN leaks l ON l.id = page.id JOIN processes p ON p.id = l.process_id" \
-	" LEFT JOIN stacks k ON k.id = l.stack_id ORDER BY l.bytes DESC, l.id"
+	" FROM page JOIN leaks l ON l.id = page.id AND l.process_id = page.process_id" \
+	" JOIN processes p ON p.id = l.process_id" \
+	" LEFT JOIN stacks k ON k.id = l.stack_id ORDER BY l.bytes DESC, l.id, p.id"
 
 /* Unfiltered: one page chosen by id before anything per record is
  * computed, so a late page costs what the first does (?4 limit, ?5 offset). */
 #define LEAKS_COUNT "SELECT count(*)" LEAKS_OF_RUN
 #define LEAKS_PAGE \
-	"WITH page(id) AS (SELECT l.id" LEAKS_OF_RUN \
-	" ORDER BY l.bytes DESC, l.id LIMIT ?4 OFFSET ?5)" LEAKS_ROWS
-/* Filtered: the page's ids, chosen by stack_filter(), as a JSON array (?4). */
-#define LEAKS_PAGE_OF_IDS "WITH page(id) AS (SELECT value FROM json_each(?4))" LEAKS_ROWS
+	"WITH page(id, process_id) AS (SELECT l.id, p.id" LEAKS_OF_RUN \
+	" ORDER BY l.bytes DESC, l.id, p.id LIMIT ?4 OFFSET ?5)" LEAKS_ROWS
+/* Filtered: the page's records, chosen by stack_filter(), as a JSON array of
+ * [leaks.id, processes.id] (?4): a record shared by processes
+ * (processes.leaks_from) is a row of each. */
+#define LEAKS_PAGE_OF_IDS "WITH page(id, process_id) AS (SELECT json_extract(value, '$[0]')," \
+	" json_extract(value, '$[1]')" \
+	" FROM json_each(?4))" LEAKS_ROWS
 
 /* The text filter. A record passes when a frame of its stack has a
  * function, file or module containing the text. Frames form a call tree
@@ -510,9 +515,10 @@ int hl_query_run_progress(struct hl_store *s, int64_t run_id, int64_t *processes
 	" FROM frames f LEFT JOIN symbols y ON y.id = f.symbol_id WHERE f.run_id = ?1" \
 	" ORDER BY f.id"
 #define FILTER_RECORDS \
-	"SELECT l.id, k.leaf_frame_id FROM leaks l JOIN processes p ON p.id = l.process_id" \
+	"SELECT l.id, k.leaf_frame_id, p.id FROM leaks l JOIN processes p ON p.id = l.process_id" \
 	" JOIN stacks k ON k.id = l.stack_id" \
-	" WHERE p.run_id = ?1 AND (?3 IS NULL OR l.leak_class = ?3) ORDER BY l.bytes DESC, l.id"
+	" WHERE p.run_id = ?1 AND (?3 IS NULL OR l.leak_class = ?3)" \
+	" ORDER BY l.bytes DESC, l.id, p.id"
 
 enum { FRAME_UNKNOWN, FRAME_PASSES, FRAME_FAILS };
 
@@ -616,7 +622,9 @@ static int stack_filter(struct hl_store *s, int64_t run_id, const char *like, co
 			    !frame_passes(&t, sqlite3_column_int64(st, 1), &path, &path_cap))
 				continue;
 			if (*total >= page->offset && *total - page->offset < page->limit)
-				json_array_append_new(*ids, json_integer(sqlite3_column_int64(st, 0)));
+				json_array_append_new(*ids, json_pack("[II]",
+					(json_int_t)sqlite3_column_int64(st, 0),
+					(json_int_t)sqlite3_column_int64(st, 2)));
 			++*total;
 		}
 		err = rc == SQLITE_DONE ? 0 : query_fail(s, "query");

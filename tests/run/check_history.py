@@ -354,11 +354,12 @@ ORPHANS = (
     "SELECT count(*) FROM run_labels WHERE run_id NOT IN (SELECT id FROM runs)",
     "SELECT count(*) FROM frames WHERE run_id NOT IN (SELECT id FROM runs)",
     "SELECT count(*) FROM stacks WHERE run_id NOT IN (SELECT id FROM runs)",
-    "SELECT count(*) FROM stack_aggregates WHERE stack_id NOT IN (SELECT id FROM stacks)"
+    "SELECT count(*) FROM stack_aggregate_rows WHERE stack_id NOT IN (SELECT id FROM stacks)"
     " OR process_id NOT IN (SELECT id FROM processes)",
+    "SELECT count(*) FROM leak_records WHERE process_id NOT IN (SELECT id FROM processes)",
     "SELECT count(*) FROM leaks WHERE process_id NOT IN (SELECT id FROM processes)",
     "SELECT count(*) FROM summaries WHERE process_id NOT IN (SELECT id FROM processes)",
-    "SELECT count(*) FROM modules WHERE process_id NOT IN (SELECT id FROM processes)",
+    "SELECT count(*) FROM module_rows WHERE process_id NOT IN (SELECT id FROM processes)",
     "SELECT count(*) FROM timeline WHERE process_id NOT IN (SELECT id FROM processes)",
     "SELECT count(*) FROM leak_sites WHERE first_run_id NOT IN (SELECT id FROM runs)"
     " OR last_run_id NOT IN (SELECT id FROM runs)",

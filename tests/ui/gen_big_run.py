@@ -71,13 +71,15 @@ def main():
     c.executemany("INSERT INTO stacks(id, %s, depth, leaf_frame_id) VALUES (?,?,?,?)" % owner,
                   [(s0 + k, o, 3, leaf0 + k) for k in range(records)])
     if "process_id" in columns(c, "stack_aggregates"):
-        c.executemany("INSERT INTO stack_aggregates(process_id, stack_id, allocs, bytes, frees,"
+        # since version 12 the rows are in a table and stack_aggregates is a view
+        c.executemany("INSERT INTO stack_aggregate_rows(process_id, stack_id, allocs, bytes, frees,"
                       " peak_live_bytes, leaked_bytes, leaked_blocks) VALUES (?,?,?,?,?,?,?,?)",
                       [(p0, s0 + k, 5, 100 + k, 4, 100, 20 + k % 1000, 1) for k in range(records)])
     else:
         c.executemany("INSERT INTO stack_aggregates VALUES (?,?,?,?,?,?,?)",
                       [(s0 + k, 5, 100 + k, 4, 100, 20 + k % 1000, 1) for k in range(records)])
-    c.executemany("INSERT INTO leaks(process_id, stack_id, leak_class, bytes, blocks, rank)"
+    leaks = "leak_records" if columns(c, "leak_records") else "leaks"
+    c.executemany("INSERT INTO " + leaks + "(process_id, stack_id, leak_class, bytes, blocks, rank)"
                   " VALUES (?,?,?,?,?,?)",
                   [(p0, s0 + k, CLASSES[k % 4], 20 + k % 1000, 1, k + 1) for k in range(records)])
     c.executemany("INSERT INTO timeline(process_id, time_ns, in_use_bytes, in_use_blocks) VALUES (?,?,?,?)",
