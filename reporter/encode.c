@@ -222,6 +222,14 @@ void hl_enc_check(struct hl_enc *e, uint32_t seq, uint32_t flags, uint64_t ticks
 	r->ticks = ticks;
 }
 
+void hl_enc_options(struct hl_enc *e, uint32_t given, uint32_t max_leaks)
+{
+	struct hl_rec_options *r = hl_enc_record(e, HL_REC_OPTIONS, (uint32_t)sizeof(*r));
+
+	r->given = given;
+	r->max_leaks = max_leaks;
+}
+
 void hl_enc_exec(struct hl_enc *e, const char *path)
 {
 	uint32_t len = (uint32_t)strlen(path) + 1;

@@ -54,6 +54,8 @@ void hl_enc_live_indirect(struct hl_enc *e, const struct hl_wire_live_block *blo
 			  const struct hl_wire_live_indirect *indirect, uint32_t nindirect);
 /* Closes an on-demand check's LIVE set (LIVE records flagged HL_LIVE_CHECK). */
 void hl_enc_check(struct hl_enc *e, uint32_t seq, uint32_t flags, uint64_t ticks);
+/* OPTIONS: the keys in `given` (HL_OPTIONS_*) with their values. */
+void hl_enc_options(struct hl_enc *e, uint32_t given, uint32_t max_leaks);
 /* EXEC naming path (NUL added). */
 void hl_enc_exec(struct hl_enc *e, const char *path);
 void hl_enc_error(struct hl_enc *e, const struct hl_rec_error *fields);

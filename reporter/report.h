@@ -63,6 +63,11 @@ struct hl_report_process {
 	const char **argv;
 	uint32_t argc;
 	const char *test_name;        /* $HEAPLEDGER_TEST_NAME of the process, or NULL */
+	/* The process's HEAPLEDGER_OPTIONS set max_leaks: the text report prints
+	 * at most that many of its loss records, whatever view.max_leaks says
+	 * (the user's options for one program win over a whole run's). */
+	bool max_leaks_given;
+	uint32_t max_leaks;
 	const char *origin;           /* "start", "fork", "exec" */
 	const char *how;              /* hl_exit_how_name() */
 	int32_t status;               /* exit status, or signal number for "signal" */

@@ -62,7 +62,10 @@ void hl_run_detach(struct hl_run *run, struct hl_process *p)
 		}
 	}
 	/* Its parent and successor stay with the run; parent_serial still
-	 * names the parent for the database. */
+	 * names the parent for the database, exec_successor_exe the image that
+	 * replaced it for the report. */
+	if (p->exec_successor && !p->exec_successor_exe)
+		p->exec_successor_exe = hl_arena_strdup(&p->arena, p->exec_successor->exe);
 	p->parent = NULL;
 	p->exec_successor = NULL;
 }
@@ -733,6 +736,13 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec)
 		p->exec_pending = hl_arena_strdup(&p->arena,
 						  (const char *)((const struct hl_rec_exec *)rec + 1));
 		break;
+	case HL_REC_OPTIONS: {
+		const struct hl_rec_options *o = (const void *)rec;
+
+		p->options_given = o->given & HL_OPTIONS_KNOWN;
+		p->max_leaks = o->max_leaks;
+		break;
+	}
 	case HL_REC_BATCH: on_batch(p, (const void *)rec); break;
 	case HL_REC_MODULE_LOAD: on_module_load(p, (const void *)rec); break;
 	case HL_REC_MODULE_UNLOAD: on_module_unload(p, (const void *)rec); break;
