@@ -421,14 +421,15 @@ static int symbol_id(struct writer *w, const struct hl_frame_info *f, int64_t *i
 	uint64_t key = (uint64_t)(uintptr_t)f;
 	struct hl_block *b = hl_table_find(&s->symbols, key);
 	sqlite3_stmt *find = w->st[ST_SYMBOL_FIND], *st = w->st[ST_SYMBOL];
-	int64_t content = hl_symbol_key(f->module, f->module != NULL, f->offset, f->function,
-					f->file, f->line);
+	int64_t content;
 	int rc, err;
 
 	if (b) {
 		*id = (int64_t)b->size;
 		return 0;
 	}
+	content = hl_symbol_key(f->module, f->module != NULL, f->offset, f->function, f->file,
+				f->line);
 	for (int pass = 0; pass < 2; pass++) {
 		sqlite3_stmt *q = pass ? st : find;
 
