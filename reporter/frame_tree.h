@@ -12,9 +12,10 @@
  * inlined function (hl_symbolize), so the key is (caller node, address,
  * which frame of that address's expansion, module): the processes of a run
  * share the tree, and two of them (exec images) may have different files
- * at one address, so the module's identity is part of the key. Nodes are numbered from 1 in the
- * order they were added, so a caller's number is always smaller than its
- * callees' and the store can give them database ids as base + number.
+ * at one address, so the module's identity is part of the key. Nodes are
+ * numbered from 1 in the order they were added, so a caller's number is
+ * always smaller than its callees' (the store gives each a database id
+ * when it is added, and writes callers first).
  */
 #ifndef HL_REPORTER_FRAME_TREE_H
 #define HL_REPORTER_FRAME_TREE_H
