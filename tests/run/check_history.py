@@ -348,14 +348,18 @@ def history_sites(e):
 
 ORPHANS = (
     "SELECT count(*) FROM processes WHERE run_id NOT IN (SELECT id FROM runs)",
-    "SELECT count(*) FROM symbols WHERE run_id NOT IN (SELECT id FROM runs)",
+    # symbols are shared by all runs: none is left that no frame names
+    "SELECT count(*) FROM symbols WHERE id NOT IN"
+    " (SELECT symbol_id FROM frames WHERE symbol_id IS NOT NULL)",
     "SELECT count(*) FROM run_labels WHERE run_id NOT IN (SELECT id FROM runs)",
-    "SELECT count(*) FROM frames WHERE process_id NOT IN (SELECT id FROM processes)",
-    "SELECT count(*) FROM stacks WHERE process_id NOT IN (SELECT id FROM processes)",
-    "SELECT count(*) FROM stack_aggregates WHERE stack_id NOT IN (SELECT id FROM stacks)",
+    "SELECT count(*) FROM frames WHERE run_id NOT IN (SELECT id FROM runs)",
+    "SELECT count(*) FROM stacks WHERE run_id NOT IN (SELECT id FROM runs)",
+    "SELECT count(*) FROM stack_aggregate_rows WHERE stack_id NOT IN (SELECT id FROM stacks)"
+    " OR process_id NOT IN (SELECT id FROM processes)",
+    "SELECT count(*) FROM leak_records WHERE process_id NOT IN (SELECT id FROM processes)",
     "SELECT count(*) FROM leaks WHERE process_id NOT IN (SELECT id FROM processes)",
     "SELECT count(*) FROM summaries WHERE process_id NOT IN (SELECT id FROM processes)",
-    "SELECT count(*) FROM modules WHERE process_id NOT IN (SELECT id FROM processes)",
+    "SELECT count(*) FROM module_rows WHERE process_id NOT IN (SELECT id FROM processes)",
     "SELECT count(*) FROM timeline WHERE process_id NOT IN (SELECT id FROM processes)",
     "SELECT count(*) FROM leak_sites WHERE first_run_id NOT IN (SELECT id FROM runs)"
     " OR last_run_id NOT IN (SELECT id FROM runs)",
