@@ -99,6 +99,9 @@ struct hl_output {
 	struct hl_report_view view; /* what the text report shows */
 	bool quiet;               /* no text report */
 	int64_t pages_written;    /* set by hl_output_close: the store's I/O */
+	bool batch;               /* the run row and every process in one transaction
+				   * (hl_store_batch_begin), committed by hl_output_close:
+				   * for `heapledger run`, which stores all at the end */
 	uint64_t stored;          /* processes stored */
 	/* Monotonic ns until which a locked database is retried (atomic: a
 	 * daemon's main thread shortens it at stop); 0: HL_OUTPUT_RETRY_NS
@@ -113,7 +116,7 @@ void hl_output_open_db(struct hl_output *out, const struct hl_report *r);
 /* Stores p (already finished), retrying while the database is locked;
  * prints which process was not stored on failure. Returns 0 or -errno. */
 int hl_output_store(struct hl_output *out, struct hl_process *p);
-/* Ends the run row, or removes it if no process was stored. */
+/* Ends the run row, or removes it if no process was stored; commits a batch. */
 void hl_output_close(struct hl_output *out, uint64_t ended_ns, int exit_code);
 /* Prints the text report to stderr through a buffer (stderr is unbuffered). */
 void hl_output_print(const struct hl_report *r);

@@ -401,6 +401,7 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 		.sym = sym,
 		.db_path = o->no_db ? NULL : o->db_path,
 		.max_frames = (unsigned)o->depth,
+		.batch = true,
 	};
 	const char *timing = getenv("HEAPLEDGER_TIMING");
 	uint64_t t_start = hl_now_monotonic_ns(), t_model, t_printed, t_stored;

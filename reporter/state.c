@@ -450,6 +450,13 @@ static void on_alloc(struct hl_process *p, const struct hl_rec_alloc *r)
 		nb.flags = HL_BLOCK_INHERITED;
 		nb.ticks = 0; /* see HL_INHERITED_TICKS */
 		p->inherited_at_fork++;
+		block_alloc(p, &nb);
+		/* The copy is one instant, not a heap growing over time: no
+		 * timeline sample of its own (a shell's subshell took 20 at the
+		 * same time, one per 256 inherited blocks), as when the child
+		 * inherits the parent's table (inherit_from). */
+		p->events++;
+		return;
 	}
 	block_alloc(p, &nb);
 	event_counted(p, r->ticks);
