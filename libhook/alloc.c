@@ -376,14 +376,22 @@ size_t hl_usable_size(const void *p)
 	return 0;
 }
 
-void *hl_malloc_fast_publish(struct hl_thread_cache *tc, void *p)
+void *hl_malloc_fast_tail(struct hl_thread_cache *tc, void *p, size_t n, unsigned kind,
+			  bool publish)
 {
-	hl_stats_publish(tc);
+	if (publish)
+		hl_stats_publish(tc);
+	if (hl_unlikely(hl_track_enabled))
+		hl_range_set_stack(hl_range_of(p), hl_track_alloc(p, n, kind));
 	return p;
 }
 
-void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_cache_bin *bin)
+void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_cache_bin *bin, unsigned kind)
 {
+	/* Before the block can leave this thread's bin (below): another thread
+	 * that gets it must report its allocation after this free. */
+	if (hl_track_enabled)
+		hl_track_free(hl_range_data(bin->head), kind);
 	/* Only a multithreaded program has blocks of other arenas (the fast
 	 * path calls here on every free then), so the single-threaded fast
 	 * path does not pay for this test. */

@@ -124,6 +124,17 @@ static struct hl_thread_cache *cache_new(bool shared)
 	return tc;
 }
 
+/* The inline fast paths (fastpath.h) serve a thread once the options are
+ * known, unless checks=full is on (guard bytes and the quarantine are the
+ * full path's). A thread whose cache was made before that (a library
+ * constructor's thread) keeps the full path. */
+static bool fast_paths_on;
+
+static struct hl_thread_cache *fast_cache(struct hl_thread_cache *tc)
+{
+	return fast_paths_on && hl_checks_redzone == 0 ? tc : NULL;
+}
+
 struct hl_thread_cache *hl_cache_create_shared(void)
 {
 	return cache_new(true);
@@ -135,7 +146,7 @@ struct hl_thread_cache *hl_cache_create(void)
 	if (tc == NULL)
 		return NULL;
 	hl_tcache = tc;
-	hl_fast_tcache = hl_track_enabled || hl_checks_redzone ? NULL : tc;
+	hl_fast_tcache = fast_cache(tc);
 	if (cache_key_ready)
 		pthread_setspecific(cache_key, tc);
 	return tc;
@@ -415,9 +426,10 @@ void hl_caches_drain_remote(void)
 			drain_remote(NULL, &hl_arenas[i]);
 }
 
-void hl_cache_tracking_changed(void)
+void hl_cache_options_known(void)
 {
-	hl_fast_tcache = hl_track_enabled || hl_checks_redzone ? NULL : hl_tcache;
+	fast_paths_on = true;
+	hl_fast_tcache = fast_cache(hl_tcache);
 }
 
 void hl_caches_lock(void)

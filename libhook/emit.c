@@ -742,11 +742,13 @@ static bool send_hello_locked(uint32_t origin, uint32_t ppid)
 	char *text = (char *)(hello + 1);
 	memcpy(text, exe, exe_len);
 	uint32_t argv_len = read_cmdline(text + exe_len,
-					 SCRATCH_BYTES - sizeof(*hello) - exe_len - 8, &argc);
+					 SCRATCH_BYTES - sizeof(*hello) - exe_len - 8 -
+						 sizeof(struct hl_rec_options), &argc);
 	/* The test's name, set by the runner, names the process under a daemon. */
 	const char *test = hl_env_get(HL_ENV_TEST_NAME);
 	uint32_t test_len = test && *test ? (uint32_t)strnlen(test, HL_WIRE_MAX_TEST_NAME - 1) + 1 : 0;
-	if (sizeof(*hello) + exe_len + argv_len + test_len + 8 > SCRATCH_BYTES)
+	if (sizeof(*hello) + exe_len + argv_len + test_len + 8 + sizeof(struct hl_rec_options) >
+	    SCRATCH_BYTES)
 		test_len = 0;
 	if (test_len) {
 		memcpy(text + exe_len + argv_len, test, test_len - 1);
@@ -771,7 +773,17 @@ static bool send_hello_locked(uint32_t origin, uint32_t ppid)
 			      (origin == HL_ORIGIN_FORK ? HL_HOOK_FORK_SNAPSHOT : 0),
 		.test_len = test_len,
 	};
-	records_total = 1;
+	/* OPTIONS rides in the same write, so the reporter knows them before
+	 * it can report anything of this process. */
+	struct hl_rec_options *options = (void *)(scratch + len);
+	*options = (struct hl_rec_options){
+		.h = hl_wire_hdr(HL_REC_OPTIONS, 0, sizeof(*options)),
+		.given = hl_options_given & (1ull << HL_OPTION_INDEX_max_leaks) ?
+				 HL_OPTIONS_MAX_LEAKS : 0,
+		.max_leaks = hl_options.max_leaks,
+	};
+	len += (uint32_t)sizeof(*options);
+	records_total = 2;
 	scratch_used = 0;
 	/* The shared buffers' memfd goes with HELLO; ours is closed at once. */
 	int area_fd = !state_page_locked() ? -1 :

@@ -2,9 +2,12 @@
  * libhook/fastpath.h: the inline malloc and free paths for small blocks.
  *
  * The common case — a block of at most HL_TLSF_SMALL bytes, a thread cache
- * that has one, tracking off — is a pop or push on a thread-local list. Any
- * other case, and every doubt about a pointer, goes to the out-of-line paths
- * in alloc.c (hl_allocate, hl_release), which do the same work in full.
+ * that has one, checks=full off — is a pop or push on a thread-local list.
+ * With tracking on (the default) the same pop or push is followed by an
+ * out-of-line tail that records the event; the full path's size-class
+ * lookup, pointer classification and guard-byte tests are not paid again.
+ * Any other case, and every doubt about a pointer, goes to the out-of-line
+ * paths in alloc.c (hl_allocate, hl_release), which do the same work in full.
  */
 #ifndef HL_FASTPATH_H
 #define HL_FASTPATH_H
@@ -15,10 +18,13 @@
  * has a cache bin. */
 #define HL_FAST_MAX (HL_CACHE_MAX - sizeof(struct hl_range))
 
-/* A fast allocation took a multithreaded thread past its alloc_mark:
- * publishes its counters and returns p. Out of line and called in tail
- * position, so the fast path needs no stack frame. */
-HL_NOINLINE void *hl_malloc_fast_publish(struct hl_thread_cache *tc, void *p);
+/* The rare or tracked work after a fast allocation of p (n bytes, `kind`):
+ * publishes tc's counters when `publish` (a multithreaded thread passed its
+ * alloc_mark) and records the allocation when tracking is on; returns p.
+ * Out of line and called in tail position, so the fast path needs no stack
+ * frame. */
+HL_NOINLINE void *hl_malloc_fast_tail(struct hl_thread_cache *tc, void *p, size_t n,
+				      unsigned kind, bool publish);
 
 /* Largest request whose range is below HL_TLSF_SMALL (an exact class). */
 #define HL_FAST_EXACT_MAX (HL_TLSF_SMALL - sizeof(struct hl_range) - HL_ALIGN + 1)
@@ -49,14 +55,17 @@ HL_INLINE void *hl_malloc_fast(size_t n, unsigned kind)
 	hl_range_hand_out(r, kind);
 	r->slack = (uint16_t)(hl_range_usable(r) - n);
 	r->stack_kind = kind;
-	if (hl_unlikely(hl_stats_count_alloc(tc, n)))
-		return hl_malloc_fast_publish(tc, hl_range_data(r));
+	bool publish = hl_stats_count_alloc(tc, n);
+	if (hl_unlikely(publish || hl_track_enabled))
+		return hl_malloc_fast_tail(tc, hl_range_data(r), n, kind, publish);
 	return hl_range_data(r);
 }
 
-/* Counters of a multi-threaded program and bin overflow: the rare work after
- * a fast free, kept out of line so the fast path needs no stack frame. */
-HL_NOINLINE void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_cache_bin *bin);
+/* Tracking, counters of a multi-threaded program and bin overflow: the rare
+ * or tracked work after a fast free of the block now at the head of `bin`,
+ * kept out of line so the fast path needs no stack frame. */
+HL_NOINLINE void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_cache_bin *bin,
+				   unsigned kind);
 
 /* Releases p for a call of family `kind` given n bytes (a sized delete;
  * HL_SIZE_UNKNOWN otherwise, a constant that folds the test away). */
@@ -86,8 +95,9 @@ HL_INLINE void hl_free_fast_sized(void *p, unsigned kind, size_t n)
 			hl_range_set_flags(r, (uint8_t)(flags | HL_RANGE_CACHED));
 			((struct hl_free_links *)hl_range_data(r))->next = bin->head;
 			bin->head = r;
-			if (hl_unlikely(--bin->room < 0 || hl_relaxed_load(&hl_multithreaded)))
-				hl_free_fast_tail(tc, bin);
+			if (hl_unlikely(--bin->room < 0 || hl_relaxed_load(&hl_multithreaded) ||
+					hl_track_enabled))
+				hl_free_fast_tail(tc, bin, kind);
 			return;
 		}
 	}

@@ -227,13 +227,13 @@ void hl_arenas_reset_locks(void);
 /* ---- cache.c ------------------------------------------------------------ */
 
 extern HL_TLS struct hl_thread_cache *hl_tcache;
-/* The same cache for the inline fast paths, or NULL while tracking is on
- * (then every call takes the full path, which reports to tracking): one
- * test instead of two on every call. */
+/* The same cache for the inline fast paths, or NULL while they are off
+ * (before the options are known, and under checks=full: then every call
+ * takes the full path): one test instead of two on every call. */
 extern HL_TLS struct hl_thread_cache *hl_fast_tcache;
-/* Tracking was switched on or off: re-derive the calling thread's
- * hl_fast_tcache. */
-void hl_cache_tracking_changed(void);
+/* The options are read: turns the fast paths on for the calling thread and
+ * every cache made from now on. */
+void hl_cache_options_known(void);
 
 struct hl_thread_cache *hl_cache_create(void);
 HL_NOINLINE struct hl_range *hl_cache_refill(struct hl_thread_cache *tc, unsigned cls,

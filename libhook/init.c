@@ -296,7 +296,7 @@ __attribute__((constructor)) static void hl_start(void)
 	on_exit(on_exit_status, NULL);
 	hl_track_init();
 	hl_leakcheck_init();
-	hl_cache_tracking_changed(); /* the main thread's cache predates tracking */
+	hl_cache_options_known(); /* the main thread's cache predates the options */
 }
 
 /* Runs after the program's and later-loaded libraries' destructors (we were

@@ -220,6 +220,9 @@ struct hl_options {
 };
 #undef HL_OPTION_FIELD
 extern struct hl_options hl_options;
+/* Bit HL_OPTION_INDEX_<key> is set once the user gave that key a valid value
+ * (the reporter is told which keys were given, not the defaults: emit.c). */
+extern uint64_t hl_options_given;
 /* Applies "key=value:key=value" to hl_options; bad entries are reported.
  * stacks=0 wins over any depth. */
 void hl_options_parse(const char *text);

@@ -408,7 +408,8 @@ void hl_lossrec_print(int fd, struct hl_lossrec_table *t, const struct hl_lossre
 		const struct hl_lossrec *g = &sorted[i];
 		if (!record_shown(g, prev, check))
 			continue;
-		if (printed++ == hl_options.max_leaks) {
+		/* 0: all, as the reporter's --max-leaks=0 */
+		if (hl_options.max_leaks && printed++ == hl_options.max_leaks) {
 			line_start(&out);
 			hl_out_str(&out, "(more records not shown; raise max_leaks=N)\n");
 			break;

@@ -15,6 +15,8 @@
 struct hl_options hl_options = { HL_OPTION_TABLE(HL_OPTION_DEFAULT) };
 #undef HL_OPTION_DEFAULT
 const struct hl_option_info hl_option_infos[] = { HL_OPTION_TABLE(HL_OPTION_INFO) };
+uint64_t hl_options_given;
+_Static_assert(HL_OPTION_COUNT <= 64, "hl_options_given has a bit per key");
 
 static bool parse_unsigned(const char *value, size_t len, unsigned max, unsigned *out)
 {
@@ -67,6 +69,7 @@ static const struct hl_option_info *find_option(const char *key, size_t key_len)
 
 static void set_option(const struct hl_option_info *info, unsigned v)
 {
+	hl_options_given |= 1ull << (info - hl_option_infos);
 	switch (info - hl_option_infos) {
 #define HL_OPTION_SET(key, field, min, max, def, values, help) \
 	case HL_OPTION_INDEX_##key:                              \

@@ -41,7 +41,7 @@
 	X(stacks,      stacks,          0, 1,                  1,   NULL, "capture allocation stacks at all (0: a plain fast allocator with exact counters)") \
 	X(summary,     summary,         0, 1,                  1,   NULL, "standalone: print the HEAP SUMMARY at exit") \
 	X(leaks,       leaks,           0, 1,                  1,   NULL, "standalone: print the list of blocks still in use at exit") \
-	X(max_leaks,   max_leaks,       0, 1000000,            50,  NULL, "standalone: leak records printed at most") \
+	X(max_leaks,   max_leaks,       0, 1000000,            50,  NULL, "leak records printed at most, 0 all (standalone; under heapledger run and daemon it wins over --max-leaks for this program)") \
 	X(large_cache, large_cache_mib, 0, 1u << 20,           256, NULL, "MiB of address space of freed large mappings kept for reuse") \
 	X(retain_ms,   retain_ms,       0, 3600000,            100, NULL, "milliseconds wholly free memory stays mapped for reuse") \
 	X(stack_cache, stack_cache,     0, 2,                  1,   NULL, "stack memo: 0 off (always unwind), 1 on, 2 on with every hit checked") \
@@ -57,7 +57,7 @@
 	X(quarantine,  quarantine_mib,  0, 65536,              20,  NULL, "checks=full: MiB of freed blocks held back from reuse to catch writes after free and double frees, plus up to 64 KiB per thread in its batch (0: none)") \
 	X(fill,        fill,            0, 255,                221, NULL, "checks=full: the byte freed blocks are filled with (221 is 0xdd)") \
 	X(help,        help,            0, 1,                  0,   NULL, "1: print this table of keys on stderr at start") \
-	X(children,    children,        0, 1,                  1,   NULL, "under heapledger run: 0 reports only the program it started and its forks, not the programs they execute (valgrind's --trace-children=no)")
+	X(children,    children,        0, 1,                  1,   NULL, "0: only the program heapledger run started (or each program a shell under heapledger env starts) reports, with its forks; the programs they execute send nothing (valgrind's --trace-children=no)")
 /* clang-format on */
 
 /* large_cache: only the touched pages of a cached mapping cost memory, and

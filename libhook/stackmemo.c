@@ -22,7 +22,8 @@
  * memoized).
  *
  * Size: 64 sets of 4 stacks, 152 bytes each: about 39 KiB of hook memory
- * per thread that allocates, freed when the thread ends.
+ * per thread that allocates (156 KiB under checks=full, which memoizes free
+ * stacks too), freed when the thread ends.
  *
  * Limits: a hit is wrong only if a slot the memo reads is not the real one
  * and still holds the old return address. That needs either a frame whose
@@ -45,8 +46,12 @@
 
 extern void *__libc_stack_end; /* ld.so: the initial stack pointer */
 
-#define MEMO_SET_BITS 6u                 /* 64 sets; 256 took cc1 only 0.75 -> 0.73 s */
-#define MEMO_SETS (1u << MEMO_SET_BITS)  /* per thread */
+/* Sets per thread: 64, as 256 took cc1 only 0.75 -> 0.73 s. Under
+ * checks=full every free captures a stack too, through the same memo: with
+ * twice the stacks, 64 sets thrashed (sqlite3: a fill, a libunwind walk and a
+ * stack scan for one capture in six; 256 sets: one in 200). */
+#define MEMO_SET_BITS 6u
+#define MEMO_SET_BITS_FULL 8u
 #define MEMO_WAYS 4u                     /* stacks with the same key hash */
 #define MEMO_FRAMES 64u                  /* deeper stacks are not memoized */
 #define MEMO_SCAN_BYTES (16u * 1024)     /* between two slots at most: steps fit 16 bits */
@@ -68,8 +73,14 @@ struct memo_set {
 struct memo {
 	uintptr_t stack_hi;             /* frames of this thread lie below */
 	uintptr_t mapped_lo;            /* [mapped_lo, stack_hi) is known to be mapped */
-	struct memo_set sets[MEMO_SETS];
+	unsigned set_bits;              /* MEMO_SET_BITS or MEMO_SET_BITS_FULL */
+	struct memo_set sets[];         /* 1 << set_bits */
 };
+
+static size_t memo_bytes(unsigned set_bits)
+{
+	return sizeof(struct memo) + ((size_t)1 << set_bits) * sizeof(struct memo_set);
+}
 
 static HL_TLS struct memo *tls_memo;
 static HL_TLS bool tls_memo_failed;     /* no memo for this thread: don't retry */
@@ -77,7 +88,7 @@ static HL_TLS bool tls_memo_failed;     /* no memo for this thread: don't retry 
 static inline struct memo_set *set_of(struct memo *m, uintptr_t ip0, uintptr_t slot0)
 {
 	uint64_t h = ((uint64_t)ip0 ^ ((uint64_t)slot0 >> 3)) * 0x9e3779b97f4a7c15u;
-	return &m->sets[h >> (64 - MEMO_SET_BITS)];
+	return &m->sets[h >> (64 - m->set_bits)];
 }
 
 /* True if every remembered slot of `e` still holds its return address. */
@@ -154,10 +165,12 @@ static bool memo_create(void)
 						       : (uintptr_t)pthread_self();
 	if (hi <= sp || hi - sp > MEMO_STACK_SPAN)
 		return false;
-	struct memo *m = hl_meta_alloc(sizeof(*m));
+	unsigned set_bits = hl_options.checks ? MEMO_SET_BITS_FULL : MEMO_SET_BITS;
+	struct memo *m = hl_meta_alloc(memo_bytes(set_bits));
 	if (m == NULL)
 		return false;
-	memset(m, 0, sizeof(*m));
+	memset(m, 0, memo_bytes(set_bits));
+	m->set_bits = set_bits;
 	m->stack_hi = hi;
 	m->mapped_lo = sp & ~(uintptr_t)(PAGE_BYTES - 1);
 	tls_memo = m;
@@ -254,5 +267,5 @@ void hl_stack_memo_thread_exit(void)
 	tls_memo = NULL;
 	tls_memo_failed = true; /* late allocations of this thread: no memo */
 	if (m)
-		hl_meta_free(m, sizeof(*m));
+		hl_meta_free(m, memo_bytes(m->set_bits));
 }

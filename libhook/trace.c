@@ -13,11 +13,12 @@
  * Each image decides for itself: a fork child keeps its parent's choice
  * (same executable), an exec'd image chooses again.
  *
- * children=0 (`heapledger valgrind`'s --trace-children=no): only the image
- * `heapledger run` started reports, with its forks. That image is the one
- * that finds $HEAPLEDGER_PID as run exported it, all zeros; every later
- * image, exec'd or started by a descendant, inherits the pid an earlier
- * image wrote there.
+ * children=0 (--trace-children=no of run, env and valgrind): only the image
+ * `heapledger run` started, or each one a shell under `heapledger env`
+ * started, reports, with its forks. That image is the one that finds
+ * $HEAPLEDGER_PID as run and env export it, all zeros; every later image,
+ * exec'd or started by a descendant (posix_spawn and system() included),
+ * inherits the pid an earlier image wrote there.
  *
  * These are variables of their own, not HEAPLEDGER_OPTIONS keys: the
  * options table holds numbers and choices only. Nothing here allocates.

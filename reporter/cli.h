@@ -29,7 +29,8 @@
 			"show at most N callers per stack (default: all captured)"),                \
 	HL_ARG_UNSIGNED("max-leaks", 0, "N", &(view)->max_leaks, 0, 1000000,                   \
 			"print at most the N largest loss records per process, 0 all (default: "    \
-			"all; daemon 50, the hook's max_leaks); JSON and the database keep all")
+			"all; daemon 50, the hook's max_leaks); a process whose HEAPLEDGER_OPTIONS " \
+			"set max_leaks gets its own; JSON and the database keep all")
 
 int hl_cmd_run(int argc, char **argv);
 /* `run` whose text counts the loss records of leak_error_kinds (HL_SHOW_*)
@@ -73,6 +74,21 @@ const char *hl_glob_list_arg(const char *glob, void *out);
 	HL_ARG_CALL("exclude", 0, "GLOB", hl_glob_list_arg, (exclude),                         \
 		    "programs whose executable path matches GLOB send nothing (repeatable)")
 
+/* --trace-children=yes|no of run, env and valgrind: no sets the hook option
+ * children=0, whose rule is libhook/trace.c's: the program started (by run,
+ * or by a shell under `heapledger env`) reports with its forks, the programs
+ * they execute send nothing. The key goes in front of HEAPLEDGER_OPTIONS, so
+ * the user's own keys still win. `out` is a const char * ("yes", "no" or
+ * NULL: not given). */
+#define HL_TRACE_CHILDREN_ARG(out, default_word)                                          \
+	HL_ARG_CHOICE("trace-children", 0, "yes|no", (out),                                    \
+		      "no: only the program started reports, with its forks; the programs " \
+		      "they execute send nothing (valgrind's --trace-children; default "      \
+		      default_word ")")
+/* The HEAPLEDGER_OPTIONS key for a --trace-children value: "children=0",
+ * "children=1", or NULL when not given. */
+const char *hl_trace_children_key(const char *trace_children);
+
 /* Options shared by run and daemon for reporting a finished process. */
 struct hl_output {
 	struct hl_symbolizer *sym;
@@ -83,6 +99,9 @@ struct hl_output {
 	struct hl_report_view view; /* what the text report shows */
 	bool quiet;               /* no text report */
 	int64_t pages_written;    /* set by hl_output_close: the store's I/O */
+	bool batch;               /* the run row and every process in one transaction
+				   * (hl_store_batch_begin), committed by hl_output_close:
+				   * for `heapledger run`, which stores all at the end */
 	uint64_t stored;          /* processes stored */
 	/* Monotonic ns until which a locked database is retried (atomic: a
 	 * daemon's main thread shortens it at stop); 0: HL_OUTPUT_RETRY_NS
@@ -97,7 +116,7 @@ void hl_output_open_db(struct hl_output *out, const struct hl_report *r);
 /* Stores p (already finished), retrying while the database is locked;
  * prints which process was not stored on failure. Returns 0 or -errno. */
 int hl_output_store(struct hl_output *out, struct hl_process *p);
-/* Ends the run row, or removes it if no process was stored. */
+/* Ends the run row, or removes it if no process was stored; commits a batch. */
 void hl_output_close(struct hl_output *out, uint64_t ended_ns, int exit_code);
 /* Prints the text report to stderr through a buffer (stderr is unbuffered). */
 void hl_output_print(const struct hl_report *r);

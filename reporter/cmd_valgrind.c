@@ -141,9 +141,7 @@ static int parse(int argc, char **argv, struct vg_options *o, int *first)
 			      "interactively, is not supported)"),
 		HL_ARG_UNSIGNED("num-callers", 0, "N", &o->num_callers, 1, VG_MAX_CALLERS,
 				"frames captured and shown per stack (heapledger keeps at most 256)"),
-		HL_ARG_CHOICE("trace-children", 0, "yes|no", &o->trace_children,
-			      "yes: report the programs PROG executes too; no (default): PROG's "
-			      "own process and its forks only, not the programs they execute"),
+		HL_TRACE_CHILDREN_ARG(&o->trace_children, "no"),
 		HL_ARG_FLAG("quiet", 'q', &o->quiet, "no messages of heapledger's own on stderr"),
 		HL_ARG_END
 	};
@@ -220,6 +218,8 @@ static int run_arguments(const struct vg_options *o, char **v)
 	int n = 0;
 
 	add(v, &n, "%s", "run"); /* stored where `run` stores ($HEAPLEDGER_DB...) */
+	/* valgrind's default is no: the programs PROG executes run untraced */
+	add(v, &n, "--trace-children=%s", o->trace_children ? o->trace_children : "no");
 	if (o->quiet)
 		add(v, &n, "%s", "--quiet");
 	/* summary/no: loss records neither shown nor counted */
@@ -274,19 +274,6 @@ int hl_cmd_valgrind(int argc, char **argv)
 	if (!v)
 		return HL_EXIT_FAILURE;
 	n = run_arguments(&o, v);
-	/* valgrind's default --trace-children=no: the programs PROG executes
-	 * run untraced (the hook option children=0; the user's own
-	 * HEAPLEDGER_OPTIONS come after it, and win) */
-	if (!o.trace_children || !strcmp(o.trace_children, "no")) {
-		const char *old = getenv(HL_ENV_OPTIONS);
-		size_t len = strlen("children=0:") + (old ? strlen(old) : 0) + 1;
-		char *options = malloc(len);
-
-		if (!options || setenv(HL_ENV_OPTIONS, (snprintf(options, len, "children=0:%s",
-								 old ? old : ""), options), 1))
-			abort();
-		free(options);
-	}
 	for (int i = first; i < argc; i++)
 		v[n + i - first] = argv[i];
 	rc = hl_run_command(n + argc - first, v, leak_error_kinds(&o));

@@ -35,6 +35,7 @@ static const char *const type_names[HL_REC_TYPE_COUNT] = {
 	[HL_REC_DROPPED] = "DROPPED",
 	[HL_REC_CHECK] = "CHECK",
 	[HL_REC_EXEC] = "EXEC",
+	[HL_REC_OPTIONS] = "OPTIONS",
 };
 
 const char *hl_decode_type_name(unsigned type)
@@ -232,6 +233,10 @@ const char *hl_decode_check_layout(const struct hl_wire_header *rec)
 			return "EXEC path is not one NUL-terminated string";
 		return NULL;
 	}
+	case HL_REC_OPTIONS:
+		if (rec->flags)
+			return "OPTIONS with unknown flags";
+		return NULL;
 	case HL_REC_CHECK:
 		if (rec->flags || ((const struct hl_rec_check *)rec)->flags & ~HL_CHECK_FLAGS)
 			return "CHECK with unknown flags";

@@ -246,6 +246,14 @@ void hl_enc_exit_unstopped(struct hl_enc *e, uint32_t how, int32_t status, uint6
 	memcpy(r + 1, tids, n * sizeof(*tids));
 }
 
+void hl_enc_options(struct hl_enc *e, uint32_t given, uint32_t max_leaks)
+{
+	struct hl_rec_options *r = hl_enc_record(e, HL_REC_OPTIONS, (uint32_t)sizeof(*r));
+
+	r->given = given;
+	r->max_leaks = max_leaks;
+}
+
 void hl_enc_exec(struct hl_enc *e, const char *path)
 {
 	uint32_t len = (uint32_t)strlen(path) + 1;

@@ -60,6 +60,8 @@ void hl_enc_check_unstopped(struct hl_enc *e, uint32_t seq, uint32_t flags, uint
 			    const uint32_t *tids, uint32_t n);
 void hl_enc_exit_unstopped(struct hl_enc *e, uint32_t how, int32_t status, uint64_t ticks,
 			   const uint32_t *tids, uint32_t n);
+/* OPTIONS: the keys in `given` (HL_OPTIONS_*) with their values. */
+void hl_enc_options(struct hl_enc *e, uint32_t given, uint32_t max_leaks);
 /* EXEC naming path (NUL added). */
 void hl_enc_exec(struct hl_enc *e, const char *path);
 void hl_enc_error(struct hl_enc *e, const struct hl_rec_error *fields);

@@ -1,5 +1,5 @@
 /*
- * reporter/frame_tree.c: a process's stacks as one call tree (see
+ * reporter/frame_tree.c: a run's stacks as one call tree (see
  * frame_tree.h).
  */
 #include "frame_tree.h"
@@ -22,17 +22,20 @@ void hl_frame_tree_destroy(struct hl_frame_tree *t)
 }
 
 static size_t slot_of(const struct hl_frame_tree *t, uint32_t parent, uint64_t address,
-		      uint32_t expansion)
+		      uint32_t expansion, uint64_t module)
 {
 	uint64_t h = (address ^ ((uint64_t)parent << 32 | expansion)) * 0x9e3779b97f4a7c15ull;
+
+	h = (h ^ module) * 0xff51afd7ed558ccdull;
 
 	return (size_t)(h ^ (h >> 29)) & (t->nslots - 1);
 }
 
 static bool is_node(const struct hl_frame_node *n, uint32_t parent, uint64_t address,
-		    uint32_t expansion)
+		    uint32_t expansion, uint64_t module)
 {
-	return n->address == address && n->parent == parent && n->expansion == expansion;
+	return n->address == address && n->parent == parent && n->expansion == expansion &&
+	       n->module == module;
 }
 
 static void rehash(struct hl_frame_tree *t)
@@ -44,7 +47,7 @@ static void rehash(struct hl_frame_tree *t)
 	t->nslots = nslots;
 	for (uint32_t number = 1; number <= t->count; number++) {
 		const struct hl_frame_node *n = &t->nodes[number - 1];
-		size_t i = slot_of(t, n->parent, n->address, n->expansion);
+		size_t i = slot_of(t, n->parent, n->address, n->expansion, n->module);
 
 		while (t->slots[i])
 			i = (i + 1) & (t->nslots - 1);
@@ -53,16 +56,16 @@ static void rehash(struct hl_frame_tree *t)
 }
 
 uint32_t hl_frame_tree_child(struct hl_frame_tree *t, uint32_t parent, uint64_t address,
-			     uint32_t expansion, bool *added)
+			     uint32_t expansion, uint64_t module, bool *added)
 {
 	size_t i;
 
 	*added = false;
 	if ((size_t)(t->count + 1) * 2 > t->nslots)
 		rehash(t);
-	for (i = slot_of(t, parent, address, expansion); t->slots[i];
+	for (i = slot_of(t, parent, address, expansion, module); t->slots[i];
 	     i = (i + 1) & (t->nslots - 1))
-		if (is_node(&t->nodes[t->slots[i] - 1], parent, address, expansion))
+		if (is_node(&t->nodes[t->slots[i] - 1], parent, address, expansion, module))
 			return t->slots[i];
 	if (t->count == t->capacity) {
 		t->capacity = t->capacity ? t->capacity * 2 : 1024;
@@ -70,6 +73,7 @@ uint32_t hl_frame_tree_child(struct hl_frame_tree *t, uint32_t parent, uint64_t 
 	}
 	t->nodes[t->count] = (struct hl_frame_node){
 		.address = address, .parent = parent, .expansion = expansion,
+		.module = module,
 	};
 	t->slots[i] = ++t->count;
 	*added = true;

@@ -1,5 +1,5 @@
 /*
- * reporter/frame_tree.h: a process's stacks as one call tree, for the store.
+ * reporter/frame_tree.h: a run's stacks as one call tree, for the store.
  *
  * Stacks of one program share most of their outer frames (main, the event
  * loop, the parser's recursion...). Stored frame by frame, cc1's 7.8k stacks
@@ -10,9 +10,12 @@
  *
  * A node is a symbolized frame: a return address expands into one frame per
  * inlined function (hl_symbolize), so the key is (caller node, address,
- * which frame of that address's expansion). Nodes are numbered from 1 in the
- * order they were added, so a caller's number is always smaller than its
- * callees' and the store can give them database ids as base + number.
+ * which frame of that address's expansion, module): the processes of a run
+ * share the tree, and two of them (exec images) may have different files
+ * at one address, so the module's identity is part of the key. Nodes are
+ * numbered from 1 in the order they were added, so a caller's number is
+ * always smaller than its callees' (the store gives each a database id
+ * when it is added, and writes callers first).
  */
 #ifndef HL_REPORTER_FRAME_TREE_H
 #define HL_REPORTER_FRAME_TREE_H
@@ -25,6 +28,7 @@ struct hl_frame_node {
 	uint64_t address;   /* the frame's address, as captured */
 	uint32_t parent;    /* the caller's node number, 0 = outermost frame */
 	uint32_t expansion; /* index into the address's symbolized frames */
+	uint64_t module;    /* identity of the module at the address (the caller's choice) */
 };
 
 struct hl_frame_tree {
@@ -38,9 +42,9 @@ struct hl_frame_tree {
 void hl_frame_tree_init(struct hl_frame_tree *t);
 void hl_frame_tree_destroy(struct hl_frame_tree *t);
 
-/* The number of the node (parent, address, expansion), adding it if there is
- * none yet (then *added is set). */
+/* The number of the node (parent, address, expansion, module), adding it if
+ * there is none yet (then *added is set). */
 uint32_t hl_frame_tree_child(struct hl_frame_tree *t, uint32_t parent, uint64_t address,
-			     uint32_t expansion, bool *added);
+			     uint32_t expansion, uint64_t module, bool *added);
 
 #endif /* HL_REPORTER_FRAME_TREE_H */

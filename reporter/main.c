@@ -34,11 +34,13 @@ int hl_cmd_env(int argc, char **argv)
 	char lib[PATH_MAX], socket_path[2 * PATH_MAX + 2], default_path[PATH_MAX];
 	const char *path = NULL;
 	char *trace = NULL, *exclude = NULL;
+	const char *trace_children = NULL, *children;
 	const struct hl_arg args[] = {
 		HL_ARG_STRING("socket", 0, "PATH", &path,
 			      "the socket a `heapledger daemon` listens on (default: the"
 			      " daemon's default)"),
 		HL_TRACE_ARGS(&trace, &exclude),
+		HL_TRACE_CHILDREN_ARG(&trace_children, "yes"),
 		HL_ARG_END
 	};
 	const struct hl_command_line cmd = {
@@ -82,7 +84,21 @@ int hl_cmd_env(int argc, char **argv)
 	print_quoted(lib);
 	fputs("\"${LD_PRELOAD:+:$LD_PRELOAD}\"\nexport " HL_ENV_SOCKET "=", stdout);
 	print_quoted(socket_path);
-	putchar('\n');
+	/* Zeros each program's first image writes its pid over: so the hook
+	 * tells a program the shell started from the programs it executes
+	 * (HELLO origin, children=0), as under `heapledger run`, even when they
+	 * are started by a path it does not interpose (posix_spawn, system). */
+	fputs("\nexport " HL_ENV_PID "=0000000000\n", stdout);
+	children = hl_trace_children_key(trace_children);
+	if (children) {
+		const char *old = getenv(HL_ENV_OPTIONS);
+
+		fputs("export " HL_ENV_OPTIONS "=", stdout);
+		printf("'%s%s'", children, old && *old ? ":" : "");
+		if (old && *old)
+			print_quoted(old);
+		putchar('\n');
+	}
 	if (trace) {
 		fputs("export " HL_ENV_TRACE "=", stdout);
 		print_quoted(trace);

@@ -45,6 +45,23 @@ static bool retry_busy(struct hl_output *out, int err, uint64_t *deadline, unsig
 	return true;
 }
 
+static void output_batch(struct hl_output *out)
+{
+	uint64_t deadline = 0;
+	unsigned delay_ms = 20;
+	int err;
+
+	if (!out->store)
+		return;
+	do
+		err = hl_store_batch_begin(out->store);
+	while (retry_busy(out, err, &deadline, &delay_ms));
+	/* without it, each process is a transaction of its own */
+	if (err)
+		hl_log("database %s: %s (%s); storing process by process", out->db_path,
+		       hl_store_error(out->store), strerror(-err));
+}
+
 void hl_output_open_db(struct hl_output *out, const struct hl_report *r)
 {
 	uint64_t deadline = 0;
@@ -61,12 +78,15 @@ void hl_output_open_db(struct hl_output *out, const struct hl_report *r)
 		db_failed(out, err, "open");
 		return;
 	}
+	if (out->batch)
+		output_batch(out);
 	do
 		err = hl_store_run_begin(out->store, r, &out->run_id);
 	while (retry_busy(out, err, &deadline, &delay_ms));
 	if (err)
 		db_failed(out, err, "starting the run");
 }
+
 
 int hl_output_store(struct hl_output *out, struct hl_process *p)
 {
@@ -110,6 +130,10 @@ void hl_output_close(struct hl_output *out, uint64_t ended_ns, int exit_code)
 		while (retry_busy(out, err, &deadline, &delay_ms));
 		if (err)
 			db_failed(out, err, "ending the run");
+	}
+	if (out->store && (err = hl_store_batch_end(out->store))) {
+		db_failed(out, err, "committing the run");
+		out->run_id = 0;
 	}
 	if (out->store)
 		out->pages_written = hl_store_pages_written(out->store);

@@ -291,13 +291,16 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 		rp->nunstopped_tids = p->nunstopped_tids;
 	}
 	rp->test_name = p->test_name ? hl_arena_strdup(&r->arena, p->test_name) : NULL;
+	rp->max_leaks_given = p->options_given & HL_OPTIONS_MAX_LEAKS;
+	rp->max_leaks = p->max_leaks;
 	/* exec is no cut: the hook sends everything before it execs. */
 	rp->no_exit_record = !p->has_exit && p->how != HL_EXIT_EXEC;
 	rp->recovered_events = p->shared_buffers ? (int64_t)p->recovered_events : -1;
-	if (p->how == HL_EXIT_EXEC && (p->exec_successor || p->exec_pending))
-		rp->exec_path = hl_arena_strdup(&r->arena, p->exec_successor ? p->exec_successor->exe
-									     : p->exec_pending);
-	rp->exec_untracked = p->how == HL_EXIT_EXEC && !p->exec_successor;
+	const char *successor = p->exec_successor ? p->exec_successor->exe : p->exec_successor_exe;
+
+	if (p->how == HL_EXIT_EXEC && (successor || p->exec_pending))
+		rp->exec_path = hl_arena_strdup(&r->arena, successor ? successor : p->exec_pending);
+	rp->exec_untracked = p->how == HL_EXIT_EXEC && !successor;
 	rp->nleaks = p->nleaks;
 	rp->leaks = hl_arena_alloc(&r->arena, p->nleaks * sizeof(*rp->leaks));
 	for (size_t i = 0; i < p->nleaks; i++)

@@ -77,6 +77,11 @@ struct hl_report_process {
 	const char **argv;
 	uint32_t argc;
 	const char *test_name;        /* $HEAPLEDGER_TEST_NAME of the process, or NULL */
+	/* The process's HEAPLEDGER_OPTIONS set max_leaks: the text report prints
+	 * at most that many of its loss records, whatever view.max_leaks says
+	 * (the user's options for one program win over a whole run's). */
+	bool max_leaks_given;
+	uint32_t max_leaks;
 	const char *origin;           /* "start", "fork", "exec" */
 	const char *how;              /* hl_exit_how_name() */
 	int32_t status;               /* exit status, or signal number for "signal" */
@@ -151,6 +156,8 @@ struct hl_report {
 	const char **label_values;
 	size_t nlabels;
 	bool gen_suppressions;        /* print a suppression after each leak record */
+	bool imported;                /* read from a JSON report: the directory and host
+				       * it ran in are not this process's (not stored) */
 	/* No process reported: what `heapledger run` saw happen instead (the
 	 * program killed, the run interrupted), NULL when it does not know. */
 	const char *unreported;

@@ -616,15 +616,18 @@ static void print_checks(const struct hl_report *r, const struct hl_report_proce
  * (the last ones, in valgrind's order), saying how many were left out. */
 static void print_leaks(const struct hl_report *r, const struct hl_report_process *p, FILE *out)
 {
+	unsigned long max = p->max_leaks_given ? p->max_leaks : r->view.max_leaks;
 	size_t shown = 0, skip = 0;
 	char a[32];
 
 	for (size_t i = 0; i < p->nleaks; i++)
 		shown += leak_shown(&p->leaks[i], &r->view);
-	if (r->view.max_leaks && shown > r->view.max_leaks) {
-		skip = shown - r->view.max_leaks;
-		fprintf(out, "==%u== (the %s smallest loss records are not shown: --max-leaks=%lu)\n"
-			"==%u==\n", p->pid, hl_fmt_grouped(a, skip), r->view.max_leaks, p->pid);
+	if (max && shown > max) {
+		skip = shown - max;
+		fprintf(out, "==%u== (the %s smallest loss records are not shown: %s%lu%s)\n"
+			"==%u==\n", p->pid, hl_fmt_grouped(a, skip),
+			p->max_leaks_given ? "max_leaks=" : "--max-leaks=", max,
+			p->max_leaks_given ? " in its " HL_ENV_OPTIONS : "", p->pid);
 	}
 	for (size_t i = 0; i < p->nleaks; i++) {
 		if (!leak_shown(&p->leaks[i], &r->view))

@@ -48,6 +48,7 @@ struct run_options {
 	unsigned long redzone, quarantine, fill; /* NOT_GIVEN = hook default */
 	unsigned long wait_ms;   /* grace for connections after prog exits */
 	char *trace, *exclude;    /* $HEAPLEDGER_TRACE / _EXCLUDE for the program, NULL: unset */
+	const char *trace_children; /* --trace-children: "yes", "no", NULL = hook default (yes) */
 	bool no_db;
 	struct hl_policy policy; /* fingerprints, suppressions */
 	struct hl_report *report; /* takes --label */
@@ -124,6 +125,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 				"wait at most N ms for connections after the program exits (default 3000)"),
 		HL_ARG_FLAG("quiet", 'q', &hl_log_quiet, "print no messages of heapledger's own"),
 		HL_TRACE_ARGS(&o->trace, &o->exclude),
+		HL_TRACE_CHILDREN_ARG(&o->trace_children, "yes"),
 		HL_VIEW_ARGS(&o->report->view),
 		HL_ARG_CALL("label", 0, "KEY=VALUE", hl_runinfo_label_arg, o->report,
 			    "store a label with the run (repeatable)"),
@@ -154,17 +156,21 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 	return -1;
 }
 
-/* HEAPLEDGER_OPTIONS with depth=N, on_error=... and the checks= keys added
- * in front, so a user's own options still win when they name them too. */
+/* HEAPLEDGER_OPTIONS with depth=N, on_error=..., children= and the checks=
+ * keys added in front, so a user's own options still win when they name
+ * them too. */
 static void set_hook_options(const struct run_options *o)
 {
 	const char *old = getenv(HL_ENV_OPTIONS);
+	const char *children = hl_trace_children_key(o->trace_children);
 	char buf[4096];
 	int used = 0;
 
 	if (!o->depth && !o->on_error && !o->checks && o->redzone == NOT_GIVEN &&
-	    o->quarantine == NOT_GIVEN && o->fill == NOT_GIVEN)
+	    o->quarantine == NOT_GIVEN && o->fill == NOT_GIVEN && !children)
 		return;
+	if (children)
+		used += snprintf(buf + used, sizeof(buf) - (size_t)used, "%s:", children);
 	if (o->depth)
 		used += snprintf(buf + used, sizeof(buf) - (size_t)used, "depth=%lu:", o->depth);
 	if (o->on_error)
@@ -395,6 +401,7 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 		.sym = sym,
 		.db_path = o->no_db ? NULL : o->db_path,
 		.max_frames = (unsigned)o->depth,
+		.batch = true,
 	};
 	const char *timing = getenv("HEAPLEDGER_TIMING");
 	uint64_t t_start = hl_now_monotonic_ns(), t_model, t_printed, t_stored;
@@ -493,6 +500,13 @@ static void install_signals(void)
 	/* Past RLIMIT_FSIZE a write fails with EFBIG and the store says so;
 	 * SIGXFSZ would kill us before the program's status is passed on. */
 	sigaction(SIGXFSZ, &ign, &xfsz_before);
+}
+
+const char *hl_trace_children_key(const char *trace_children)
+{
+	if (!trace_children)
+		return NULL;
+	return strcmp(trace_children, "no") ? "children=1" : "children=0";
 }
 
 int hl_cmd_run(int argc, char **argv)

@@ -4,9 +4,11 @@
 -- the file's user_version, each in its own transaction. Never edit a section
 -- that was released: append a new one.
 --
--- Shape: runs 1-n processes; a process has modules, stacks (with their
--- aggregates and frames), leak groups (with their blocks), errors, timeline
--- samples and one summary. Frames point at symbols, deduplicated per run.
+-- Shape (as of the newest section): runs 1-n processes; a run has stacks and
+-- their call tree (frames), shared by its processes; a process has modules,
+-- per-stack aggregates, loss records (leak_records, its own or another
+-- process's: the leaks view), errors, timeline samples and one summary.
+-- Frames point at symbols, shared by all runs.
 -- Columns for later work are here from the start so it needs no rewrite:
 -- leak_class (leak scan), errors (heap misuse checks), fingerprint /
 -- suppressed / labels / git_commit (history); the web UI reads the same tables.
@@ -304,6 +306,144 @@ ALTER TABLE processes ADD COLUMN recovered_events INTEGER;
 UPDATE processes SET no_exit_record = 1 WHERE exit_how IN ('signal', 'unknown');
 
 -- migrate 12
+-- Storing a run costs what it holds, not a copy per process. A fork child
+-- starts with its parent's stacks, and a shell's command substitutions each
+-- stored the shell's few hundred stacks, their frames and aggregates again
+-- (400 such children: 161k stack rows, 506k frame rows). Stacks and their
+-- call tree are now the run's: a stack is stored once per run, found again
+-- by `hash` (store.c: its return addresses, the identity of the module each
+-- is in, depth and truncation), and a process names it from its aggregates,
+-- loss records and errors. stack_aggregates gains the process (a shared stack
+-- has one row per process that allocated from it).
+-- Symbols are shared by every run: one row per (module, offset, function,
+-- file, line), found again by `key`, a hash of those (hl_symbol_key, the
+-- same function in C and SQL); pruning removes the rows no frame names. The
+-- copies version 11 kept per run are merged here. The tables are rebuilt
+-- (the store turns foreign keys off while it migrates, as SQLite's procedure
+-- for changing a table asks): ids are kept, so leaks and errors need no change.
+DROP VIEW IF EXISTS stack_frames;
+
+CREATE TEMP TABLE v11_symbol_keep (id INTEGER PRIMARY KEY, keep INTEGER NOT NULL);
+INSERT INTO temp.v11_symbol_keep
+  SELECT id, min(id) OVER (PARTITION BY module, module_offset, function, file, line)
+  FROM symbols;
+CREATE TABLE symbols_v12 (             -- one symbolized frame, shared by all runs
+  id INTEGER PRIMARY KEY,
+  key INTEGER NOT NULL,               -- hl_symbol_key(module, module_offset, function, file, line)
+  module TEXT,
+  module_offset INTEGER,
+  function TEXT,                      -- demangled
+  file TEXT,
+  line INTEGER
+);
+INSERT INTO symbols_v12(id, key, module, module_offset, function, file, line)
+  SELECT s.id, hl_symbol_key(s.module, s.module_offset, s.function, s.file, s.line),
+         s.module, s.module_offset, s.function, s.file, s.line
+  FROM symbols s JOIN temp.v11_symbol_keep k ON k.id = s.id WHERE k.keep = s.id;
+
+CREATE TABLE frames_v12 (             -- the run's call tree (frame_tree.h)
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  parent_id INTEGER,                  -- the caller's frames.id; NULL: outermost
+  address INTEGER NOT NULL,
+  symbol_id INTEGER REFERENCES symbols(id),
+  inlined INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO frames_v12(id, run_id, parent_id, address, symbol_id, inlined)
+  SELECT f.id, p.run_id, f.parent_id, f.address, coalesce(k.keep, f.symbol_id), f.inlined
+  FROM frames f JOIN processes p ON p.id = f.process_id
+  LEFT JOIN temp.v11_symbol_keep k ON k.id = f.symbol_id;
+
+CREATE TABLE stacks_v12 (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  hash INTEGER,                       -- content (store.c); NULL: stored before version 12
+  depth INTEGER NOT NULL,             -- frames as captured (before inlining)
+  truncated INTEGER NOT NULL DEFAULT 0,
+  fingerprint TEXT,
+  leaf_frame_id INTEGER               -- innermost frames.id; NULL: no frames
+);
+INSERT INTO stacks_v12(id, run_id, hash, depth, truncated, fingerprint, leaf_frame_id)
+  SELECT k.id, p.run_id, NULL, k.depth, k.truncated, k.fingerprint, k.leaf_frame_id
+  FROM stacks k JOIN processes p ON p.id = k.process_id;
+
+CREATE TABLE stack_aggregate_rows (   -- what one process allocated from one stack
+  process_id INTEGER NOT NULL REFERENCES processes(id) ON DELETE CASCADE,
+  stack_id INTEGER NOT NULL REFERENCES stacks(id),
+  allocs INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
+  frees INTEGER NOT NULL,
+  peak_live_bytes INTEGER NOT NULL,
+  leaked_bytes INTEGER NOT NULL,
+  leaked_blocks INTEGER NOT NULL,
+  PRIMARY KEY (process_id, stack_id)
+) WITHOUT ROWID;
+INSERT INTO stack_aggregate_rows
+  SELECT k.process_id, a.stack_id, a.allocs, a.bytes, a.frees, a.peak_live_bytes,
+         a.leaked_bytes, a.leaked_blocks
+  FROM stack_aggregates a JOIN stacks k ON k.id = a.stack_id;
+
+DROP TABLE stack_aggregates;
+DROP TABLE stacks;
+DROP TABLE frames;
+DROP TABLE symbols;
+DROP TABLE temp.v11_symbol_keep;
+ALTER TABLE symbols_v12 RENAME TO symbols;
+ALTER TABLE frames_v12 RENAME TO frames;
+ALTER TABLE stacks_v12 RENAME TO stacks;
+-- Every index grows at its end (run and process ids only increase) but
+-- symbols_key: a run's new symbols land all over it, and only those. (An
+-- index on stacks' hash would take every new stack to a random place in
+-- it: cc1's 8.6k stacks cost 14 ms more to insert. The writer keeps the
+-- run's hashes in memory, and reads them through stacks_run if it must.)
+CREATE INDEX symbols_key ON symbols(key);
+CREATE INDEX frames_run ON frames(run_id);
+CREATE INDEX stacks_run ON stacks(run_id);
+
+-- Loss records, aggregates and modules too: a fork child that ends without
+-- exec reports its parent's modules and heap as its own, and the children
+-- of a loop (a shell's command substitutions) mostly report the same ones:
+-- 400 children, 147k loss records, 21 different sets. A process whose set
+-- is the same as an earlier process's of the run (the same rows but for
+-- the process) names that process in leaks_from, aggregates_from or
+-- modules_from and has no rows of its own. The rows are in leak_records,
+-- stack_aggregate_rows and module_rows; leaks, stack_aggregates and modules
+-- are views of every process's, with the columns the tables had, so what
+-- reads them reads them as before (a leak or module id appears once per
+-- process that has the row).
+ALTER TABLE processes ADD COLUMN leaks_from INTEGER;      -- processes.id; NULL: its own rows
+ALTER TABLE processes ADD COLUMN aggregates_from INTEGER; -- as leaks_from
+ALTER TABLE processes ADD COLUMN modules_from INTEGER;    -- as leaks_from
+ALTER TABLE leaks RENAME TO leak_records;
+CREATE VIEW leaks(id, process_id, stack_id, leak_class, bytes, blocks, inherited_blocks,
+                  rank, fingerprint, suppressed, suppression, indirect_bytes) AS
+  SELECT l.id, p.id, l.stack_id, l.leak_class, l.bytes, l.blocks, l.inherited_blocks,
+         l.rank, l.fingerprint, l.suppressed, l.suppression, l.indirect_bytes
+  FROM processes p JOIN leak_records l ON l.process_id = coalesce(p.leaks_from, p.id);
+CREATE VIEW stack_aggregates(process_id, stack_id, allocs, bytes, frees, peak_live_bytes,
+                             leaked_bytes, leaked_blocks) AS
+  SELECT p.id, a.stack_id, a.allocs, a.bytes, a.frees, a.peak_live_bytes, a.leaked_bytes,
+         a.leaked_blocks
+  FROM processes p JOIN stack_aggregate_rows a
+    ON a.process_id = coalesce(p.aggregates_from, p.id);
+ALTER TABLE modules RENAME TO module_rows;
+CREATE VIEW modules(id, process_id, path, build_id, base, low, high, unloaded) AS
+  SELECT m.id, p.id, m.path, m.build_id, m.base, m.low, m.high, m.unloaded
+  FROM processes p JOIN module_rows m ON m.process_id = coalesce(p.modules_from, p.id);
+
+-- As before: every stack's frames, 0 = innermost.
+CREATE VIEW stack_frames(stack_id, position, address, symbol_id, inlined) AS
+  WITH RECURSIVE walk(stack_id, position, frame_id) AS (
+    SELECT id, 0, leaf_frame_id FROM stacks WHERE leaf_frame_id IS NOT NULL
+    UNION ALL
+    SELECT w.stack_id, w.position + 1, f.parent_id
+    FROM walk w JOIN frames f ON f.id = w.frame_id
+    WHERE f.parent_id IS NOT NULL
+  )
+  SELECT w.stack_id, w.position, f.address, f.symbol_id, f.inlined
+  FROM walk w JOIN frames f ON f.id = w.frame_id;
+
+-- migrate 13
 -- On-demand checks keep their loss records, grouped by (stack, class) as
 -- the exit's are: per check one row per record kept, with what changed
 -- since the process's check before (valgrind's "16 (+16) bytes in 1 (+1)

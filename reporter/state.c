@@ -66,7 +66,10 @@ void hl_run_detach(struct hl_run *run, struct hl_process *p)
 		}
 	}
 	/* Its parent and successor stay with the run; parent_serial still
-	 * names the parent for the database. */
+	 * names the parent for the database, exec_successor_exe the image that
+	 * replaced it for the report. */
+	if (p->exec_successor && !p->exec_successor_exe)
+		p->exec_successor_exe = hl_arena_strdup(&p->arena, p->exec_successor->exe);
 	p->parent = NULL;
 	p->exec_successor = NULL;
 }
@@ -451,6 +454,13 @@ static void on_alloc(struct hl_process *p, const struct hl_rec_alloc *r)
 		nb.flags = HL_BLOCK_INHERITED;
 		nb.ticks = 0; /* see HL_INHERITED_TICKS */
 		p->inherited_at_fork++;
+		block_alloc(p, &nb);
+		/* The copy is one instant, not a heap growing over time: no
+		 * timeline sample of its own (a shell's subshell took 20 at the
+		 * same time, one per 256 inherited blocks), as when the child
+		 * inherits the parent's table (inherit_from). */
+		p->events++;
+		return;
 	}
 	block_alloc(p, &nb);
 	event_counted(p, r->ticks);
@@ -802,6 +812,13 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec)
 		p->exec_pending = hl_arena_strdup(&p->arena,
 						  (const char *)((const struct hl_rec_exec *)rec + 1));
 		break;
+	case HL_REC_OPTIONS: {
+		const struct hl_rec_options *o = (const void *)rec;
+
+		p->options_given = o->given & HL_OPTIONS_KNOWN;
+		p->max_leaks = o->max_leaks;
+		break;
+	}
 	case HL_REC_BATCH: on_batch(p, (const void *)rec); break;
 	case HL_REC_MODULE_LOAD: on_module_load(p, (const void *)rec); break;
 	case HL_REC_MODULE_UNLOAD: on_module_unload(p, (const void *)rec); break;

@@ -153,8 +153,13 @@ struct hl_process {
 	char **argv;              /* argc strings */
 	uint32_t argc;
 	const char *test_name;    /* $HEAPLEDGER_TEST_NAME of the process (arena), or NULL */
+	uint32_t options_given;   /* HL_OPTIONS_*: the keys its HEAPLEDGER_OPTIONS set (OPTIONS) */
+	uint32_t max_leaks;       /* with HL_OPTIONS_MAX_LEAKS: its max_leaks */
 	struct hl_process *parent;   /* fork parent or exec predecessor, or NULL */
 	struct hl_process *exec_successor; /* image that replaced this one */
+	/* Its executable, kept when the two are detached (a daemon reports an
+	 * image on its own, while its successor may still run). (arena) */
+	const char *exec_successor_exe;
 	const char *exec_pending;    /* EXEC was the last record: the path exec was given (arena) */
 
 	struct hl_table live;        /* newest event per address: block or tombstone */

@@ -58,6 +58,59 @@ int64_t hl_store_pages_written(const struct hl_store *s)
 
 /* ---- writing -------------------------------------------------------------- */
 
+int hl_store_batch_begin(struct hl_store *s)
+{
+	int err = exec(s, "PRAGMA foreign_keys=OFF");
+
+	if (!err)
+		err = exec(s, "BEGIN IMMEDIATE");
+	if (err)
+		sqlite3_exec(s->db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
+	s->batch = !err;
+	return err;
+}
+
+int hl_store_batch_abort(struct hl_store *s)
+{
+	int rc;
+
+	if (!s->batch)
+		return 0;
+	s->batch = false;
+	rc = sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	/* Rows the maps name are gone with the transaction. */
+	hl_store_forget_run(s);
+	sqlite3_exec(s->db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
+	return rc == SQLITE_OK ? 0 : fail(s, rc, "rollback");
+}
+
+int hl_store_batch_end(struct hl_store *s)
+{
+	int err;
+
+	if (!s->batch)
+		return 0;
+	s->batch = false;
+	err = exec(s, "COMMIT");
+	if (err) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		hl_store_forget_run(s);
+	}
+	sqlite3_exec(s->db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
+	return err;
+}
+
+void hl_store_forget_run(struct hl_store *s)
+{
+	hl_table_clear(&s->symbols);
+	hl_table_clear(&s->sites);
+	hl_table_clear(&s->stacks);
+	for (int k = 0; k < HL_STORE_SETS; k++)
+		hl_table_clear(&s->sets[k]);
+	hl_frame_tree_destroy(&s->tree);
+	s->symbols_run = 0;
+}
+
 static void bind_opt_text(sqlite3_stmt *st, int i, const char *v)
 {
 	if (v)
@@ -109,9 +162,9 @@ int hl_store_run_begin(struct hl_store *s, const struct hl_report *r, int64_t *r
 		sqlite3_bind_text(st, 1, r->mode, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, program, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 3, argv, -1, SQLITE_STATIC);
-		if (getcwd(cwd, sizeof(cwd)))
+		if (!r->imported && getcwd(cwd, sizeof(cwd)))
 			sqlite3_bind_text(st, 4, cwd, -1, SQLITE_STATIC);
-		if (gethostname(host, sizeof(host)) == 0)
+		if (!r->imported && gethostname(host, sizeof(host)) == 0)
 			sqlite3_bind_text(st, 5, host, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 6, (int64_t)r->started_ns);
 		bind_opt_text(st, 7, r->git_commit);
@@ -159,8 +212,8 @@ int hl_store_run_delete(struct hl_store *s, int64_t run_id)
 
 /* Prepared statements of one process write. */
 enum {
-	ST_PROCESS, ST_SUMMARY, ST_MODULE, ST_SYMBOL, ST_FRAME,
-	ST_FRAMES, ST_FRAME_BASE, ST_STACK_BASE, ST_SITE, ST_ERROR, ST_SAMPLE,
+	ST_PROCESS, ST_SUMMARY, ST_SYMBOL, ST_SYMBOL_FIND, ST_FRAME,
+	ST_FRAMES, ST_FRAME_BASE, ST_STACK_BASE, ST_SITE, ST_ERROR,
 	ST_CHECK, ST_CHECK_RECORD, ST_UNSTOPPED, ST_COUNT
 };
 
@@ -171,18 +224,21 @@ enum {
 #define FRAME_COLUMNS 6
 #define FRAME_ROWS4 FRAME_ROW "," FRAME_ROW "," FRAME_ROW "," FRAME_ROW
 #define FRAME_ROWS16 FRAME_ROWS4 "," FRAME_ROWS4 "," FRAME_ROWS4 "," FRAME_ROWS4
-#define FRAME_INSERT "INSERT INTO frames(id, process_id, parent_id, address, symbol_id, inlined) VALUES "
+#define FRAME_INSERT "INSERT INTO frames(id, run_id, parent_id, address, symbol_id, inlined) VALUES "
 _Static_assert(FRAMES_PER_INSERT == 32, "FRAME_ROWS32");
+/* the statements, then two per batch (many rows, one row) of five batches */
+_Static_assert(ST_COUNT + 10 <= HL_STORE_STATEMENTS, "hl_store.statements");
 static const char *const statement_sql[ST_COUNT] = {
 	[ST_PROCESS] = "INSERT INTO processes(run_id, serial, pid, ppid, parent_id, origin,"
 		" exe, argv, started_ns, ended_ns, exit_how, exit_status, exit_signal,"
-		" scanned, test_name, all_threads_stopped, no_exit_record, recovered_events)"
-		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		" scanned, test_name, all_threads_stopped, no_exit_record, recovered_events,"
+		" modules_from, aggregates_from, leaks_from)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_SUMMARY] = "INSERT INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-	[ST_MODULE] = "INSERT INTO modules(process_id, path, build_id, base, low, high,"
-		" unloaded) VALUES (?,?,?,?,?,?,?)",
-	[ST_SYMBOL] = "INSERT INTO symbols(run_id, module, module_offset, function,"
+	[ST_SYMBOL] = "INSERT INTO symbols(key, module, module_offset, function,"
 		" file, line) VALUES (?,?,?,?,?,?)",
+	[ST_SYMBOL_FIND] = "SELECT id FROM symbols WHERE key = ?1 AND module IS ?2"
+		" AND module_offset IS ?3 AND function IS ?4 AND file IS ?5 AND line IS ?6",
 	[ST_FRAME] = FRAME_INSERT FRAME_ROW,
 	[ST_FRAMES] = FRAME_INSERT FRAME_ROWS16 "," FRAME_ROWS16,
 	[ST_FRAME_BASE] = "SELECT coalesce(max(id), 0) FROM frames",
@@ -194,7 +250,6 @@ static const char *const statement_sql[ST_COUNT] = {
 	[ST_ERROR] = "INSERT INTO errors(process_id, kind, address, block_address,"
 		" block_size, stack_id, alloc_stack_id, free_stack_id, time_ns, call, detail)"
 		" VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-	[ST_SAMPLE] = "INSERT INTO timeline VALUES (?,?,?,?)",
 	[ST_CHECK] = "INSERT INTO checks(process_id, seq, time_ns, by_signal, all_threads_stopped,"
 		" scanned, leak_class, bytes, blocks, records_total) VALUES (?,?,?,?,?,?,?,?,?,?)",
 	[ST_CHECK_RECORD] = "INSERT INTO check_records(process_id, seq, rank, stack_id,"
@@ -212,11 +267,27 @@ struct writer {
 	struct hl_process *p;
 	struct hl_symbolizer *sym;
 	int64_t *stack_ids;   /* stack ref - 1 -> stacks.id, 0 = not stored */
-	int64_t *stack_leaves; /* stack ref - 1 -> its innermost frames.id, 0 = none */
-	struct hl_frame_tree tree; /* node n is frames.id frame_base + n */
-	int64_t frame_base;
+	uint64_t *module_keys; /* module index -> its identity (module_key) */
+	uint64_t layout;      /* layout_key() */
+	/* by HL_STORE_SET_*: the hash of the process's rows (0: it has none),
+	 * and the process of the run that has the same ones (0: none) */
+	uint64_t set_hash[HL_STORE_SETS];
+	int64_t set_from[HL_STORE_SETS];
+	int64_t last_frame_id; /* frames.id given to the last frame written */
 	int64_t last_stack_id; /* stacks.id given to the last stack written */
-	struct batch *stacks, *aggregates, *leaks;
+	/* the stack rows to insert: stacks.id, hash, innermost frames.id */
+	struct new_stack {
+		int64_t id, hash, leaf;
+		size_t index;
+	} *new_stacks;
+	size_t nnew_stacks, new_stacks_cap;
+	/* one aggregate row per shared stack the process allocated from */
+	struct aggregate_row {
+		int64_t stack_id;
+		uint64_t allocs, bytes, frees, peak_live_bytes, leaked_bytes, leaked_blocks;
+	} *aggregates_rows;
+	size_t naggregates, aggregates_cap;
+	struct batch *stacks, *aggregates, *leaks, *modules, *samples;
 	struct frame_row {
 		int64_t id, parent, address, symbol;
 		int inlined;
@@ -333,6 +404,9 @@ static int write_process_row(struct writer *w)
 	sqlite3_bind_int(st, 17, !p->has_exit && p->how != HL_EXIT_EXEC);
 	if (p->shared_buffers)
 		sqlite3_bind_int64(st, 18, (int64_t)p->recovered_events);
+	for (int k = 0; k < HL_STORE_SETS; k++)
+		if (w->set_from[k])
+			sqlite3_bind_int64(st, 19 + k, w->set_from[k]);
 	err = step_done(w->s, st);
 	free(argv);
 	w->process_id = sqlite3_last_insert_rowid(w->s->db);
@@ -357,54 +431,51 @@ static int write_summary(struct writer *w)
 	return step_done(w->s, st);
 }
 
-static int write_modules(struct writer *w)
-{
-	sqlite3_stmt *st = w->st[ST_MODULE];
-	int err = 0;
-
-	for (size_t i = 0; i < w->p->nmodules && !err; i++) {
-		const struct hl_module *m = &w->p->modules[i];
-		char hex[2 * HL_WIRE_MAX_BUILD_ID + 1];
-
-		hl_fmt_hex(hex, m->build_id, m->build_id_len);
-		sqlite3_bind_int64(st, 1, w->process_id);
-		sqlite3_bind_text(st, 2, m->path, -1, SQLITE_STATIC);
-		if (m->build_id_len)
-			sqlite3_bind_text(st, 3, hex, (int)(2 * m->build_id_len), SQLITE_TRANSIENT);
-		sqlite3_bind_int64(st, 4, (int64_t)m->base);
-		sqlite3_bind_int64(st, 5, (int64_t)m->low);
-		sqlite3_bind_int64(st, 6, (int64_t)m->high);
-		sqlite3_bind_int(st, 7, m->unload_seq != 0);
-		err = step_done(w->s, st);
-	}
-	return err;
-}
-
-/* symbols.id for a symbolized frame, inserting it once per run. */
+/* symbols.id for a symbolized frame: the row any run stored with the same
+ * content (symbols_key), else a new one. Remembered per run by frame_info
+ * pointer (the symbolizer's answers live as long as the run). */
 static int symbol_id(struct writer *w, const struct hl_frame_info *f, int64_t *id)
 {
 	struct hl_store *s = w->s;
 	uint64_t key = (uint64_t)(uintptr_t)f;
 	struct hl_block *b = hl_table_find(&s->symbols, key);
-	sqlite3_stmt *st = w->st[ST_SYMBOL];
-	int err;
+	sqlite3_stmt *find = w->st[ST_SYMBOL_FIND], *st = w->st[ST_SYMBOL];
+	int64_t content;
+	int rc, err;
 
 	if (b) {
 		*id = (int64_t)b->size;
 		return 0;
 	}
-	sqlite3_bind_int64(st, 1, w->run_id);
-	bind_opt_text(st, 2, f->module);
-	if (f->module)
-		sqlite3_bind_int64(st, 3, (int64_t)f->offset);
-	bind_opt_text(st, 4, f->function);
-	bind_opt_text(st, 5, f->file);
-	if (f->line)
-		sqlite3_bind_int(st, 6, (int)f->line);
-	err = step_done(s, st);
-	if (err)
-		return err;
-	*id = sqlite3_last_insert_rowid(s->db);
+	content = hl_symbol_key(f->module, f->module != NULL, f->offset, f->function, f->file,
+				f->line);
+	for (int pass = 0; pass < 2; pass++) {
+		sqlite3_stmt *q = pass ? st : find;
+
+		sqlite3_bind_int64(q, 1, content);
+		bind_opt_text(q, 2, f->module);
+		if (f->module)
+			sqlite3_bind_int64(q, 3, (int64_t)f->offset);
+		bind_opt_text(q, 4, f->function);
+		bind_opt_text(q, 5, f->file);
+		if (f->line)
+			sqlite3_bind_int(q, 6, (int)f->line);
+		if (pass)
+			break;
+		rc = sqlite3_step(find);
+		*id = rc == SQLITE_ROW ? sqlite3_column_int64(find, 0) : 0;
+		sqlite3_reset(find);
+		sqlite3_clear_bindings(find);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return fail(s, rc, "symbols");
+		if (*id)
+			break;
+	}
+	if (!*id) {
+		if ((err = step_done(s, st)))
+			return err;
+		*id = sqlite3_last_insert_rowid(s->db);
+	}
 	hl_table_insert(&s->symbols, key)->size = (uint64_t)*id;
 	return 0;
 }
@@ -412,7 +483,7 @@ static int symbol_id(struct writer *w, const struct hl_frame_info *f, int64_t *i
 static void bind_frame(struct writer *w, sqlite3_stmt *st, int first, const struct frame_row *r)
 {
 	sqlite3_bind_int64(st, first, r->id);
-	sqlite3_bind_int64(st, first + 1, w->process_id);
+	sqlite3_bind_int64(st, first + 1, w->run_id);
 	if (r->parent)
 		sqlite3_bind_int64(st, first + 2, r->parent);
 	else
@@ -444,7 +515,72 @@ static int flush_frames(struct writer *w)
 
 static int64_t frame_db_id(const struct writer *w, uint32_t node)
 {
-	return node ? w->frame_base + node : 0;
+	return node ? w->s->frame_ids[node - 1] : 0;
+}
+
+/* A module's identity in the run: its file and where it was loaded. */
+static uint64_t module_key(const struct hl_module *m)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (const char *c = m->path; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+	for (uint32_t i = 0; i < m->build_id_len; i++)
+		h = (h ^ m->build_id[i]) * 0x100000001b3ull;
+	h = (h ^ m->base) * 0x9e3779b97f4a7c15ull;
+	return (h ^ (h >> 31)) | 1; /* 0 is "no module" */
+}
+
+static uint64_t frame_module_key(const struct writer *w, const struct hl_stack *stack,
+				 uint32_t i)
+{
+	const struct hl_module *m = hl_process_module_for(w->p, stack->frames[i], stack->seq);
+
+	return m ? w->module_keys[m - w->p->modules] : 0;
+}
+
+/* The process's modules as one key, when no two of them ever covered the
+ * same address (then the module of an address does not depend on when the
+ * stack was taken); 0 otherwise. A fork child has its parent's. */
+static uint64_t layout_key(const struct writer *w)
+{
+	const struct hl_process *p = w->p;
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+
+	for (size_t i = 0; i < p->nmodules; i++) {
+		const struct hl_module *m = &p->modules[i];
+
+		for (size_t j = 0; j < i; j++)
+			if (m->low < p->modules[j].high && p->modules[j].low < m->high)
+				return 0;
+		h = (h ^ w->module_keys[i]) * 0xff51afd7ed558ccdull;
+		h = (h ^ m->low) * 0xc4ceb9fe1a85ec53ull;
+		h = (h ^ m->high) * 0xff51afd7ed558ccdull;
+		h ^= h >> 31;
+	}
+	return h | 1;
+}
+
+/* A stack's content, by which the processes of a run share its row: depth,
+ * truncation, and each return address with the module it is in (a fork
+ * child has its parent's layout; an exec image may have another file at
+ * the same address): the modules are the layout's, else looked up per
+ * frame. Never 0. */
+static int64_t stack_hash(const struct writer *w, const struct hl_stack *stack)
+{
+	uint64_t h = ((uint64_t)stack->depth << 1 | (stack->truncated != 0)) + 0x9e3779b97f4a7c15ull;
+
+	h = (h ^ w->layout) * 0xc4ceb9fe1a85ec53ull;
+	for (uint32_t i = 0; i < stack->depth; i++) {
+		h = (h ^ stack->frames[i]) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+		if (w->layout)
+			continue;
+		h = (h ^ frame_module_key(w, stack, i)) * 0xc4ceb9fe1a85ec53ull;
+		h ^= h >> 29;
+	}
+	h &= INT64_MAX; /* stored as a positive SQLite integer */
+	return (int64_t)(h ? h : 1);
 }
 
 /* Adds the stack's frames to the call tree, from the outermost in; frames
@@ -464,6 +600,7 @@ static int write_frames(struct writer *w, const struct hl_stack *stack, int64_t 
 	for (uint32_t i = stack->depth - shared; i-- > 0 && !err;) {
 		const struct hl_module *m =
 			hl_process_module_for(w->p, stack->frames[i], stack->seq);
+		uint64_t mkey = m ? w->module_keys[m - w->p->modules] : 0;
 		size_t n;
 		const struct hl_frame_info *f = hl_symbolize(w->sym, m, stack->frames[i], &n);
 
@@ -473,10 +610,13 @@ static int write_frames(struct writer *w, const struct hl_stack *stack, int64_t 
 			bool added;
 			struct frame_row *r;
 
-			node = hl_frame_tree_child(&w->tree, parent, stack->frames[i],
-						   (uint32_t)j, &added);
+			node = hl_frame_tree_child(&w->s->tree, parent, stack->frames[i],
+						   (uint32_t)j, mkey, &added);
 			if (!added)
 				continue;
+			hl_grow((void **)&w->s->frame_ids, &w->s->frame_ids_cap, node - 1,
+				sizeof(*w->s->frame_ids));
+			w->s->frame_ids[node - 1] = ++w->last_frame_id;
 			r = &w->frames[w->nframes];
 			err = symbol_id(w, &f[j], &r->symbol);
 			if (err)
@@ -496,7 +636,8 @@ static int write_frames(struct writer *w, const struct hl_stack *stack, int64_t 
 }
 
 /* ---- batched rows --------------------------------------------------------
- * Stacks, their aggregates and loss records go BATCH_ROWS to an INSERT, as
+ * Stacks, their aggregates, loss records, modules and timeline samples go
+ * BATCH_ROWS to an INSERT, as
  * frames do: a fork child of a shell writes a few hundred of each, and the
  * statement around a row cost more than the row (435 such processes: store
  * CPU 520 -> 440-460 ms). bind(w, st, first, index) binds row `index`'s
@@ -508,7 +649,7 @@ struct batch {
 	const char *row;      /* "(?,?,?)" */
 	int columns;
 	bind_row_fn bind;
-	sqlite3_stmt *many, *one;
+	sqlite3_stmt **many, **one; /* in the store's cache (hl_store.statements) */
 	size_t rows[BATCH_ROWS];
 	size_t n;
 };
@@ -532,18 +673,18 @@ static int batch_flush(struct writer *w, struct batch *b)
 	int err = 0;
 
 	if (b->n == BATCH_ROWS) {
-		if (!b->many)
-			err = batch_prepare(w, b, BATCH_ROWS, &b->many);
+		if (!*b->many)
+			err = batch_prepare(w, b, BATCH_ROWS, b->many);
 		for (size_t i = 0; i < b->n && !err; i++)
-			b->bind(w, b->many, (int)i * b->columns + 1, b->rows[i]);
+			b->bind(w, *b->many, (int)i * b->columns + 1, b->rows[i]);
 		if (!err)
-			err = step_done(w->s, b->many);
+			err = step_done(w->s, *b->many);
 	} else if (b->n) {
-		if (!b->one)
-			err = batch_prepare(w, b, 1, &b->one);
+		if (!*b->one)
+			err = batch_prepare(w, b, 1, b->one);
 		for (size_t i = 0; i < b->n && !err; i++) {
-			b->bind(w, b->one, 1, b->rows[i]);
-			err = step_done(w->s, b->one);
+			b->bind(w, *b->one, 1, b->rows[i]);
+			err = step_done(w->s, *b->one);
 		}
 	}
 	b->n = 0;
@@ -556,50 +697,144 @@ static int batch_add(struct writer *w, struct batch *b, size_t index)
 	return b->n == BATCH_ROWS ? batch_flush(w, b) : 0;
 }
 
-static void batch_free(struct batch *b)
-{
-	sqlite3_finalize(b->many);
-	sqlite3_finalize(b->one);
-}
 
 static void bind_stack_row(struct writer *w, sqlite3_stmt *st, int i, size_t index)
 {
-	const struct hl_stack *stack = &w->p->stacks[index];
+	const struct new_stack *n = &w->new_stacks[index];
+	const struct hl_stack *stack = &w->p->stacks[n->index];
 
-	sqlite3_bind_int64(st, i, w->stack_ids[index]);
-	sqlite3_bind_int64(st, i + 1, w->process_id);
-	sqlite3_bind_int(st, i + 2, stack->depth);
-	sqlite3_bind_int(st, i + 3, stack->truncated);
-	if (w->stack_leaves[index])
-		sqlite3_bind_int64(st, i + 4, w->stack_leaves[index]);
+	sqlite3_bind_int64(st, i, n->id);
+	sqlite3_bind_int64(st, i + 1, w->run_id);
+	sqlite3_bind_int64(st, i + 2, n->hash);
+	sqlite3_bind_int(st, i + 3, stack->depth);
+	sqlite3_bind_int(st, i + 4, stack->truncated);
+	if (n->leaf)
+		sqlite3_bind_int64(st, i + 5, n->leaf);
 	else
-		sqlite3_bind_null(st, i + 4);
+		sqlite3_bind_null(st, i + 5);
 }
 
 static void bind_aggregate_row(struct writer *w, sqlite3_stmt *st, int i, size_t index)
 {
-	const struct hl_stack *stack = &w->p->stacks[index];
+	const struct aggregate_row *a = &w->aggregates_rows[index];
 
-	sqlite3_bind_int64(st, i, w->stack_ids[index]);
-	sqlite3_bind_int64(st, i + 1, (int64_t)stack->allocs);
-	sqlite3_bind_int64(st, i + 2, (int64_t)stack->bytes);
-	sqlite3_bind_int64(st, i + 3, (int64_t)stack->frees);
-	sqlite3_bind_int64(st, i + 4, (int64_t)stack->peak_live_bytes);
-	sqlite3_bind_int64(st, i + 5, (int64_t)stack->leaked_bytes);
-	sqlite3_bind_int64(st, i + 6, (int64_t)stack->leaked_blocks);
+	sqlite3_bind_int64(st, i, w->process_id);
+	sqlite3_bind_int64(st, i + 1, a->stack_id);
+	sqlite3_bind_int64(st, i + 2, (int64_t)a->allocs);
+	sqlite3_bind_int64(st, i + 3, (int64_t)a->bytes);
+	sqlite3_bind_int64(st, i + 4, (int64_t)a->frees);
+	sqlite3_bind_int64(st, i + 5, (int64_t)a->peak_live_bytes);
+	sqlite3_bind_int64(st, i + 6, (int64_t)a->leaked_bytes);
+	sqlite3_bind_int64(st, i + 7, (int64_t)a->leaked_blocks);
 }
 
+/* The run's row for the stack: the one an earlier process of the run
+ * stored with the same content, else a new row with its frames. */
 static int write_stack(struct writer *w, size_t index)
 {
+	const struct hl_stack *stack = &w->p->stacks[index];
+	int64_t hash = stack_hash(w, stack);
+	bool added;
+	struct hl_block *known = hl_table_find_or_insert(&w->s->stacks, (uint64_t)hash, &added);
+	struct new_stack *n;
 	int64_t leaf;
 	int err;
 
-	if ((err = write_frames(w, &w->p->stacks[index], &leaf)))
+	if (!added) {
+		w->stack_ids[index] = (int64_t)known->size;
+		return 0;
+	}
+	if ((err = write_frames(w, stack, &leaf)))
 		return err;
-	w->stack_leaves[index] = leaf;
 	w->stack_ids[index] = ++w->last_stack_id;
-	err = batch_add(w, w->stacks, index);
-	return err ? err : batch_add(w, w->aggregates, index);
+	known->size = (uint64_t)w->last_stack_id;
+	hl_grow((void **)&w->new_stacks, &w->new_stacks_cap, w->nnew_stacks,
+		sizeof(*w->new_stacks));
+	n = &w->new_stacks[w->nnew_stacks++];
+	*n = (struct new_stack){ w->last_stack_id, hash, leaf, index };
+	return batch_add(w, w->stacks, w->nnew_stacks - 1);
+}
+
+/* One aggregate row per shared stack the process allocated from (two of
+ * its stacks may share one: a fork child may define again a stack it
+ * inherited). What it leaked from a stack it only inherited is in its loss
+ * records; such a row was most of a fork child's rows. */
+static void build_aggregates(struct writer *w)
+{
+	const struct hl_process *p = w->p;
+	struct hl_table seen;
+
+	hl_table_init(&seen);
+	for (size_t i = 0; i < p->nstacks; i++) {
+		const struct hl_stack *stack = &p->stacks[i];
+		struct aggregate_row *a;
+		struct hl_block *b;
+		bool added;
+
+		if (!stack->allocs || w->stack_ids[i] <= 0)
+			continue;
+		b = hl_table_find_or_insert(&seen, (uint64_t)w->stack_ids[i], &added);
+		if (added) {
+			hl_grow((void **)&w->aggregates_rows, &w->aggregates_cap, w->naggregates,
+				sizeof(*w->aggregates_rows));
+			b->size = w->naggregates++;
+		}
+		a = &w->aggregates_rows[b->size];
+		a->stack_id = w->stack_ids[i];
+		a->allocs += stack->allocs;
+		a->bytes += stack->bytes;
+		a->frees += stack->frees;
+		a->peak_live_bytes += stack->peak_live_bytes;
+		a->leaked_bytes += stack->leaked_bytes;
+		a->leaked_blocks += stack->leaked_blocks;
+	}
+	hl_table_destroy(&seen);
+}
+
+static int write_aggregates(struct writer *w)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < w->naggregates && !err; i++)
+		err = batch_add(w, w->aggregates, i);
+	return err ? err : batch_flush(w, w->aggregates);
+}
+
+/* The run's stack rows and call tree as the store has them (a new run:
+ * none; the run the last process belonged to: the maps are up to date). */
+static int load_run_maps(struct writer *w)
+{
+	struct hl_store *s = w->s;
+	sqlite3_stmt *st;
+	int rc, err;
+
+	if (s->symbols_run == w->run_id)
+		return 0;
+	hl_store_forget_run(s);
+	s->symbols_run = w->run_id;
+	/* A run written again by this connection (a daemon serves several):
+	 * its stacks are found again; frames are written anew for new ones. */
+	err = prepare(s, "SELECT hash, id FROM stacks WHERE run_id = ? AND hash IS NOT NULL", &st);
+	if (err)
+		return err;
+	sqlite3_bind_int64(st, 1, w->run_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		hl_table_insert(&s->stacks, (uint64_t)sqlite3_column_int64(st, 0))->size =
+			(uint64_t)sqlite3_column_int64(st, 1);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, rc, "stacks");
+}
+
+static int max_id(struct writer *w, sqlite3_stmt *st, const char *what, int64_t *out)
+{
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		int rc = sqlite3_reset(st);
+
+		return fail(w->s, rc ? rc : SQLITE_ERROR, what);
+	}
+	*out = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return 0;
 }
 
 /* Stacks that allocated, leaked, or are named by an error or a check's
@@ -607,27 +842,18 @@ static int write_stack(struct writer *w, size_t index)
 static int write_stacks(struct writer *w)
 {
 	struct hl_process *p = w->p;
-	sqlite3_stmt *st = w->st[ST_FRAME_BASE];
-	int err = 0;
+	int err;
 
 	/* The write lock is ours (BEGIN IMMEDIATE): ids above the largest are free. */
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		int rc = sqlite3_reset(st);
-
-		return fail(w->s, rc ? rc : SQLITE_ERROR, "frames");
-	}
-	w->frame_base = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
-	st = w->st[ST_STACK_BASE];
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		int rc = sqlite3_reset(st);
-
-		return fail(w->s, rc ? rc : SQLITE_ERROR, "stacks");
-	}
-	w->last_stack_id = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
+	if ((err = max_id(w, w->st[ST_FRAME_BASE], "frames", &w->last_frame_id)) ||
+	    (err = max_id(w, w->st[ST_STACK_BASE], "stacks", &w->last_stack_id)) ||
+	    (err = load_run_maps(w)))
+		return err;
 	w->stack_ids = hl_xcalloc(p->nstacks + 1, sizeof(*w->stack_ids));
-	w->stack_leaves = hl_xcalloc(p->nstacks + 1, sizeof(*w->stack_leaves));
+	w->module_keys = hl_xcalloc(p->nmodules + 1, sizeof(*w->module_keys));
+	for (size_t i = 0; i < p->nmodules; i++)
+		w->module_keys[i] = module_key(&p->modules[i]);
+	w->layout = layout_key(w);
 	for (size_t i = 0; i < p->nerrors; i++) {
 		const struct hl_error_event *e = &p->errors[i];
 		const uint32_t refs[] = { e->stack, e->alloc_stack, e->free_stack };
@@ -651,7 +877,7 @@ static int write_stacks(struct writer *w)
 	if (!err)
 		err = batch_flush(w, w->stacks);
 	if (!err)
-		err = batch_flush(w, w->aggregates);
+		build_aggregates(w);
 	return err;
 }
 
@@ -707,6 +933,98 @@ static void bind_leak_row(struct writer *w, sqlite3_stmt *st, int i, size_t inde
 	sqlite3_bind_int64(st, i + 10, (int64_t)g->indirect_bytes);
 }
 
+static uint64_t mix_u64(uint64_t h, uint64_t v)
+{
+	h = (h ^ v) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 32);
+}
+
+/* The process's loss records as its rows would have them, in rank order:
+ * equal for two processes whose rows would be equal. A record's fingerprint,
+ * suppression and function come from its stack and class (the same policy
+ * and symbols for the whole run), so the stack's id stands for them. */
+static uint64_t leaks_hash(const struct writer *w)
+{
+	uint64_t h = mix_u64(0x9e3779b97f4a7c15ull, w->p->nleaks);
+
+	if (!w->p->nleaks)
+		return 0;
+	for (size_t i = 0; i < w->p->nleaks; i++) {
+		const struct hl_leak_group *g = &w->p->leaks[i];
+
+		h = mix_u64(h, (uint64_t)stack_db_id(w, g->stack));
+		h = mix_u64(h, g->leak_class);
+		h = mix_u64(h, g->bytes);
+		h = mix_u64(h, g->blocks);
+		h = mix_u64(h, g->inherited_blocks);
+		h = mix_u64(h, g->indirect_bytes);
+	}
+	return h | 1;
+}
+
+static uint64_t modules_hash(const struct writer *w)
+{
+	uint64_t h = mix_u64(0x9e3779b97f4a7c15ull, w->p->nmodules);
+
+	if (!w->p->nmodules)
+		return 0;
+	for (size_t i = 0; i < w->p->nmodules; i++) {
+		const struct hl_module *m = &w->p->modules[i];
+
+		h = mix_u64(h, w->module_keys[i]); /* path, build-id, base */
+		h = mix_u64(h, m->low);
+		h = mix_u64(h, m->high);
+		h = mix_u64(h, m->unload_seq != 0);
+	}
+	return h | 1;
+}
+
+static uint64_t aggregates_hash(const struct writer *w)
+{
+	uint64_t h = mix_u64(0x9e3779b97f4a7c15ull, w->naggregates);
+
+	if (!w->naggregates)
+		return 0;
+	for (size_t i = 0; i < w->naggregates; i++) {
+		const struct aggregate_row *a = &w->aggregates_rows[i];
+
+		h = mix_u64(h, (uint64_t)a->stack_id);
+		h = mix_u64(h, a->allocs);
+		h = mix_u64(h, a->bytes);
+		h = mix_u64(h, a->frees);
+		h = mix_u64(h, a->peak_live_bytes);
+		h = mix_u64(h, a->leaked_bytes);
+		h = mix_u64(h, a->leaked_blocks);
+	}
+	return h | 1;
+}
+
+/* A process whose modules, aggregates or loss records are the same as an
+ * earlier process's of the run (a fork child of a loop, most often) names
+ * that process instead of storing them again (its leak sites are that
+ * process's, already upserted). */
+static void find_sets(struct writer *w)
+{
+	w->set_hash[HL_STORE_SET_MODULES] = modules_hash(w);
+	w->set_hash[HL_STORE_SET_AGGREGATES] = aggregates_hash(w);
+	w->set_hash[HL_STORE_SET_LEAKS] = leaks_hash(w);
+	for (int k = 0; k < HL_STORE_SETS; k++) {
+		const struct hl_block *b = w->set_hash[k] ?
+			hl_table_find(&w->s->sets[k], w->set_hash[k]) : NULL;
+
+		w->set_from[k] = b ? (int64_t)b->size : 0;
+	}
+}
+
+/* The process's own sets, for the processes after it. */
+static void remember_sets(struct writer *w)
+{
+	for (int k = 0; k < HL_STORE_SETS; k++)
+		if (w->set_hash[k] && !w->set_from[k])
+			hl_table_insert(&w->s->sets[k], w->set_hash[k])->size =
+				(uint64_t)w->process_id;
+}
+
 static int write_leaks(struct writer *w)
 {
 	int err = 0;
@@ -747,22 +1065,50 @@ static int write_errors(struct writer *w)
 	return err;
 }
 
-static int write_timeline(struct writer *w)
+static void bind_module_row(struct writer *w, sqlite3_stmt *st, int i, size_t index)
 {
-	sqlite3_stmt *st = w->st[ST_SAMPLE];
+	const struct hl_module *m = &w->p->modules[index];
+	char hex[2 * HL_WIRE_MAX_BUILD_ID + 1];
+
+	hl_fmt_hex(hex, m->build_id, m->build_id_len);
+	sqlite3_bind_int64(st, i, w->process_id);
+	sqlite3_bind_text(st, i + 1, m->path, -1, SQLITE_STATIC);
+	if (m->build_id_len)
+		sqlite3_bind_text(st, i + 2, hex, (int)(2 * m->build_id_len), SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i + 2);
+	sqlite3_bind_int64(st, i + 3, (int64_t)m->base);
+	sqlite3_bind_int64(st, i + 4, (int64_t)m->low);
+	sqlite3_bind_int64(st, i + 5, (int64_t)m->high);
+	sqlite3_bind_int(st, i + 6, m->unload_seq != 0);
+}
+
+static int write_modules(struct writer *w)
+{
 	int err = 0;
 
-	for (size_t i = 0; i < w->p->nsamples && !err; i++) {
-		const struct hl_sample *sm = &w->p->samples[i];
+	for (size_t i = 0; i < w->p->nmodules && !err; i++)
+		err = batch_add(w, w->modules, i);
+	return err ? err : batch_flush(w, w->modules);
+}
 
-		sqlite3_bind_int64(st, 1, w->process_id);
-		sqlite3_bind_int64(st, 2,
-				   (int64_t)hl_process_ticks_to_realtime(w->p, sm->ticks));
-		sqlite3_bind_int64(st, 3, (int64_t)sm->in_use_bytes);
-		sqlite3_bind_int64(st, 4, (int64_t)sm->in_use_blocks);
-		err = step_done(w->s, st);
-	}
-	return err;
+static void bind_sample_row(struct writer *w, sqlite3_stmt *st, int i, size_t index)
+{
+	const struct hl_sample *sm = &w->p->samples[index];
+
+	sqlite3_bind_int64(st, i, w->process_id);
+	sqlite3_bind_int64(st, i + 1, (int64_t)hl_process_ticks_to_realtime(w->p, sm->ticks));
+	sqlite3_bind_int64(st, i + 2, (int64_t)sm->in_use_bytes);
+	sqlite3_bind_int64(st, i + 3, (int64_t)sm->in_use_blocks);
+}
+
+static int write_timeline(struct writer *w)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < w->p->nsamples && !err; i++)
+		err = batch_add(w, w->samples, i);
+	return err ? err : batch_flush(w, w->samples);
 }
 
 /* The threads a scan could not stop: check_seq 0 for the exit scan. */
@@ -842,15 +1188,21 @@ static int write_checks(struct writer *w)
 
 static int write_all(struct writer *w)
 {
-	int err = write_process_row(w);
+	int err = write_stacks(w);
 
-	if (!err)
+	if (!err) {
+		find_sets(w);
+		err = write_process_row(w);
+	}
+	if (!err) {
+		remember_sets(w);
 		err = write_summary(w);
-	if (!err)
+	}
+	if (!err && !w->set_from[HL_STORE_SET_MODULES])
 		err = write_modules(w);
-	if (!err)
-		err = write_stacks(w);
-	if (!err)
+	if (!err && !w->set_from[HL_STORE_SET_AGGREGATES])
+		err = write_aggregates(w);
+	if (!err && !w->set_from[HL_STORE_SET_LEAKS])
 		err = write_leaks(w);
 	if (!err)
 		err = write_errors(w);
@@ -864,60 +1216,72 @@ static int write_all(struct writer *w)
 int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 		     struct hl_symbolizer *sym)
 {
+	sqlite3_stmt **cache = s->statements;
 	struct batch stacks = {
-		"INSERT INTO stacks(id, process_id, depth, truncated, leaf_frame_id) VALUES ",
-		"(?,?,?,?,?)", 5, bind_stack_row, NULL, NULL, { 0 }, 0,
+		"INSERT INTO stacks(id, run_id, hash, depth, truncated, leaf_frame_id) VALUES ",
+		"(?,?,?,?,?,?)", 6, bind_stack_row, &cache[ST_COUNT], &cache[ST_COUNT + 1],
+		{ 0 }, 0,
 	};
 	struct batch aggregates = {
-		"INSERT INTO stack_aggregates(stack_id, allocs, bytes, frees, peak_live_bytes,"
-		" leaked_bytes, leaked_blocks) VALUES ", "(?,?,?,?,?,?,?)", 7, bind_aggregate_row,
-		NULL, NULL, { 0 }, 0,
+		"INSERT INTO stack_aggregate_rows(process_id, stack_id, allocs, bytes, frees,"
+		" peak_live_bytes, leaked_bytes, leaked_blocks) VALUES ", "(?,?,?,?,?,?,?,?)", 8,
+		bind_aggregate_row, &cache[ST_COUNT + 2], &cache[ST_COUNT + 3], { 0 }, 0,
 	};
 	struct batch leaks = {
-		"INSERT INTO leaks(process_id, stack_id, leak_class, bytes, blocks, inherited_blocks,"
+		"INSERT INTO leak_records(process_id, stack_id, leak_class, bytes, blocks, inherited_blocks,"
 		" rank, suppressed, fingerprint, suppression, indirect_bytes) VALUES ",
-		"(?,?,?,?,?,?,?,?,?,?,?)", 11, bind_leak_row, NULL, NULL, { 0 }, 0,
+		"(?,?,?,?,?,?,?,?,?,?,?)", 11, bind_leak_row, &cache[ST_COUNT + 4],
+		&cache[ST_COUNT + 5], { 0 }, 0,
+	};
+	struct batch modules = {
+		"INSERT INTO module_rows(process_id, path, build_id, base, low, high, unloaded) VALUES ",
+		"(?,?,?,?,?,?,?)", 7, bind_module_row, &cache[ST_COUNT + 6], &cache[ST_COUNT + 7],
+		{ 0 }, 0,
+	};
+	struct batch samples = {
+		"INSERT INTO timeline(process_id, time_ns, in_use_bytes, in_use_blocks) VALUES ",
+		"(?,?,?,?)", 4, bind_sample_row, &cache[ST_COUNT + 8], &cache[ST_COUNT + 9],
+		{ 0 }, 0,
 	};
 	struct writer w = { .s = s, .run_id = run_id, .p = p, .sym = sym,
-			    .stacks = &stacks, .aggregates = &aggregates, .leaks = &leaks };
+			    .stacks = &stacks, .aggregates = &aggregates, .leaks = &leaks,
+			    .modules = &modules, .samples = &samples };
 	int err = 0;
 
-	if (s->symbols_run != run_id) {
-		hl_table_clear(&s->symbols);
-		hl_table_clear(&s->sites);
-		s->symbols_run = run_id;
+	/* Prepared once per connection: preparing them for each process was
+	 * most of the store's time for a few hundred small processes. */
+	for (int i = 0; i < ST_COUNT && !err; i++) {
+		if (!cache[i])
+			err = prepare(s, statement_sql[i], &cache[i]);
+		w.st[i] = cache[i];
 	}
-	for (int i = 0; i < ST_COUNT && !err; i++)
-		err = prepare(s, statement_sql[i], &w.st[i]);
 	/* Every reference written here is to a row of this transaction or an
 	 * earlier one, by construction; checking each (two B-tree lookups per
-	 * stack frame) was a third of the time. On again for everything else. */
-	if (!err)
+	 * stack frame) was a third of the time. On again for everything else.
+	 * In a batch the process is a savepoint of the batch's transaction. */
+	if (!err && !s->batch)
 		err = exec(s, "PRAGMA foreign_keys=OFF");
 	if (!err)
-		err = exec(s, "BEGIN IMMEDIATE");
+		err = exec(s, s->batch ? "SAVEPOINT process" : "BEGIN IMMEDIATE");
 	if (!err) {
 		err = write_all(&w);
 		if (!err)
-			err = exec(s, "COMMIT");
+			err = exec(s, s->batch ? "RELEASE process" : "COMMIT");
 		if (!err)
 			update_orphans(s, run_id, p, p->parent_serial && !w.parent_id);
 		if (err) {
-			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-			/* Symbol ids and site rows of the rolled-back transaction are gone. */
-			hl_table_clear(&s->symbols);
-			hl_table_clear(&s->sites);
+			sqlite3_exec(s->db, s->batch ? "ROLLBACK TO process; RELEASE process" :
+				     "ROLLBACK", NULL, NULL, NULL);
+			/* Rows the maps name may have gone with the transaction. */
+			hl_store_forget_run(s);
 			p->db_id = 0;
 		}
 	}
-	sqlite3_exec(s->db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
-	for (int i = 0; i < ST_COUNT; i++)
-		sqlite3_finalize(w.st[i]);
+	if (!s->batch)
+		sqlite3_exec(s->db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
 	free(w.stack_ids);
-	free(w.stack_leaves);
-	batch_free(&stacks);
-	batch_free(&aggregates);
-	batch_free(&leaks);
-	hl_frame_tree_destroy(&w.tree);
+	free(w.new_stacks);
+	free(w.module_keys);
+	free(w.aggregates_rows);
 	return err;
 }

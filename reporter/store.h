@@ -48,15 +48,27 @@ int hl_store_run_delete(struct hl_store *s, int64_t run_id);
 int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 		     struct hl_symbolizer *sym);
 
+/* One transaction for what follows, up to hl_store_batch_end, instead of
+ * one per process (each process is a savepoint: one that fails is rolled
+ * back alone). `heapledger run` stores all its processes at the end: 421
+ * commits of a shell script's processes wrote 6.1k pages, most of them the
+ * same pages again. The write lock is held until the end, so other writers
+ * wait for it (the store of a run takes a fraction of a second). */
+int hl_store_batch_begin(struct hl_store *s);
+/* Commits the batch (nothing stored in it is kept if that fails). */
+int hl_store_batch_end(struct hl_store *s);
+/* Rolls the whole batch back: nothing stored in it is kept. */
+int hl_store_batch_abort(struct hl_store *s);
+
 /* What hl_store_prune removed. */
 struct hl_prune_result {
 	uint64_t runs_removed, runs_kept, processes_removed;
 };
 /* Keeps the newest `keep` runs (the highest ids) and removes the others with
  * everything only they referenced (processes and all below them, their
- * symbols and labels, leak sites no kept run has; a site's first run becomes
- * the oldest kept run that leaked there), in one transaction; then VACUUM
- * if asked. */
+ * stacks, frames and labels, the symbols no kept run's frames name, leak
+ * sites no kept run has; a site's first run becomes the oldest kept run
+ * that leaked there), in one transaction; then VACUUM if asked. */
 int hl_store_prune(struct hl_store *s, uint64_t keep, bool vacuum, struct hl_prune_result *out);
 
 /* What hl_store_import_db did. */
@@ -70,6 +82,16 @@ struct hl_import_result {
  * renumbered after ours. The file must have this build's schema (an older
  * one is upgraded first, as `report` does). */
 int hl_store_import_db(struct hl_store *s, const char *path, struct hl_import_result *out);
+
+/* Stores a run read from elsewhere (a JSON report: import_json.h) unless a
+ * run with its UUID (r->uuid, required) is here: the run row and labels
+ * (hl_store_run_begin), each process through hl_store_process with the
+ * frames sym knows, the run's end, all in one transaction, so a failure
+ * leaves nothing of it. Sets out's runs_imported and processes_imported, or
+ * runs_present. */
+int hl_store_import_run(struct hl_store *s, const struct hl_report *r,
+			struct hl_process *const *procs, size_t nprocs,
+			struct hl_symbolizer *sym, struct hl_import_result *out);
 
 /* Newest run id, or -ENOENT. */
 int hl_store_latest_run(struct hl_store *s, int64_t *run_id);

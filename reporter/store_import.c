@@ -8,6 +8,10 @@
  * copies never collide) and every reference moved with its target table.
  * The columns come from the table itself (PRAGMA table_info), so a column
  * added by a later migration is copied without a change here.
+ *
+ * A run read from a JSON report is written by the store's own functions
+ * (hl_store_run_begin, hl_store_process), as `run` and `daemon` write, in
+ * one transaction around them all.
  */
 #include <errno.h>
 #include <sqlite3.h>
@@ -31,22 +35,25 @@ static const struct import_table tables[] = {
 	{ "runs", "id IN (SELECT id FROM temp.imp_runs)", { { "id", "runs" } } },
 	{ "run_labels", "run_id IN (SELECT id FROM temp.imp_runs)", { { "run_id", "runs" } } },
 	{ "processes", "run_id IN (SELECT id FROM temp.imp_runs)",
-	  { { "id", "processes" }, { "run_id", "runs" }, { "parent_id", "processes" } } },
+	  { { "id", "processes" }, { "run_id", "runs" }, { "parent_id", "processes" },
+	    { "leaks_from", "processes" }, { "aggregates_from", "processes" },
+	    { "modules_from", "processes" } } },
 	{ "summaries", "process_id IN (SELECT id FROM temp.imp_processes)",
 	  { { "process_id", "processes" } } },
-	{ "modules", "process_id IN (SELECT id FROM temp.imp_processes)",
-	  { { "id", "modules" }, { "process_id", "processes" } } },
-	{ "symbols", "run_id IN (SELECT id FROM temp.imp_runs)",
-	  { { "id", "symbols" }, { "run_id", "runs" } } },
-	{ "frames", "process_id IN (SELECT id FROM temp.imp_processes)",
-	  { { "id", "frames" }, { "process_id", "processes" }, { "parent_id", "frames" },
+	{ "module_rows", "process_id IN (SELECT id FROM temp.imp_processes)",
+	  { { "id", "module_rows" }, { "process_id", "processes" } } },
+	/* the symbols the imported frames name; those we have are merged after */
+	{ "symbols", "id IN (SELECT symbol_id FROM src.frames WHERE run_id IN"
+	  " (SELECT id FROM temp.imp_runs))", { { "id", "symbols" } } },
+	{ "frames", "run_id IN (SELECT id FROM temp.imp_runs)",
+	  { { "id", "frames" }, { "run_id", "runs" }, { "parent_id", "frames" },
 	    { "symbol_id", "symbols" } } },
-	{ "stacks", "process_id IN (SELECT id FROM temp.imp_processes)",
-	  { { "id", "stacks" }, { "process_id", "processes" }, { "leaf_frame_id", "frames" } } },
-	{ "stack_aggregates", "stack_id IN (SELECT id FROM src.stacks WHERE process_id IN"
-	  " (SELECT id FROM temp.imp_processes))", { { "stack_id", "stacks" } } },
-	{ "leaks", "process_id IN (SELECT id FROM temp.imp_processes)",
-	  { { "id", "leaks" }, { "process_id", "processes" }, { "stack_id", "stacks" } } },
+	{ "stacks", "run_id IN (SELECT id FROM temp.imp_runs)",
+	  { { "id", "stacks" }, { "run_id", "runs" }, { "leaf_frame_id", "frames" } } },
+	{ "stack_aggregate_rows", "process_id IN (SELECT id FROM temp.imp_processes)",
+	  { { "process_id", "processes" }, { "stack_id", "stacks" } } },
+	{ "leak_records", "process_id IN (SELECT id FROM temp.imp_processes)",
+	  { { "id", "leak_records" }, { "process_id", "processes" }, { "stack_id", "stacks" } } },
 	{ "errors", "process_id IN (SELECT id FROM temp.imp_processes)",
 	  { { "id", "errors" }, { "process_id", "processes" }, { "stack_id", "stacks" },
 	    { "alloc_stack_id", "stacks" }, { "free_stack_id", "stacks" } } },
@@ -59,6 +66,15 @@ static const struct import_table tables[] = {
 	{ "unstopped_threads", "process_id IN (SELECT id FROM temp.imp_processes)",
 	  { { "process_id", "processes" } } },
 };
+
+static size_t symbols_table(void)
+{
+	size_t i = 0;
+
+	while (strcmp(tables[i].name, "symbols"))
+		i++;
+	return i;
+}
 
 static int import_fail(struct hl_store *s, int rc, const char *what)
 {
@@ -91,8 +107,8 @@ static int64_t offset_of(struct hl_store *s, const char *table, int *rc)
 
 static int64_t table_offset(struct hl_store *s, const char *table, int *rc)
 {
-	static const char *const with_ids[] = { "runs", "processes", "modules", "symbols",
-						"frames", "stacks", "leaks", "errors" };
+	static const char *const with_ids[] = { "runs", "processes", "module_rows", "symbols",
+						"frames", "stacks", "leak_records", "errors" };
 
 	for (size_t i = 0; i < HL_ARRAY_SIZE(with_ids); i++)
 		if (!strcmp(with_ids[i], table))
@@ -232,6 +248,27 @@ static int import_attached(struct hl_store *s, struct hl_import_result *out)
 			return -1;
 		}
 	}
+	/* Symbols are shared by all runs: an imported one we had already is
+	 * replaced by ours in the imported frames. */
+	if (rc == SQLITE_OK && out->runs_imported) {
+		const int64_t sym = offsets[symbols_table()], runs = offsets[0];
+		char sql[1536];
+
+		snprintf(sql, sizeof(sql),
+			 "CREATE TEMP TABLE imp_symbols(copy INTEGER PRIMARY KEY, keep INTEGER);"
+			 "INSERT INTO temp.imp_symbols SELECT n.id, (SELECT min(o.id) FROM main.symbols o"
+			 " WHERE o.key = n.key AND o.id <= %lld AND o.module IS n.module"
+			 " AND o.module_offset IS n.module_offset AND o.function IS n.function"
+			 " AND o.file IS n.file AND o.line IS n.line) FROM main.symbols n WHERE n.id > %lld;"
+			 "DELETE FROM temp.imp_symbols WHERE keep IS NULL;"
+			 "UPDATE main.frames SET symbol_id = (SELECT keep FROM temp.imp_symbols"
+			 " WHERE copy = frames.symbol_id) WHERE run_id > %lld"
+			 " AND symbol_id IN (SELECT copy FROM temp.imp_symbols);"
+			 "DELETE FROM main.symbols WHERE id IN (SELECT copy FROM temp.imp_symbols);"
+			 "DROP TABLE temp.imp_symbols",
+			 (long long)sym, (long long)sym, (long long)runs);
+		rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+	}
 	/* Leak sites: the first and last imported run of each, merged with ours. */
 	if (rc == SQLITE_OK && out->runs_imported) {
 		char sql[1024];
@@ -309,4 +346,54 @@ int hl_store_import_db(struct hl_store *s, const char *path, struct hl_import_re
 	}
 	sqlite3_exec(s->db, "PRAGMA foreign_keys=ON; DETACH DATABASE src", NULL, NULL, NULL);
 	return err;
+}
+
+/* Is a run with this UUID here? 1, 0, or an SQLite error (negative). */
+static int run_present(struct hl_store *s, const char *uuid)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT 1 FROM runs WHERE uuid = ?", -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return -rc;
+	sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -rc;
+}
+
+int hl_store_import_run(struct hl_store *s, const struct hl_report *r,
+			struct hl_process *const *procs, size_t nprocs,
+			struct hl_symbolizer *sym, struct hl_import_result *out)
+{
+	int64_t run_id = 0;
+	int err, present = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!r->uuid) {
+		snprintf(s->error, sizeof(s->error), "the run has no UUID");
+		return -EINVAL;
+	}
+	/* The batch's write lock is taken before the UUID is looked up, so two
+	 * imports of one file cannot both add it; a process that fails fails
+	 * the whole run (not only its savepoint). */
+	err = hl_store_batch_begin(s);
+	if (!err && (present = run_present(s, r->uuid)) < 0)
+		err = import_fail(s, -present, "import");
+	if (!err && !present)
+		err = hl_store_run_begin(s, r, &run_id);
+	for (size_t i = 0; i < nprocs && !err && !present; i++)
+		err = hl_store_process(s, run_id, procs[i], sym);
+	if (!err && !present)
+		err = hl_store_run_end(s, run_id, r->ended_ns, r->exit_code);
+	if (err) {
+		hl_store_batch_abort(s);
+		return err;
+	}
+	if ((err = hl_store_batch_end(s)))
+		return err;
+	out->runs_present = present ? 1 : 0;
+	out->runs_imported = present ? 0 : 1;
+	out->processes_imported = present ? 0 : nprocs;
+	return 0;
 }

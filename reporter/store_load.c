@@ -35,11 +35,16 @@ int hl_store_latest_run(struct hl_store *s, int64_t *run_id)
 	return -ENOENT;
 }
 
-static const char *col_text(struct hl_report *r, sqlite3_stmt *st, int i)
+static const char *col_text_in(struct hl_arena *a, sqlite3_stmt *st, int i)
 {
 	const unsigned char *t = sqlite3_column_text(st, i);
 
-	return t ? hl_arena_strdup(&r->arena, (const char *)t) : NULL;
+	return t ? hl_arena_strdup(a, (const char *)t) : NULL;
+}
+
+static const char *col_text(struct hl_report *r, sqlite3_stmt *st, int i)
+{
+	return col_text_in(&r->arena, st, i);
 }
 
 static uint64_t col_u64(sqlite3_stmt *st, int i)
@@ -55,14 +60,18 @@ struct loader {
 	sqlite3_stmt *stack, *leaks, *errors, *checks, *exec_next, *frames, *check_records,
 		*unstopped;
 	int64_t run_id;
-	/* The frames of the process being loaded, by frames.id: records share
-	 * their callers, and one read of the process's call tree replaced a
-	 * recursive walk per record (435 processes, 73k records: 24 -> N s). */
+	/* The run's frames, by frames.id: records share their callers, and
+	 * one read of the call tree replaced a recursive walk per record (435
+	 * processes, 73k records: 24 -> N s). Its processes share it, so it
+	 * is read once, when the first record needs it; its strings are in the
+	 * arena of the run's report, which outlives each streamed process. */
 	struct loaded_frame {
 		int64_t id, parent;
 		struct hl_frame_info info;
 	} *tree;
 	size_t ntree, tree_cap;
+	bool tree_loaded;
+	struct hl_arena *tree_arena;
 };
 
 static const char *const loader_sql[] = {
@@ -92,7 +101,7 @@ static const char *const loader_sql[] = {
 	" AND serial > ?3 ORDER BY serial LIMIT 1",
 	"SELECT f.id, f.parent_id, f.address, f.inlined, y.module, y.module_offset,"
 	" y.function, y.file, y.line FROM frames f LEFT JOIN symbols y ON y.id = f.symbol_id"
-	" WHERE f.process_id = ? ORDER BY f.id",
+	" WHERE f.run_id = ? ORDER BY f.id",
 	"SELECT c.seq, c.rank, c.leak_class, c.bytes, c.indirect_bytes, c.blocks, c.new_bytes,"
 	" c.new_indirect_bytes, c.new_blocks, c.stack_id, k.leaf_frame_id, k.truncated"
 	" FROM check_records c LEFT JOIN stacks k ON k.id = c.stack_id WHERE c.process_id = ?"
@@ -182,14 +191,17 @@ static int load_stack(struct loader *l, struct hl_report *r, int64_t stack_id,
 	return 0;
 }
 
-/* Reads the process's call tree (frames rows, in id order) into ld->tree,
- * strings in r's arena. */
-static void load_tree(struct loader *ld, struct hl_report *r, int64_t process_id)
+/* Reads the run's call tree (frames rows, in id order) into ld->tree, once. */
+static void load_tree(struct loader *ld)
 {
 	sqlite3_stmt *st = ld->frames;
+	struct hl_arena *a = ld->tree_arena;
 
+	if (ld->tree_loaded)
+		return;
+	ld->tree_loaded = true;
 	ld->ntree = 0;
-	sqlite3_bind_int64(st, 1, process_id);
+	sqlite3_bind_int64(st, 1, ld->run_id);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		struct loaded_frame *f;
 
@@ -200,10 +212,10 @@ static void load_tree(struct loader *ld, struct hl_report *r, int64_t process_id
 		f->parent = sqlite3_column_int64(st, 1);
 		f->info.address = col_u64(st, 2);
 		f->info.inlined = sqlite3_column_int(st, 3) != 0;
-		f->info.module = col_text(r, st, 4);
+		f->info.module = col_text_in(a, st, 4);
 		f->info.offset = col_u64(st, 5);
-		f->info.function = col_text(r, st, 6);
-		f->info.file = col_text(r, st, 7);
+		f->info.function = col_text_in(a, st, 6);
+		f->info.file = col_text_in(a, st, 7);
 		f->info.line = (uint32_t)sqlite3_column_int(st, 8);
 	}
 	sqlite3_reset(st);
@@ -584,7 +596,7 @@ static int load_processes(struct loader *ld, struct hl_report *r,
 		fill_process(into, st, p);
 		keep = process_wanted(ld->filter, p);
 		if (keep)
-			load_tree(ld, into, id);
+			load_tree(ld);
 		if (keep)
 			err = load_leaks(ld, into, id, p);
 		if (keep && !err)
@@ -678,6 +690,7 @@ int hl_store_load_report_filtered(struct hl_store *s, int64_t run_id,
 	if (rc)
 		return rc;
 	rc = loader_open(&ld, s, run_id, filter);
+	ld.tree_arena = &r->arena;
 	if (!rc && fn)
 		rc = fn(ctx, NULL); /* the run's header is loaded */
 	if (!rc)

@@ -230,14 +230,72 @@ out_rollback:
 	return err;
 }
 
+/* Foreign keys are off while the sections run: a section that rebuilds a
+ * table (migrate 12) drops the old one while other tables still name it,
+ * which SQLite's procedure for changing a table's shape does with them off. */
 static int migrate(struct hl_store *s)
 {
 	bool done = false;
-	int err = 0;
+	int err = exec_what(s, "PRAGMA foreign_keys=OFF", "setting up the connection");
 
 	while (!done && !err)
 		err = migrate_step(s, &done);
+	if (!err)
+		err = exec_what(s, "PRAGMA foreign_keys=ON", "setting up the connection");
 	return err;
+}
+
+/* ---- symbol keys ------------------------------------------------------------ */
+
+static uint64_t key_mix(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull; /* FNV-1a */
+	return h;
+}
+
+/* A field: a tag saying whether it is there, then its bytes and a 0. */
+static uint64_t key_text(uint64_t h, const char *v)
+{
+	unsigned char tag = v != NULL;
+
+	h = key_mix(h, &tag, 1);
+	return v ? key_mix(h, v, strlen(v) + 1) : h;
+}
+
+int64_t hl_symbol_key(const char *module, bool has_offset, uint64_t offset,
+		      const char *function, const char *file, uint32_t line)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	unsigned char tag = has_offset;
+
+	h = key_text(h, module);
+	h = key_mix(h, &tag, 1);
+	if (has_offset)
+		h = key_mix(h, &offset, sizeof(offset));
+	h = key_text(h, function);
+	h = key_text(h, file);
+	h = key_mix(h, &line, sizeof(line));
+	h ^= h >> 31; /* FNV's last bytes reach only the low bits */
+	h *= 0x9e3779b97f4a7c15ull;
+	return (int64_t)(h ^ (h >> 29));
+}
+
+/* hl_symbol_key(module, module_offset, function, file, line) in SQL, for
+ * the migration that merges version 11's per-run symbols. */
+static void sql_symbol_key(sqlite3_context *ctx, int argc, sqlite3_value **v)
+{
+	const char *module = (const char *)sqlite3_value_text(v[0]);
+	bool has_offset = sqlite3_value_type(v[1]) != SQLITE_NULL;
+
+	(void)argc;
+	sqlite3_result_int64(ctx, hl_symbol_key(module, has_offset,
+			     (uint64_t)sqlite3_value_int64(v[1]),
+			     (const char *)sqlite3_value_text(v[2]),
+			     (const char *)sqlite3_value_text(v[3]),
+			     (uint32_t)sqlite3_value_int64(v[4])));
 }
 
 /* ---- opening ----------------------------------------------------------------- */
@@ -253,7 +311,10 @@ static int open_db(struct hl_store *s, const char *name, int flags)
 	if (rc != SQLITE_OK)
 		return hl_store_fail(s, rc, name);
 	sqlite3_busy_timeout(s->db, HL_STORE_BUSY_MS);
-	return 0;
+	rc = sqlite3_create_function(s->db, "hl_symbol_key", 5,
+				     SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_symbol_key,
+				     NULL, NULL);
+	return rc == SQLITE_OK ? 0 : hl_store_fail(s, rc, name);
 }
 
 /* Creates path 0600 if it does not exist; a symbolic link is refused. */
@@ -369,6 +430,10 @@ int hl_store_open(const char *path, bool readonly, struct hl_store **out)
 	*out = s;
 	hl_table_init(&s->symbols);
 	hl_table_init(&s->sites);
+	hl_table_init(&s->stacks);
+	for (int k = 0; k < HL_STORE_SETS; k++)
+		hl_table_init(&s->sets[k]);
+	hl_frame_tree_init(&s->tree);
 	if (!readonly)
 		return open_for_writing(s, path);
 	err = open_for_reading(s, path, &version);
@@ -402,6 +467,10 @@ int hl_store_open_strict_ro(const char *path, struct hl_store **out)
 	*out = s;
 	hl_table_init(&s->symbols);
 	hl_table_init(&s->sites);
+	hl_table_init(&s->stacks);
+	for (int k = 0; k < HL_STORE_SETS; k++)
+		hl_table_init(&s->sets[k]);
+	hl_frame_tree_init(&s->tree);
 	err = open_for_reading(s, path, &version);
 	if (err || version == want)
 		return err;
@@ -419,9 +488,16 @@ void hl_store_close(struct hl_store *s)
 {
 	if (!s)
 		return;
+	for (size_t i = 0; i < HL_STORE_STATEMENTS; i++)
+		sqlite3_finalize(s->statements[i]);
 	sqlite3_close(s->db);
 	hl_table_destroy(&s->symbols);
 	hl_table_destroy(&s->sites);
+	hl_table_destroy(&s->stacks);
+	for (int k = 0; k < HL_STORE_SETS; k++)
+		hl_table_destroy(&s->sets[k]);
+	hl_frame_tree_destroy(&s->tree);
+	free(s->frame_ids);
 	free(s->orphans);
 	free(s);
 }

@@ -17,21 +17,21 @@
 static const char *const prune_sql[] = {
 	"CREATE TEMP TABLE doomed_processes AS SELECT id FROM processes"
 	" WHERE run_id IN (SELECT id FROM temp.doomed)",
-	"DELETE FROM stack_aggregates WHERE stack_id IN (SELECT id FROM stacks"
-	" WHERE process_id IN (SELECT id FROM temp.doomed_processes))",
-	"DELETE FROM stacks WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
-	"DELETE FROM frames WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
-	"DELETE FROM leaks WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
+	"DELETE FROM stack_aggregate_rows WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
+	"DELETE FROM stacks WHERE run_id IN (SELECT id FROM temp.doomed)",
+	"DELETE FROM frames WHERE run_id IN (SELECT id FROM temp.doomed)",
+	"DELETE FROM leak_records WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM errors WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM timeline WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM checks WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM check_records WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM unstopped_threads WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
-	"DELETE FROM modules WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
+	"DELETE FROM module_rows WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM summaries WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM processes WHERE id IN (SELECT id FROM temp.doomed_processes)",
-	/* symbols are shared within a run only */
-	"DELETE FROM symbols WHERE run_id IN (SELECT id FROM temp.doomed)",
+	/* symbols are shared by all runs: those no frame names any more */
+	"DELETE FROM symbols WHERE id NOT IN (SELECT symbol_id FROM frames"
+	" WHERE symbol_id IS NOT NULL)",
 	"DELETE FROM run_labels WHERE run_id IN (SELECT id FROM temp.doomed)",
 	"DELETE FROM runs WHERE id IN (SELECT id FROM temp.doomed)",
 	/* Leak sites: gone with their last run, else their first run is the

@@ -484,21 +484,26 @@ int hl_query_run_progress(struct hl_store *s, int64_t run_id, int64_t *processes
 	LEAK_SITE("y.function") " AS function," \
 	LEAK_SITE("y.file") " AS file," \
 	LEAK_SITE("y.line") " AS line" \
-	" FROM page JOIN leaks l ON l.id = page.id JOIN processes p ON p.id = l.process_id" \
-	" LEFT JOIN stacks k ON k.id = l.stack_id ORDER BY l.bytes DESC, l.id"
+	" FROM page JOIN leaks l ON l.id = page.id AND l.process_id = page.process_id" \
+	" JOIN processes p ON p.id = l.process_id" \
+	" LEFT JOIN stacks k ON k.id = l.stack_id ORDER BY l.bytes DESC, l.id, p.id"
 
 /* Unfiltered: one page chosen by id before anything per record is
  * computed, so a late page costs what the first does (?4 limit, ?5 offset). */
 #define LEAKS_COUNT "SELECT count(*)" LEAKS_OF_RUN
 #define LEAKS_PAGE \
-	"WITH page(id) AS (SELECT l.id" LEAKS_OF_RUN \
-	" ORDER BY l.bytes DESC, l.id LIMIT ?4 OFFSET ?5)" LEAKS_ROWS
-/* Filtered: the page's ids, chosen by stack_filter(), as a JSON array (?4). */
-#define LEAKS_PAGE_OF_IDS "WITH page(id) AS (SELECT value FROM json_each(?4))" LEAKS_ROWS
+	"WITH page(id, process_id) AS (SELECT l.id, p.id" LEAKS_OF_RUN \
+	" ORDER BY l.bytes DESC, l.id, p.id LIMIT ?4 OFFSET ?5)" LEAKS_ROWS
+/* Filtered: the page's records, chosen by stack_filter(), as a JSON array of
+ * [leaks.id, processes.id] (?4): a record shared by processes
+ * (processes.leaks_from) is a row of each. */
+#define LEAKS_PAGE_OF_IDS "WITH page(id, process_id) AS (SELECT json_extract(value, '$[0]')," \
+	" json_extract(value, '$[1]')" \
+	" FROM json_each(?4))" LEAKS_ROWS
 
 /* The text filter. A record passes when a frame of its stack has a
  * function, file or module containing the text. Frames form a call tree
- * per process (frames.parent_id), so whether a frame passes is decided
+ * per run (frames.parent_id), so whether a frame passes is decided
  * once per frame of the run, whatever the number of stacks through it:
  * the names are matched once per frame (FILTER_FRAMES), the tree is walked
  * here with each node's answer remembered, and the records are then one
@@ -507,12 +512,13 @@ int hl_query_run_progress(struct hl_store *s, int64_t run_id, int64_t *processes
 #define FILTER_FRAMES \
 	"SELECT f.id, f.parent_id, y.id IS NOT NULL AND (y.function LIKE ?2 ESCAPE '\\'" \
 	" OR y.file LIKE ?2 ESCAPE '\\' OR y.module LIKE ?2 ESCAPE '\\')" \
-	" FROM processes p JOIN frames f ON f.process_id = p.id" \
-	" LEFT JOIN symbols y ON y.id = f.symbol_id WHERE p.run_id = ?1 ORDER BY f.id"
+	" FROM frames f LEFT JOIN symbols y ON y.id = f.symbol_id WHERE f.run_id = ?1" \
+	" ORDER BY f.id"
 #define FILTER_RECORDS \
-	"SELECT l.id, k.leaf_frame_id FROM leaks l JOIN processes p ON p.id = l.process_id" \
+	"SELECT l.id, k.leaf_frame_id, p.id FROM leaks l JOIN processes p ON p.id = l.process_id" \
 	" JOIN stacks k ON k.id = l.stack_id" \
-	" WHERE p.run_id = ?1 AND (?3 IS NULL OR l.leak_class = ?3) ORDER BY l.bytes DESC, l.id"
+	" WHERE p.run_id = ?1 AND (?3 IS NULL OR l.leak_class = ?3)" \
+	" ORDER BY l.bytes DESC, l.id, p.id"
 
 enum { FRAME_UNKNOWN, FRAME_PASSES, FRAME_FAILS };
 
@@ -616,7 +622,9 @@ static int stack_filter(struct hl_store *s, int64_t run_id, const char *like, co
 			    !frame_passes(&t, sqlite3_column_int64(st, 1), &path, &path_cap))
 				continue;
 			if (*total >= page->offset && *total - page->offset < page->limit)
-				json_array_append_new(*ids, json_integer(sqlite3_column_int64(st, 0)));
+				json_array_append_new(*ids, json_pack("[II]",
+					(json_int_t)sqlite3_column_int64(st, 0),
+					(json_int_t)sqlite3_column_int64(st, 2)));
 			++*total;
 		}
 		err = rc == SQLITE_DONE ? 0 : query_fail(s, "query");
@@ -793,7 +801,8 @@ static int flame_load_frames(struct hl_store *s, struct flame *f, int64_t proces
 	sqlite3_stmt *st;
 	int rc, err = prepare(s,
 		"SELECT f.id, f.parent_id, y.function, y.module, y.module_offset FROM frames f"
-		" LEFT JOIN symbols y ON y.id = f.symbol_id WHERE f.process_id = ?1"
+		" LEFT JOIN symbols y ON y.id = f.symbol_id"
+		" WHERE f.run_id = (SELECT run_id FROM processes WHERE id = ?1)"
 		" ORDER BY f.id", &st);
 
 	if (err)
@@ -822,7 +831,7 @@ static int flame_add_values(struct hl_store *s, struct flame *f, int64_t process
 		" ON k.id = l.stack_id WHERE l.process_id = ?1 AND l.suppressed = 0"
 		" AND l.leak_class <> 'reachable' GROUP BY k.leaf_frame_id" :
 		"SELECT k.leaf_frame_id, a.bytes FROM stack_aggregates a JOIN stacks k"
-		" ON k.id = a.stack_id WHERE k.process_id = ?1", &st);
+		" ON k.id = a.stack_id WHERE a.process_id = ?1", &st);
 
 	if (err)
 		return err;
@@ -903,12 +912,12 @@ int hl_query_profile(struct hl_store *s, int64_t process_id, json_t **out)
 	int rc, err = prepare(s,
 		"WITH RECURSIVE walk(stack_id, pos, frame_id) AS ("
 		" SELECT k.id, 0, k.leaf_frame_id FROM stacks k JOIN stack_aggregates a"
-		" ON a.stack_id = k.id WHERE k.process_id = ?1 AND a.bytes > 0"
+		" ON a.stack_id = k.id WHERE a.process_id = ?1 AND a.bytes > 0"
 		" UNION ALL SELECT w.stack_id, w.pos + 1, f.parent_id FROM walk w"
 		" JOIN frames f ON f.id = w.frame_id WHERE f.parent_id IS NOT NULL)"
 		" SELECT w.stack_id, a.bytes, a.leaked_bytes, y.function, y.file, y.line,"
 		" y.module, y.module_offset FROM walk w JOIN stack_aggregates a"
-		" ON a.stack_id = w.stack_id JOIN frames f ON f.id = w.frame_id"
+		" ON a.process_id = ?1 AND a.stack_id = w.stack_id JOIN frames f ON f.id = w.frame_id"
 		" LEFT JOIN symbols y ON y.id = f.symbol_id ORDER BY w.stack_id, w.pos", &st);
 
 	if (err)
@@ -1169,8 +1178,9 @@ int hl_query_search(struct hl_store *s, const char *term, int64_t limit, json_t 
 	sqlite3_stmt *st;
 	json_t *rows;
 	int err = prepare(s,
-		"SELECT y.function, y.file, y.line, y.module, count(DISTINCT y.run_id) AS runs,"
-		" max(y.run_id) AS last_run, min(y.run_id) AS first_run FROM symbols y"
+		"SELECT y.function, y.file, y.line, y.module, count(DISTINCT f.run_id) AS runs,"
+		" max(f.run_id) AS last_run, min(f.run_id) AS first_run"
+		" FROM symbols y JOIN frames f ON f.symbol_id = y.id"
 		" WHERE y.function LIKE ?1 ESCAPE '\\' OR y.file LIKE ?1 ESCAPE '\\'"
 		" OR y.module LIKE ?1 ESCAPE '\\'"
 		" GROUP BY y.function, y.file, y.line, y.module"

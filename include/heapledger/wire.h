@@ -102,6 +102,7 @@ enum hl_wire_type {
 	HL_REC_DROPPED = 15,      /* events the hook could not send */
 	HL_REC_CHECK = 16,        /* ends the LIVE set of an on-demand leak check */
 	HL_REC_EXEC = 17,         /* the image is about to be replaced by exec */
+	HL_REC_OPTIONS = 18,      /* the user's HEAPLEDGER_OPTIONS that shape the report */
 	HL_REC_TYPE_COUNT
 };
 
@@ -409,6 +410,21 @@ struct hl_rec_exec {
 	uint32_t reserved;       /* 0 */
 };
 
+/* OPTIONS follows HELLO at once: the HEAPLEDGER_OPTIONS keys of this
+ * process that change what the reporter prints of it, so a daemon serving a
+ * whole suite honours each program's own options. `given` says which keys
+ * the user set (HL_OPTIONS_*); a key not given leaves the reporter's own
+ * setting (its command line, else its default). The hook's defaults are not
+ * sent as if given: `heapledger run` prints every loss record unless asked.
+ * A reader that does not know OPTIONS skips it. */
+#define HL_OPTIONS_MAX_LEAKS 1u /* max_leaks: loss records printed at most, 0 all */
+#define HL_OPTIONS_KNOWN HL_OPTIONS_MAX_LEAKS
+struct hl_rec_options {
+	struct hl_wire_header h; /* flags: 0 */
+	uint32_t given;          /* HL_OPTIONS_* */
+	uint32_t max_leaks;      /* valid with HL_OPTIONS_MAX_LEAKS */
+};
+
 enum hl_error_kind {
 	HL_ERROR_INVALID_FREE = 1, /* pointer the allocator does not own (foreign, misaligned) */
 	HL_ERROR_DOUBLE_FREE = 2,  /* a block already freed */
@@ -675,6 +691,7 @@ _Static_assert(sizeof(struct hl_rec_error) == 72, "error");
 _Static_assert(sizeof(struct hl_rec_dropped) == 24, "dropped");
 _Static_assert(sizeof(struct hl_rec_check) == 24, "check");
 _Static_assert(sizeof(struct hl_rec_exec) == 16, "exec");
+_Static_assert(sizeof(struct hl_rec_options) == 16, "options");
 _Static_assert(sizeof(struct hl_shared_area) == 40, "shared_area");
 _Static_assert(sizeof(struct hl_shared_slot) == 40, "shared_slot");
 
@@ -713,6 +730,7 @@ static inline uint32_t hl_wire_min_length(uint8_t type)
 	case HL_REC_DROPPED: return HL_REC_DROPPED_V1_BYTES;
 	case HL_REC_CHECK: return sizeof(struct hl_rec_check);
 	case HL_REC_EXEC: return sizeof(struct hl_rec_exec);
+	case HL_REC_OPTIONS: return sizeof(struct hl_rec_options);
 	default: return 0;
 	}
 }

@@ -30,6 +30,7 @@ static void hello(struct hl_enc *e, uint32_t origin)
 	const char *argv[] = { "prog", "--flag" };
 
 	hl_enc_hello(e, 1000, 999, origin, "/usr/bin/prog", 2, argv);
+	hl_enc_options(e, HL_OPTIONS_MAX_LEAKS, 3);
 }
 
 static void full_process(struct hl_enc *e)

@@ -160,6 +160,7 @@ static void test_round_trip(void **state)
 	hl_track_enabled = was_enabled;
 	reader_join(&r);
 	assert_int_equal(r.counts[HL_REC_HELLO], 1);
+	assert_int_equal(r.counts[HL_REC_OPTIONS], 1);
 	assert_true(r.counts[HL_REC_MODULE_LOAD] >= 2);
 	assert_true(r.counts[HL_REC_BATCH] >= 2);
 	assert_true(r.counts[HL_REC_ALLOC] >= 6001);

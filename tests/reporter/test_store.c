@@ -1,8 +1,9 @@
 /*
  * tests/reporter/test_store.c: a process stored in SQLite and loaded back
  * gives the same report (text and JSON) as the one built from live state;
- * migrations set user_version and carry version 1's data over; stacks that
- * share callers share frame rows; an unusable database path is a clear error.
+ * migrations set user_version and carry version 1's and 11's data over;
+ * stacks that share callers share frame rows; symbols are stored once for
+ * all runs; an unusable database path is a clear error.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -131,6 +132,38 @@ static void check_frames_shared(const char *path)
 	sqlite3_close(db);
 }
 
+/* The same process stored in a second run: stacks and frames are the run's,
+ * so they are stored again; symbols are every run's, so none is. */
+static void symbols_once_for_all_runs(const char *path, struct hl_process *p,
+				      struct hl_symbolizer *sym)
+{
+	struct hl_store *s;
+	struct hl_report r;
+	int64_t run_id, symbols, stacks, frames;
+	sqlite3 *db;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	symbols = query_int(db, "SELECT count(*) FROM symbols");
+	stacks = query_int(db, "SELECT count(*) FROM stacks");
+	frames = query_int(db, "SELECT count(*) FROM frames");
+	sqlite3_close(db);
+	assert_true(symbols > 0);
+	hl_report_init(&r);
+	assert_int_equal(hl_store_open(path, false, &s), 0);
+	assert_int_equal(hl_store_run_begin(s, &r, &run_id), 0);
+	assert_int_equal(hl_store_process(s, run_id, p, sym), 0);
+	hl_store_close(s);
+	hl_report_destroy(&r);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM symbols"), symbols);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM stacks"), 2 * stacks);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM frames"), 2 * frames);
+	sqlite3_close(db);
+	assert_int_equal(hl_store_open(path, false, &s), 0);
+	assert_int_equal(hl_store_run_delete(s, run_id), 0);
+	hl_store_close(s);
+}
+
 static void test_roundtrip(void **state)
 {
 	char path[] = "/tmp/hl-test-store-XXXXXX";
@@ -162,6 +195,7 @@ static void test_roundtrip(void **state)
 	live.ended_ns = 9;
 	live.exit_code = 4;
 	check_frames_shared(path);
+	symbols_once_for_all_runs(path, p, sym);
 
 	assert_int_equal(hl_store_open(path, true, &s), 0);
 	assert_int_equal(hl_store_latest_run(s, &latest), 0);
@@ -272,6 +306,121 @@ static void test_migrate_v1(void **state)
 	unlink(path);
 }
 
+/* "process:bytes:innermost<...<outermost function" of every record, through
+ * the leaks and stack_frames views (the same in every version). */
+static char *records_text(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_int_equal(sqlite3_prepare_v2(db,
+		"SELECT l.process_id, l.bytes, l.leak_class, (SELECT group_concat(fn, '<') FROM"
+		" (SELECT coalesce(y.function, '?') AS fn FROM stack_frames sf LEFT JOIN symbols y"
+		"  ON y.id = sf.symbol_id WHERE sf.stack_id = l.stack_id ORDER BY sf.position))"
+		" FROM leaks l ORDER BY l.process_id, l.rank", -1, &st, NULL), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		fprintf(f, "%lld:%lld:%s:%s ", (long long)sqlite3_column_int64(st, 0),
+			(long long)sqlite3_column_int64(st, 1), sqlite3_column_text(st, 2),
+			sqlite3_column_text(st, 3));
+	sqlite3_finalize(st);
+	fclose(f);
+	return text;
+}
+
+/* Version 11 kept symbols, frames and stacks per run or per process: two
+ * runs of the same program had two copies of each symbol, a fork child a
+ * copy of its parent's frames. Migrating keeps every record and stack as it
+ * was, merges the symbol copies (one row per content, frames moved to it),
+ * gives stacks and frames their run and aggregates their process. */
+static void test_migrate_v11(void **state)
+{
+	char path[] = "/tmp/hl-test-store-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fopen(SCHEMA_SQL, "r");
+	char *schema = calloc(1, 1 << 20), *cut, *before, *after;
+	struct hl_store *s;
+	struct hl_report r;
+	sqlite3 *db;
+
+	close(fd);
+	assert_non_null(f);
+	assert_true(fread(schema, 1, (1 << 20) - 1, f) > 0);
+	fclose(f);
+	cut = strstr(schema, "-- migrate 12");
+	assert_non_null(cut);
+	*cut = 0; /* version 11's schema */
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, schema, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+		"PRAGMA user_version=11;"
+		"INSERT INTO runs(id, mode, argv, started_ns, program, uuid) VALUES"
+		" (1, 'run', '[\"x\"]', 1, 'x', 'u1'), (2, 'run', '[\"x\"]', 2, 'x', 'u2');"
+		"INSERT INTO processes(id, run_id, serial, pid, ppid, parent_id, origin, exe, argv,"
+		" exit_how) VALUES (1, 1, 1, 10, 1, NULL, 'start', '/bin/x', '[]', 'exit'),"
+		" (2, 1, 2, 11, 10, 1, 'fork', '/bin/x', '[]', 'exit'),"
+		" (3, 2, 1, 20, 1, NULL, 'start', '/bin/x', '[]', 'exit');"
+		"INSERT INTO summaries(process_id, in_use_bytes, in_use_blocks, allocs, frees,"
+		" bytes_allocated, peak_bytes) VALUES (1, 32, 2, 2, 0, 32, 32), (2, 32, 2, 0, 0, 0, 32),"
+		" (3, 32, 2, 2, 0, 32, 32);"
+		"INSERT INTO modules(process_id, path, base, low, high) VALUES"
+		" (1, '/bin/x', 0, 4096, 8192), (2, '/bin/x', 0, 4096, 8192), (3, '/bin/x', 0, 4096, 8192);"
+		"INSERT INTO symbols(id, run_id, module, module_offset, function, file, line) VALUES"
+		" (1, 1, '/bin/x', 16, 'f', 'a.c', 3), (2, 1, '/bin/x', 32, 'main', 'a.c', 9),"
+		" (3, 2, '/bin/x', 16, 'f', 'a.c', 3), (4, 2, '/bin/x', 32, 'main', 'a.c', 9);"
+		"INSERT INTO frames(id, process_id, parent_id, address, symbol_id) VALUES"
+		" (1, 1, NULL, 4128, 2), (2, 1, 1, 4112, 1), (3, 2, NULL, 4128, 2), (4, 2, 3, 4112, 1),"
+		" (5, 3, NULL, 4128, 4), (6, 3, 5, 4112, 3);"
+		"INSERT INTO stacks(id, process_id, depth, leaf_frame_id) VALUES (1, 1, 2, 2),"
+		" (2, 2, 2, 4), (3, 3, 2, 6);"
+		"INSERT INTO stack_aggregates VALUES (1, 2, 32, 0, 32, 32, 2), (2, 0, 0, 0, 32, 32, 2),"
+		" (3, 2, 32, 0, 32, 32, 2);"
+		"INSERT INTO leaks(id, process_id, stack_id, leak_class, bytes, blocks, rank,"
+		" fingerprint) VALUES (1, 1, 1, 'definitely', 32, 2, 1, 'aa'),"
+		" (2, 2, 2, 'definitely', 32, 2, 1, 'aa'), (3, 3, 3, 'definitely', 32, 2, 1, 'aa');"
+		"INSERT INTO errors(process_id, kind, address, stack_id, alloc_stack_id) VALUES"
+		" (1, 'double_free', 4096, 1, 1);", NULL, NULL, NULL), SQLITE_OK);
+	before = records_text(db);
+	assert_string_equal(before, "1:32:definitely:f<main 2:32:definitely:f<main "
+				    "3:32:definitely:f<main ");
+	sqlite3_close(db);
+
+	assert_int_equal(hl_store_open(path, false, &s), 0);
+	hl_report_init(&r);
+	assert_int_equal(hl_store_load_report(s, 2, &r), 0);
+	assert_int_equal(r.nprocs, 1);
+	assert_int_equal(r.procs[0].nleaks, 1);
+	assert_int_equal(r.procs[0].leaks[0].stack.nframes, 2);
+	assert_string_equal(r.procs[0].leaks[0].stack.frames[0].function, "f");
+	assert_string_equal(r.procs[0].leaks[0].stack.frames[1].function, "main");
+	hl_report_destroy(&r);
+	hl_store_close(s);
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(query_int(db, "PRAGMA user_version"), hl_store_schema_version());
+	after = records_text(db);
+	assert_string_equal(before, after);
+	/* one row per symbol content, for both runs; the frames moved to it */
+	assert_int_equal(query_int(db, "SELECT count(*) FROM symbols"), 2);
+	assert_int_equal(query_int(db, "SELECT count(DISTINCT symbol_id) FROM frames"), 2);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM symbols WHERE key IS NULL"), 0);
+	/* stacks and frames belong to the run, aggregates name their process */
+	assert_int_equal(query_int(db, "SELECT count(*) FROM stacks WHERE run_id = 1"), 2);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM frames WHERE run_id = 2"), 2);
+	assert_int_equal(query_int(db, "SELECT process_id FROM stack_aggregates"
+				       " WHERE stack_id = 2"), 2);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM modules"), 3);
+	assert_int_equal(query_int(db, "SELECT alloc_stack_id FROM errors"), 1);
+	assert_int_equal(query_int(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+	assert_int_equal(query_int(db, "PRAGMA foreign_keys"), 0); /* this connection's */
+	sqlite3_close(db);
+	free(before);
+	free(after);
+	free(schema);
+	unlink(path);
+}
+
 static void test_unusable_path(void **state)
 {
 	struct hl_store *s;
@@ -292,6 +441,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_schema_version),
 		cmocka_unit_test(test_migrate_v1),
+		cmocka_unit_test(test_migrate_v11),
 		cmocka_unit_test(test_unusable_path),
 	};
 

@@ -41,6 +41,12 @@ def hl_run(hl, client, db, fsize=None):
     return p.returncode, p.stderr
 
 
+def failed_storing(err):
+    """The run failed after its row was started: storing a process, or
+    committing the run (the run row and its processes are one transaction)."""
+    return ("not stored:" in err and "process" in err) or "committing the run failed" in err
+
+
 def base_db(hl, client, path):
     rc, err = hl_run(hl, client, path)
     if rc != FAKE_EXIT or "run " not in err or " stored in " not in err:
@@ -98,7 +104,9 @@ def case_rlimit(hl, client, tmp):
     base = os.path.join(tmp, "base.db")
     base_db(hl, client, base)
     # From failing at open to enough room: the sizes in between fail part
-    # way through storing the process (the run row is then removed).
+    # way through storing the run (`run` stores the run row and its
+    # processes in one transaction, so they fail at its commit, and nothing
+    # of the run is left).
     failed_at = {}
     for kib in (8, 16, 24, 32, 48, 64, 96, 128, 1024):
         name = "rlimit %d KiB" % kib
@@ -109,7 +117,7 @@ def case_rlimit(hl, client, tmp):
         check_db(name, db, stored, 1)
         check_report(hl, name, db)
         if not stored:
-            failed_at[kib] = "not stored:" in err and "process" in err
+            failed_at[kib] = failed_storing(err)
     if not failed_at or not any(failed_at.values()):
         fail("rlimit: no size failed while storing the process: %s" % failed_at)
     if 1024 in failed_at:
@@ -163,7 +171,7 @@ def case_full(hl, client, tmp):
             check_db(name, db, stored, 1)
             if not stored:
                 failed.append(kib)
-                process_stage += "not stored:" in err and "process" in err
+                process_stage += failed_storing(err)
     finally:
         subprocess.run(["umount", mnt])
     if not failed:

@@ -348,14 +348,18 @@ def history_sites(e):
 
 ORPHANS = (
     "SELECT count(*) FROM processes WHERE run_id NOT IN (SELECT id FROM runs)",
-    "SELECT count(*) FROM symbols WHERE run_id NOT IN (SELECT id FROM runs)",
+    # symbols are shared by all runs: none is left that no frame names
+    "SELECT count(*) FROM symbols WHERE id NOT IN"
+    " (SELECT symbol_id FROM frames WHERE symbol_id IS NOT NULL)",
     "SELECT count(*) FROM run_labels WHERE run_id NOT IN (SELECT id FROM runs)",
-    "SELECT count(*) FROM frames WHERE process_id NOT IN (SELECT id FROM processes)",
-    "SELECT count(*) FROM stacks WHERE process_id NOT IN (SELECT id FROM processes)",
-    "SELECT count(*) FROM stack_aggregates WHERE stack_id NOT IN (SELECT id FROM stacks)",
+    "SELECT count(*) FROM frames WHERE run_id NOT IN (SELECT id FROM runs)",
+    "SELECT count(*) FROM stacks WHERE run_id NOT IN (SELECT id FROM runs)",
+    "SELECT count(*) FROM stack_aggregate_rows WHERE stack_id NOT IN (SELECT id FROM stacks)"
+    " OR process_id NOT IN (SELECT id FROM processes)",
+    "SELECT count(*) FROM leak_records WHERE process_id NOT IN (SELECT id FROM processes)",
     "SELECT count(*) FROM leaks WHERE process_id NOT IN (SELECT id FROM processes)",
     "SELECT count(*) FROM summaries WHERE process_id NOT IN (SELECT id FROM processes)",
-    "SELECT count(*) FROM modules WHERE process_id NOT IN (SELECT id FROM processes)",
+    "SELECT count(*) FROM module_rows WHERE process_id NOT IN (SELECT id FROM processes)",
     "SELECT count(*) FROM timeline WHERE process_id NOT IN (SELECT id FROM processes)",
     "SELECT count(*) FROM leak_sites WHERE first_run_id NOT IN (SELECT id FROM runs)"
     " OR last_run_id NOT IN (SELECT id FROM runs)",
@@ -455,14 +459,18 @@ def scenario_import(e):
     if {(c["change"], c["function"]) for c in doc["changes"]} != {
             ("fixed", "leak_a"), ("fixed", "leak_b"), ("new", "leak_c")}:
         fail("diff of imported runs: %s" % doc)
-    # Not a database: a clear error, nothing imported.
+    # The JSON report of a run imported from its database: the same run (UUID).
     report_json = os.path.join(e.tmp, "r.json")
     with open(report_json, "w") as f:
         f.write(e.hl_cmd(["report", "--db", other_b, "--format", "json"]).stdout)
+    p = e.hl_cmd(["import", "--db", e.db, report_json])
+    if "0 runs (0 processes) imported, 1 already present" not in p.stdout:
+        fail("import of the JSON report of an imported run: %s" % p.stdout)
+    # Not a database: a clear error, nothing imported.
     junk = os.path.join(e.tmp, "junk.db")
     with open(junk, "w") as f:
         f.write("not a database\n" * 100)
-    for bad in (report_json, junk, os.path.join(e.tmp, "missing.db")):
+    for bad in (junk, os.path.join(e.tmp, "missing.db")):
         p = e.hl_cmd(["import", "--db", e.db, bad], expect=125)
         if bad not in p.stderr:
             fail("import of %s: the error does not name it: %s" % (bad, p.stderr))

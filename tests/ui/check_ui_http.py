@@ -296,8 +296,7 @@ def expected_filter(db, run, term, cls=None):
         if any(term in (x or "").lower() for x in (fn, fl, mod)):
             hit.add(i)
     frames = {i: (parent, sym) for i, parent, sym in con.execute(
-        "SELECT f.id, f.parent_id, f.symbol_id FROM frames f JOIN processes p"
-        " ON p.id = f.process_id WHERE p.run_id = ?", (run,))}
+        "SELECT f.id, f.parent_id, f.symbol_id FROM frames f WHERE f.run_id = ?", (run,))}
     out = []
     for lid, leaf, lcls in con.execute(
             "SELECT l.id, k.leaf_frame_id, l.leak_class FROM leaks l JOIN processes p"

@@ -41,8 +41,9 @@ def main():
     c.executemany("INSERT INTO summaries(process_id, in_use_bytes, in_use_blocks, allocs, frees,"
                   " bytes_allocated, peak_bytes) VALUES (?,?,?,?,?,?,?)",
                   [(p0 + i, 100, 1, 10, 9, 1000, 500) for i in range(procs)])
-    # Symbols: fn_K, then main, then mid_J (the run_id column only where the
-    # schema has one).
+    # Symbols: fn_K, then main, then mid_J. The schema is the binary's:
+    # before version 12 symbols had a run and frames, stacks and aggregates
+    # a process; since, symbols have a content key and frames and stacks a run.
     y0 = next_id(c, "symbols")
     per_run = "run_id" in columns(c, "symbols")
     syms = [("/usr/bin/bigprog", k * 16, "fn_%d" % k, "src/file_%d.c" % (k % 300), k % 900 + 1)
@@ -53,22 +54,32 @@ def main():
         c.executemany("INSERT INTO symbols(id, run_id, module, module_offset, function, file, line)"
                       " VALUES (?,?,?,?,?,?,?)", [(y0 + i, run) + s for i, s in enumerate(syms)])
     else:
-        c.executemany("INSERT INTO symbols(id, module, module_offset, function, file, line)"
-                      " VALUES (?,?,?,?,?,?)", [(y0 + i,) + s for i, s in enumerate(syms)])
+        # a key no real symbol has: these rows are never found again
+        c.executemany("INSERT INTO symbols(id, key, module, module_offset, function, file, line)"
+                      " VALUES (?,0,?,?,?,?,?)", [(y0 + i,) + s for i, s in enumerate(syms)])
+    owner = "process_id" if "process_id" in columns(c, "frames") else "run_id"
+    o = p0 if owner == "process_id" else run
     ymain, ymid = y0 + records, y0 + records + 1
     f0 = next_id(c, "frames")
-    rows = [(f0, p0, None, 1, ymain, 0)]
-    rows += [(f0 + 1 + j, p0, f0, 2 + j, ymid + j, 0) for j in range(MIDS)]
+    rows = [(f0, o, None, 1, ymain, 0)]
+    rows += [(f0 + 1 + j, o, f0, 2 + j, ymid + j, 0) for j in range(MIDS)]
     leaf0 = f0 + 1 + MIDS
-    rows += [(leaf0 + k, p0, f0 + 1 + (k % MIDS), 1000 + k, y0 + k, 0) for k in range(records)]
-    c.executemany("INSERT INTO frames(id, process_id, parent_id, address, symbol_id, inlined)"
-                  " VALUES (?,?,?,?,?,?)", rows)
+    rows += [(leaf0 + k, o, f0 + 1 + (k % MIDS), 1000 + k, y0 + k, 0) for k in range(records)]
+    c.executemany("INSERT INTO frames(id, %s, parent_id, address, symbol_id, inlined)"
+                  " VALUES (?,?,?,?,?,?)" % owner, rows)
     s0 = next_id(c, "stacks")
-    c.executemany("INSERT INTO stacks(id, process_id, depth, leaf_frame_id) VALUES (?,?,?,?)",
-                  [(s0 + k, p0, 3, leaf0 + k) for k in range(records)])
-    c.executemany("INSERT INTO stack_aggregates VALUES (?,?,?,?,?,?,?)",
-                  [(s0 + k, 5, 100 + k, 4, 100, 20 + k % 1000, 1) for k in range(records)])
-    c.executemany("INSERT INTO leaks(process_id, stack_id, leak_class, bytes, blocks, rank)"
+    c.executemany("INSERT INTO stacks(id, %s, depth, leaf_frame_id) VALUES (?,?,?,?)" % owner,
+                  [(s0 + k, o, 3, leaf0 + k) for k in range(records)])
+    if "process_id" in columns(c, "stack_aggregates"):
+        # since version 12 the rows are in a table and stack_aggregates is a view
+        c.executemany("INSERT INTO stack_aggregate_rows(process_id, stack_id, allocs, bytes, frees,"
+                      " peak_live_bytes, leaked_bytes, leaked_blocks) VALUES (?,?,?,?,?,?,?,?)",
+                      [(p0, s0 + k, 5, 100 + k, 4, 100, 20 + k % 1000, 1) for k in range(records)])
+    else:
+        c.executemany("INSERT INTO stack_aggregates VALUES (?,?,?,?,?,?,?)",
+                      [(s0 + k, 5, 100 + k, 4, 100, 20 + k % 1000, 1) for k in range(records)])
+    leaks = "leak_records" if columns(c, "leak_records") else "leaks"
+    c.executemany("INSERT INTO " + leaks + "(process_id, stack_id, leak_class, bytes, blocks, rank)"
                   " VALUES (?,?,?,?,?,?)",
                   [(p0, s0 + k, CLASSES[k % 4], 20 + k % 1000, 1, k + 1) for k in range(records)])
     c.executemany("INSERT INTO timeline(process_id, time_ns, in_use_bytes, in_use_blocks) VALUES (?,?,?,?)",
