@@ -6,7 +6,8 @@ Check 1 lists A under leak_a; check 2 lists B as new ("(+200)") and A as
 unchanged (not shown in the text, like valgrind's leak_check increased;
 new_bytes 0 in the JSON); the exit report holds B only. The same in the
 text report, the --json file, the database (`heapledger report --db`, text
-and JSON) and under `heapledger daemon`."""
+and JSON), a database the JSON report is imported into, and under
+`heapledger daemon`."""
 import json
 import os
 import re
@@ -138,6 +139,15 @@ def main():
         con.close()
         if rows != [(1, 96, 2, 96, 2), (2, 96, 2, 0, 0), (2, 200, 1, 200, 1)]:
             fail("check_records rows: %s" % rows)
+
+        # A JSON report imported into another database reads back the same.
+        idb = os.path.join(tmp, "i.db")
+        p = run(hl, "import", "--db", idb, js)
+        if p.returncode != 0:
+            fail("import: %s%s" % (p.stdout, p.stderr))
+        p = run(hl, "report", "--db", idb, "--format", "json")
+        if json.loads(p.stdout)["processes"] != doc["processes"]:
+            fail("the imported run's checks differ from the --json report")
 
         # A process connecting to a daemon: reported and stored alike.
         sock, ddb = os.path.join(tmp, "hl.sock"), os.path.join(tmp, "d.db")
