@@ -554,11 +554,14 @@ static int64_t stack_hash(const struct writer *w, const struct hl_stack *stack)
 	uint64_t h = ((uint64_t)stack->depth << 1 | (stack->truncated != 0)) + 0x9e3779b97f4a7c15ull;
 
 	h = (h ^ w->layout) * 0xc4ceb9fe1a85ec53ull;
-	for (uint32_t i = 0; i < stack->depth; i++) {
+	/* The addresses' hash was taken when the stack arrived: here a fork
+	 * child's few hundred stacks would be read back from all over memory. */
+	h = (h ^ (stack->frames_hash ? stack->frames_hash :
+		  hl_stack_frames_hash(stack->frames, stack->depth))) * 0xff51afd7ed558ccdull;
+	h ^= h >> 32;
+	for (uint32_t i = 0; i < stack->depth && !w->layout; i++) {
 		h = (h ^ stack->frames[i]) * 0xff51afd7ed558ccdull;
 		h ^= h >> 32;
-		if (w->layout)
-			continue;
 		h = (h ^ frame_module_key(w, stack, i)) * 0xc4ceb9fe1a85ec53ull;
 		h ^= h >> 29;
 	}
