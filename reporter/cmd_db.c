@@ -1,13 +1,17 @@
 /*
  * reporter/cmd_db.c: `heapledger db prune`, maintenance of a history
- * database (the SQL is in store_prune.c).
+ * database (the SQL is in store_prune.c), and `heapledger import` of other
+ * databases (store_import.c) and JSON reports (import_json.c).
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "import_json.h"
 #include "util.h"
 
 int hl_cmd_db(int argc, char **argv)
@@ -74,6 +78,60 @@ static bool looks_like_json(const char *path)
 	return c == '{';
 }
 
+/* The whole file, NUL-terminated, in *text (malloc'd); 0 or -errno. */
+static int read_whole(const char *path, char **text, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	size_t cap = 1 << 16, n = 0, got;
+	char *buf;
+
+	*text = NULL;
+	if (!f)
+		return -errno;
+	buf = hl_xmalloc(cap);
+	while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+		n += got;
+		if (cap - n - 1 == 0)
+			buf = hl_xrealloc(buf, cap *= 2);
+	}
+	if (ferror(f)) {
+		int err = errno ? -errno : -EIO;
+
+		fclose(f);
+		free(buf);
+		return err;
+	}
+	fclose(f);
+	buf[n] = 0;
+	*text = buf;
+	*len = n;
+	return 0;
+}
+
+/* One JSON report into the store; 0, or -errno after saying why (naming
+ * the file). */
+static int import_json(struct hl_store *store, const char *path, struct hl_import_result *res)
+{
+	struct hl_json_import im;
+	char why[1024], *text;
+	size_t len = 0;
+	int err = read_whole(path, &text, &len);
+
+	memset(res, 0, sizeof(*res));
+	if (err) {
+		hl_log("import: %s: %s", path, strerror(-err));
+		return err;
+	}
+	err = hl_json_import_read(text, len, &im, why, sizeof(why));
+	free(text);
+	if (err)
+		hl_log("import: %s: %s; nothing of it was imported", path, why);
+	else if ((err = hl_store_import_run(store, &im.run, im.procs, im.nprocs, im.sym, res)))
+		hl_log("import: %s: %s; nothing of it was imported", path, hl_store_error(store));
+	hl_json_import_free(&im);
+	return err;
+}
+
 int hl_cmd_import(int argc, char **argv)
 {
 	const char *db = NULL;
@@ -84,9 +142,11 @@ int hl_cmd_import(int argc, char **argv)
 	};
 	const struct hl_command_line cmd = {
 		"import", "FILE...", 1, -1,
-		"Merge the runs of other heapledger databases (from other CI machines)\n"
-		"into this one. A run is known by its UUID: one already here is skipped,\n"
-		"so importing a file twice adds nothing.",
+		"Merge the runs of other heapledger databases, or JSON reports (`run --json`,\n"
+		"`report --format json`), from other CI machines into this one; the format is\n"
+		"told by the content. A run is known by its UUID: one already here is skipped,\n"
+		"so importing a file twice adds nothing. A file that cannot be read whole\n"
+		"adds nothing, and the import stops there (status 125).",
 		args, NULL,
 	};
 	struct hl_store *store = NULL;
@@ -95,13 +155,6 @@ int hl_cmd_import(int argc, char **argv)
 	rc = hl_args_parse(&cmd, argc, argv, &first);
 	if (rc >= 0)
 		return rc;
-	for (int i = first; i < argc; i++) {
-		if (looks_like_json(argv[i])) {
-			hl_log("import: %s: a JSON report; import takes heapledger databases"
-			       " (store the run with --db on that machine)", argv[i]);
-			return HL_EXIT_FAILURE;
-		}
-	}
 	if (!db && !(db = hl_default_db(true)))
 		return HL_EXIT_FAILURE;
 	err = hl_store_open(db, false, &store);
@@ -113,8 +166,10 @@ int hl_cmd_import(int argc, char **argv)
 	for (int i = first; i < argc && !err; i++) {
 		struct hl_import_result res;
 
-		err = hl_store_import_db(store, argv[i], &res);
-		if (err) {
+		if (looks_like_json(argv[i])) {
+			if ((err = import_json(store, argv[i], &res)))
+				break;
+		} else if ((err = hl_store_import_db(store, argv[i], &res))) {
 			hl_log("import: %s: %s", argv[i], hl_store_error(store));
 			break;
 		}
@@ -125,6 +180,8 @@ int hl_cmd_import(int argc, char **argv)
 		if (res.runs_without_uuid)
 			printf(", %llu without a UUID (stored by an older heapledger) skipped",
 			       (unsigned long long)res.runs_without_uuid);
+		if (res.runs_empty)
+			printf(", a run without any process skipped (nothing to store)");
 		printf("\n");
 	}
 	hl_store_close(store);

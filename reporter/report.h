@@ -140,6 +140,8 @@ struct hl_report {
 	const char **label_values;
 	size_t nlabels;
 	bool gen_suppressions;        /* print a suppression after each leak record */
+	bool imported;                /* read from a JSON report: the directory and host
+				       * it ran in are not this process's (not stored) */
 	/* No process reported: what `heapledger run` saw happen instead (the
 	 * program killed, the run interrupted), NULL when it does not know. */
 	const char *unreported;

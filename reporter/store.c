@@ -70,6 +70,20 @@ int hl_store_batch_begin(struct hl_store *s)
 	return err;
 }
 
+int hl_store_batch_abort(struct hl_store *s)
+{
+	int rc;
+
+	if (!s->batch)
+		return 0;
+	s->batch = false;
+	rc = sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	/* Rows the maps name are gone with the transaction. */
+	hl_store_forget_run(s);
+	sqlite3_exec(s->db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
+	return rc == SQLITE_OK ? 0 : fail(s, rc, "rollback");
+}
+
 int hl_store_batch_end(struct hl_store *s)
 {
 	int err;
@@ -148,9 +162,9 @@ int hl_store_run_begin(struct hl_store *s, const struct hl_report *r, int64_t *r
 		sqlite3_bind_text(st, 1, r->mode, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, program, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 3, argv, -1, SQLITE_STATIC);
-		if (getcwd(cwd, sizeof(cwd)))
+		if (!r->imported && getcwd(cwd, sizeof(cwd)))
 			sqlite3_bind_text(st, 4, cwd, -1, SQLITE_STATIC);
-		if (gethostname(host, sizeof(host)) == 0)
+		if (!r->imported && gethostname(host, sizeof(host)) == 0)
 			sqlite3_bind_text(st, 5, host, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 6, (int64_t)r->started_ns);
 		bind_opt_text(st, 7, r->git_commit);

@@ -57,6 +57,8 @@ int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 int hl_store_batch_begin(struct hl_store *s);
 /* Commits the batch (nothing stored in it is kept if that fails). */
 int hl_store_batch_end(struct hl_store *s);
+/* Rolls the whole batch back: nothing stored in it is kept. */
+int hl_store_batch_abort(struct hl_store *s);
 
 /* What hl_store_prune removed. */
 struct hl_prune_result {
@@ -74,12 +76,24 @@ struct hl_import_result {
 	uint64_t runs_imported, processes_imported;
 	uint64_t runs_present;      /* skipped: a run with the same UUID is here */
 	uint64_t runs_without_uuid; /* skipped: stored before runs had UUIDs */
+	uint64_t runs_empty;        /* skipped: a JSON report's run without a process */
 };
 /* Copies the runs of the heapledger database at path that this one lacks
  * (by UUID) with everything below them, in one transaction; ids are
  * renumbered after ours. The file must have this build's schema (an older
  * one is upgraded first, as `report` does). */
 int hl_store_import_db(struct hl_store *s, const char *path, struct hl_import_result *out);
+
+/* Stores a run read from elsewhere (a JSON report: import_json.h) unless a
+ * run with its UUID (r->uuid, required) is here: the run row and labels
+ * (hl_store_run_begin), each process through hl_store_process with the
+ * frames sym knows, the run's end, all in one transaction, so a failure
+ * leaves nothing of it. Sets out's runs_imported and processes_imported, or
+ * runs_present; a run without processes is not stored (as run and daemon
+ * do not store one): runs_empty. */
+int hl_store_import_run(struct hl_store *s, const struct hl_report *r,
+			struct hl_process *const *procs, size_t nprocs,
+			struct hl_symbolizer *sym, struct hl_import_result *out);
 
 /* Newest run id, or -ENOENT. */
 int hl_store_latest_run(struct hl_store *s, int64_t *run_id);

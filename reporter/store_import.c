@@ -8,6 +8,10 @@
  * copies never collide) and every reference moved with its target table.
  * The columns come from the table itself (PRAGMA table_info), so a column
  * added by a later migration is copied without a change here.
+ *
+ * A run read from a JSON report is written by the store's own functions
+ * (hl_store_run_begin, hl_store_process), as `run` and `daemon` write, in
+ * one transaction around them all.
  */
 #include <errno.h>
 #include <sqlite3.h>
@@ -338,4 +342,59 @@ int hl_store_import_db(struct hl_store *s, const char *path, struct hl_import_re
 	}
 	sqlite3_exec(s->db, "PRAGMA foreign_keys=ON; DETACH DATABASE src", NULL, NULL, NULL);
 	return err;
+}
+
+/* Is a run with this UUID here? 1, 0, or an SQLite error (negative). */
+static int run_present(struct hl_store *s, const char *uuid)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT 1 FROM runs WHERE uuid = ?", -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return -rc;
+	sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -rc;
+}
+
+int hl_store_import_run(struct hl_store *s, const struct hl_report *r,
+			struct hl_process *const *procs, size_t nprocs,
+			struct hl_symbolizer *sym, struct hl_import_result *out)
+{
+	int64_t run_id = 0;
+	int err, present = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!r->uuid) {
+		snprintf(s->error, sizeof(s->error), "the run has no UUID");
+		return -EINVAL;
+	}
+	/* A run without a process is not stored by run or daemon either. */
+	if (!nprocs) {
+		out->runs_empty = 1;
+		return 0;
+	}
+	/* The batch's write lock is taken before the UUID is looked up, so two
+	 * imports of one file cannot both add it; a process that fails fails
+	 * the whole run (not only its savepoint). */
+	err = hl_store_batch_begin(s);
+	if (!err && (present = run_present(s, r->uuid)) < 0)
+		err = import_fail(s, -present, "import");
+	if (!err && !present)
+		err = hl_store_run_begin(s, r, &run_id);
+	for (size_t i = 0; i < nprocs && !err && !present; i++)
+		err = hl_store_process(s, run_id, procs[i], sym);
+	if (!err && !present)
+		err = hl_store_run_end(s, run_id, r->ended_ns, r->exit_code);
+	if (err) {
+		hl_store_batch_abort(s);
+		return err;
+	}
+	if ((err = hl_store_batch_end(s)))
+		return err;
+	out->runs_present = present ? 1 : 0;
+	out->runs_imported = present ? 0 : 1;
+	out->processes_imported = present ? 0 : nprocs;
+	return 0;
 }

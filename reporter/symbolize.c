@@ -89,6 +89,7 @@ struct hl_symbolizer {
 	char *debug_cache_dir;   /* NULL: no cache of inflated debug files */
 	bool debug_cache_warned; /* said once why the cache could not be used */
 	struct hl_symbolizer_stats stats;
+	bool given_only;         /* hl_symbolizer_new_given: no file is opened */
 };
 
 /* libdwfl opens a module's .gnu_debuglink candidates (next to the module,
@@ -177,6 +178,16 @@ struct hl_symbolizer *hl_symbolizer_new(void)
 		unsetenv("DEBUGINFOD_URLS");
 
 	s->debug_cache_dir = hl_debug_cache_dir();
+	hl_table_init(&s->cache);
+	hl_arena_init(&s->arena);
+	return s;
+}
+
+struct hl_symbolizer *hl_symbolizer_new_given(void)
+{
+	struct hl_symbolizer *s = hl_xcalloc(1, sizeof(*s));
+
+	s->given_only = true;
 	hl_table_init(&s->cache);
 	hl_arena_init(&s->arena);
 	return s;
@@ -298,7 +309,7 @@ static uint32_t module_index(struct hl_symbolizer *s, const struct hl_module *m)
 	sm->base = m->base;
 	sm->build_id_len = m->build_id_len;
 	memcpy(sm->build_id, m->build_id, m->build_id_len);
-	sm->file = m->path[0] ? file_for(s, m) : NULL;
+	sm->file = m->path[0] && !s->given_only ? file_for(s, m) : NULL;
 	return (uint32_t)s->nmodules;
 }
 
@@ -612,6 +623,47 @@ static uint64_t cache_key(uint32_t module, uint64_t address)
 	return k ? k : 16;
 }
 
+static struct sym_result *cached(struct hl_symbolizer *s, uint32_t module, uint64_t address)
+{
+	uint64_t key = cache_key(module, address);
+
+	for (struct hl_block *slot = hl_table_find(&s->cache, key); slot;
+	     slot = hl_table_find_next(&s->cache, key, slot)) {
+		struct sym_result *r = (struct sym_result *)(uintptr_t)slot->size;
+
+		if (r->module == module && r->address == address)
+			return r;
+	}
+	return NULL;
+}
+
+static const char *arena_strdup_or_null(struct hl_arena *a, const char *s)
+{
+	return s ? hl_arena_strdup(a, s) : NULL;
+}
+
+void hl_symbolizer_add(struct hl_symbolizer *s, const struct hl_module *m, uint64_t address,
+		       const struct hl_frame_info *frames, size_t count)
+{
+	uint32_t module = m ? module_index(s, m) : 0;
+	struct sym_result *r;
+
+	if (!count || cached(s, module, address))
+		return;
+	r = hl_arena_alloc(&s->arena, sizeof(*r));
+	r->module = module;
+	r->address = address;
+	r->count = count;
+	r->frames = hl_arena_alloc(&s->arena, count * sizeof(*r->frames));
+	for (size_t i = 0; i < count; i++) {
+		r->frames[i] = frames[i];
+		r->frames[i].function = arena_strdup_or_null(&s->arena, frames[i].function);
+		r->frames[i].file = arena_strdup_or_null(&s->arena, frames[i].file);
+		r->frames[i].module = arena_strdup_or_null(&s->arena, frames[i].module);
+	}
+	hl_table_insert(&s->cache, cache_key(module, address))->size = (uint64_t)(uintptr_t)r;
+}
+
 const struct hl_frame_info *hl_symbolize(struct hl_symbolizer *s,
 					 const struct hl_module *m,
 					 uint64_t address, size_t *count)
@@ -619,15 +671,11 @@ const struct hl_frame_info *hl_symbolize(struct hl_symbolizer *s,
 	uint32_t module = m ? module_index(s, m) : 0;
 	uint64_t key = cache_key(module, address);
 	struct hl_block *slot;
-	struct sym_result *r;
+	struct sym_result *r = cached(s, module, address);
 
-	for (slot = hl_table_find(&s->cache, key); slot;
-	     slot = hl_table_find_next(&s->cache, key, slot)) {
-		r = (struct sym_result *)(uintptr_t)slot->size;
-		if (r->module == module && r->address == address) {
-			*count = r->count;
-			return r->frames;
-		}
+	if (r) {
+		*count = r->count;
+		return r->frames;
 	}
 	r = hl_arena_alloc(&s->arena, sizeof(*r));
 	r->module = module;

@@ -49,6 +49,17 @@ struct hl_symbolizer *hl_symbolizer_new(void);
 void hl_symbolizer_free(struct hl_symbolizer *s);
 struct hl_symbolizer_stats hl_symbolizer_stats(const struct hl_symbolizer *s);
 
+/* A symbolizer that knows only the frames it is given (hl_symbolizer_add)
+ * and opens no file: for a report read back from JSON (`heapledger import`),
+ * whose frames were symbolized on the machine that ran the program. An
+ * address it was not given gets module+offset only. */
+struct hl_symbolizer *hl_symbolizer_new_given(void);
+/* The `count` frames of one return address in module m (NULL: none), as
+ * hl_symbolize will return them (copied; strings too). The first given for
+ * an address stays. */
+void hl_symbolizer_add(struct hl_symbolizer *s, const struct hl_module *m, uint64_t address,
+		       const struct hl_frame_info *frames, size_t count);
+
 /* Frames for one return address in module m (NULL: none known). Returns a
  * pointer to *count frames owned by the symbolizer (innermost first). */
 const struct hl_frame_info *hl_symbolize(struct hl_symbolizer *s,

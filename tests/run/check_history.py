@@ -459,14 +459,18 @@ def scenario_import(e):
     if {(c["change"], c["function"]) for c in doc["changes"]} != {
             ("fixed", "leak_a"), ("fixed", "leak_b"), ("new", "leak_c")}:
         fail("diff of imported runs: %s" % doc)
-    # Not a database: a clear error, nothing imported.
+    # The JSON report of a run imported from its database: the same run (UUID).
     report_json = os.path.join(e.tmp, "r.json")
     with open(report_json, "w") as f:
         f.write(e.hl_cmd(["report", "--db", other_b, "--format", "json"]).stdout)
+    p = e.hl_cmd(["import", "--db", e.db, report_json])
+    if "0 runs (0 processes) imported, 1 already present" not in p.stdout:
+        fail("import of the JSON report of an imported run: %s" % p.stdout)
+    # Not a database: a clear error, nothing imported.
     junk = os.path.join(e.tmp, "junk.db")
     with open(junk, "w") as f:
         f.write("not a database\n" * 100)
-    for bad in (report_json, junk, os.path.join(e.tmp, "missing.db")):
+    for bad in (junk, os.path.join(e.tmp, "missing.db")):
         p = e.hl_cmd(["import", "--db", e.db, bad], expect=125)
         if bad not in p.stderr:
             fail("import of %s: the error does not name it: %s" % (bad, p.stderr))
