@@ -293,7 +293,9 @@ enum hl_ptr_class hl_ptr_classify(const void *p)
 		return HL_PTR_SMALL;
 	}
 	case HL_REGION_LARGE:
-		return hl_large_owns(p) ? HL_PTR_LARGE : HL_PTR_FOREIGN;
+		if (!hl_large_owns(p))
+			return HL_PTR_FOREIGN;
+		return hl_block_is_live(hl_range_of(p)) ? HL_PTR_LARGE : HL_PTR_FREED;
 	default:
 		return HL_PTR_FOREIGN;
 	}

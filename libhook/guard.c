@@ -26,11 +26,15 @@
  * exit and at each leak check, is read back: a changed byte is a write
  * after free, reported with the alloc and free stacks.
  *
+ * Blocks of more than 1 MiB (their own mapping) are quarantined the same
+ * way while they are at most a quarter of the quarantine's bound (5 MiB by
+ * default), so one block cannot flush the rest out; a bigger one goes back
+ * to the mapping cache or the kernel at once, as ASan's do when they
+ * exceed its quarantine.
+ *
  * Limits, as valgrind's past --freelist-vol: once a block has left the
  * quarantine and been handed out again, a stale free of its address frees
- * the new block, and a stale write lands in it unseen. Blocks of more than
- * 1 MiB (their own mapping) are checked for overflow but not quarantined:
- * their mapping goes back to the cache or the kernel.
+ * the new block, and a stale write lands in it unseen.
  *
  * The FIFO is a ring of range pointers in the hook's own memory under
  * quarantine_lock (-> meta_lock for its growth); blocks pushed out are
@@ -186,7 +190,7 @@ static bool fill_intact(struct hl_range *r, unsigned call, struct hl_misuse *m)
 	if (note.complement != ~note.free_stack)
 		first = data; /* somewhere in the note: its start is all we can say */
 	else
-		first = first_other(data + sizeof(note), data + hl_range_usable(r),
+		first = first_other(data + sizeof(note), data + usable_of(r),
 				    (uint8_t)hl_options.fill);
 	if (first == NULL)
 		return true;
@@ -203,7 +207,7 @@ static void quarantine_fill(struct hl_range *r, uint32_t stack)
 {
 	uint8_t *data = hl_range_data(r);
 	struct free_note note = { stack, ~stack };
-	memset(data + sizeof(note), (int)hl_options.fill, hl_range_usable(r) - sizeof(note));
+	memset(data + sizeof(note), (int)hl_options.fill, usable_of(r) - sizeof(note));
 	memcpy(data, &note, sizeof(note));
 }
 
@@ -248,12 +252,19 @@ static bool ring_grow_locked(void)
 	return true;
 }
 
+/* The bytes a quarantined block holds back: its range, or its mapping's
+ * usable bytes for a large block (whose range size is 0). */
+static uint64_t held_bytes(struct hl_range *r)
+{
+	return (hl_range_flags(r) & HL_RANGE_LARGE) ? hl_large_usable(r) : r->size;
+}
+
 static struct hl_range *ring_pop_locked(void)
 {
 	struct hl_range *r = ring[ring_head];
 	ring_head = ring_slot(1);
 	ring_count--;
-	ring_bytes -= r->size;
+	ring_bytes -= held_bytes(r);
 	return r;
 }
 
@@ -264,7 +275,7 @@ static bool ring_push_locked(struct hl_range *r)
 		return false;
 	ring[ring_slot(ring_count)] = r;
 	ring_count++;
-	ring_bytes += r->size;
+	ring_bytes += held_bytes(r);
 	return true;
 }
 
@@ -339,7 +350,7 @@ static void quarantine_put(struct hl_range *r, unsigned call)
 		quarantine_fill(r, free_stack);
 		hl_range_mark(r, HL_RANGE_QUARANTINED);
 		q->blocks[q->count++] = r;
-		q->bytes += r->size;
+		q->bytes += held_bytes(r);
 		if (q->count < HL_QCACHE_BLOCKS && q->bytes < HL_QCACHE_BYTES) {
 			hl_unlock(&q->lock);
 			return;
@@ -362,8 +373,9 @@ void hl_checks_cache_retire(struct hl_thread_cache *tc)
 
 void hl_checks_release(struct hl_range *r, unsigned call, bool to_arena)
 {
-	if (hl_checks_redzone != 0 && hl_options.quarantine_mib != 0 &&
-	    !(hl_range_flags(r) & HL_RANGE_LARGE)) {
+	uint64_t limit = (uint64_t)hl_options.quarantine_mib << 20;
+	if (hl_checks_redzone != 0 && limit != 0 &&
+	    (!(hl_range_flags(r) & HL_RANGE_LARGE) || held_bytes(r) <= limit / 4)) {
 		hl_stats_on_release(hl_block_requested(r));
 		quarantine_put(r, call);
 	} else if (to_arena) {

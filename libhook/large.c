@@ -8,7 +8,9 @@
  * never copied by us.
  *
  * Live large blocks sit in a hash set keyed by user pointer, so free() can
- * tell a real large block from a pointer that merely looks like one. A few
+ * tell a real large block from a pointer that merely looks like one. Under
+ * checks=full a freed one stays in the set, HL_RANGE_QUARANTINED, until it
+ * leaves the quarantine (guard.c): a second free is then a double free. A few
  * freed mappings are cached (bounded in count and bytes) and reused whole:
  * programs that allocate and free multi-MiB buffers in a loop would
  * otherwise pay mmap, munmap and a page fault per page every time. Like
@@ -308,6 +310,8 @@ void hl_large_walk(hl_walk_fn fn, void *arg)
 		if (live_set[i] <= HL_TOMBSTONE)
 			continue;
 		struct hl_range *r = hl_range_of((void *)live_set[i]);
+		if (!hl_block_is_live(r))
+			continue; /* quarantined (checks=full): the program freed it */
 		fn((void *)live_set[i], hl_block_requested(r), hl_range_stack_id(r),
 		   hl_range_kind(r), arg);
 	}

@@ -131,8 +131,8 @@ static void add_large(void *base, size_t bytes, struct hl_range *r, void *arg)
 	(void)base;
 	(void)bytes;
 	struct large_list *l = arg;
-	if (r == NULL)
-		return;
+	if (r == NULL || !hl_block_is_live(r))
+		return; /* cached, or quarantined (checks=full) */
 	if (l->items)
 		l->items[l->count] = (uintptr_t)r;
 	l->count++;

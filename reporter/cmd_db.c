@@ -180,6 +180,8 @@ int hl_cmd_import(int argc, char **argv)
 		if (res.runs_without_uuid)
 			printf(", %llu without a UUID (stored by an older heapledger) skipped",
 			       (unsigned long long)res.runs_without_uuid);
+		if (res.runs_empty)
+			printf(", a run without any process skipped (nothing to store)");
 		printf("\n");
 	}
 	hl_store_close(store);

@@ -76,6 +76,7 @@ struct hl_import_result {
 	uint64_t runs_imported, processes_imported;
 	uint64_t runs_present;      /* skipped: a run with the same UUID is here */
 	uint64_t runs_without_uuid; /* skipped: stored before runs had UUIDs */
+	uint64_t runs_empty;        /* skipped: a JSON report's run without a process */
 };
 /* Copies the runs of the heapledger database at path that this one lacks
  * (by UUID) with everything below them, in one transaction; ids are
@@ -88,7 +89,8 @@ int hl_store_import_db(struct hl_store *s, const char *path, struct hl_import_re
  * (hl_store_run_begin), each process through hl_store_process with the
  * frames sym knows, the run's end, all in one transaction, so a failure
  * leaves nothing of it. Sets out's runs_imported and processes_imported, or
- * runs_present. */
+ * runs_present; a run without processes is not stored (as run and daemon
+ * do not store one): runs_empty. */
 int hl_store_import_run(struct hl_store *s, const struct hl_report *r,
 			struct hl_process *const *procs, size_t nprocs,
 			struct hl_symbolizer *sym, struct hl_import_result *out);

@@ -374,6 +374,11 @@ int hl_store_import_run(struct hl_store *s, const struct hl_report *r,
 		snprintf(s->error, sizeof(s->error), "the run has no UUID");
 		return -EINVAL;
 	}
+	/* A run without a process is not stored by run or daemon either. */
+	if (!nprocs) {
+		out->runs_empty = 1;
+		return 0;
+	}
 	/* The batch's write lock is taken before the UUID is looked up, so two
 	 * imports of one file cannot both add it; a process that fails fails
 	 * the whole run (not only its savepoint). */

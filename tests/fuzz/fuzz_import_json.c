@@ -30,10 +30,10 @@ static void store_and_load(const char *path, struct hl_json_import *im)
 	hl_report_init(&r);
 	if (!hl_store_open(path, false, &store) &&
 	    !hl_store_import_run(store, &im->run, im->procs, im->nprocs, im->sym, &res)) {
-		if (!res.runs_imported || res.runs_present)
+		if (res.runs_imported + res.runs_empty != 1 || res.runs_present)
 			abort(); /* a fresh database has no run of that UUID */
 		if (hl_store_import_run(store, &im->run, im->procs, im->nprocs, im->sym, &res) ||
-		    res.runs_imported || !res.runs_present)
+		    res.runs_imported || res.runs_present + res.runs_empty != 1)
 			abort(); /* importing twice adds nothing */
 		if (!hl_store_latest_run(store, &id) && !hl_store_load_report(store, id, &r) &&
 		    (sink = fopen("/dev/null", "w"))) {

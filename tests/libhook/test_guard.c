@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -145,6 +147,12 @@ static void test_underflow_is_caught_by_the_header(void **state)
 
 /* Frees `bytes` worth of blocks of 4000 bytes: pushes older blocks out of
  * a 1 MiB quarantine. */
+/* The quarantine's bound in bytes (quarantine=MiB, meson.build). */
+static uint64_t quarantine_limit(void)
+{
+	return (uint64_t)hl_options.quarantine_mib << 20;
+}
+
 static void churn(size_t bytes)
 {
 	for (size_t done = 0; done < bytes; done += 4000)
@@ -158,10 +166,10 @@ static void test_write_after_free_is_seen_when_the_block_leaves(void **state)
 	free_fn(p);
 	uint64_t before = hl_misuse_error_count();
 	((volatile char *)p)[50] = 1;
-	churn(3u << 20);
+	churn(3 * quarantine_limit());
 	assert_int_equal(hl_misuse_error_count(), before + 1);
 	/* Untouched freed blocks leave without a word. */
-	churn(3u << 20);
+	churn(3 * quarantine_limit());
 	assert_int_equal(hl_misuse_error_count(), before + 1);
 	stress();
 }
@@ -268,7 +276,7 @@ static void *freer(void *arg)
 static void test_concurrent_frees_keep_the_quarantine_checks(void **state)
 {
 	(void)state;
-	const uint64_t limit = 1u << 20; /* quarantine=1 (meson.build) */
+	const uint64_t limit = quarantine_limit();
 	for (int t = 0; t < FREERS; t++)
 		for (int i = 0; i < PER_FREER; i++) {
 			size_t n = 16 + (size_t)(t * PER_FREER + i) % 700;
@@ -310,6 +318,115 @@ static void test_concurrent_frees_keep_the_quarantine_checks(void **state)
 	stress();
 }
 
+/* fork() while other threads' batches hold blocks they freed: the child
+ * has only the forking thread, and adopts the others' batches into its
+ * FIFO, so what was quarantined stays quarantined and checked there. */
+#define BATCH_HOLDERS 4
+#define HELD_PER_THREAD 3
+static char *held[BATCH_HOLDERS][HELD_PER_THREAD];
+static pthread_barrier_t held_freed, forked;
+
+static void *batch_holder(void *arg)
+{
+	char **mine = arg;
+	for (int i = 0; i < HELD_PER_THREAD; i++)
+		free_fn(mine[i]); /* fewer than a batch: they stay in it */
+	pthread_barrier_wait(&held_freed);
+	pthread_barrier_wait(&forked);
+	return NULL;
+}
+
+/* The child's verdict as its exit status: 0 when every check held. Its
+ * error count starts at 0, as valgrind's child's does. */
+static int child_checks(void)
+{
+	hl_checks_sweep(HL_CALL_CHECK); /* the write into a held block */
+	if (hl_misuse_error_count() != 1)
+		return 1;
+	free_fn(held[3][0]); /* still quarantined: a double free */
+	if (hl_misuse_error_count() != 2)
+		return 2;
+	for (int i = 0; i < 2000; i++)
+		free_fn(malloc_fn(1 + (size_t)i % 3000));
+	hl_checks_sweep(HL_CALL_CHECK);
+	return hl_misuse_error_count() == 2 && arenas_valid() ? 0 : 3;
+}
+
+static void test_fork_keeps_other_threads_batches(void **state)
+{
+	(void)state;
+	for (int t = 0; t < BATCH_HOLDERS; t++)
+		for (int i = 0; i < HELD_PER_THREAD; i++) {
+			held[t][i] = malloc_fn(64);
+			memset(held[t][i], 0x44, 64);
+		}
+	pthread_barrier_init(&held_freed, NULL, BATCH_HOLDERS + 1);
+	pthread_barrier_init(&forked, NULL, BATCH_HOLDERS + 1);
+	pthread_t threads[BATCH_HOLDERS];
+	for (int t = 0; t < BATCH_HOLDERS; t++)
+		assert_int_equal(pthread_create(&threads[t], NULL, batch_holder, held[t]), 0);
+	pthread_barrier_wait(&held_freed);
+	uint64_t before = hl_misuse_error_count();
+	((volatile char *)held[1][2])[7] = 1; /* written after its free */
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(child_checks());
+	pthread_barrier_wait(&forked);
+	for (int t = 0; t < BATCH_HOLDERS; t++)
+		assert_int_equal(pthread_join(threads[t], NULL), 0);
+	pthread_barrier_destroy(&held_freed);
+	pthread_barrier_destroy(&forked);
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* The parent still holds the same damage (its batches joined the
+	 * FIFO as the threads exited). */
+	hl_checks_sweep(HL_CALL_CHECK);
+	assert_int_equal(hl_misuse_error_count(), before + 1);
+	stress();
+}
+
+/* A block with a mapping of its own is quarantined like the others while
+ * it is at most a quarter of the quarantine's bound (meson.build runs this
+ * file with quarantine=8 too): a write into it after its free and a second
+ * free are caught. One over that bound goes back at once, as before. */
+static void test_large_blocks_in_quarantine(void **state)
+{
+	(void)state;
+	const size_t large = (size_t)3 << 19; /* 1.5 MiB: its own mapping */
+	uint64_t limit = quarantine_limit();
+	char *p = malloc_fn(large);
+	memset(p, 0x55, large);
+	free_fn(p);
+	uint64_t before = hl_misuse_error_count();
+	free_fn(p);
+	if (large > limit / 4) {
+		/* Not quarantined: its mapping is gone or cached, so the second
+		 * free is a free of memory the allocator does not hold. */
+		assert_int_equal(hl_misuse_error_count(), before + 1);
+		stress();
+		return;
+	}
+	assert_int_equal(hl_misuse_error_count(), before + 1); /* double free */
+	((volatile char *)p)[large - 5] = 1; /* write after free, near its end */
+	hl_checks_sweep(HL_CALL_CHECK);
+	assert_int_equal(hl_misuse_error_count(), before + 2);
+	/* The sweep repaired it: leaving the quarantine reports nothing new. */
+	churn(limit + (limit >> 1));
+	assert_int_equal(hl_misuse_error_count(), before + 2);
+	/* A write found when the block leaves. */
+	char *q = malloc_fn(large);
+	free_fn(q);
+	((volatile char *)q)[100] = 1;
+	churn(limit + (limit >> 1));
+	assert_int_equal(hl_misuse_error_count(), before + 3);
+	/* In use counts it freed; the quarantine holds it within its bound. */
+	assert_true(hl_checks_quarantined_bytes() <= limit + HL_QCACHE_BYTES + HL_CACHE_MAX);
+	stress();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,6 +438,8 @@ int main(void)
 		cmocka_unit_test(test_fast_and_full_paths_agree),
 		cmocka_unit_test(test_leak_check_sweeps),
 		cmocka_unit_test(test_concurrent_frees_keep_the_quarantine_checks),
+		cmocka_unit_test(test_fork_keeps_other_threads_batches),
+		cmocka_unit_test(test_large_blocks_in_quarantine),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
