@@ -40,10 +40,13 @@ void heapledger_print_summary(int fd);
 /* Runs a leak check now, in a running (multi-threaded) program: every other
  * thread is stopped for a reachability scan, which classifies each live
  * block as valgrind does (definitely, indirectly, possibly lost, still
- * reachable). Under `heapledger run` the result is sent to the reporter as
- * a checkpoint of this process; standalone, the loss records that grew
- * since the previous check and a LEAK SUMMARY are printed (like valgrind's
- * `leak_check increased`). Returns 0, or -1 if the scan could not run. */
+ * reachable). Under `heapledger run` (or a daemon) the result is sent to
+ * the reporter as a checkpoint of this process, reported and stored with its
+ * loss records and what grew since the previous check; standalone, the loss
+ * records that grew since the previous check and a LEAK SUMMARY are printed
+ * (like valgrind's `leak_check increased`). A thread that does not stop for
+ * the scan is named in the report. Returns 0, or -1 if the scan could not
+ * run. */
 int heapledger_check_leaks(void);
 
 #ifdef __cplusplus

@@ -963,6 +963,7 @@ void hl_emit_send_heap_blocks_except(bool (*known)(uint64_t address))
 
 struct live_sink {
 	struct hl_rec_live *rec; /* record being filled in scratch, or NULL */
+	struct hl_unstopped unstopped; /* the scan's threads that did not stop */
 	uint16_t flags;          /* HL_LIVE_* of its records */
 	uint32_t nindirect;      /* entries for rec's tail (wire.h) */
 	struct hl_wire_live_indirect indirect[LIVE_INDIRECT_MAX];
@@ -1031,6 +1032,8 @@ static void live_scanned(struct hl_scan *s, void *arg)
 {
 	struct live_sink *sink = arg;
 	sink->flags |= HL_LIVE_SCANNED | (s->unstopped ? HL_LIVE_UNSTOPPED : 0);
+	sink->unstopped.count = s->unstopped;
+	memcpy(sink->unstopped.tids, s->unstopped_tids, sizeof(sink->unstopped.tids));
 	for (size_t i = 0; i < s->nblocks; i++) {
 		struct hl_range *r = s->blocks[i];
 		live_append(sink, hl_range_data(r), hl_block_requested(r), hl_range_stack_id(r),
@@ -1040,15 +1043,30 @@ static void live_scanned(struct hl_scan *s, void *arg)
 	scratch_flush_locked();
 }
 
-static void send_exit_locked(unsigned how, int status)
+/* The tids of the threads a scan could not stop, after a record's fixed
+ * part (wire.h); returns the bytes they take, padded with zeros. */
+static uint32_t unstopped_tail(const struct hl_unstopped *u)
 {
-	struct hl_rec_exit *rec = scratch_reserve_locked(sizeof(*rec));
+	return hl_wire_padded(hl_unstopped_named(u) * (uint32_t)sizeof(uint32_t));
+}
+
+static void unstopped_write(void *at, const struct hl_unstopped *u)
+{
+	memset(at, 0, unstopped_tail(u));
+	memcpy(at, u->tids, hl_unstopped_named(u) * sizeof(uint32_t));
+}
+
+static void send_exit_locked(unsigned how, int status, const struct hl_unstopped *unstopped)
+{
+	uint32_t len = (uint32_t)sizeof(struct hl_rec_exit) + unstopped_tail(unstopped);
+	struct hl_rec_exit *rec = scratch_reserve_locked(len);
 	if (rec == NULL)
 		return;
 	records_total++;
-	*rec = (struct hl_rec_exit){ .h = hl_wire_hdr(HL_REC_EXIT, 0, sizeof(*rec)),
+	*rec = (struct hl_rec_exit){ .h = hl_wire_hdr(HL_REC_EXIT, 0, len),
 				     .how = how, .status = status, .ticks = hl_ticks(),
 				     .events_sent = records_total };
+	unstopped_write(rec + 1, unstopped);
 	scratch_flush_locked();
 }
 
@@ -1062,14 +1080,14 @@ bool hl_emit_finish(unsigned how, int status)
 	 * them: definitions first, then LIVE blocks whose ids are all older. */
 	send_definitions_locked();
 	struct live_sink sink = { .flags = 0 };
-	unsigned unstopped;
+	struct hl_unstopped unstopped = { 0 };
 	if (how != HL_EXIT_NORMAL || !hl_options.scan ||
 	    !hl_leakcheck_run(NULL, live_scanned, &sink, &unstopped)) {
 		sink = (struct live_sink){ .flags = 0 };
 		hl_heap_walk(live_block, &sink);
 		live_close(&sink);
 	}
-	send_exit_locked(how, status);
+	send_exit_locked(how, status, &sink.unstopped);
 	bool ok = hl_emit_is_live();
 	hl_fd_release(&sock);
 	state_swap_locked(ok ? EMIT_DONE : EMIT_LOST);
@@ -1089,15 +1107,18 @@ bool hl_emit_check(const struct hl_scan_origin *origin, uint32_t seq, uint32_t f
 	send_definitions_locked();
 	struct live_sink sink = { .flags = HL_LIVE_CHECK };
 	uint64_t ticks = hl_ticks();
-	unsigned unstopped = 0;
+	struct hl_unstopped unstopped = { 0 };
 	bool ok = hl_leakcheck_run(origin, live_scanned, &sink, &unstopped);
 	if (ok) {
-		struct hl_rec_check *rec = scratch_reserve_locked(sizeof(*rec));
+		uint32_t len = (uint32_t)sizeof(struct hl_rec_check) + unstopped_tail(&unstopped);
+		struct hl_rec_check *rec = scratch_reserve_locked(len);
 		if (rec) {
 			records_total++;
 			*rec = (struct hl_rec_check){
-				.h = hl_wire_hdr(HL_REC_CHECK, 0, sizeof(*rec)), .seq = seq,
-				.flags = flags | (unstopped ? HL_CHECK_UNSTOPPED : 0), .ticks = ticks };
+				.h = hl_wire_hdr(HL_REC_CHECK, 0, len), .seq = seq,
+				.flags = flags | (unstopped.count ? HL_CHECK_UNSTOPPED : 0),
+				.ticks = ticks };
+			unstopped_write(rec + 1, &unstopped);
 		}
 		scratch_flush_locked();
 	}

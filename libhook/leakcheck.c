@@ -61,7 +61,7 @@ static bool exiting;
 static bool forked;
 
 bool hl_leakcheck_run(const struct hl_scan_origin *origin, hl_leakcheck_fn consume, void *arg,
-		      unsigned *unstopped)
+		      struct hl_unstopped *unstopped)
 {
 	struct hl_scan s;
 	memset(&s, 0, sizeof(s));
@@ -75,7 +75,8 @@ bool hl_leakcheck_run(const struct hl_scan_origin *origin, hl_leakcheck_fn consu
 		return false;
 	hl_scan_classify(&s);
 	consume(&s, arg);
-	*unstopped = s.unstopped;
+	unstopped->count = s.unstopped;
+	memcpy(unstopped->tids, s.unstopped_tids, sizeof(unstopped->tids));
 	hl_scan_end(&s);
 	return true;
 }
@@ -173,7 +174,8 @@ out_leave:
 
 /* ---- on-demand checks -------------------------------------------------------- */
 
-static int check_standalone(const struct hl_scan_origin *origin, uint32_t seq, unsigned *unstopped)
+static int check_standalone(const struct hl_scan_origin *origin, uint32_t seq,
+			    struct hl_unstopped *unstopped)
 {
 	struct hl_lossrec_table *t = hl_lossrec_new();
 	if (t == NULL)
@@ -197,7 +199,7 @@ static int check(const struct hl_scan_origin *origin, bool by_signal)
 	hl_guard_enter();
 	hl_lock(&check_lock);
 	uint32_t seq = ++check_seq;
-	unsigned unstopped = 0;
+	struct hl_unstopped unstopped = { 0 };
 	int ret;
 	if (hl_emit_is_live())
 		ret = hl_emit_check(origin, seq, by_signal ? HL_CHECK_SIGNAL : 0) ? 0 : -1;

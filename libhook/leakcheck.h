@@ -22,11 +22,22 @@ struct hl_scan_origin {
 	uintptr_t regs[8];
 };
 
+/* The threads that did not stop for a scan: how many, and the first
+ * HL_WIRE_MAX_UNSTOPPED_TIDS of them by kernel thread id. */
+struct hl_unstopped {
+	unsigned count;
+	uint32_t tids[HL_WIRE_MAX_UNSTOPPED_TIDS];
+};
+static inline unsigned hl_unstopped_named(const struct hl_unstopped *u)
+{
+	return u->count < HL_WIRE_MAX_UNSTOPPED_TIDS ? u->count : HL_WIRE_MAX_UNSTOPPED_TIDS;
+}
+
 /* Scans and hands the result to consume; false if the scan could not run.
- * *unstopped: a thread did not stop for it. Caller holds hl_leakcheck_lock
- * and no allocator lock. */
+ * *unstopped: the threads that did not stop for it. Caller holds
+ * hl_leakcheck_lock and no allocator lock. */
 bool hl_leakcheck_run(const struct hl_scan_origin *origin, hl_leakcheck_fn consume, void *arg,
-		      unsigned *unstopped);
+		      struct hl_unstopped *unstopped);
 /* One scan at a time: taken before emit.c's write lock. */
 void hl_leakcheck_lock(void);
 void hl_leakcheck_unlock(void);

@@ -376,12 +376,24 @@ void hl_lossrec_print(int fd, struct hl_lossrec_table *t, const struct hl_lossre
 		hl_out_str(&out, how->check_seq > 1 ? " (records that grew since the last check):\n"
 						    : ":\n");
 	}
-	if (how->unstopped) {
+	if (how->unstopped.count) {
+		unsigned named = hl_unstopped_named(&how->unstopped);
 		line_start(&out);
-		hl_out_str(&out, "heapledger: ");
-		hl_out_u64(&out, how->unstopped);
-		hl_out_str(&out, " thread(s) did not stop for the leak scan within 2 s; their "
-				 "stacks were read while they ran\n");
+		hl_out_str(&out, named > 1 ? "heapledger: threads " : "heapledger: thread ");
+		for (unsigned i = 0; i < named; i++) {
+			hl_out_str(&out, i ? ", " : "");
+			hl_out_u64(&out, how->unstopped.tids[i]);
+		}
+		if (how->unstopped.count > named) {
+			hl_out_str(&out, " and ");
+			hl_out_u64(&out, how->unstopped.count - named);
+			hl_out_str(&out, " more");
+		}
+		hl_out_str(&out, how->unstopped.count > 1 ?
+				 " did not stop for the leak scan within 2 s; their stacks were read "
+				 "while they ran\n" :
+				 " did not stop for the leak scan within 2 s; its stack was read while "
+				 "it ran\n");
 	}
 	if (!how->scanned)
 		print_unscanned_total(&out, t, how->why);

@@ -5,6 +5,7 @@
 #define HL_LOSSREC_H
 
 #include "internal.h"
+#include "leakcheck.h"
 
 /* The blocks of one allocation stack in one leak class. */
 struct hl_lossrec {
@@ -28,7 +29,7 @@ struct hl_lossrec_report {
 	bool scanned;       /* classes come from a scan */
 	const char *why;    /* if not: why ("the process ended through _exit") */
 	uint32_t check_seq; /* an on-demand check's number, 0 at exit */
-	unsigned unstopped; /* threads that did not stop for the scan */
+	struct hl_unstopped unstopped; /* threads that did not stop for the scan */
 };
 
 /* A table sized for the stacks interned so far (hl_meta_alloc: call before

@@ -580,6 +580,7 @@ bool hl_scan_begin(struct hl_scan *s)
 		return false;
 	}
 	s->unstopped = s->world->unstopped;
+	memcpy(s->unstopped_tids, s->world->unstopped_tids, sizeof(s->unstopped_tids));
 	return true;
 }
 

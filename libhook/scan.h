@@ -39,6 +39,7 @@ struct hl_world {
 	_Atomic int stopped;             /* threads in HL_THREAD_STOPPED or later */
 	unsigned count, capacity;
 	unsigned unstopped;              /* signalled but did not stop in time */
+	uint32_t unstopped_tids[HL_WIRE_MAX_UNSTOPPED_TIDS]; /* the first of them */
 	struct hl_scan_thread threads[]; /* `capacity` slots */
 };
 
@@ -94,6 +95,7 @@ struct hl_scan {
 	unsigned arenas_locked;
 	uint64_t scanned_bytes;  /* root and block bytes read */
 	unsigned unstopped;      /* threads that did not stop: conservative */
+	uint32_t unstopped_tids[HL_WIRE_MAX_UNSTOPPED_TIDS]; /* which (the first of them) */
 };
 
 /* The scanning thread's callee-saved registers (8 slots). */

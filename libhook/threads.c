@@ -231,8 +231,15 @@ struct hl_world *hl_world_stop(struct hl_scan *s)
 		world_wait(w);
 		world_add_new(w, own_tid());
 	}
-	for (unsigned i = 0; i < w->count; i++)
-		w->unstopped += atomic_load(&w->threads[i].state) == HL_THREAD_SIGNALLED;
+	/* Named in the report (wire.h): the user learns which thread blocks
+	 * the stop signal. */
+	for (unsigned i = 0; i < w->count; i++) {
+		if (atomic_load(&w->threads[i].state) != HL_THREAD_SIGNALLED)
+			continue;
+		if (w->unstopped < HL_WIRE_MAX_UNSTOPPED_TIDS)
+			w->unstopped_tids[w->unstopped] = (uint32_t)w->threads[i].tid;
+		w->unstopped++;
+	}
 	return w;
 }
 

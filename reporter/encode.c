@@ -222,6 +222,30 @@ void hl_enc_check(struct hl_enc *e, uint32_t seq, uint32_t flags, uint64_t ticks
 	r->ticks = ticks;
 }
 
+void hl_enc_check_unstopped(struct hl_enc *e, uint32_t seq, uint32_t flags, uint64_t ticks,
+			    const uint32_t *tids, uint32_t n)
+{
+	struct hl_rec_check *r = hl_enc_record(e, HL_REC_CHECK,
+					       (uint32_t)sizeof(*r) + n * (uint32_t)sizeof(*tids));
+
+	r->seq = seq;
+	r->flags = flags;
+	r->ticks = ticks;
+	memcpy(r + 1, tids, n * sizeof(*tids));
+}
+
+void hl_enc_exit_unstopped(struct hl_enc *e, uint32_t how, int32_t status, uint64_t ticks,
+			   const uint32_t *tids, uint32_t n)
+{
+	struct hl_rec_exit *r = hl_enc_record(e, HL_REC_EXIT,
+					      (uint32_t)sizeof(*r) + n * (uint32_t)sizeof(*tids));
+
+	r->how = how;
+	r->status = status;
+	r->ticks = ticks;
+	memcpy(r + 1, tids, n * sizeof(*tids));
+}
+
 void hl_enc_options(struct hl_enc *e, uint32_t given, uint32_t max_leaks)
 {
 	struct hl_rec_options *r = hl_enc_record(e, HL_REC_OPTIONS, (uint32_t)sizeof(*r));

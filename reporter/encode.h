@@ -54,6 +54,12 @@ void hl_enc_live_indirect(struct hl_enc *e, const struct hl_wire_live_block *blo
 			  const struct hl_wire_live_indirect *indirect, uint32_t nindirect);
 /* Closes an on-demand check's LIVE set (LIVE records flagged HL_LIVE_CHECK). */
 void hl_enc_check(struct hl_enc *e, uint32_t seq, uint32_t flags, uint64_t ticks);
+/* CHECK and EXIT naming the n threads that did not stop for their scan
+ * (the tail wire.h describes; n may exceed what a reader takes). */
+void hl_enc_check_unstopped(struct hl_enc *e, uint32_t seq, uint32_t flags, uint64_t ticks,
+			    const uint32_t *tids, uint32_t n);
+void hl_enc_exit_unstopped(struct hl_enc *e, uint32_t how, int32_t status, uint64_t ticks,
+			   const uint32_t *tids, uint32_t n);
 /* OPTIONS: the keys in `given` (HL_OPTIONS_*) with their values. */
 void hl_enc_options(struct hl_enc *e, uint32_t given, uint32_t max_leaks);
 /* EXEC naming path (NUL added). */

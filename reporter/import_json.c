@@ -79,6 +79,7 @@ static bool is_array(const json_t *v) { return json_is_array(v); }
 static bool is_string(const json_t *v) { return json_is_string(v); }
 static bool is_string_or_null(const json_t *v) { return json_is_string(v) || json_is_null(v); }
 static bool is_bool(const json_t *v) { return json_is_boolean(v); }
+static bool is_integer(const json_t *v) { return json_is_integer(v); }
 static bool is_count(const json_t *v) { return json_is_integer(v) && json_integer_value(v) >= 0; }
 static bool is_int_or_null(const json_t *v) { return json_is_integer(v) || json_is_null(v); }
 
@@ -258,8 +259,10 @@ static const char *origin_name(uint32_t i)
 	return i == HL_ORIGIN_FORK ? "fork" : i == HL_ORIGIN_EXEC ? "exec" : "start";
 }
 
+/* A loss record; an exit record's blocks (leaked) count in its stack's
+ * aggregates, a check's do not. */
 static void read_leak(struct reader *rd, struct hl_json_import *im, struct hl_process *p,
-		      json_t *l, const char *where, struct hl_leak_group *g)
+		      json_t *l, const char *where, struct hl_leak_group *g, bool leaked)
 {
 	const char *kind = get_str(rd, &p->arena, l, where, "kind", false);
 	const char *fp = get_str(rd, &p->arena, l, where, "fingerprint", true);
@@ -286,7 +289,7 @@ static void read_leak(struct reader *rd, struct hl_json_import *im, struct hl_pr
 
 		g->stack = read_stack(rd, im, p, stack, get_bool(rd, l, where, "stack_truncated"),
 				      at(path, sizeof(path), where, "stack", 0), &g->site_function);
-		if ((s = hl_process_stack(p, g->stack))) {
+		if (leaked && (s = hl_process_stack(p, g->stack))) {
 			s->leaked_bytes += g->bytes;
 			s->leaked_blocks += g->blocks;
 		}
@@ -328,7 +331,76 @@ static void read_error(struct reader *rd, struct hl_json_import *im, struct hl_p
 	out->free_stack = refs[2];
 }
 
-static void read_check(struct reader *rd, json_t *c, const char *where, struct hl_check *out)
+/* A whole number, maybe negative (what changed since a check before). */
+static int64_t get_i64(struct reader *rd, json_t *o, const char *where, const char *key)
+{
+	json_t *v = member(rd, o, where, key, is_integer, "a whole number");
+
+	return v ? (int64_t)json_integer_value(v) : 0;
+}
+
+/* An optional array of thread ids (not in earlier reports), at most
+ * HL_UNSTOPPED_TIDS_MAX kept. */
+static uint32_t read_tids(struct reader *rd, json_t *o, const char *where, uint32_t *tids)
+{
+	json_t *a = json_object_get(o, "unstopped_tids");
+	uint32_t n = 0;
+	char path[256];
+
+	if (!a)
+		return 0;
+	if (!json_is_array(a))
+		return bad(rd, at(path, sizeof(path), where, "unstopped_tids", 0), "not an array"), 0;
+	for (size_t i = 0; i < json_array_size(a); i++) {
+		json_t *t = json_array_get(a, i);
+
+		if (!json_is_integer(t) || json_integer_value(t) <= 0 ||
+		    json_integer_value(t) > UINT32_MAX)
+			return bad(rd, at(path, sizeof(path), where, "unstopped_tids", (long)i),
+				   "not a thread id"), n;
+		if (n < HL_UNSTOPPED_TIDS_MAX)
+			tids[n++] = (uint32_t)json_integer_value(t);
+	}
+	return n;
+}
+
+/* A check's loss records (not in earlier reports): the fields of a leak,
+ * its number and what changed since the check before. */
+static void read_check_records(struct reader *rd, struct hl_json_import *im,
+			       struct hl_process *p, json_t *c, const char *where,
+			       struct hl_check *out)
+{
+	json_t *records = json_object_get(c, "records");
+	char path[256];
+
+	if (!records)
+		return;
+	if (!json_is_array(records))
+		return (void)bad(rd, at(path, sizeof(path), where, "records", 0), "not an array");
+	out->records_total = get_u64(rd, c, where, "records_total");
+	out->nrecords = json_array_size(records);
+	out->records = hl_xcalloc(out->nrecords + 1, sizeof(*out->records));
+	for (size_t i = 0; i < out->nrecords && !rd->failed; i++) {
+		struct hl_check_record *rec = &out->records[i];
+		json_t *l = json_array_get(records, i);
+		char lpath[256];
+
+		at(lpath, sizeof(lpath), at(path, sizeof(path), where, "records", 0), NULL, (long)i);
+		if (!json_is_object(l))
+			return (void)bad(rd, lpath, "not an object");
+		read_leak(rd, im, p, l, lpath, &rec->g, false);
+		rec->rank = get_u64(rd, l, lpath, "loss_record");
+		rec->new_bytes = get_i64(rd, l, lpath, "new_bytes");
+		rec->new_indirect_bytes = get_i64(rd, l, lpath, "new_indirect_bytes");
+		rec->new_blocks = get_i64(rd, l, lpath, "new_blocks");
+	}
+	if (!rd->failed && out->records_total < out->nrecords)
+		bad(rd, at(path, sizeof(path), where, "records_total", 0),
+		    "fewer than the records listed");
+}
+
+static void read_check(struct reader *rd, struct hl_json_import *im, struct hl_process *p,
+		       json_t *c, const char *where, struct hl_check *out)
 {
 	json_t *kinds = member(rd, c, where, "kinds", is_object, "an object");
 	json_t *by = member(rd, c, where, "by", is_string, "\"signal\" or \"call\"");
@@ -357,6 +429,8 @@ static void read_check(struct reader *rd, json_t *c, const char *where, struct h
 		out->bytes[k] = get_u64(rd, v, kpath, "bytes");
 		out->blocks[k] = get_u64(rd, v, kpath, "blocks");
 	}
+	out->nunstopped_tids = read_tids(rd, c, where, out->unstopped_tids);
+	read_check_records(rd, im, p, c, where, out);
 }
 
 static void read_exit(struct reader *rd, json_t *e, const char *where, struct hl_process *p)
@@ -468,6 +542,9 @@ static void read_process(struct reader *rd, struct hl_json_import *im, json_t *o
 	p->scanned = get_bool(rd, scan, at(path, sizeof(path), where, "scan", 0), "scanned");
 	p->live_unstopped = p->scanned &&
 		!get_bool(rd, scan, at(path, sizeof(path), where, "scan", 0), "all_threads_stopped");
+	if (scan)
+		p->nunstopped_tids = read_tids(rd, scan, at(path, sizeof(path), where, "scan", 0),
+					       p->unstopped_tids);
 	/* The parent: the latest earlier image of ppid (fork) or of pid (exec). */
 	for (size_t i = im->nprocs - 1; p->origin != HL_ORIGIN_START && i-- > 0;) {
 		if (im->procs[i]->pid == (p->origin == HL_ORIGIN_FORK ? p->ppid : p->pid)) {
@@ -485,7 +562,7 @@ static void read_process(struct reader *rd, struct hl_json_import *im, json_t *o
 		at(lpath, sizeof(lpath), at(path, sizeof(path), where, "leaks", 0), NULL, (long)i);
 		if (!json_is_object(l))
 			return (void)bad(rd, lpath, "not an object");
-		read_leak(rd, im, p, l, lpath, &p->leaks[i]);
+		read_leak(rd, im, p, l, lpath, &p->leaks[i], true);
 	}
 	for (size_t i = 0; i < json_array_size(errors) && !rd->failed; i++) {
 		char epath[256];
@@ -507,7 +584,7 @@ static void read_process(struct reader *rd, struct hl_json_import *im, json_t *o
 		if (!json_is_object(c))
 			return (void)bad(rd, cpath, "not an object");
 		hl_grow((void **)&p->checks, &p->checks_cap, p->nchecks, sizeof(*p->checks));
-		read_check(rd, c, cpath, &p->checks[p->nchecks++]);
+		read_check(rd, im, p, c, cpath, &p->checks[p->nchecks++]);
 	}
 }
 

@@ -226,6 +226,31 @@ static void add_errors(struct hl_report *r, struct hl_report_process *rp,
 	}
 }
 
+/* One loss record (an exit group or a check's), its stack symbolized. */
+static void leak_of(struct hl_report *r, const struct hl_process *p,
+		    const struct hl_leak_group *g, struct hl_symbolizer *sym, unsigned max_frames,
+		    struct hl_report_leak *l)
+{
+	l->kind = hl_leak_class_name(g->leak_class);
+	l->bytes = g->bytes;
+	l->indirect_bytes = g->indirect_bytes;
+	l->blocks = g->blocks;
+	l->inherited_blocks = g->inherited_blocks;
+	l->suppression = g->suppression ? hl_arena_strdup(&r->arena, g->suppression) : NULL;
+	l->suppressed = l->suppression || g->leak_class == HL_CLASS_SUPPRESSED;
+	l->fingerprint = g->fingerprint[0] ? hl_arena_strdup(&r->arena, g->fingerprint) : NULL;
+	hl_report_stack_of(r, p, g->stack, sym, max_frames, &l->stack);
+}
+
+static uint32_t *tids_copy(struct hl_report *r, const uint32_t *tids, size_t n)
+{
+	uint32_t *v = hl_arena_alloc(&r->arena, (n + 1) * sizeof(*v));
+
+	if (n)
+		memcpy(v, tids, n * sizeof(*v));
+	return v;
+}
+
 struct hl_report_process *hl_report_add_process(struct hl_report *r,
 						 const struct hl_process *p,
 						 struct hl_symbolizer *sym,
@@ -261,6 +286,10 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 	rp->live_mismatch = p->live_mismatch;
 	rp->scanned = p->scanned;
 	rp->unstopped = p->scanned && p->live_unstopped;
+	if (rp->unstopped) {
+		rp->unstopped_tids = tids_copy(r, p->unstopped_tids, p->nunstopped_tids);
+		rp->nunstopped_tids = p->nunstopped_tids;
+	}
 	rp->test_name = p->test_name ? hl_arena_strdup(&r->arena, p->test_name) : NULL;
 	rp->max_leaks_given = p->options_given & HL_OPTIONS_MAX_LEAKS;
 	rp->max_leaks = p->max_leaks;
@@ -274,20 +303,8 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 	rp->exec_untracked = p->how == HL_EXIT_EXEC && !successor;
 	rp->nleaks = p->nleaks;
 	rp->leaks = hl_arena_alloc(&r->arena, p->nleaks * sizeof(*rp->leaks));
-	for (size_t i = 0; i < p->nleaks; i++) {
-		const struct hl_leak_group *g = &p->leaks[i];
-		struct hl_report_leak *l = &rp->leaks[i];
-
-		l->kind = hl_leak_class_name(g->leak_class);
-		l->bytes = g->bytes;
-		l->indirect_bytes = g->indirect_bytes;
-		l->blocks = g->blocks;
-		l->inherited_blocks = g->inherited_blocks;
-		l->suppression = g->suppression ? hl_arena_strdup(&r->arena, g->suppression) : NULL;
-		l->suppressed = l->suppression || g->leak_class == HL_CLASS_SUPPRESSED;
-		l->fingerprint = g->fingerprint[0] ? hl_arena_strdup(&r->arena, g->fingerprint) : NULL;
-		hl_report_stack_of(r, p, g->stack, sym, max_frames, &l->stack);
-	}
+	for (size_t i = 0; i < p->nleaks; i++)
+		leak_of(r, p, &p->leaks[i], sym, max_frames, &rp->leaks[i]);
 	add_errors(r, rp, p, sym, max_frames);
 	rp->nchecks = p->nchecks;
 	rp->checks = hl_arena_alloc(&r->arena, (p->nchecks + 1) * sizeof(*rp->checks));
@@ -302,6 +319,21 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 		rc->time_ns = hl_process_ticks_to_realtime(p, c->ticks);
 		memcpy(rc->bytes, c->bytes, sizeof(rc->bytes));
 		memcpy(rc->blocks, c->blocks, sizeof(rc->blocks));
+		rc->records_total = c->records_total;
+		rc->nrecords = c->nrecords;
+		rc->records = hl_arena_alloc(&r->arena, (c->nrecords + 1) * sizeof(*rc->records));
+		for (size_t j = 0; j < c->nrecords; j++) {
+			const struct hl_check_record *cr = &c->records[j];
+			struct hl_report_check_record *out = &rc->records[j];
+
+			leak_of(r, p, &cr->g, sym, max_frames, &out->leak);
+			out->rank = cr->rank;
+			out->new_bytes = cr->new_bytes;
+			out->new_indirect_bytes = cr->new_indirect_bytes;
+			out->new_blocks = cr->new_blocks;
+		}
+		rc->unstopped_tids = tids_copy(r, c->unstopped_tids, c->nunstopped_tids);
+		rc->nunstopped_tids = c->nunstopped_tids;
 	}
 	return rp;
 }

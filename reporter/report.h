@@ -46,7 +46,16 @@ struct hl_report_error {
 	struct hl_report_stack stack, alloc_stack, free_stack;
 };
 
-/* An on-demand leak check: the live blocks by class at that moment. */
+/* A loss record of a check, and what changed since the check before
+ * (struct hl_check_record). */
+struct hl_report_check_record {
+	struct hl_report_leak leak;   /* kind, bytes (direct), blocks, indirect_bytes, stack */
+	uint64_t rank;                /* loss record number among the check's, 1 = smallest */
+	int64_t new_bytes, new_indirect_bytes, new_blocks;
+};
+
+/* An on-demand leak check: the live blocks by class at that moment, and
+ * its loss records. */
 struct hl_report_check {
 	uint32_t seq;                 /* 1, 2, ... */
 	bool by_signal;               /* check_signal=, else heapledger_check_leaks() */
@@ -55,6 +64,11 @@ struct hl_report_check {
 	uint64_t time_ns;             /* CLOCK_REALTIME */
 	uint64_t bytes[HL_CLASS_SUPPRESSED + 1];  /* by enum hl_leak_class */
 	uint64_t blocks[HL_CLASS_SUPPRESSED + 1];
+	struct hl_report_check_record *records; /* loss record order; the kept ones */
+	size_t nrecords;
+	uint64_t records_total;       /* records the check had (some may not be kept) */
+	uint32_t *unstopped_tids;     /* threads that did not stop for its scan, if known */
+	size_t nunstopped_tids;
 };
 
 struct hl_report_process {
@@ -84,6 +98,8 @@ struct hl_report_process {
 	int64_t recovered_events;     /* then: events read from its shared event buffers,
 	                               * -1 when it had none */
 	bool unstopped;               /* scanned while a thread ran: its stack read whole */
+	uint32_t *unstopped_tids;     /* which threads, if the hook named them */
+	size_t nunstopped_tids;
 	const char *exec_path;        /* how == "exec": the image that replaced it, or NULL */
 	bool exec_untracked;          /* how == "exec": the new image never reported (LD_PRELOAD
 				       * unset, --trace/--exclude, a static program) */

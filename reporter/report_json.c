@@ -107,6 +107,8 @@ static json_t *exit_json(const struct hl_report_process *p)
 	return o;
 }
 
+static json_t *tids_json(const uint32_t *tids, size_t n);
+
 /* Whether a leak scan classified the blocks, and if not, why. */
 static json_t *scan_json(const struct hl_report_process *p)
 {
@@ -117,6 +119,7 @@ static json_t *scan_json(const struct hl_report_process *p)
 	json_object_set_new(o, "not_scanned", hl_report_not_scanned(p, why, sizeof(why)) ?
 					      json_string(why) : json_null());
 	json_object_set_new(o, "all_threads_stopped", json_boolean(!p->unstopped));
+	json_object_set_new(o, "unstopped_tids", tids_json(p->unstopped_tids, p->nunstopped_tids));
 	return o;
 }
 
@@ -158,11 +161,34 @@ static json_t *argv_json(const char *const *argv, uint32_t argc)
 	return a;
 }
 
+/* Thread ids (the threads that did not stop for a scan). */
+static json_t *tids_json(const uint32_t *tids, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_integer(tids[i]));
+	return a;
+}
+
+/* A check's loss record: the exit records' fields, its number and what
+ * changed since the check before (valgrind's "(+N)"). */
+static json_t *check_record_json(const struct hl_report_check_record *rec)
+{
+	json_t *o = leak_json(&rec->leak);
+
+	json_object_set_new(o, "loss_record", u64(rec->rank));
+	json_object_set_new(o, "new_bytes", json_integer(rec->new_bytes));
+	json_object_set_new(o, "new_indirect_bytes", json_integer(rec->new_indirect_bytes));
+	json_object_set_new(o, "new_blocks", json_integer(rec->new_blocks));
+	return o;
+}
+
 /* A check's bytes and blocks per kind, with what is new since the check
  * before (negative when blocks were freed). */
 static json_t *check_json(const struct hl_report_check *c, const struct hl_report_check *prev)
 {
-	json_t *o = json_object(), *kinds = json_object();
+	json_t *o = json_object(), *kinds = json_object(), *records = json_array();
 
 	json_object_set_new(o, "seq", json_integer(c->seq));
 	json_object_set_new(o, "by", json_string(c->by_signal ? "signal" : "call"));
@@ -181,6 +207,11 @@ static json_t *check_json(const struct hl_report_check *c, const struct hl_repor
 		json_object_set_new(kinds, hl_leak_class_name(k), v);
 	}
 	json_object_set_new(o, "kinds", kinds);
+	json_object_set_new(o, "unstopped_tids", tids_json(c->unstopped_tids, c->nunstopped_tids));
+	json_object_set_new(o, "records_total", u64(c->records_total));
+	json_object_set_new(o, "records", records);
+	for (size_t i = 0; i < c->nrecords; i++)
+		json_array_append_new(records, check_record_json(&c->records[i]));
 	return o;
 }
 

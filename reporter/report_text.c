@@ -431,6 +431,8 @@ static void print_not_scanned(const struct hl_report_process *p, FILE *out)
 	fprintf(out, "==%u==\n", p->pid);
 }
 
+static void print_unstopped_tids(uint32_t pid, const uint32_t *tids, size_t n, FILE *out);
+
 /* The scan could not stop every thread (one blocked the stop signal): it
  * read that thread's whole stack mapping while it ran, so a block only it
  * points to counts as reachable, and one it was changing may be misjudged. */
@@ -440,6 +442,7 @@ static void print_unstopped(const struct hl_report_process *p, FILE *out)
 		return;
 	fprintf(out, "==%u== warning: a thread did not stop for the leak scan; its whole stack was "
 		"read while it ran (conservative: what it points to counts as reachable)\n", p->pid);
+	print_unstopped_tids(p->pid, p->unstopped_tids, p->nunstopped_tids, out);
 	fprintf(out, "==%u==\n", p->pid);
 }
 
@@ -482,8 +485,105 @@ static void print_check_line(uint32_t pid, const struct hl_report_check *c,
 		dn < 0 ? "-" : "+", hl_fmt_grouped(d, (uint64_t)(dn < 0 ? -dn : dn)));
 }
 
+/* "1234 did not stop for the scan; its stack was read while it ran" for
+ * the threads a scan named (wire.h: the hook names at most 16). */
+static void print_unstopped_tids(uint32_t pid, const uint32_t *tids, size_t n, FILE *out)
+{
+	if (!n)
+		return;
+	fprintf(out, "==%u== thread%s ", pid, n > 1 ? "s" : "");
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%s%u", i ? ", " : "", tids[i]);
+	fprintf(out, " did not stop for the scan; %s read while %s ran\n",
+		n > 1 ? "their stacks were" : "its stack was", n > 1 ? "they" : "it");
+}
+
+/* " (+N)" or " (-N)": what changed since the check before. */
+static const char *fmt_delta(char *buf, int64_t d)
+{
+	char n[32];
+
+	snprintf(buf, 48, " (%s%s)", d < 0 ? "-" : "+",
+		 hl_fmt_grouped(n, d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d));
+	return buf;
+}
+
+/* A check's loss record as valgrind's leak_check prints it: "16 (+16)
+ * bytes in 1 (+1) blocks are definitely lost in loss record 3 of 5". */
+static void print_check_record(const struct hl_report_process *p,
+			       const struct hl_report_check *c,
+			       const struct hl_report_check_record *rec,
+			       const struct hl_report_view *view, FILE *out)
+{
+	const struct hl_report_leak *l = &rec->leak;
+	char a[32], b[32], c1[32], d[32], e[32];
+	char da[48], db[48], dc[48], dd[48];
+
+	fprintf(out, "==%u== %s%s", p->pid, hl_fmt_grouped(a, l->bytes + l->indirect_bytes),
+		fmt_delta(da, rec->new_bytes + rec->new_indirect_bytes));
+	if (l->indirect_bytes || rec->new_indirect_bytes)
+		fprintf(out, " (%s%s direct, %s%s indirect)", hl_fmt_grouped(b, l->bytes),
+			fmt_delta(db, rec->new_bytes), hl_fmt_grouped(c1, l->indirect_bytes),
+			fmt_delta(dc, rec->new_indirect_bytes));
+	fprintf(out, " bytes in %s%s blocks are %s in loss record %s of %s\n",
+		hl_fmt_grouped(d, l->blocks), fmt_delta(dd, rec->new_blocks), kind_phrase(l->kind),
+		hl_fmt_grouped(e, rec->rank), hl_fmt_grouped(a, c->records_total));
+	print_stack(out, p->pid, &l->stack, view);
+	fprintf(out, "==%u==\n", p->pid);
+}
+
+/* valgrind's leak_check increased: a record is shown when it grew. At the
+ * first check every record is new, so all are. */
+static bool check_record_grew(const struct hl_report_check_record *rec)
+{
+	return rec->new_bytes > 0 || rec->new_indirect_bytes > 0 || rec->new_blocks > 0;
+}
+
+/* The check's records that grew, of the kinds the view shows; with
+ * max_leaks, the largest that many; then what was left out, in words. */
+static void print_check_records(const struct hl_report *r, const struct hl_report_process *p,
+				const struct hl_report_check *c, FILE *out)
+{
+	size_t shown = 0, same = 0, skip = 0;
+	char a[32];
+
+	for (size_t i = 0; i < c->nrecords; i++) {
+		if (!leak_shown(&c->records[i].leak, &r->view))
+			continue;
+		if (check_record_grew(&c->records[i]))
+			shown++;
+		else
+			same++;
+	}
+	if (r->view.max_leaks && shown > r->view.max_leaks)
+		skip = shown - r->view.max_leaks;
+	if (skip)
+		fprintf(out, "==%u== (the %s smallest loss records that grew are not shown: "
+			"--max-leaks=%lu)\n", p->pid, hl_fmt_grouped(a, skip), r->view.max_leaks);
+	for (size_t i = 0; i < c->nrecords; i++) {
+		const struct hl_report_check_record *rec = &c->records[i];
+
+		if (!leak_shown(&rec->leak, &r->view) || !check_record_grew(rec))
+			continue;
+		if (skip) {
+			skip--;
+			continue;
+		}
+		print_check_record(p, c, rec, &r->view, out);
+	}
+	if (same)
+		fprintf(out, "==%u== (%s loss record%s that did not grow since the last check %s "
+			"not shown)\n", p->pid, hl_fmt_grouped(a, same), same > 1 ? "s" : "",
+			same > 1 ? "are" : "is");
+	if (c->records_total > c->nrecords)
+		fprintf(out, "==%u== (%s loss records of this check were not kept, only the %zu "
+			"that changed most recently or are largest; the totals above count them)\n",
+			p->pid, hl_fmt_grouped(a, c->records_total - c->nrecords), c->nrecords);
+}
+
 /* The on-demand checks, each with what is new since the one before. */
-static void print_checks(const struct hl_report_process *p, FILE *out)
+static void print_checks(const struct hl_report *r, const struct hl_report_process *p,
+			 FILE *out)
 {
 	static const struct {
 		unsigned cls;
@@ -506,7 +606,9 @@ static void print_checks(const struct hl_report_process *p, FILE *out)
 			if (lines[k].cls != HL_CLASS_UNKNOWN || c->blocks[HL_CLASS_UNKNOWN] ||
 			    (prev && prev->blocks[HL_CLASS_UNKNOWN]))
 				print_check_line(p->pid, c, prev, lines[k].cls, lines[k].label, out);
+		print_unstopped_tids(p->pid, c->unstopped_tids, c->nunstopped_tids, out);
 		fprintf(out, "==%u==\n", p->pid);
+		print_check_records(r, p, c, out);
 	}
 }
 
@@ -543,7 +645,7 @@ void hl_report_print_process_text(const struct hl_report *r,
 {
 	print_header(p, out);
 	print_summary(p, out);
-	print_checks(p, out);
+	print_checks(r, p, out);
 	print_errors(p, &r->view, out);
 	if (is_exec(p)) {
 		print_consistency(p, out);

@@ -442,3 +442,37 @@ CREATE VIEW stack_frames(stack_id, position, address, symbol_id, inlined) AS
   )
   SELECT w.stack_id, w.position, f.address, f.symbol_id, f.inlined
   FROM walk w JOIN frames f ON f.id = w.frame_id;
+
+-- migrate 13
+-- On-demand checks keep their loss records, grouped by (stack, class) as
+-- the exit's are: per check one row per record kept, with what changed
+-- since the process's check before (valgrind's "16 (+16) bytes in 1 (+1)
+-- blocks"). A check keeps at most 1000 (those that changed, then the
+-- largest): checks.records_total says how many it had. 0 for checks
+-- stored before this.
+CREATE TABLE check_records (
+  process_id INTEGER NOT NULL REFERENCES processes(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,               -- the check's checks.seq
+  rank INTEGER NOT NULL,              -- loss record number in the check, 1 = smallest
+  stack_id INTEGER REFERENCES stacks(id),
+  leak_class TEXT NOT NULL,           -- as leaks.leak_class
+  bytes INTEGER NOT NULL,             -- of the blocks themselves
+  indirect_bytes INTEGER NOT NULL,    -- lost only through them
+  blocks INTEGER NOT NULL,
+  new_bytes INTEGER NOT NULL,         -- since the check before; negative: freed
+  new_indirect_bytes INTEGER NOT NULL,
+  new_blocks INTEGER NOT NULL
+);
+CREATE INDEX check_records_process ON check_records(process_id, seq, rank);
+ALTER TABLE checks ADD COLUMN records_total INTEGER NOT NULL DEFAULT 0;
+-- The threads a scan could not stop (they block the stop signal; their
+-- stacks were read while they ran), by kernel thread id: check_seq 0 for
+-- the exit scan, else the check's seq. processes.all_threads_stopped and
+-- checks.all_threads_stopped say whether there were any; the hook names at
+-- most 16 a scan, and older hooks none.
+CREATE TABLE unstopped_threads (
+  process_id INTEGER NOT NULL REFERENCES processes(id) ON DELETE CASCADE,
+  check_seq INTEGER NOT NULL,
+  tid INTEGER NOT NULL
+);
+CREATE INDEX unstopped_threads_process ON unstopped_threads(process_id, check_seq);

@@ -28,7 +28,11 @@ static void process_destroy(struct hl_process *p)
 	free(p->errors);
 	free(p->samples);
 	free(p->leaks);
+	for (size_t i = 0; i < p->nchecks; i++)
+		free(p->checks[i].records);
 	free(p->checks);
+	hl_grouping_destroy(&p->check_groups);
+	hl_grouping_destroy(&p->check_prev);
 	free(p->live_indirect);
 	hl_arena_free(&p->arena);
 	free(p);
@@ -486,20 +490,88 @@ static void on_realloc(struct hl_process *p, const struct hl_rec_realloc *r)
 	event_counted(p, r->ticks);
 }
 
-/* Part of an on-demand check's set: only its totals are kept. */
+/* Part of an on-demand check's set: its totals by class, and its blocks
+ * grouped into loss records as the exit set's are. */
 static void on_check_live(struct hl_process *p, const struct hl_rec_live *r, bool scanned)
 {
 	const struct hl_wire_live_block *lb = (const void *)(r + 1);
+	const struct hl_wire_live_indirect *ind = hl_wire_live_indirect_of(r);
 	struct hl_check *c = &p->check_open;
 
 	c->scanned |= scanned;
 	for (uint32_t i = 0; i < r->count; i++) {
 		unsigned cls = scanned && lb[i].leak_class <= HL_CLASS_SUPPRESSED ?
 				       lb[i].leak_class : HL_CLASS_UNKNOWN;
+		struct hl_leak_group *g =
+			hl_grouping_get(&p->check_groups, stack_ref(p, lb[i].stack_id), (uint8_t)cls);
 
+		g->bytes += lb[i].size;
+		g->blocks++;
 		c->bytes[cls] += lb[i].size;
 		c->blocks[cls]++;
 	}
+	/* The indirect entries name blocks of this very record (wire.h). */
+	for (uint32_t i = 0, n = scanned ? hl_wire_live_indirect_count(r) : 0; i < n; i++) {
+		const struct hl_wire_live_block *b = &lb[ind[i].index];
+		unsigned cls = b->leak_class <= HL_CLASS_SUPPRESSED ? b->leak_class : HL_CLASS_UNKNOWN;
+
+		hl_grouping_get(&p->check_groups, stack_ref(p, b->stack_id), (uint8_t)cls)
+			->indirect_bytes += ind[i].bytes;
+	}
+}
+
+/* Which records a check keeps when it has more than HL_CHECK_RECORDS_MAX:
+ * those that changed since the check before, then the largest. */
+static int keep_order(const void *a, const void *b)
+{
+	const struct hl_check_record *x = a, *y = b;
+	bool cx = x->new_bytes || x->new_indirect_bytes || x->new_blocks;
+	bool cy = y->new_bytes || y->new_indirect_bytes || y->new_blocks;
+
+	if (cx != cy)
+		return cx ? -1 : 1;
+	return x->rank > y->rank ? -1 : x->rank < y->rank;
+}
+
+static int rank_order(const void *a, const void *b)
+{
+	const struct hl_check_record *x = a, *y = b;
+
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* The check's loss records in loss record order, each with what changed
+ * since the previous check's record of the same stack and class; the
+ * grouping becomes the one the next check compares with. */
+static void check_records(struct hl_process *p, struct hl_check *c)
+{
+	size_t n;
+	struct hl_leak_group *sorted = hl_grouping_sorted(&p->check_groups, &n);
+
+	c->records = hl_xcalloc(n + 1, sizeof(*c->records));
+	for (size_t i = 0; i < n; i++) {
+		struct hl_check_record *rec = &c->records[i];
+		const struct hl_leak_group *old =
+			hl_grouping_find(&p->check_prev, sorted[i].stack, sorted[i].leak_class);
+
+		rec->g = sorted[i];
+		rec->rank = i + 1;
+		rec->new_bytes = (int64_t)(rec->g.bytes - (old ? old->bytes : 0));
+		rec->new_indirect_bytes =
+			(int64_t)(rec->g.indirect_bytes - (old ? old->indirect_bytes : 0));
+		rec->new_blocks = (int64_t)(rec->g.blocks - (old ? old->blocks : 0));
+	}
+	free(sorted);
+	c->records_total = n;
+	c->nrecords = n;
+	if (n > HL_CHECK_RECORDS_MAX) {
+		qsort(c->records, n, sizeof(*c->records), keep_order);
+		c->nrecords = HL_CHECK_RECORDS_MAX;
+		qsort(c->records, c->nrecords, sizeof(*c->records), rank_order);
+	}
+	hl_grouping_destroy(&p->check_prev);
+	p->check_prev = p->check_groups;
+	hl_grouping_init(&p->check_groups);
 }
 
 /* CHECK closes the set: it becomes the process's next checkpoint. */
@@ -513,6 +585,9 @@ static void on_check(struct hl_process *p, const struct hl_rec_check *r)
 	c->seq = r->seq;
 	c->flags = r->flags;
 	c->ticks = r->ticks;
+	if (r->flags & HL_CHECK_UNSTOPPED)
+		c->nunstopped_tids = hl_wire_unstopped_tids(&r->h, sizeof(*r), c->unstopped_tids);
+	check_records(p, c);
 	memset(&p->check_open, 0, sizeof(p->check_open));
 }
 
@@ -611,6 +686,7 @@ static void on_exit_rec(struct hl_process *p, const struct hl_rec_exit *r)
 	p->status = r->status;
 	p->events_sent = r->events_sent;
 	p->end_realtime_ns = hl_now_realtime_ns();
+	p->nunstopped_tids = hl_wire_unstopped_tids(&r->h, sizeof(*r), p->unstopped_tids);
 }
 
 uint64_t hl_process_ticks_to_realtime(const struct hl_process *p, uint64_t ticks)
@@ -859,88 +935,41 @@ static void resolve_end(struct hl_process *p)
 	}
 }
 
-/* Where a class sorts among loss records of equal size: valgrind's order
- * (mc_leakcheck.c, Reachedness: reachable, possible, indirect, definite),
- * then the records no scan classified, then suppressed ones. */
-static unsigned class_order(uint8_t leak_class)
-{
-	static const uint8_t order[] = {
-		[HL_CLASS_REACHABLE] = 0, [HL_CLASS_POSSIBLE] = 1,
-		[HL_CLASS_INDIRECT] = 2, [HL_CLASS_DEFINITE] = 3,
-		[HL_CLASS_UNKNOWN] = 4, [HL_CLASS_SUPPRESSED] = 5,
-	};
-	return leak_class < HL_ARRAY_SIZE(order) ? order[leak_class] : 4;
-}
-
-/* valgrind's order of loss records: smallest first, so the largest is
- * printed last, next to the LEAK SUMMARY; then by class, blocks, stack. */
-static int leak_group_cmp(const void *a, const void *b)
-{
-	const struct hl_leak_group *x = a, *y = b;
-	uint64_t tx = x->bytes + x->indirect_bytes, ty = y->bytes + y->indirect_bytes;
-
-	if (tx != ty)
-		return tx < ty ? -1 : 1;
-	if (class_order(x->leak_class) != class_order(y->leak_class))
-		return class_order(x->leak_class) < class_order(y->leak_class) ? -1 : 1;
-	if (x->blocks != y->blocks)
-		return x->blocks < y->blocks ? -1 : 1;
-	return x->stack < y->stack ? -1 : x->stack > y->stack;
-}
-
-/* Groups the outstanding blocks by (stack, class), using a block table keyed
- * by stack << 3 | class (+1 so the key is never 0) as the group index. */
+/* Groups the outstanding blocks by (stack, class) into loss records. */
 static void group_leaks(struct hl_process *p)
 {
-	struct hl_table groups;
-	size_t n = 0;
+	struct hl_leak_grouping groups;
 
-	hl_table_init(&groups);
+	hl_grouping_init(&groups);
 	for (struct hl_block *b = hl_table_next(&p->live, NULL); b;
 	     b = hl_table_next(&p->live, b)) {
-		uint64_t key = ((uint64_t)b->stack_id << 3 | b->leak_class) + 1;
-		struct hl_block *g;
+		struct hl_leak_group *g;
 		struct hl_stack *s = hl_process_stack(p, b->stack_id);
 
 		if (b->flags & HL_BLOCK_FREED)
 			continue;
-		g = hl_table_find(&groups, key);
-		if (!g)
-			g = hl_table_insert(&groups, key);
-		g->size += b->size;
-		g->ticks++; /* blocks */
-		g->stack_id += (b->flags & HL_BLOCK_INHERITED) != 0;
+		g = hl_grouping_get(&groups, b->stack_id, b->leak_class);
+		g->bytes += b->size;
+		g->blocks++;
+		g->inherited_blocks += (b->flags & HL_BLOCK_INHERITED) != 0;
 		if (s) {
 			s->leaked_bytes += b->size;
 			s->leaked_blocks++;
 		}
 	}
-	p->leaks = hl_xcalloc(groups.count, sizeof(*p->leaks));
-	for (struct hl_block *g = hl_table_next(&groups, NULL); g;
-	     g = hl_table_next(&groups, g)) {
-		struct hl_leak_group *l = &p->leaks[n++];
-
-		l->stack = (uint32_t)((g->address - 1) >> 3);
-		l->leak_class = (uint8_t)((g->address - 1) & 7);
-		l->bytes = g->size;
-		l->blocks = g->ticks;
-		l->inherited_blocks = g->stack_id;
-		g->size = n - 1; /* the group's record, for the indirect bytes below */
-	}
 	for (size_t i = 0; i < p->nlive_indirect; i++) {
 		const struct hl_live_indirect *ind = &p->live_indirect[i];
 		const struct hl_block *b = hl_table_find(&p->live, ind->address);
-		const struct hl_block *g;
+		struct hl_leak_group *g;
 
 		if (!b || (b->flags & HL_BLOCK_FREED))
 			continue;
-		g = hl_table_find(&groups, ((uint64_t)b->stack_id << 3 | b->leak_class) + 1);
+		g = hl_grouping_find(&groups, b->stack_id, b->leak_class);
 		if (g)
-			p->leaks[g->size].indirect_bytes += ind->bytes;
+			g->indirect_bytes += ind->bytes;
 	}
-	p->nleaks = n;
-	qsort(p->leaks, n, sizeof(*p->leaks), leak_group_cmp);
-	hl_table_destroy(&groups);
+	p->leaks = hl_grouping_sorted(&groups, &p->nleaks);
+	hl_grouping_destroy(&groups);
 }
 
 /* With a LIVE set from the hook, blocks it did not list were freed in ways

@@ -29,6 +29,7 @@
 #include <sys/types.h>
 
 #include "heapledger/wire.h"
+#include "leak_group.h"
 #include "table.h"
 #include "util.h"
 
@@ -98,9 +99,30 @@ struct hl_leak_group {
 	const char *site_function; /* the site's innermost program function, or NULL */
 };
 
+/* One loss record of an on-demand check, with what changed since the
+ * process's check before (valgrind's leak_check increased: "16 (+16) bytes
+ * in 1 (+1) blocks"); a record the check before did not have is new whole. */
+struct hl_check_record {
+	struct hl_leak_group g;      /* stack, class, bytes, indirect bytes, blocks */
+	uint64_t rank;               /* loss record number among all of the check's, 1 = smallest */
+	int64_t new_bytes;           /* direct bytes since the check before */
+	int64_t new_indirect_bytes;
+	int64_t new_blocks;
+};
+
+/* Loss records kept per check: a check holds a record per (stack, class),
+ * as many as the process has allocation stacks; a program checked often
+ * would otherwise keep (and store) all of them again at every check. The
+ * records that changed since the check before come first, then the
+ * largest; the report says how many were not kept. */
+#define HL_CHECK_RECORDS_MAX 1000
+/* Threads named per scan that could not be stopped (wire.h). */
+#define HL_UNSTOPPED_TIDS_MAX HL_WIRE_MAX_UNSTOPPED_TIDS
+
 /* An on-demand leak check (heapledger_check_leaks(), check_signal=): the
- * live blocks at that moment, totalled by class (the LIVE set the hook sent,
- * flagged HL_LIVE_CHECK, closed by a CHECK record). */
+ * live blocks at that moment, totalled by class and grouped into loss
+ * records (the LIVE set the hook sent, flagged HL_LIVE_CHECK, closed by a
+ * CHECK record). */
 struct hl_check {
 	uint32_t seq;              /* 1, 2, ... per process image */
 	uint32_t flags;            /* HL_CHECK_* */
@@ -108,6 +130,11 @@ struct hl_check {
 	bool scanned;              /* its classes come from the scan */
 	uint64_t bytes[HL_CLASS_SUPPRESSED + 1];  /* by enum hl_leak_class */
 	uint64_t blocks[HL_CLASS_SUPPRESSED + 1];
+	struct hl_check_record *records; /* loss record order, at most HL_CHECK_RECORDS_MAX */
+	size_t nrecords;
+	uint64_t records_total;    /* loss records the check had, kept or not */
+	uint32_t unstopped_tids[HL_UNSTOPPED_TIDS_MAX]; /* threads that did not stop */
+	uint32_t nunstopped_tids;
 };
 
 struct hl_run;
@@ -182,6 +209,8 @@ struct hl_process {
 	bool live_seen;              /* LIVE records arrived */
 	bool live_scanned;           /* they carry reachability classes */
 	bool live_unstopped;         /* a thread did not stop for that scan (HL_LIVE_UNSTOPPED) */
+	uint32_t unstopped_tids[HL_UNSTOPPED_TIDS_MAX]; /* which, from EXIT (wire.h) */
+	uint32_t nunstopped_tids;
 	bool scanned;                /* the exit set was scanned (set by finish) */
 	bool has_exit;               /* EXIT arrived */
 	bool shared_buffers;         /* ended without EXIT, and its hook's shared event
@@ -198,6 +227,8 @@ struct hl_process {
 	struct hl_check *checks;     /* on-demand leak checks, in order */
 	size_t nchecks, checks_cap;
 	struct hl_check check_open;  /* the set being received (before its CHECK) */
+	struct hl_leak_grouping check_groups; /* its loss records */
+	struct hl_leak_grouping check_prev;   /* the previous check's, for what is new */
 
 	struct hl_leak_group *leaks; /* after finish, in loss record order
 				      * (valgrind's: largest last) */

@@ -214,7 +214,7 @@ int hl_store_run_delete(struct hl_store *s, int64_t run_id)
 enum {
 	ST_PROCESS, ST_SUMMARY, ST_SYMBOL, ST_SYMBOL_FIND, ST_FRAME,
 	ST_FRAMES, ST_FRAME_BASE, ST_STACK_BASE, ST_SITE, ST_ERROR,
-	ST_CHECK, ST_COUNT
+	ST_CHECK, ST_CHECK_RECORD, ST_UNSTOPPED, ST_COUNT
 };
 
 /* Frame rows go in FRAMES_PER_INSERT at a time: most of a row's cost was
@@ -250,7 +250,12 @@ static const char *const statement_sql[ST_COUNT] = {
 	[ST_ERROR] = "INSERT INTO errors(process_id, kind, address, block_address,"
 		" block_size, stack_id, alloc_stack_id, free_stack_id, time_ns, call, detail)"
 		" VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-	[ST_CHECK] = "INSERT INTO checks VALUES (?,?,?,?,?,?,?,?,?)",
+	[ST_CHECK] = "INSERT INTO checks(process_id, seq, time_ns, by_signal, all_threads_stopped,"
+		" scanned, leak_class, bytes, blocks, records_total) VALUES (?,?,?,?,?,?,?,?,?,?)",
+	[ST_CHECK_RECORD] = "INSERT INTO check_records(process_id, seq, rank, stack_id,"
+		" leak_class, bytes, indirect_bytes, blocks, new_bytes, new_indirect_bytes,"
+		" new_blocks) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_UNSTOPPED] = "INSERT INTO unstopped_threads(process_id, check_seq, tid) VALUES (?,?,?)",
 };
 
 struct writer {
@@ -837,7 +842,8 @@ static int max_id(struct writer *w, sqlite3_stmt *st, const char *what, int64_t 
 	return 0;
 }
 
-/* Stacks that allocated, leaked, or are named by an error. */
+/* Stacks that allocated, leaked, or are named by an error or a check's
+ * loss record. */
 static int write_stacks(struct writer *w)
 {
 	struct hl_process *p = w->p;
@@ -861,6 +867,13 @@ static int write_stacks(struct writer *w)
 			if (refs[j] && refs[j] <= p->nstacks)
 				w->stack_ids[refs[j] - 1] = -1; /* needed */
 	}
+	for (size_t i = 0; i < p->nchecks; i++)
+		for (size_t j = 0; j < p->checks[i].nrecords; j++) {
+			uint32_t ref = p->checks[i].records[j].g.stack;
+
+			if (ref && ref <= p->nstacks)
+				w->stack_ids[ref - 1] = -1; /* needed */
+		}
 	for (size_t i = 0; i < p->nstacks && !err; i++)
 		if (p->stacks[i].allocs || p->stacks[i].leaked_blocks || w->stack_ids[i])
 			err = write_stack(w, i);
@@ -1105,7 +1118,49 @@ static int write_timeline(struct writer *w)
 	return err ? err : batch_flush(w, w->samples);
 }
 
-/* Each on-demand check: one row per class. */
+/* The threads a scan could not stop: check_seq 0 for the exit scan. */
+static int write_unstopped(struct writer *w, uint32_t check_seq, const uint32_t *tids, size_t n)
+{
+	sqlite3_stmt *st = w->st[ST_UNSTOPPED];
+	int err = 0;
+
+	for (size_t i = 0; i < n && !err; i++) {
+		sqlite3_bind_int64(st, 1, w->process_id);
+		sqlite3_bind_int64(st, 2, check_seq);
+		sqlite3_bind_int64(st, 3, tids[i]);
+		err = step_done(w->s, st);
+	}
+	return err;
+}
+
+/* A check's loss records, each with what changed since the check before. */
+static int write_check_records(struct writer *w, const struct hl_check *c)
+{
+	sqlite3_stmt *st = w->st[ST_CHECK_RECORD];
+	int err = 0;
+
+	for (size_t i = 0; i < c->nrecords && !err; i++) {
+		const struct hl_check_record *rec = &c->records[i];
+
+		sqlite3_bind_int64(st, 1, w->process_id);
+		sqlite3_bind_int64(st, 2, c->seq);
+		sqlite3_bind_int64(st, 3, (int64_t)rec->rank);
+		sqlite3_bind_null(st, 4);
+		bind_stack(w, st, 4, rec->g.stack);
+		sqlite3_bind_text(st, 5, hl_leak_class_name(rec->g.leak_class), -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 6, (int64_t)rec->g.bytes);
+		sqlite3_bind_int64(st, 7, (int64_t)rec->g.indirect_bytes);
+		sqlite3_bind_int64(st, 8, (int64_t)rec->g.blocks);
+		sqlite3_bind_int64(st, 9, rec->new_bytes);
+		sqlite3_bind_int64(st, 10, rec->new_indirect_bytes);
+		sqlite3_bind_int64(st, 11, rec->new_blocks);
+		err = step_done(w->s, st);
+	}
+	return err;
+}
+
+/* Each on-demand check: one row per class, its loss records, and the
+ * threads its scan could not stop; then the exit scan's. */
 static int write_checks(struct writer *w)
 {
 	sqlite3_stmt *st = w->st[ST_CHECK];
@@ -1125,9 +1180,16 @@ static int write_checks(struct writer *w)
 			sqlite3_bind_text(st, 7, hl_leak_class_name(k), -1, SQLITE_STATIC);
 			sqlite3_bind_int64(st, 8, (int64_t)c->bytes[k]);
 			sqlite3_bind_int64(st, 9, (int64_t)c->blocks[k]);
+			sqlite3_bind_int64(st, 10, (int64_t)c->records_total);
 			err = step_done(w->s, st);
 		}
+		if (!err)
+			err = write_check_records(w, c);
+		if (!err)
+			err = write_unstopped(w, c->seq, c->unstopped_tids, c->nunstopped_tids);
 	}
+	if (!err && w->p->scanned && w->p->live_unstopped)
+		err = write_unstopped(w, 0, w->p->unstopped_tids, w->p->nunstopped_tids);
 	return err;
 }
 

@@ -61,6 +61,10 @@ static const struct import_table tables[] = {
 	  { { "process_id", "processes" } } },
 	{ "checks", "process_id IN (SELECT id FROM temp.imp_processes)",
 	  { { "process_id", "processes" } } },
+	{ "check_records", "process_id IN (SELECT id FROM temp.imp_processes)",
+	  { { "process_id", "processes" }, { "stack_id", "stacks" } } },
+	{ "unstopped_threads", "process_id IN (SELECT id FROM temp.imp_processes)",
+	  { { "process_id", "processes" } } },
 };
 
 static size_t symbols_table(void)

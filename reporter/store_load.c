@@ -57,7 +57,8 @@ static uint64_t col_u64(sqlite3_stmt *st, int i)
 struct loader {
 	struct hl_store *s;
 	const struct hl_report_filter *filter;
-	sqlite3_stmt *stack, *leaks, *errors, *checks, *exec_next, *frames;
+	sqlite3_stmt *stack, *leaks, *errors, *checks, *exec_next, *frames, *check_records,
+		*unstopped;
 	int64_t run_id;
 	/* The run's frames, by frames.id: records share their callers, and
 	 * one read of the call tree replaced a recursive walk per record (435
@@ -93,7 +94,7 @@ static const char *const loader_sql[] = {
 	" alloc_stack_id, free_stack_id, call, detail FROM errors WHERE process_id = ?"
 	" ORDER BY id",
 	"SELECT seq, time_ns, by_signal, all_threads_stopped, scanned, leak_class,"
-	" bytes, blocks FROM checks WHERE process_id = ? ORDER BY seq, rowid",
+	" bytes, blocks, records_total FROM checks WHERE process_id = ? ORDER BY seq, rowid",
 	/* the image that replaced an image ended by exec: the next process of
 	 * the run with the same pid and origin exec */
 	"SELECT exe FROM processes WHERE run_id = ?1 AND pid = ?2 AND origin = 'exec'"
@@ -101,13 +102,19 @@ static const char *const loader_sql[] = {
 	"SELECT f.id, f.parent_id, f.address, f.inlined, y.module, y.module_offset,"
 	" y.function, y.file, y.line FROM frames f LEFT JOIN symbols y ON y.id = f.symbol_id"
 	" WHERE f.run_id = ? ORDER BY f.id",
+	"SELECT c.seq, c.rank, c.leak_class, c.bytes, c.indirect_bytes, c.blocks, c.new_bytes,"
+	" c.new_indirect_bytes, c.new_blocks, c.stack_id, k.leaf_frame_id, k.truncated"
+	" FROM check_records c LEFT JOIN stacks k ON k.id = c.stack_id WHERE c.process_id = ?"
+	" ORDER BY c.seq, c.rank",
+	"SELECT check_seq, tid FROM unstopped_threads WHERE process_id = ?"
+	" ORDER BY check_seq, rowid",
 };
 
 static int loader_open(struct loader *l, struct hl_store *s, int64_t run_id,
 		       const struct hl_report_filter *filter)
 {
 	sqlite3_stmt **st[] = { &l->stack, &l->leaks, &l->errors, &l->checks, &l->exec_next,
-				&l->frames };
+				&l->frames, &l->check_records, &l->unstopped };
 
 	memset(l, 0, sizeof(*l));
 	l->s = s;
@@ -127,6 +134,8 @@ static void loader_close(struct loader *l)
 	sqlite3_finalize(l->checks);
 	sqlite3_finalize(l->exec_next);
 	sqlite3_finalize(l->frames);
+	sqlite3_finalize(l->check_records);
+	sqlite3_finalize(l->unstopped);
 	free(l->tree);
 }
 
@@ -374,6 +383,7 @@ static int load_checks(struct loader *ld, struct hl_report *r, int64_t process_i
 			c->by_signal = sqlite3_column_int(st, 2) != 0;
 			c->all_threads_stopped = sqlite3_column_int(st, 3) != 0;
 			c->scanned = sqlite3_column_int(st, 4) != 0;
+			c->records_total = col_u64(st, 8);
 		}
 		c = &p->checks[p->nchecks - 1];
 		for (unsigned k = 0; k <= HL_CLASS_SUPPRESSED; k++) {
@@ -382,6 +392,101 @@ static int load_checks(struct loader *ld, struct hl_report *r, int64_t process_i
 				c->blocks[k] = col_u64(st, 7);
 			}
 		}
+	}
+	sqlite3_reset(st);
+	return 0;
+}
+
+/* The check of p with this seq, or NULL. */
+static struct hl_report_check *check_by_seq(struct hl_report_process *p, uint32_t seq)
+{
+	for (size_t i = 0; i < p->nchecks; i++)
+		if (p->checks[i].seq == seq)
+			return &p->checks[i];
+	return NULL;
+}
+
+/* Appends one element of `size` bytes to an arena array of *n. */
+static void *arena_append(struct hl_report *r, void **v, size_t *n, size_t size)
+{
+	char *grown = hl_arena_alloc(&r->arena, (*n + 1) * size);
+
+	if (*n)
+		memcpy(grown, *v, *n * size);
+	*v = grown;
+	memset(grown + *n * size, 0, size);
+	return grown + (*n)++ * size;
+}
+
+/* The checks' loss records (after load_checks). */
+static int load_check_records(struct loader *ld, struct hl_report *r, int64_t process_id,
+			      struct hl_report_process *p)
+{
+	sqlite3_stmt *st = ld->check_records;
+	struct hl_report_check *c = NULL;
+	size_t cap = 0;
+	int err = 0;
+
+	sqlite3_bind_int64(st, 1, process_id);
+	while (!err && sqlite3_step(st) == SQLITE_ROW) {
+		uint32_t seq = (uint32_t)sqlite3_column_int64(st, 0);
+		struct hl_report_check_record *rec;
+		struct hl_report_leak *l;
+
+		if (!c || c->seq != seq) {
+			c = check_by_seq(p, seq);
+			cap = 0;
+		}
+		if (!c)
+			continue;
+		if (c->nrecords == cap) {
+			struct hl_report_check_record *grown;
+
+			cap = cap ? cap * 2 : 16;
+			grown = hl_arena_alloc(&r->arena, cap * sizeof(*grown));
+			if (c->nrecords)
+				memcpy(grown, c->records, c->nrecords * sizeof(*grown));
+			c->records = grown;
+		}
+		rec = &c->records[c->nrecords++];
+		memset(rec, 0, sizeof(*rec));
+		l = &rec->leak;
+		rec->rank = col_u64(st, 1);
+		l->kind = col_text(r, st, 2);
+		l->suppressed = l->kind && !strcmp(l->kind, "suppressed");
+		l->bytes = col_u64(st, 3);
+		l->indirect_bytes = col_u64(st, 4);
+		l->blocks = col_u64(st, 5);
+		rec->new_bytes = sqlite3_column_int64(st, 6);
+		rec->new_indirect_bytes = sqlite3_column_int64(st, 7);
+		rec->new_blocks = sqlite3_column_int64(st, 8);
+		if (sqlite3_column_type(st, 10) == SQLITE_NULL ||
+		    !stack_from_tree(ld, r, sqlite3_column_int64(st, 10),
+				     sqlite3_column_int(st, 11) != 0, &l->stack))
+			err = load_stack(ld, r, sqlite3_column_int64(st, 9), &l->stack);
+	}
+	sqlite3_reset(st);
+	return err;
+}
+
+/* The threads each scan could not stop: check_seq 0 is the exit scan's. */
+static int load_unstopped(struct loader *ld, struct hl_report *r, int64_t process_id,
+			  struct hl_report_process *p)
+{
+	sqlite3_stmt *st = ld->unstopped;
+
+	sqlite3_bind_int64(st, 1, process_id);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		uint32_t seq = (uint32_t)sqlite3_column_int64(st, 0);
+		uint32_t tid = (uint32_t)sqlite3_column_int64(st, 1);
+		struct hl_report_check *c = seq ? check_by_seq(p, seq) : NULL;
+
+		if (c)
+			*(uint32_t *)arena_append(r, (void **)&c->unstopped_tids, &c->nunstopped_tids,
+						  sizeof(tid)) = tid;
+		else if (!seq && p->unstopped)
+			*(uint32_t *)arena_append(r, (void **)&p->unstopped_tids, &p->nunstopped_tids,
+						  sizeof(tid)) = tid;
 	}
 	sqlite3_reset(st);
 	return 0;
@@ -498,6 +603,10 @@ static int load_processes(struct loader *ld, struct hl_report *r,
 			err = load_errors(ld, into, id, p);
 		if (keep && !err)
 			err = load_checks(ld, into, id, p);
+		if (keep && !err)
+			err = load_check_records(ld, into, id, p);
+		if (keep && !err)
+			err = load_unstopped(ld, into, id, p);
 		if (keep && !err)
 			err = load_exec_path(ld, into, sqlite3_column_int64(st, 25), p);
 		/* --kind keeps the processes that have a record of those kinds

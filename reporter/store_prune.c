@@ -24,6 +24,8 @@ static const char *const prune_sql[] = {
 	"DELETE FROM errors WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM timeline WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM checks WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
+	"DELETE FROM check_records WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
+	"DELETE FROM unstopped_threads WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM module_rows WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM summaries WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM processes WHERE id IN (SELECT id FROM temp.doomed_processes)",

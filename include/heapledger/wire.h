@@ -372,6 +372,31 @@ struct hl_rec_check {
 	uint64_t ticks;          /* when the scan stopped the threads */
 };
 
+/* The threads that did not stop for a scan, by name (a later addition at
+ * the end of CHECK, for the check's scan, and of EXIT, for the exit scan;
+ * older readers ignore it): the rest of the record's length after the fixed
+ * part holds uint32_t kernel thread ids, as many as fit whole; 0 is
+ * padding. The hook names at most HL_WIRE_MAX_UNSTOPPED_TIDS of them; the
+ * flags (HL_CHECK_UNSTOPPED, HL_LIVE_UNSTOPPED) say whether there were any,
+ * and a reader takes no more than that many. */
+#define HL_WIRE_MAX_UNSTOPPED_TIDS 16
+/* Copies the tids after the `fixed` bytes of a record whose length was
+ * checked into tids[HL_WIRE_MAX_UNSTOPPED_TIDS]; returns how many. */
+static inline uint32_t hl_wire_unstopped_tids(const struct hl_wire_header *h, uint32_t fixed,
+					      uint32_t *tids)
+{
+	uint32_t n = 0, have = h->length > fixed ? (h->length - fixed) / 4 : 0;
+
+	for (uint32_t i = 0; i < have && n < HL_WIRE_MAX_UNSTOPPED_TIDS; i++) {
+		uint32_t tid;
+
+		memcpy(&tid, (const char *)h + fixed + 4 * (size_t)i, sizeof(tid));
+		if (tid)
+			tids[n++] = tid;
+	}
+	return n;
+}
+
 /* Sent by the hook's exec wrappers just before the exec, after every buffered
  * event, and followed by `path_len` bytes: the path given to exec, NUL
  * included (cut at HL_WIRE_MAX_PATH). A stream that ends right after it, with

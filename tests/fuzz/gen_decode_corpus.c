@@ -1,7 +1,8 @@
 /*
  * tests/fuzz/gen_decode_corpus.c: writes the seed inputs of
  * corpus/decode/ with the reporter's own encoder: a full valid process,
- * fork/exec HELLOs, realloc churn, LIVE (with indirect bytes)/CHECK/ERROR records, and a few malformed
+ * fork/exec HELLOs, realloc churn, LIVE (with indirect bytes)/CHECK/ERROR records,
+ * checks and an exit naming threads that did not stop, and a few malformed
  * streams. Each file starts with the read-split byte fuzz_decode.c expects.
  * Usage: gen_decode_corpus DIR
  */
@@ -97,6 +98,38 @@ static void packed_process(struct hl_enc *e)
 	hl_enc_exit(e, HL_EXIT_NORMAL, 0, 300);
 }
 
+/* Two checks and the exit, each scan with threads that did not stop (named
+ * in the tail of CHECK and EXIT: an odd count, and more than a reader
+ * takes); loss records that grow, shrink and vanish between the checks. */
+static void checkpoints_process(struct hl_enc *e)
+{
+	uint64_t frames[2] = { 0x401000, 0x401234 };
+	uint32_t tids[HL_WIRE_MAX_UNSTOPPED_TIDS + 3];
+	struct hl_wire_live_block first[3] = {
+		{ .address = 0x20000, .size = 32, .stack_id = 1, .leak_class = 1 },
+		{ .address = 0x20040, .size = 32, .stack_id = 1, .leak_class = 1 },
+		{ .address = 0x30000, .size = 8, .stack_id = 2, .leak_class = 2 },
+	};
+	struct hl_wire_live_block second[2] = {
+		first[0], { .address = 0x40000, .size = 64, .stack_id = 2, .leak_class = 1 },
+	};
+	struct hl_wire_live_indirect indirect = { .index = 0, .bytes = 8 };
+	const uint16_t checked = HL_LIVE_SCANNED | HL_LIVE_CHECK | HL_LIVE_UNSTOPPED;
+
+	for (uint32_t i = 0; i < HL_WIRE_MAX_UNSTOPPED_TIDS + 3; i++)
+		tids[i] = 2000 + i;
+	hello(e, HL_ORIGIN_START);
+	hl_enc_stack(e, 1, frames, 2, 0);
+	hl_enc_stack(e, 2, frames + 1, 1, 0);
+	hl_enc_live_indirect(e, first, 3, checked, &indirect, 1);
+	hl_enc_check_unstopped(e, 1, HL_CHECK_UNSTOPPED, 10, tids, 3);
+	hl_enc_live(e, second, 2, checked);
+	hl_enc_check_unstopped(e, 2, HL_CHECK_UNSTOPPED | HL_CHECK_SIGNAL, 20, tids,
+			       HL_WIRE_MAX_UNSTOPPED_TIDS + 3);
+	hl_enc_live(e, second, 2, HL_LIVE_SCANNED | HL_LIVE_UNSTOPPED);
+	hl_enc_exit_unstopped(e, HL_EXIT_NORMAL, 0, 30, tids + 1, 1);
+}
+
 int main(int argc, char **argv)
 {
 	struct hl_enc e;
@@ -131,6 +164,10 @@ int main(int argc, char **argv)
 	packed_process(&e);
 	err |= save(argv[1], "packed-process", 0, &e);
 	err |= save(argv[1], "packed-process-split", 3, &e);
+	e.len = 0;
+	checkpoints_process(&e);
+	err |= save(argv[1], "checkpoints-unstopped", 0, &e);
+	err |= save(argv[1], "checkpoints-unstopped-split", 1, &e);
 	e.len = 0;
 	hello(&e, HL_ORIGIN_START);
 	hl_enc_record(&e, HL_REC_STACK, 16 + 8 * 4);

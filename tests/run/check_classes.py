@@ -111,8 +111,8 @@ def main():
         if kinds != [("possibly", 40, 1), ("indirectly", 48, 3), ("definitely", 48, 2),
                      ("reachable", 100, 1)]:
             fail("JSON leaks: %s" % kinds)
-        if proc["scan"] != {"scanned": True, "not_scanned": None,
-                             "all_threads_stopped": True} or not proc["summary"]["scanned"]:
+        if proc["scan"] != {"scanned": True, "not_scanned": None, "all_threads_stopped": True,
+                             "unstopped_tids": []} or not proc["summary"]["scanned"]:
             fail("JSON scan: %s" % proc["scan"])
         con = sqlite3.connect(db)
         rows = con.execute("SELECT rank, leak_class, bytes FROM leaks ORDER BY rank").fetchall()
