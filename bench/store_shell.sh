@@ -14,6 +14,7 @@ for ((i = 0; i < 2000; i++)); do
 done
 sum=0
 for ((i = 0; i < n; i++)); do
+	# shellcheck disable=SC2116 # the subshell is the point
 	v=$(echo "$i")
 	sum=$(( sum + v ))
 done

@@ -403,16 +403,28 @@ void hl_lossrec_print(int fd, struct hl_lossrec_table *t, const struct hl_lossre
 	}
 	struct name_cache_slot *cache =
 		hl_meta_alloc(NAME_CACHE_SLOTS * sizeof(struct name_cache_slot));
-	size_t printed = 0;
+	/* max_leaks: the largest that many records (the last ones), as the
+	 * reporter's --max-leaks prints them, saying how many were left out;
+	 * 0: all. */
+	size_t shown = 0, skip = 0;
+	for (size_t i = 0; i < n; i++)
+		shown += record_shown(&sorted[i], prev, check);
+	if (hl_options.max_leaks && shown > hl_options.max_leaks) {
+		skip = shown - hl_options.max_leaks;
+		line_start(&out);
+		hl_out_str(&out, "(the ");
+		hl_out_u64_grouped(&out, skip);
+		hl_out_str(&out, " smallest loss records are not shown: max_leaks=");
+		hl_out_u64(&out, hl_options.max_leaks);
+		hl_out_str(&out, ")\n");
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct hl_lossrec *g = &sorted[i];
 		if (!record_shown(g, prev, check))
 			continue;
-		/* 0: all, as the reporter's --max-leaks=0 */
-		if (hl_options.max_leaks && printed++ == hl_options.max_leaks) {
-			line_start(&out);
-			hl_out_str(&out, "(more records not shown; raise max_leaks=N)\n");
-			break;
+		if (skip) {
+			skip--;
+			continue;
 		}
 		const struct hl_lossrec *old = check && prev ? lookup(prev, g->stack_id, g->leak_class)
 							     : NULL;

@@ -41,7 +41,7 @@
 	X(stacks,      stacks,          0, 1,                  1,   NULL, "capture allocation stacks at all (0: a plain fast allocator with exact counters)") \
 	X(summary,     summary,         0, 1,                  1,   NULL, "standalone: print the HEAP SUMMARY at exit") \
 	X(leaks,       leaks,           0, 1,                  1,   NULL, "standalone: print the list of blocks still in use at exit") \
-	X(max_leaks,   max_leaks,       0, 1000000,            50,  NULL, "leak records printed at most, 0 all (standalone; under heapledger run and daemon it wins over --max-leaks for this program)") \
+	X(max_leaks,   max_leaks,       0, 1000000,            50,  NULL, "at most the N largest loss records printed, saying how many are left out; 0 all (standalone; under heapledger run and daemon it wins over --max-leaks for this program)") \
 	X(large_cache, large_cache_mib, 0, 1u << 20,           256, NULL, "MiB of address space of freed large mappings kept for reuse") \
 	X(retain_ms,   retain_ms,       0, 3600000,            100, NULL, "milliseconds wholly free memory stays mapped for reuse") \
 	X(stack_cache, stack_cache,     0, 2,                  1,   NULL, "stack memo: 0 off (always unwind), 1 on, 2 on with every hit checked") \

@@ -165,6 +165,17 @@ static struct hl_stack *stack_add(struct hl_process *p)
 	return &p->stacks[p->nstacks++];
 }
 
+uint64_t hl_stack_frames_hash(const uint64_t *frames, uint32_t depth)
+{
+	uint64_t h = depth + 0x9e3779b97f4a7c15ull;
+
+	for (uint32_t i = 0; i < depth; i++) {
+		h = (h ^ frames[i]) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return h | 1;
+}
+
 static void on_stack(struct hl_process *p, const struct hl_rec_stack *r)
 {
 	struct hl_stack *s = stack_add(p);
@@ -175,6 +186,7 @@ static void on_stack(struct hl_process *p, const struct hl_rec_stack *r)
 	s->seq = p->seq;
 	s->frames = hl_arena_alloc(&p->arena, (size_t)r->depth * 8);
 	memcpy(s->frames, r + 1, (size_t)r->depth * 8);
+	s->frames_hash = hl_stack_frames_hash(s->frames, s->depth);
 	hl_grow((void **)&p->stack_by_wire, &p->stack_by_wire_cap, r->stack_id,
 		sizeof(*p->stack_by_wire));
 	p->stack_by_wire[r->stack_id] = (uint32_t)p->nstacks;
@@ -722,6 +734,7 @@ static void inherit_from(struct hl_process *child, const struct hl_process *pare
 		s->truncated = ps->truncated;
 		s->frames = hl_arena_alloc(&child->arena, (size_t)s->depth * 8);
 		memcpy(s->frames, ps->frames, (size_t)s->depth * 8);
+		s->frames_hash = ps->frames_hash;
 	}
 	/* Blocks keep their stack references: the child's first stacks are
 	 * the parent's, in the same order. Counters start from the copy. */

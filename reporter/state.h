@@ -39,6 +39,8 @@ struct hl_stack {
 	uint16_t truncated;       /* the real stack was deeper */
 	uint64_t seq;             /* record number at definition (module choice) */
 	uint64_t *frames;         /* depth return addresses, innermost first */
+	uint64_t frames_hash;     /* hl_stack_frames_hash(frames, depth), taken while
+				   * they are in cache: the store's key for the stack */
 	uint64_t allocs;          /* blocks allocated from this stack */
 	uint64_t bytes;           /* bytes allocated from this stack */
 	uint64_t frees;           /* of those, blocks freed */
@@ -283,6 +285,8 @@ void hl_process_closed(struct hl_process *p);
 void hl_process_finish(struct hl_process *p);
 /* ticks -> CLOCK_REALTIME ns, using the BATCH clock pairs. */
 uint64_t hl_process_ticks_to_realtime(const struct hl_process *p, uint64_t ticks);
+/* A hash of depth return addresses, never 0. */
+uint64_t hl_stack_frames_hash(const uint64_t *frames, uint32_t depth);
 /* Stack by reference (index + 1), or NULL for 0/out of range. */
 struct hl_stack *hl_process_stack(const struct hl_process *p, uint32_t ref);
 /* The module containing address as seen when stack was defined, or NULL. */

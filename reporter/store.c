@@ -431,6 +431,20 @@ static int write_summary(struct writer *w)
 	return step_done(w->s, st);
 }
 
+/* The symbol's columns from parameter 1: key, module, offset, function,
+ * file, line (NULL where unknown, as the rows have them). */
+static void bind_symbol(sqlite3_stmt *st, int64_t content, const struct hl_frame_info *f)
+{
+	sqlite3_bind_int64(st, 1, content);
+	bind_opt_text(st, 2, f->module);
+	if (f->module)
+		sqlite3_bind_int64(st, 3, (int64_t)f->offset);
+	bind_opt_text(st, 4, f->function);
+	bind_opt_text(st, 5, f->file);
+	if (f->line)
+		sqlite3_bind_int(st, 6, (int)f->line);
+}
+
 /* symbols.id for a symbolized frame: the row any run stored with the same
  * content (symbols_key), else a new one. Remembered per run by frame_info
  * pointer (the symbolizer's answers live as long as the run). */
@@ -439,7 +453,7 @@ static int symbol_id(struct writer *w, const struct hl_frame_info *f, int64_t *i
 	struct hl_store *s = w->s;
 	uint64_t key = (uint64_t)(uintptr_t)f;
 	struct hl_block *b = hl_table_find(&s->symbols, key);
-	sqlite3_stmt *find = w->st[ST_SYMBOL_FIND], *st = w->st[ST_SYMBOL];
+	sqlite3_stmt *find = w->st[ST_SYMBOL_FIND];
 	int64_t content;
 	int rc, err;
 
@@ -449,30 +463,16 @@ static int symbol_id(struct writer *w, const struct hl_frame_info *f, int64_t *i
 	}
 	content = hl_symbol_key(f->module, f->module != NULL, f->offset, f->function, f->file,
 				f->line);
-	for (int pass = 0; pass < 2; pass++) {
-		sqlite3_stmt *q = pass ? st : find;
-
-		sqlite3_bind_int64(q, 1, content);
-		bind_opt_text(q, 2, f->module);
-		if (f->module)
-			sqlite3_bind_int64(q, 3, (int64_t)f->offset);
-		bind_opt_text(q, 4, f->function);
-		bind_opt_text(q, 5, f->file);
-		if (f->line)
-			sqlite3_bind_int(q, 6, (int)f->line);
-		if (pass)
-			break;
-		rc = sqlite3_step(find);
-		*id = rc == SQLITE_ROW ? sqlite3_column_int64(find, 0) : 0;
-		sqlite3_reset(find);
-		sqlite3_clear_bindings(find);
-		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-			return fail(s, rc, "symbols");
-		if (*id)
-			break;
-	}
+	bind_symbol(find, content, f);
+	rc = sqlite3_step(find);
+	*id = rc == SQLITE_ROW ? sqlite3_column_int64(find, 0) : 0;
+	sqlite3_reset(find);
+	sqlite3_clear_bindings(find);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return fail(s, rc, "symbols");
 	if (!*id) {
-		if ((err = step_done(s, st)))
+		bind_symbol(w->st[ST_SYMBOL], content, f);
+		if ((err = step_done(s, w->st[ST_SYMBOL])))
 			return err;
 		*id = sqlite3_last_insert_rowid(s->db);
 	}
@@ -565,17 +565,22 @@ static uint64_t layout_key(const struct writer *w)
  * truncation, and each return address with the module it is in (a fork
  * child has its parent's layout; an exec image may have another file at
  * the same address): the modules are the layout's, else looked up per
- * frame. Never 0. */
+ * frame. Never 0. The hash is the identity (63 bits: two different stacks
+ * of a run of n stacks share one with a chance of n^2 / 2^64, 5e-10 for
+ * 100k stacks); so are the hashes of a process's sets (find_sets). */
 static int64_t stack_hash(const struct writer *w, const struct hl_stack *stack)
 {
 	uint64_t h = ((uint64_t)stack->depth << 1 | (stack->truncated != 0)) + 0x9e3779b97f4a7c15ull;
 
 	h = (h ^ w->layout) * 0xc4ceb9fe1a85ec53ull;
-	for (uint32_t i = 0; i < stack->depth; i++) {
+	/* The addresses' hash was taken when the stack arrived: here a fork
+	 * child's few hundred stacks would be read back from all over memory. */
+	h = (h ^ (stack->frames_hash ? stack->frames_hash :
+		  hl_stack_frames_hash(stack->frames, stack->depth))) * 0xff51afd7ed558ccdull;
+	h ^= h >> 32;
+	for (uint32_t i = 0; i < stack->depth && !w->layout; i++) {
 		h = (h ^ stack->frames[i]) * 0xff51afd7ed558ccdull;
 		h ^= h >> 32;
-		if (w->layout)
-			continue;
 		h = (h ^ frame_module_key(w, stack, i)) * 0xc4ceb9fe1a85ec53ull;
 		h ^= h >> 29;
 	}
@@ -940,9 +945,10 @@ static uint64_t mix_u64(uint64_t h, uint64_t v)
 }
 
 /* The process's loss records as its rows would have them, in rank order:
- * equal for two processes whose rows would be equal. A record's fingerprint,
- * suppression and function come from its stack and class (the same policy
- * and symbols for the whole run), so the stack's id stands for them. */
+ * equal for two processes whose rows would be equal. A record's fingerprint
+ * comes from its stack's frames, so the stack's id stands for it; its
+ * suppression is the policy's, named by the same string for every process
+ * this reporter stores, so the pointer stands for the name. */
 static uint64_t leaks_hash(const struct writer *w)
 {
 	uint64_t h = mix_u64(0x9e3779b97f4a7c15ull, w->p->nleaks);
@@ -958,6 +964,7 @@ static uint64_t leaks_hash(const struct writer *w)
 		h = mix_u64(h, g->blocks);
 		h = mix_u64(h, g->inherited_blocks);
 		h = mix_u64(h, g->indirect_bytes);
+		h = mix_u64(h, (uint64_t)(uintptr_t)g->suppression);
 	}
 	return h | 1;
 }

@@ -105,4 +105,10 @@ printed = [int(m.group(1)) for m in RECORD.finditer(res.stderr)]
 if printed != [1, 2, 3, 4] or "not shown" in res.stderr:
     daemon_util.fail("standalone max_leaks=0: printed %s\n%s" % (printed, res.stderr))
 print("ok: standalone: max_leaks=0 prints all 4 records")
+env["HEAPLEDGER_OPTIONS"] = "max_leaks=1"
+res = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
+printed = [int(m.group(1)) for m in RECORD.finditer(res.stderr)]
+if printed != [4] or "the 3 smallest loss records are not shown: max_leaks=1" not in res.stderr:
+    daemon_util.fail("standalone max_leaks=1: printed %s\n%s" % (printed, res.stderr))
+print("ok: standalone: max_leaks=1 prints the largest record and says 3 were left out")
 print("PASS")
