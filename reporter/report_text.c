@@ -577,8 +577,11 @@ static void print_check_records(const struct hl_report *r, const struct hl_repor
 			same > 1 ? "are" : "is");
 	if (c->records_total > c->nrecords)
 		fprintf(out, "==%u== (%s loss records of this check were not kept, only the %zu "
-			"that changed most recently or are largest; the totals above count them)\n",
+			"that changed since the check before or are largest; the totals above "
+			"count them)\n",
 			p->pid, hl_fmt_grouped(a, c->records_total - c->nrecords), c->nrecords);
+	if (same || c->records_total > c->nrecords)
+		fprintf(out, "==%u==\n", p->pid);
 }
 
 /* The on-demand checks, each with what is new since the one before. */
