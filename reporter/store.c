@@ -431,6 +431,20 @@ static int write_summary(struct writer *w)
 	return step_done(w->s, st);
 }
 
+/* The symbol's columns from parameter 1: key, module, offset, function,
+ * file, line (NULL where unknown, as the rows have them). */
+static void bind_symbol(sqlite3_stmt *st, int64_t content, const struct hl_frame_info *f)
+{
+	sqlite3_bind_int64(st, 1, content);
+	bind_opt_text(st, 2, f->module);
+	if (f->module)
+		sqlite3_bind_int64(st, 3, (int64_t)f->offset);
+	bind_opt_text(st, 4, f->function);
+	bind_opt_text(st, 5, f->file);
+	if (f->line)
+		sqlite3_bind_int(st, 6, (int)f->line);
+}
+
 /* symbols.id for a symbolized frame: the row any run stored with the same
  * content (symbols_key), else a new one. Remembered per run by frame_info
  * pointer (the symbolizer's answers live as long as the run). */
@@ -439,7 +453,7 @@ static int symbol_id(struct writer *w, const struct hl_frame_info *f, int64_t *i
 	struct hl_store *s = w->s;
 	uint64_t key = (uint64_t)(uintptr_t)f;
 	struct hl_block *b = hl_table_find(&s->symbols, key);
-	sqlite3_stmt *find = w->st[ST_SYMBOL_FIND], *st = w->st[ST_SYMBOL];
+	sqlite3_stmt *find = w->st[ST_SYMBOL_FIND];
 	int64_t content;
 	int rc, err;
 
@@ -449,30 +463,16 @@ static int symbol_id(struct writer *w, const struct hl_frame_info *f, int64_t *i
 	}
 	content = hl_symbol_key(f->module, f->module != NULL, f->offset, f->function, f->file,
 				f->line);
-	for (int pass = 0; pass < 2; pass++) {
-		sqlite3_stmt *q = pass ? st : find;
-
-		sqlite3_bind_int64(q, 1, content);
-		bind_opt_text(q, 2, f->module);
-		if (f->module)
-			sqlite3_bind_int64(q, 3, (int64_t)f->offset);
-		bind_opt_text(q, 4, f->function);
-		bind_opt_text(q, 5, f->file);
-		if (f->line)
-			sqlite3_bind_int(q, 6, (int)f->line);
-		if (pass)
-			break;
-		rc = sqlite3_step(find);
-		*id = rc == SQLITE_ROW ? sqlite3_column_int64(find, 0) : 0;
-		sqlite3_reset(find);
-		sqlite3_clear_bindings(find);
-		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-			return fail(s, rc, "symbols");
-		if (*id)
-			break;
-	}
+	bind_symbol(find, content, f);
+	rc = sqlite3_step(find);
+	*id = rc == SQLITE_ROW ? sqlite3_column_int64(find, 0) : 0;
+	sqlite3_reset(find);
+	sqlite3_clear_bindings(find);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return fail(s, rc, "symbols");
 	if (!*id) {
-		if ((err = step_done(s, st)))
+		bind_symbol(w->st[ST_SYMBOL], content, f);
+		if ((err = step_done(s, w->st[ST_SYMBOL])))
 			return err;
 		*id = sqlite3_last_insert_rowid(s->db);
 	}
