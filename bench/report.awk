@@ -218,9 +218,10 @@ function tracking_table(   i, w, sc, hl, ht, ls, miss) {
 }
 
 # checks=full against ASan: overhead below ASan's on every workload. ASan
-# needs a rebuild, so it has rows for the synthetic workloads only; the real
-# programs are held against the lowest ASan figure the issue measured on them
-# (1.7x glibc's time).
+# needs a rebuild, so it has rows for the workloads run.sh builds (the
+# synthetic ones and sqlite-src); Debian's python3, sqlite3 and cc1 are held
+# against the lowest ASan figure the issue measured on them (1.7x glibc's
+# time).
 function checks_table(   i, w, sc, hf, hr, as, ref, miss) {
 	sc = scale_of("hl-full")
 	if (sc == "")
@@ -228,7 +229,7 @@ function checks_table(   i, w, sc, hf, hr, as, ref, miss) {
 	if (sc == "")
 		return
 	verdict_head("checks=full against ASan",
-		     "Overhead is the time ratio to glibc minus 1, at " sc "% size. Real programs (no ASan build here) are held against 0.70, the lowest ASan overhead the issue measured on them.",
+		     "Overhead is the time ratio to glibc minus 1, at " sc "% size. sqlite-src is SQLite built here from source with Debian's options, so ASan runs it too; Debian's python3, sqlite3 and cc1 (no ASan build) are held against 0.70, the lowest ASan overhead the issue measured on them.",
 		     "| Workload | hl-full overhead | hl-run-full overhead | asan overhead | verdict |",
 		     "|---|---:|---:|---:|---|")
 	for (i = 1; i <= nwork; i++) {
@@ -301,7 +302,7 @@ END {
 	print "faster or smaller than glibc. A column marked (P%) ran a workload scaled to P% of its full size, against glibc"
 	print "at that size, because the tool is too slow for full size. Every run's output checksum was compared with"
 	print "glibc's: a cell that does not show a number says why. n/a: the tool needs a rebuilt program (LSan and ASan"
-	print "rows exist for the synthetic workloads only). missing: not installed or not built."
+	print "rows exist for the synthetic workloads and sqlite-src only). missing: not installed or not built."
 	print "heapledger is the plain preload with default options (it captures a stack for every allocation);"
 	print "heapledger-nostack is the same library with HEAPLEDGER_OPTIONS=stacks=0: the allocator's own cost."
 	print "hl-run is `heapledger run` (tracking, report and SQLite store); a † marks runs where the reporter received no"

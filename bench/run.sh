@@ -14,8 +14,18 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SRC=$ROOT/bench
 LIBDIR=/usr/lib/x86_64-linux-gnu
 
-ALL_WORKLOADS=(churn ring2 ring8 realloc mixed python sqlite cc1 scan)
+ALL_WORKLOADS=(churn ring2 ring8 realloc mixed python sqlite sqlite-src cc1 scan)
 SYNTHETIC=" churn ring2 ring8 realloc mixed "
+# Built here from source, so LSan and ASan can run them too.
+REBUILT=" churn ring2 ring8 realloc mixed sqlite-src "
+# The SQLite amalgamation for sqlite-src: better-sqlite3 ships it (npm pack);
+# $HEAPLEDGER_BENCH_SQLITE, a directory holding sqlite3.c and sqlite3.h, is
+# used instead when set.
+SQLITE_NPM=better-sqlite3@13.2.0
+# Debian's sqlite3 build options that shape its allocations (PRAGMA
+# compile_options): without lookaside every small object is a malloc.
+SQLITE_FLAGS=(-DSQLITE_OMIT_LOOKASIDE -DSQLITE_SECURE_DELETE -DSQLITE_THREADSAFE=1
+	-DSQLITE_DEFAULT_PAGE_SIZE=4096 -DSQLITE_TEMP_STORE=1 -DSQLITE_OMIT_LOAD_EXTENSION)
 ALL_VARIANTS=(glibc jemalloc mimalloc tcmalloc heapledger heapledger-nostack hl-run heaptrack lsan asan hl-full hl-run-full valgrind)
 
 usage() {
@@ -25,7 +35,8 @@ usage: bench/run.sh [options]
   --quick               1 round at reduced sizes: a smoke check; writes to
                         $TMPDIR/heapledger-bench-quick.md unless --out is given
   --only W[,W...]       workloads: churn ring2 ring8 realloc mixed python
-                        sqlite cc1, or the groups ring, synthetic, real;
+                        sqlite sqlite-src cc1, or the groups ring, synthetic,
+                        real;
                         scan: the leak scan section (bench/scan.sh: exit
                         scan of 1 M and 10 M blocks, on-demand check)
   --allocators V[,V...] columns: glibc jemalloc mimalloc tcmalloc heapledger
@@ -105,8 +116,8 @@ expand_workloads() {
 		case $w in
 		ring) echo ring2 ring8 ;;
 		synthetic) echo churn ring2 ring8 realloc mixed ;;
-		real) echo python sqlite cc1 ;;
-		churn | ring2 | ring8 | realloc | mixed | python | sqlite | cc1 | scan) echo "$w" ;;
+		real) echo python sqlite sqlite-src cc1 ;;
+		churn | ring2 | ring8 | realloc | mixed | python | sqlite | sqlite-src | cc1 | scan) echo "$w" ;;
 		*) echo "run.sh: unknown workload '$w'" >&2; exit 2 ;;
 		esac
 	done
@@ -189,6 +200,42 @@ raw=$work/raw.tsv
 # LSan and ASan need the workloads rebuilt, so they get their own binaries,
 # built like meson's debugoptimized build plus the sanitizer.
 declare -A available
+
+# Finds or fetches the SQLite amalgamation; prints its directory, or nothing.
+sqlite_source() {
+	local dir=$work/sqlite-src
+	if [ -n "${HEAPLEDGER_BENCH_SQLITE:-}" ]; then
+		[ -f "$HEAPLEDGER_BENCH_SQLITE/sqlite3.c" ] && echo "$HEAPLEDGER_BENCH_SQLITE"
+		return 0
+	fi
+	mkdir -p "$dir"
+	if command -v npm >/dev/null &&
+		(cd "$dir" && npm pack --silent "$SQLITE_NPM" >/dev/null 2>&1) &&
+		tar -xzf "$dir"/better-sqlite3-*.tgz -C "$dir" --strip-components=3 \
+			package/deps/sqlite3/sqlite3.c package/deps/sqlite3/sqlite3.h 2>/dev/null; then
+		echo "$dir"
+	else
+		echo "run.sh: no SQLite amalgamation (npm pack $SQLITE_NPM failed); sqlite-src skipped" >&2
+	fi
+}
+sqlite_src=""
+if [[ " ${workloads[*]} " == *" sqlite-src "* ]]; then
+	sqlite_src=$(sqlite_source)
+fi
+
+# sqlrun and the amalgamation into $1/sqlrun, with extra flags $2...
+build_sqlrun() {
+	local out=$1
+	shift
+	[ -n "$sqlite_src" ] || return 1
+	gcc -O2 -g -pthread "$@" "${SQLITE_FLAGS[@]}" -I"$sqlite_src" "$SRC/real/sqlrun.c" \
+		"$sqlite_src/sqlite3.c" -o "$out/sqlrun" -lm 2>>"$out/build.log"
+}
+if [ -n "$sqlite_src" ]; then
+	mkdir -p "$work/plain"
+	build_sqlrun "$work/plain" || sqlite_src=""
+fi
+
 build_sanitized() {
 	local kind=$1 flag=$2 w
 	mkdir -p "$work/$kind"
@@ -199,6 +246,9 @@ build_sanitized() {
 			return 1
 		fi
 	done
+	if [ -n "$sqlite_src" ] && ! build_sqlrun "$work/$kind" "$flag"; then
+		echo "run.sh: cannot build sqlrun with $flag; its $kind cells are missing" >&2
+	fi
 }
 
 for v in "${variants[@]}"; do
@@ -254,6 +304,7 @@ workload_cmd() {
 	ring8) printf '%s\n' "$bin/ring" 8 "$s" ;;
 	python) printf '%s\n' "$python" "$SRC/real/dicts.py" "$s" ;;
 	sqlite) printf '%s\n' sqlite3 :memory: ".read $work/input/items.$s.sql" ;;
+	sqlite-src) printf '%s\n' "$bin/sqlrun" "$work/input/items.$s.sql" ;;
 	# cc1 itself, not the gcc driver: heaptrack does not follow children,
 	# so under `gcc -c` it would trace only the driver's few hundred
 	# allocations while hl-run and valgrind trace cc1 and as too.
@@ -282,17 +333,28 @@ variant_prefix() {
 skip_reason() {
 	local v=$1 w=$2
 	case $v in
-	lsan | asan) [[ $SYNTHETIC == *" $w "* ]] || { echo "n/a"; return; } ;;
+	lsan | asan) [[ $REBUILT == *" $w "* ]] || { echo "n/a"; return; } ;;
 	esac
+	if [ "$w" = sqlite-src ] && [ ! -x "$(workload_bin "$w" "$v")/sqlrun" ]; then
+		echo "missing"
+		return
+	fi
 	[ -n "${available[$v]}" ] || echo "missing"
+}
+
+# Where workload $1's binaries for variant $2 are.
+workload_bin() {
+	case $2 in
+	lsan | asan) echo "$work/$2" ;;
+	*) [ "$1" = sqlite-src ] && echo "$work/plain" || echo "$build/bench" ;;
+	esac
 }
 
 run_one() {
 	local r=$1 w=$2 v=$3 s=$4 tag bin obj sum note="" wall rss status
 	local -a cmd
 	tag=$work/runs/$r.$w.$v.$s
-	bin=$build/bench
-	case $v in lsan | asan) bin=$work/$v ;; esac
+	bin=$(workload_bin "$w" "$v")
 	obj=$work/cwd/$w.$v.s
 	mapfile -t cmd < <(variant_prefix "$v"; workload_cmd "$w" "$s" "$bin" "$obj")
 	rm -f "$obj" "$work/hl.db"
