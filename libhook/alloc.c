@@ -334,7 +334,7 @@ void hl_release_sized(void *p, unsigned kind, size_t n)
 		hl_misuse_release_mismatch(hl_misuse_call_of(kind), p, n);
 	if (hl_unlikely(hl_checks_redzone != 0))
 		hl_checks_check_release(r, hl_misuse_call_of(kind));
-	if (hl_unlikely(hl_track_enabled))
+	if (hl_unlikely(hl_track_frees))
 		hl_track_free(p, kind);
 	if (hl_unlikely(hl_checks_redzone != 0))
 		hl_checks_release(r, hl_misuse_call_of(kind), false);
@@ -392,7 +392,7 @@ void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_cache_bin *bin, uns
 {
 	/* Before the block can leave this thread's bin (below): another thread
 	 * that gets it must report its allocation after this free. */
-	if (hl_track_enabled)
+	if (hl_track_frees)
 		hl_track_free(hl_range_data(bin->head), kind);
 	/* Only a multithreaded program has blocks of other arenas (the fast
 	 * path calls here on every free then), so the single-threaded fast

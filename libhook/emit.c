@@ -805,6 +805,7 @@ static bool start_locked(int fd, uint32_t origin, uint32_t ppid)
 	if (!hl_fd_keep(&sock, fd))
 		return false;
 	state_swap_locked(EMIT_LIVE);
+	hl_track_frees = true; /* a reporter now keeps the live set */
 	batch_sequence = 0;
 	stacks_sent = 1;
 	atomic_store(&dropped, 0);

@@ -268,6 +268,10 @@ HL_INLINE void hl_guard_leave(void)
 /* True once tracking is on: stacks are captured and/or a reporter listens. The
  * allocator tests it before every call below. */
 extern bool hl_track_enabled;
+/* True while frees are events: a reporter listens (or may, before the
+ * constructor ran). The standalone report reads the live blocks' headers
+ * at exit, so without a reporter a free records nothing. */
+extern bool hl_track_frees;
 
 /* Starts tracking per hl_options and $HEAPLEDGER_SOCKET. Called once from
  * hl_init after the allocator works. */

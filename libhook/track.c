@@ -28,6 +28,7 @@
  * other libraries' constructors) are tracked too (early.c); the constructor
  * then sets it from the options. */
 bool hl_track_enabled = true;
+bool hl_track_frees = true;
 static bool capture_on;
 static bool initialized;
 /* $HEAPLEDGER_PID lets an exec'd image tell it is the same process (HELLO
@@ -86,6 +87,7 @@ void hl_track_init(void)
 		}
 	}
 	hl_track_enabled = capture_on || hl_emit_is_live();
+	hl_track_frees = hl_emit_is_live();
 	hl_guard_leave();
 	errno = saved;
 }
@@ -262,6 +264,7 @@ void hl_track_fork_child(void)
 	pid_env_set();
 	hl_emit_fork_child();
 	hl_track_enabled = capture_on || hl_emit_is_live();
+	hl_track_frees = hl_emit_is_live();
 	hl_guard_leave();
 }
 

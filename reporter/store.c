@@ -212,7 +212,7 @@ int hl_store_run_delete(struct hl_store *s, int64_t run_id)
 
 /* Prepared statements of one process write. */
 enum {
-	ST_PROCESS, ST_SUMMARY, ST_SYMBOL, ST_SYMBOL_FIND, ST_FRAME,
+	ST_PROCESS, ST_SUMMARY, ST_SYMBOL, ST_SYMBOL_FIND, ST_FRAME, ST_SAVEPOINT, ST_RELEASE,
 	ST_FRAMES, ST_FRAME_BASE, ST_STACK_BASE, ST_SITE, ST_ERROR,
 	ST_CHECK, ST_CHECK_RECORD, ST_UNSTOPPED, ST_COUNT
 };
@@ -240,6 +240,8 @@ static const char *const statement_sql[ST_COUNT] = {
 	[ST_SYMBOL_FIND] = "SELECT id FROM symbols WHERE key = ?1 AND module IS ?2"
 		" AND module_offset IS ?3 AND function IS ?4 AND file IS ?5 AND line IS ?6",
 	[ST_FRAME] = FRAME_INSERT FRAME_ROW,
+	[ST_SAVEPOINT] = "SAVEPOINT process",
+	[ST_RELEASE] = "RELEASE process",
 	[ST_FRAMES] = FRAME_INSERT FRAME_ROWS16 "," FRAME_ROWS16,
 	[ST_FRAME_BASE] = "SELECT coalesce(max(id), 0) FROM frames",
 	[ST_STACK_BASE] = "SELECT coalesce(max(id), 0) FROM stacks",
@@ -760,40 +762,54 @@ static int write_stack(struct writer *w, size_t index)
 	return batch_add(w, w->stacks, w->nnew_stacks - 1);
 }
 
-/* One aggregate row per shared stack the process allocated from (two of
- * its stacks may share one: a fork child may define again a stack it
- * inherited). What it leaked from a stack it only inherited is in its loss
- * records; such a row was most of a fork child's rows. */
+static int aggregate_cmp(const void *a, const void *b)
+{
+	const struct aggregate_row *x = a, *y = b;
+
+	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+/* One aggregate row per shared stack the process allocated from, in
+ * stacks.id order (two of its stacks may share one: a fork child may
+ * define again a stack it inherited; their counts are added). What it
+ * leaked from a stack it only inherited is in its loss records; such a row
+ * was most of a fork child's rows. */
 static void build_aggregates(struct writer *w)
 {
 	const struct hl_process *p = w->p;
-	struct hl_table seen;
+	size_t n = 0;
 
-	hl_table_init(&seen);
 	for (size_t i = 0; i < p->nstacks; i++) {
 		const struct hl_stack *stack = &p->stacks[i];
-		struct aggregate_row *a;
-		struct hl_block *b;
-		bool added;
 
 		if (!stack->allocs || w->stack_ids[i] <= 0)
 			continue;
-		b = hl_table_find_or_insert(&seen, (uint64_t)w->stack_ids[i], &added);
-		if (added) {
-			hl_grow((void **)&w->aggregates_rows, &w->aggregates_cap, w->naggregates,
-				sizeof(*w->aggregates_rows));
-			b->size = w->naggregates++;
-		}
-		a = &w->aggregates_rows[b->size];
-		a->stack_id = w->stack_ids[i];
-		a->allocs += stack->allocs;
-		a->bytes += stack->bytes;
-		a->frees += stack->frees;
-		a->peak_live_bytes += stack->peak_live_bytes;
-		a->leaked_bytes += stack->leaked_bytes;
-		a->leaked_blocks += stack->leaked_blocks;
+		hl_grow((void **)&w->aggregates_rows, &w->aggregates_cap, w->naggregates,
+			sizeof(*w->aggregates_rows));
+		w->aggregates_rows[w->naggregates++] = (struct aggregate_row){
+			w->stack_ids[i], stack->allocs, stack->bytes, stack->frees,
+			stack->peak_live_bytes, stack->leaked_bytes, stack->leaked_blocks,
+		};
 	}
-	hl_table_destroy(&seen);
+	if (w->naggregates > 1)
+		qsort(w->aggregates_rows, w->naggregates, sizeof(*w->aggregates_rows),
+		      aggregate_cmp);
+	for (size_t i = 0; i < w->naggregates; i++) {
+		struct aggregate_row *a = &w->aggregates_rows[i], *o;
+
+		if (!n || w->aggregates_rows[n - 1].stack_id != a->stack_id) {
+			w->aggregates_rows[n++] = *a;
+			continue;
+		}
+		o = &w->aggregates_rows[n - 1];
+		o->allocs += a->allocs;
+		o->bytes += a->bytes;
+		o->frees += a->frees;
+		o->peak_live_bytes += a->peak_live_bytes;
+		o->leaked_bytes += a->leaked_bytes;
+		o->leaked_blocks += a->leaked_blocks;
+	}
+	w->naggregates = n;
 }
 
 static int write_aggregates(struct writer *w)
@@ -1269,11 +1285,11 @@ int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 	if (!err && !s->batch)
 		err = exec(s, "PRAGMA foreign_keys=OFF");
 	if (!err)
-		err = exec(s, s->batch ? "SAVEPOINT process" : "BEGIN IMMEDIATE");
+		err = s->batch ? step_done(s, w.st[ST_SAVEPOINT]) : exec(s, "BEGIN IMMEDIATE");
 	if (!err) {
 		err = write_all(&w);
 		if (!err)
-			err = exec(s, s->batch ? "RELEASE process" : "COMMIT");
+			err = s->batch ? step_done(s, w.st[ST_RELEASE]) : exec(s, "COMMIT");
 		if (!err)
 			update_orphans(s, run_id, p, p->parent_serial && !w.parent_id);
 		if (err) {
