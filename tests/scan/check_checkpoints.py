@@ -133,6 +133,14 @@ def main():
             fail("the stored run's JSON differs from the --json report")
         p = run(hl, "report", "--db", db)
         check_text(p.stdout, "report --db")
+        # --check-records=any: the records that did not grow too.
+        p = run(hl, "report", "--db", db, "--check-records=any")
+        two, _ = check_section(lines_of(p.stdout), 2)
+        if record_with(two, "96 (+0) bytes in 2 (+0) blocks are definitely lost") != "leak_a":
+            fail("--check-records=any does not show A unchanged:\n%s" % "\n".join(two))
+        p = run(hl, "report", "--db", db, "--check-records=all")
+        if p.returncode != 125 or "check-records" not in p.stderr:
+            fail("a bad --check-records is not a usage error (%d)" % p.returncode)
         con = sqlite3.connect(db)
         rows = con.execute(
             "SELECT c.seq, c.bytes, c.blocks, c.new_bytes, c.new_blocks FROM check_records c"
