@@ -434,15 +434,19 @@ static int write_summary(struct writer *w)
 }
 
 /* The symbol's columns from parameter 1: key, module, offset, function,
- * file, line (NULL where unknown, as the rows have them). */
+ * file, line (NULL where unknown, as the rows have them). Not copied: the
+ * statement is stepped and reset before the symbolizer's strings change. */
 static void bind_symbol(sqlite3_stmt *st, int64_t content, const struct hl_frame_info *f)
 {
 	sqlite3_bind_int64(st, 1, content);
-	bind_opt_text(st, 2, f->module);
+	if (f->module)
+		sqlite3_bind_text(st, 2, f->module, -1, SQLITE_STATIC);
 	if (f->module)
 		sqlite3_bind_int64(st, 3, (int64_t)f->offset);
-	bind_opt_text(st, 4, f->function);
-	bind_opt_text(st, 5, f->file);
+	if (f->function)
+		sqlite3_bind_text(st, 4, f->function, -1, SQLITE_STATIC);
+	if (f->file)
+		sqlite3_bind_text(st, 5, f->file, -1, SQLITE_STATIC);
 	if (f->line)
 		sqlite3_bind_int(st, 6, (int)f->line);
 }
