@@ -30,7 +30,11 @@
 	HL_ARG_UNSIGNED("max-leaks", 0, "N", &(view)->max_leaks, 0, 1000000,                   \
 			"print at most the N largest loss records per process, 0 all (default: "    \
 			"all; daemon 50, the hook's max_leaks); a process whose HEAPLEDGER_OPTIONS " \
-			"set max_leaks gets its own; JSON and the database keep all")
+			"set max_leaks gets its own; JSON and the database keep all"),              \
+	HL_ARG_CALL("check-records", 0, "increased|changed|any", hl_report_parse_check_records, \
+		    &(view)->check_records, "an on-demand check's loss records shown: those that " \
+		    "grew since the check before (default, valgrind's leak_check increased), "   \
+		    "changed, or any")
 
 int hl_cmd_run(int argc, char **argv);
 /* `run` whose text counts the loss records of leak_error_kinds (HL_SHOW_*)

@@ -83,6 +83,19 @@ const char *hl_report_parse_kind_filter(const char *value, void *out)
 	return NULL;
 }
 
+const char *hl_report_parse_check_records(const char *value, void *out)
+{
+	if (!strcmp(value, "increased"))
+		*(unsigned *)out = HL_CHECK_RECORDS_INCREASED;
+	else if (!strcmp(value, "changed"))
+		*(unsigned *)out = HL_CHECK_RECORDS_CHANGED;
+	else if (!strcmp(value, "any"))
+		*(unsigned *)out = HL_CHECK_RECORDS_ANY;
+	else
+		return "must be increased, changed or any";
+	return NULL;
+}
+
 const char *hl_report_parse_show_reachable(const char *value, void *out)
 {
 	if (!strcmp(value, "yes"))

@@ -131,7 +131,16 @@ struct hl_report_view {
 	 * (valgrind's --leak-check=full with --errors-for-leak-kinds; records
 	 * no scan classified count too); 0: heap errors only */
 	unsigned leak_error_kinds;
+	unsigned check_records;       /* HL_CHECK_RECORDS_*: an on-demand check's records shown */
 };
+
+/* Which loss records of an on-demand check the text shows, as valgrind's
+ * leak_check deltas: those that grew since the check before (the default),
+ * those that changed (grew or shrank), or every one. */
+enum { HL_CHECK_RECORDS_INCREASED = 0, HL_CHECK_RECORDS_CHANGED = 1, HL_CHECK_RECORDS_ANY = 2 };
+/* --check-records=increased|changed|any into *(unsigned *)out; NULL or why
+ * the value is wrong. */
+const char *hl_report_parse_check_records(const char *value, void *out);
 
 /* --show-leak-kinds=definite,indirect,possible,reachable|all|none (and
  * suppressed, which all does not include) into

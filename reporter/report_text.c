@@ -532,10 +532,15 @@ static void print_check_record(const struct hl_report_process *p,
 	fprintf(out, "==%u==\n", p->pid);
 }
 
-/* valgrind's leak_check increased: a record is shown when it grew. At the
- * first check every record is new, so all are. */
-static bool check_record_grew(const struct hl_report_check_record *rec)
+/* valgrind's leak_check increased (the default): a record is shown when it
+ * grew; changed: when it grew or shrank; any: always. At the first check
+ * every record is new, so all are. */
+static bool check_record_grew(const struct hl_report_check_record *rec, unsigned mode)
 {
+	if (mode == HL_CHECK_RECORDS_ANY)
+		return true;
+	if (mode == HL_CHECK_RECORDS_CHANGED)
+		return rec->new_bytes || rec->new_indirect_bytes || rec->new_blocks;
 	return rec->new_bytes > 0 || rec->new_indirect_bytes > 0 || rec->new_blocks > 0;
 }
 
@@ -550,7 +555,7 @@ static void print_check_records(const struct hl_report *r, const struct hl_repor
 	for (size_t i = 0; i < c->nrecords; i++) {
 		if (!leak_shown(&c->records[i].leak, &r->view))
 			continue;
-		if (check_record_grew(&c->records[i]))
+		if (check_record_grew(&c->records[i], r->view.check_records))
 			shown++;
 		else
 			same++;
@@ -558,12 +563,17 @@ static void print_check_records(const struct hl_report *r, const struct hl_repor
 	if (r->view.max_leaks && shown > r->view.max_leaks)
 		skip = shown - r->view.max_leaks;
 	if (skip)
-		fprintf(out, "==%u== (the %s smallest loss records that grew are not shown: "
-			"--max-leaks=%lu)\n", p->pid, hl_fmt_grouped(a, skip), r->view.max_leaks);
+		fprintf(out, "==%u== (the %s smallest loss records %s are not shown: "
+			"--max-leaks=%lu)\n", p->pid, hl_fmt_grouped(a, skip),
+			r->view.check_records == HL_CHECK_RECORDS_ANY ? "of this check" :
+			r->view.check_records == HL_CHECK_RECORDS_CHANGED ? "that changed" :
+									    "that grew",
+			r->view.max_leaks);
 	for (size_t i = 0; i < c->nrecords; i++) {
 		const struct hl_report_check_record *rec = &c->records[i];
 
-		if (!leak_shown(&rec->leak, &r->view) || !check_record_grew(rec))
+		if (!leak_shown(&rec->leak, &r->view) ||
+		    !check_record_grew(rec, r->view.check_records))
 			continue;
 		if (skip) {
 			skip--;
@@ -572,13 +582,18 @@ static void print_check_records(const struct hl_report *r, const struct hl_repor
 		print_check_record(p, c, rec, &r->view, out);
 	}
 	if (same)
-		fprintf(out, "==%u== (%s loss record%s that did not grow since the last check %s "
-			"not shown)\n", p->pid, hl_fmt_grouped(a, same), same > 1 ? "s" : "",
+		fprintf(out, "==%u== (%s loss record%s that did not %s since the last check %s "
+			"not shown; --check-records=any shows them)\n", p->pid,
+			hl_fmt_grouped(a, same), same > 1 ? "s" : "",
+			r->view.check_records == HL_CHECK_RECORDS_CHANGED ? "change" : "grow",
 			same > 1 ? "are" : "is");
 	if (c->records_total > c->nrecords)
 		fprintf(out, "==%u== (%s loss records of this check were not kept, only the %zu "
-			"that changed most recently or are largest; the totals above count them)\n",
+			"that changed since the check before or are largest; the totals above "
+			"count them)\n",
 			p->pid, hl_fmt_grouped(a, c->records_total - c->nrecords), c->nrecords);
+	if (same || c->records_total > c->nrecords)
+		fprintf(out, "==%u==\n", p->pid);
 }
 
 /* The on-demand checks, each with what is new since the one before. */

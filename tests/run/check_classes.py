@@ -90,6 +90,35 @@ def check_checkpoints(hl, client, tmp):
         fail("database checks: %s" % rows)
 
 
+def check_many_records(hl, client, tmp):
+    """A check keeps at most 1,000 loss records: those that changed since
+    the check before first (here the smallest, which grew by 8 bytes), then
+    the largest; it says how many it had, in text, JSON and the database."""
+    db, js = os.path.join(tmp, "m.db"), os.path.join(tmp, "m.json")
+    r = run(hl, "run", "--db", db, "--json", js, "--", client, "many_checks")
+    text = lines_of(r.stderr)
+    for note in ("(200 loss records of this check were not kept, only the 1000 that changed"
+                 " since the check before or are largest; the totals above count them)",
+                 "1,008 (+8) bytes in 2 (+1) blocks are definitely lost in loss record 1 of 1,200"):
+        if note not in text:
+            fail("many checks: no %r in the text" % note)
+    with open(js, encoding="utf-8") as f:
+        checks = json.load(f)["processes"][0]["checks"]
+    first, second = checks
+    if (first["records_total"], len(first["records"])) != (1200, 1000) or \
+            min(l["bytes"] for l in first["records"]) != 3000:
+        fail("check 1 should keep the 1000 largest of 1200 records")
+    grew = [l for l in second["records"] if l["new_bytes"]]
+    if (second["records_total"], len(second["records"])) != (1200, 1000) or \
+            [(l["bytes"], l["new_bytes"], l["loss_record"]) for l in grew] != [(1008, 8, 1)]:
+        fail("check 2 should keep the record that changed: %s" % grew)
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT seq, count(*) FROM check_records GROUP BY seq").fetchall()
+    con.close()
+    if rows != [(1, 1000), (2, 1000)]:
+        fail("database check_records per check: %s" % rows)
+
+
 def main():
     hl, client = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
@@ -147,6 +176,7 @@ def main():
             fail("a bad --show-leak-kinds is not a usage error (%d)" % r.returncode)
 
         check_checkpoints(hl, client, tmp)
+        check_many_records(hl, client, tmp)
 
         # run takes the same options.
         r = run(hl, "run", "--no-db", "--show-leak-kinds=none", "--", client, "classes")

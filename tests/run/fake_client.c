@@ -18,6 +18,10 @@
  *            CHECK): the first by heapledger_check_leaks() finds 2 x 24
  *            bytes definitely lost and 100 still reachable; by the second
  *            (check_signal) one of the 24 was freed and 16 more lost; exit 0
+ *   many_checks  two checks of 1,200 loss records (a block each, from
+ *            1,200 stacks, 1,000 + 10 i bytes): more than a check keeps;
+ *            by the second, the smallest record grew by a block of 8
+ *            bytes; exit 0
  *   classes  a leak scan's verdicts at exit (LIVE flagged HL_LIVE_SCANNED):
  *            fake_leaker's blocks 2 x 24 definitely lost and 1 x 100 still
  *            reachable, fake_child_leaker's 3 x 16 indirectly and 1 x 40
@@ -268,6 +272,37 @@ static int scenario_checks(int argc, char **argv)
 	return 0;
 }
 
+#define MANY_RECORDS 1200
+static int scenario_many_checks(int argc, char **argv)
+{
+	static struct hl_wire_live_block live[MANY_RECORDS + 1];
+	uint64_t frames[2] = { fake_leaker(), 0 };
+	struct hl_enc e;
+	int fd = connect_reporter();
+
+	hl_enc_init(&e);
+	prologue(&e, HL_ORIGIN_START, argc, argv);
+	for (uint32_t i = 0; i < MANY_RECORDS; i++) {
+		frames[1] = exe_low + 16 * i;
+		hl_enc_stack(&e, 3 + i, frames, 2, 0);
+		live[i] = (struct hl_wire_live_block){ .address = 0x1000000 + 0x1000 * (uint64_t)i,
+						       .size = 1000 + 10 * i, .stack_id = 3 + i,
+						       .leak_class = HL_CLASS_DEFINITE };
+	}
+	hl_enc_live(&e, live, MANY_RECORDS, HL_LIVE_SCANNED | HL_LIVE_CHECK);
+	hl_enc_check(&e, 1, 0, 20);
+	live[MANY_RECORDS] = (struct hl_wire_live_block){ .address = 0x900000, .size = 8,
+							  .stack_id = 3,
+							  .leak_class = HL_CLASS_DEFINITE };
+	hl_enc_live(&e, live, MANY_RECORDS + 1, HL_LIVE_SCANNED | HL_LIVE_CHECK);
+	hl_enc_check(&e, 2, 0, 40);
+	hl_enc_live(&e, live, 0, HL_LIVE_SCANNED);
+	hl_enc_exit(&e, HL_EXIT_NORMAL, 0, 100);
+	send_all(fd, &e);
+	hl_enc_destroy(&e);
+	return 0;
+}
+
 static int scenario_classes(int argc, char **argv)
 {
 	const struct hl_wire_live_block live[] = {
@@ -451,6 +486,8 @@ int main(int argc, char **argv)
 		return scenario_module(argc, argv, argv[2]);
 	if (!strcmp(argv[1], "checks"))
 		return scenario_checks(argc, argv);
+	if (!strcmp(argv[1], "many_checks"))
+		return scenario_many_checks(argc, argv);
 	if (!strcmp(argv[1], "classes"))
 		return scenario_classes(argc, argv);
 	if (!strcmp(argv[1], "gate_classes"))

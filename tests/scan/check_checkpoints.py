@@ -31,7 +31,8 @@ def lines_of(text):
 
 
 def check_section(lines, seq):
-    """The lines of LEAK CHECK seq, up to the next check or the exit's records."""
+    """The lines of LEAK CHECK seq, up to the next check or the exit's
+    records, and the index of the line after them."""
     start = next((i for i, l in enumerate(lines) if l.startswith("LEAK CHECK %d " % seq)), None)
     if start is None:
         fail("no LEAK CHECK %d in:\n%s" % (seq, "\n".join(lines)))
@@ -40,7 +41,7 @@ def check_section(lines, seq):
             not lines[end].startswith("ERROR SUMMARY") and "in loss record" not in lines[end] \
             or (end < len(lines) and "(+" in lines[end]):
         end += 1
-    return lines[start:end]
+    return lines[start:end], end
 
 
 def record_with(lines, head):
@@ -54,7 +55,8 @@ def record_with(lines, head):
 
 def check_text(text, where):
     lines = lines_of(text)
-    one, two = check_section(lines, 1), check_section(lines, 2)
+    one, _ = check_section(lines, 1)
+    two, after = check_section(lines, 2)
     if record_with(one, "96 (+96) bytes in 2 (+2) blocks are definitely lost") != "leak_a":
         fail("%s: check 1 does not list A under leak_a:\n%s" % (where, "\n".join(one)))
     if "   definitely lost: 96 (+96) bytes in 2 (+2) blocks" not in one:
@@ -69,7 +71,7 @@ def check_text(text, where):
                for l in two):
         fail("%s: check 2 does not say unchanged records are not shown:\n%s"
              % (where, "\n".join(two)))
-    tail = lines[lines.index(two[-1]) + 1:]
+    tail = lines[after:]
     if record_with(tail, "200 bytes in 1 blocks are definitely lost") != "leak_b" or \
             any("leak_a" in l for l in tail):
         fail("%s: the exit report should hold B only:\n%s" % (where, "\n".join(tail)))
@@ -131,6 +133,14 @@ def main():
             fail("the stored run's JSON differs from the --json report")
         p = run(hl, "report", "--db", db)
         check_text(p.stdout, "report --db")
+        # --check-records=any: the records that did not grow too.
+        p = run(hl, "report", "--db", db, "--check-records=any")
+        two, _ = check_section(lines_of(p.stdout), 2)
+        if record_with(two, "96 (+0) bytes in 2 (+0) blocks are definitely lost") != "leak_a":
+            fail("--check-records=any does not show A unchanged:\n%s" % "\n".join(two))
+        p = run(hl, "report", "--db", db, "--check-records=all")
+        if p.returncode != 125 or "check-records" not in p.stderr:
+            fail("a bad --check-records is not a usage error (%d)" % p.returncode)
         con = sqlite3.connect(db)
         rows = con.execute(
             "SELECT c.seq, c.bytes, c.blocks, c.new_bytes, c.new_blocks FROM check_records c"
