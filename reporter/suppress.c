@@ -328,16 +328,23 @@ static uint64_t hash_text(uint64_t h, const char *text)
 	return h ^ (h >> 32);
 }
 
+/* The file of a frame as a verdict sees it: only leak: entries read it. */
+static const char *key_file(const struct hl_suppressions *set, const struct hl_frame_info *f)
+{
+	return set->reads_files ? f->file : NULL;
+}
+
 /* By the strings' text, not their addresses: a buffer reused for other
  * frames must not pile every stack into one chain. */
-static uint64_t memo_hash(const struct hl_frame_info *frames, size_t n, unsigned kind)
+static uint64_t memo_hash(const struct hl_suppressions *set, const struct hl_frame_info *frames,
+			  size_t n, unsigned kind)
 {
 	uint64_t h = (uint64_t)n * 0x9e3779b97f4a7c15ull ^ kind;
 
 	for (size_t i = 0; i < n; i++) {
 		h = hash_text(h, frames[i].function);
 		h = hash_text(h, frames[i].module);
-		h = hash_text(h, frames[i].file);
+		h = hash_text(h, key_file(set, &frames[i]));
 	}
 	return h;
 }
@@ -347,30 +354,31 @@ static bool same_text(const char *a, const char *b)
 	return a == b ? true : a && b && !strcmp(a, b);
 }
 
-static bool memo_equal(const struct memo_entry *e, const struct hl_frame_info *frames, size_t n,
-		       unsigned kind)
+static bool memo_equal(const struct hl_suppressions *set, const struct memo_entry *e,
+		       const struct hl_frame_info *frames, size_t n, unsigned kind)
 {
 	if (e->nframes != n || e->kind != kind)
 		return false;
 	for (size_t i = 0; i < n; i++)
 		if (!same_text(e->strs[3 * i], frames[i].function) ||
 		    !same_text(e->strs[3 * i + 1], frames[i].module) ||
-		    !same_text(e->strs[3 * i + 2], frames[i].file))
+		    !same_text(e->strs[3 * i + 2], key_file(set, &frames[i])))
 			return false;
 	return true;
 }
 
 /* The slot of (frames, kind) in m: its entry's or the empty one ending the
  * probe. */
-static uint32_t *memo_slot(struct hl_supp_memo *m, uint64_t hash,
+static uint32_t *memo_slot(const struct hl_suppressions *set, uint64_t hash,
 			   const struct hl_frame_info *frames, size_t n, unsigned kind)
 {
+	const struct hl_supp_memo *m = set->memo;
 	size_t mask = m->nslots - 1;
 
 	for (size_t i = (size_t)hash & mask;; i = (i + 1) & mask) {
 		const struct memo_entry *e = m->slots[i] ? &m->v[m->slots[i] - 1] : NULL;
 
-		if (!e || (e->hash == hash && memo_equal(e, frames, n, kind)))
+		if (!e || (e->hash == hash && memo_equal(set, e, frames, n, kind)))
 			return &m->slots[i];
 	}
 }
@@ -417,14 +425,15 @@ static void memo_add(struct hl_suppressions *set, uint64_t hash,
 	e->strs = hl_arena_alloc(&m->arena, (3 * n + 1) * sizeof(*e->strs));
 	m->bytes += (3 * n + 1) * sizeof(*e->strs);
 	for (size_t i = 0; i < n; i++) {
-		const char *f[3] = { frames[i].function, frames[i].module, frames[i].file };
+		const char *f[3] = { frames[i].function, frames[i].module,
+				     key_file(set, &frames[i]) };
 
 		for (size_t k = 0; k < 3; k++) {
 			e->strs[3 * i + k] = f[k] ? hl_arena_strdup(&m->arena, f[k]) : NULL;
 			m->bytes += f[k] ? strlen(f[k]) + 1 : 0;
 		}
 	}
-	slot = memo_slot(m, hash, frames, n, kind);
+	slot = memo_slot(set, hash, frames, n, kind);
 	*slot = (uint32_t)(m->n + 1);
 	m->n++;
 }
@@ -460,8 +469,8 @@ const struct hl_suppression *hl_supp_match(struct hl_suppressions *set,
 
 	if (!set || !set->n)
 		return NULL;
-	hash = memo_hash(frames, n, kind);
-	slot = set->memo ? memo_slot(set->memo, hash, frames, n, kind) : NULL;
+	hash = memo_hash(set, frames, n, kind);
+	slot = set->memo ? memo_slot(set, hash, frames, n, kind) : NULL;
 	if (slot && *slot) {
 		verdict = set->memo->v[*slot - 1].verdict;
 	} else {
@@ -668,6 +677,7 @@ static int parse_line(struct parser *ps, struct reader *r, const char *line)
 			return parse_error(ps, ps->line, "leak: without a pattern");
 		s = new_entry(ps, line + 5, ps->line);
 		s->lsan = s->leak = true;
+		ps->set->reads_files = true;
 		return 0;
 	}
 	return parse_error(ps, ps->line, "expected '{' (valgrind format) or leak:PATTERN"
@@ -692,8 +702,7 @@ int hl_supp_parse(struct hl_suppressions *set, const char *text, size_t len,
 		rc = parse_line(&ps, &r, line);
 	if (rc)
 		set->n = before; /* a malformed file adds nothing */
-	else if (set->n != before)
-		memo_clear(set); /* verdicts of the entries before only */
+	memo_clear(set); /* verdicts of the entries before, keyed without files */
 	free(ps.frames);
 	free(copy);
 	return rc;

@@ -88,6 +88,7 @@ struct hl_suppressions {
 	 * walks every suppression and globs every frame). NULL until the first
 	 * match; emptied when entries are added. */
 	struct hl_supp_memo *memo;
+	bool reads_files;        /* a leak: entry was read: source files can match */
 };
 
 void hl_supp_init(struct hl_suppressions *set);

@@ -433,6 +433,33 @@ static void test_memo_full(void **state)
 	hl_supp_destroy(&set);
 }
 
+/* Source files are part of a stack's verdict once a leak: entry can match
+ * them, and not before. */
+static void test_memo_files(void **state)
+{
+	static const char text[] = VG("  fun:nothing_here\n");
+	static const char lsan[] = "leak:other.c\n";
+	struct hl_frame_info frames[NSTACK], other[NSTACK];
+	struct hl_suppressions set;
+	char err[256];
+
+	(void)state;
+	memcpy(frames, stack, sizeof(frames));
+	memcpy(other, stack, sizeof(other));
+	other[2].file = "/src/other.c";
+	hl_supp_init(&set);
+	assert_int_equal(hl_supp_parse(&set, text, strlen(text), "t", err, sizeof(err)), 0);
+	assert_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	assert_null(hl_supp_match(&set, other, NSTACK, "definitely", 1, 1));
+	assert_int_equal(hl_supp_parse(&set, lsan, strlen(lsan), "l", err, sizeof(err)), 0);
+	assert_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	assert_ptr_equal(hl_supp_match(&set, other, NSTACK, "definitely", 1, 1), &set.v[1]);
+	assert_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	assert_ptr_equal(hl_supp_match(&set, other, NSTACK, "definitely", 1, 1), &set.v[1]);
+	assert_int_equal(set.v[1].matched, 2);
+	hl_supp_destroy(&set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -448,6 +475,7 @@ int main(void)
 		cmocka_unit_test(test_memo_text_not_address),
 		cmocka_unit_test(test_memo_same_as_fresh),
 		cmocka_unit_test(test_memo_full),
+		cmocka_unit_test(test_memo_files),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
