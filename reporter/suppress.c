@@ -308,36 +308,33 @@ static void memo_clear(struct hl_suppressions *set)
 	set->memo = NULL;
 }
 
-/* The text of a frame string into h, 8 bytes a step; NULL differs from "". */
-static uint64_t hash_text(uint64_t h, const char *text)
+/* The file of a frame as a verdict sees it: only leak: entries read it. */
+static const char *key_file(const struct hl_suppressions *set, const struct hl_frame_info *f)
 {
-	size_t len;
-	uint64_t w = 0;
-
-	if (!text)
-		return (h ^ 0x5bd1e995u) * 0xff51afd7ed558ccdull;
-	len = strlen(text);
-	for (; len >= 8; text += 8, len -= 8) {
-		memcpy(&w, text, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdull;
-		h ^= h >> 29;
-	}
-	w = 0;
-	memcpy(&w, text, len);
-	h = (h ^ w ^ ((uint64_t)len << 56)) * 0xc4ceb9fe1a85ec53ull;
-	return h ^ (h >> 32);
+	return set->reads_files ? f->file : NULL;
 }
 
-/* By the strings' text, not their addresses: a buffer reused for other
- * frames must not pile every stack into one chain. */
-static uint64_t memo_hash(const struct hl_frame_info *frames, size_t n, unsigned kind)
+/* Hashed by the strings' addresses, which is cheap: the symbolizer hands
+ * every process the same strings for the same frames. Equal text at other
+ * addresses only misses (and is stored again); other text at the same
+ * addresses fails the comparison of the text, and at most
+ * MEMO_MAX_SAME_HASH such verdicts are kept per hash, so a buffer reused
+ * for other frames cannot make one long chain. */
+#define MEMO_MAX_SAME_HASH 8u
+
+static uint64_t memo_hash(const struct hl_suppressions *set, const struct hl_frame_info *frames,
+			  size_t n, unsigned kind)
 {
 	uint64_t h = (uint64_t)n * 0x9e3779b97f4a7c15ull ^ kind;
 
 	for (size_t i = 0; i < n; i++) {
-		h = hash_text(h, frames[i].function);
-		h = hash_text(h, frames[i].module);
-		h = hash_text(h, frames[i].file);
+		const uintptr_t p[3] = { (uintptr_t)frames[i].function, (uintptr_t)frames[i].module,
+					 (uintptr_t)key_file(set, &frames[i]) };
+
+		for (size_t k = 0; k < 3; k++) {
+			h = (h ^ p[k]) * 0xff51afd7ed558ccdull;
+			h ^= h >> 32;
+		}
 	}
 	return h;
 }
@@ -347,31 +344,39 @@ static bool same_text(const char *a, const char *b)
 	return a == b ? true : a && b && !strcmp(a, b);
 }
 
-static bool memo_equal(const struct memo_entry *e, const struct hl_frame_info *frames, size_t n,
-		       unsigned kind)
+static bool memo_equal(const struct hl_suppressions *set, const struct memo_entry *e,
+		       const struct hl_frame_info *frames, size_t n, unsigned kind)
 {
 	if (e->nframes != n || e->kind != kind)
 		return false;
 	for (size_t i = 0; i < n; i++)
 		if (!same_text(e->strs[3 * i], frames[i].function) ||
 		    !same_text(e->strs[3 * i + 1], frames[i].module) ||
-		    !same_text(e->strs[3 * i + 2], frames[i].file))
+		    !same_text(e->strs[3 * i + 2], key_file(set, &frames[i])))
 			return false;
 	return true;
 }
 
-/* The slot of (frames, kind) in m: its entry's or the empty one ending the
- * probe. */
-static uint32_t *memo_slot(struct hl_supp_memo *m, uint64_t hash,
-			   const struct hl_frame_info *frames, size_t n, unsigned kind)
+/* The slot of (frames, kind) in the memo: its entry's or the empty one
+ * ending the probe; *same counts the other entries with this hash. */
+static uint32_t *memo_slot(const struct hl_suppressions *set, uint64_t hash,
+			   const struct hl_frame_info *frames, size_t n, unsigned kind,
+			   size_t *same)
 {
+	const struct hl_supp_memo *m = set->memo;
 	size_t mask = m->nslots - 1;
 
+	*same = 0;
 	for (size_t i = (size_t)hash & mask;; i = (i + 1) & mask) {
 		const struct memo_entry *e = m->slots[i] ? &m->v[m->slots[i] - 1] : NULL;
 
-		if (!e || (e->hash == hash && memo_equal(e, frames, n, kind)))
+		if (!e)
 			return &m->slots[i];
+		if (e->hash == hash) {
+			if (memo_equal(set, e, frames, n, kind))
+				return &m->slots[i];
+			++*same;
+		}
 	}
 }
 
@@ -397,6 +402,7 @@ static void memo_add(struct hl_suppressions *set, uint64_t hash,
 	struct hl_supp_memo *m = set->memo;
 	struct memo_entry *e;
 	uint32_t *slot;
+	size_t same;
 
 	if (m && (m->n >= MEMO_MAX_ENTRIES || m->bytes >= MEMO_MAX_BYTES)) {
 		memo_clear(set);
@@ -417,14 +423,15 @@ static void memo_add(struct hl_suppressions *set, uint64_t hash,
 	e->strs = hl_arena_alloc(&m->arena, (3 * n + 1) * sizeof(*e->strs));
 	m->bytes += (3 * n + 1) * sizeof(*e->strs);
 	for (size_t i = 0; i < n; i++) {
-		const char *f[3] = { frames[i].function, frames[i].module, frames[i].file };
+		const char *f[3] = { frames[i].function, frames[i].module,
+				     key_file(set, &frames[i]) };
 
 		for (size_t k = 0; k < 3; k++) {
 			e->strs[3 * i + k] = f[k] ? hl_arena_strdup(&m->arena, f[k]) : NULL;
 			m->bytes += f[k] ? strlen(f[k]) + 1 : 0;
 		}
 	}
-	slot = memo_slot(m, hash, frames, n, kind);
+	slot = memo_slot(set, hash, frames, n, kind, &same);
 	*slot = (uint32_t)(m->n + 1);
 	m->n++;
 }
@@ -455,18 +462,19 @@ const struct hl_suppression *hl_supp_match(struct hl_suppressions *set,
 	unsigned kind = kind_of_class(leak_class);
 	uint64_t hash;
 	uint32_t *slot;
-	size_t verdict;
+	size_t verdict, same = 0;
 	struct hl_suppression *s;
 
 	if (!set || !set->n)
 		return NULL;
-	hash = memo_hash(frames, n, kind);
-	slot = set->memo ? memo_slot(set->memo, hash, frames, n, kind) : NULL;
+	hash = memo_hash(set, frames, n, kind);
+	slot = set->memo ? memo_slot(set, hash, frames, n, kind, &same) : NULL;
 	if (slot && *slot) {
 		verdict = set->memo->v[*slot - 1].verdict;
 	} else {
 		verdict = match_uncached(set, frames, n, kind);
-		memo_add(set, hash, frames, n, kind, verdict);
+		if (same < MEMO_MAX_SAME_HASH)
+			memo_add(set, hash, frames, n, kind, verdict);
 	}
 	if (!verdict)
 		return NULL;
@@ -668,6 +676,7 @@ static int parse_line(struct parser *ps, struct reader *r, const char *line)
 			return parse_error(ps, ps->line, "leak: without a pattern");
 		s = new_entry(ps, line + 5, ps->line);
 		s->lsan = s->leak = true;
+		ps->set->reads_files = true;
 		return 0;
 	}
 	return parse_error(ps, ps->line, "expected '{' (valgrind format) or leak:PATTERN"
@@ -692,8 +701,7 @@ int hl_supp_parse(struct hl_suppressions *set, const char *text, size_t len,
 		rc = parse_line(&ps, &r, line);
 	if (rc)
 		set->n = before; /* a malformed file adds nothing */
-	else if (set->n != before)
-		memo_clear(set); /* verdicts of the entries before only */
+	memo_clear(set); /* verdicts of the entries before, keyed without files */
 	free(ps.frames);
 	free(copy);
 	return rc;

@@ -88,6 +88,7 @@ struct hl_suppressions {
 	 * walks every suppression and globs every frame). NULL until the first
 	 * match; emptied when entries are added. */
 	struct hl_supp_memo *memo;
+	bool reads_files;        /* a leak: entry was read: source files can match */
 };
 
 void hl_supp_init(struct hl_suppressions *set);
@@ -104,10 +105,10 @@ void hl_supp_add_defaults(struct hl_suppressions *set);
 /* The first suppression that matches a leak of class leak_class (a
  * hl_leak_class_name) allocated at frames (innermost first), or NULL; a
  * match is counted in the suppression with bytes and blocks. The verdict
- * depends only on the kind and the frames' function, module and file
- * strings (their text: a repeat with other pointers or a reused buffer is
- * told apart), so it is remembered per (kind, strings); each call still
- * counts its match. */
+ * depends only on the kind and the frames' function, module and file text,
+ * so it is remembered per (kind, text), looked up by the strings' addresses
+ * and checked against a copy of the text (a reused buffer is another
+ * stack); each call still counts its match. */
 const struct hl_suppression *hl_supp_match(struct hl_suppressions *set,
 					   const struct hl_frame_info *frames, size_t n,
 					   const char *leak_class, uint64_t bytes,

@@ -404,32 +404,69 @@ static void test_memo_same_as_fresh(void **state)
 }
 
 /* More stacks than are remembered: the oldest verdicts are dropped, and the
- * ones given after that are still right. */
+ * ones given after that are still right. Then one buffer rewritten for as
+ * many stacks: each verdict is still that of its text. */
 static void test_memo_full(void **state)
 {
 	static const char text[] = VG("  fun:f1?\n");
+	enum { STACKS = 70000 };
 	struct hl_frame_info frames[NSTACK];
 	struct hl_suppressions set;
 	char err[256], fn[32];
+	char (*names)[8] = calloc(STACKS, sizeof(*names));
 	uint64_t want = 0;
 
 	(void)state;
+	assert_non_null(names);
 	memcpy(frames, stack, sizeof(frames));
-	frames[0].function = fn;
 	hl_supp_init(&set);
 	assert_int_equal(hl_supp_parse(&set, text, strlen(text), "t", err, sizeof(err)), 0);
-	for (int round = 0; round < 2; round++) {
-		for (int i = 0; i < 70000; i++) {
+	for (int round = 0; round < 4; round++) {
+		for (int i = 0; i < STACKS; i++) {
 			const struct hl_suppression *s;
 
-			snprintf(fn, sizeof(fn), "f%d", i);
+			if (round < 2) {
+				snprintf(names[i], sizeof(names[i]), "f%d", i);
+				frames[0].function = names[i];
+			} else {
+				snprintf(fn, sizeof(fn), "f%d", i);
+				frames[0].function = fn;
+			}
 			s = hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1);
 			assert_int_equal(s != NULL, i >= 10 && i < 20);
 			want += s != NULL;
 		}
 	}
 	assert_int_equal(set.v[0].matched, want);
-	assert_int_equal(want, 20);
+	assert_int_equal(want, 40);
+	hl_supp_destroy(&set);
+	free(names);
+}
+
+/* Source files are part of a stack's verdict once a leak: entry can match
+ * them, and not before. */
+static void test_memo_files(void **state)
+{
+	static const char text[] = VG("  fun:nothing_here\n");
+	static const char lsan[] = "leak:other.c\n";
+	struct hl_frame_info frames[NSTACK], other[NSTACK];
+	struct hl_suppressions set;
+	char err[256];
+
+	(void)state;
+	memcpy(frames, stack, sizeof(frames));
+	memcpy(other, stack, sizeof(other));
+	other[2].file = "/src/other.c";
+	hl_supp_init(&set);
+	assert_int_equal(hl_supp_parse(&set, text, strlen(text), "t", err, sizeof(err)), 0);
+	assert_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	assert_null(hl_supp_match(&set, other, NSTACK, "definitely", 1, 1));
+	assert_int_equal(hl_supp_parse(&set, lsan, strlen(lsan), "l", err, sizeof(err)), 0);
+	assert_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	assert_ptr_equal(hl_supp_match(&set, other, NSTACK, "definitely", 1, 1), &set.v[1]);
+	assert_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	assert_ptr_equal(hl_supp_match(&set, other, NSTACK, "definitely", 1, 1), &set.v[1]);
+	assert_int_equal(set.v[1].matched, 2);
 	hl_supp_destroy(&set);
 }
 
@@ -448,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_memo_text_not_address),
 		cmocka_unit_test(test_memo_same_as_fresh),
 		cmocka_unit_test(test_memo_full),
+		cmocka_unit_test(test_memo_files),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
