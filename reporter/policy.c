@@ -34,31 +34,61 @@ size_t hl_policy_stack_frames(const struct hl_process *p, uint32_t ref,
 	return n;
 }
 
+/* A loss record's fingerprint, site and suppression. */
+static void apply_group(const struct hl_policy *pol, struct hl_process *p,
+			struct hl_leak_group *g, struct hl_symbolizer *sym,
+			struct hl_frame_info **frames, size_t *cap)
+{
+	size_t n = hl_policy_stack_frames(p, g->stack, sym, frames, cap);
+
+	g->fingerprint[0] = 0;
+	g->site_function = NULL;
+	g->suppression = NULL;
+	if (!n)
+		return;
+	hl_fingerprint(*frames, n, g->fingerprint);
+	g->site_function = (*frames)[hl_fingerprint_first_frame(*frames, n)].function;
+	if (pol && pol->supp) {
+		const struct hl_suppression *s =
+			hl_supp_match(pol->supp, *frames, n, hl_leak_class_name(g->leak_class),
+				      g->bytes, g->blocks);
+
+		g->suppression = s ? s->name : NULL;
+	}
+}
+
+/* An on-demand check's records get the exit records' treatment, so a
+ * suppressed site is suppressed in the checks too; its blocks then count
+ * as suppressed in the check's totals, as valgrind's LEAK SUMMARY counts
+ * them (once per check, however often this runs). */
+static void apply_check(const struct hl_policy *pol, struct hl_process *p, struct hl_check *c,
+			struct hl_symbolizer *sym, struct hl_frame_info **frames, size_t *cap)
+{
+	for (size_t j = 0; j < c->nrecords; j++) {
+		struct hl_leak_group *g = &c->records[j].g;
+
+		apply_group(pol, p, g, sym, frames, cap);
+		if (c->suppressions_counted || !g->suppression ||
+		    g->leak_class == HL_CLASS_SUPPRESSED || g->leak_class > HL_CLASS_SUPPRESSED)
+			continue;
+		c->bytes[g->leak_class] -= g->bytes;
+		c->blocks[g->leak_class] -= g->blocks;
+		c->bytes[HL_CLASS_SUPPRESSED] += g->bytes;
+		c->blocks[HL_CLASS_SUPPRESSED] += g->blocks;
+	}
+	c->suppressions_counted = true;
+}
+
 void hl_policy_apply(const struct hl_policy *pol, struct hl_process *p,
 		     struct hl_symbolizer *sym)
 {
 	struct hl_frame_info *frames = NULL;
 	size_t cap = 0;
 
-	for (size_t i = 0; i < p->nleaks; i++) {
-		struct hl_leak_group *g = &p->leaks[i];
-		size_t n = hl_policy_stack_frames(p, g->stack, sym, &frames, &cap);
-
-		g->fingerprint[0] = 0;
-		g->site_function = NULL;
-		g->suppression = NULL;
-		if (!n)
-			continue;
-		hl_fingerprint(frames, n, g->fingerprint);
-		g->site_function = frames[hl_fingerprint_first_frame(frames, n)].function;
-		if (pol && pol->supp) {
-			const struct hl_suppression *s =
-				hl_supp_match(pol->supp, frames, n, hl_leak_class_name(g->leak_class),
-					      g->bytes, g->blocks);
-
-			g->suppression = s ? s->name : NULL;
-		}
-	}
+	for (size_t i = 0; i < p->nleaks; i++)
+		apply_group(pol, p, &p->leaks[i], sym, &frames, &cap);
+	for (size_t i = 0; i < p->nchecks; i++)
+		apply_check(pol, p, &p->checks[i], sym, &frames, &cap);
 	free(frames);
 	if (pol && pol->gate)
 		hl_gate_count_process(pol->gate, &pol->gate_options, p);

@@ -476,3 +476,11 @@ CREATE TABLE unstopped_threads (
   tid INTEGER NOT NULL
 );
 CREATE INDEX unstopped_threads_process ON unstopped_threads(process_id, check_seq);
+
+-- migrate 14
+-- A check's loss records are matched against the suppressions and given
+-- their leak site as the exit's are (leaks.fingerprint, suppressed,
+-- suppression): a site suppressed at exit is suppressed in the checks too.
+ALTER TABLE check_records ADD COLUMN fingerprint TEXT;
+ALTER TABLE check_records ADD COLUMN suppressed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE check_records ADD COLUMN suppression TEXT;

@@ -135,6 +135,7 @@ struct hl_check {
 	uint64_t records_total;    /* loss records the check had, kept or not */
 	uint32_t unstopped_tids[HL_UNSTOPPED_TIDS_MAX]; /* threads that did not stop */
 	uint32_t nunstopped_tids;
+	bool suppressions_counted;  /* suppressed records moved to the suppressed totals */
 };
 
 struct hl_run;

@@ -256,7 +256,8 @@ static const char *const statement_sql[ST_COUNT] = {
 		" scanned, leak_class, bytes, blocks, records_total) VALUES (?,?,?,?,?,?,?,?,?,?)",
 	[ST_CHECK_RECORD] = "INSERT INTO check_records(process_id, seq, rank, stack_id,"
 		" leak_class, bytes, indirect_bytes, blocks, new_bytes, new_indirect_bytes,"
-		" new_blocks) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+		" new_blocks, fingerprint, suppressed, suppression)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_UNSTOPPED] = "INSERT INTO unstopped_threads(process_id, check_seq, tid) VALUES (?,?,?)",
 };
 
@@ -1174,6 +1175,10 @@ static int write_check_records(struct writer *w, const struct hl_check *c)
 		sqlite3_bind_int64(st, 9, rec->new_bytes);
 		sqlite3_bind_int64(st, 10, rec->new_indirect_bytes);
 		sqlite3_bind_int64(st, 11, rec->new_blocks);
+		bind_opt_text(st, 12, rec->g.fingerprint[0] ? rec->g.fingerprint : NULL);
+		sqlite3_bind_int(st, 13,
+				 rec->g.suppression || rec->g.leak_class == HL_CLASS_SUPPRESSED);
+		bind_opt_text(st, 14, rec->g.suppression);
 		err = step_done(w->s, st);
 	}
 	return err;

@@ -103,7 +103,8 @@ static const char *const loader_sql[] = {
 	" y.function, y.file, y.line FROM frames f LEFT JOIN symbols y ON y.id = f.symbol_id"
 	" WHERE f.run_id = ? ORDER BY f.id",
 	"SELECT c.seq, c.rank, c.leak_class, c.bytes, c.indirect_bytes, c.blocks, c.new_bytes,"
-	" c.new_indirect_bytes, c.new_blocks, c.stack_id, k.leaf_frame_id, k.truncated"
+	" c.new_indirect_bytes, c.new_blocks, c.stack_id, k.leaf_frame_id, k.truncated,"
+	" c.fingerprint, c.suppressed, c.suppression"
 	" FROM check_records c LEFT JOIN stacks k ON k.id = c.stack_id WHERE c.process_id = ?"
 	" ORDER BY c.seq, c.rank",
 	"SELECT check_seq, tid FROM unstopped_threads WHERE process_id = ?"
@@ -453,7 +454,9 @@ static int load_check_records(struct loader *ld, struct hl_report *r, int64_t pr
 		l = &rec->leak;
 		rec->rank = col_u64(st, 1);
 		l->kind = col_text(r, st, 2);
-		l->suppressed = l->kind && !strcmp(l->kind, "suppressed");
+		l->suppressed = sqlite3_column_int(st, 13) != 0;
+		l->fingerprint = col_text(r, st, 12);
+		l->suppression = col_text(r, st, 14);
 		l->bytes = col_u64(st, 3);
 		l->indirect_bytes = col_u64(st, 4);
 		l->blocks = col_u64(st, 5);

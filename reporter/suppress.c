@@ -92,8 +92,11 @@ void hl_supp_init(struct hl_suppressions *set)
 	hl_arena_init(&set->arena);
 }
 
+static void memo_free(struct hl_supp_memo *m);
+
 void hl_supp_destroy(struct hl_suppressions *set)
 {
+	memo_free(set->memo);
 	free(set->v);
 	hl_arena_free(&set->arena);
 	memset(set, 0, sizeof(*set));
@@ -171,24 +174,28 @@ bool hl_supp_lsan_match(const char *templ, const char *text)
 	return true;
 }
 
-static bool frame_matches(const struct hl_supp_frame *pf, const struct hl_frame_info *f)
+/* Whether a fun: or obj: pattern matches the frame heapledger hides (the
+ * allocator's): decided once, when the line is read. */
+static bool matches_hidden_frame(const struct hl_supp_frame *pf)
 {
-	const char *const *names;
-	size_t count;
+	const char *const *names = pf->type == HL_SUPP_FUN ? allocator_functions : allocator_objects;
+	size_t count = pf->type == HL_SUPP_FUN ? HL_ARRAY_SIZE(allocator_functions) :
+						 HL_ARRAY_SIZE(allocator_objects);
 
-	if (f) {
-		const char *v = pf->type == HL_SUPP_FUN ? f->function : f->module;
-
-		return hl_supp_glob(pf->pattern, v ? v : "???");
-	}
-	/* the hidden allocator frame */
-	names = pf->type == HL_SUPP_FUN ? allocator_functions : allocator_objects;
-	count = pf->type == HL_SUPP_FUN ? HL_ARRAY_SIZE(allocator_functions) :
-					  HL_ARRAY_SIZE(allocator_objects);
 	for (size_t i = 0; i < count; i++)
 		if (hl_supp_glob(pf->pattern, names[i]))
 			return true;
 	return false;
+}
+
+static bool frame_matches(const struct hl_supp_frame *pf, const struct hl_frame_info *f)
+{
+	const char *v;
+
+	if (!f)
+		return pf->hidden;
+	v = pf->type == HL_SUPP_FUN ? f->function : f->module;
+	return hl_supp_glob(pf->pattern, v ? v : "???");
 }
 
 /* valgrind's frame matching, as dynamic programming over (entry line, stack
@@ -199,10 +206,13 @@ static bool frames_match(const struct hl_suppression *s, const struct hl_frame_i
 			 size_t n, bool hidden)
 {
 	size_t total = n + hidden;
-	bool *reach = hl_xcalloc(total + 1, sizeof(*reach));
-	bool *next = hl_xcalloc(total + 1, sizeof(*next));
+	bool small[2][128]; /* most stacks: no allocation per suppression */
+	bool *reach = total < 128 ? small[0] : hl_xcalloc(total + 1, sizeof(*reach));
+	bool *next = total < 128 ? small[1] : hl_xcalloc(total + 1, sizeof(*next));
+	bool *heap = total < 128 ? NULL : reach, *heap_next = total < 128 ? NULL : next;
 	bool any = true;
 
+	memset(reach, 0, (total + 1) * sizeof(*reach));
 	reach[0] = true;
 	for (size_t i = 0; i < s->nframes && any; i++) {
 		const struct hl_supp_frame *pf = &s->frames[i];
@@ -227,8 +237,8 @@ static bool frames_match(const struct hl_suppression *s, const struct hl_frame_i
 		reach = next;
 		next = swap;
 	}
-	free(reach);
-	free(next);
+	free(heap);
+	free(heap_next);
 	return any;
 }
 
@@ -256,29 +266,223 @@ static unsigned kind_of_class(const char *leak_class)
 	return HL_SUPP_KIND_ALL; /* not classified: any listed kind */
 }
 
-const struct hl_suppression *hl_supp_match(struct hl_suppressions *set,
-					   const struct hl_frame_info *frames, size_t n,
-					   const char *leak_class, uint64_t bytes,
-					   uint64_t blocks)
-{
-	unsigned kind = kind_of_class(leak_class);
+/* ---- verdicts by stack ---------------------------------------------------- */
 
-	for (size_t i = 0; set && i < set->n; i++) {
-		struct hl_suppression *s = &set->v[i];
+/* A verdict: the kind, the frames' strings (copied; function, module, file
+ * per frame, NULL kept) and the suppression that matched them. */
+struct memo_entry {
+	uint64_t hash;
+	const char **strs;   /* 3 * nframes */
+	size_t nframes;
+	unsigned kind;
+	size_t verdict;      /* index in the set + 1; 0: none matched */
+};
+
+/* Bounded so a long-lived daemon does not grow without end: full, it
+ * starts over (verdicts are recomputed, never wrong). */
+#define MEMO_MAX_ENTRIES 65536u
+#define MEMO_MAX_BYTES (16u << 20)
+
+struct hl_supp_memo {
+	struct memo_entry *v;
+	size_t n, cap;
+	uint32_t *slots;     /* entry index + 1, 0: empty; linear probing */
+	size_t nslots;       /* a power of two, at most half full */
+	struct hl_arena arena; /* the strings and string arrays */
+	size_t bytes;        /* in the arena */
+};
+
+static void memo_free(struct hl_supp_memo *m)
+{
+	if (!m)
+		return;
+	free(m->v);
+	free(m->slots);
+	hl_arena_free(&m->arena);
+	free(m);
+}
+
+static void memo_clear(struct hl_suppressions *set)
+{
+	memo_free(set->memo);
+	set->memo = NULL;
+}
+
+/* The file of a frame as a verdict sees it: only leak: entries read it. */
+static const char *key_file(const struct hl_suppressions *set, const struct hl_frame_info *f)
+{
+	return set->reads_files ? f->file : NULL;
+}
+
+/* Hashed by the strings' addresses, which is cheap: the symbolizer hands
+ * every process the same strings for the same frames. Equal text at other
+ * addresses only misses (and is stored again); other text at the same
+ * addresses fails the comparison of the text, and at most
+ * MEMO_MAX_SAME_HASH such verdicts are kept per hash, so a buffer reused
+ * for other frames cannot make one long chain. */
+#define MEMO_MAX_SAME_HASH 8u
+
+static uint64_t memo_hash(const struct hl_suppressions *set, const struct hl_frame_info *frames,
+			  size_t n, unsigned kind)
+{
+	uint64_t h = (uint64_t)n * 0x9e3779b97f4a7c15ull ^ kind;
+
+	for (size_t i = 0; i < n; i++) {
+		const uintptr_t p[3] = { (uintptr_t)frames[i].function, (uintptr_t)frames[i].module,
+					 (uintptr_t)key_file(set, &frames[i]) };
+
+		for (size_t k = 0; k < 3; k++) {
+			h = (h ^ p[k]) * 0xff51afd7ed558ccdull;
+			h ^= h >> 32;
+		}
+	}
+	return h;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+	return a == b ? true : a && b && !strcmp(a, b);
+}
+
+static bool memo_equal(const struct hl_suppressions *set, const struct memo_entry *e,
+		       const struct hl_frame_info *frames, size_t n, unsigned kind)
+{
+	if (e->nframes != n || e->kind != kind)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!same_text(e->strs[3 * i], frames[i].function) ||
+		    !same_text(e->strs[3 * i + 1], frames[i].module) ||
+		    !same_text(e->strs[3 * i + 2], key_file(set, &frames[i])))
+			return false;
+	return true;
+}
+
+/* The slot of (frames, kind) in the memo: its entry's or the empty one
+ * ending the probe; *same counts the other entries with this hash. */
+static uint32_t *memo_slot(const struct hl_suppressions *set, uint64_t hash,
+			   const struct hl_frame_info *frames, size_t n, unsigned kind,
+			   size_t *same)
+{
+	const struct hl_supp_memo *m = set->memo;
+	size_t mask = m->nslots - 1;
+
+	*same = 0;
+	for (size_t i = (size_t)hash & mask;; i = (i + 1) & mask) {
+		const struct memo_entry *e = m->slots[i] ? &m->v[m->slots[i] - 1] : NULL;
+
+		if (!e)
+			return &m->slots[i];
+		if (e->hash == hash) {
+			if (memo_equal(set, e, frames, n, kind))
+				return &m->slots[i];
+			++*same;
+		}
+	}
+}
+
+static void memo_rehash(struct hl_supp_memo *m)
+{
+	size_t nslots = m->nslots ? m->nslots * 2 : 1024;
+
+	free(m->slots);
+	m->slots = hl_xcalloc(nslots, sizeof(*m->slots));
+	m->nslots = nslots;
+	for (size_t e = 0; e < m->n; e++) {
+		size_t i = (size_t)m->v[e].hash & (nslots - 1);
+
+		while (m->slots[i])
+			i = (i + 1) & (nslots - 1);
+		m->slots[i] = (uint32_t)(e + 1);
+	}
+}
+
+static void memo_add(struct hl_suppressions *set, uint64_t hash,
+		     const struct hl_frame_info *frames, size_t n, unsigned kind, size_t verdict)
+{
+	struct hl_supp_memo *m = set->memo;
+	struct memo_entry *e;
+	uint32_t *slot;
+	size_t same;
+
+	if (m && (m->n >= MEMO_MAX_ENTRIES || m->bytes >= MEMO_MAX_BYTES)) {
+		memo_clear(set);
+		m = NULL;
+	}
+	if (!m) {
+		m = set->memo = hl_xcalloc(1, sizeof(*m));
+		hl_arena_init(&m->arena);
+	}
+	if ((m->n + 1) * 2 > m->nslots)
+		memo_rehash(m);
+	hl_grow((void **)&m->v, &m->cap, m->n, sizeof(*m->v));
+	e = &m->v[m->n];
+	e->hash = hash;
+	e->nframes = n;
+	e->kind = kind;
+	e->verdict = verdict;
+	e->strs = hl_arena_alloc(&m->arena, (3 * n + 1) * sizeof(*e->strs));
+	m->bytes += (3 * n + 1) * sizeof(*e->strs);
+	for (size_t i = 0; i < n; i++) {
+		const char *f[3] = { frames[i].function, frames[i].module,
+				     key_file(set, &frames[i]) };
+
+		for (size_t k = 0; k < 3; k++) {
+			e->strs[3 * i + k] = f[k] ? hl_arena_strdup(&m->arena, f[k]) : NULL;
+			m->bytes += f[k] ? strlen(f[k]) + 1 : 0;
+		}
+	}
+	slot = memo_slot(set, hash, frames, n, kind, &same);
+	*slot = (uint32_t)(m->n + 1);
+	m->n++;
+}
+
+/* The first suppression matching, computed: index + 1, or 0. */
+static size_t match_uncached(const struct hl_suppressions *set,
+			     const struct hl_frame_info *frames, size_t n, unsigned kind)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		const struct hl_suppression *s = &set->v[i];
 		bool hit;
 
 		if (!s->leak || !(s->kinds & kind))
 			continue;
 		hit = s->lsan ? lsan_matches(s, frames, n) :
 		      frames_match(s, frames, n, false) || frames_match(s, frames, n, true);
-		if (hit) {
-			s->matched++;
-			s->bytes += bytes;
-			s->blocks += blocks;
-			return s;
-		}
+		if (hit)
+			return i + 1;
 	}
-	return NULL;
+	return 0;
+}
+
+const struct hl_suppression *hl_supp_match(struct hl_suppressions *set,
+					   const struct hl_frame_info *frames, size_t n,
+					   const char *leak_class, uint64_t bytes,
+					   uint64_t blocks)
+{
+	unsigned kind = kind_of_class(leak_class);
+	uint64_t hash;
+	uint32_t *slot;
+	size_t verdict, same = 0;
+	struct hl_suppression *s;
+
+	if (!set || !set->n)
+		return NULL;
+	hash = memo_hash(set, frames, n, kind);
+	slot = set->memo ? memo_slot(set, hash, frames, n, kind, &same) : NULL;
+	if (slot && *slot) {
+		verdict = set->memo->v[*slot - 1].verdict;
+	} else {
+		verdict = match_uncached(set, frames, n, kind);
+		if (same < MEMO_MAX_SAME_HASH)
+			memo_add(set, hash, frames, n, kind, verdict);
+	}
+	if (!verdict)
+		return NULL;
+	s = &set->v[verdict - 1];
+	s->matched++;
+	s->bytes += bytes;
+	s->blocks += blocks;
+	return s;
 }
 
 /* ---- reading ------------------------------------------------------------- */
@@ -379,6 +583,8 @@ static int add_frame_line(struct parser *ps, const char *text)
 	}
 	if (ps->nframes == HL_SUPP_MAX_FRAMES)
 		return parse_error(ps, ps->line, "more than %d frame lines", HL_SUPP_MAX_FRAMES);
+	if (f.type != HL_SUPP_ANY)
+		f.hidden = matches_hidden_frame(&f);
 	hl_grow((void **)&ps->frames, &ps->frames_cap, ps->nframes, sizeof(f));
 	ps->frames[ps->nframes++] = f;
 	return 0;
@@ -470,6 +676,7 @@ static int parse_line(struct parser *ps, struct reader *r, const char *line)
 			return parse_error(ps, ps->line, "leak: without a pattern");
 		s = new_entry(ps, line + 5, ps->line);
 		s->lsan = s->leak = true;
+		ps->set->reads_files = true;
 		return 0;
 	}
 	return parse_error(ps, ps->line, "expected '{' (valgrind format) or leak:PATTERN"
@@ -494,6 +701,7 @@ int hl_supp_parse(struct hl_suppressions *set, const char *text, size_t len,
 		rc = parse_line(&ps, &r, line);
 	if (rc)
 		set->n = before; /* a malformed file adds nothing */
+	memo_clear(set); /* verdicts of the entries before, keyed without files */
 	free(ps.frames);
 	free(copy);
 	return rc;

@@ -53,6 +53,7 @@ enum hl_supp_frame_type {
 
 struct hl_supp_frame {
 	uint8_t type;            /* enum hl_supp_frame_type */
+	bool hidden;             /* matches the hidden allocator frame (known when read) */
 	const char *pattern;
 };
 
@@ -76,10 +77,18 @@ struct hl_suppression {
 #define HL_SUPP_KIND_REACHABLE 8u
 #define HL_SUPP_KIND_ALL 15u
 
+struct hl_supp_memo;
+
 struct hl_suppressions {
 	struct hl_suppression *v;
 	size_t n, cap;
 	struct hl_arena arena;   /* names, patterns, frames */
+	/* Verdicts of hl_supp_match by stack and leak kind, kept for the set's
+	 * life (a fork child reports its parent's stacks again; each new verdict
+	 * walks every suppression and globs every frame). NULL until the first
+	 * match; emptied when entries are added. */
+	struct hl_supp_memo *memo;
+	bool reads_files;        /* a leak: entry was read: source files can match */
 };
 
 void hl_supp_init(struct hl_suppressions *set);
@@ -95,7 +104,11 @@ void hl_supp_add_defaults(struct hl_suppressions *set);
 
 /* The first suppression that matches a leak of class leak_class (a
  * hl_leak_class_name) allocated at frames (innermost first), or NULL; a
- * match is counted in the suppression with bytes and blocks. */
+ * match is counted in the suppression with bytes and blocks. The verdict
+ * depends only on the kind and the frames' function, module and file text,
+ * so it is remembered per (kind, text), looked up by the strings' addresses
+ * and checked against a copy of the text (a reused buffer is another
+ * stack); each call still counts its match. */
 const struct hl_suppression *hl_supp_match(struct hl_suppressions *set,
 					   const struct hl_frame_info *frames, size_t n,
 					   const char *leak_class, uint64_t bytes,

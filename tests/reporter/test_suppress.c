@@ -2,8 +2,9 @@
  * tests/reporter/test_suppress.c: leak suppressions: valgrind's wildcards
  * (* and ? in names, ... for frames), the hidden allocator frame,
  * match-leak-kinds, mangled names, LeakSanitizer's leak: patterns with their
- * anchors, malformed files named by line, the built-in set, counting, and a
- * generated entry that suppresses exactly its leak.
+ * anchors, malformed files named by line, the built-in set, counting, a
+ * generated entry that suppresses exactly its leak, and verdicts remembered
+ * per stack that are those computed afresh.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -278,6 +279,197 @@ static void test_generated_round_trip(void **state)
 	free(text);
 }
 
+/* Verdicts are remembered by stack and kind: the same frames in another
+ * class get that class's verdict, and every call is counted. */
+static void test_memo_kinds_and_counts(void **state)
+{
+	static const char text[] = VG("  match-leak-kinds: definite\n  fun:leak_a\n");
+	struct hl_suppressions set;
+	char err[256];
+
+	(void)state;
+	hl_supp_init(&set);
+	assert_int_equal(hl_supp_parse(&set, text, strlen(text), "t", err, sizeof(err)), 0);
+	assert_null(hl_supp_match(&set, stack, NSTACK, "reachable", 100, 1));
+	assert_non_null(hl_supp_match(&set, stack, NSTACK, "definitely", 10, 1));
+	assert_null(hl_supp_match(&set, stack, NSTACK, "possibly", 100, 1));
+	assert_null(hl_supp_match(&set, stack, NSTACK, "reachable", 100, 1));
+	assert_non_null(hl_supp_match(&set, stack, NSTACK, "definitely", 20, 2));
+	assert_non_null(hl_supp_match(&set, stack, NSTACK, "unknown", 30, 3)); /* any kind */
+	assert_int_equal(set.v[0].matched, 3);
+	assert_int_equal(set.v[0].bytes, 60);
+	assert_int_equal(set.v[0].blocks, 6);
+	hl_supp_destroy(&set);
+}
+
+/* A remembered verdict is for the frames' text: a buffer rewritten in place
+ * is another stack, an equal text elsewhere the same one; entries added
+ * later are matched too. */
+static void test_memo_text_not_address(void **state)
+{
+	static const char text[] = VG("  fun:leak_a\n");
+	static const char more[] = VG("  fun:leak_b\n");
+	struct hl_frame_info frames[NSTACK];
+	char fn[16] = "leak_a", *copy;
+	struct hl_suppressions set;
+	char err[256];
+
+	(void)state;
+	memcpy(frames, stack, sizeof(frames));
+	frames[0].function = fn;
+	hl_supp_init(&set);
+	assert_int_equal(hl_supp_parse(&set, text, strlen(text), "t", err, sizeof(err)), 0);
+	assert_non_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	strcpy(fn, "leak_b");
+	assert_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	strcpy(fn, "leak_a");
+	assert_non_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	frames[0].function = copy = strdup("leak_a");
+	assert_non_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	frames[0].module = NULL; /* the module is not part of fun: lines */
+	assert_non_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	frames[0].function = NULL; /* "???" */
+	assert_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	free(copy);
+	assert_int_equal(set.v[0].matched, 4);
+
+	/* leak_b now has a suppression: its remembered "none" must go */
+	frames[0].function = fn;
+	strcpy(fn, "leak_b");
+	assert_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	assert_int_equal(hl_supp_parse(&set, more, strlen(more), "u", err, sizeof(err)), 0);
+	assert_ptr_equal(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1), &set.v[1]);
+	hl_supp_destroy(&set);
+}
+
+/* Many calls over a few stacks and classes, against the built-in set and a
+ * user file: each verdict and the final counts equal those of a set that
+ * saw each call first (nothing remembered). */
+static void test_memo_same_as_fresh(void **state)
+{
+	static const char user[] =
+		"{\n  a-definite\n  Memcheck:Leak\n  match-leak-kinds: definite\n"
+		"  fun:leak_?\n  ...\n  fun:main\n}\n"
+		"{\n  helper-any\n  Memcheck:Leak\n  fun:malloc\n  fun:helper\n}\n"
+		"{\n  reach\n  Memcheck:Leak\n  match-leak-kinds: reachable,possible\n"
+		"  obj:*/prog\n}\n"
+		"leak:libfoo.so\n";
+	static const char *const classes[] = { "definitely", "indirectly", "possibly",
+					       "reachable", "unknown" };
+	static const char *const tops[] = { "leak_a", "helper", "_dl_allocate_tls",
+					    "leak_bb", "x_eh_alloc_y" };
+	static const char *const mods[] = { "/opt/app/bin/prog", "/opt/app/lib/libfoo.so.1",
+					    "/lib64/ld-linux-x86-64.so.2" };
+	struct hl_suppressions memo, fresh;
+	uint64_t matched[32] = { 0 }, bytes[32] = { 0 };
+	unsigned seed = 12345;
+	char err[256];
+
+	(void)state;
+	hl_supp_init(&memo);
+	hl_supp_add_defaults(&memo);
+	assert_int_equal(hl_supp_parse(&memo, user, strlen(user), "u", err, sizeof(err)), 0);
+	assert_true(memo.n < HL_ARRAY_SIZE(matched));
+	for (int call = 0; call < 2000; call++) {
+		struct hl_frame_info frames[NSTACK];
+		const char *cls;
+		const struct hl_suppression *a, *b;
+		size_t n;
+
+		seed = seed * 1103515245u + 12345u;
+		memcpy(frames, stack, sizeof(frames));
+		frames[0].function = tops[(seed >> 8) % HL_ARRAY_SIZE(tops)];
+		frames[0].module = mods[(seed >> 12) % HL_ARRAY_SIZE(mods)];
+		frames[1].function = tops[(seed >> 16) % HL_ARRAY_SIZE(tops)];
+		n = 1 + (seed >> 20) % NSTACK;
+		cls = classes[(seed >> 24) % HL_ARRAY_SIZE(classes)];
+		hl_supp_init(&fresh);
+		hl_supp_add_defaults(&fresh);
+		assert_int_equal(hl_supp_parse(&fresh, user, strlen(user), "u", err, sizeof(err)), 0);
+		a = hl_supp_match(&memo, frames, n, cls, (uint64_t)call, 1);
+		b = hl_supp_match(&fresh, frames, n, cls, (uint64_t)call, 1);
+		assert_int_equal(a ? a - memo.v : -1, b ? b - fresh.v : -1);
+		if (b) {
+			matched[b - fresh.v]++;
+			bytes[b - fresh.v] += (uint64_t)call;
+		}
+		hl_supp_destroy(&fresh);
+	}
+	for (size_t i = 0; i < memo.n; i++) {
+		assert_int_equal(memo.v[i].matched, matched[i]);
+		assert_int_equal(memo.v[i].bytes, bytes[i]);
+		assert_int_equal(memo.v[i].blocks, matched[i]);
+	}
+	hl_supp_destroy(&memo);
+}
+
+/* More stacks than are remembered: the oldest verdicts are dropped, and the
+ * ones given after that are still right. Then one buffer rewritten for as
+ * many stacks: each verdict is still that of its text. */
+static void test_memo_full(void **state)
+{
+	static const char text[] = VG("  fun:f1?\n");
+	enum { STACKS = 70000 };
+	struct hl_frame_info frames[NSTACK];
+	struct hl_suppressions set;
+	char err[256], fn[32];
+	char (*names)[8] = calloc(STACKS, sizeof(*names));
+	uint64_t want = 0;
+
+	(void)state;
+	assert_non_null(names);
+	memcpy(frames, stack, sizeof(frames));
+	hl_supp_init(&set);
+	assert_int_equal(hl_supp_parse(&set, text, strlen(text), "t", err, sizeof(err)), 0);
+	for (int round = 0; round < 4; round++) {
+		for (int i = 0; i < STACKS; i++) {
+			const struct hl_suppression *s;
+
+			if (round < 2) {
+				snprintf(names[i], sizeof(names[i]), "f%d", i);
+				frames[0].function = names[i];
+			} else {
+				snprintf(fn, sizeof(fn), "f%d", i);
+				frames[0].function = fn;
+			}
+			s = hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1);
+			assert_int_equal(s != NULL, i >= 10 && i < 20);
+			want += s != NULL;
+		}
+	}
+	assert_int_equal(set.v[0].matched, want);
+	assert_int_equal(want, 40);
+	hl_supp_destroy(&set);
+	free(names);
+}
+
+/* Source files are part of a stack's verdict once a leak: entry can match
+ * them, and not before. */
+static void test_memo_files(void **state)
+{
+	static const char text[] = VG("  fun:nothing_here\n");
+	static const char lsan[] = "leak:other.c\n";
+	struct hl_frame_info frames[NSTACK], other[NSTACK];
+	struct hl_suppressions set;
+	char err[256];
+
+	(void)state;
+	memcpy(frames, stack, sizeof(frames));
+	memcpy(other, stack, sizeof(other));
+	other[2].file = "/src/other.c";
+	hl_supp_init(&set);
+	assert_int_equal(hl_supp_parse(&set, text, strlen(text), "t", err, sizeof(err)), 0);
+	assert_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	assert_null(hl_supp_match(&set, other, NSTACK, "definitely", 1, 1));
+	assert_int_equal(hl_supp_parse(&set, lsan, strlen(lsan), "l", err, sizeof(err)), 0);
+	assert_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	assert_ptr_equal(hl_supp_match(&set, other, NSTACK, "definitely", 1, 1), &set.v[1]);
+	assert_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	assert_ptr_equal(hl_supp_match(&set, other, NSTACK, "definitely", 1, 1), &set.v[1]);
+	assert_int_equal(set.v[1].matched, 2);
+	hl_supp_destroy(&set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -289,6 +481,11 @@ int main(void)
 		cmocka_unit_test(test_defaults_and_counts),
 		cmocka_unit_test(test_dlerror_narrow),
 		cmocka_unit_test(test_generated_round_trip),
+		cmocka_unit_test(test_memo_kinds_and_counts),
+		cmocka_unit_test(test_memo_text_not_address),
+		cmocka_unit_test(test_memo_same_as_fresh),
+		cmocka_unit_test(test_memo_full),
+		cmocka_unit_test(test_memo_files),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,8 @@ checks carry loss records. The program loses A (2 x 48 bytes, in leak_a),
 checks, loses B (200 bytes, in leak_b), checks again, frees A and exits.
 Check 1 lists A under leak_a; check 2 lists B as new ("(+200)") and A as
 unchanged (not shown in the text, like valgrind's leak_check increased;
-new_bytes 0 in the JSON); the exit report holds B only. The same in the
+new_bytes 0 in the JSON); the exit report holds B only; a suppression of B
+suppresses it in check 2 too. The same in the
 text report, the --json file, the database (`heapledger report --db`, text
 and JSON), a database the JSON report is imported into, and under
 `heapledger daemon`."""
@@ -149,6 +150,29 @@ def main():
         con.close()
         if rows != [(1, 96, 2, 96, 2), (2, 96, 2, 0, 0), (2, 200, 1, 200, 1)]:
             fail("check_records rows: %s" % rows)
+
+        # A suppression applies to the checks' records as to the exit's: B is
+        # suppressed in check 2 (not shown, counted as suppressed) and at exit.
+        supp, sdb, sjs = (os.path.join(tmp, n) for n in ("b.supp", "s.db", "s.json"))
+        with open(supp, "w", encoding="utf-8") as f:
+            f.write("{\n   b_site\n   Memcheck:Leak\n   match-leak-kinds: definite\n"
+                    "   fun:malloc\n   fun:leak_b\n}\n")
+        p = run(hl, "run", "--db", sdb, "--json", sjs, "--suppressions", supp, "--", prog)
+        two, _ = check_section(lines_of(p.stderr), 2)
+        if any("leak_b" in l for l in two) or \
+                "        suppressed: 200 (+200) bytes in 1 (+1) blocks" not in two or \
+                "   definitely lost: 96 (+0) bytes in 2 (+0) blocks" not in two:
+            fail("suppressed B in check 2:\n%s" % "\n".join(two))
+        with open(sjs, encoding="utf-8") as f:
+            sproc = json.load(f)["processes"][0]
+        b = [r for r in sproc["checks"][1]["records"] if r["stack"][0]["function"] == "leak_b"]
+        exit_b = [r for r in sproc["leaks"] if r["stack"][0]["function"] == "leak_b"]
+        if len(b) != 1 or not b[0]["suppressed"] or b[0]["suppression"] != "b_site" or \
+                not b[0]["fingerprint"] or b[0]["fingerprint"] != exit_b[0]["fingerprint"]:
+            fail("check 2's suppressed record of B: %s" % b)
+        p = run(hl, "report", "--db", sdb, "--format", "json")
+        if json.loads(p.stdout)["processes"] != [sproc]:
+            fail("the stored run's suppressed check records differ from the --json report")
 
         # A JSON report imported into another database reads back the same.
         idb = os.path.join(tmp, "i.db")
