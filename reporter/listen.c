@@ -337,12 +337,6 @@ static void conn_end(struct hl_listener *l, struct hl_conn *c, const char *why)
 {
 	struct hl_process *p = c->state.proc;
 
-	if (why)
-		hl_log("connection %u (pid %u): dropped: %s", c->id,
-		       c->decoder.pid, why);
-	else if (c->fill)
-		hl_log("connection %u (pid %u): ended inside a record (%zu bytes left)",
-		       c->id, c->decoder.pid, c->fill);
 	/* Ended without EXIT: what its threads had committed and not sent. */
 	if (!why && p && !p->has_exit) {
 		p->shared_buffers = c->shared.base != NULL;
@@ -353,6 +347,13 @@ static void conn_end(struct hl_listener *l, struct hl_conn *c, const char *why)
 	close(c->fd);
 	c->fd = -1;
 	c->dead = true;
+	/* Said once it is done: whoever reads the line finds it closed. */
+	if (why)
+		hl_log("connection %u (pid %u): dropped: %s", c->id,
+		       c->decoder.pid, why);
+	else if (c->fill)
+		hl_log("connection %u (pid %u): ended inside a record (%zu bytes left)",
+		       c->id, c->decoder.pid, c->fill);
 	hl_decode_destroy(&c->decoder);
 	conn_set_buffer(l, c, 0);
 	if (c->paused) {

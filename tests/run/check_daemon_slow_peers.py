@@ -24,6 +24,7 @@ Usage: check_daemon_slow_peers.py HEAPLEDGER FAKE_CLIENT [--sanitized]
 freed memory makes its RSS say nothing about the daemon's buffers; the RSS
 bound is then skipped (said on stdout) and everything else is checked.
 """
+import atexit
 import json
 import os
 import signal
@@ -106,6 +107,18 @@ class Lines:
         return "".join(self.lines)
 
 
+STARTED = []
+
+
+@atexit.register
+def kill_started():
+    """A failed check leaves nothing running: an orphaned daemon would keep
+    meson's output pipe open and turn the failure into a timeout."""
+    for proc in STARTED:
+        if proc.poll() is None:
+            proc.kill()
+
+
 def wait_exit(proc, what):
     try:
         return proc.wait(timeout=BUDGET.left(what))
@@ -121,6 +134,7 @@ class Daemon:
         self.sock = os.path.join(tmp, "hl.sock")
         self.db = os.path.join(tmp, "d.db")
         self.proc = daemon_util.start(hl, self.sock, self.db, extra)
+        STARTED.append(self.proc)
         self.log = Lines(self.proc.stderr)
 
     def wait_for(self, what, count):
@@ -150,7 +164,9 @@ class Daemon:
 
 def client(fake, sock, args, **kw):
     env = dict(os.environ, HEAPLEDGER_SOCKET=sock)
-    return subprocess.Popen([fake] + args, env=env, text=True, **kw)
+    proc = subprocess.Popen([fake] + args, env=env, text=True, **kw)
+    STARTED.append(proc)
+    return proc
 
 
 class SlowClient:
