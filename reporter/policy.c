@@ -29,8 +29,7 @@ static void apply_group(const struct hl_policy *pol, struct hl_process *p,
 	g->site_function = s->site_function;
 	if (pol && pol->supp) {
 		const struct hl_suppression *supp =
-			hl_supp_match(pol->supp, s->frames, s->nframes,
-				      hl_leak_class_name(g->leak_class), g->bytes, g->blocks);
+			hl_stack_memo_suppression(s, pol->supp, g->leak_class, g->bytes, g->blocks);
 
 		g->suppression = supp ? supp->name : NULL;
 	}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "suppress.h"
 #include "table.h"
 #include "util.h"
 
@@ -29,6 +30,11 @@ struct entry {
 	const uint64_t *addresses; /* depth return addresses */
 	const uint32_t *modules;   /* layout 0: depth module ids (0: none) */
 	struct hl_stack_sym sym;
+	/* suppression verdicts (hl_supp_verdict) by leak class, bit c of known
+	 * set when verdict[c] is, for the set of serial supp_serial */
+	uint64_t supp_serial;
+	uint32_t verdict[HL_CLASS_SUPPRESSED + 1];
+	unsigned known;
 };
 
 struct hl_stack_memo {
@@ -236,4 +242,26 @@ size_t hl_stack_sym_shown(const struct hl_stack_sym *s, unsigned max_frames, boo
 		n += s->per_address[i];
 	}
 	return n;
+}
+
+const struct hl_suppression *hl_stack_memo_suppression(const struct hl_stack_sym *s,
+						       struct hl_suppressions *set,
+						       uint32_t leak_class, uint64_t bytes,
+						       uint64_t blocks)
+{
+	/* s is the sym of one of the memo's entries, which the memo owns */
+	struct entry *e = (struct entry *)((char *)(uintptr_t)s - offsetof(struct entry, sym));
+	const char *name = hl_leak_class_name(leak_class);
+
+	if (leak_class > HL_CLASS_SUPPRESSED)
+		return hl_supp_match(set, s->frames, s->nframes, name, bytes, blocks);
+	if (e->supp_serial != set->serial) {
+		e->supp_serial = set->serial;
+		e->known = 0;
+	}
+	if (!(e->known & 1u << leak_class)) {
+		e->verdict[leak_class] = (uint32_t)hl_supp_verdict(set, s->frames, s->nframes, name);
+		e->known |= 1u << leak_class;
+	}
+	return hl_supp_count(set, e->verdict[leak_class], bytes, blocks);
 }

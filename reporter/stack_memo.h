@@ -58,6 +58,17 @@ void hl_stack_memo_free(struct hl_stack_memo *m);
 const struct hl_stack_sym *hl_stack_memo_get(struct hl_symbolizer *sym, struct hl_process *p,
 					     uint32_t ref);
 
+struct hl_suppressions;
+/* The suppression of set that matches a leak of class leak_class (enum
+ * hl_leak_class) at s, counted in it with bytes and blocks, or NULL: what
+ * hl_supp_match gives, with the verdict remembered with s while set stays
+ * the same (a fork child's records are its parent's). s comes from
+ * hl_stack_memo_get. */
+const struct hl_suppression *hl_stack_memo_suppression(const struct hl_stack_sym *s,
+						       struct hl_suppressions *set,
+						       uint32_t leak_class, uint64_t bytes,
+						       uint64_t blocks);
+
 /* How many of s's frames a report shows with at most max_frames of them (0:
  * all), whole return addresses only; *truncated set if any are left out or
  * the captured stack was cut. */

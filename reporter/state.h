@@ -219,6 +219,7 @@ struct hl_process {
 	                              * buffers were read (recover.h) */
 	uint64_t recovered_events;   /* events read from them */
 	bool closed;                 /* connection ended */
+	bool settled;                /* loss records made (settle) */
 	bool finished;               /* hl_process_finish ran */
 	uint32_t how;                /* enum hl_exit_how */
 	int32_t status;              /* exit status or signal number */
@@ -289,7 +290,9 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec);
  * large for the caches (false before: the hints would cost more). */
 bool hl_state_hint(void *ctx, const struct hl_wire_header *rec);
 
-/* The connection of p closed. */
+/* The connection of p closed. A fork child whose hook sent its heap at
+ * fork (HL_HOOK_FORK_SNAPSHOT) has its loss records made and its block
+ * table freed then: nothing reads it afterwards. */
 void hl_process_closed(struct hl_process *p);
 /* Decides how p ended, reconciles what is left, groups the leaks. Idempotent. */
 void hl_process_finish(struct hl_process *p);
