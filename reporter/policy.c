@@ -8,52 +8,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fingerprint.h"
+#include "stack_memo.h"
 #include "suppress.h"
 #include "util.h"
 
-size_t hl_policy_stack_frames(const struct hl_process *p, uint32_t ref,
-			      struct hl_symbolizer *sym, struct hl_frame_info **buf,
-			      size_t *cap)
-{
-	const struct hl_stack *s = hl_process_stack(p, ref);
-	size_t n = 0;
-
-	for (uint32_t i = 0; s && i < s->depth; i++) {
-		const struct hl_module *m = hl_process_module_for(p, s->frames[i], s->seq);
-		size_t count;
-		const struct hl_frame_info *f = hl_symbolize(sym, m, s->frames[i], &count);
-
-		if (n + count > *cap) {
-			*cap = (n + count) * 2;
-			*buf = hl_xrealloc(*buf, *cap * sizeof(**buf));
-		}
-		memcpy(*buf + n, f, count * sizeof(*f));
-		n += count;
-	}
-	return n;
-}
-
-/* A loss record's fingerprint, site and suppression. */
+/* A loss record's fingerprint, site and suppression. Its stack was
+ * symbolized and fingerprinted once for the run (stack_memo.h): a fork
+ * child's records, its parent's stacks, cost a lookup each. */
 static void apply_group(const struct hl_policy *pol, struct hl_process *p,
-			struct hl_leak_group *g, struct hl_symbolizer *sym,
-			struct hl_frame_info **frames, size_t *cap)
+			struct hl_leak_group *g, struct hl_symbolizer *sym)
 {
-	size_t n = hl_policy_stack_frames(p, g->stack, sym, frames, cap);
+	const struct hl_stack_sym *s = hl_stack_memo_get(sym, p, g->stack);
 
 	g->fingerprint[0] = 0;
 	g->site_function = NULL;
 	g->suppression = NULL;
-	if (!n)
+	if (!s || !s->nframes)
 		return;
-	hl_fingerprint(*frames, n, g->fingerprint);
-	g->site_function = (*frames)[hl_fingerprint_first_frame(*frames, n)].function;
+	memcpy(g->fingerprint, s->fingerprint, sizeof(g->fingerprint));
+	g->site_function = s->site_function;
 	if (pol && pol->supp) {
-		const struct hl_suppression *s =
-			hl_supp_match(pol->supp, *frames, n, hl_leak_class_name(g->leak_class),
-				      g->bytes, g->blocks);
+		const struct hl_suppression *supp =
+			hl_stack_memo_suppression(s, pol->supp, g->leak_class, g->bytes, g->blocks);
 
-		g->suppression = s ? s->name : NULL;
+		g->suppression = supp ? supp->name : NULL;
 	}
 }
 
@@ -62,12 +40,12 @@ static void apply_group(const struct hl_policy *pol, struct hl_process *p,
  * as suppressed in the check's totals, as valgrind's LEAK SUMMARY counts
  * them (once per check, however often this runs). */
 static void apply_check(const struct hl_policy *pol, struct hl_process *p, struct hl_check *c,
-			struct hl_symbolizer *sym, struct hl_frame_info **frames, size_t *cap)
+			struct hl_symbolizer *sym)
 {
 	for (size_t j = 0; j < c->nrecords; j++) {
 		struct hl_leak_group *g = &c->records[j].g;
 
-		apply_group(pol, p, g, sym, frames, cap);
+		apply_group(pol, p, g, sym);
 		if (c->suppressions_counted || !g->suppression ||
 		    g->leak_class == HL_CLASS_SUPPRESSED || g->leak_class > HL_CLASS_SUPPRESSED)
 			continue;
@@ -82,14 +60,10 @@ static void apply_check(const struct hl_policy *pol, struct hl_process *p, struc
 void hl_policy_apply(const struct hl_policy *pol, struct hl_process *p,
 		     struct hl_symbolizer *sym)
 {
-	struct hl_frame_info *frames = NULL;
-	size_t cap = 0;
-
 	for (size_t i = 0; i < p->nleaks; i++)
-		apply_group(pol, p, &p->leaks[i], sym, &frames, &cap);
+		apply_group(pol, p, &p->leaks[i], sym);
 	for (size_t i = 0; i < p->nchecks; i++)
-		apply_check(pol, p, &p->checks[i], sym, &frames, &cap);
-	free(frames);
+		apply_check(pol, p, &p->checks[i], sym);
 	if (pol && pol->gate)
 		hl_gate_count_process(pol->gate, &pol->gate_options, p);
 }

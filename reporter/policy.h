@@ -54,11 +54,4 @@ void hl_policy_print_used(const struct hl_policy *pol, FILE *out);
 void hl_policy_apply(const struct hl_policy *pol, struct hl_process *p,
 		     struct hl_symbolizer *sym);
 
-/* The frames of stack reference ref of p, innermost first, inlined frames
- * expanded, into *buf (grown with realloc; *cap its capacity). Returns the
- * count. */
-size_t hl_policy_stack_frames(const struct hl_process *p, uint32_t ref,
-			      struct hl_symbolizer *sym, struct hl_frame_info **buf,
-			      size_t *cap);
-
 #endif /* HL_REPORTER_POLICY_H */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stack_memo.h"
+
 void hl_report_init(struct hl_report *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -125,38 +127,22 @@ struct hl_report_process *hl_report_new_process(struct hl_report *r)
 	return rp;
 }
 
-void hl_report_stack_of(struct hl_report *r, const struct hl_process *p,
-			uint32_t stack_ref, struct hl_symbolizer *sym,
-			unsigned max_frames, struct hl_report_stack *out)
+/* Stack stack_ref of p symbolized, at most max_frames frames (0: all). */
+static void stack_of(struct hl_process *p, uint32_t stack_ref, struct hl_symbolizer *sym,
+		     unsigned max_frames, struct hl_report_stack *out)
 {
-	const struct hl_stack *s = hl_process_stack(p, stack_ref);
-	size_t cap = 0;
+	const struct hl_stack_sym *s = hl_stack_memo_get(sym, p, stack_ref);
+	bool truncated;
 
 	memset(out, 0, sizeof(*out));
 	if (!s)
 		return;
-	out->truncated = s->truncated != 0;
-	for (uint32_t i = 0; i < s->depth; i++) {
-		const struct hl_module *m = hl_process_module_for(p, s->frames[i], s->seq);
-		size_t n;
-		const struct hl_frame_info *f = hl_symbolize(sym, m, s->frames[i], &n);
-
-		if (max_frames && out->nframes + n > max_frames) {
-			out->truncated = true;
-			break;
-		}
-		if (out->nframes + n > cap) {
-			struct hl_frame_info *grown;
-
-			cap = (out->nframes + n) * 2;
-			grown = hl_arena_alloc(&r->arena, cap * sizeof(*grown));
-			if (out->nframes)
-				memcpy(grown, out->frames, out->nframes * sizeof(*grown));
-			out->frames = grown;
-		}
-		memcpy(out->frames + out->nframes, f, n * sizeof(*f));
-		out->nframes += n;
-	}
+	/* The run's one copy of the stack's frames (stack_memo.h), shared by
+	 * every loss record and process that has the stack; nothing writes to
+	 * a report's frames. */
+	out->frames = (struct hl_frame_info *)s->frames;
+	out->nframes = hl_stack_sym_shown(s, max_frames, &truncated);
+	out->truncated = truncated;
 }
 
 void hl_report_describe_end(const struct hl_report_process *p, char *buf, size_t len)
@@ -218,7 +204,7 @@ static const char *origin_name(uint32_t origin)
 }
 
 static void add_errors(struct hl_report *r, struct hl_report_process *rp,
-		       const struct hl_process *p, struct hl_symbolizer *sym,
+		       struct hl_process *p, struct hl_symbolizer *sym,
 		       unsigned max_frames)
 {
 	rp->nerrors = p->nerrors;
@@ -233,14 +219,14 @@ static void add_errors(struct hl_report *r, struct hl_report_process *rp,
 		re->address = e->address;
 		re->block_address = e->block_address;
 		re->block_size = e->block_size;
-		hl_report_stack_of(r, p, e->stack, sym, max_frames, &re->stack);
-		hl_report_stack_of(r, p, e->alloc_stack, sym, max_frames, &re->alloc_stack);
-		hl_report_stack_of(r, p, e->free_stack, sym, max_frames, &re->free_stack);
+		stack_of(p, e->stack, sym, max_frames, &re->stack);
+		stack_of(p, e->alloc_stack, sym, max_frames, &re->alloc_stack);
+		stack_of(p, e->free_stack, sym, max_frames, &re->free_stack);
 	}
 }
 
 /* One loss record (an exit group or a check's), its stack symbolized. */
-static void leak_of(struct hl_report *r, const struct hl_process *p,
+static void leak_of(struct hl_report *r, struct hl_process *p,
 		    const struct hl_leak_group *g, struct hl_symbolizer *sym, unsigned max_frames,
 		    struct hl_report_leak *l)
 {
@@ -252,7 +238,7 @@ static void leak_of(struct hl_report *r, const struct hl_process *p,
 	l->suppression = g->suppression ? hl_arena_strdup(&r->arena, g->suppression) : NULL;
 	l->suppressed = l->suppression || g->leak_class == HL_CLASS_SUPPRESSED;
 	l->fingerprint = g->fingerprint[0] ? hl_arena_strdup(&r->arena, g->fingerprint) : NULL;
-	hl_report_stack_of(r, p, g->stack, sym, max_frames, &l->stack);
+	stack_of(p, g->stack, sym, max_frames, &l->stack);
 }
 
 static uint32_t *tids_copy(struct hl_report *r, const uint32_t *tids, size_t n)
@@ -265,7 +251,7 @@ static uint32_t *tids_copy(struct hl_report *r, const uint32_t *tids, size_t n)
 }
 
 struct hl_report_process *hl_report_add_process(struct hl_report *r,
-						 const struct hl_process *p,
+						 struct hl_process *p,
 						 struct hl_symbolizer *sym,
 						 unsigned max_frames)
 {

@@ -178,17 +178,15 @@ struct hl_report {
 void hl_report_init(struct hl_report *r);
 void hl_report_destroy(struct hl_report *r);
 /* Adds a finished process, symbolizing its leak and error stacks; at most
- * max_frames frames per stack (0 = all). */
+ * max_frames frames per stack (0 = all). Its stacks' frames are the ones
+ * sym's memo keeps for the run (stack_memo.h): the report must not outlive
+ * sym (their strings are sym's anyway). */
 struct hl_report_process *hl_report_add_process(struct hl_report *r,
-						 const struct hl_process *p,
+						 struct hl_process *p,
 						 struct hl_symbolizer *sym,
 						 unsigned max_frames);
 /* A new zeroed process entry (for the database loader). */
 struct hl_report_process *hl_report_new_process(struct hl_report *r);
-/* Symbolizes one stack of p. */
-void hl_report_stack_of(struct hl_report *r, const struct hl_process *p,
-			uint32_t stack_ref, struct hl_symbolizer *sym,
-			unsigned max_frames, struct hl_report_stack *out);
 
 /* How p ended, in words: "exited with status 0", "replaced by exec of X"... */
 void hl_report_describe_end(const struct hl_report_process *p, char *buf, size_t len);

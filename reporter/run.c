@@ -405,7 +405,7 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 	};
 	const char *timing = getenv("HEAPLEDGER_TIMING");
 	uint64_t t_start = hl_now_monotonic_ns(), t_model, t_printed, t_stored;
-	uint64_t cpu_printed, cpu_stored;
+	uint64_t cpu_start = thread_cpu_ns(), cpu_model, cpu_printed, cpu_stored;
 	bool files_failed = false;
 
 	for (size_t i = 0; i < run->nprocs; i++) {
@@ -414,6 +414,7 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 		hl_report_add_process(r, run->procs[i], out.sym, (unsigned)o->depth);
 	}
 	t_model = hl_now_monotonic_ns();
+	cpu_model = thread_cpu_ns();
 	if (!r->nprocs && (o->trace || o->exclude))
 		hl_log("run: no process matched --trace/--exclude; nothing to report");
 	else if (!o->log_file)
@@ -472,9 +473,11 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 
 		/* ms after the program was reaped: */
 		hl_log("timing: %zu addresses symbolized during the run; after it: connections "
-		       "done %.1f ms, symbolized %.1f ms, report printed %.1f ms, stored %.1f ms "
-		       "(%lld database pages written) with %.1f ms of CPU, all done %.1f ms", prefetched,
+		       "done %.1f ms, symbolized %.1f ms (%.1f ms of CPU), report printed %.1f ms, "
+		       "stored %.1f ms (%lld database pages written) with %.1f ms of CPU, all done "
+		       "%.1f ms", prefetched,
 		       (double)(t_start - t0) / 1e6, (double)(t_model - t0) / 1e6,
+		       (double)(cpu_model - cpu_start) / 1e6,
 		       (double)(t_printed - t0) / 1e6, (double)(t_stored - t0) / 1e6,
 		       (long long)out.pages_written, (double)(cpu_stored - cpu_printed) / 1e6,
 		       (double)(t_end - t0) / 1e6);

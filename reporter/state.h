@@ -141,6 +141,7 @@ struct hl_check {
 };
 
 struct hl_run;
+struct hl_stack_sym;
 
 struct hl_process {
 	struct hl_run *run;
@@ -187,7 +188,7 @@ struct hl_process {
 	struct hl_error_event *errors;
 	size_t nerrors, errors_cap;
 	struct hl_sample *samples;
-	size_t nsamples;
+	size_t nsamples, samples_cap;
 	uint64_t sample_every;       /* events between samples */
 	uint64_t sample_countdown;   /* events until the next sample */
 	uint64_t events;             /* allocs + frees seen */
@@ -222,6 +223,7 @@ struct hl_process {
 	                              * buffers were read (recover.h) */
 	uint64_t recovered_events;   /* events read from them */
 	bool closed;                 /* connection ended */
+	bool settled;                /* loss records made (settle) */
 	bool finished;               /* hl_process_finish ran */
 	uint32_t how;                /* enum hl_exit_how */
 	int32_t status;              /* exit status or signal number */
@@ -234,6 +236,14 @@ struct hl_process {
 	struct hl_check check_open;  /* the set being received (before its CHECK) */
 	struct hl_leak_grouping check_groups; /* its loss records */
 	struct hl_leak_grouping check_prev;   /* the previous check's, for what is new */
+
+	/* stack index -> the stack symbolized, in the symbolizer's memo of the
+	 * run's distinct stacks (stack_memo.h), filled on first use */
+	const struct hl_stack_sym **stack_syms;
+	size_t nstack_syms;
+	uint64_t stack_syms_of;      /* the memo's serial, 0: none yet */
+	uint32_t stack_syms_layout;  /* the memo's id of the process's modules, 0: none */
+	uint32_t *stack_syms_module_ids; /* module index -> the symbolizer's module id */
 
 	struct hl_leak_group *leaks; /* after finish, in loss record order
 				      * (valgrind's: largest last) */
@@ -290,7 +300,9 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec);
  * large for the caches (false before: the hints would cost more). */
 bool hl_state_hint(void *ctx, const struct hl_wire_header *rec);
 
-/* The connection of p closed. */
+/* The connection of p closed. A fork child whose hook sent its heap at
+ * fork (HL_HOOK_FORK_SNAPSHOT) has its loss records made and its block
+ * table freed then: nothing reads it afterwards. */
 void hl_process_closed(struct hl_process *p);
 /* Decides how p ended, reconciles what is left, groups the leaks. Idempotent. */
 void hl_process_finish(struct hl_process *p);

@@ -86,10 +86,19 @@ static const char default_suppressions[] =
 	"   fun:*eh_alloc*\n"
 	"}\n";
 
+/* A serial no other set and no other state of this one has. */
+static uint64_t new_serial(void)
+{
+	static _Atomic uint64_t serials;
+
+	return ++serials;
+}
+
 void hl_supp_init(struct hl_suppressions *set)
 {
 	memset(set, 0, sizeof(*set));
 	hl_arena_init(&set->arena);
+	set->serial = new_serial();
 }
 
 static void memo_free(struct hl_supp_memo *m);
@@ -454,19 +463,16 @@ static size_t match_uncached(const struct hl_suppressions *set,
 	return 0;
 }
 
-const struct hl_suppression *hl_supp_match(struct hl_suppressions *set,
-					   const struct hl_frame_info *frames, size_t n,
-					   const char *leak_class, uint64_t bytes,
-					   uint64_t blocks)
+size_t hl_supp_verdict(struct hl_suppressions *set, const struct hl_frame_info *frames,
+		       size_t n, const char *leak_class)
 {
 	unsigned kind = kind_of_class(leak_class);
 	uint64_t hash;
 	uint32_t *slot;
 	size_t verdict, same = 0;
-	struct hl_suppression *s;
 
 	if (!set || !set->n)
-		return NULL;
+		return 0;
 	hash = memo_hash(set, frames, n, kind);
 	slot = set->memo ? memo_slot(set, hash, frames, n, kind, &same) : NULL;
 	if (slot && *slot) {
@@ -476,13 +482,29 @@ const struct hl_suppression *hl_supp_match(struct hl_suppressions *set,
 		if (same < MEMO_MAX_SAME_HASH)
 			memo_add(set, hash, frames, n, kind, verdict);
 	}
-	if (!verdict)
+	return verdict;
+}
+
+const struct hl_suppression *hl_supp_count(struct hl_suppressions *set, size_t verdict,
+					   uint64_t bytes, uint64_t blocks)
+{
+	struct hl_suppression *s;
+
+	if (!verdict || !set || verdict > set->n)
 		return NULL;
 	s = &set->v[verdict - 1];
 	s->matched++;
 	s->bytes += bytes;
 	s->blocks += blocks;
 	return s;
+}
+
+const struct hl_suppression *hl_supp_match(struct hl_suppressions *set,
+					   const struct hl_frame_info *frames, size_t n,
+					   const char *leak_class, uint64_t bytes,
+					   uint64_t blocks)
+{
+	return hl_supp_count(set, hl_supp_verdict(set, frames, n, leak_class), bytes, blocks);
 }
 
 /* ---- reading ------------------------------------------------------------- */
@@ -702,6 +724,7 @@ int hl_supp_parse(struct hl_suppressions *set, const char *text, size_t len,
 	if (rc)
 		set->n = before; /* a malformed file adds nothing */
 	memo_clear(set); /* verdicts of the entries before, keyed without files */
+	set->serial = new_serial(); /* and those remembered elsewhere */
 	free(ps.frames);
 	free(copy);
 	return rc;

@@ -89,6 +89,9 @@ struct hl_suppressions {
 	 * match; emptied when entries are added. */
 	struct hl_supp_memo *memo;
 	bool reads_files;        /* a leak: entry was read: source files can match */
+	/* Changes whenever the entries do, and no two sets share one: a verdict
+	 * remembered elsewhere (stack_memo.h) holds while it is the same. */
+	uint64_t serial;
 };
 
 void hl_supp_init(struct hl_suppressions *set);
@@ -113,6 +116,16 @@ const struct hl_suppression *hl_supp_match(struct hl_suppressions *set,
 					   const struct hl_frame_info *frames, size_t n,
 					   const char *leak_class, uint64_t bytes,
 					   uint64_t blocks);
+
+/* hl_supp_match in two steps, for a caller that remembers verdicts by
+ * stack itself (stack_memo.h): the verdict, 0 (none matched) or the index
+ * + 1 of the suppression that matched, which holds while set->serial stays
+ * the same; then a verdict's match counted, returning its suppression
+ * (NULL for 0). */
+size_t hl_supp_verdict(struct hl_suppressions *set, const struct hl_frame_info *frames,
+		       size_t n, const char *leak_class);
+const struct hl_suppression *hl_supp_count(struct hl_suppressions *set, size_t verdict,
+					   uint64_t bytes, uint64_t blocks);
 
 /* Prints a valgrind-format entry that suppresses exactly this leak. */
 void hl_supp_print_generated(FILE *out, const char *prefix, const struct hl_report_leak *l);

@@ -16,6 +16,7 @@
 
 #include "debug_cache.h"
 #include "dwarf_index.h"
+#include "stack_memo.h"
 #include "util.h"
 
 /* From libstdc++ (linked for this alone); declared here to keep the reporter
@@ -90,6 +91,7 @@ struct hl_symbolizer {
 	bool debug_cache_warned; /* said once why the cache could not be used */
 	struct hl_symbolizer_stats stats;
 	bool given_only;         /* hl_symbolizer_new_given: no file is opened */
+	struct hl_stack_memo *stack_memo; /* NULL until asked for */
 };
 
 /* libdwfl opens a module's .gnu_debuglink candidates (next to the module,
@@ -218,6 +220,7 @@ void hl_symbolizer_free(struct hl_symbolizer *s)
 		free(s->modules[i].path);
 	free(s->modules);
 	hl_table_destroy(&s->cache);
+	hl_stack_memo_free(s->stack_memo);
 	hl_arena_free(&s->arena);
 	free(s->debug_cache_dir);
 	free(s);
@@ -311,6 +314,18 @@ static uint32_t module_index(struct hl_symbolizer *s, const struct hl_module *m)
 	memcpy(sm->build_id, m->build_id, m->build_id_len);
 	sm->file = m->path[0] && !s->given_only ? file_for(s, m) : NULL;
 	return (uint32_t)s->nmodules;
+}
+
+uint32_t hl_symbolizer_module_id(struct hl_symbolizer *s, const struct hl_module *m)
+{
+	return module_index(s, m);
+}
+
+struct hl_stack_memo *hl_symbolizer_stack_memo(struct hl_symbolizer *s)
+{
+	if (!s->stack_memo)
+		s->stack_memo = hl_stack_memo_new();
+	return s->stack_memo;
 }
 
 static const char *demangle(struct hl_symbolizer *s, const char *name)

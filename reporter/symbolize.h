@@ -66,4 +66,12 @@ const struct hl_frame_info *hl_symbolize(struct hl_symbolizer *s,
 					 const struct hl_module *m,
 					 uint64_t address, size_t *count);
 
+/* The symbolizer's number for module m (its file, build-id and load bias),
+ * from 1; the same for every process that loaded the same file there. */
+uint32_t hl_symbolizer_module_id(struct hl_symbolizer *s, const struct hl_module *m);
+
+/* The memo of whole stacks symbolized through s (stack_memo.h), made on
+ * first use and freed with s. */
+struct hl_stack_memo *hl_symbolizer_stack_memo(struct hl_symbolizer *s);
+
 #endif /* HL_REPORTER_SYMBOLIZE_H */

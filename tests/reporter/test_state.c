@@ -459,6 +459,53 @@ static void test_fork_snapshot(void **state)
 	fork_end(&parent, &child, &run);
 }
 
+/* A snapshot child's loss records are made when its stream ends and its
+ * block table is freed then; they are the ones finish would have made, and
+ * an image that then turns out to be replaced by exec still leaked nothing. */
+static void test_fork_snapshot_settles_at_close(void **state)
+{
+	struct feed parent = { 0 }, child = { 0 }, exec_child = { 0 };
+	struct hl_process *pp, *cp, *ep, *successor;
+	struct hl_run run;
+
+	fork_parent_begin(&parent, &run);
+	pp = feed_flush(&parent);
+
+	fork_child_begin(&child, &run);
+	((struct hl_rec_hello *)child.e.buf)->hook_flags |= HL_HOOK_FORK_SNAPSHOT;
+	hl_enc_alloc(&child.e, 0xa000, 1000, 5, 1, HL_KIND_MALLOC | HL_ALLOC_INHERITED);
+	hl_enc_alloc(&child.e, 0xc000, 7, 11, 2, 0);
+	hl_enc_exit(&child.e, HL_EXIT_NORMAL, 0, 12);
+	cp = feed_flush(&child);
+	assert_true(cp->live.capacity > 0);
+	hl_process_closed(cp);
+	assert_int_equal(cp->live.capacity, 0); /* freed */
+	assert_int_equal(cp->nleaks, 2);
+	check_forked_child(cp, pp);
+	assert_int_equal(hl_process_stack(cp, cp->leaks[1].stack)->leaked_bytes, 1000);
+
+	/* Another child: its stream ends on EXEC, its new image says HELLO. */
+	feed_begin(&exec_child, 22, 20, HL_ORIGIN_FORK);
+	exec_child.cs.run = &run;
+	((struct hl_rec_hello *)exec_child.e.buf)->hook_flags |= HL_HOOK_FORK_SNAPSHOT;
+	hl_enc_alloc(&exec_child.e, 0xa000, 1000, 5, 1, HL_KIND_MALLOC | HL_ALLOC_INHERITED);
+	ep = feed_flush(&exec_child);
+	hl_process_closed(ep);
+	assert_int_equal(ep->nleaks, 1);
+	feed_end(&exec_child);
+	feed_begin(&exec_child, 22, 20, HL_ORIGIN_EXEC);
+	exec_child.cs.run = &run;
+	successor = feed_flush(&exec_child);
+	assert_ptr_equal(ep->exec_successor, successor);
+	hl_process_finish(ep);
+	assert_int_equal(ep->how, HL_EXIT_EXEC);
+	assert_int_equal(ep->nleaks, 0);
+	assert_int_equal(hl_process_stack(ep, 1)->leaked_bytes, 0);
+	assert_int_equal(ep->in_use_blocks, 1); /* counted, not leaked */
+	feed_end(&exec_child);
+	fork_end(&parent, &child, &run);
+}
+
 static void test_exec_and_signal(void **state)
 {
 	struct feed a = { 0 }, b = { 0 };
@@ -831,6 +878,7 @@ int main(void)
 		cmocka_unit_test(test_check_set_not_exit_set),
 		cmocka_unit_test(test_timeline_bounded),
 		cmocka_unit_test(test_shuffled_batches),
+		cmocka_unit_test(test_fork_snapshot_settles_at_close),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

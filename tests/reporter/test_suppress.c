@@ -470,6 +470,42 @@ static void test_memo_files(void **state)
 	hl_supp_destroy(&set);
 }
 
+/* The verdict and its count in two steps (what the run's memo of stacks
+ * remembers, reporter/stack_memo.h): the count is hl_supp_match's, and the
+ * serial that keeps a remembered verdict valid changes with the entries and
+ * differs between sets. */
+static void test_verdict_and_serial(void **state)
+{
+	struct hl_suppressions set, other;
+	const char *text = VG("  fun:leak_a\n");
+	char err[256];
+	uint64_t serial;
+	size_t v;
+
+	(void)state;
+	hl_supp_init(&set);
+	hl_supp_init(&other);
+	assert_int_not_equal(set.serial, other.serial);
+	serial = set.serial;
+	assert_int_equal(hl_supp_verdict(&set, stack, NSTACK, "definitely"), 0); /* no entries */
+	assert_null(hl_supp_count(&set, 0, 10, 1));
+	assert_int_equal(hl_supp_parse(&set, text, strlen(text), "t.supp", err, sizeof(err)), 0);
+	assert_int_not_equal(set.serial, serial);
+	v = hl_supp_verdict(&set, stack, NSTACK, "definitely");
+	assert_int_equal(v, 1);
+	assert_int_equal(set.v[0].matched, 0); /* a verdict is not a match */
+	assert_ptr_equal(hl_supp_count(&set, v, 10, 1), &set.v[0]);
+	assert_ptr_equal(hl_supp_count(&set, v, 5, 2), &set.v[0]);
+	assert_int_equal(set.v[0].matched, 2);
+	assert_int_equal(set.v[0].bytes, 15);
+	assert_int_equal(set.v[0].blocks, 3);
+	serial = set.serial;
+	assert_int_equal(hl_supp_parse(&set, text, strlen(text), "u.supp", err, sizeof(err)), 0);
+	assert_int_not_equal(set.serial, serial);
+	hl_supp_destroy(&set);
+	hl_supp_destroy(&other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -486,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_memo_same_as_fresh),
 		cmocka_unit_test(test_memo_full),
 		cmocka_unit_test(test_memo_files),
+		cmocka_unit_test(test_verdict_and_serial),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
