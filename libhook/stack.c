@@ -264,7 +264,7 @@ static HL_NOINLINE uint32_t intern_slow(const uint64_t *frames, unsigned depth, 
 	}
 	if (hl_stack_refused() || !table_reserve_locked())
 		goto out_unlock;
-	s = entry_new_locked(sizeof(*s) + depth * sizeof(frames[0]));
+	s = entry_new_locked(sizeof(*s) + depth * (sizeof(frames[0]) + sizeof(uint16_t)));
 	uint32_t new_id = atomic_load_explicit(&next_id, memory_order_relaxed);
 	if (s == NULL || !id_slot_set_locked(new_id, s))
 		goto out_unlock;
@@ -272,6 +272,7 @@ static HL_NOINLINE uint32_t intern_slow(const uint64_t *frames, unsigned depth, 
 	s->id = new_id;
 	s->depth = (uint16_t)depth;
 	s->truncated = truncated;
+	atomic_store_explicit(&s->memo_steps, HL_MEMO_STEPS_NONE, memory_order_relaxed);
 	memcpy(s->frames, frames, depth * sizeof(frames[0]));
 	atomic_store_explicit(&next_id, new_id + 1, memory_order_release);
 	table_put(atomic_load_explicit(&table, memory_order_relaxed), s);

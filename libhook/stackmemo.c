@@ -8,8 +8,9 @@
  * where each of those slots was; it is keyed by the first return address
  * (into the caller of malloc) and the address of its slot, which the hook
  * finds in a few loads by walking its own frame-pointer chain (libhook is
- * built with -fno-omit-frame-pointer). A later allocation with the same key
- * is the same stack if every remembered slot still holds the same return
+ * built with -fno-omit-frame-pointer), and the set is chosen by the next two
+ * return addresses too (see frame_size). A later allocation with the same
+ * key is the same stack if every remembered slot still holds the same return
  * address: the slots are read, not trusted.
  *
  * Where the slots are: libunwind's unw_backtrace gives only the addresses.
@@ -19,11 +20,12 @@
  * frame's top). The scan stays below the top of the thread's stack (see
  * memo_create), reads only pages known to be mapped (see readable) and gives
  * up after MEMO_SCAN_BYTES per frame (a frame with a huge local array is not
- * memoized).
+ * memoized). The distances found (steps) are kept once per interned stack.
  *
- * Size: 64 sets of 4 stacks, 152 bytes each: about 39 KiB of hook memory
- * per thread that allocates (156 KiB under checks=full, which memoizes free
- * stacks too), freed when the thread ends.
+ * Size: 1024 sets of 4 entries of 16 bytes, 64 KiB of hook memory per thread
+ * that allocates (4096 sets, 256 KiB, under checks=full, which memoizes free
+ * stacks too), freed when the thread ends; 128 KiB per process of frame
+ * sizes; 2 bytes per frame of each interned stack for its steps.
  *
  * Limits: a hit is wrong only if a slot the memo reads is not the real one
  * and still holds the old return address. That needs either a frame whose
@@ -37,6 +39,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <sys/syscall.h>
@@ -46,34 +49,36 @@
 
 extern void *__libc_stack_end; /* ld.so: the initial stack pointer */
 
-/* Sets per thread: 64, as 256 took cc1 only 0.75 -> 0.73 s. Under
- * checks=full every free captures a stack too, through the same memo: with
- * twice the stacks, 64 sets thrashed (sqlite3: a fill, a libunwind walk and a
- * stack scan for one capture in six; 256 sets: one in 200). */
-#define MEMO_SET_BITS 6u
-#define MEMO_SET_BITS_FULL 8u
-#define MEMO_WAYS 4u                     /* stacks with the same key hash */
+/* Sets per thread. A set is one cache line of 4 entries of 16 bytes: the
+ * stack's id and where to read it (its steps are kept once per stack, in the
+ * interned stack itself, see fill), not the stack. cc1 (Debian's, -O2 on
+ * bench/real/gen_c.awk's 31 functions) under checks=full, where every free
+ * captures a stack too, has ~14.5k distinct stacks: 2048 sets hit 80% of its
+ * captures, 4096 (256 KiB) 88%; by default 1024 sets (64 KiB) hit 78%. */
+#define MEMO_SET_BITS 10u
+#define MEMO_SET_BITS_FULL 12u
+#define MEMO_WAYS 4u                     /* entries per set: one cache line */
 #define MEMO_FRAMES 64u                  /* deeper stacks are not memoized */
 #define MEMO_SCAN_BYTES (16u * 1024)     /* between two slots at most: steps fit 16 bits */
 #define MEMO_STACK_SPAN (1ull << 30)     /* a thread's stack is smaller */
 #define PAGE_BYTES 4096u                 /* smallest page size: protection unit */
+#define SIZE_BITS 14u                    /* frame_size: 16k words, 128 KiB per process */
 
 struct memo_entry {
-	uintptr_t ip0;                  /* return address into malloc's caller */
-	uintptr_t slot0;                /* where it is on the stack */
-	const struct hl_stack *stack;   /* NULL: empty */
-	uint16_t step[MEMO_FRAMES];     /* j >= 1: slot of frame j - slot of frame j-1, in words */
+	uintptr_t slot0;                /* where ip0 is on the stack */
+	uint32_t id;                    /* the stack; 0: empty */
+	uint32_t tag;                   /* bits of the key's hash the set index left out */
 };
 
 struct memo_set {
-	struct memo_entry ways[MEMO_WAYS];
-	unsigned next;                  /* way to replace next: round robin */
+	_Alignas(64) struct memo_entry ways[MEMO_WAYS]; /* a lookup reads one line */
 };
 
 struct memo {
 	uintptr_t stack_hi;             /* frames of this thread lie below */
 	uintptr_t mapped_lo;            /* [mapped_lo, stack_hi) is known to be mapped */
 	unsigned set_bits;              /* MEMO_SET_BITS or MEMO_SET_BITS_FULL */
+	unsigned clock;                 /* picks the way to replace in a full set */
 	struct memo_set sets[];         /* 1 << set_bits */
 };
 
@@ -85,21 +90,82 @@ static size_t memo_bytes(unsigned set_bits)
 static HL_TLS struct memo *tls_memo;
 static HL_TLS bool tls_memo_failed;     /* no memo for this thread: don't retry */
 
-static inline struct memo_set *set_of(struct memo *m, uintptr_t ip0, uintptr_t slot0)
+/* The set index: every stack through one wrapper (xmalloc, a pool's
+ * allocator) has the same ip0 and, at one depth, the same slot0, so ip0 and
+ * slot0 alone put them all in one set, where they pushed each other out (cc1:
+ * over half the misses). The index hashes the next two return addresses too,
+ * read where frame_size says they are: a process-wide table, return address
+ * -> size of its frame in words, learned by fills. Frame sizes belong to the
+ * code, so threads share it; a word holds address << 16 | size, written and
+ * read whole (relaxed atomics: a racing write leaves one or the other). A
+ * wrong or missing size only picks another set, a miss: the index is a hint,
+ * what makes a hit is the check of every slot (entry_matches). */
+static _Atomic uint64_t frame_size[1u << SIZE_BITS];
+
+static inline _Atomic uint64_t *size_word(uintptr_t ret)
 {
-	uint64_t h = ((uint64_t)ip0 ^ ((uint64_t)slot0 >> 3)) * 0x9e3779b97f4a7c15u;
-	return &m->sets[h >> (64 - m->set_bits)];
+	return &frame_size[((uint64_t)ret * 0x9e3779b97f4a7c15u) >> (64 - SIZE_BITS)];
 }
 
-/* True if every remembered slot of `e` still holds its return address. */
-static inline bool entry_matches(const struct memo_entry *e, uintptr_t ip0, uintptr_t slot0)
+static inline unsigned size_of(uintptr_t ret)
 {
-	const struct hl_stack *s = e->stack;
-	if (s == NULL || e->ip0 != ip0 || e->slot0 != slot0)
+	uint64_t w = atomic_load_explicit(size_word(ret), memory_order_relaxed);
+	return (w >> 16) == ret ? (unsigned)(w & 0xffffu) : 0;
+}
+
+static inline void size_learn(uintptr_t ret, unsigned words)
+{
+	uint64_t w = (uint64_t)ret << 16 | words;
+	_Atomic uint64_t *at = size_word(ret);
+	if (atomic_load_explicit(at, memory_order_relaxed) != w) /* no needless write */
+		atomic_store_explicit(at, w, memory_order_relaxed);
+}
+
+/* The return address `words` above `slot`, if that word is on the known
+ * mapped part of the thread's stack; else 0. */
+static inline uintptr_t read_above(const struct memo *m, uintptr_t slot, unsigned words)
+{
+	uintptr_t at = slot + (uintptr_t)words * sizeof(uintptr_t);
+	if (words == 0 || slot < m->mapped_lo || at + sizeof(uintptr_t) > m->stack_hi)
+		return 0;
+	return *(const uintptr_t *)at;
+}
+
+static inline uint64_t key_hash(const struct memo *m, uintptr_t ip0, uintptr_t slot0)
+{
+	unsigned s1 = size_of(ip0);
+	uintptr_t ip1 = read_above(m, slot0, s1), ip2 = 0;
+	if (ip1 != 0) {
+		uintptr_t slot1 = slot0 + (uintptr_t)s1 * sizeof(uintptr_t);
+		ip2 = read_above(m, slot1, size_of(ip1));
+	}
+	uint64_t h = ((uint64_t)ip0 ^ ((uint64_t)slot0 << 29)) * 0x9e3779b97f4a7c15u;
+	h = (h ^ (h >> 29) ^ ip1) * 0xff51afd7ed558ccdu;
+	h = (h ^ (h >> 32) ^ ip2) * 0xc4ceb9fe1a85ec53u;
+	return h ^ (h >> 32);
+}
+
+static inline struct memo_set *set_of(struct memo *m, uint64_t hash)
+{
+	return &m->sets[hash >> (64 - m->set_bits)];
+}
+
+static inline uint32_t tag_of(uint64_t hash)
+{
+	return (uint32_t)hash;
+}
+
+/* True if stack s is the current one: ip0 is its first return address and
+ * every further one is still in the slot its steps say, counting up from
+ * slot0. Only entries whose slots this thread found readable get here. */
+static inline bool stack_matches(const struct hl_stack *s, uintptr_t ip0, uintptr_t slot0)
+{
+	if (s == NULL || s->frames[0] != ip0)
 		return false;
+	const uint16_t *step = hl_stack_steps(s);
 	const uintptr_t *slot = (const uintptr_t *)slot0;
 	for (unsigned j = 1; j < s->depth; j++) {
-		slot += e->step[j];
+		slot += step[j];
 		if (*slot != s->frames[j])
 			return false;
 	}
@@ -137,10 +203,15 @@ uint32_t hl_stack_memo_lookup(struct hl_stack_memo_key *key)
 	if (hl_unlikely(m == NULL) || !find_key(m, &key->ip0, &key->slot0))
 		return 0;
 	key->valid = true;
-	struct memo_set *set = set_of(m, key->ip0, key->slot0);
-	for (unsigned w = 0; w < MEMO_WAYS; w++)
-		if (entry_matches(&set->ways[w], key->ip0, key->slot0))
-			return set->ways[w].stack->id;
+	key->hash = key_hash(m, key->ip0, key->slot0);
+	struct memo_set *set = set_of(m, key->hash);
+	uint32_t tag = tag_of(key->hash);
+	for (unsigned w = 0; w < MEMO_WAYS; w++) {
+		const struct memo_entry *e = &set->ways[w];
+		if (e->tag == tag && e->slot0 == key->slot0 && e->id != 0 &&
+		    stack_matches(hl_stack_get(e->id), key->ip0, key->slot0))
+			return e->id;
+	}
 	return 0;
 }
 
@@ -222,6 +293,43 @@ static uintptr_t scan_for(struct scan *sc, uintptr_t from, uintptr_t value)
 	return 0;
 }
 
+/* Steps from slot0 to each return address of s on the current stack, by
+ * scanning; false if one is not found. */
+static bool learn_steps(struct scan *sc, const struct hl_stack *s, uintptr_t slot0,
+			uint16_t *steps)
+{
+	uintptr_t slot = slot0;
+	for (unsigned j = 1; j < s->depth; j++) {
+		uintptr_t next = scan_for(sc, slot + sizeof(uintptr_t), (uintptr_t)s->frames[j]);
+		if (next == 0 || (next - slot) / sizeof(uintptr_t) > UINT16_MAX)
+			return false;
+		steps[j] = (uint16_t)((next - slot) / sizeof(uintptr_t));
+		slot = next;
+	}
+	return true;
+}
+
+/* True if the current stack holds s's return addresses where its steps say,
+ * reading only what `readable` allows. */
+static bool steps_hold(struct scan *sc, const struct hl_stack *s, uintptr_t slot0,
+		       const uint16_t *steps)
+{
+	uintptr_t slot = slot0;
+	for (unsigned j = 1; j < s->depth; j++) {
+		slot += (uintptr_t)steps[j] * sizeof(uintptr_t);
+		if (slot >= sc->m->stack_hi || !readable(sc, slot) ||
+		    *(const uintptr_t *)slot != s->frames[j])
+			return false;
+	}
+	return true;
+}
+
+/* A stack's steps are the same wherever and by whichever thread it is
+ * captured, as long as its frames have sizes fixed by their code: they are
+ * kept once, in the interned stack (written once, published with release),
+ * so a memo entry is 16 bytes instead of a copy of them. A capture of the
+ * stack whose slots are elsewhere (a frame with alloca, a variable-length
+ * array or realignment) is not memoized: its steps would not hold. */
 void hl_stack_memo_fill(struct hl_stack_memo_key *key, uint32_t id)
 {
 	if (id == 0)
@@ -233,32 +341,56 @@ void hl_stack_memo_fill(struct hl_stack_memo_key *key, uint32_t id)
 			return;
 	}
 	struct memo *m = tls_memo;
-	const struct hl_stack *s = hl_stack_get(id);
+	struct hl_stack *s = (struct hl_stack *)hl_stack_get(id);
 
 	if (s == NULL || s->depth == 0 || s->depth > MEMO_FRAMES || s->frames[0] != key->ip0)
 		return;
-	struct memo_set *set = set_of(m, key->ip0, key->slot0);
-	struct memo_entry *e = &set->ways[set->next];
-	set->next = (set->next + 1) % MEMO_WAYS;
-	uintptr_t slot = key->slot0;
 	struct scan sc = { .m = m };
-	if (!readable(&sc, slot))
+	if (!readable(&sc, key->slot0))
 		return;
-	e->stack = NULL; /* incomplete until every slot is found */
-	for (unsigned j = 1; j < s->depth; j++) {
-		uintptr_t next = scan_for(&sc, slot + sizeof(uintptr_t), (uintptr_t)s->frames[j]);
-		if (next == 0 || (next - slot) / sizeof(uintptr_t) > UINT16_MAX)
+	uint16_t *steps = hl_stack_steps(s);
+	unsigned state = atomic_load_explicit(&s->memo_steps, memory_order_acquire);
+	if (state == HL_MEMO_STEPS_READY) {
+		if (!steps_hold(&sc, s, key->slot0, steps))
 			return;
-		e->step[j] = (uint16_t)((next - slot) / sizeof(uintptr_t));
-		slot = next;
+	} else {
+		uint16_t learned[MEMO_FRAMES];
+		if (!learn_steps(&sc, s, key->slot0, learned))
+			return;
+		unsigned char none = HL_MEMO_STEPS_NONE;
+		if (state != HL_MEMO_STEPS_NONE ||
+		    !atomic_compare_exchange_strong_explicit(&s->memo_steps, &none,
+							     HL_MEMO_STEPS_WRITING,
+							     memory_order_relaxed,
+							     memory_order_relaxed))
+			return; /* another thread writes them: memoize it next time */
+		memcpy(steps + 1, learned + 1, (s->depth - 1) * sizeof(steps[0]));
+		atomic_store_explicit(&s->memo_steps, HL_MEMO_STEPS_READY, memory_order_release);
 	}
-	e->ip0 = key->ip0;
-	e->slot0 = key->slot0;
-	e->stack = s;
-	/* The scan read every page from slot0 up into the known-mapped part:
+	uintptr_t top = key->slot0;
+	for (unsigned j = 1; j < s->depth; j++)
+		top += (uintptr_t)steps[j] * sizeof(uintptr_t);
+	/* The checks read every page from slot0 up into the known-mapped part:
 	 * they are one mapped stretch now known (a thread's stack only grows). */
-	if (key->slot0 < m->mapped_lo && slot >= m->mapped_lo)
+	if (key->slot0 < m->mapped_lo && top >= m->mapped_lo)
 		m->mapped_lo = key->slot0 & ~(uintptr_t)(PAGE_BYTES - 1);
+	/* The frame sizes the set index reads by, then the index as a lookup
+	 * of this stack will compute it. */
+	if (s->depth > 1)
+		size_learn(key->ip0, steps[1]);
+	if (s->depth > 2)
+		size_learn((uintptr_t)s->frames[1], steps[2]);
+	uint64_t hash = key_hash(m, key->ip0, key->slot0);
+	struct memo_set *set = set_of(m, hash);
+	struct memo_entry *e = NULL;
+	for (unsigned w = 0; w < MEMO_WAYS && e == NULL; w++)
+		if (set->ways[w].id == 0)
+			e = &set->ways[w];
+	if (e == NULL)
+		e = &set->ways[m->clock++ % MEMO_WAYS];
+	e->slot0 = key->slot0;
+	e->tag = tag_of(hash);
+	e->id = id;
 }
 
 void hl_stack_memo_thread_exit(void)

@@ -34,14 +34,27 @@ HL_INLINE uint64_t hl_ticks(void)
 
 /* ---- stack.c: capture and interning -------------------------------------- */
 
-/* An interned stack; immutable once its id is published. */
+/* An interned stack; immutable once its id is published, but for the
+ * stack memo's steps (stackmemo.c), written once after it, see memo_steps. */
 struct hl_stack {
 	uint64_t hash;      /* of depth and frames */
 	uint32_t id;        /* 1.., dense, in order of first use */
 	uint16_t depth;     /* frames[] entries */
-	uint16_t truncated; /* the real stack was deeper */
-	uint64_t frames[];  /* return addresses, innermost first */
+	uint8_t truncated;  /* the real stack was deeper */
+	_Atomic uint8_t memo_steps; /* HL_MEMO_STEPS_*: state of the steps */
+	uint64_t frames[];  /* return addresses, innermost first; then depth
+			     * uint16_t steps (hl_stack_steps) */
 };
+#define HL_MEMO_STEPS_NONE 0u    /* not learned yet */
+#define HL_MEMO_STEPS_WRITING 1u /* one thread is writing them */
+#define HL_MEMO_STEPS_READY 2u   /* written (release): read after an acquire */
+
+/* Where the return address of frame j lies on the stack, in words above the
+ * slot of frame j - 1 (j >= 1): the size of the frame between them. */
+HL_INLINE uint16_t *hl_stack_steps(const struct hl_stack *s)
+{
+	return (uint16_t *)(uintptr_t)&s->frames[s->depth];
+}
 
 /* Finds the hook's own text so captures start at the program's frame. */
 void hl_stack_init(void);
@@ -116,6 +129,7 @@ void hl_stack_fork_child(void);
  * slot on the stack. valid is false when it could not be found. */
 struct hl_stack_memo_key {
 	uintptr_t ip0, slot0;
+	uint64_t hash;  /* of ip0, slot0 and the next two return addresses */
 	bool valid;
 };
 /* The id of the current stack if this thread's memo holds it and every
@@ -132,7 +146,7 @@ void hl_stack_memo_thread_exit(void);
  * they do not: a miss pays the memo's probe and fill on top of libunwind.
  * On cc1 (48% hits) it made capture ~5% slower, although a fill costs
  * ~570 cycles and a hit saves ~1,000 (break-even ~36% on those figures
- * alone; they leave out the cache misses the memo's 39 KiB add), so the
+ * alone; they leave out the cache misses the memo's 39 KiB then added), so the
  * threshold is set at 58%, above the rate measured to lose. Each window of
  * HL_MEMO_WINDOW captures measures the hit rate, and below the threshold
  * the thread unwinds without the memo for HL_MEMO_PAUSE captures, then

@@ -4,6 +4,7 @@
  */
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,6 +55,26 @@ static void test_different_frames_different_id(void **state)
 	uint32_t empty = hl_stack_intern(NULL, 0, false);
 	assert_int_not_equal(empty, 0);
 	assert_int_equal(hl_stack_intern(a, 0, false), empty);
+}
+
+/* A stack's memo steps (written after it is published) have room of their
+ * own: writing all of them changes neither its frames nor the next stack's. */
+static void test_memo_steps_own_room(void **state)
+{
+	uint64_t a[7], b[7];
+	fake_frames(a, 7, 3);
+	fake_frames(b, 7, 4);
+	const struct hl_stack *sa = hl_stack_get(hl_stack_intern(a, 7, false));
+	const struct hl_stack *sb = hl_stack_get(hl_stack_intern(b, 7, false));
+	assert_non_null(sa);
+	assert_non_null(sb);
+	assert_int_equal(atomic_load(&((struct hl_stack *)sa)->memo_steps), HL_MEMO_STEPS_NONE);
+	for (unsigned j = 0; j < 7; j++)
+		hl_stack_steps(sa)[j] = 0xffff;
+	assert_memory_equal(sa->frames, a, sizeof(a));
+	assert_memory_equal(sb->frames, b, sizeof(b));
+	assert_int_equal(sb->depth, 7);
+	assert_int_equal(sb->id, sa->id + 1);
 }
 
 /* Enough stacks to grow the table several times (it starts at 4096 slots). */
@@ -191,6 +212,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_frames_same_id),
 		cmocka_unit_test(test_different_frames_different_id),
+		cmocka_unit_test(test_memo_steps_own_room),
 		cmocka_unit_test(test_many_stacks_and_growth),
 		cmocka_unit_test(test_concurrent_interning),
 		cmocka_unit_test(test_capture),

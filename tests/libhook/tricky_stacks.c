@@ -6,7 +6,11 @@
  * alternate stack whose top borders a PROT_NONE page (a memo scanning up
  * from there must stop, not fault). alpha and beta leak 1000 blocks each
  * of different sizes, so the leak list shows whether every block got its own
- * caller. check_tricky_stacks.sh runs this with stack_cache=2, which also
+ * caller. And one wrapper (as xmalloc) called from eight callers at the same
+ * stack address, more than a memo set holds, four of them through a second
+ * wrapper, each keeping 100 blocks of its own size (tricky_viaN: 8 * (N + 1)
+ * + 100 bytes): the memo's set index must tell the first four apart by the
+ * callers' return addresses, and its check of every slot the other four. check_tricky_stacks.sh runs this with stack_cache=2, which also
  * checks every memo hit against libunwind. */
 #include <alloca.h>
 #include <pthread.h>
@@ -21,6 +25,8 @@
 void *leaf(size_t n);
 void *tricky_alpha(size_t n);
 void *tricky_beta(size_t n);
+void *xwrap(size_t n);
+void *via_mid(size_t n);
 
 __attribute__((noinline)) void *leaf(size_t n)
 {
@@ -61,12 +67,46 @@ static __attribute__((noinline)) void *recurse(size_t n, int depth)
 	return p;
 }
 
+__attribute__((noinline)) void *xwrap(size_t n)
+{
+	void *p = leaf(n);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+/* A second wrapper level: callers through it differ from the fourth
+ * return address on, past what the memo's set index reads. */
+__attribute__((noinline)) void *via_mid(size_t n)
+{
+	void *p = xwrap(n);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+#define VIA(N, CALL)                                                    \
+	void *tricky_via##N(void);                                      \
+	__attribute__((noinline)) void *tricky_via##N(void)             \
+	{                                                               \
+		void *p = CALL(8 * (N + 1) + 100);                      \
+		__asm__ volatile("" : : "r"(p) : "memory");            \
+		return p;                                               \
+	}
+VIA(0, xwrap) VIA(1, xwrap) VIA(2, xwrap) VIA(3, xwrap)
+VIA(4, via_mid) VIA(5, via_mid) VIA(6, via_mid) VIA(7, via_mid)
+#define VIAS 8
+#define VIA_KEPT 100
+static void *(*volatile via[VIAS])(void) = {
+	tricky_via0, tricky_via1, tricky_via2, tricky_via3,
+	tricky_via4, tricky_via5, tricky_via6, tricky_via7,
+};
+static void *via_kept[VIAS][VIA_KEPT];
+
 static void *(*volatile pick[2])(size_t) = { tricky_alpha, tricky_beta };
 static void *kept[2][ROUNDS];
 
 static void *work(void *arg)
 {
-	int leaks = arg != NULL, count[2] = { 0, 0 };
+	int leaks = arg != NULL, count[2] = { 0, 0 }, via_count[VIAS] = { 0 };
 	for (int i = 0; i < 3 * ROUNDS; i++) {
 		int which = (i * 7 + i / 3) & 1; /* no simple alternation */
 		void *p = pick[which](which ? 24 : 16);
@@ -76,6 +116,12 @@ static void *work(void *arg)
 			free(p);
 		free(with_alloca(40, 16 + (size_t)(i % 5) * 48));
 		free(recurse(56, i % 9));
+		int v = (i * 5 + i / 7) % VIAS;
+		void *q = via[v]();
+		if (leaks && via_count[v] < VIA_KEPT)
+			via_kept[v][via_count[v]++] = q;
+		else
+			free(q);
 	}
 	return NULL;
 }
@@ -121,5 +167,8 @@ int main(void)
 	for (int w = 0; w < 2; w++)
 		for (int i = 0; i < ROUNDS; i++)
 			kept_count += kept[w][i] != NULL;
-	return kept_count == 2 * ROUNDS ? 0 : 1;
+	for (int v = 0; v < VIAS; v++)
+		for (int i = 0; i < VIA_KEPT; i++)
+			kept_count += via_kept[v][i] != NULL;
+	return kept_count == 2 * ROUNDS + VIAS * VIA_KEPT ? 0 : 1;
 }
