@@ -368,7 +368,7 @@ static const char *unreported_reason(struct hl_report *r, const char *prog, int 
 	return hl_arena_strdup(&r->arena, why);
 }
 
-static void write_json(const char *path, const struct hl_report *r)
+static void write_json(const char *path, struct hl_report *r)
 {
 	FILE *f = fopen(path, "w");
 	int err;
