@@ -285,6 +285,10 @@ static void conn_set_buffer(struct hl_listener *l, struct hl_conn *c, size_t cap
 	l->grown = l->grown - beyond_min(c->cap) + beyond_min(cap);
 	if (l->grown > l->grown_peak)
 		l->grown_peak = l->grown;
+	if (cap <= HL_CONN_BUFFER_MIN && c->overdraft) {
+		c->overdraft = false; /* its growth is back: others may grow again */
+		l->overdraft = NULL;
+	}
 	if (!cap) {
 		free(c->buf);
 		c->buf = NULL;
@@ -333,12 +337,6 @@ static void conn_end(struct hl_listener *l, struct hl_conn *c, const char *why)
 {
 	struct hl_process *p = c->state.proc;
 
-	if (why)
-		hl_log("connection %u (pid %u): dropped: %s", c->id,
-		       c->decoder.pid, why);
-	else if (c->fill)
-		hl_log("connection %u (pid %u): ended inside a record (%zu bytes left)",
-		       c->id, c->decoder.pid, c->fill);
 	/* Ended without EXIT: what its threads had committed and not sent. */
 	if (!why && p && !p->has_exit) {
 		p->shared_buffers = c->shared.base != NULL;
@@ -349,6 +347,13 @@ static void conn_end(struct hl_listener *l, struct hl_conn *c, const char *why)
 	close(c->fd);
 	c->fd = -1;
 	c->dead = true;
+	/* Said once it is done: whoever reads the line finds it closed. */
+	if (why)
+		hl_log("connection %u (pid %u): dropped: %s", c->id,
+		       c->decoder.pid, why);
+	else if (c->fill)
+		hl_log("connection %u (pid %u): ended inside a record (%zu bytes left)",
+		       c->id, c->decoder.pid, c->fill);
 	hl_decode_destroy(&c->decoder);
 	conn_set_buffer(l, c, 0);
 	if (c->paused) {
@@ -372,7 +377,7 @@ static int conn_pump(struct hl_listener *l, struct hl_conn *c, bool force)
 			return -1;
 		want = conn_wants(c);
 		if (want != c->cap) {
-			if (!force && !conn_fits(l, c, want)) {
+			if (!force && !c->overdraft && !conn_fits(l, c, want)) {
 				if (!c->paused)
 					conn_pause(l, c);
 				return 0;
@@ -412,31 +417,81 @@ int hl_conn_pump(struct hl_listener *l, struct hl_conn *c)
 	return conn_pump(l, c, l->closing);
 }
 
-/* Reads paused connections again, oldest first, while their buffers fit. */
+/* Puts c back in the poll set and reads it. */
+static void conn_resume(struct hl_listener *l, struct hl_conn *c)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
+
+	c->paused = false;
+	l->npaused--;
+	c->last_read_ns = hl_now_monotonic_ns(); /* it waited for us */
+	if (epoll_ctl(l->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev) < 0) {
+		conn_end(l, c, "epoll failed after waiting for buffer room");
+		return;
+	}
+	conn_pump(l, c, false);
+}
+
+/* True if a connection that is read holds growth: it frees it when its
+ * record is done (or the idle timeout closes it). */
+static bool growth_held_by_readers(const struct hl_listener *l)
+{
+	for (size_t i = 0; i < l->nconns; i++) {
+		const struct hl_conn *c = l->conns[i];
+
+		if (!c->dead && !c->paused && beyond_min(c->cap))
+			return true;
+	}
+	return false;
+}
+
+/* Reads paused connections again, oldest first, while their buffers fit.
+ * If the connections that wait hold all the growth between them (each grew
+ * part way, none fits its next step), none of them would ever be read
+ * again, live peers included: the oldest is then read past the cap, alone,
+ * until its buffer is back to HL_CONN_BUFFER_MIN, so one always progresses
+ * (the cap is exceeded by at most one HL_CONN_BUFFER). Being read again,
+ * it is subject to the idle timeout like any other. */
 static void resume_paused(struct hl_listener *l)
 {
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
-
 	for (size_t i = 0; i < l->nconns && l->npaused; i++) {
 		struct hl_conn *c = l->conns[i];
 
-		if (!c->paused || c->dead || !conn_fits(l, c, conn_wants(c)))
-			continue;
-		c->paused = false;
-		l->npaused--;
-		c->last_read_ns = hl_now_monotonic_ns(); /* it waited for us */
-		ev.data.ptr = c;
-		if (epoll_ctl(l->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev) < 0) {
-			conn_end(l, c, "epoll failed after waiting for buffer room");
-			continue;
-		}
-		conn_pump(l, c, false);
+		if (c->paused && !c->dead && conn_fits(l, c, conn_wants(c)))
+			conn_resume(l, c);
 	}
-	if (!l->npaused && l->paused_episode) {
+	if (!l->npaused || l->overdraft || growth_held_by_readers(l))
+		return;
+	for (size_t i = 0; i < l->nconns; i++) {
+		struct hl_conn *c = l->conns[i];
+
+		if (c->paused && !c->dead) {
+			c->overdraft = true;
+			l->overdraft = c;
+			l->overdrafts++;
+			conn_resume(l, c);
+			return;
+		}
+	}
+}
+
+/* An episode at the cap ends when no connection waits any more, however
+ * the last one stopped waiting (resumed, or its peer gone): said once, so
+ * the next time the cap is reached is said again. */
+static void end_pause_episode(struct hl_listener *l)
+{
+	if (l->npaused || !l->paused_episode)
+		return;
+	if (l->overdrafts)
+		hl_log("connection buffers below their cap again: %llu times a connection"
+		       " waited for room, %llu times one was read past the cap because"
+		       " the waiting ones held all of it", (unsigned long long)l->paused_episode,
+		       (unsigned long long)l->overdrafts);
+	else
 		hl_log("connection buffers below their cap again: %llu times a connection"
 		       " waited for room", (unsigned long long)l->paused_episode);
-		l->paused_episode = 0;
-	}
+	l->paused_episode = 0;
+	l->overdrafts = 0;
 }
 
 /* Closes connections stuck inside a record, or silent before their HELLO,
@@ -513,6 +568,7 @@ int hl_listen_poll(struct hl_listener *l, int timeout_ms)
 	if (l->npaused)
 		resume_paused(l);
 	close_idle(l);
+	end_pause_episode(l);
 	reap_dead(l);
 	return 0;
 }

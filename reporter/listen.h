@@ -31,6 +31,7 @@ struct hl_conn {
 	struct hl_conn_state state; /* the process this connection reports */
 	struct hl_shared_view shared; /* its hook's event buffers (recover.h) */
 	bool paused;               /* out of the epoll set: waits for buffer room */
+	bool overdraft;            /* read past the cap (resume_paused in listen.c) */
 	uint64_t last_read_ns;     /* monotonic: accepted, last bytes, or resumed */
 	bool dead;                 /* closed, to be reaped from the list */
 };
@@ -53,6 +54,8 @@ struct hl_listener {
 	uint64_t grown_peak;
 	size_t npaused;            /* connections waiting for buffer room */
 	uint64_t paused_episode;   /* connections paused since the cap was last reached */
+	struct hl_conn *overdraft; /* the one connection read past the cap, or NULL */
+	uint64_t overdrafts;       /* times one was, this episode */
 	uint64_t idle_timeout_ns;  /* 0: never; see HL_CONN_IDLE_TIMEOUT_NS */
 	uint64_t next_idle_check;  /* monotonic ns */
 	uint64_t idle_dropped;     /* connections closed by the idle timeout */
@@ -94,7 +97,10 @@ int hl_conn_pump(struct hl_listener *l, struct hl_conn *c);
  * is capped at HL_CONN_GROWTH_MAX: a connection that needs more waits out
  * of the poll set, unread (back-pressure: the hook's bounded send wait then
  * falls back to a standalone report, as it does for a stopped reporter),
- * and is read again as other connections finish their large records. A
+ * and is read again as other connections finish their large records. When
+ * the waiting connections hold all that growth between them, the oldest is
+ * read past the cap until its record is done, so one always progresses:
+ * buffers stay within HL_CONN_GROWTH_MAX plus one HL_CONN_BUFFER. A
  * connection stuck inside a record, or silent before its HELLO, for the
  * idle timeout is closed with a log line (its process is reported with
  * the stream-cut warning); one that is idle between records never is: a

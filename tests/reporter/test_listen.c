@@ -1,13 +1,18 @@
 /*
  * tests/reporter/test_listen.c: the socket side: a private 0700 directory,
  * several clients at once, records split across tiny writes, and a hostile
- * client that is dropped while a well-behaved one completes.
+ * client that is dropped while a well-behaved one completes; and the cap
+ * on what connections buffer: each time it is reached is said and so is
+ * its end, and the connections that wait at it always progress.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -171,10 +176,284 @@ static void test_hostile_and_good(void **state)
 	hl_run_destroy(&run);
 }
 
+/* ---- the buffering cap ------------------------------------------------------
+ * In-process peers on non-blocking sockets, written and read in turns until
+ * neither side moves: no timing, the same steps on every machine. */
+
+struct peer {
+	int fd;
+	struct hl_enc e;
+	size_t off;
+};
+
+static int connect_nonblocking(const char *path)
+{
+	int fd = connect_to(path);
+
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	return fd;
+}
+
+/* HELLO, a stack, and a LIVE record of `blocks` blocks: whole, with EXIT
+ * after it, or only its first `cut` bytes (a peer that stalls inside it). */
+static void peer_open(struct peer *p, const char *path, uint32_t pid, uint32_t blocks,
+		      size_t cut)
+{
+	const char *argv[] = { "peer" };
+	uint64_t frame = 0x401000;
+	struct hl_rec_live *live;
+	size_t head;
+
+	hl_enc_init(&p->e);
+	hl_enc_hello(&p->e, pid, 1, HL_ORIGIN_START, "/peer", 1, argv);
+	hl_enc_stack(&p->e, 1, &frame, 1, 0);
+	head = p->e.len;
+	live = hl_enc_record(&p->e, HL_REC_LIVE, (uint32_t)(sizeof(*live) +
+			     blocks * sizeof(struct hl_wire_live_block)));
+	live->count = blocks;
+	for (uint32_t i = 0; i < blocks; i++) {
+		struct hl_wire_live_block *b = (struct hl_wire_live_block *)(live + 1) + i;
+
+		b->address = 0x900000 + (uint64_t)i * 32;
+		b->size = 8;
+		b->stack_id = 1;
+		b->leak_class = HL_CLASS_DEFINITE;
+	}
+	if (cut)
+		p->e.len = head + cut;
+	else
+		hl_enc_exit(&p->e, HL_EXIT_NORMAL, 0, 10);
+	p->off = 0;
+	p->fd = connect_nonblocking(path);
+}
+
+static void peer_close(struct peer *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+	hl_enc_destroy(&p->e);
+}
+
+/* Peers [from, to) write up to `chunk` bytes each, then the listener reads,
+ * in turns, until a turn moves no byte either way. */
+static void serve(struct hl_listener *l, struct peer *peers, int from, int to, size_t chunk)
+{
+	for (int still = 0; still < 2;) {
+		uint64_t read_before = l->bytes;
+		size_t written = 0;
+
+		for (int i = from; i < to; i++) {
+			struct peer *p = &peers[i];
+			size_t n = p->e.len - p->off < chunk ? p->e.len - p->off : chunk;
+			ssize_t w;
+
+			if (p->fd < 0 || !n)
+				continue;
+			w = write(p->fd, p->e.buf + p->off, n);
+			if (w > 0) {
+				p->off += (size_t)w;
+				written += (size_t)w;
+			}
+		}
+		assert_int_equal(hl_listen_poll(l, 0), 0);
+		still = written || l->bytes != read_before ? 0 : still + 1;
+	}
+}
+
+static size_t count_lines(const char *log, const char *what)
+{
+	size_t n = 0;
+
+	for (const char *at = log; (at = strstr(at, what)); at += strlen(what))
+		n++;
+	return n;
+}
+
+/* hl_log's lines, captured from stderr between begin and end. */
+static int log_saved_fd = -1;
+static FILE *log_file;
+
+static void log_begin(void)
+{
+	fflush(stderr);
+	log_file = tmpfile();
+	assert_non_null(log_file);
+	log_saved_fd = dup(2);
+	dup2(fileno(log_file), 2);
+	hl_log_quiet = false;
+}
+
+/* What was logged since log_begin (the caller frees it); captures on. */
+static char *log_text(void)
+{
+	long len;
+	char *text;
+
+	fflush(stderr);
+	len = lseek(fileno(log_file), 0, SEEK_END);
+	text = calloc(1, (size_t)len + 1);
+	assert_int_equal(pread(fileno(log_file), text, (size_t)len, 0), len);
+	return text;
+}
+
+/* Also the test's teardown: a failed assertion must not leave stderr
+ * captured, or its message would go unseen. */
+static void log_end(void)
+{
+	if (log_saved_fd < 0)
+		return;
+	fflush(stderr);
+	dup2(log_saved_fd, 2);
+	close(log_saved_fd);
+	log_saved_fd = -1;
+	fclose(log_file);
+	hl_log_quiet = true;
+}
+
+static int log_teardown(void **state)
+{
+	(void)state;
+	log_end();
+	return 0;
+}
+
+#define CUT_BYTES 700000 /* of a 786 KB record: a 1 MiB buffer */
+#define BIG_BLOCKS HL_WIRE_MAX_LIVE_PER_RECORD
+/* Peers with a 1 MiB buffer each that fit under the cap together. */
+#define HOLDERS ((int)(HL_CONN_GROWTH_MAX / ((1u << 20) - HL_CONN_BUFFER_MIN)))
+
+/* Peers that waited at the cap all hang up: their connections end without
+ * being read again. The end of the episode is still said, and the next
+ * time the cap is reached is said again. */
+static void test_cap_episode_ends_on_hangup(void **state)
+{
+	enum { WAITING = 4, LATER = 3, N = HOLDERS + WAITING + LATER };
+	static struct peer peers[N];
+	struct hl_listener l;
+	struct hl_run run;
+	size_t closed = 0;
+	char *log;
+
+	(void)state;
+	hl_run_init(&run);
+	assert_int_equal(hl_listen_open_private(&l, &run), 0);
+	log_begin();
+	/* One at a time, the holders take the room a whole 1 MiB buffer at a time. */
+	for (int i = 0; i < HOLDERS; i++) {
+		peer_open(&peers[i], l.path, 1000 + (uint32_t)i, BIG_BLOCKS, CUT_BYTES);
+		serve(&l, peers, i, i + 1, SIZE_MAX);
+	}
+	assert_int_equal(l.npaused, 0);
+	for (int i = HOLDERS; i < HOLDERS + WAITING; i++)
+		peer_open(&peers[i], l.path, 1000 + (uint32_t)i, BIG_BLOCKS, CUT_BYTES);
+	serve(&l, peers, 0, HOLDERS + WAITING, SIZE_MAX);
+	assert_int_equal(l.npaused, WAITING);
+	/* Connections are accepted in the order they were made. */
+	assert_int_equal(l.nconns, HOLDERS + WAITING);
+	for (size_t i = 0; i < l.nconns; i++) {
+		if (l.conns[i]->paused) {
+			assert_true(i >= HOLDERS);
+			close(peers[i].fd);
+			peers[i].fd = -1;
+			closed++;
+		}
+	}
+	assert_int_equal(closed, WAITING);
+	serve(&l, peers, 0, 0, SIZE_MAX);
+	assert_int_equal(l.npaused, 0);
+	assert_int_equal(hl_listen_open_count(&l), HOLDERS);
+	log = log_text();
+	assert_int_equal(count_lines(log, "connection buffers at their cap"), 1);
+	assert_int_equal(count_lines(log, "connection buffers below their cap again: 4 times"), 1);
+	free(log);
+	/* The holders still hold the room: newcomers wait again, and say so. */
+	for (int i = HOLDERS + WAITING; i < N; i++)
+		peer_open(&peers[i], l.path, 1000 + (uint32_t)i, BIG_BLOCKS, CUT_BYTES);
+	serve(&l, peers, 0, N, SIZE_MAX);
+	assert_int_equal(l.npaused, LATER);
+	log = log_text();
+	assert_int_equal(count_lines(log, "connection buffers at their cap"), 2);
+	free(log);
+	for (int i = 0; i < N; i++)
+		peer_close(&peers[i]);
+	hl_listen_close(&l);
+	log_end();
+	hl_run_destroy(&run);
+}
+
+/* Many peers send a large record each at once, so their buffers grow in
+ * step and the cap is reached with every one part way (512 KiB of the
+ * 1 MiB each needs): all wait and hold all the room between them. One must
+ * still be read to its record's end, then the next, until every process is
+ * whole; what they buffer stays within the cap plus one buffer. */
+static void test_waiting_peers_progress(void **state)
+{
+	enum { N = 80, BLOCKS = 25000 /* 600 KB */ };
+	static struct peer peers[N];
+	struct hl_listener l;
+	struct hl_run run;
+	size_t whole = 0;
+
+	(void)state;
+	hl_run_init(&run);
+	assert_int_equal(hl_listen_open_private(&l, &run), 0);
+	for (int i = 0; i < N; i++)
+		peer_open(&peers[i], l.path, 2000 + (uint32_t)i, BLOCKS, 0);
+	serve(&l, peers, 0, N, 16384);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(peers[i].off, peers[i].e.len); /* all sent */
+	for (int i = 0; i < N; i++)
+		peer_close(&peers[i]);
+	serve(&l, peers, 0, 0, SIZE_MAX);
+	assert_int_equal(hl_listen_open_count(&l), 0);
+	for (size_t i = 0; i < run.nprocs; i++)
+		whole += run.procs[i]->has_exit && run.procs[i]->pid >= 2000;
+	assert_int_equal(whole, N);
+	assert_true(l.grown_peak > HL_CONN_GROWTH_MAX - (1u << 20)); /* the cap was reached */
+	assert_true(l.grown_peak <= HL_CONN_GROWTH_MAX + HL_CONN_BUFFER - HL_CONN_BUFFER_MIN);
+	hl_listen_close(&l);
+	hl_run_destroy(&run);
+}
+
+/* The same, with peers that stall inside their records: the idle timeout
+ * closes them all, those that waited at the cap included (each, read
+ * again, shows it is stalled), instead of their holding the room forever. */
+static void test_stalled_waiting_peers_time_out(void **state)
+{
+	enum { N = 80, BLOCKS = 25000 };
+	static struct peer peers[N];
+	struct hl_listener l;
+	struct hl_run run;
+
+	(void)state;
+	hl_run_init(&run);
+	assert_int_equal(hl_listen_open_private(&l, &run), 0);
+	for (int i = 0; i < N; i++)
+		peer_open(&peers[i], l.path, 3000 + (uint32_t)i, BLOCKS, 550000);
+	l.idle_timeout_ns = 0; /* off while they send */
+	serve(&l, peers, 0, N, 16384);
+	assert_true(l.npaused > 0);
+	/* Every connection inside a record is now stalled past the timeout
+	 * (1 ns): each one read since is closed at the next check. */
+	l.idle_timeout_ns = 1;
+	for (int turn = 0; turn < 4 * N && hl_listen_open_count(&l); turn++)
+		assert_int_equal(hl_listen_poll(&l, 0), 0);
+	assert_int_equal(hl_listen_open_count(&l), 0);
+	assert_int_equal(l.idle_dropped, N);
+	for (int i = 0; i < N; i++)
+		peer_close(&peers[i]);
+	hl_listen_close(&l);
+	hl_run_destroy(&run);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hostile_and_good),
+		cmocka_unit_test_teardown(test_cap_episode_ends_on_hangup, log_teardown),
+		cmocka_unit_test(test_waiting_peers_progress),
+		cmocka_unit_test(test_stalled_waiting_peers_time_out),
 	};
 
 	hl_log_quiet = true;

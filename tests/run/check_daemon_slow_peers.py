@@ -9,15 +9,22 @@ memory, and what happens at each limit is said.
    the daemon's peak RSS stays within 64 MiB of its RSS at start, a normal
    program is still stored meanwhile, and once the peers close, every one
    is read, reported and stored with the stream-cut warning.
-2. Idle timeout: with --idle-timeout-ms, 3 peers stuck inside a record and
+2. Idle timeout: with --idle-timeout-ms 1000, 3 peers stuck inside a record and
    2 that never say HELLO are closed with a log line each; a program that
    rests between records (no EXIT yet) is not, and is stored once it ends.
 
+Every wait is for an event (a log line, a line from a client, a process's
+end), and all of them share one budget (--budget SECONDS, set by meson.build
+inside the test's own timeout): a slow machine makes the wait that ran out
+fail and say what it was waiting for, never a bare timeout.
+
 Usage: check_daemon_slow_peers.py HEAPLEDGER FAKE_CLIENT [--sanitized]
+       [--budget SECONDS]
 --sanitized: the daemon runs under AddressSanitizer, whose own quarantine of
 freed memory makes its RSS say nothing about the daemon's buffers; the RSS
 bound is then skipped (said on stdout) and everything else is checked.
 """
+import atexit
 import json
 import os
 import signal
@@ -43,6 +50,83 @@ def status_kib(pid, key):
     fail("no %s for pid %d" % (key, pid))
 
 
+class Budget:
+    """The time all waits share; what ran out is named."""
+
+    def __init__(self, seconds):
+        self.end = time.monotonic() + seconds
+        self.seconds = seconds
+
+    def left(self, what):
+        left = self.end - time.monotonic()
+        if left <= 0:
+            fail("the test's %d s ran out before %s" % (self.seconds, what))
+        return left
+
+
+BUDGET = Budget(100)
+
+
+class Lines:
+    """A stream read line by line as it comes; waits wake on each line."""
+
+    def __init__(self, stream):
+        self.lines = []
+        self.ended = False
+        self.cond = threading.Condition()
+        self.reader = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self.reader.start()
+
+    def _read(self, stream):
+        for line in stream:
+            with self.cond:
+                self.lines.append(line)
+                self.cond.notify_all()
+        with self.cond:
+            self.ended = True
+            self.cond.notify_all()
+
+    def count(self, what):
+        return sum(what in l for l in self.lines)
+
+    def wait_for(self, what, count, name):
+        """Until `count` lines contain `what`; fails if the stream ends or
+        the budget runs out first."""
+        with self.cond:
+            while self.count(what) < count:
+                if self.ended:
+                    break
+                self.cond.wait(BUDGET.left("%s said %r %d times (%d so far):\n%s"
+                                           % (name, what, count, self.count(what),
+                                              self.text()[-3000:])))
+            if self.count(what) < count:
+                fail("%s ended after saying %r %d of %d times:\n%s"
+                     % (name, what, self.count(what), count, self.text()[-3000:]))
+
+    def text(self):
+        return "".join(self.lines)
+
+
+STARTED = []
+
+
+@atexit.register
+def kill_started():
+    """A failed check leaves nothing running: an orphaned daemon would keep
+    meson's output pipe open and turn the failure into a timeout."""
+    for proc in STARTED:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def wait_exit(proc, what):
+    try:
+        return proc.wait(timeout=BUDGET.left(what))
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        fail("the test's %d s ran out before %s" % (BUDGET.seconds, what))
+
+
 class Daemon:
     """A daemon whose stderr is collected line by line as it comes."""
 
@@ -50,40 +134,29 @@ class Daemon:
         self.sock = os.path.join(tmp, "hl.sock")
         self.db = os.path.join(tmp, "d.db")
         self.proc = daemon_util.start(hl, self.sock, self.db, extra)
-        self.lines = []
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
+        STARTED.append(self.proc)
+        self.log = Lines(self.proc.stderr)
 
-    def _read(self):
-        for line in self.proc.stderr:
-            self.lines.append(line)
-
-    def wait_for(self, what, count, guard=60):
-        """Until `count` lines contain `what` (guard: a hang, not a speed)."""
-        end = time.monotonic() + guard
-        while sum(what in l for l in self.lines) < count:
-            if time.monotonic() > end:
-                fail("daemon logged %d of %d lines with %r:\n%s"
-                     % (sum(what in l for l in self.lines), count, what,
-                        "".join(self.lines)[-3000:]))
-            time.sleep(0.05)
+    def wait_for(self, what, count):
+        self.log.wait_for(what, count, "the daemon")
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            fail("daemon did not stop on SIGTERM")
-        self.reader.join()
-        text = "".join(self.lines)
+        wait_exit(self.proc, "the daemon stopped on SIGTERM")
+        self.log.reader.join()
+        text = self.log.text()
         if self.proc.returncode != 0:
             fail("daemon exit status %d:\n%s" % (self.proc.returncode, text[-3000:]))
         return text
 
     def report(self, hl):
-        rep = subprocess.run([hl, "report", "--db", self.db, "--format", "json"],
-                             capture_output=True, text=True)
+        what = "`heapledger report` ended"
+        try:
+            rep = subprocess.run([hl, "report", "--db", self.db, "--format", "json"],
+                                 capture_output=True, text=True,
+                                 timeout=BUDGET.left(what))
+        except subprocess.TimeoutExpired:
+            fail("the test's %d s ran out before %s" % (BUDGET.seconds, what))
         if rep.returncode != 0:
             fail("report: " + rep.stderr)
         return json.loads(rep.stdout)["processes"]
@@ -91,22 +164,43 @@ class Daemon:
 
 def client(fake, sock, args, **kw):
     env = dict(os.environ, HEAPLEDGER_SOCKET=sock)
-    return subprocess.Popen([fake] + args, env=env, text=True, **kw)
+    proc = subprocess.Popen([fake] + args, env=env, text=True, **kw)
+    STARTED.append(proc)
+    return proc
+
+
+class SlowClient:
+    """fake_client's `slow` scenario: its lines are read as they come; it
+    ends once its stdin closes."""
+
+    def __init__(self, fake, sock, args):
+        self.proc = client(fake, sock, ["slow"] + args,
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.out = Lines(self.proc.stdout)
+
+    def line(self, starts, name):
+        """Its first line starting with `starts`."""
+        self.out.wait_for(starts, 1, name)
+        return next(l for l in self.out.lines if starts in l)
+
+    def finish(self):
+        """Closes its stdin; what it printed once it has exited."""
+        self.proc.stdin.close()
+        wait_exit(self.proc, "the slow client ended")
+        self.out.reader.join()
+        return self.out.text()
 
 
 def check_buffering_cap(hl, fake, tmp, sanitized):
     d = Daemon(hl, tmp, ["-q", "--idle-timeout-ms", "0"])
     base = status_kib(d.proc.pid, "VmRSS")
-    slow = client(fake, d.sock, ["slow", str(SLOW), "700000", "0"],
-                  stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    line = slow.stdout.readline()
+    slow = SlowClient(fake, d.sock, [str(SLOW), "700000", "0"])
+    line = slow.line("sent ", "the slow client")
     print("slow peers: " + line.strip())
-    if not line.startswith("sent "):
-        fail("slow client printed %r" % line)
     d.wait_for("connection buffers at their cap", 1)
     # A program arriving now is read: its records are small.
     leak = client(fake, d.sock, ["leak"])
-    if leak.wait(timeout=120) != 3:
+    if wait_exit(leak, "the normal client ended beside the slow peers") != 3:
         fail("a normal client exited %d beside the slow peers" % leak.returncode)
     peak = status_kib(d.proc.pid, "VmHWM")
     print("daemon RSS at start %d KiB, peak with %d slow peers %d KiB (+%.1f MiB)"
@@ -116,9 +210,11 @@ def check_buffering_cap(hl, fake, tmp, sanitized):
     elif peak - base > 64 * 1024:
         fail("%d slow peers raised the daemon's RSS by %.1f MiB (cap: 32 MiB of"
              " buffers beyond 64 KiB each)" % (SLOW, (peak - base) / 1024))
-    out, _ = slow.communicate("", timeout=120)
+    out = slow.finish()
     if "closed by the reporter: 0" not in out:
         fail("the reporter closed slow peers without an idle timeout: " + out)
+    # Said however the last waiting connection stopped waiting (read
+    # again, or its peer gone).
     d.wait_for("connection buffers below their cap again", 1)
     text = d.stop()
     procs = d.report(hl)
@@ -128,7 +224,7 @@ def check_buffering_cap(hl, fake, tmp, sanitized):
     if len(normal) != 1 or normal[0]["summary"]["in_use_bytes"] != 23760 \
             or not normal[0]["exit"]["exit_record"]:
         fail("the normal client was not stored whole: %s" % normal)
-    cut = [p for p in procs if p["pid"] == slow.pid]
+    cut = [p for p in procs if p["pid"] == slow.proc.pid]
     if len(cut) != SLOW or any(p["exit"]["exit_record"] or not p["stream_incomplete"]
                                for p in cut):
         fail("the slow peers are not all stored as cut short")
@@ -138,27 +234,28 @@ def check_buffering_cap(hl, fake, tmp, sanitized):
 
 
 def check_idle_timeout(hl, fake, tmp):
-    d = Daemon(hl, tmp, ["--idle-timeout-ms", "300"])
+    # 1 s: the resting program must not look stuck to a daemon that waits
+    # for it on a loaded machine (its HELLO follows its connect at once).
+    d = Daemon(hl, tmp, ["--idle-timeout-ms", "1000"])
     hold = client(fake, d.sock, ["hold"], stdin=subprocess.PIPE)
-    slow = client(fake, d.sock, ["slow", "3", "100000", "2"],
-                  stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    line = slow.stdout.readline()
+    slow = SlowClient(fake, d.sock, ["3", "100000", "2"])
+    line = slow.line("sent ", "the slow client")
     if line.strip() != "sent 3 of 3":
         fail("slow client printed %r" % line)
     d.wait_for("inside a record (", 3)
-    d.wait_for("no HELLO within 300 ms", 2)
-    out, _ = slow.communicate("", timeout=120)
+    d.wait_for("no HELLO within 1000 ms", 2)
+    out = slow.finish()
     if "closed by the reporter: 5" not in out:
         fail("the idle peers were not closed: " + out)
-    hold.communicate("", timeout=120)
-    if hold.returncode != 3:
+    hold.stdin.close()
+    if wait_exit(hold, "the resting program ended") != 3:
         fail("a program idle between records was cut off (exit %d)" % hold.returncode)
     text = d.stop()
     procs = d.report(hl)
     rested = [p for p in procs if p["pid"] == hold.pid]
     if len(rested) != 1 or not rested[0]["exit"]["exit_record"]:
         fail("the resting program was not stored with its exit: %s" % rested)
-    stuck = [p for p in procs if p["pid"] == slow.pid]
+    stuck = [p for p in procs if p["pid"] == slow.proc.pid]
     if len(stuck) != 3 or any(not p["stream_incomplete"] for p in stuck):
         fail("the stuck peers are not stored as cut short: %s" % stuck)
     for p in stuck:
@@ -167,8 +264,11 @@ def check_idle_timeout(hl, fake, tmp):
 
 
 def main():
+    global BUDGET
     hl, fake = sys.argv[1], sys.argv[2]
     sanitized = "--sanitized" in sys.argv[3:]
+    if "--budget" in sys.argv[3:]:
+        BUDGET = Budget(int(sys.argv[sys.argv.index("--budget") + 1]))
     with tempfile.TemporaryDirectory() as tmp:
         check_buffering_cap(hl, fake, tmp, sanitized)
     with tempfile.TemporaryDirectory() as tmp:
