@@ -451,7 +451,8 @@ static void put_thread_record(struct emit_buffer *b, unsigned type, uint32_t tid
  * once (first_ticks is made FLUSH_TICKS old): the reporter learns of the
  * thread, and of a short-lived process's first allocation, even if the
  * process is then killed (SIGKILL, a crash) before anything else is
- * flushed. Later events wait for a full buffer or FLUSH_TICKS. */
+ * flushed. Later events wait for a full buffer or FLUSH_TICKS. The reporter
+ * relies on that first send (wire.h, "Threads"). */
 static void buffer_start(struct emit_buffer *b, uint32_t tid)
 {
 	b->tid = tid;

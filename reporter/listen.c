@@ -260,6 +260,8 @@ static void accept_all(struct hl_listener *l)
 		c->id = ++l->next_id;
 		c->last_read_ns = hl_now_monotonic_ns(); /* buf: allocated on the first read */
 		c->state.run = l->run;
+		c->state.shared = &c->shared;
+		c->state.decoder = &c->decoder;
 		hl_decode_init(&c->decoder, hl_state_record, &c->state);
 		c->decoder.hint = hl_state_hint;
 		ev.data.ptr = c;

@@ -204,3 +204,87 @@ uint64_t hl_recover_feed(const struct hl_shared_view *view, struct hl_decoder *d
 			break;
 	return events;
 }
+
+/* The allocating addresses of the packed events in [p, p + len), relative
+ * to base_address; false if one does not parse. */
+static bool pin_events(const uint8_t *p, uint32_t len, uint64_t base_address,
+		       void (*pin)(void *ctx, uint64_t address), void *ctx)
+{
+	uint32_t at = 0;
+
+	while (at < len) {
+		unsigned event, kind;
+		uint64_t f[HL_PACK_MAX_FIELDS], old;
+		struct hl_wire_header h;
+		uint32_t n = hl_pack_read(p + at, len - at, &event, &kind, f);
+
+		if (n == 0)
+			return false;
+		at += n;
+		switch (event) {
+		case HL_PACK_ALLOC:
+			pin(ctx, base_address + hl_unzigzag(f[1]));
+			break;
+		case HL_PACK_REALLOC:
+			old = base_address + hl_unzigzag(f[1]);
+			pin(ctx, old + hl_unzigzag(f[2]));
+			break;
+		case HL_PACK_RECORD:
+			if (len - at < sizeof(h))
+				return false;
+			memcpy(&h, p + at, sizeof(h));
+			if (h.length < sizeof(h) || h.length > len - at)
+				return false;
+			at += h.length;
+			break;
+		default:
+			break;
+		}
+	}
+	return true;
+}
+
+bool hl_recover_thread_pending(const struct hl_shared_view *view, uint32_t tid,
+			       uint64_t batch_end, uint32_t max_bytes,
+			       void (*pin)(void *ctx, uint64_t address), void *ctx)
+{
+	const struct hl_shared_area *a = view_area(view);
+	uint8_t copy[1024];
+
+	if (!a || !tid || max_bytes > sizeof(copy))
+		return false;
+	for (uint32_t i = 0; i < a->slots; i++) {
+		const uint8_t *base = view->base + a->first_slot + (size_t)i * a->slot_bytes;
+		const struct hl_shared_slot *slot = (const void *)base;
+		uint32_t used, sent;
+		uint64_t sequence, base_ticks, base_address;
+
+		if (__atomic_load_n(&slot->tid, __ATOMIC_RELAXED) != tid)
+			continue;
+		/* `used` first: whatever lies below it is complete, and what
+		 * lies below `sent` (read next) went out in batches no later
+		 * than the sequence read after it (a reset to 0 follows the
+		 * batch that sent everything). */
+		used = __atomic_load_n(&slot->used, __ATOMIC_ACQUIRE);
+		sent = __atomic_load_n(&slot->sent, __ATOMIC_ACQUIRE);
+		sequence = __atomic_load_n(&slot->sending_sequence, __ATOMIC_ACQUIRE);
+		base_ticks = __atomic_load_n(&slot->base_ticks, __ATOMIC_ACQUIRE);
+		base_address = __atomic_load_n(&slot->base_address, __ATOMIC_ACQUIRE);
+		if (batch_end <= sequence)
+			return false; /* a batch from it may still be on its way */
+		if (used == 0)
+			return true;
+		if (sent > used || used > a->data_bytes || used - sent > max_bytes)
+			return false;
+		memcpy(copy, base + a->data_offset + sent, used - sent);
+		/* Sent and emptied meanwhile, the bytes maybe overwritten:
+		 * `sent` or the bases moved (a refill takes new ones). */
+		if (__atomic_load_n(&slot->sent, __ATOMIC_ACQUIRE) != sent ||
+		    __atomic_load_n(&slot->used, __ATOMIC_ACQUIRE) < used ||
+		    __atomic_load_n(&slot->base_ticks, __ATOMIC_ACQUIRE) != base_ticks ||
+		    __atomic_load_n(&slot->base_address, __ATOMIC_ACQUIRE) != base_address)
+			return false;
+		return pin_events(copy, used - sent, base_address, pin, ctx);
+	}
+	return false;
+}

@@ -7,6 +7,7 @@
 #ifndef HL_REPORTER_RECOVER_H
 #define HL_REPORTER_RECOVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -33,5 +34,16 @@ uint64_t hl_recover_feed(const struct hl_shared_view *view, struct hl_decoder *d
 			 const struct hl_process *p);
 
 void hl_recover_release(struct hl_shared_view *view);
+
+/* What thread tid has committed and we have not received, read from its
+ * slot while it runs: true if the answer is known and at most max_bytes of
+ * its packed events are unsent, each address they allocate (ALLOC, and
+ * REALLOC's new one) then given to pin(ctx, address); false when it cannot
+ * tell (no mapping, no slot with that tid, the last batch sent from it not
+ * received yet, the slot emptied while it was read) or there are more. An
+ * event committed during or after the reading is not covered (tombwatch.h). */
+bool hl_recover_thread_pending(const struct hl_shared_view *view, uint32_t tid,
+			       uint64_t batch_end, uint32_t max_bytes,
+			       void (*pin)(void *ctx, uint64_t address), void *ctx);
 
 #endif /* HL_REPORTER_RECOVER_H */

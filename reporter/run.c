@@ -451,10 +451,13 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 		write_json(o->json_path, r);
 	if (timing && *timing && strcmp(timing, "0") != 0) {
 		uint64_t t_end = hl_now_monotonic_ns(), t0 = timing_exit_ns ? timing_exit_ns : t_start;
-		uint64_t events = 0;
+		uint64_t events = 0, forgotten = 0, pruned = 0;
 
-		for (size_t i = 0; i < run->nprocs; i++)
+		for (size_t i = 0; i < run->nprocs; i++) {
 			events += run->procs[i]->events;
+			forgotten += run->procs[i]->tombstones_forgotten;
+			pruned += run->procs[i]->tombstones_dropped;
+		}
 		struct rusage ru;
 
 		if (getrusage(RUSAGE_SELF, &ru) != 0)
@@ -464,6 +467,9 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 		       "%.1f MiB", timing_serve_cpu, (unsigned long long)events,
 		       timing_serve_cpu > 0 ? (double)events / timing_serve_cpu / 1e6 : 0.0,
 		       (double)ru.ru_maxrss / 1024.0);
+		hl_log("timing: remembered frees (state.h): %llu forgotten once no older event "
+		       "could come, %llu dropped at the bound", (unsigned long long)forgotten,
+		       (unsigned long long)pruned);
 
 		/* ms after the program was reaped: */
 		hl_log("timing: %zu addresses symbolized during the run; after it: connections "

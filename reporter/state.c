@@ -4,6 +4,8 @@
  */
 #include "state.h"
 
+#include "recover.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,7 @@ void hl_run_init(struct hl_run *run)
 static void process_free_tables(struct hl_process *p)
 {
 	hl_table_destroy(&p->live);
+	hl_tombwatch_destroy(&p->tombwatch);
 }
 
 static void process_destroy(struct hl_process *p)
@@ -347,6 +350,16 @@ static int ticks_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Queues the tombstone b for forgetting (tombwatch.h). */
+static void tomb_queued(struct hl_process *p, const struct hl_block *b)
+{
+	if (p->tombstones < p->tombwatch.queue_from)
+		return; /* few: left to reuse (tombwatch.h) */
+	hl_tombwatch_push(&p->tombwatch, (struct hl_tomb_entry){
+		.address = b->address, .ticks = b->ticks,
+		.slot = (uint32_t)(b - p->live.slots), .generation = p->live.generation });
+}
+
 /* Drops the older half of the tombstones. An event older than a dropped
  * tombstone would have to come from a thread that held it back while
  * HL_TOMBSTONES_MAX / 2 newer frees arrived; that is the price of bounded
@@ -390,8 +403,65 @@ static void block_freed(struct hl_process *p, struct hl_block *b, uint64_t ticks
 	b->kind = (uint8_t)kind;
 	b->size = 0;
 	b->stack_id = 0;
+	tomb_queued(p, b);
 	if (++p->tombstones > HL_TOMBSTONES_MAX)
 		prune_tombstones(p);
+}
+
+/* The queued tombstone e if it is still in the table as queued, else NULL. */
+static struct hl_block *tomb_of(const struct hl_process *p, const struct hl_tomb_entry *e)
+{
+	struct hl_block *b = e->generation == p->live.generation && e->slot < p->live.capacity ?
+				     &p->live.slots[e->slot] : hl_table_find(&p->live, e->address);
+
+	return b && b->address == e->address && (b->flags & HL_BLOCK_FREED) &&
+			       b->ticks == e->ticks ? b : NULL;
+}
+
+/* What a thread has unsent, from its shared event buffer (recover.h). */
+static void pin_address(void *w, uint64_t address)
+{
+	hl_tombwatch_pin(w, address);
+}
+
+static bool thread_pending(void *ctx, struct hl_tombwatch *w, uint32_t tid, uint32_t max_bytes)
+{
+	const struct hl_conn_state *cs = ctx;
+
+	return cs->shared && cs->decoder &&
+	       hl_recover_thread_pending(cs->shared, tid, cs->decoder->batch_end, max_bytes,
+					 pin_address, w);
+}
+
+/* Drops the tombstones no event still to come is older than (tombwatch.h).
+ * A queued tombstone whose address was allocated, freed again or pruned
+ * since is not the one queued: left alone. */
+static void forget_expired(struct hl_conn_state *cs, struct hl_process *p)
+{
+	struct hl_tomb_entry e;
+	size_t kept = 0;
+
+	/* sync_ticks[1]: the latest BATCH's clock, read by its sender before
+	 * we read any slot. */
+	while (kept < p->tombwatch.count &&
+	       hl_tombwatch_expired(&p->tombwatch, &e, thread_pending, cs, p->sync_ticks[1])) {
+		const struct hl_tomb_entry *ahead = hl_tombwatch_peek(&p->tombwatch, 8);
+		struct hl_block *b;
+
+		if (ahead && ahead->generation == p->live.generation && ahead->slot < p->live.capacity)
+			__builtin_prefetch(&p->live.slots[ahead->slot]);
+		b = tomb_of(p, &e);
+		if (!b)
+			continue; /* reused, freed again or pruned since */
+		if (hl_tombwatch_pinned(&p->tombwatch, e.address)) {
+			tomb_queued(p, b); /* still needed */
+			kept++;
+			continue;
+		}
+		hl_table_remove(&p->live, b);
+		p->tombstones--;
+		p->tombstones_forgotten++;
+	}
 }
 
 /* An allocation (size, stack, ticks, flags in nb). The entry of its address
@@ -443,6 +513,7 @@ static void block_free(struct hl_process *p, uint64_t address, uint64_t ticks,
 		b->flags = HL_BLOCK_FREED;
 		b->ticks = ticks;
 		b->kind = (uint8_t)kind;
+		tomb_queued(p, b);
 		if (++p->tombstones > HL_TOMBSTONES_MAX)
 			prune_tombstones(p);
 		return;
@@ -450,8 +521,11 @@ static void block_free(struct hl_process *p, uint64_t address, uint64_t ticks,
 	/* Either an older allocation's free (a newer event replaced it), or a
 	 * second free after the last known one (the allocation between them is
 	 * still coming): the newest event stays. */
-	if (b->ticks < ticks)
+	if (b->ticks < ticks) {
 		b->ticks = ticks;
+		if (b->flags & HL_BLOCK_FREED) /* the queued entry no longer matches */
+			tomb_queued(p, b);
+	}
 }
 
 /* ---- records --------------------------------------------------------------- */
@@ -478,6 +552,7 @@ static void on_alloc(struct hl_process *p, const struct hl_rec_alloc *r)
 		return;
 	}
 	block_alloc(p, &nb);
+	hl_tombwatch_event(&p->tombwatch, r->ticks);
 	event_counted(p, r->ticks);
 }
 
@@ -490,6 +565,7 @@ static void on_realloc(struct hl_process *p, const struct hl_rec_realloc *r)
 
 	block_free(p, r->old_address, r->ticks, HL_KIND_MALLOC);
 	block_alloc(p, &nb);
+	hl_tombwatch_event(&p->tombwatch, r->ticks);
 	event_counted(p, r->ticks);
 }
 
@@ -670,6 +746,7 @@ static void on_batch(struct hl_process *p, const struct hl_rec_batch *r)
 		p->first_tid = r->tid;
 	else if (r->tid != p->first_tid)
 		p->reordering = true;
+	hl_tombwatch_batch(&p->tombwatch, r->tid);
 
 	p->sync_ticks[slot] = r->ticks;
 	p->sync_mono[slot] = r->monotonic_ns;
@@ -773,6 +850,7 @@ static struct hl_process *on_hello(struct hl_run *run, const struct hl_rec_hello
 
 	hl_arena_init(&p->arena);
 	p->run = run;
+	hl_tombwatch_init(&p->tombwatch);
 	p->pid = r->pid;
 	p->ppid = r->ppid;
 	p->origin = r->origin;
@@ -835,7 +913,10 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec)
 		p->max_leaks = o->max_leaks;
 		break;
 	}
-	case HL_REC_BATCH: on_batch(p, (const void *)rec); break;
+	case HL_REC_BATCH:
+		on_batch(p, (const void *)rec);
+		forget_expired(cs, p);
+		break;
 	case HL_REC_MODULE_LOAD: on_module_load(p, (const void *)rec); break;
 	case HL_REC_MODULE_UNLOAD: on_module_unload(p, (const void *)rec); break;
 	case HL_REC_STACK: on_stack(p, (const void *)rec); break;
@@ -844,11 +925,19 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec)
 		const struct hl_rec_free *f = (const void *)rec;
 
 		block_free(p, f->address, f->ticks, f->h.flags);
+		hl_tombwatch_event(&p->tombwatch, f->ticks);
 		event_counted(p, f->ticks);
 		break;
 	}
 	case HL_REC_REALLOC: on_realloc(p, (const void *)rec); break;
-	case HL_REC_THREAD_START: p->threads++; break;
+	case HL_REC_THREAD_START:
+		p->threads++;
+		hl_tombwatch_thread_start(&p->tombwatch, ((const struct hl_rec_thread *)rec)->tid,
+					  ((const struct hl_rec_thread *)rec)->ticks);
+		break;
+	case HL_REC_THREAD_END:
+		hl_tombwatch_thread_end(&p->tombwatch, ((const struct hl_rec_thread *)rec)->tid);
+		break;
 	case HL_REC_EXIT: on_exit_rec(p, (const void *)rec); break;
 	case HL_REC_LIVE: on_live(p, (const void *)rec); break;
 	case HL_REC_CHECK: on_check(p, (const void *)rec); break;
@@ -858,7 +947,7 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec)
 		if (rec->length >= sizeof(struct hl_rec_dropped))
 			p->dropped_stacks += ((const struct hl_rec_dropped *)rec)->stacks;
 		break;
-	default: break; /* THREAD_END, FORK, unknown types: nothing to keep */
+	default: break; /* FORK, unknown types: nothing to keep */
 	}
 	return 0;
 }

@@ -14,7 +14,8 @@
  * whatever order batches arrive in, the live set at the end is exactly the
  * allocations that were the last event at their address. allocs, frees and
  * bytes allocated are exact event counts; peak and timeline follow arrival
- * order. Tombstones cost 32 bytes per freed address until it is reused; past
+ * order. Tombstones cost 32 bytes per freed address until it is reused, or
+ * until no event older than them can still come (tombwatch.h); past
  * HL_TOMBSTONES_MAX the older half is dropped (bounded memory).
  *
  * Stack references inside the reporter are indexes into proc->stacks plus one
@@ -31,6 +32,7 @@
 #include "heapledger/wire.h"
 #include "leak_group.h"
 #include "table.h"
+#include "tombwatch.h"
 #include "util.h"
 
 struct hl_stack {
@@ -171,6 +173,8 @@ struct hl_process {
 	uint32_t first_tid;          /* tid of the first BATCH */
 	uint64_t tombstones;         /* freed addresses remembered in `live` */
 	uint64_t tombstones_dropped; /* forgotten to bound memory */
+	uint64_t tombstones_forgotten; /* forgotten once no older event could come */
+	struct hl_tombwatch tombwatch; /* when tombstones may go (tombwatch.h) */
 	uint64_t stale_allocs;       /* allocations older than their address's entry */
 	uint64_t inherited_at_fork;  /* blocks copied from the parent */
 	uint64_t live_only_blocks;   /* net blocks only the LIVE set knew of */
@@ -280,9 +284,15 @@ void hl_run_detach(struct hl_run *run, struct hl_process *p);
 void hl_process_destroy(struct hl_process *p);
 
 /* Decoder sink: ctx is a `struct hl_conn_state *`. */
+struct hl_shared_view;
+struct hl_decoder;
 struct hl_conn_state {
 	struct hl_run *run;
 	struct hl_process *proc; /* set by HELLO */
+	/* The connection's shared event buffers and decoder, or NULL: tell
+	 * which threads have nothing unsent (tombwatch.h). */
+	const struct hl_shared_view *shared;
+	const struct hl_decoder *decoder;
 };
 int hl_state_record(void *ctx, const struct hl_wire_header *rec);
 /* Decoder hint (hl_decode_hint_fn): prefetches the block table slots an

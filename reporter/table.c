@@ -151,6 +151,7 @@ static void rebuild(struct hl_table *t, size_t capacity)
 	t->ctrl = hl_xmalloc(capacity);
 	memset(t->ctrl, CTRL_EMPTY, capacity);
 	t->capacity = capacity;
+	t->generation++;
 	t->shift = 64 - log2_groups; /* < 64: MIN_CAPACITY has 64 groups */
 	t->count = 0;
 	t->growth_left = capacity / 8 * 7;

@@ -58,6 +58,7 @@ struct hl_table {
 	size_t count;           /* occupied slots */
 	size_t growth_left;     /* EMPTY slots that inserts may still fill */
 	unsigned shift;         /* 64 - log2(capacity / 16): hash -> group */
+	uint32_t generation;    /* bumped whenever entries move (grow, rebuild) */
 };
 
 void hl_table_init(struct hl_table *t);

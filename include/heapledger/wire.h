@@ -33,7 +33,12 @@
  * thread until the next BATCH (the hook sends a forked child's inherited
  * blocks that way). STACK, MODULE_LOAD and MODULE_UNLOAD belong to no
  * thread: the hook writes them between batches, just before the first batch
- * that names them.
+ * that names them. A thread's buffer begins with THREAD_START, and its first
+ * event is written before the call that made it returns; after THREAD_END,
+ * which follows every event the thread had buffered, each event of the
+ * thread is written alone before its call returns. A reporter relies on both
+ * to know when no older event of any thread can still come (it forgets the
+ * frees it remembered to order events across threads: reporter/tombwatch.h).
  *
  * Packed events: allocation events are most of the stream (tens of millions
  * a second at most), and at 24-48 bytes each their copy through the socket

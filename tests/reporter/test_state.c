@@ -16,6 +16,7 @@
 
 #include "decode.h"
 #include "encode.h"
+#include "recover.h"
 #include "state.h"
 
 struct feed {
@@ -164,6 +165,194 @@ static void test_older_alloc_late(void **state)
 	assert_int_equal(p->unfreed_superseded, 0);
 	feed_end(&f);
 	hl_run_destroy(&f.run);
+}
+
+/* Every remembered free queued for forgetting, however few (a process
+ * queues them from HL_TOMBWATCH_FROM on): the HELLO is decoded first. */
+static struct hl_process *queue_every_tombstone(struct feed *f)
+{
+	struct hl_process *p = feed_flush(f);
+
+	p->tombwatch.queue_from = 0;
+	return p;
+}
+
+/* A thread's batch, announcing the thread first when `start`. */
+static void thread_batch(struct feed *f, uint32_t tid, uint64_t ticks, uint64_t seq, bool start)
+{
+	hl_enc_batch(&f->e, tid, ticks, seq);
+	if (start)
+		hl_enc_thread(&f->e, HL_REC_THREAD_START, tid, ticks);
+}
+
+/* Remembered frees go once every known thread has sent something newer:
+ * thread 2's free of 0x1000 at 13 stays while thread 1 is at 11, and goes
+ * when both are past it. */
+static void test_tombstones_forgotten(void **state)
+{
+	struct feed f = { 0 };
+	struct hl_process *p;
+
+	hl_run_init(&f.run);
+	feed_begin(&f, 20, 1, HL_ORIGIN_START);
+	queue_every_tombstone(&f);
+	thread_batch(&f, 1, 10, 1, true);
+	hl_enc_alloc(&f.e, 0x1000, 8, 11, 1, 0);
+	thread_batch(&f, 2, 12, 2, true);
+	hl_enc_free(&f.e, 0x1000, 13, 0);
+	thread_batch(&f, 1, 20, 3, false);
+	hl_enc_alloc(&f.e, 0x2000, 8, 20, 1, 0);
+	thread_batch(&f, 2, 21, 4, false);
+	hl_enc_free(&f.e, 0x2000, 21, 0);
+	p = feed_flush(&f);
+	assert_int_equal(p->tombstones, 2); /* thread 2 was at 13, then thread 1 at 20 */
+	thread_batch(&f, 1, 30, 5, false);
+	hl_enc_alloc(&f.e, 0x3000, 8, 30, 1, 0);
+	p = feed_flush(&f);
+	assert_int_equal(p->tombstones, 1); /* both past 13: 0x1000 forgotten */
+	assert_int_equal(p->tombstones_forgotten, 1);
+	assert_non_null(hl_table_find(&p->live, 0x2000)); /* 21: thread 1 only at 20 */
+	hl_process_finish(p);
+	assert_int_equal(p->in_use_blocks, 1);
+	assert_int_equal(p->unmatched_frees + p->unfreed_superseded, 0);
+	feed_end(&f);
+	hl_run_destroy(&f.run);
+}
+
+/* A thread that lags keeps what its late events need: thread 1 allocates
+ * 0x5000 at 5 and sends it last; thread 2 meanwhile frees it (6), gets the
+ * address again (7) and frees it (8), and runs on. The allocation at 5 must
+ * still be seen as freed, not as a leak. */
+static void feed_lagging(struct feed *f)
+{
+	thread_batch(f, 1, 1, 1, true);
+	hl_enc_alloc(&f->e, 0x9100, 8, 2, 1, 0);
+	thread_batch(f, 2, 3, 2, true);
+	hl_enc_alloc(&f->e, 0x9200, 8, 4, 1, 0);
+	hl_enc_free(&f->e, 0x5000, 6, 0);
+	hl_enc_alloc(&f->e, 0x5000, 16, 7, 2, 0);
+	hl_enc_free(&f->e, 0x5000, 8, 0);
+	for (uint64_t i = 0; i < 64; i++) {
+		thread_batch(f, 2, 100 + 10 * i, 3 + i, false);
+		hl_enc_alloc(&f->e, 0x20000 + 16 * i, 8, 100 + 10 * i, 1, 0);
+		hl_enc_free(&f->e, 0x20000 + 16 * i, 101 + 10 * i, 0);
+	}
+}
+
+static void test_tombstone_kept_for_lagging_thread(void **state)
+{
+	struct feed f = { 0 };
+	struct hl_process *p;
+
+	hl_run_init(&f.run);
+	feed_begin(&f, 21, 1, HL_ORIGIN_START);
+	queue_every_tombstone(&f);
+	feed_lagging(&f);
+	p = feed_flush(&f);
+	assert_int_equal(p->tombstones_forgotten, 0); /* thread 1 is still at 2 */
+	thread_batch(&f, 1, 2000, 100, false);
+	hl_enc_alloc(&f.e, 0x5000, 32, 5, 1, 0);
+	hl_enc_free(&f.e, 0x9100, 2000, 0);
+	thread_batch(&f, 2, 2001, 101, false);
+	hl_enc_free(&f.e, 0x9200, 2001, 0);
+	p = feed_flush(&f);
+	hl_process_finish(p);
+	assert_int_equal(p->stale_allocs, 1);
+	assert_int_equal(p->in_use_blocks, 0);
+	assert_int_equal(p->nleaks, 0);
+	assert_true(p->tombstones_forgotten > 0); /* once thread 1 caught up */
+	feed_end(&f);
+	hl_run_destroy(&f.run);
+}
+
+/* The hook's shared event buffers, as wire.h lays them out: slot 0 holds
+ * thread 1's unsent events. */
+struct fake_area {
+	struct hl_shared_area a;
+	struct hl_shared_slot slot;
+	uint8_t data[256];
+} __attribute__((aligned(8)));
+
+/* The same history, but thread 1 idles with its allocation of 0x5000 at 5
+ * committed and unsent, where the reporter reads it (idle in pthread_join
+ * with a few events buffered): the other remembered frees go, the one that
+ * allocation needs stays. */
+static void test_idle_thread_pins_its_unsent(void **state)
+{
+	struct feed f = { 0 };
+	struct fake_area area = {
+		.a = { .magic = HL_SHARED_MAGIC, .version = HL_SHARED_VERSION, .slots = 1,
+		       .first_slot = offsetof(struct fake_area, slot),
+		       .slot_bytes = sizeof(struct fake_area) - offsetof(struct fake_area, slot),
+		       .data_offset = offsetof(struct fake_area, data) -
+				      offsetof(struct fake_area, slot),
+		       .data_bytes = sizeof(area.data) },
+		.slot = { .tid = 1, .base_ticks = 3, .base_address = 0x5000 },
+	};
+	struct hl_shared_view view = { (const uint8_t *)&area, sizeof(area) };
+	uint64_t fields[4] = { 5 - 3, hl_zigzag(0), 32, 1 };
+	struct hl_process *p;
+
+	area.slot.used = hl_pack_write(area.data, HL_PACK_ALLOC, HL_KIND_MALLOC, fields, 4);
+	hl_run_init(&f.run);
+	feed_begin(&f, 22, 1, HL_ORIGIN_START);
+	queue_every_tombstone(&f);
+	f.cs.shared = &view;
+	f.cs.decoder = &f.d;
+	feed_lagging(&f);
+	p = feed_flush(&f);
+	assert_true(p->tombstones_forgotten > 32);
+	assert_non_null(hl_table_find(&p->live, 0x5000)); /* pinned */
+	/* Now it arrives, as the hook sends it at exit. */
+	thread_batch(&f, 1, 2000, 100, false);
+	hl_enc_alloc(&f.e, 0x5000, 32, 5, 1, 0);
+	hl_enc_free(&f.e, 0x9100, 2000, 0);
+	p = feed_flush(&f);
+	f.cs.shared = NULL;
+	hl_process_finish(p);
+	assert_int_equal(p->stale_allocs, 1);
+	assert_int_equal(p->in_use_blocks, 1); /* 0x9200 */
+	assert_int_equal(p->nleaks, 1);
+	feed_end(&f);
+	hl_run_destroy(&f.run);
+}
+
+/* What the hook's slot says decides: events not yet received (a batch from
+ * it still on its way, more unsent than asked for) make it unknown. */
+static void count_pin(void *ctx, uint64_t address)
+{
+	(void)address;
+	++*(int *)ctx;
+}
+
+static void test_pending_read(void **state)
+{
+	struct fake_area area = {
+		.a = { .magic = HL_SHARED_MAGIC, .version = HL_SHARED_VERSION, .slots = 1,
+		       .first_slot = offsetof(struct fake_area, slot),
+		       .slot_bytes = sizeof(struct fake_area) - offsetof(struct fake_area, slot),
+		       .data_offset = offsetof(struct fake_area, data) -
+				      offsetof(struct fake_area, slot),
+		       .data_bytes = sizeof(area.data) },
+		.slot = { .tid = 7, .base_address = 0x1000, .sending_sequence = 4 },
+	};
+	struct hl_shared_view view = { (const uint8_t *)&area, sizeof(area) };
+	uint64_t alloc[4] = { 1, hl_zigzag(0x40), 8, 0 }, freed[2] = { 2, hl_zigzag(0) };
+	int pins = 0;
+
+	area.slot.used = hl_pack_write(area.data, HL_PACK_ALLOC, 0, alloc, 4);
+	area.slot.used += hl_pack_write(area.data + area.slot.used, HL_PACK_FREE, 0, freed, 2);
+	assert_true(hl_recover_thread_pending(&view, 7, 5, 64, count_pin, &pins));
+	assert_int_equal(pins, 1); /* the allocation; a free needs nothing kept */
+	assert_false(hl_recover_thread_pending(&view, 7, 4, 64, count_pin, &pins)); /* batch 4 not here */
+	assert_false(hl_recover_thread_pending(&view, 7, 5, 4, count_pin, &pins));  /* too many */
+	assert_false(hl_recover_thread_pending(&view, 8, 5, 64, count_pin, &pins)); /* no slot */
+	area.slot.sent = area.slot.used;
+	pins = 0;
+	assert_true(hl_recover_thread_pending(&view, 7, 5, 64, count_pin, &pins));
+	assert_int_equal(pins, 0); /* all sent */
+	area.a.magic = 0;
+	assert_false(hl_recover_thread_pending(&view, 7, 5, 64, count_pin, &pins));
 }
 
 static void test_superseded_left_over(void **state)
@@ -549,7 +738,9 @@ static int batch_cmp(const void *a, const void *b)
 
 enum { SIM_THREADS = 4, SIM_ADDRESSES = 6, SIM_STEPS = 400 };
 
-static void sim_run(uint64_t seed, uint64_t *mismatches)
+/* announce: threads say THREAD_START and send their first event at once,
+ * as the hook does, so the reporter forgets remembered frees (tombwatch.h). */
+static void sim_run(uint64_t seed, bool announce, uint64_t *mismatches, uint64_t *forgotten)
 {
 	static struct sim_event events[SIM_THREADS][SIM_STEPS];
 	static struct sim_batch batches[SIM_STEPS + SIM_THREADS];
@@ -569,7 +760,11 @@ static void sim_run(uint64_t seed, uint64_t *mismatches)
 		e->free = truth_size[a] != 0;
 		e->size = e->free ? 0 : step;
 		truth_size[a] = e->free ? 0 : step;
-		if (sim_rand(&seed) % 4 == 0 || step == SIM_STEPS) {
+		if (announce && nevents[t] == 1) {
+			/* the hook flushes a new thread's buffer at its first event */
+			batches[nbatches++] = (struct sim_batch){ t, 0, 1, (double)step };
+			flushed[t] = 1;
+		} else if (sim_rand(&seed) % 4 == 0 || step == SIM_STEPS) {
 			/* flush this thread; arrival jitters by up to 60 steps */
 			batches[nbatches++] = (struct sim_batch){
 				t, flushed[t], nevents[t] - flushed[t],
@@ -596,10 +791,14 @@ static void sim_run(uint64_t seed, uint64_t *mismatches)
 
 	hl_run_init(&f.run);
 	feed_begin(&f, 99, 1, HL_ORIGIN_START);
+	queue_every_tombstone(&f);
 	for (size_t i = 0; i < nbatches; i++) {
 		struct sim_batch *b = &batches[i];
 
 		hl_enc_batch(&f.e, 1000 + (uint32_t)b->thread, events[b->thread][b->first].ticks, i);
+		if (announce && b->first == 0)
+			hl_enc_thread(&f.e, HL_REC_THREAD_START, 1000 + (uint32_t)b->thread,
+				      events[b->thread][0].ticks);
 		for (size_t k = 0; k < b->count; k++) {
 			struct sim_event *e = &events[b->thread][b->first + k];
 
@@ -632,19 +831,29 @@ static void sim_run(uint64_t seed, uint64_t *mismatches)
 				(unsigned long long)p->unfreed_superseded);
 		(*mismatches)++;
 	}
+	*forgotten += p->tombstones_forgotten;
 	feed_end(&f);
 	hl_run_destroy(&f.run);
 }
 
 static void test_shuffled_batches(void **state)
 {
-	uint64_t mismatches = 0;
+	uint64_t mismatches = 0, forgotten = 0;
 
 	for (uint64_t seed = 1; seed <= 300; seed++)
-		sim_run(seed, &mismatches);
+		sim_run(seed, false, &mismatches, &forgotten);
 	if (mismatches)
 		fail_msg("%llu live-set mismatches over 300 shuffled histories",
 			 (unsigned long long)mismatches);
+	assert_int_equal(forgotten, 0); /* no thread announced: nothing forgotten */
+	/* The same with threads announced: remembered frees are forgotten as
+	 * the threads move on, and the end state is still the truth. */
+	for (uint64_t seed = 1; seed <= 300; seed++)
+		sim_run(seed, true, &mismatches, &forgotten);
+	if (mismatches)
+		fail_msg("%llu live-set mismatches over 300 shuffled histories, threads announced",
+			 (unsigned long long)mismatches);
+	assert_true(forgotten > 300);
 }
 
 int main(void)
@@ -655,6 +864,10 @@ int main(void)
 		cmocka_unit_test(test_free_before_alloc),
 		cmocka_unit_test(test_older_alloc_late),
 		cmocka_unit_test(test_superseded_left_over),
+		cmocka_unit_test(test_tombstones_forgotten),
+		cmocka_unit_test(test_tombstone_kept_for_lagging_thread),
+		cmocka_unit_test(test_idle_thread_pins_its_unsent),
+		cmocka_unit_test(test_pending_read),
 		cmocka_unit_test(test_fork_inherits),
 		cmocka_unit_test(test_fork_snapshot),
 		cmocka_unit_test(test_exec_and_signal),
