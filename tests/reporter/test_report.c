@@ -375,8 +375,11 @@ static void test_json_shared_stacks(void **state)
 		{ .address = 0x3000, .function = "main", .file = "/src/\u00e9.c", .line = 9 },
 	};
 	struct hl_report_stack stacks[] = {
-		{ frames, 3, false, 7 }, { frames, 2, false, 7 }, { frames, 3, true, 7 },
-		{ frames + 1, 2, false, 8 }, { NULL, 0, false, 9 },
+		{ .frames = frames, .nframes = 3, .key = 7 },
+		{ .frames = frames, .nframes = 2, .key = 7 },
+		{ .frames = frames, .nframes = 3, .truncated = true, .key = 7 },
+		{ .frames = frames + 1, .nframes = 2, .key = 8 },
+		{ .key = 9 },
 	};
 	struct hl_report r;
 	struct hl_report_check_record recs[2];
