@@ -114,8 +114,9 @@ struct hl_output {
 };
 #define HL_OUTPUT_RETRY_NS (60ull * 1000000000ull)
 
-/* Opens the database and starts a run row; on failure prints why and leaves
- * out->store NULL (the report still gets printed). */
+/* Opens the database (unless out->store already holds it open) and starts a
+ * run row; on failure prints why and leaves out->store NULL (the report
+ * still gets printed). */
 void hl_output_open_db(struct hl_output *out, const struct hl_report *r);
 /* Stores p (already finished), retrying while the database is locked;
  * prints which process was not stored on failure. Returns 0 or -errno. */

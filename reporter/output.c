@@ -70,10 +70,13 @@ void hl_output_open_db(struct hl_output *out, const struct hl_report *r)
 
 	if (!out->db_path)
 		return;
-	do {
+	err = 0;
+	while (!out->store || err) {
 		hl_store_close(out->store);
 		err = hl_store_open(out->db_path, false, &out->store);
-	} while (retry_busy(out, err, &deadline, &delay_ms));
+		if (!retry_busy(out, err, &deadline, &delay_ms))
+			break;
+	}
 	if (err) {
 		db_failed(out, err, "open");
 		return;

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,6 +383,56 @@ static void write_json(const char *path, struct hl_report *r)
 		hl_log("cannot write --json %s: %s", path, strerror(errno ? errno : EIO));
 }
 
+/* The database is opened (created, migrated) in a thread while the program
+ * runs: that is mostly waiting for the disk (a new database syncs its
+ * journal, the file and its directory 4 times before it is in WAL mode),
+ * which took 10-30 ms after every program's exit here, before the store
+ * could begin. If it fails, the store opens it again after the exit as it
+ * did before, so every error is told the same way. */
+struct early_db {
+	pthread_t thread;
+	const char *path;
+	struct hl_store *store;
+	int err;
+	bool started;
+};
+
+static void *early_db_main(void *arg)
+{
+	struct early_db *e = arg;
+
+	e->err = hl_store_open(e->path, false, &e->store);
+	return NULL;
+}
+
+/* With every signal blocked in it: SIGCHLD must interrupt the main
+ * thread's epoll_wait (on_child), and a forwarded signal reach its flag. */
+static void early_db_start(struct early_db *e, const char *path)
+{
+	sigset_t all, old;
+
+	e->path = path;
+	if (!path)
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	e->started = pthread_create(&e->thread, NULL, early_db_main, e) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The store opened during the run, or NULL (then the store opens it). */
+static struct hl_store *early_db_take(struct early_db *e)
+{
+	if (!e->started)
+		return NULL;
+	pthread_join(e->thread, NULL);
+	e->started = false;
+	if (!e->err)
+		return e->store;
+	hl_store_close(e->store);
+	return NULL;
+}
+
 /* Finishes every image, prints the report, then stores and writes JSON. */
 /* CPU time of the calling thread: the store's cost on a machine whose
  * other load makes wall time say little. */
@@ -395,10 +446,12 @@ static uint64_t thread_cpu_ns(void)
 }
 
 static void report_run(struct hl_run *run, const struct run_options *o,
-		       struct hl_report *r, struct hl_symbolizer *sym, size_t prefetched)
+		       struct hl_report *r, struct hl_symbolizer *sym, size_t prefetched,
+		       struct early_db *db)
 {
 	struct hl_output out = {
 		.sym = sym,
+		.store = early_db_take(db),
 		.db_path = o->no_db ? NULL : o->db_path,
 		.max_frames = (unsigned)o->depth,
 		.batch = true,
@@ -532,6 +585,7 @@ int hl_run_command(int argc, char **argv, unsigned leak_error_kinds)
 	struct hl_gate gate;
 	struct hl_symbolizer *sym;
 	struct hl_prefetch *pf;
+	struct early_db db = { 0 };
 	size_t prefetched;
 	char lib[PATH_MAX];
 	int status = 0, err, exec_errno;
@@ -588,6 +642,7 @@ int hl_run_command(int argc, char **argv, unsigned leak_error_kinds)
 		return pid < 0 ? HL_EXIT_FAILURE
 			       : exec_errno == ENOENT ? HL_EXIT_NOT_FOUND : HL_EXIT_CANNOT_EXEC;
 	}
+	early_db_start(&db, o.no_db ? NULL : o.db_path);
 	sym = hl_symbolizer_new();
 	pf = hl_prefetch_start(sym);
 	serve(&l, &o, pid, &status, pf);
@@ -601,7 +656,7 @@ int hl_run_command(int argc, char **argv, unsigned leak_error_kinds)
 		hl_runinfo_uuid(&r);
 		hl_runinfo_git(&r);
 	}
-	report_run(&run, &o, &r, sym, prefetched);
+	report_run(&run, &o, &r, sym, prefetched, &db);
 	status = r.exit_code; /* the program's, or --error-exitcode's */
 	hl_symbolizer_free(sym);
 	hl_report_destroy(&r);
