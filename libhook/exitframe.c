@@ -22,6 +22,7 @@
 #include <libunwind.h>
 
 #include "scan.h"
+#include "track.h"
 
 static uintptr_t exit_sp;
 static uintptr_t exit_regs[8];
@@ -65,7 +66,7 @@ void hl_exit_frame_find(void)
 	unw_context_t context;
 	unw_cursor_t cursor;
 	if (!exit_span(&lo, &hi) || unw_getcontext(&context) != 0 ||
-	    unw_init_local(&cursor, &context) != 0)
+	    unw_init_local(&cursor, &context) != 0 || !hl_walk_begin())
 		return;
 	for (unsigned depth = 0; depth < 64 && unw_step(&cursor) > 0; depth++) {
 		unw_word_t ip = 0;
@@ -73,13 +74,14 @@ void hl_exit_frame_find(void)
 		if (ip <= lo || ip > hi) /* a return address: one past the call */
 			continue;
 		if (unw_step(&cursor) <= 0)
-			return;
+			break;
 		unw_word_t sp = 0;
 		unw_get_reg(&cursor, UNW_REG_SP, &sp);
 		exit_sp = (uintptr_t)sp;
 		caller_registers(&cursor);
-		return;
+		break;
 	}
+	hl_walk_end();
 }
 
 bool hl_exit_frame(uintptr_t *sp, uintptr_t *regs)

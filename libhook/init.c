@@ -188,6 +188,7 @@ int hl_log_fd(void)
 
 void hl_fork_prepare(void)
 {
+	hl_walk_fork_prepare(); /* first: no walk of ours may hold a lock at fork */
 	hl_track_fork_prepare();
 	hl_alloc_fork_prepare();
 	hl_caches_lock();
@@ -208,10 +209,12 @@ void hl_fork_parent(void)
 	hl_caches_unlock();
 	hl_alloc_fork_parent();
 	hl_track_fork_parent();
+	hl_walk_fork_parent();
 }
 
 void hl_fork_child(void)
 {
+	hl_walk_fork_child();
 	hl_process_own();
 	hl_misuse_fork_child();
 	hl_meta_fork_child();

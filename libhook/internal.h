@@ -283,6 +283,11 @@ void hl_track_free(void *p, unsigned kind);
 /* A block was resized from old_p to p (maybe the same); returns the stack id
  * of the realloc call, stored in the header. */
 uint32_t hl_track_realloc(void *old_p, void *p, size_t size);
+/* fork() handlers of walk_gate.c: prepare first (before any lock of ours),
+ * parent last, child first. */
+void hl_walk_fork_prepare(void);
+void hl_walk_fork_parent(void);
+void hl_walk_fork_child(void);
 /* fork() handlers, called with every arena locked (prepare) or reinitialised. */
 void hl_track_fork_prepare(void);
 void hl_track_fork_parent(void);

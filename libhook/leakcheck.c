@@ -98,7 +98,10 @@ static int find_libstdcxx(struct dl_phdr_info *info, size_t size, void *arg)
 static void freeres_resolve(void)
 {
 	bool cxx = false;
+	if (!hl_walk_begin())
+		return; /* no freeres: a fork child that must not walk */
 	dl_iterate_phdr(find_libstdcxx, &cxx);
+	hl_walk_end();
 	if (cxx)
 		cxx_freeres = (void (*)(void))dlsym(RTLD_DEFAULT, "_ZN9__gnu_cxx9__freeresEv");
 	libc_freeres = (void (*)(void))dlsym(RTLD_DEFAULT, "__libc_freeres");

@@ -170,7 +170,10 @@ void hl_modules_scan(void)
 	struct scan scan = { .first = true };
 	int saved = errno;
 	hl_guard_enter();
-	dl_iterate_phdr(scan_one, &scan);
+	if (hl_walk_begin()) {
+		dl_iterate_phdr(scan_one, &scan);
+		hl_walk_end();
+	}
 	if (!scan.first) {
 		for (struct module *m = modules; scan.changed && m; m = m->next)
 			if (!m->present)

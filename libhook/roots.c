@@ -196,8 +196,13 @@ static int find_hook_object(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/* No walk gate: the scan holds the locks fork's prepare handler takes. In
+ * a child that must not walk, the hook's own data is not told apart (it is
+ * scanned as roots: more may look reachable, nothing is misread). */
 void hl_roots_find_hook(struct hl_scan *s)
 {
+	if (hl_walks_off())
+		return;
 	dl_iterate_phdr(find_hook_object, s);
 }
 

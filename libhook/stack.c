@@ -85,7 +85,11 @@ static int find_module_range(struct dl_phdr_info *info, size_t size, void *arg)
 bool hl_stack_module_range(uintptr_t address, uintptr_t *lo, uintptr_t *hi)
 {
 	struct module_range r = { .target = address };
-	if (!dl_iterate_phdr(find_module_range, &r))
+	if (!hl_walk_begin())
+		return false;
+	int found = dl_iterate_phdr(find_module_range, &r);
+	hl_walk_end();
+	if (!found)
 		return false;
 	*lo = r.lo;
 	*hi = r.hi;
@@ -297,6 +301,11 @@ const struct hl_stack *hl_stack_get(uint32_t id)
 	struct hl_stack **ids = atomic_load_explicit(&id_chunks[id / CHUNK_IDS],
 						     memory_order_acquire);
 	return ids ? ids[id % CHUNK_IDS] : NULL;
+}
+
+void hl_stack_note_lost(void)
+{
+	atomic_fetch_add_explicit(&lost, 1, memory_order_relaxed);
 }
 
 uint64_t hl_stack_lost(void)

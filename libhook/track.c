@@ -97,7 +97,12 @@ static HL_NOINLINE uint32_t capture_unwind(void)
 	unsigned max = hl_options.stack_depth; /* > 0: capture is on */
 	uint64_t frames[max];
 	bool truncated;
+	if (!hl_walk_begin()) {
+		hl_stack_note_lost(); /* a fork child that must not walk */
+		return 0;
+	}
 	unsigned depth = hl_stack_capture(frames, max, &truncated);
+	hl_walk_end();
 	return hl_stack_intern(frames, depth, truncated);
 }
 

@@ -77,6 +77,16 @@ void hl_unwind_mask_init(uintptr_t libunwind_function);
 bool hl_unwind_mask_begin(void);
 void hl_unwind_mask_end(void);
 
+/* ---- walk_gate.c: no walk of ours is under way when the process forks ----- */
+
+/* Around a stack walk or a dl_iterate_phdr call made with none of the locks
+ * fork's prepare handler takes: begin waits while a fork is being prepared;
+ * false (and no end) in a child that must not walk at all. */
+bool hl_walk_begin(void);
+void hl_walk_end(void);
+/* True in a child that must not walk (its parent's walk may hold a lock). */
+bool hl_walks_off(void);
+
 /* Returns the id of this frame sequence, interning it on first sight; 0
  * when the table cannot grow (out of memory). Lock-free when known. */
 uint32_t hl_stack_intern(const uint64_t *frames, unsigned depth, bool truncated);
@@ -87,6 +97,8 @@ const struct hl_stack *hl_stack_get(uint32_t id);
 uint32_t hl_stack_next_id(void);
 /* Captured stacks that could not be kept (their events carry stack 0). */
 uint64_t hl_stack_lost(void);
+/* One more of them: a capture that could not walk. */
+void hl_stack_note_lost(void);
 #ifdef HL_UNIT_TEST
 /* Tests: interning a new stack fails as if out of memory while it is set. */
 extern bool hl_stack_test_refuse;
