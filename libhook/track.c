@@ -130,7 +130,7 @@ static uint32_t capture(void)
 	if (hl_unlikely(hl_options.stack_cache == 0) ||
 	    (!checked && !hl_memo_policy_use(&tls_memo_policy)))
 		return capture_unwind();
-	id = hl_stack_memo_lookup(&key);
+	id = hl_stack_memo_lookup(&key, __builtin_frame_address(0));
 	hl_memo_policy_record(&tls_memo_policy, id != 0);
 	if (id) {
 		if (checked)

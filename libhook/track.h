@@ -134,8 +134,9 @@ struct hl_stack_memo_key {
 };
 /* The id of the current stack if this thread's memo holds it and every
  * remembered return-address slot still holds the same address; else 0.
- * Fills *key for hl_stack_memo_fill. */
-uint32_t hl_stack_memo_lookup(struct hl_stack_memo_key *key);
+ * Fills *key for hl_stack_memo_fill. frame: the caller's
+ * __builtin_frame_address(0), where the walk to the program's frame starts. */
+uint32_t hl_stack_memo_lookup(struct hl_stack_memo_key *key, void *frame);
 /* Remembers stack `id`, just captured by libunwind, under *key. */
 void hl_stack_memo_fill(struct hl_stack_memo_key *key, uint32_t id);
 /* The thread is ending: its memo is freed. */
