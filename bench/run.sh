@@ -14,10 +14,16 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SRC=$ROOT/bench
 LIBDIR=/usr/lib/x86_64-linux-gnu
 
-ALL_WORKLOADS=(churn ring2 ring8 realloc mixed python sqlite sqlite-src cc1 scan)
+ALL_WORKLOADS=(churn ring2 ring8 realloc mixed python python-src sqlite sqlite-src cc1 scan)
 SYNTHETIC=" churn ring2 ring8 realloc mixed "
 # Built here from source, so LSan and ASan can run them too.
-REBUILT=" churn ring2 ring8 realloc mixed sqlite-src "
+REBUILT=" churn ring2 ring8 realloc mixed python-src sqlite-src "
+# Debian's programs that have a rebuilt version: the same program, version and
+# allocation-shaping options, so the checks=full verdict holds the Debian row
+# against its rebuilt version's ASan figure.
+REBUILT_OF="python:python-src sqlite:sqlite-src"
+# Where the programs built from source are kept between runs (see cached).
+CACHE=${HEAPLEDGER_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/heapledger-bench}
 # The SQLite amalgamation for sqlite-src: better-sqlite3 ships it (npm pack);
 # $HEAPLEDGER_BENCH_SQLITE, a directory holding sqlite3.c and sqlite3.h, is
 # used instead when set.
@@ -26,6 +32,19 @@ SQLITE_NPM=better-sqlite3@13.2.0
 # compile_options): without lookaside every small object is a malloc.
 SQLITE_FLAGS=(-DSQLITE_OMIT_LOOKASIDE -DSQLITE_SECURE_DELETE -DSQLITE_THREADSAFE=1
 	-DSQLITE_DEFAULT_PAGE_SIZE=4096 -DSQLITE_TEMP_STORE=1 -DSQLITE_OMIT_LOAD_EXTENSION)
+# CPython for python-src: $HEAPLEDGER_BENCH_PYTHON, a source tree or a
+# tarball of one (Debian's python3.11 source: bench/README.md). No default
+# source: without it python-src is missing. The flags of the static
+# interpreter Debian ships as /usr/bin/python3.11 (its debian/rules: CPython's
+# default OPT, -O3; dpkg's CFLAGS with -fstack-protector) less its profile-guided
+# and link-time optimisation. pymalloc stays on, as in Debian, and in the
+# sanitized builds too (configure's --with-address-sanitizer would turn it
+# off): see bench/README.md.
+PYTHON_CONFIGURE=(--without-ensurepip --with-computed-gotos)
+PYTHON_OPT="-g -fwrapv -O3 -Wall" # configure puts -DNDEBUG before it
+PYTHON_CFLAGS="-g -fstack-protector -Wformat -Werror=format-security"
+PYTHON_CPPFLAGS="-Wdate-time -D_FORTIFY_SOURCE=2"
+PYTHON_LDFLAGS="-Wl,-z,relro"
 ALL_VARIANTS=(glibc jemalloc mimalloc tcmalloc heapledger heapledger-nostack hl-run heaptrack lsan asan hl-full hl-run-full valgrind)
 
 usage() {
@@ -35,8 +54,8 @@ usage: bench/run.sh [options]
   --quick               1 round at reduced sizes: a smoke check; writes to
                         $TMPDIR/heapledger-bench-quick.md unless --out is given
   --only W[,W...]       workloads: churn ring2 ring8 realloc mixed python
-                        sqlite sqlite-src cc1, or the groups ring, synthetic,
-                        real;
+                        python-src sqlite sqlite-src cc1, or the groups ring,
+                        synthetic, real;
                         scan: the leak scan section (bench/scan.sh: exit
                         scan of 1 M and 10 M blocks, on-demand check)
   --allocators V[,V...] columns: glibc jemalloc mimalloc tcmalloc heapledger
@@ -54,6 +73,13 @@ usage: bench/run.sh [options]
   --valgrind-scale P    size for valgrind (default 2)
   --out FILE            where to write the report (default bench/RESULTS.md)
   --keep                keep the work directory (outputs of every run)
+environment:
+  HEAPLEDGER_BENCH_PYTHON  CPython source tree or tarball for python-src
+                        (without it python-src is missing)
+  HEAPLEDGER_BENCH_SQLITE  directory with sqlite3.c and sqlite3.h for
+                        sqlite-src (default: npm pack better-sqlite3)
+  HEAPLEDGER_BENCH_CACHE   where programs built from source are kept
+                        (default: ~/.cache/heapledger-bench)
 EOF
 }
 
@@ -116,8 +142,8 @@ expand_workloads() {
 		case $w in
 		ring) echo ring2 ring8 ;;
 		synthetic) echo churn ring2 ring8 realloc mixed ;;
-		real) echo python sqlite sqlite-src cc1 ;;
-		churn | ring2 | ring8 | realloc | mixed | python | sqlite | sqlite-src | cc1 | scan) echo "$w" ;;
+		real) echo python python-src sqlite sqlite-src cc1 ;;
+		churn | ring2 | ring8 | realloc | mixed | python | python-src | sqlite | sqlite-src | cc1 | scan) echo "$w" ;;
 		*) echo "run.sh: unknown workload '$w'" >&2; exit 2 ;;
 		esac
 	done
@@ -218,23 +244,111 @@ sqlite_source() {
 		echo "run.sh: no SQLite amalgamation (npm pack $SQLITE_NPM failed); sqlite-src skipped" >&2
 	fi
 }
-sqlite_src=""
+
+# The CPython source tree for python-src, from $HEAPLEDGER_BENCH_PYTHON: a
+# source tree, or a tarball of one, unpacked once into the cache. Prints its
+# directory, or nothing.
+python_source() {
+	local p=${HEAPLEDGER_BENCH_PYTHON:-}
+	if [ -z "$p" ]; then
+		echo "run.sh: HEAPLEDGER_BENCH_PYTHON is not set (a CPython source tree or tarball, see bench/README.md); python-src skipped" >&2
+	elif [ -f "$p/configure" ] && [ -f "$p/Include/Python.h" ]; then
+		realpath "$p"
+	elif [ -f "$p" ]; then
+		cached python-source "$(sha256sum <"$p")" unpack "$(realpath "$p")"
+	else
+		echo "run.sh: HEAPLEDGER_BENCH_PYTHON=$p is neither a CPython source tree nor a tarball; python-src skipped" >&2
+	fi
+}
+
+# Programs built from source (sqlite-src, python-src) are built once into
+# $CACHE and reused by later runs: CPython takes minutes to build.
+# cached NAME IDENTITY BUILDER SOURCE ARG...: prints the directory in which
+# `BUILDER DIR SOURCE ARG...` built NAME, building it first if no earlier run
+# did. The directory's name holds a hash of IDENTITY (what the source holds),
+# the ARGs, the compiler and BUILDER's own text, so a change to any of them
+# builds anew; SOURCE is only where the source is now. A build goes into a
+# temporary directory renamed once it succeeds, so a failed or interrupted one
+# is never reused; a failure prints nothing and keeps its log in NAME-*.failed.
+cached() {
+	local name=$1 identity=$2 builder=$3 source=$4 key dir
+	shift 4
+	key=$({
+		printf '%s\n' "$identity" "$@"
+		gcc --version | head -n1
+		declare -f "$builder"
+	} | sha256sum | cut -c1-16)
+	dir=$CACHE/$name-$key
+	if [ ! -d "$dir" ]; then
+		echo "run.sh: building $name into $dir (once: later runs reuse it)" >&2
+		rm -rf "$dir.tmp" "$dir.failed"
+		mkdir -p "$dir.tmp"
+		if ! "$builder" "$dir.tmp" "$source" "$@" >"$dir.tmp/build.log" 2>&1; then
+			mv "$dir.tmp" "$dir.failed"
+			echo "run.sh: building $name failed: see $dir.failed/build.log" >&2
+			return 0
+		fi
+		mv "$dir.tmp" "$dir"
+	fi
+	echo "$dir"
+}
+
+# cached's builders: DIR SOURCE ARG...
+unpack() {
+	tar -xf "$2" -C "$1" --strip-components=1
+}
+# sqlrun and the amalgamation into DIR/sqlrun, with flags ARG...
+build_sqlrun() {
+	local out=$1 src=$2
+	shift 2
+	gcc -O2 -g -pthread "$@" -I"$src" "$SRC/real/sqlrun.c" "$src/sqlite3.c" -o "$out/sqlrun" -lm
+}
+# CPython's interpreter into DIR/python (an out-of-tree build: the source tree
+# is shared by the plain and sanitized builds), with sanitizer flag SAN (or
+# nothing) added to the same C and link flags. Only the interpreter: the
+# workload needs no extension module. The build runs programs it built (with
+# SAN), whose leaks at exit must not fail it. One start-up writes the standard
+# library's bytecode into the source tree's __pycache__ (shared by all
+# builds), so no timed run compiles it.
+build_python() (
+	local out=$1 src=$2 san=$3 opt=$4 cflags=$5 cppflags=$6 ldflags=$7
+	shift 7
+	cd "$out" || exit 1
+	export ASAN_OPTIONS=detect_leaks=0 LSAN_OPTIONS=detect_leaks=0 OPT=$opt
+	"$src/configure" "$@" CFLAGS="$cflags${san:+ $san}" CPPFLAGS="$cppflags" LDFLAGS="$ldflags${san:+ $san}" &&
+		make -j"$(nproc)" python && ./python -c pass
+)
+
+sqlite_src="" sqlite_id="" python_src="" python_id=""
 if [[ " ${workloads[*]} " == *" sqlite-src "* ]]; then
 	sqlite_src=$(sqlite_source)
+	[ -z "$sqlite_src" ] || sqlite_id=$(cat "$sqlite_src/sqlite3.c" "$sqlite_src/sqlite3.h" "$SRC/real/sqlrun.c" | sha256sum)
+fi
+if [[ " ${workloads[*]} " == *" python-src "* ]]; then
+	python_src=$(python_source)
+	# The source's path is part of it: the interpreter finds its library there.
+	[ -z "$python_src" ] || python_id="$python_src $(cd "$python_src" &&
+		find . -type f -not -name build.log -not -path '*/__pycache__/*' -printf '%p %s %T@\n' | sort | sha256sum)"
 fi
 
-# sqlrun and the amalgamation into $1/sqlrun, with extra flags $2...
-build_sqlrun() {
-	local out=$1
-	shift
-	[ -n "$sqlite_src" ] || return 1
-	gcc -O2 -g -pthread "$@" "${SQLITE_FLAGS[@]}" -I"$sqlite_src" "$SRC/real/sqlrun.c" \
-		"$sqlite_src/sqlite3.c" -o "$out/sqlrun" -lm 2>>"$out/build.log"
+# "WORKLOAD KIND" -> the directory of a program built from source, for KIND
+# plain, lsan or asan; no entry when it is missing.
+declare -A rebuilt
+# rebuild KIND FLAG: the programs built from source, for KIND (FLAG: the
+# sanitizer's, or nothing for plain).
+rebuild() {
+	local kind=$1 flag=$2 dir
+	if [ -n "$sqlite_src" ]; then
+		dir=$(cached "sqlrun-$kind" "$sqlite_id" build_sqlrun "$sqlite_src" ${flag:+"$flag"} "${SQLITE_FLAGS[@]}")
+		[ -z "$dir" ] || rebuilt["sqlite-src $kind"]=$dir
+	fi
+	if [ -n "$python_src" ]; then
+		dir=$(cached "python-$kind" "$python_id" build_python "$python_src" "$flag" "$PYTHON_OPT" \
+			"$PYTHON_CFLAGS" "$PYTHON_CPPFLAGS" "$PYTHON_LDFLAGS" "${PYTHON_CONFIGURE[@]}")
+		[ -z "$dir" ] || rebuilt["python-src $kind"]=$dir
+	fi
 }
-if [ -n "$sqlite_src" ]; then
-	mkdir -p "$work/plain"
-	build_sqlrun "$work/plain" || sqlite_src=""
-fi
+rebuild plain ""
 
 build_sanitized() {
 	local kind=$1 flag=$2 w
@@ -246,9 +360,7 @@ build_sanitized() {
 			return 1
 		fi
 	done
-	if [ -n "$sqlite_src" ] && ! build_sqlrun "$work/$kind" "$flag"; then
-		echo "run.sh: cannot build sqlrun with $flag; its $kind cells are missing" >&2
-	fi
+	rebuild "$kind" "$flag"
 }
 
 for v in "${variants[@]}"; do
@@ -303,6 +415,7 @@ workload_cmd() {
 	ring2) printf '%s\n' "$bin/ring" 2 "$s" ;;
 	ring8) printf '%s\n' "$bin/ring" 8 "$s" ;;
 	python) printf '%s\n' "$python" "$SRC/real/dicts.py" "$s" ;;
+	python-src) printf '%s\n' "$bin/python" "$SRC/real/dicts.py" "$s" ;;
 	sqlite) printf '%s\n' sqlite3 :memory: ".read $work/input/items.$s.sql" ;;
 	sqlite-src) printf '%s\n' "$bin/sqlrun" "$work/input/items.$s.sql" ;;
 	# cc1 itself, not the gcc driver: heaptrack does not follow children,
@@ -335,18 +448,19 @@ skip_reason() {
 	case $v in
 	lsan | asan) [[ $REBUILT == *" $w "* ]] || { echo "n/a"; return; } ;;
 	esac
-	if [ "$w" = sqlite-src ] && [ ! -x "$(workload_bin "$w" "$v")/sqlrun" ]; then
-		echo "missing"
-		return
-	fi
+	case $w in
+	sqlite-src | python-src) [ -n "$(workload_bin "$w" "$v")" ] || { echo "missing"; return; } ;;
+	esac
 	[ -n "${available[$v]}" ] || echo "missing"
 }
 
-# Where workload $1's binaries for variant $2 are.
+# Where workload $1's binaries for variant $2 are (nothing: not built).
 workload_bin() {
-	case $2 in
-	lsan | asan) echo "$work/$2" ;;
-	*) [ "$1" = sqlite-src ] && echo "$work/plain" || echo "$build/bench" ;;
+	local kind=plain
+	case $2 in lsan | asan) kind=$2 ;; esac
+	case $1 in
+	sqlite-src | python-src) echo "${rebuilt["$1 $kind"]:-}" ;;
+	*) [ $kind = plain ] && echo "$build/bench" || echo "$work/$kind" ;;
 	esac
 }
 
@@ -412,6 +526,14 @@ versions() {
 	done | sed 's/, $//'
 }
 
+# Which versions the programs built from source are, and from where.
+built_versions() {
+	local v=""
+	[ -z "$sqlite_src" ] || v="sqlite-src: SQLite $(sed -n 's/^#define SQLITE_VERSION *"\(.*\)"/\1/p' "$sqlite_src/sqlite3.h") (${HEAPLEDGER_BENCH_SQLITE:-npm $SQLITE_NPM})"
+	[ -z "$python_src" ] || v="${v:+$v; }python-src: CPython $(sed -n 's/^#define PY_VERSION *"\(.*\)"/\1/p' "$python_src/Include/patchlevel.h") (${HEAPLEDGER_BENCH_PYTHON##*/})"
+	echo "$v"
+}
+
 mkdir -p "$(dirname "$out")"
 {
 	echo "# heapledger benchmarks"
@@ -424,11 +546,13 @@ mkdir -p "$(dirname "$out")"
 	echo "- Commit: $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
 	echo "- heapledger: \`${lib#"$ROOT"/}\`$( [ -f "$lib" ] || echo ' (missing)')"
 	echo "- Packages: $(versions)"
+	built=$(built_versions)
+	[ -z "$built" ] || echo "- Built from source, plain and per sanitizer: $built"
 	echo "- Rounds: $rounds, interleaved; sizes: allocators ${scale_full}%, hl-run, heaptrack, lsan, asan, hl-full and hl-run-full ${scale_tool}%, valgrind ${scale_vg}% of a full run"
 	echo
 	if [ ${#workloads[@]} -gt 0 ]; then
 		awk -F'\t' -v plan="${plan[*]}" -v workloads="${workloads[*]}" \
-			-v synthetic="$SYNTHETIC" -v full="$scale_full" -f "$SRC/report.awk" "$raw"
+			-v synthetic="$SYNTHETIC" -v full="$scale_full" -v rebuilt_of="$REBUILT_OF" -f "$SRC/report.awk" "$raw"
 	fi
 	if [ $run_scan = 1 ]; then
 		echo

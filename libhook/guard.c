@@ -297,14 +297,48 @@ static unsigned ring_put_locked(struct hl_range *const *in, unsigned n, struct h
 	return nout;
 }
 
+/* Blocks leave the FIFO 20 MiB of frees after they entered it: their
+ * headers and bodies are in memory, not in any cache, and reading them back
+ * one after the other waited for each miss in turn (memcmp was 18% of
+ * sqlite3's time under checks=full). ring_leave knows which blocks come
+ * next, so it prefetches: a header PREFETCH_AHEAD blocks ahead, and half as
+ * far ahead, once that header is in to give the size, the first
+ * PREFETCH_BODY bytes of the body and the next range's header, which the
+ * release reads to coalesce. A prefetch never faults, so a damaged size
+ * costs nothing but a useless prefetch. */
+#define PREFETCH_AHEAD 8u
+#define PREFETCH_BODY 512u
+
+static void prefetch_body(struct hl_range *r)
+{
+	const char *data = hl_range_data(r);
+	size_t n = PREFETCH_BODY;
+	if (!(hl_range_flags(r) & HL_RANGE_LARGE)) {
+		__builtin_prefetch((const char *)r + r->size);
+		if (hl_range_usable(r) < n)
+			n = hl_range_usable(r);
+	}
+	for (size_t at = 0; at < n; at += 64)
+		__builtin_prefetch(data + at);
+}
+
 /* Checks and releases the blocks taken out, with no lock held; then, while
  * a pass took all it could, takes out more until the FIFO is within its
  * bound. */
 static void ring_leave(struct hl_range **out, unsigned nout, unsigned call)
 {
 	for (;;) {
-		for (unsigned i = 0; i < nout; i++)
+		for (unsigned i = 0; i < nout && i < PREFETCH_AHEAD; i++)
+			__builtin_prefetch(out[i]);
+		for (unsigned i = 0; i < nout && i < PREFETCH_AHEAD / 2; i++)
+			prefetch_body(out[i]);
+		for (unsigned i = 0; i < nout; i++) {
+			if (i + PREFETCH_AHEAD < nout)
+				__builtin_prefetch(out[i + PREFETCH_AHEAD]);
+			if (i + PREFETCH_AHEAD / 2 < nout)
+				prefetch_body(out[i + PREFETCH_AHEAD / 2]);
 			quarantine_leave(out[i], call);
+		}
 		if (nout < OUT_MAX)
 			return;
 		hl_lock(&quarantine_lock);
