@@ -133,7 +133,7 @@ static int write_streamed(void *ctx, const struct hl_report_process *p)
 		return 0;
 	}
 	if (w->json)
-		return hl_report_json_process(p, w->written++ == 0, stdout);
+		return hl_report_json_process(w->r, p, w->written++ == 0, stdout);
 	w->written++;
 	hl_report_print_process_text(w->r, p, stdout);
 	return ferror(stdout) ? -EIO : 0;

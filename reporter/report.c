@@ -120,6 +120,7 @@ const char *hl_report_parse_show_reachable(const char *value, void *out)
 
 void hl_report_destroy(struct hl_report *r)
 {
+	hl_report_json_forget(r);
 	free(r->procs);
 	hl_arena_free(&r->arena);
 	memset(r, 0, sizeof(*r));
@@ -152,6 +153,7 @@ static void stack_of(struct hl_process *p, uint32_t stack_ref, struct hl_symboli
 	out->frames = (struct hl_frame_info *)s->frames;
 	out->nframes = hl_stack_sym_shown(s, max_frames, &truncated);
 	out->truncated = truncated;
+	out->key = (uint64_t)(uintptr_t)s; /* the memo's, for the run */
 }
 
 void hl_report_describe_end(const struct hl_report_process *p, char *buf, size_t len)

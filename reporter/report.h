@@ -19,12 +19,17 @@
 #include "util.h"
 
 #define HL_REPORT_FORMAT "heapledger-report"
+struct hl_json_stacks;
 #define HL_REPORT_VERSION 1
 
 struct hl_report_stack {
 	struct hl_frame_info *frames; /* innermost first, inlined frames expanded */
 	size_t nframes;
 	bool truncated;               /* the captured stack was cut short */
+	/* 0, or: two stacks of one report with the same key, nframes and
+	 * truncated have the same frames (the JSON writes each such stack
+	 * once and repeats the text, report_json.c) */
+	uint64_t key;
 };
 
 struct hl_report_leak {
@@ -178,6 +183,7 @@ struct hl_report {
 	struct hl_report_process *procs;
 	size_t nprocs, procs_cap;
 	struct hl_arena arena;
+	struct hl_json_stacks *json_stacks; /* report_json.c's stacks written, by key */
 };
 
 void hl_report_init(struct hl_report *r);
@@ -209,12 +215,15 @@ void hl_report_print_text(const struct hl_report *r, FILE *out);
 void hl_report_print_process_text(const struct hl_report *r,
 				  const struct hl_report_process *p, FILE *out);
 /* The JSON document; returns 0 or -errno. */
-int hl_report_write_json(const struct hl_report *r, FILE *out);
+int hl_report_write_json(struct hl_report *r, FILE *out);
 /* The same document in pieces, for a run streamed process by process: the
  * header (r's run fields), each process (first: the first written), the
  * end. Each returns 0 or -errno. */
 int hl_report_json_begin(const struct hl_report *r, FILE *out);
-int hl_report_json_process(const struct hl_report_process *p, bool first, FILE *out);
+int hl_report_json_process(struct hl_report *r, const struct hl_report_process *p, bool first,
+			   FILE *out);
+/* Frees what the JSON writer kept of r (hl_report_destroy calls it). */
+void hl_report_json_forget(struct hl_report *r);
 int hl_report_json_end(FILE *out);
 /* --kind's list (definite, indirect, possible, reachable, unknown,
  * suppressed, all; valgrind's or the JSON's spelling) into

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "table.h"
 
 static json_t *str_or_null(const char *s)
 {
@@ -38,7 +39,7 @@ static json_t *frame_json(const struct hl_frame_info *f)
 	return o;
 }
 
-static json_t *stack_json(const struct hl_report_stack *s)
+static json_t *stack_json_new(const struct hl_report_stack *s)
 {
 	json_t *a = json_array();
 
@@ -47,7 +48,142 @@ static json_t *stack_json(const struct hl_report_stack *s)
 	return a;
 }
 
-static json_t *leak_json(const struct hl_report_leak *l)
+/* The stacks of a report written as JSON so far, by key (hl_report_stack):
+ * a fork child's loss records are its parent's stacks, and making their
+ * frames into JSON again for each record of each of a daemon run's 200
+ * processes was most of the time of its report. Each distinct stack is
+ * made into text once; the document holds a placeholder for it, a string
+ * that starts with a NUL character (which no string of a report can hold:
+ * they are C strings, so the text "\u0000 after a quote is never theirs),
+ * and the text is put in its place, indented as jansson would have. */
+struct hl_json_stacks {
+	struct hl_table by_key;  /* mixed key -> index in v (in size) */
+	struct json_stack {
+		uint64_t key;
+		size_t nframes;
+		bool truncated;
+		char *text;      /* the array as json_dumps gives it alone */
+		char *nested;    /* the same, its lines after the first indented by */
+		size_t nested_len, nested_indent; /* nested_indent spaces (NULL: none yet) */
+	} *v;
+	size_t n, cap;
+};
+
+#define JSON_FLAGS (JSON_INDENT(1) | JSON_PRESERVE_ORDER)
+
+void hl_report_json_forget(struct hl_report *r)
+{
+	struct hl_json_stacks *c = r->json_stacks;
+
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->v[i].text);
+		free(c->v[i].nested);
+	}
+	free(c->v);
+	hl_table_destroy(&c->by_key);
+	free(c);
+	r->json_stacks = NULL;
+}
+
+/* The stack's JSON: the array, or the placeholder of its text. */
+static json_t *stack_json(struct hl_report *r, const struct hl_report_stack *s)
+{
+	struct hl_json_stacks *c = r ? r->json_stacks : NULL;
+	char placeholder[24];
+	size_t index = SIZE_MAX;
+	uint64_t h;
+
+	if (!s->key || !r)
+		return stack_json_new(s);
+	if (!c) {
+		c = r->json_stacks = hl_xcalloc(1, sizeof(*c));
+		hl_table_init(&c->by_key);
+	}
+	h = (s->key * 0x9e3779b97f4a7c15ull ^ s->nframes * 0xff51afd7ed558ccdull ^ s->truncated)
+	    << 4;
+	h = h ? h : 16;
+	for (struct hl_block *b = hl_table_find(&c->by_key, h); b && index == SIZE_MAX;
+	     b = hl_table_find_next(&c->by_key, h, b)) {
+		const struct json_stack *e = &c->v[b->size];
+
+		if (e->key == s->key && e->nframes == s->nframes && e->truncated == s->truncated)
+			index = b->size;
+	}
+	if (index == SIZE_MAX) {
+		json_t *a = stack_json_new(s);
+		char *text = json_dumps(a, JSON_FLAGS);
+
+		json_decref(a);
+		if (!text)
+			return stack_json_new(s); /* no memory: written in place */
+		hl_grow((void **)&c->v, &c->cap, c->n, sizeof(*c->v));
+		c->v[c->n] = (struct json_stack){ s->key, s->nframes, s->truncated, text, NULL, 0, 0 };
+		hl_table_insert(&c->by_key, h)->size = c->n;
+		index = c->n++;
+	}
+	placeholder[0] = 0;
+	return json_stringn(placeholder,
+			    1 + (size_t)snprintf(placeholder + 1, sizeof(placeholder) - 1, "%zu", index));
+}
+
+/* e's text as the value of a member on a line indented by indent spaces:
+ * jansson indents a nested value's lines by its parent's indentation. The
+ * last such copy is kept (a stack is nearly always at the same depth). */
+static void nest(struct json_stack *e, size_t indent)
+{
+	size_t lines = 0, n = 0;
+
+	if (e->nested && e->nested_indent == indent)
+		return;
+	for (const char *t = e->text; *t; t++)
+		lines += *t == '\n';
+	free(e->nested);
+	e->nested = hl_xmalloc(strlen(e->text) + lines * indent + 1);
+	for (const char *t = e->text; *t; t++) {
+		e->nested[n++] = *t;
+		if (*t == '\n') {
+			memset(e->nested + n, ' ', indent);
+			n += indent;
+		}
+	}
+	e->nested[n] = 0;
+	e->nested_len = n;
+	e->nested_indent = indent;
+}
+
+/* Writes text (a process's JSON) with each stack placeholder replaced by
+ * its stack's text. */
+static void write_spliced(struct hl_json_stacks *c, const char *text, FILE *out)
+{
+	static const char mark[] = "\"\\u0000";
+	const char *p = text, *q;
+
+	while (c && (q = strstr(p, mark))) {
+		const char *digits = q + sizeof(mark) - 1, *line = q;
+		char *end;
+		unsigned long index = strtoul(digits, &end, 10);
+		size_t indent = 0;
+
+		if (end == digits || *end != '"' || index >= c->n) {
+			fwrite(p, 1, (size_t)(digits - p), out); /* not a placeholder */
+			p = digits;
+			continue;
+		}
+		while (line > text && line[-1] != '\n')
+			line--;
+		while (line[indent] == ' ')
+			indent++;
+		fwrite(p, 1, (size_t)(q - p), out);
+		nest(&c->v[index], indent);
+		fwrite(c->v[index].nested, 1, c->v[index].nested_len, out);
+		p = end + 1;
+	}
+	fputs(p, out);
+}
+
+static json_t *leak_json(struct hl_report *r, const struct hl_report_leak *l)
 {
 	json_t *o = json_object();
 
@@ -59,12 +195,12 @@ static json_t *leak_json(const struct hl_report_leak *l)
 	json_object_set_new(o, "suppressed", json_boolean(l->suppressed));
 	json_object_set_new(o, "suppression", str_or_null(l->suppression));
 	json_object_set_new(o, "fingerprint", str_or_null(l->fingerprint));
-	json_object_set_new(o, "stack", stack_json(&l->stack));
+	json_object_set_new(o, "stack", stack_json(r, &l->stack));
 	json_object_set_new(o, "stack_truncated", json_boolean(l->stack.truncated));
 	return o;
 }
 
-static json_t *error_json(const struct hl_report_error *e)
+static json_t *error_json(struct hl_report *r, const struct hl_report_error *e)
 {
 	json_t *o = json_object();
 	char address[24];
@@ -81,9 +217,9 @@ static json_t *error_json(const struct hl_report_error *e)
 		json_object_set_new(o, "delete_size", u64(e->detail));
 	if (!strcmp(e->kind, "overflow"))
 		json_object_set_new(o, "overrun_bytes", u64(e->detail));
-	json_object_set_new(o, "stack", stack_json(&e->stack));
-	json_object_set_new(o, "alloc_stack", stack_json(&e->alloc_stack));
-	json_object_set_new(o, "free_stack", stack_json(&e->free_stack));
+	json_object_set_new(o, "stack", stack_json(r, &e->stack));
+	json_object_set_new(o, "alloc_stack", stack_json(r, &e->alloc_stack));
+	json_object_set_new(o, "free_stack", stack_json(r, &e->free_stack));
 	return o;
 }
 
@@ -173,9 +309,9 @@ static json_t *tids_json(const uint32_t *tids, size_t n)
 
 /* A check's loss record: the exit records' fields, its number and what
  * changed since the check before (valgrind's "(+N)"). */
-static json_t *check_record_json(const struct hl_report_check_record *rec)
+static json_t *check_record_json(struct hl_report *r, const struct hl_report_check_record *rec)
 {
-	json_t *o = leak_json(&rec->leak);
+	json_t *o = leak_json(r, &rec->leak);
 
 	json_object_set_new(o, "loss_record", u64(rec->rank));
 	json_object_set_new(o, "new_bytes", json_integer(rec->new_bytes));
@@ -186,7 +322,8 @@ static json_t *check_record_json(const struct hl_report_check_record *rec)
 
 /* A check's bytes and blocks per kind, with what is new since the check
  * before (negative when blocks were freed). */
-static json_t *check_json(const struct hl_report_check *c, const struct hl_report_check *prev)
+static json_t *check_json(struct hl_report *r, const struct hl_report_check *c,
+			  const struct hl_report_check *prev)
 {
 	json_t *o = json_object(), *kinds = json_object(), *records = json_array();
 
@@ -211,11 +348,11 @@ static json_t *check_json(const struct hl_report_check *c, const struct hl_repor
 	json_object_set_new(o, "records_total", u64(c->records_total));
 	json_object_set_new(o, "records", records);
 	for (size_t i = 0; i < c->nrecords; i++)
-		json_array_append_new(records, check_record_json(&c->records[i]));
+		json_array_append_new(records, check_record_json(r, &c->records[i]));
 	return o;
 }
 
-static json_t *process_json(const struct hl_report_process *p)
+static json_t *process_json(struct hl_report *r, const struct hl_report_process *p)
 {
 	json_t *o = json_object();
 	json_t *leaks = json_array(), *errors = json_array();
@@ -233,14 +370,14 @@ static json_t *process_json(const struct hl_report_process *p)
 	json_object_set_new(o, "summary", summary_json(p));
 	json_object_set_new(o, "scan", scan_json(p));
 	for (size_t i = 0; i < p->nleaks; i++)
-		json_array_append_new(leaks, leak_json(&p->leaks[i]));
+		json_array_append_new(leaks, leak_json(r, &p->leaks[i]));
 	for (size_t i = 0; i < p->nerrors; i++)
-		json_array_append_new(errors, error_json(&p->errors[i]));
+		json_array_append_new(errors, error_json(r, &p->errors[i]));
 	{
 		json_t *checks = json_array();
 
 		for (size_t i = 0; i < p->nchecks; i++)
-			json_array_append_new(checks, check_json(&p->checks[i],
+			json_array_append_new(checks, check_json(r, &p->checks[i],
 								 i ? &p->checks[i - 1] : NULL));
 		json_object_set_new(o, "checks", checks);
 	}
@@ -287,15 +424,22 @@ int hl_report_json_begin(const struct hl_report *r, FILE *out)
 	return ferror(out) ? -EIO : 0;
 }
 
-int hl_report_json_process(const struct hl_report_process *p, bool first, FILE *out)
+int hl_report_json_process(struct hl_report *r, const struct hl_report_process *p, bool first,
+			   FILE *out)
 {
-	json_t *o = process_json(p);
-	int err;
+	json_t *o = process_json(r, p);
+	/* Into memory, then written with its stacks (write_spliced):
+	 * json_dumpf writes each token with an fwrite of its own, which was a
+	 * third of a 200-process daemon run's JSON report. */
+	char *text = json_dumps(o, JSON_FLAGS);
 
-	fputs(first ? "\n" : ",\n", out);
-	err = json_dumpf(o, out, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 	json_decref(o);
-	return err || ferror(out) ? -EIO : 0;
+	if (!text)
+		return -ENOMEM;
+	fputs(first ? "\n" : ",\n", out);
+	write_spliced(r->json_stacks, text, out);
+	free(text);
+	return ferror(out) ? -EIO : 0;
 }
 
 int hl_report_json_end(FILE *out)
@@ -306,11 +450,11 @@ int hl_report_json_end(FILE *out)
 	return 0;
 }
 
-int hl_report_write_json(const struct hl_report *r, FILE *out)
+int hl_report_write_json(struct hl_report *r, FILE *out)
 {
 	int err = hl_report_json_begin(r, out);
 
 	for (size_t i = 0; i < r->nprocs && !err; i++)
-		err = hl_report_json_process(&r->procs[i], i == 0, out);
+		err = hl_report_json_process(r, &r->procs[i], i == 0, out);
 	return err ? err : hl_report_json_end(out);
 }

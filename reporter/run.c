@@ -369,7 +369,7 @@ static const char *unreported_reason(struct hl_report *r, const char *prog, int 
 	return hl_arena_strdup(&r->arena, why);
 }
 
-static void write_json(const char *path, const struct hl_report *r)
+static void write_json(const char *path, struct hl_report *r)
 {
 	FILE *f = fopen(path, "w");
 	int err;
@@ -613,6 +613,7 @@ int hl_run_command(int argc, char **argv, unsigned leak_error_kinds)
 	}
 	hl_run_init(&run);
 	run.run_id = new_run_id();
+	run.share_frames = true; /* every process stays until the report */
 	err = hl_listen_open_private(&l, &run);
 	if (err) {
 		hl_log("run: cannot create the socket: %s", strerror(-err));

@@ -49,6 +49,8 @@ void hl_run_destroy(struct hl_run *run)
 		process_destroy(run->procs[i]);
 	free(run->procs);
 	free(run->reaped);
+	hl_table_destroy(&run->frames_by_hash);
+	hl_arena_free(&run->frames_arena);
 	hl_run_init(run);
 }
 
@@ -181,17 +183,43 @@ uint64_t hl_stack_frames_hash(const uint64_t *frames, uint32_t depth)
 	return h | 1;
 }
 
+/* The run's copy of depth return addresses (hash: theirs), made on first
+ * sight (hl_run.share_frames). */
+static uint64_t *shared_frames(struct hl_run *run, const uint64_t *frames, uint32_t depth,
+			       uint64_t hash)
+{
+	uint64_t key = hash << 4; /* the table ignores the low 4 bits; hash is odd */
+	uint64_t *kept;
+
+	for (struct hl_block *b = hl_table_find(&run->frames_by_hash, key); b;
+	     b = hl_table_find_next(&run->frames_by_hash, key, b)) {
+		kept = (uint64_t *)(uintptr_t)b->size;
+		if (kept[0] == depth && !memcmp(kept + 1, frames, (size_t)depth * 8))
+			return kept + 1;
+	}
+	kept = hl_arena_alloc(&run->frames_arena, ((size_t)depth + 1) * 8);
+	kept[0] = depth;
+	memcpy(kept + 1, frames, (size_t)depth * 8);
+	hl_table_insert(&run->frames_by_hash, key)->size = (uint64_t)(uintptr_t)kept;
+	return kept + 1;
+}
+
 static void on_stack(struct hl_process *p, const struct hl_rec_stack *r)
 {
 	struct hl_stack *s = stack_add(p);
+	const uint64_t *frames = (const uint64_t *)(r + 1);
 
 	s->wire_id = r->stack_id;
 	s->depth = r->depth;
 	s->truncated = r->truncated;
 	s->seq = p->seq;
-	s->frames = hl_arena_alloc(&p->arena, (size_t)r->depth * 8);
-	memcpy(s->frames, r + 1, (size_t)r->depth * 8);
-	s->frames_hash = hl_stack_frames_hash(s->frames, s->depth);
+	s->frames_hash = hl_stack_frames_hash(frames, s->depth);
+	if (p->run && p->run->share_frames) {
+		s->frames = shared_frames(p->run, frames, s->depth, s->frames_hash);
+	} else {
+		s->frames = hl_arena_alloc(&p->arena, (size_t)r->depth * 8);
+		memcpy(s->frames, frames, (size_t)r->depth * 8);
+	}
 	hl_grow((void **)&p->stack_by_wire, &p->stack_by_wire_cap, r->stack_id,
 		sizeof(*p->stack_by_wire));
 	p->stack_by_wire[r->stack_id] = (uint32_t)p->nstacks;

@@ -165,6 +165,7 @@ static int load_stack(struct loader *l, struct hl_report *r, int64_t stack_id,
 	memset(out, 0, sizeof(*out));
 	if (stack_id <= 0)
 		return 0;
+	out->key = (uint64_t)stack_id << 2 | 2;
 	sqlite3_bind_int64(st, 1, stack_id);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		struct hl_frame_info *f;
@@ -256,6 +257,7 @@ static bool stack_from_tree(const struct loader *ld, struct hl_report *r, int64_
 		return false;
 	memset(out, 0, sizeof(*out));
 	out->truncated = truncated;
+	out->key = (uint64_t)leaf << 2 | 1; /* a frame's id names its path to the root */
 	if (!leaf)
 		return true;
 	out->nframes = n + 1;

@@ -104,7 +104,10 @@ void *hl_arena_alloc(struct hl_arena *a, size_t bytes)
 
 	bytes = (bytes + 7) & ~(size_t)7;
 	if (!a->head || a->size - a->used < bytes) {
-		size_t size = bytes > 65536 ? bytes : 65536;
+		/* 4 KiB, then twice the last chunk up to 64 KiB: a fork child's
+		 * arena holds a few strings, and 400 of them held 64 KiB each. */
+		size_t size = !a->head ? 4096 : a->size < 65536 ? a->size * 2 : 65536;
+		size = bytes > size ? bytes : size;
 		struct hl_arena_chunk *c = hl_xmalloc(sizeof(*c) + size);
 
 		c->next = a->head;

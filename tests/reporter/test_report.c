@@ -47,7 +47,7 @@ static struct hl_process *make_process(struct hl_run *run, uint32_t how, int32_t
 	return cs.proc;
 }
 
-static json_t *to_json(const struct hl_report *r)
+static json_t *to_json(struct hl_report *r)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -347,6 +347,88 @@ static void test_text_unscanned_and_exec(void **state)
 	hl_run_destroy(&run);
 }
 
+/* The whole document as text. */
+static char *json_text(struct hl_report *r)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_int_equal(hl_report_write_json(r, f), 0);
+	fclose(f);
+	return text;
+}
+
+/* Stacks with a key are made into JSON once and their text repeated
+ * (report_json.c); the document must be the one written stack by stack:
+ * stacks shared by records, errors and a check's records (other depths in
+ * the document), names holding quotes, backslashes, newlines and the text
+ * of a placeholder, an empty stack, and stacks of equal key but other
+ * length or truncation. */
+static void test_json_shared_stacks(void **state)
+{
+	static struct hl_frame_info frames[] = {
+		{ .address = 0x1000, .function = "f\"\\u0000\"1", .file = "a\nb.c", .line = 3,
+		  .module = "/m", .offset = 16 },
+		{ .address = 0x2000, .function = "\\u00001\"", .module = "/m", .offset = 32,
+		  .inlined = true },
+		{ .address = 0x3000, .function = "main", .file = "/src/\u00e9.c", .line = 9 },
+	};
+	struct hl_report_stack stacks[] = {
+		{ .frames = frames, .nframes = 3, .key = 7 },
+		{ .frames = frames, .nframes = 2, .key = 7 },
+		{ .frames = frames, .nframes = 3, .truncated = true, .key = 7 },
+		{ .frames = frames + 1, .nframes = 2, .key = 8 },
+		{ .key = 9 },
+	};
+	struct hl_report r;
+	struct hl_report_check_record recs[2];
+	struct hl_report_check check = { .seq = 1, .records = recs, .nrecords = 2 };
+	struct hl_report_error err = { .kind = "invalid_free", .call = "free" };
+	char *with_keys, *without;
+
+	(void)state;
+	hl_report_init(&r);
+	for (int p = 0; p < 3; p++) {
+		struct hl_report_process *rp = hl_report_new_process(&r);
+
+		rp->pid = 100 + (uint32_t)p;
+		rp->exe = "/bin/prog";
+		rp->origin = "start";
+		rp->how = "exit";
+		rp->nleaks = HL_ARRAY_SIZE(stacks);
+		rp->leaks = hl_arena_alloc(&r.arena, rp->nleaks * sizeof(*rp->leaks));
+		for (size_t i = 0; i < rp->nleaks; i++) {
+			rp->leaks[i].kind = "definitely";
+			rp->leaks[i].bytes = i + 1;
+			rp->leaks[i].stack = stacks[(i + (size_t)p) % HL_ARRAY_SIZE(stacks)];
+		}
+		err.stack = stacks[0];
+		err.alloc_stack = stacks[3];
+		err.free_stack = stacks[4];
+		rp->errors = &err;
+		rp->nerrors = 1;
+		memset(recs, 0, sizeof(recs));
+		recs[0].leak = rp->leaks[0];
+		recs[1].leak = rp->leaks[3];
+		rp->checks = &check;
+		rp->nchecks = 1;
+	}
+	with_keys = json_text(&r);
+	for (size_t p = 0; p < r.nprocs; p++)
+		for (size_t i = 0; i < r.procs[p].nleaks; i++)
+			r.procs[p].leaks[i].stack.key = 0;
+	hl_report_json_forget(&r);
+	err.stack.key = err.alloc_stack.key = err.free_stack.key = 0;
+	recs[0].leak.stack.key = recs[1].leak.stack.key = 0;
+	without = json_text(&r);
+	assert_string_equal(with_keys, without);
+	assert_non_null(strstr(with_keys, "\\u0000\\\"1")); /* the names came through */
+	free(with_keys);
+	free(without);
+	hl_report_destroy(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -355,6 +437,7 @@ int main(void)
 		cmocka_unit_test(test_text_valgrind_layout),
 		cmocka_unit_test(test_text_view_options),
 		cmocka_unit_test(test_text_unscanned_and_exec),
+		cmocka_unit_test(test_json_shared_stacks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -506,6 +506,35 @@ static void test_fork_snapshot_settles_at_close(void **state)
 	fork_end(&parent, &child, &run);
 }
 
+/* With share_frames (`heapledger run`), equal stacks of the run's processes
+ * point at one copy of their return addresses; others have their own. */
+static void test_shared_frames(void **state)
+{
+	struct feed parent = { 0 }, child = { 0 };
+	struct hl_process *pp, *cp;
+	uint64_t other[2] = { 0x401000, 0x409999 };
+	struct hl_run run;
+
+	fork_parent_begin(&parent, &run);
+	run.share_frames = true;
+	pp = feed_flush(&parent);
+	fork_child_begin(&child, &run);
+	((struct hl_rec_hello *)child.e.buf)->hook_flags |= HL_HOOK_FORK_SNAPSHOT;
+	hl_enc_stack(&child.e, 3, other, 2, 0);
+	hl_enc_stack(&child.e, 4, other, 1, 0); /* a prefix: another stack */
+	cp = feed_flush(&child);
+	assert_int_equal(cp->nstacks, 4);
+	assert_ptr_equal(cp->stacks[0].frames, pp->stacks[0].frames);
+	assert_ptr_equal(cp->stacks[1].frames, pp->stacks[1].frames);
+	assert_ptr_not_equal(cp->stacks[0].frames, cp->stacks[1].frames);
+	assert_ptr_not_equal(cp->stacks[2].frames, cp->stacks[3].frames);
+	assert_int_equal(cp->stacks[2].frames[1], 0x409999);
+	assert_int_equal(cp->stacks[3].depth, 1);
+	assert_int_equal(cp->stacks[3].frames[0], 0x401000);
+	assert_int_equal(pp->stacks[1].frames[0], 0x402000);
+	fork_end(&parent, &child, &run);
+}
+
 static void test_exec_and_signal(void **state)
 {
 	struct feed a = { 0 }, b = { 0 };
@@ -879,6 +908,7 @@ int main(void)
 		cmocka_unit_test(test_timeline_bounded),
 		cmocka_unit_test(test_shuffled_batches),
 		cmocka_unit_test(test_fork_snapshot_settles_at_close),
+		cmocka_unit_test(test_shared_frames),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -63,7 +63,7 @@ static struct hl_process *make_process(struct hl_run *run)
 	return cs.proc;
 }
 
-static char *render(const struct hl_report *r, bool json)
+static char *render(struct hl_report *r, bool json)
 {
 	char *text = NULL;
 	size_t len = 0;

@@ -248,7 +248,7 @@ static void test_generated_round_trip(void **state)
 	struct hl_frame_info frames[NSTACK];
 	struct hl_report_leak leak = { .kind = "definitely", .bytes = 16, .blocks = 1,
 				       .fingerprint = "0123456789abcdef",
-				       .stack = { frames, NSTACK, false } };
+				       .stack = { .frames = frames, .nframes = NSTACK } };
 	struct hl_frame_info other[NSTACK];
 	struct hl_suppressions set;
 	char *text = NULL, err[256];
