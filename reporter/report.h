@@ -120,7 +120,7 @@ struct hl_report_process {
 	size_t nerrors;
 	struct hl_report_check *checks; /* in order */
 	size_t nchecks;
-	struct hl_report_sample *timeline; /* in time order */
+	struct hl_report_sample *timeline; /* as taken (threads: not always in time order) */
 	size_t ntimeline;
 };
 

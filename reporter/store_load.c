@@ -110,7 +110,7 @@ static const char *const loader_sql[] = {
 	"SELECT check_seq, tid FROM unstopped_threads WHERE process_id = ?"
 	" ORDER BY check_seq, rowid",
 	"SELECT time_ns, in_use_bytes, in_use_blocks FROM timeline WHERE process_id = ?"
-	" ORDER BY time_ns, rowid",
+	" ORDER BY rowid", /* as taken (threads: not always in time order) */
 };
 
 static int loader_open(struct loader *l, struct hl_store *s, int64_t run_id,
@@ -478,7 +478,7 @@ static int load_check_records(struct loader *ld, struct hl_report *r, int64_t pr
 }
 
 /* The threads each scan could not stop: check_seq 0 is the exit scan's. */
-/* The process's heap timeline, in time order. */
+/* The process's heap timeline, in the order it was taken. */
 static int load_timeline(struct loader *ld, struct hl_report *r, int64_t process_id,
 			 struct hl_report_process *p)
 {
