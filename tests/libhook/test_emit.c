@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -256,6 +257,42 @@ static void test_event_ticks(void **state)
 			 status);
 }
 
+/* The connection asks for room for 8 batches in flight (as far as
+ * net.core.wmem_max lets it), so threads do not queue on a full socket
+ * behind write_lock. In a child: the connection state is global. */
+static void test_socket_buffer(void **state)
+{
+	FILE *f = fopen("/proc/sys/net/core/wmem_max", "r");
+	long max = 0;
+	if (f) {
+		if (fscanf(f, "%ld", &max) != 1)
+			max = 0;
+		fclose(f);
+	}
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int sv[2], got = 0;
+		socklen_t len = sizeof(got);
+		long want = 8 * 128 * 1024;
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+			_exit(2);
+		/* The hook moves its descriptor: a second one names the socket.
+		 * Connected or not (earlier tests leave this process's stream
+		 * ended), the socket is set up first. */
+		int same = dup(sv[0]);
+		hl_emit_connect_fd(sv[0], HL_ORIGIN_START, 1);
+		if (getsockopt(same, SOL_SOCKET, SO_SNDBUF, &got, &len) != 0)
+			_exit(3);
+		/* The kernel doubles what it grants (its bookkeeping). */
+		_exit(max > 0 && got < 2 * (want < max ? want : max) ? 1 : 0);
+	}
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("socket buffer: status %#x (1: smaller than asked)", status);
+}
+
 /* The reporter closes its end mid-run: no SIGPIPE, errno kept, events
  * counted as dropped, and hl_track_exit says "print it yourself". */
 static void test_peer_closes(void **state)
@@ -393,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_peer_trust),
 		cmocka_unit_test(test_dropped_is_sent),
 		cmocka_unit_test(test_lost_stack_is_sent),
+		cmocka_unit_test(test_socket_buffer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
