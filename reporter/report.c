@@ -85,6 +85,15 @@ const char *hl_report_parse_kind_filter(const char *value, void *out)
 	return NULL;
 }
 
+bool hl_report_check_record_grew(const struct hl_report_check_record *rec, unsigned mode)
+{
+	if (mode == HL_CHECK_RECORDS_ANY)
+		return true;
+	if (mode == HL_CHECK_RECORDS_CHANGED)
+		return rec->new_bytes || rec->new_indirect_bytes || rec->new_blocks;
+	return rec->new_bytes > 0 || rec->new_indirect_bytes > 0 || rec->new_blocks > 0;
+}
+
 const char *hl_report_parse_check_records(const char *value, void *out)
 {
 	if (!strcmp(value, "increased"))

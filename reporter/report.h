@@ -154,6 +154,11 @@ enum { HL_CHECK_RECORDS_INCREASED = 0, HL_CHECK_RECORDS_CHANGED = 1, HL_CHECK_RE
 /* --check-records=increased|changed|any into *(unsigned *)out; NULL or why
  * the value is wrong. */
 const char *hl_report_parse_check_records(const char *value, void *out);
+/* Whether a check's record is shown in mode (HL_CHECK_RECORDS_*), as
+ * valgrind's leak_check shows it: increased (the default) when it grew,
+ * changed when it grew or shrank, any always. At the first check every
+ * record is new, so all are. */
+bool hl_report_check_record_grew(const struct hl_report_check_record *rec, unsigned mode);
 
 /* --show-leak-kinds=definite,indirect,possible,reachable|all|none (and
  * suppressed, which all does not include) into

@@ -532,18 +532,6 @@ static void print_check_record(const struct hl_report_process *p,
 	fprintf(out, "==%u==\n", p->pid);
 }
 
-/* valgrind's leak_check increased (the default): a record is shown when it
- * grew; changed: when it grew or shrank; any: always. At the first check
- * every record is new, so all are. */
-static bool check_record_grew(const struct hl_report_check_record *rec, unsigned mode)
-{
-	if (mode == HL_CHECK_RECORDS_ANY)
-		return true;
-	if (mode == HL_CHECK_RECORDS_CHANGED)
-		return rec->new_bytes || rec->new_indirect_bytes || rec->new_blocks;
-	return rec->new_bytes > 0 || rec->new_indirect_bytes > 0 || rec->new_blocks > 0;
-}
-
 /* The check's records that grew, of the kinds the view shows; with
  * max_leaks, the largest that many; then what was left out, in words. */
 static void print_check_records(const struct hl_report *r, const struct hl_report_process *p,
@@ -555,7 +543,7 @@ static void print_check_records(const struct hl_report *r, const struct hl_repor
 	for (size_t i = 0; i < c->nrecords; i++) {
 		if (!leak_shown(&c->records[i].leak, &r->view))
 			continue;
-		if (check_record_grew(&c->records[i], r->view.check_records))
+		if (hl_report_check_record_grew(&c->records[i], r->view.check_records))
 			shown++;
 		else
 			same++;
@@ -573,7 +561,7 @@ static void print_check_records(const struct hl_report *r, const struct hl_repor
 		const struct hl_report_check_record *rec = &c->records[i];
 
 		if (!leak_shown(&rec->leak, &r->view) ||
-		    !check_record_grew(rec, r->view.check_records))
+		    !hl_report_check_record_grew(rec, r->view.check_records))
 			continue;
 		if (skip) {
 			skip--;

@@ -141,6 +141,54 @@ static void leak_error(FILE *out, const struct hl_report *r, const struct hl_rep
 	fputs("</error>\n\n", out);
 }
 
+/* " (+N)" or " (-N)": valgrind's delta beside a number of a leak check. */
+static const char *delta(char *buf, int64_t d)
+{
+	char n[32];
+
+	snprintf(buf, 48, " (%s%s)", d < 0 ? "-" : "+",
+		 hl_fmt_grouped(n, d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d));
+	return buf;
+}
+
+/* A loss record of an on-demand check, as valgrind writes one of a
+ * leak_check (its client request or monitor command, delta mode
+ * "increased"): an <error> at the time of the check, each number with what
+ * changed since the check before, and "new" for a record that check did
+ * not have (mc_leakcheck.c, pp_LossRecord). */
+static void check_error(FILE *out, const struct hl_report *r, const struct hl_report_check *c,
+			const struct hl_report_check_record *rec, unsigned unique)
+{
+	const struct hl_report_leak *l = &rec->leak;
+	const char *fresh = rec->new_blocks > 0 && (uint64_t)rec->new_blocks == l->blocks ?
+				    "new " : "";
+	char a[32], b[32], c1[32], d[32], e[32], f[32];
+	char da[48], db[48], dc[48], dd[48];
+
+	fprintf(out, "<error>\n  <unique>0x%x</unique>\n  <tid>1</tid>\n  <kind>%s</kind>\n"
+		"  <xwhat>\n    <text>", unique, leak_kind(l->kind));
+	if (l->indirect_bytes)
+		fprintf(out, "%s%s (%s%s direct, %s%s indirect) bytes in %s%s blocks %s in "
+			"%sloss record %s of %s", hl_fmt_grouped(a, l->bytes + l->indirect_bytes),
+			delta(da, rec->new_bytes + rec->new_indirect_bytes),
+			hl_fmt_grouped(b, l->bytes), delta(db, rec->new_bytes),
+			hl_fmt_grouped(c1, l->indirect_bytes), delta(dc, rec->new_indirect_bytes),
+			hl_fmt_grouped(d, l->blocks), delta(dd, rec->new_blocks),
+			leak_words(l->kind), fresh, hl_fmt_grouped(e, rec->rank),
+			hl_fmt_grouped(f, c->records_total));
+	else
+		fprintf(out, "%s%s bytes in %s%s blocks %s in %sloss record %s of %s",
+			hl_fmt_grouped(a, l->bytes), delta(da, rec->new_bytes),
+			hl_fmt_grouped(b, l->blocks), delta(db, rec->new_blocks),
+			leak_words(l->kind), fresh, hl_fmt_grouped(c1, rec->rank),
+			hl_fmt_grouped(d, c->records_total));
+	fprintf(out, "</text>\n    <leakedbytes>%llu</leakedbytes>\n"
+		"    <leakedblocks>%llu</leakedblocks>\n  </xwhat>\n",
+		(unsigned long long)(l->bytes + l->indirect_bytes), (unsigned long long)l->blocks);
+	stack(out, &l->stack, r->view.num_callers);
+	fputs("</error>\n\n", out);
+}
+
 static const char *error_kind(const struct hl_report_error *e)
 {
 	if (!strcmp(e->kind, "mismatch") || !strcmp(e->kind, "size_mismatch"))
@@ -265,6 +313,17 @@ int hl_report_write_valgrind_xml(const struct hl_report *r, const struct hl_repo
 		for (size_t j = 0; j < procs[i].nerrors; j++)
 			heap_error(out, r, &procs[i].errors[j], unique++);
 	heap_errors = unique;
+	/* The on-demand checks, in order, before the leaks at exit (valgrind
+	 * writes a leak_check's records when it runs). */
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < procs[i].nchecks; k++) {
+			const struct hl_report_check *c = &procs[i].checks[k];
+
+			for (size_t j = 0; j < c->nrecords; j++)
+				if (leak_written(&c->records[j].leak, r->view.show_kinds) &&
+				    hl_report_check_record_grew(&c->records[j], r->view.check_records))
+					check_error(out, r, c, &c->records[j], unique++);
+		}
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < procs[i].nleaks; j++)
 			if (leak_written(&procs[i].leaks[j], r->view.show_kinds))

@@ -722,6 +722,39 @@ int hl_query_errors(struct hl_store *s, int64_t run_id, json_t **out)
 	return rows_json(s, st, out);
 }
 
+int hl_query_checks(struct hl_store *s, int64_t run_id, json_t **out)
+{
+	json_t *checks = NULL, *records = NULL;
+	sqlite3_stmt *st;
+	int err = prepare(s,
+		"SELECT p.id AS process_id, p.pid, c.seq, c.time_ns, c.by_signal,"
+		" c.all_threads_stopped, c.scanned, c.records_total, c.leak_class, c.bytes, c.blocks"
+		" FROM checks c JOIN processes p ON p.id = c.process_id"
+		" WHERE p.run_id = ?1 ORDER BY p.serial, c.seq, c.leak_class LIMIT 10000", &st);
+
+	*out = NULL;
+	if (err)
+		return err;
+	sqlite3_bind_int64(st, 1, run_id);
+	if ((err = rows_json(s, st, &checks)))
+		return err;
+	err = prepare(s,
+		"SELECT p.id AS process_id, p.pid, r.seq, r.rank, r.stack_id, r.leak_class,"
+		" r.bytes, r.indirect_bytes, r.blocks, r.new_bytes, r.new_indirect_bytes, r.new_blocks"
+		" FROM check_records r JOIN processes p ON p.id = r.process_id"
+		" WHERE p.run_id = ?1 ORDER BY p.serial, r.seq, r.rank LIMIT 10000", &st);
+	if (!err) {
+		sqlite3_bind_int64(st, 1, run_id);
+		err = rows_json(s, st, &records);
+	}
+	if (err) {
+		json_decref(checks);
+		return err;
+	}
+	*out = json_pack("{soso}", "checks", checks, "records", records);
+	return 0;
+}
+
 /* ---- web UI: timeline and flame graph -------------------------------------- */
 
 int hl_query_timeline(struct hl_store *s, int64_t process_id, json_t **out)

@@ -97,6 +97,11 @@ int hl_query_leaks(struct hl_store *s, int64_t run_id, const struct hl_query_pag
 int hl_query_stack(struct hl_store *s, int64_t stack_id, json_t **out);
 /* A run's heap errors with their three stack ids. */
 int hl_query_errors(struct hl_store *s, int64_t run_id, json_t **out);
+/* A run's on-demand leak checks: *out = {"checks": one row per check and
+ * leak class (its bytes and blocks), "records": the loss records each
+ * check kept, with what changed since the check before}, in process and
+ * check order. */
+int hl_query_checks(struct hl_store *s, int64_t run_id, json_t **out);
 /* A process's heap in use over time: {"time_ns": [...], "bytes": [...],
  * "blocks": [...]} (column arrays, the shape chart libraries take). */
 int hl_query_timeline(struct hl_store *s, int64_t process_id, json_t **out);

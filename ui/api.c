@@ -112,6 +112,8 @@ static int route_runs(struct hl_store *store, const char *rest, struct request *
 		return result(store, rq, hl_query_leaks(store, id, &page, rq->body));
 	if (!strcmp(sub, "errors"))
 		return result(store, rq, hl_query_errors(store, id, rq->body));
+	if (!strcmp(sub, "checks"))
+		return result(store, rq, hl_query_checks(store, id, rq->body));
 	return answer(rq, 404, "no such page of a run");
 }
 

@@ -136,6 +136,24 @@ static int add_errors(struct hl_store *s, json_t *answers, int64_t run_id)
 	return err;
 }
 
+static int add_checks(struct hl_store *s, json_t *answers, int64_t run_id)
+{
+	json_t *checks, *row, *stack;
+	char key[48];
+	size_t i;
+	int err = hl_query_checks(s, run_id, &checks);
+
+	if (err)
+		return err;
+	snprintf(key, sizeof(key), "runs/%lld/checks", (long long)run_id);
+	json_object_set_new(answers, key, checks);
+	json_array_foreach(json_object_get(checks, "records"), i, row)
+		if (!err)
+			err = add_stack(s, answers, json_integer_value(json_object_get(row, "stack_id")),
+					&stack);
+	return err;
+}
+
 static int add_process(struct hl_store *s, json_t *answers, int64_t id)
 {
 	json_t *timeline, *leaks, *all;
@@ -171,6 +189,8 @@ static int collect(struct hl_store *s, int64_t run_id, json_t *answers)
 	err = add_leaks(s, answers, run_id);
 	if (!err)
 		err = add_errors(s, answers, run_id);
+	if (!err)
+		err = add_checks(s, answers, run_id);
 	json_array_foreach(json_object_get(run, "processes"), i, proc) {
 		if (err)
 			break;

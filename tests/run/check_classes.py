@@ -13,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+from xml.etree import ElementTree
 
 
 def fail(msg):
@@ -82,6 +83,21 @@ def check_checkpoints(hl, client, tmp):
     stored = run(hl, "report", "--db", db, "--format", "json")
     if json.loads(stored.stdout) != doc:
         fail("the stored checks differ from the --json report")
+    # valgrind's XML: each check's records that grew, as a leak_check's
+    # <error>s, before the records at exit.
+    xml = run(hl, "report", "--db", db, "--format", "valgrind-xml").stdout
+    texts = [(e.findtext("kind"), e.findtext("xwhat/text"))
+             for e in ElementTree.fromstring(xml).iter("error")]
+    want_xml = [
+        ("Leak_DefinitelyLost",
+         "48 (+48) bytes in 2 (+2) blocks are definitely lost in new loss record 1 of 2"),
+        ("Leak_DefinitelyLost",
+         "16 (+16) bytes in 1 (+1) blocks are definitely lost in new loss record 1 of 3"),
+        ("Leak_DefinitelyLost", "16 bytes in 1 blocks are definitely lost in loss record 1 of 3"),
+        ("Leak_DefinitelyLost", "24 bytes in 1 blocks are definitely lost in loss record 2 of 3"),
+    ]
+    if texts != want_xml:
+        fail("the checks in valgrind's XML: %s" % texts)
     con = sqlite3.connect(db)
     rows = con.execute("SELECT seq, bytes, blocks FROM checks WHERE leak_class = 'definitely'"
                        " ORDER BY seq").fetchall()

@@ -93,8 +93,23 @@ def misuse_expect(heapledger, misuser, source, tmp):
             "source_name": os.path.basename(source)}
 
 
+def checks_expect(heapledger, checker, tmp):
+    """One `heapledger run` of scan_checkpoints (tests/scan): two on-demand
+    checks, with the leak scan on (the classes come from it)."""
+    db = os.path.join(tmp, "checks.db")
+    env = {k: v for k, v in os.environ.items() if k != "HEAPLEDGER_OPTIONS"}
+    r = subprocess.run([heapledger, "run", "--db", db, "--", checker],
+                       capture_output=True, text=True, timeout=60, env=env)
+    if r.returncode != 0:
+        fail("heapledger run scan_checkpoints: %d\n%s" % (r.returncode, r.stderr[-2000:]))
+    checks = count(db, "SELECT count(DISTINCT seq) FROM checks")
+    if checks != 2:
+        fail("scan_checkpoints stored %d checks, want 2" % checks)
+    return {"db": db}
+
+
 def main():
-    heapledger, prog, source, build_dir, misuser, misuser_src = sys.argv[1:7]
+    heapledger, prog, source, build_dir, misuser, misuser_src, checker = sys.argv[1:8]
     if not os.access(CHROMIUM, os.X_OK):
         skip("%s is absent (Debian package chromium; scripts/setup.sh installs it)" % CHROMIUM)
     if not shutil.which("node") or not shutil.which("npm"):
@@ -124,16 +139,19 @@ def main():
             "report": report,
         }
         expect["misuse"] = misuse_expect(heapledger, misuser, misuser_src, tmp)
+        expect["checks"] = checks_expect(heapledger, checker, tmp)
         # A daemon run still being written: one client stored, the page
         # open; the page runs a second client and must show its processes.
         live = Daemon(heapledger, os.path.join(tmp, "live.db"), os.path.join(tmp, "live.sock"))
-        live_sv = sv = misuse_sv = None
+        live_sv = sv = misuse_sv = checks_sv = None
         try:
             live.run(prog, "a")
             live.wait_processes(1, 2)
             live_sv = Server(heapledger, live.db)
             misuse_sv = Server(heapledger, expect["misuse"]["db"])
             expect["misuse"]["url"] = misuse_sv.url
+            checks_sv = Server(heapledger, expect["checks"]["db"])
+            expect["checks"]["url"] = checks_sv.url
             expect["live"] = {"url": live_sv.url, "env": live.env, "prog": prog}
             sv = Server(heapledger, db)
             expect["url"] = sv.url
@@ -142,7 +160,7 @@ def main():
             r = subprocess.run(["node", script, os.path.join(tmp, "expect.json"), shots],
                                cwd=where, capture_output=True, text=True, timeout=240)
         finally:
-            for server in (sv, live_sv, misuse_sv):
+            for server in (sv, live_sv, misuse_sv, checks_sv):
                 if server:
                     server.stop()
             live.stop()

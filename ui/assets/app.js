@@ -301,6 +301,68 @@ async function errorList(run, box) {
   box.replaceChildren(...items);
 }
 
+/* On-demand leak checks (heapledger_check_leaks(), check_signal=), as
+ * valgrind's leak_check shows them: each check's totals by kind with what
+ * changed since the check before, then its loss records that grew. */
+const CHECK_KINDS = [['definitely', 'definitely lost'], ['indirectly', 'indirectly lost'],
+  ['possibly', 'possibly lost'], ['reachable', 'still reachable'], ['suppressed', 'suppressed']];
+
+/* Records listed as valgrind's default --show-leak-kinds lists them (the
+ * totals above count every kind). */
+const LISTED_KINDS = new Set(['definitely', 'indirectly', 'possibly', 'unknown']);
+
+function kindWords(k) {
+  const known = CHECK_KINDS.find(c => c[0] === k);
+  return known ? known[1] : 'lost (not classified: no leak scan ran)';
+}
+
+function signed(n) { return (n < 0 ? '-' : '+') + Math.abs(n).toLocaleString('en-US'); }
+
+async function checkList(run, box) {
+  const { checks, records } = await api(`runs/${run.id}/checks`);
+  if (!checks.length) { box.replaceChildren(h('p', { class: 'muted' }, 'No on-demand leak checks.')); return; }
+  const byCheck = new Map();
+  for (const row of checks) {
+    const key = `${row.process_id}/${row.seq}`;
+    if (!byCheck.has(key)) byCheck.set(key, { ...row, kinds: {}, records: [] });
+    byCheck.get(key).kinds[row.leak_class] = row;
+  }
+  for (const r of records) byCheck.get(`${r.process_id}/${r.seq}`)?.records.push(r);
+  const items = [], before = new Map();
+  for (const c of byCheck.values()) {
+    const prev = before.get(c.process_id);
+    before.set(c.process_id, c);
+    const rows = CHECK_KINDS.map(([k, label]) => {
+      const now = c.kinds[k] || { bytes: 0, blocks: 0 }, was = (prev && prev.kinds[k]) || { bytes: 0, blocks: 0 };
+      return h('tr', { 'data-kind': k }, h('td', { class: 'cls-' + k }, label),
+        num(`${bytes(now.bytes)} (${signed(now.bytes - was.bytes)})`),
+        num(`${now.blocks} (${signed(now.blocks - was.blocks)})`));
+    });
+    const listed = c.records.filter(r => LISTED_KINDS.has(r.leak_class));
+    const grew = listed.filter(r => r.new_bytes > 0 || r.new_indirect_bytes > 0 || r.new_blocks > 0);
+    const recs = [];
+    for (const r of grew) {
+      const fresh = r.new_blocks > 0 && r.new_blocks === r.blocks ? 'new ' : '';
+      const st = await stackBlock(r.stack_id, 'allocated at:');
+      recs.push(h('div', { class: 'check-record', 'data-kind': r.leak_class },
+        `${(r.bytes + r.indirect_bytes).toLocaleString('en-US')} (${signed(r.new_bytes + r.new_indirect_bytes)}) bytes in ` +
+        `${r.blocks} (${signed(r.new_blocks)}) blocks are ${kindWords(r.leak_class)} in ${fresh}loss record ${r.rank} of ${c.records_total}`, st));
+    }
+    const same = listed.length - grew.length;
+    items.push(h('div', { class: 'leak-check', 'data-seq': c.seq, 'data-pid': c.pid },
+      h('b', null, `Leak check ${c.seq}`), ` in pid ${c.pid} (${c.by_signal ? 'check_signal' : 'heapledger_check_leaks()'}` +
+        `, ${((c.time_ns - run.started_ns) / 1e9).toFixed(3)} s after the run started)`,
+      c.all_threads_stopped ? null : h('span', { class: 'error' }, ' a thread did not stop for the scan'),
+      h('table', null, h('thead', null, h('tr', null, h('th', null, 'kind'), h('th', null, 'bytes'), h('th', null, 'blocks'))),
+        h('tbody', null, rows)),
+      ...recs,
+      same ? h('p', { class: 'muted' }, `${same} loss record${same > 1 ? 's' : ''} that did not grow since the check before not shown`) : null,
+      c.records_total > c.records.length ? h('p', { class: 'muted' },
+        `${c.records_total - c.records.length} loss records of this check were not kept; the totals count them`) : null));
+  }
+  box.replaceChildren(...items);
+}
+
 /* A run still being written: the server's event stream says how many
  * processes it holds whenever that changes (ui/events.c); the page is drawn
  * again only when a process arrived or the run ended, so an open stack
@@ -336,6 +398,7 @@ async function pageRun(id) {
   const pick = h('select', { id: 'process-pick' }, procs.map((p, i) => h('option', { value: i }, `pid ${p.pid} (${p.origin}) ${p.exe.split('/').pop()}`)));
   pick.onchange = () => processViews(procs[+pick.value], views);
   const leaksBox = h('div', { id: 'leaks-box' }), errBox = h('div', { id: 'errors-box' });
+  const checksBox = h('div', { id: 'checks-box' });
   const live = !run.ended_ns && !STATIC;
   show(h('h1', null, `Run ${run.id}: ${run.program || '?'}`),
     h('p', null, argvText(run.argv), h('br'), h('span', { class: 'muted' },
@@ -347,9 +410,11 @@ async function pageRun(id) {
     h('h2', null, `Processes (${procs.length})`), capped(processTree, procs),
     h('h2', null, 'Heap summary'), capped(summaryTable, procs),
     h('h2', null, 'Leaks'), leaksBox, h('h2', null, 'Heap errors'), errBox,
+    h('h2', null, 'Leak checks'), checksBox,
     procs.length > 1 ? h('div', { class: 'bar' }, 'process: ', pick) : null, views);
   await leakTable(run, leaksBox, start, firstLeaks);
   await errorList(run, errBox);
+  await checkList(run, checksBox);
   if (procs.length) await processViews(procs[0], views);
   /* A daemon run still being written: its processes arrive as they end. */
   if (live) watchLive(id, procs.length);

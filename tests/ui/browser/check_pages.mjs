@@ -198,6 +198,39 @@ async function heapErrors(browser) {
   await page.close();
 }
 
+// On-demand leak checks of a real run of scan_checkpoints: check 1 lists
+// leak_a's two blocks as a new loss record, check 2 leak_b's block as new
+// and says that leak_a's record, unchanged, is not shown; each with its
+// totals by kind and what changed since the check before.
+async function leakChecks(browser) {
+  const c = expect.checks;
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  watch(page);
+  await page.goto(c.url + '#/run/1');
+  await ready(page);
+  const shown = await page.locator('#checks-box .leak-check').evaluateAll(els => els.map(e => ({
+    seq: e.dataset.seq, text: e.textContent,
+    definitely: e.querySelector('tr[data-kind="definitely"]').textContent,
+    records: [...e.querySelectorAll('.check-record')].map(r => ({ kind: r.dataset.kind,
+      text: r.firstChild.textContent, fns: [...r.querySelectorAll('.fn')].map(f => f.textContent) })),
+  })));
+  check(shown.map(x => x.seq).join() === '1,2', 'leak checks shown: ' + shown.map(x => x.seq));
+  const [one, two] = shown;
+  const lost = x => x.records.filter(r => r.kind === 'definitely');
+  check(lost(one).length === 1 && lost(one)[0].fns[0] === 'leak_a' &&
+    lost(one)[0].text.startsWith('96 (+96) bytes in 2 (+2) blocks are definitely lost in new loss record'),
+    'check 1 records: ' + JSON.stringify(one.records));
+  check(one.definitely.includes('96 B (+96)') && one.definitely.includes('2 (+2)'), 'check 1 totals: ' + one.definitely);
+  check(lost(two).length === 1 && lost(two)[0].fns[0] === 'leak_b' &&
+    lost(two)[0].text.startsWith('200 (+200) bytes in 1 (+1) blocks are definitely lost in new loss record'),
+    'check 2 records: ' + JSON.stringify(two.records));
+  check(two.definitely.includes('296 B (+200)') && two.definitely.includes('3 (+1)'), 'check 2 totals: ' + two.definitely);
+  check(two.text.includes('1 loss record that did not grow since the check before not shown'),
+    'check 2 names the record left out: ' + two.text);
+  await page.locator('#checks-box').screenshot({ path: path.join(shots, 'leak-checks.png') });
+  await page.close();
+}
+
 // The HTML report, opened from a file with the network off: every request
 // that is not for the file itself fails the test.
 async function htmlReport(browser) {
@@ -240,6 +273,7 @@ try {
   await otherPages(page);
   if (expect.report) await htmlReport(browser);
   await heapErrors(browser);
+  await leakChecks(browser);
   await liveRun(browser);
   check(problems.length === 0, problems.join('\n'));
 } catch (e) {
