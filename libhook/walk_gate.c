@@ -22,6 +22,11 @@
  * A walk made with one of the locks fork's prepare handler takes held (the
  * leak scan's roots) needs no gate: the forker waits for that lock.
  *
+ * The program's own dl_iterate_phdr calls pass the gate too (the hook
+ * defines dl_iterate_phdr): a thread of the program inside one at fork
+ * holds the same lock, and the child's first capture would wait for it
+ * although the child itself never asked for a walk.
+ *
  * Both waits are bounded, so the gate cannot hang the program either: a
  * walk of another thread that has not ended after GATE_FORK_WAIT_MS (it
  * waits for a lock the forking program holds, say) lets the fork go on, and
@@ -30,6 +35,8 @@
  * fork takes longer than GATE_WALK_WAIT_MS goes on.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
@@ -121,4 +128,25 @@ void hl_walk_fork_child(void)
 bool hl_walks_off(void)
 {
 	return walks_off;
+}
+
+typedef int (*phdr_fn)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
+static _Atomic(phdr_fn) real_iterate;
+
+/* Every caller's: the program's, libunwind's, the hook's. In a child that
+ * must not walk, the call is the program's own business and goes through. */
+HL_API int dl_iterate_phdr(int (*callback)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+	phdr_fn real = atomic_load_explicit(&real_iterate, memory_order_acquire);
+	if (real == NULL) {
+		real = (phdr_fn)dlsym(RTLD_NEXT, "dl_iterate_phdr");
+		if (real == NULL)
+			return 0;
+		atomic_store_explicit(&real_iterate, real, memory_order_release);
+	}
+	if (!hl_walk_begin())
+		return real(callback, data);
+	int ret = real(callback, data);
+	hl_walk_end();
+	return ret;
 }
