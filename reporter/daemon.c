@@ -212,6 +212,7 @@ int hl_cmd_daemon(int argc, char **argv)
 	if (out.db_path) {
 		hl_runinfo_uuid(&r);
 		hl_runinfo_git(&r);
+		hl_runinfo_host(&r);
 	}
 	out.sym = hl_symbolizer_new();
 	hl_output_open_db(&out, &r);

@@ -507,6 +507,30 @@ static struct hl_process *new_process(struct hl_json_import *im)
 	return p;
 }
 
+/* The heap timeline (not in the first reports): samples whose ticks are
+ * their times, as the process's clock is (new_process). */
+static void read_timeline(struct reader *rd, struct hl_process *p, json_t *a, const char *where)
+{
+	if (!a)
+		return;
+	if (!json_is_array(a))
+		return (void)bad(rd, where, "not an array");
+	p->nsamples = json_array_size(a);
+	p->samples_cap = p->nsamples + 1;
+	p->samples = hl_xcalloc(p->samples_cap, sizeof(*p->samples));
+	for (size_t i = 0; i < p->nsamples && !rd->failed; i++) {
+		char spath[256];
+		json_t *s = json_array_get(a, i);
+
+		at(spath, sizeof(spath), where, NULL, (long)i);
+		if (!json_is_object(s))
+			return (void)bad(rd, spath, "not an object");
+		p->samples[i].ticks = get_u64(rd, s, spath, "time_ns");
+		p->samples[i].in_use_bytes = get_u64(rd, s, spath, "in_use_bytes");
+		p->samples[i].in_use_blocks = get_u64(rd, s, spath, "in_use_blocks");
+	}
+}
+
 static void read_process(struct reader *rd, struct hl_json_import *im, json_t *o,
 			 const char *where)
 {
@@ -574,6 +598,8 @@ static void read_process(struct reader *rd, struct hl_json_import *im, json_t *o
 		hl_grow((void **)&p->errors, &p->errors_cap, p->nerrors, sizeof(*p->errors));
 		read_error(rd, im, p, e, epath, &p->errors[p->nerrors++]);
 	}
+	read_timeline(rd, p, json_object_get(o, "timeline"),
+		      at(path, sizeof(path), where, "timeline", 0));
 	if (checks && !json_is_array(checks))
 		return (void)bad(rd, at(path, sizeof(path), where, "checks", 0), "not an array");
 	for (size_t i = 0; i < json_array_size(checks) && !rd->failed; i++) {
@@ -630,6 +656,11 @@ static void read_run(struct reader *rd, struct hl_report *r, json_t *run)
 	r->unreported = json_is_string(json_object_get(run, "unreported")) ?
 		hl_arena_strdup(&r->arena, json_string_value(json_object_get(run, "unreported"))) :
 		NULL;
+	/* Not in the first reports: absent is unknown. */
+	if (json_object_get(run, "cwd"))
+		r->cwd = get_str(rd, &r->arena, run, "run", "cwd", true);
+	if (json_object_get(run, "hostname"))
+		r->hostname = get_str(rd, &r->arena, run, "run", "hostname", true);
 	if (!rd->failed && !r->uuid)
 		bad(rd, "run.uuid", "null: the run has no UUID, so importing it twice could not be "
 		    "told apart");

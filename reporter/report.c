@@ -316,6 +316,13 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 	for (size_t i = 0; i < p->nleaks; i++)
 		leak_of(r, p, &p->leaks[i], sym, max_frames, &rp->leaks[i]);
 	add_errors(r, rp, p, sym, max_frames);
+	rp->ntimeline = p->nsamples;
+	rp->timeline = hl_arena_alloc(&r->arena, (p->nsamples + 1) * sizeof(*rp->timeline));
+	for (size_t i = 0; i < p->nsamples; i++)
+		rp->timeline[i] = (struct hl_report_sample){
+			hl_process_ticks_to_realtime(p, p->samples[i].ticks),
+			p->samples[i].in_use_bytes, p->samples[i].in_use_blocks,
+		};
 	rp->nchecks = p->nchecks;
 	rp->checks = hl_arena_alloc(&r->arena, (p->nchecks + 1) * sizeof(*rp->checks));
 	for (size_t i = 0; i < p->nchecks; i++) {

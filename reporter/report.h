@@ -76,6 +76,12 @@ struct hl_report_check {
 	size_t nunstopped_tids;
 };
 
+/* A sample of the heap in use (state.h's timeline). */
+struct hl_report_sample {
+	uint64_t time_ns;             /* CLOCK_REALTIME */
+	uint64_t in_use_bytes, in_use_blocks;
+};
+
 struct hl_report_process {
 	uint32_t pid, ppid;
 	const char *exe;
@@ -114,6 +120,8 @@ struct hl_report_process {
 	size_t nerrors;
 	struct hl_report_check *checks; /* in order */
 	size_t nchecks;
+	struct hl_report_sample *timeline; /* as taken (threads: not always in time order) */
+	size_t ntimeline;
 };
 
 /* Leak kinds, as bits of struct hl_report_view.show_kinds. */
@@ -171,6 +179,8 @@ struct hl_report {
 	const char *uuid;             /* names the run in every database, NULL if none */
 	const char *git_commit;       /* NULL if unknown */
 	const char *git_branch;
+	const char *cwd;              /* the directory and host it ran in, NULL if unknown */
+	const char *hostname;
 	const char **label_keys;      /* --label key=value, nlabels of each */
 	const char **label_values;
 	size_t nlabels;

@@ -352,6 +352,22 @@ static json_t *check_json(struct hl_report *r, const struct hl_report_check *c,
 	return o;
 }
 
+/* The heap in use over time (what `import` needs to store it again). */
+static json_t *timeline_json(const struct hl_report_process *p)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < p->ntimeline; i++) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "time_ns", u64(p->timeline[i].time_ns));
+		json_object_set_new(o, "in_use_bytes", u64(p->timeline[i].in_use_bytes));
+		json_object_set_new(o, "in_use_blocks", u64(p->timeline[i].in_use_blocks));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
 static json_t *process_json(struct hl_report *r, const struct hl_report_process *p)
 {
 	json_t *o = json_object();
@@ -383,6 +399,7 @@ static json_t *process_json(struct hl_report *r, const struct hl_report_process 
 	}
 	json_object_set_new(o, "leaks", leaks);
 	json_object_set_new(o, "errors", errors);
+	json_object_set_new(o, "timeline", timeline_json(p));
 	return o;
 }
 
@@ -414,6 +431,8 @@ int hl_report_json_begin(const struct hl_report *r, FILE *out)
 	json_object_set_new(run, "git_branch", str_or_null(r->git_branch));
 	json_object_set_new(run, "labels", labels_json(r));
 	json_object_set_new(run, "unreported", str_or_null(r->unreported));
+	json_object_set_new(run, "cwd", str_or_null(r->cwd));
+	json_object_set_new(run, "hostname", str_or_null(r->hostname));
 	text = json_dumps(run, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 	json_decref(run);
 	if (!text)

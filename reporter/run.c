@@ -656,6 +656,7 @@ int hl_run_command(int argc, char **argv, unsigned leak_error_kinds)
 	if (!o.no_db || o.json_path) {
 		hl_runinfo_uuid(&r);
 		hl_runinfo_git(&r);
+		hl_runinfo_host(&r);
 	}
 	report_run(&run, &o, &r, sym, prefetched, &db);
 	status = r.exit_code; /* the program's, or --error-exitcode's */

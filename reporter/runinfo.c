@@ -73,6 +73,18 @@ static bool git_line(const char *const *args, char *out, size_t len)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 && out[0];
 }
 
+void hl_runinfo_host(struct hl_report *r)
+{
+	char cwd[4096], host[256];
+
+	if (getcwd(cwd, sizeof(cwd)))
+		r->cwd = hl_arena_strdup(&r->arena, cwd);
+	if (gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = 0;
+		r->hostname = hl_arena_strdup(&r->arena, host);
+	}
+}
+
 void hl_runinfo_git(struct hl_report *r)
 {
 	static const char *const head[] = { "git", "rev-parse", "HEAD", NULL };

@@ -18,6 +18,8 @@
 /* Sets r->git_commit and r->git_branch (arena copies) when known.
  * HEAPLEDGER_GIT=0 skips the `git` call (the CI variables still count). */
 void hl_runinfo_git(struct hl_report *r);
+/* Sets r->cwd and r->hostname (arena copies) when known. */
+void hl_runinfo_host(struct hl_report *r);
 /* Sets r->uuid to a new random RFC 4122 version 4 UUID. */
 void hl_runinfo_uuid(struct hl_report *r);
 /* Adds "key=value" to r's labels; returns 0 or -EINVAL if it has no '=' or

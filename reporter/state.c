@@ -807,6 +807,9 @@ uint64_t hl_process_ticks_to_realtime(const struct hl_process *p, uint64_t ticks
 	if (p->sync_ticks[1] > p->sync_ticks[0] && p->sync_mono[1] > p->sync_mono[0])
 		rate = (double)(p->sync_ticks[1] - p->sync_ticks[0]) /
 		       (double)(p->sync_mono[1] - p->sync_mono[0]);
+	else /* one clock pair: exact, whatever the distance (an imported report's
+	      * ticks are its times, 2^60 ns from the pair at 0) */
+		return p->sync_real[0] + (ticks - p->sync_ticks[0]);
 	delta = ((double)ticks - (double)p->sync_ticks[0]) / rate;
 	return (uint64_t)((double)p->sync_real[0] + delta);
 }

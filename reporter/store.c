@@ -162,9 +162,14 @@ int hl_store_run_begin(struct hl_store *s, const struct hl_report *r, int64_t *r
 		sqlite3_bind_text(st, 1, r->mode, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, program, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 3, argv, -1, SQLITE_STATIC);
-		if (!r->imported && getcwd(cwd, sizeof(cwd)))
+		/* The report's (an imported one's are where it ran), else ours. */
+		if (r->cwd)
+			sqlite3_bind_text(st, 4, r->cwd, -1, SQLITE_STATIC);
+		else if (!r->imported && getcwd(cwd, sizeof(cwd)))
 			sqlite3_bind_text(st, 4, cwd, -1, SQLITE_STATIC);
-		if (!r->imported && gethostname(host, sizeof(host)) == 0)
+		if (r->hostname)
+			sqlite3_bind_text(st, 5, r->hostname, -1, SQLITE_STATIC);
+		else if (!r->imported && gethostname(host, sizeof(host)) == 0)
 			sqlite3_bind_text(st, 5, host, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 6, (int64_t)r->started_ns);
 		bind_opt_text(st, 7, r->git_commit);

@@ -58,7 +58,7 @@ struct loader {
 	struct hl_store *s;
 	const struct hl_report_filter *filter;
 	sqlite3_stmt *stack, *leaks, *errors, *checks, *exec_next, *frames, *check_records,
-		*unstopped;
+		*unstopped, *timeline;
 	int64_t run_id;
 	/* The run's frames, by frames.id: records share their callers, and
 	 * one read of the call tree replaced a recursive walk per record (435
@@ -109,13 +109,15 @@ static const char *const loader_sql[] = {
 	" ORDER BY c.seq, c.rank",
 	"SELECT check_seq, tid FROM unstopped_threads WHERE process_id = ?"
 	" ORDER BY check_seq, rowid",
+	"SELECT time_ns, in_use_bytes, in_use_blocks FROM timeline WHERE process_id = ?"
+	" ORDER BY rowid", /* as taken (threads: not always in time order) */
 };
 
 static int loader_open(struct loader *l, struct hl_store *s, int64_t run_id,
 		       const struct hl_report_filter *filter)
 {
 	sqlite3_stmt **st[] = { &l->stack, &l->leaks, &l->errors, &l->checks, &l->exec_next,
-				&l->frames, &l->check_records, &l->unstopped };
+				&l->frames, &l->check_records, &l->unstopped, &l->timeline };
 
 	memset(l, 0, sizeof(*l));
 	l->s = s;
@@ -137,6 +139,7 @@ static void loader_close(struct loader *l)
 	sqlite3_finalize(l->frames);
 	sqlite3_finalize(l->check_records);
 	sqlite3_finalize(l->unstopped);
+	sqlite3_finalize(l->timeline);
 	free(l->tree);
 }
 
@@ -475,6 +478,31 @@ static int load_check_records(struct loader *ld, struct hl_report *r, int64_t pr
 }
 
 /* The threads each scan could not stop: check_seq 0 is the exit scan's. */
+/* The process's heap timeline, in the order it was taken. */
+static int load_timeline(struct loader *ld, struct hl_report *r, int64_t process_id,
+			 struct hl_report_process *p)
+{
+	sqlite3_stmt *st = ld->timeline;
+	size_t cap = 0;
+
+	sqlite3_bind_int64(st, 1, process_id);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (p->ntimeline == cap) {
+			struct hl_report_sample *grown;
+
+			cap = cap ? cap * 2 : 8;
+			grown = hl_arena_alloc(&r->arena, cap * sizeof(*grown));
+			if (p->ntimeline)
+				memcpy(grown, p->timeline, p->ntimeline * sizeof(*grown));
+			p->timeline = grown;
+		}
+		p->timeline[p->ntimeline++] = (struct hl_report_sample){
+			col_u64(st, 0), col_u64(st, 1), col_u64(st, 2) };
+	}
+	sqlite3_reset(st);
+	return 0;
+}
+
 static int load_unstopped(struct loader *ld, struct hl_report *r, int64_t process_id,
 			  struct hl_report_process *p)
 {
@@ -613,6 +641,8 @@ static int load_processes(struct loader *ld, struct hl_report *r,
 		if (keep && !err)
 			err = load_unstopped(ld, into, id, p);
 		if (keep && !err)
+			err = load_timeline(ld, into, id, p);
+		if (keep && !err)
 			err = load_exec_path(ld, into, sqlite3_column_int64(st, 25), p);
 		/* --kind keeps the processes that have a record of those kinds
 		 * (or a heap error) */
@@ -662,7 +692,8 @@ static int load_run(struct hl_store *s, int64_t run_id, struct hl_report *r)
 	int rc;
 
 	if (sqlite3_prepare_v2(s->db, "SELECT mode, argv, started_ns, ended_ns, exit_code,"
-			       " uuid, git_commit, git_branch FROM runs WHERE id = ?", -1, &st, NULL))
+			       " uuid, git_commit, git_branch, cwd, hostname FROM runs WHERE id = ?",
+			       -1, &st, NULL))
 		return load_fail(s, "run");
 	sqlite3_bind_int64(st, 1, run_id);
 	rc = sqlite3_step(st);
@@ -681,6 +712,8 @@ static int load_run(struct hl_store *s, int64_t run_id, struct hl_report *r)
 	r->uuid = col_text(r, st, 5);
 	r->git_commit = col_text(r, st, 6);
 	r->git_branch = col_text(r, st, 7);
+	r->cwd = col_text(r, st, 8);
+	r->hostname = col_text(r, st, 9);
 	sqlite3_finalize(st);
 	return load_labels(s, run_id, r);
 }

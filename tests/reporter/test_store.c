@@ -184,6 +184,8 @@ static void test_roundtrip(void **state)
 	live.argv = argv;
 	live.argc = 2;
 	live.started_ns = 5;
+	live.cwd = "/work/dir"; /* stored as the report says, and read back */
+	live.hostname = "builder-7";
 	hl_report_add_process(&live, p, sym, 0);
 	assert_int_equal(hl_store_open(path, false, &s), 0);
 	assert_int_equal(hl_store_run_begin(s, &live, &run_id), 0);
