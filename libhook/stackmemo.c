@@ -54,7 +54,7 @@ extern void *__libc_stack_end; /* ld.so: the initial stack pointer */
  * interned stack itself, see fill), not the stack. cc1 (Debian's, -O2 on
  * bench/real/gen_c.awk's 31 functions) under checks=full, where every free
  * captures a stack too, has ~14.5k distinct stacks: 2048 sets hit 80% of its
- * captures, 4096 (256 KiB) 88%; by default 1024 sets (64 KiB) hit 78%. */
+ * captures, 4096 (256 KiB) 87%; by default 1024 sets (64 KiB) hit 76%. */
 #define MEMO_SET_BITS 10u
 #define MEMO_SET_BITS_FULL 12u
 #define MEMO_WAYS 4u                     /* entries per set: one cache line */
