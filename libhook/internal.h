@@ -28,12 +28,16 @@
 #define hl_unlikely(x) __builtin_expect(!!(x), 0)
 #define HL_TLS __thread __attribute__((tls_model("initial-exec")))
 
-/* Code that runs where ThreadSanitizer cannot follow it: no instrumentation
- * at all (not even function entry), in a TSan build only. See its uses. */
+/* HL_TSAN_BUILD: a ThreadSanitizer build (only the threaded unit tests are
+ * built so). HL_NO_TSAN: code that runs where ThreadSanitizer cannot follow
+ * it: no instrumentation at all (not even function entry), in a TSan build
+ * only. See their uses. */
 #if defined(__SANITIZE_THREAD__)
+#define HL_TSAN_BUILD 1
 #define HL_NO_TSAN __attribute__((no_sanitize_thread))
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
+#define HL_TSAN_BUILD 1
 #define HL_NO_TSAN __attribute__((disable_sanitizer_instrumentation))
 #endif
 #endif

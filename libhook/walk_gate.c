@@ -134,15 +134,6 @@ bool hl_walks_off(void)
  * initializes, before any instrumented code may run; a hook linked into a
  * TSan-built test would replace that interceptor and crash there. Only the
  * threaded unit tests are built so, never the preloaded library. */
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define HL_TSAN_BUILD 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define HL_TSAN_BUILD 1
-#endif
-
 #ifndef HL_TSAN_BUILD
 typedef int (*phdr_fn)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
 static _Atomic(phdr_fn) real_iterate;

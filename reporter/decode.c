@@ -386,20 +386,11 @@ static const char *check_header(const struct hl_wire_header *h)
 	return NULL;
 }
 
-/* Hands a record that passed its header check to the sink if it is valid
- * on this connection. Returns 0, or -EPROTO with *why, or the sink's error
- * (*why NULL). */
-static long accept_record(struct hl_decoder *d, const struct hl_wire_header *rec,
-			  const char **why)
+/* Hands a record that passed every check to the sink. */
+static inline long sink_record(struct hl_decoder *d, const struct hl_wire_header *rec)
 {
-	int err;
+	int err = d->sink ? d->sink(d->ctx, rec) : 0;
 
-	*why = hl_decode_check_layout(rec);
-	if (!*why)
-		*why = check_connection(d, rec);
-	if (*why)
-		return -EPROTO;
-	err = d->sink ? d->sink(d->ctx, rec) : 0;
 	if (err) {
 		if (!d->error[0])
 			snprintf(d->error, sizeof(d->error), "cannot process %s record",
@@ -408,6 +399,20 @@ static long accept_record(struct hl_decoder *d, const struct hl_wire_header *rec
 	}
 	d->records++;
 	return 0;
+}
+
+/* Hands a record that passed its header check to the sink if it is valid
+ * on this connection. Returns 0, or -EPROTO with *why, or the sink's error
+ * (*why NULL). */
+static long accept_record(struct hl_decoder *d, const struct hl_wire_header *rec,
+			  const char **why)
+{
+	*why = hl_decode_check_layout(rec);
+	if (!*why)
+		*why = check_connection(d, rec);
+	if (*why)
+		return -EPROTO;
+	return sink_record(d, rec);
 }
 
 /* The checks of hl_decode_check_layout and check_connection for an ALLOC or
@@ -427,21 +432,6 @@ static inline bool packed_event_valid(const struct hl_decoder *d, const struct h
 		       hl_decode_stack_known(d, a->stack_id);
 	}
 	return false;
-}
-
-/* Hands a record that passed every check to the sink. */
-static inline long sink_record(struct hl_decoder *d, const struct hl_wire_header *rec)
-{
-	int err = d->sink ? d->sink(d->ctx, rec) : 0;
-
-	if (err) {
-		if (!d->error[0])
-			snprintf(d->error, sizeof(d->error), "cannot process %s record",
-				 hl_decode_type_name(rec->type));
-		return err;
-	}
-	d->records++;
-	return 0;
 }
 
 /* One packed event expanded into its full-size record. */
