@@ -5,8 +5,10 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -15,6 +17,33 @@
 #include "report_formats.h"
 #include "report_speedscope.h"
 #include "ui.h"
+
+/* The git top level of the current directory (the nearest directory up
+ * with a .git entry) into buf; false if there is none. */
+static bool git_toplevel(char *buf, size_t len)
+{
+	char *slash;
+
+	if (!getcwd(buf, len))
+		return false;
+	for (;;) {
+		size_t n = strlen(buf);
+		struct stat st;
+
+		if (n + 6 > len)
+			return false;
+		strcpy(buf + n, n > 1 ? "/.git" : ".git");
+		if (!stat(buf, &st)) {
+			buf[n] = 0;
+			return true;
+		}
+		buf[n] = 0;
+		slash = strrchr(buf, '/');
+		if (!slash || n == 1)
+			return false;
+		*(slash == buf ? slash + 1 : slash) = 0;
+	}
+}
 
 /* Prints s single-quoted for sh. */
 static void print_quoted(const char *s)
@@ -158,8 +187,9 @@ static int report_streamed(struct hl_store *store, int64_t id, const struct hl_r
 
 int hl_cmd_report(int argc, char **argv)
 {
-	const char *db = NULL, *format = "text";
+	const char *db = NULL, *format = "text", *sarif_root = NULL;
 	unsigned long run_id = 0;
+	char git_top[PATH_MAX];
 	struct hl_report_view view = { .show_kinds = HL_SHOW_DEFAULT };
 	struct hl_report_filter filter = { 0 };
 	const struct hl_arg args[] = {
@@ -177,6 +207,10 @@ int hl_cmd_report(int argc, char **argv)
 			      " speedscope (allocation and leak profiles), sarif (SARIF 2.1.0:"
 			      " a result per leak site), junit (a testcase per process) or"
 			      " valgrind-xml (memcheck's XML, protocol 4)"),
+		HL_ARG_STRING("sarif-root", 0, "DIR", &sarif_root,
+			      "sarif: the source root, whose files are written relative to it"
+			      " (uriBaseId SRCROOT; default: the git top level of the current"
+			      " directory, if any)"),
 		HL_VIEW_ARGS(&view),
 		HL_ARG_END
 	};
@@ -217,7 +251,9 @@ int hl_cmd_report(int argc, char **argv)
 		   !strcmp(format, "json") || !strcmp(format, "text")) {
 		/* written above */
 	} else if (!strcmp(format, "sarif")) {
-		err = hl_report_write_sarif(&r, stdout);
+		if (!sarif_root && git_toplevel(git_top, sizeof(git_top)))
+			sarif_root = git_top;
+		err = hl_report_write_sarif(&r, sarif_root, stdout);
 	} else if (!strcmp(format, "junit")) {
 		err = hl_report_write_junit(&r, stdout);
 	} else if (!strcmp(format, "valgrind-xml")) {

@@ -12,7 +12,9 @@
 
 #include "report.h"
 
-int hl_report_write_sarif(const struct hl_report *r, FILE *out);
+/* root: the source root (files under it are written relative to it, with
+ * uriBaseId SRCROOT), NULL for absolute file: URIs only. */
+int hl_report_write_sarif(const struct hl_report *r, const char *root, FILE *out);
 int hl_report_write_junit(const struct hl_report *r, FILE *out);
 
 /* s escaped for XML text and attributes (control characters XML 1.0 cannot

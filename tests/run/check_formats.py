@@ -4,17 +4,22 @@ stored runs of fake_client: a forked pair whose parent and child share a
 leak site, and a process with leaks of every class, a heap error and a
 suppressed site.
 
-SARIF 2.1.0: the fields the specification requires (sarifLog version and
-runs, run tool.driver.name, result message.text, locations), one result per
-leak site with its fingerprint in partialFingerprints, frames as locations,
-a suppression named, heap errors as results. JUnit: parsed as XML, one
-testcase per process, one failure per unsuppressed leak record and heap
-error, counts that add up.
+SARIF 2.1.0: @microsoft/sarif-multitool validate (installed into the build
+directory from validators/package-lock.json with npm ci) reports no error or
+warning; and the fields code scanning reads: one result per leak site and
+class with its fingerprint in partialFingerprints, the counts and class of
+that result in its message, the site's first frame of the program's own
+code as the one location (never the allocator or libc) with the whole stack
+as relatedLocations, a codeFlow and a stack, files relative to SRCROOT,
+informationUri, a suppression named, heap errors as results. JUnit: parsed
+as XML, one testcase per process, one failure per unsuppressed leak record
+and heap error, counts that add up.
 
-usage: check_formats.py HEAPLEDGER FAKE_CLIENT
+usage: check_formats.py HEAPLEDGER FAKE_CLIENT BUILD_DIR
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,6 +29,47 @@ import xml.etree.ElementTree as ET
 def fail(msg):
     print("FAIL: " + msg)
     sys.exit(1)
+
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUNTIME = ("libheapledger", "libc.so", "libc-", "libstdc++", "ld-linux", "malloc", "strdup")
+
+
+def sarif_validator(build_dir):
+    """sarif-multitool installed by npm ci into BUILD_DIR/validators, or None
+    (then the validation is skipped, except under CI)."""
+    where = os.path.join(build_dir, "validators")
+    tool = os.path.join(where, "node_modules", ".bin", "sarif-multitool")
+    lock = os.path.join(HERE, "validators", "package-lock.json")
+    stamp = os.path.join(where, ".installed-lock")
+    want = open(lock, encoding="utf-8").read()
+    if not (os.path.exists(stamp) and open(stamp, encoding="utf-8").read() == want):
+        if not shutil.which("npm"):
+            return None
+        os.makedirs(where, exist_ok=True)
+        for name in ("package.json", "package-lock.json"):
+            shutil.copy(os.path.join(HERE, "validators", name), where)
+        r = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                           cwd=where, capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            print("npm ci of the SARIF validator failed: " + r.stderr[-1500:])
+            return None
+        with open(stamp, "w", encoding="utf-8") as f:
+            f.write(want)
+    # npm does not run the package's postinstall (chmod) by default
+    native = os.path.join(where, "node_modules", "@microsoft", "sarif-multitool-linux",
+                          "Sarif.Multitool")
+    if os.path.exists(native):
+        os.chmod(native, 0o755)
+    return tool if os.path.exists(tool) else None
+
+
+def validate_sarif(tool, path):
+    """sarif-multitool's errors and warnings on path (it exits 0 either way)."""
+    r = subprocess.run([tool, "validate", path], capture_output=True, text=True, timeout=300)
+    found = [l for l in r.stdout.splitlines() if ": error " in l or ": warning " in l]
+    if r.returncode != 0 or found:
+        fail("sarif-multitool validate %s:\n%s" % (path, "\n".join(found) or r.stdout[-2000:]))
 
 
 def hl(args, check=True):
@@ -45,11 +91,15 @@ def check_sarif(doc, report):
     rule_ids = {r["id"] for r in driver.get("rules", [])}
     leaks = [l for p in report["processes"] for l in p["leaks"]]
     errors = [e for p in report["processes"] for e in p["errors"]]
-    sites = {l["fingerprint"] for l in leaks}
+    sites = {(l["fingerprint"], l["kind"], l["suppressed"]) for l in leaks}
     results = run.get("results")
     if not isinstance(results, list) or len(results) != len(sites) + len(errors):
         fail("%d results for %d sites and %d heap errors" % (len(results or []), len(sites),
                                                             len(errors)))
+    if not driver.get("informationUri", "").startswith(("file:", "http")):
+        fail("tool.driver.informationUri: %s" % driver.get("informationUri"))
+    if "SRCROOT" not in run.get("originalUriBaseIds", {}):
+        fail("originalUriBaseIds has no SRCROOT: %s" % run.get("originalUriBaseIds"))
     seen = set()
     for r in results:
         if not isinstance(r.get("message", {}).get("text"), str):
@@ -57,40 +107,52 @@ def check_sarif(doc, report):
         if r.get("level") not in ("none", "note", "warning", "error"):
             fail("bad level: %s" % r.get("level"))
         locs = r.get("locations")
-        if not locs or not all("physicalLocation" in l or l.get("logicalLocations") for l in locs):
-            fail("result without locations: %s" % r)
-        for l in locs:
+        if not locs or len(locs) != 1:
+            fail("a result has one primary location: %s" % r)
+        related = r.get("relatedLocations", [])
+        for l in locs + related:
             pl = l.get("physicalLocation")
             if pl and not isinstance(pl.get("artifactLocation", {}).get("uri"), str):
                 fail("physicalLocation without artifactLocation.uri: %s" % l)
+            uri = pl["artifactLocation"]["uri"] if pl else ""
+            if pl and not uri.startswith("file://") and pl["artifactLocation"].get("uriBaseId") != "SRCROOT":
+                fail("a relative uri without uriBaseId: %s" % pl)
             if pl and "region" in pl and not any(k in pl["region"] for k in ("startLine", "byteOffset")):
                 fail("region without a start: %s" % pl)
         frames = r["stacks"][0]["frames"]
-        if len(frames) != len(locs) or any("location" not in f for f in frames):
-            fail("stack frames differ from the locations")
+        flow = r["codeFlows"][0]["threadFlows"][0]["locations"]
+        if len(frames) != len(related) or len(flow) != len(related):
+            fail("stack, codeFlow and relatedLocations differ in length")
         if r["ruleId"].startswith("heap-error/"):
             continue
         if r["ruleId"] not in rule_ids:
             fail("ruleId %s is not among the driver's rules" % r["ruleId"])
         fp = r.get("partialFingerprints", {}).get("heapledgerLeakSite/v1")
-        if fp not in sites or fp in seen:
-            fail("partialFingerprints: %s (sites %s)" % (fp, sites))
-        seen.add(fp)
-        mine = [l for l in leaks if l["fingerprint"] == fp]
+        kind = r["ruleId"][len("leak/"):]
+        key = (fp, kind, "suppressions" in r)
+        if key not in sites or key in seen:
+            fail("result %s not one of the sites %s" % (key, sites))
+        seen.add(key)
+        mine = [l for l in leaks if (l["fingerprint"], l["kind"], l["suppressed"]) == key]
         props = r["properties"]
-        if (props["bytes"], props["blocks"]) != (sum(l["bytes"] for l in mine),
-                                                 sum(l["blocks"] for l in mine)):
-            fail("site %s: %s, leaks %s" % (fp, props, mine))
-        if len(locs) != len(mine[0]["stack"]):
-            fail("site %s: %d locations for %d frames" % (fp, len(locs), len(mine[0]["stack"])))
-        top = locs[0]["logicalLocations"][0]["fullyQualifiedName"]
-        if top != mine[0]["stack"][0]["function"]:
-            fail("first location %s, innermost frame %s" % (top, mine[0]["stack"][0]["function"]))
+        want = (sum(l["bytes"] for l in mine), sum(l["blocks"] for l in mine), len(mine))
+        if (props["bytes"], props["blocks"], props["processes"]) != want:
+            fail("site %s: %s, leaks %s" % (key, props, mine))
+        words = {"definitely": "definitely lost", "indirectly": "indirectly lost",
+                 "possibly": "possibly lost", "reachable": "still reachable", "unknown": "lost"}
+        text = r["message"]["text"]
+        if not text.startswith("%d bytes in %d blocks are %s in %d process" % (
+                want[0], want[1], words[kind], want[2])):
+            fail("site %s: message %r" % (key, text))
+        if len(related) != len(mine[0]["stack"]):
+            fail("site %s: %d related locations for %d frames" % (key, len(related),
+                                                                  len(mine[0]["stack"])))
+        top = (locs[0].get("logicalLocations") or [{}])[0].get("fullyQualifiedName", "")
+        if any(top.startswith(w) for w in ("malloc", "calloc", "realloc", "strdup", "__libc")):
+            fail("site %s: the primary location is the runtime's %s" % (key, top))
         sup = [l["suppression"] for l in mine if l["suppressed"]]
         if sup and r.get("suppressions", [{}])[0].get("justification") != sup[0]:
-            fail("site %s: suppression %s not in %s" % (fp, sup, r.get("suppressions")))
-        if not sup and "suppressions" in r:
-            fail("site %s suppressed in SARIF only" % fp)
+            fail("site %s: suppression %s not in %s" % (key, sup, r.get("suppressions")))
     return results
 
 
@@ -118,7 +180,10 @@ def check_junit(text, report):
 
 
 def main():
-    heapledger, client = sys.argv[1], sys.argv[2]
+    heapledger, client, build_dir = sys.argv[1], sys.argv[2], sys.argv[3]
+    validator = sarif_validator(build_dir)
+    if not validator and os.environ.get("CI"):
+        fail("the SARIF validator could not be installed (CI is set)")
     with tempfile.TemporaryDirectory(prefix="hl-formats-") as tmp:
         db = os.path.join(tmp, "f.db")
         supp = os.path.join(tmp, "s.supp")
@@ -133,6 +198,11 @@ def main():
             sarif = json.loads(hl([heapledger, "report", "--db", db, "--run", run,
                                    "--format", "sarif"]).stdout)
             results = check_sarif(sarif, report)
+            if validator:
+                path = os.path.join(tmp, "run%s.sarif" % run)
+                with open(path, "w") as f:
+                    json.dump(sarif, f)
+                validate_sarif(validator, path)
             check_junit(hl([heapledger, "report", "--db", db, "--run", run,
                             "--format", "junit"]).stdout, report)
             if run == "1":
