@@ -2,8 +2,9 @@
  * libhook/exitpath.c: the ways out of a process that skip our destructor.
  *
  * _exit/_Exit run no destructors and abort runs nothing at all, so they are
- * interposed: the hook reports (LIVE set and EXIT to the reporter, or the
- * standalone summary) and then ends the process the way the program asked.
+ * interposed: the hook reports (after _exit, the leak scan valgrind runs at
+ * exit_group; LIVE set and EXIT to the reporter, or the standalone summary)
+ * and then ends the process the way the program asked.
  * exec replaces the image: execve/execv/execvp/execvpe are interposed to
  * send every thread's buffered events and an EXEC record first (an image
  * whose stream ends on it was replaced, even by one that never reports)
@@ -34,6 +35,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "scan.h"
 #include "track.h"
 
 static void (*real_abort)(void);
@@ -63,12 +65,14 @@ static __attribute__((noreturn)) void exit_group(int status)
 
 HL_API __attribute__((noreturn)) void _exit(int status)
 {
+	hl_exit_frame_from((const void *)_exit); /* the scan reads the caller's frame up */
 	hl_exit_report(HL_EXIT_UNDERSCORE, status);
 	exit_group(status);
 }
 
 HL_API __attribute__((noreturn)) void _Exit(int status)
 {
+	hl_exit_frame_from((const void *)_Exit);
 	hl_exit_report(HL_EXIT_UNDERSCORE, status);
 	exit_group(status);
 }

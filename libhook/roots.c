@@ -343,7 +343,7 @@ void hl_roots_scan(struct hl_scan *s)
 		else
 			scan_excluding(s, &x, m->start, m->end);
 	}
-	for (unsigned i = 0; i < 8; i++)
+	for (unsigned i = 0; i < HL_SCAN_REGS; i++)
 		hl_scan_root_word(s, s->own_regs[i]);
 	const struct hl_world *w = s->world;
 	for (unsigned i = 0; w && i < w->count; i++) {
