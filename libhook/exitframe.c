@@ -30,6 +30,17 @@
 static uintptr_t exit_sp;
 static uintptr_t exit_regs[HL_SCAN_REGS];
 static const void *exit_fn; /* the function whose caller exits; NULL: libc's exit */
+static uintptr_t inherited_sp; /* a clone() child: its parent's stack pointer then */
+
+void hl_exit_frame_inherited(uintptr_t sp)
+{
+	inherited_sp = sp;
+}
+
+uintptr_t hl_exit_frame_inherited_sp(void)
+{
+	return inherited_sp;
+}
 
 void hl_exit_frame_from(const void *fn)
 {

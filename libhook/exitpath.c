@@ -63,16 +63,24 @@ static __attribute__((noreturn)) void exit_group(int status)
 		syscall(SYS_exit_group, status);
 }
 
+/* The scan reads the exiting thread from the caller of `fn` up; not in a
+ * vfork child, whose memory (this variable too) is its parent's. */
+static void exit_frame_from(const void *fn)
+{
+	if (hl_process_kind() != HL_PROCESS_SHARER)
+		hl_exit_frame_from(fn);
+}
+
 HL_API __attribute__((noreturn)) void _exit(int status)
 {
-	hl_exit_frame_from((const void *)_exit); /* the scan reads the caller's frame up */
+	exit_frame_from((const void *)_exit);
 	hl_exit_report(HL_EXIT_UNDERSCORE, status);
 	exit_group(status);
 }
 
 HL_API __attribute__((noreturn)) void _Exit(int status)
 {
-	hl_exit_frame_from((const void *)_Exit);
+	exit_frame_from((const void *)_Exit);
 	hl_exit_report(HL_EXIT_UNDERSCORE, status);
 	exit_group(status);
 }
@@ -116,7 +124,11 @@ static int clone_child(void *p)
 {
 	struct clone_start start = *(struct clone_start *)p;
 	hl_fork_child();
+	hl_exit_frame_inherited((uintptr_t)p); /* in clone()'s frame, on the parent's stack */
 	int status = start.fn(start.arg);
+	/* fn's frames are dead: the scan reads from this frame up. */
+	uintptr_t regs[1] = { 0 };
+	hl_exit_frame_set((uintptr_t)__builtin_frame_address(0), regs, 0);
 	hl_exit_report(HL_EXIT_UNDERSCORE, status & 0xff);
 	return status;
 }
