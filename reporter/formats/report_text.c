@@ -84,8 +84,8 @@ static size_t frames_to_main(const struct hl_report_stack *s, bool *below_main)
 static void print_stack(FILE *out, uint32_t pid, const struct hl_report_stack *s,
 			const struct hl_report_view *view)
 {
-	bool below_main;
-	size_t n = frames_to_main(s, &below_main), callers = 0;
+	bool below_main = false;
+	size_t n = view->below_main ? s->nframes : frames_to_main(s, &below_main), callers = 0;
 
 	if (!s->nframes)
 		fprintf(out, "==%u==    (no stack captured)\n", pid);
@@ -643,9 +643,29 @@ static void print_leaks(const struct hl_report *r, const struct hl_report_proces
 	}
 }
 
+/* valgrind -q: the errors and loss records only, with the reasons a
+ * process was not scanned (a result must never look clean by omission). */
+static void print_errors_only(const struct hl_report *r, const struct hl_report_process *p,
+			      FILE *out)
+{
+	print_errors(p, &r->view, out);
+	if (is_exec(p))
+		return;
+	print_not_scanned(p, out);
+	print_leaks(r, p, out);
+	if (r->view.error_summary)
+		print_error_summary(p, &r->view, out);
+}
+
 void hl_report_print_process_text(const struct hl_report *r,
 				  const struct hl_report_process *p, FILE *out)
 {
+	if (r->view.silent_forks && !strcmp(p->origin, "fork"))
+		return;
+	if (r->view.errors_only) {
+		print_errors_only(r, p, out);
+		return;
+	}
 	print_header(p, out);
 	print_summary(p, out);
 	print_checks(r, p, out);

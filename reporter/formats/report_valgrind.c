@@ -340,7 +340,8 @@ int hl_report_write_valgrind_xml(const struct hl_report *r, const struct hl_repo
 }
 
 /* pattern with %p as pid, %q{VAR} as $VAR and %% as %, into a malloc'd
- * string; NULL, with errno EINVAL, for any other %. */
+ * string; NULL, with errno EINVAL for any other %, ENOENT for a VAR that is
+ * not set (valgrind refuses it rather than write to a name without it). */
 char *hl_report_expand_file_name(const char *pattern, uint32_t pid)
 {
 	size_t cap = strlen(pattern) + 64, len = 0;
@@ -363,9 +364,13 @@ char *hl_report_expand_file_name(const char *pattern, uint32_t pid)
 			char *name = strndup(s + 3, (size_t)(strchr(s + 3, '}') - (s + 3)));
 
 			add = name ? getenv(name) : NULL;
-			add = add ? add : "";
 			s = strchr(s + 3, '}');
 			free(name);
+			if (!add) {
+				free(out);
+				errno = ENOENT;
+				return NULL;
+			}
 		} else {
 			free(out);
 			errno = EINVAL;
@@ -390,10 +395,27 @@ char *hl_report_expand_file_name(const char *pattern, uint32_t pid)
 
 const char *hl_report_check_file_name(const char *pattern)
 {
-	char *name = hl_report_expand_file_name(pattern, 1);
+	static char why[200]; /* a command line is parsed by one thread */
+	char *path = hl_report_expand_file_name(pattern, 1);
+	const char *unset = strstr(pattern, "%q{");
+	int err = errno;
 
-	free(name);
-	return name ? NULL : "a % must be %p (the process id), %q{VAR} (a variable) or %%";
+	if (path) {
+		free(path);
+		return NULL;
+	}
+	if (err != ENOENT)
+		return "a % must be %p (the process id), %q{VAR} (a variable) or %%";
+	/* the first %q{VAR} not set names it, as valgrind's message does */
+	for (; unset; unset = strstr(unset + 3, "%q{")) {
+		char name[128];
+
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(unset + 3, "}"), unset + 3);
+		snprintf(why, sizeof(why), "environment variable '%s' is not set", name);
+		if (!getenv(name))
+			break;
+	}
+	return why;
 }
 
 /* One file: the processes [first, first + n) written by writer. */

@@ -159,7 +159,9 @@ void hl_gate_count_report(struct hl_gate *g, const struct hl_gate_options *o,
 
 bool hl_gate_failed(const struct hl_gate *g, const struct hl_gate_options *o)
 {
-	return g->errors > 0 || (g->blocks > 0 && g->bytes > o->max_bytes &&
+	/* no bytes threshold: a leaked 0-byte block fails too, as valgrind
+	 * counts it as an error */
+	return g->errors > 0 || (g->blocks > 0 && (g->bytes > o->max_bytes || !o->max_bytes) &&
 				 g->blocks > o->max_blocks);
 }
 

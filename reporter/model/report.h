@@ -145,6 +145,12 @@ struct hl_report_view {
 	 * no scan classified count too); 0: heap errors only */
 	unsigned leak_error_kinds;
 	unsigned check_records;       /* HL_CHECK_RECORDS_*: an on-demand check's records shown */
+	/* valgrind's -q: per process only its errors and loss records (and the
+	 * ERROR SUMMARY with error_summary), no headers and no summaries */
+	bool errors_only;
+	bool error_summary;           /* with errors_only: the ERROR SUMMARY line too (-s) */
+	bool below_main;              /* stacks go on below main (--show-below-main=yes) */
+	bool silent_forks;            /* fork children print nothing (--child-silent-after-fork) */
 };
 
 /* Which loss records of an on-demand check the text shows, as valgrind's

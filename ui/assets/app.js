@@ -117,6 +117,17 @@ function show(...nodes) {
 
 /* ---- runs ---- */
 
+/* What to do when there is nothing to show yet. */
+function firstRunHelp(noDatabase) {
+  return h('div', { id: 'first-run', class: 'help' },
+    h('p', null, noDatabase ? 'There is no database yet: no run has been stored.'
+      : 'The database holds no runs yet.'),
+    h('p', null, 'Run a program under heapledger and its run appears here (reload the page):'),
+    h('pre', null, 'heapledger run -- ./your-program args...'),
+    h('p', null, 'For a whole test suite, start a daemon, then run the suite in a shell that has its environment:'),
+    h('pre', null, 'heapledger daemon &\neval "$(heapledger env)"\nmake check'));
+}
+
 async function pageRuns(params) {
   const filter = params.get('filter') || '';
   const offset = +params.get('offset') || 0;
@@ -138,6 +149,10 @@ async function pageRuns(params) {
       num(leaked('possibly')), num(leaked('reachable')), num(leaked('unknown')),
       num(r.errors), num(bytes(r.peak_bytes)));
   });
+  if (!data.total && !filter) {
+    show(h('h1', null, 'Runs'), firstRunHelp(data.no_database));
+    return;
+  }
   show(h('h1', null, 'Runs'), form,
     h('table', { id: 'runs' }, h('tr', null, ...['run', 'program', 'mode', 'labels', 'commit', 'started', 'exit']
       .map(t => h('th', null, t)), ...['definitely', 'indirectly', 'possibly', 'reachable', 'unclassified', 'errors', 'peak heap']
