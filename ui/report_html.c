@@ -207,6 +207,7 @@ static int collect(struct hl_store *s, int64_t run_id, json_t *answers)
 		return err;
 	snprintf(key, sizeof(key), "runs/%lld", (long long)run_id);
 	json_object_set_new(answers, key, run);
+	json_object_set_new(answers, "vocabulary", hl_ui_vocabulary());
 	err = add_leaks(s, answers, run_id);
 	if (!err)
 		err = add_errors(s, answers, run_id);

@@ -32,6 +32,9 @@ const struct hl_ui_asset *hl_ui_asset_find(const char *name);
 /* The API: answers GET path?query (path without the query string, query
  * parameters through get(param, cls)) from store. Returns the HTTP status
  * and sets *body to the JSON answer (an {"error": ...} object on failure). */
+/* GET /api/vocabulary: every leak class and error kind with its spellings
+ * (heapledger/classes.h), so the pages name them as every other output. */
+json_t *hl_ui_vocabulary(void);
 int hl_ui_api(struct hl_store *store, const char *path,
 	      const char *(*get)(const char *param, void *cls), void *cls, json_t **body);
 
