@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "daemon_writer.h"
+#include "from_live.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "from_live.h"
 #include "cli.h"
 #include "listen.h"
 #include "policy.h"

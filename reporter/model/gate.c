@@ -3,6 +3,7 @@
  * baselines of known leak sites.
  */
 #include "gate.h"
+#include "from_live.h"
 
 #include <errno.h>
 #include <stdlib.h>

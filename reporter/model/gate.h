@@ -13,7 +13,7 @@
  * silently: the verdict line gives their bytes, the report lists them.
  *
  * One verdict for every source: `run` and `daemon` count their processes as
- * they finish (hl_gate_count_process), `heapledger gate` counts a stored run
+ * they finish (hl_gate_count_process, from_live.h), `heapledger gate` counts a stored run
  * (hl_gate_count_report); both go through hl_gate_count_leak.
  */
 #ifndef HL_REPORTER_GATE_H
@@ -26,7 +26,6 @@
 #include <stdio.h>
 
 #include "report.h"
-#include "state.h"
 
 /* Fingerprints of a baseline, sorted (hl_gate_baseline_*). */
 struct hl_baseline {
@@ -91,8 +90,6 @@ void hl_gate_destroy(struct hl_gate *g);
 bool hl_gate_count_leak(struct hl_gate *g, const struct hl_gate_options *o,
 			unsigned leak_class, bool suppressed, const char *fingerprint,
 			uint64_t bytes, uint64_t blocks);
-void hl_gate_count_process(struct hl_gate *g, const struct hl_gate_options *o,
-			   const struct hl_process *p);
 void hl_gate_count_report(struct hl_gate *g, const struct hl_gate_options *o,
 			  const struct hl_report_process *p);
 bool hl_gate_failed(const struct hl_gate *g, const struct hl_gate_options *o);

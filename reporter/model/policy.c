@@ -3,6 +3,7 @@
  * process's leak groups (policy.h).
  */
 #include "policy.h"
+#include "from_live.h"
 
 #include <errno.h>
 #include <stdlib.h>

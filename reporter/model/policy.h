@@ -10,7 +10,6 @@
 #define HL_REPORTER_POLICY_H
 
 #include "gate.h"
-#include "state.h"
 #include "symbolize.h"
 
 #include <stdio.h>
@@ -48,10 +47,6 @@ bool hl_policy_gen_suppressions(const struct hl_policy *pol);
 /* The used (and unused) suppressions, if there are any to tell. */
 void hl_policy_print_used(const struct hl_policy *pol, FILE *out);
 
-/* Sets fingerprint, site_function and suppression of every leak group of p
- * (finished), from its stacks symbolized through sym, and counts p in
- * pol->gate. */
-void hl_policy_apply(const struct hl_policy *pol, struct hl_process *p,
-		     struct hl_symbolizer *sym);
+/* hl_policy_apply, over a live process: from_live.h. */
 
 #endif /* HL_REPORTER_POLICY_H */

@@ -2,6 +2,7 @@
  * reporter/model/report.c: builds the report model from finished processes.
  */
 #include "report.h"
+#include "from_live.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -15,7 +15,6 @@
 #include <stdio.h>
 
 #include "heapledger/classes.h"
-#include "state.h"
 #include "symbolize.h"
 #include "util.h"
 
@@ -80,7 +79,7 @@ struct hl_report_check {
 	size_t nunstopped_tids;
 };
 
-/* A sample of the heap in use (state.h's timeline). */
+/* A sample of the heap in use (the live state's timeline). */
 struct hl_report_sample {
 	uint64_t time_ns;             /* CLOCK_REALTIME */
 	uint64_t in_use_bytes, in_use_blocks;
@@ -217,14 +216,7 @@ struct hl_report {
 
 void hl_report_init(struct hl_report *r);
 void hl_report_destroy(struct hl_report *r);
-/* Adds a finished process, symbolizing its leak and error stacks; at most
- * max_frames frames per stack (0 = all). Its stacks' frames are the ones
- * sym's memo keeps for the run (stack_memo.h): the report must not outlive
- * sym (their strings are sym's anyway). */
-struct hl_report_process *hl_report_add_process(struct hl_report *r,
-						 struct hl_process *p,
-						 struct hl_symbolizer *sym,
-						 unsigned max_frames);
+/* hl_report_add_process, from a live process: from_live.h. */
 /* A new zeroed process entry (for the database loader). */
 struct hl_report_process *hl_report_new_process(struct hl_report *r);
 

@@ -22,7 +22,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "state.h"
+#include "util.h"
+
+struct hl_module; /* the live state's (ingest/state.h) */
+
 
 /* One printed frame; a return address gives one, plus one per inlined call. */
 struct hl_frame_info {

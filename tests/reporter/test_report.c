@@ -16,6 +16,7 @@
 
 #include "decode.h"
 #include "encode.h"
+#include "from_live.h"
 #include "report.h"
 
 static struct hl_process *make_process(struct hl_run *run, uint32_t how, int32_t status)

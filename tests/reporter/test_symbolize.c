@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "debug_cache.h"
+#include "state.h"
 #include "symbolize.h"
 #include "util.h"
 
