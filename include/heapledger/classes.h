@@ -207,7 +207,9 @@ static inline unsigned hl_error_kind_parse(const char *s)
 /* The heading of an error of kind k found in call (enum hl_error_call). */
 static inline const char *hl_error_heading(unsigned k, unsigned call)
 {
-	if ((k == HL_ERROR_INVALID_FREE || k == 0) && call == HL_CALL_USABLE_SIZE)
+	/* every bad-pointer kind, as the hook's own text has it (misuse.c) */
+	if ((k == HL_ERROR_INVALID_FREE || k == HL_ERROR_INTERIOR_FREE ||
+	     k == HL_ERROR_DOUBLE_FREE || k == 0) && call == HL_CALL_USABLE_SIZE)
 		return HL_ERROR_HEADING_USABLE_SIZE;
 	return hl_error_kind_info(k)->heading;
 }
