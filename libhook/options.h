@@ -52,9 +52,11 @@
 	X(wait_ms,     wait_ms,         0, 3600000,            10000, NULL, "milliseconds the program may wait for the reporter (connect, each send) before going on standalone") \
 	X(quiet,       quiet,           0, 1,                  0,   NULL, "1: no notices about the reporter connection (an unreachable reporter)") \
 	X(on_error,    on_error,        0, 1,                  0,   "continue|abort", "heap misuse (invalid or double free, mismatched delete): report and go on, or report and abort") \
-	X(checks,      checks,          0, 1,                  0,   "default|full", "heap misuse checks: default (exact ownership, double free, mismatches) or full (adds guard bytes after blocks and a quarantine of freed blocks)") \
+	X(checks,      checks,          0, 2,                  0,   "default|full|guard", "heap misuse checks: default (exact ownership, double free, mismatches), full (adds guard bytes after blocks and a quarantine of freed blocks) or guard (each block up to guard_max bytes against a PROT_NONE page, freed ones left PROT_NONE: overflows and uses after free fault at the instruction)") \
+	X(guard_sample, guard_sample,   0, 1000000000,         0,   NULL, "guard one allocation in N (up to guard_max bytes) against a PROT_NONE page, as checks=guard does for all, at almost no cost for the others (0: none)") \
+	X(guard_max,   guard_max,       1, 1u << 20,           4096, NULL, "checks=guard, guard_sample: largest block put against a guard page (bigger ones are not guarded)") \
 	X(redzone,     redzone,         1, 4096,               16,  NULL, "checks=full: guard bytes after each block, at least (the size class may add more)") \
-	X(quarantine,  quarantine_mib,  0, 65536,              20,  NULL, "checks=full: MiB of freed blocks held back from reuse to catch writes after free and double frees, plus up to 64 KiB per thread in its batch (0: none)") \
+	X(quarantine,  quarantine_mib,  0, 65536,              20,  NULL, "checks=full: MiB of freed blocks held back from reuse to catch writes after free and double frees, plus up to 64 KiB per thread in its batch (0: none); checks=guard, guard_sample: MiB of freed guarded pages kept PROT_NONE before their slots are reused while fresh slots last") \
 	X(fill,        fill,            0, 255,                221, NULL, "checks=full: the byte freed blocks are filled with (221 is 0xdd)") \
 	X(help,        help,            0, 1,                  0,   NULL, "1: print this table of keys on stderr at start") \
 	X(children,    children,        0, 1,                  1,   NULL, "0: only the program heapledger run started (or each program a shell under heapledger env starts) reports, with its forks; the programs they execute send nothing (valgrind's --trace-children=no)")
