@@ -1,6 +1,6 @@
 /*
  * ui/api.c: the web UI's JSON API, one route per query of the query layer
- * (reporter/store_query.h). It only parses parameters and picks the query;
+ * (reporter/store/store_query.h). It only parses parameters and picks the query;
  * no SQL here. Every malformed parameter is a 400, never a guess.
  *
  *   /api/runs?offset&limit&filter         runs, newest first

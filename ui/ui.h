@@ -3,7 +3,7 @@
  * self-contained HTML report built from the same pages.
  *
  * server.c serves the embedded assets (assets.c) and a JSON API whose every
- * answer comes from the query layer (reporter/store_query.h); the pages
+ * answer comes from the query layer (reporter/store/store_query.h); the pages
  * (ui/assets/app.js) read only that API, or, in an HTML report, the same
  * answers inlined into the file (report_html.c).
  */
