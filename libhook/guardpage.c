@@ -6,12 +6,16 @@
  * The pool is one reservation of address space, PROT_NONE, cut into slots
  * of the same size: data pages for a block of up to guard_max bytes and its
  * 32-byte header, then one guard page. A guarded block is right-aligned
- * against its slot's guard page: it ends where the guard page starts, and
- * its start is aligned as its size allows (n bytes end at a page boundary,
- * so the start is aligned to the largest power of two dividing n: every
- * array of n bytes is aligned for its elements); an explicit alignment
- * (memalign, aligned new) is honoured and may leave a gap before the guard
- * page. Only the pages from the header's to the guard page are made
+ * against its slot's guard page: its start is aligned to guard_align (16,
+ * malloc's promise, by default) and it ends as close to the guard page as
+ * that allows. The gap, up to guard_align - 1 bytes, holds HL_GUARD_CANARY
+ * and is checked at free (an overflow into it is reported there, as under
+ * checks=full). guard_align=1 leaves no gap: every overflow faults at once,
+ * but a block's start is then aligned only as its size allows (the largest
+ * power of two dividing n: right for an array, wrong for a header followed
+ * by an odd number of bytes: CPython's bytes objects then hold misaligned
+ * code). An explicit alignment (memalign, aligned new) is always honoured.
+ * Only the pages from the header's to the guard page are made
  * accessible, so the pages before them stay PROT_NONE too (a far underflow
  * faults). The block has a large block's prefix and header and sits in
  * large.c's live set: free, realloc, walks and the leak scan treat it as a
@@ -92,6 +96,7 @@ static uint32_t *fifo;                     /* guard_lock: freed slots, oldest at
 static uint32_t fifo_head, fifo_count;     /* guard_lock */
 static uint64_t fifo_pages, fifo_bound;    /* guard_lock: pages held; quarantine= in pages */
 static uint32_t next_fresh;                /* guard_lock: slots below it were used */
+static size_t block_align;                 /* guard_align=, a power of two */
 static _Atomic uint64_t sample_seed = 0x9e3779b97f4a7c15u;
 
 static char *slot_base(uint32_t i)
@@ -172,9 +177,9 @@ void *hl_guard_alloc(size_t n, size_t alignment, unsigned kind)
 	static _Atomic bool said_full, said_refused;
 	if (n > hl_options.guard_max || alignment > page_bytes)
 		return NULL;
-	if (kind != HL_KIND_ALIGNED && kind != HL_KIND_NEW_ALIGNED &&
-	    kind != HL_KIND_NEW_ARRAY_ALIGNED)
-		alignment = 1; /* the size's own alignment: see the top of the file */
+	if ((kind != HL_KIND_ALIGNED && kind != HL_KIND_NEW_ALIGNED &&
+	     kind != HL_KIND_NEW_ARRAY_ALIGNED) || alignment < block_align)
+		alignment = block_align;
 	hl_lock(&guard_lock);
 	uint32_t i = slot_take_locked();
 	hl_unlock(&guard_lock);
@@ -199,6 +204,7 @@ void *hl_guard_alloc(size_t n, size_t alignment, unsigned kind)
 					"(vm.max_map_count?): further blocks may not be guarded");
 		return NULL;
 	}
+	memset((char *)p + n, HL_GUARD_CANARY, (uintptr_t)data_end(i) - block - n);
 	s->block = block;
 	s->size = n;
 	s->kind = (uint8_t)kind;
@@ -207,10 +213,33 @@ void *hl_guard_alloc(size_t n, size_t alignment, unsigned kind)
 	return p;
 }
 
+/* The gap between a block's end and the guard page: reports an overflow
+ * into it, as checks=full reports one into its guard bytes. */
+static void check_gap(uint32_t i, struct hl_range *r)
+{
+	const uint8_t *block = hl_range_data(r), *end = (const uint8_t *)data_end(i);
+	const uint8_t *p = block + slots[i].size, *last = NULL, *first = NULL;
+	for (; p < end; p++)
+		if (*p != HL_GUARD_CANARY) {
+			first = first ? first : p;
+			last = p;
+		}
+	if (first == NULL)
+		return;
+	struct hl_misuse m = {
+		.kind = HL_ERROR_OVERFLOW, .call = HL_CALL_FREE, .address = first, .block = block,
+		.block_size = slots[i].size, .alloc_stack = hl_range_stack_id(r),
+		.alloc_kind = hl_range_kind(r), .detail = (uint64_t)(last - (block + slots[i].size)) + 1,
+	};
+	hl_misuse_report(&m);
+}
+
 void hl_guard_release(struct hl_range *r)
 {
 	uint32_t i = slot_of((uintptr_t)r);
 	struct slot *s = &slots[i];
+	if (atomic_load_explicit(&s->state, memory_order_relaxed) == SLOT_LIVE)
+		check_gap(i, r);
 	s->alloc_stack = hl_range_stack_id(r);
 	s->kind = (uint8_t)hl_range_kind(r);
 	s->free_stack = hl_track_free_stack();
@@ -357,6 +386,7 @@ void hl_guard_init(void)
 	data_bytes = (hl_options.guard_max + PREFIX_BYTES + page_bytes - 1) & ~(page_bytes - 1);
 	slot_bytes = data_bytes + page_bytes;
 	fifo_bound = ((uint64_t)hl_options.quarantine_mib << 20) / page_bytes;
+	block_align = (size_t)1 << (31 - __builtin_clz(hl_options.guard_align)); /* a power of two */
 	if (!pool_reserve(all ? SLOTS_ALL : SLOTS_SAMPLED) ||
 	    !hl_sigchain_add(SIGSEGV, HL_SIGCHAIN_FIRST, on_fault)) {
 		hl_warn("cannot set up guard pages: no block is guarded", NULL);
