@@ -405,7 +405,8 @@ size_t hl_usable_size(const void *p)
 	if (p == NULL)
 		return 0;
 	enum hl_ptr_class c = hl_ptr_classify(p);
-	if (hl_unlikely(c <= HL_PTR_LARGE && hl_block_is_guarded(hl_range_of(p))))
+	if (hl_unlikely(c <= HL_PTR_LARGE &&
+			(hl_block_is_guarded(hl_range_of(p)) || hl_guard_owns(p))))
 		return hl_block_requested(hl_range_of(p)); /* the guard bytes are not the program's */
 	if (c == HL_PTR_SMALL)
 		return hl_range_usable(hl_range_of(p));
@@ -434,8 +435,9 @@ void *hl_malloc_fast_tail(struct hl_thread_cache *tc, void *p, size_t n, unsigne
 {
 	if (publish)
 		hl_stats_publish(tc);
-	/* UINT64_MAX when sampling is off: one decrement, never 0 */
-	if (hl_unlikely(--tc->guard_countdown == 0))
+	/* off: one test of a flag that is never written (no store, as a
+	 * countdown kept at UINT64_MAX would need) */
+	if (hl_unlikely(hl_guard_on) && --tc->guard_countdown == 0)
 		p = sample_swap(tc, p, n, kind);
 	if (hl_unlikely(hl_track_enabled))
 		hl_range_set_stack(hl_range_of(p), hl_track_alloc(p, n, kind));

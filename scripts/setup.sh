@@ -34,6 +34,7 @@ packages=(
 	valgrind heaptrack                               # bench: tools we compare against; valgrind is the oracle of `heapledger valgrind`'s test
 	cmake                                            # the `ctest -T memcheck` recipe's test (tests/recipes/ctest)
 	libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 # bench: allocators we compare against
+	electric-fence                                   # bench: guard pages per block, beside checks=guard
 )
 
 log() { printf 'setup: %s\n' "$*" >&2; }
