@@ -21,6 +21,7 @@
 
 #include "heap.h"
 #include "track.h"
+#include "heapledger/classes.h"
 
 #define CONTEXTS_MAX 1024u
 
@@ -154,7 +155,7 @@ static void line_start(struct hl_out *out)
 static const char *heading_of(const struct hl_misuse *m)
 {
 	if (hl_misuse_is_access(m))
-		return m->call == HL_CALL_WRITE ? "Invalid write" : "Invalid read";
+		return hl_error_access_heading(m->call);
 	switch (m->kind) {
 	case HL_ERROR_MISMATCH:
 		return "Mismatched free() / delete / delete []";

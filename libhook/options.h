@@ -59,6 +59,8 @@
 	X(redzone,     redzone,         1, 4096,               16,  NULL, "checks=full: guard bytes after each block, at least (the size class may add more)") \
 	X(quarantine,  quarantine_mib,  0, 65536,              20,  NULL, "checks=full: MiB of freed blocks held back from reuse to catch writes after free and double frees, plus up to 64 KiB per thread in its batch (0: none); checks=guard, guard_sample: MiB of freed guarded pages kept PROT_NONE before their slots are reused while fresh slots last") \
 	X(fill,        fill,            0, 255,                221, NULL, "checks=full: the byte freed blocks are filled with (221 is 0xdd)") \
+	X(malloc_fill, malloc_fill,     0, 256,                256, NULL, "checks=full: the byte new blocks (not calloc's) are filled with, as valgrind's --malloc-fill (256: left as they come)") \
+	X(heuristics,  heuristics,      0, 15,                 15,  NULL, "interior pointers the leak scan accepts as reaching a block, as valgrind's --leak-check-heuristics: the sum of 1 stdstring, 2 length64, 4 newarray, 8 multipleinheritance (15: all, 0: none)") \
 	X(help,        help,            0, 1,                  0,   NULL, "1: print this table of keys on stderr at start") \
 	X(children,    children,        0, 1,                  1,   NULL, "0: only the program heapledger run started (or each program a shell under heapledger env starts) reports, with its forks; the programs they execute send nothing (valgrind's --trace-children=no)")
 /* clang-format on */

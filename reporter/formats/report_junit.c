@@ -77,7 +77,8 @@ static void testcase(FILE *out, const struct hl_report_process *p)
 		const struct hl_report_error *e = &p->errors[i];
 
 		fprintf(out, "   <failure type=\"heap-error/%s\" message=\"heap error: %s of 0x%llx\">",
-			e->kind, e->kind, (unsigned long long)e->address);
+			hl_error_kind_name(e->kind), hl_error_kind_name(e->kind),
+			(unsigned long long)e->address);
 		stack_text(out, &e->stack);
 		fputs("</failure>\n", out);
 	}
@@ -89,11 +90,9 @@ static void testcase(FILE *out, const struct hl_report_process *p)
 			suppressed_bytes += l->bytes;
 			continue;
 		}
-		fprintf(out, "   <failure type=\"leak/%s\" message=\"%llu bytes in %llu blocks are %s", l->kind, (unsigned long long)l->bytes, (unsigned long long)l->blocks,
-			!strcmp(l->kind, "unknown") ? "lost (not classified)" :
-			!strcmp(l->kind, "reachable") ? "still reachable" : l->kind);
-		if (strcmp(l->kind, "unknown") && strcmp(l->kind, "reachable"))
-			fputs(" lost", out);
+		fprintf(out, "   <failure type=\"leak/%s\" message=\"%llu bytes in %llu blocks are %s",
+			hl_leak_class_name(l->leak_class), (unsigned long long)l->bytes,
+			(unsigned long long)l->blocks, hl_leak_class_info(l->leak_class)->phrase);
 		if (l->fingerprint)
 			fprintf(out, " (site %s)", l->fingerprint);
 		fputs("\">", out);

@@ -225,7 +225,7 @@ static void add_errors(struct hl_report *r, struct hl_report_process *rp,
 		const struct hl_error_event *e = &p->errors[i];
 		struct hl_report_error *re = &rp->errors[i];
 
-		re->kind = hl_error_kind_name(e->kind);
+		re->kind = e->kind;
 		re->call = hl_error_call_name(e->call);
 		re->detail = e->detail;
 		re->address = e->address;
@@ -242,7 +242,7 @@ static void leak_of(struct hl_report *r, struct hl_process *p,
 		    const struct hl_leak_group *g, struct hl_symbolizer *sym, unsigned max_frames,
 		    struct hl_report_leak *l)
 {
-	l->kind = hl_leak_class_name(g->leak_class);
+	l->leak_class = g->leak_class;
 	l->bytes = g->bytes;
 	l->indirect_bytes = g->indirect_bytes;
 	l->blocks = g->blocks;
@@ -364,7 +364,8 @@ bool hl_report_error_is_access(const struct hl_report_error *e)
 const char *hl_report_error_access_heading(const struct hl_report_error *e, char *buf,
 					   size_t len)
 {
-	const char *what = !strcmp(e->call, "write") ? "Invalid write" : "Invalid read";
+	const char *what = hl_error_access_heading(!strcmp(e->call, "write") ? HL_CALL_WRITE
+									     : HL_CALL_READ);
 	if (e->detail)
 		snprintf(buf, len, "%s of size %llu", what, (unsigned long long)e->detail);
 	else
@@ -375,7 +376,7 @@ const char *hl_report_error_access_heading(const struct hl_report_error *e, char
 const char *hl_report_error_access_where(const struct hl_report_error *e, char *buf,
 					 size_t len)
 {
-	bool freed = !strcmp(e->kind, "use_after_free");
+	bool freed = e->kind == HL_ERROR_USE_AFTER_FREE;
 	uint64_t end = e->block_address + e->block_size;
 	const char *place = "inside";
 	uint64_t offset = e->address - e->block_address;
