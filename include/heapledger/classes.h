@@ -207,7 +207,8 @@ static inline unsigned hl_error_kind_parse(const char *s)
 /* The heading of an error of kind k found in call (enum hl_error_call). */
 static inline const char *hl_error_heading(unsigned k, unsigned call)
 {
-	if ((k == HL_ERROR_INVALID_FREE || k == 0) && call == HL_CALL_USABLE_SIZE)
+	if ((k == HL_ERROR_INVALID_FREE || k == HL_ERROR_INTERIOR_FREE ||
+	     k == HL_ERROR_DOUBLE_FREE || k == 0) && call == HL_CALL_USABLE_SIZE)
 		return HL_ERROR_HEADING_USABLE_SIZE;
 	return hl_error_kind_info(k)->heading;
 }
