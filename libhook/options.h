@@ -4,8 +4,8 @@
  * Everything about a key comes from its line in HL_OPTION_TABLE: the field of
  * struct hl_options that holds it, its default, the values it accepts, the
  * message for a bad entry (init.c), `HEAPLEDGER_OPTIONS=help=1`, the table in
- * the libheapledger(7) man page and the one in README.md (both printed by
- * libhook/options_doc.c; the test `options_doc_readme` fails when README.md's
+ * the libheapledger(7) man page and the one in doc/manual.md (both printed by
+ * libhook/options_doc.c; the test `options_doc_manual` fails when doc/manual.md's
  * copy differs, `scripts/options_table.py update` rewrites it).
  *
  * To add a key, add one line:

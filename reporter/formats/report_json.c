@@ -1,6 +1,6 @@
 /*
  * reporter/formats/report_json.c: the report as JSON, format "heapledger-report"
- * version 1 (documented in reporter/README.md). Fields are only added, never
+ * version 1 (documented in doc/manual.md). Fields are only added, never
  * renamed or removed, within one version.
  */
 #include <errno.h>

@@ -2,7 +2,7 @@
  * reporter/model/report.h: the report of a run as plain data, built either from
  * live state at the end of `heapledger run` or from the database by
  * `heapledger report`, and printed as valgrind-style text or as the versioned
- * JSON document described in reporter/README.md. Both sources fill the same
+ * JSON document described in doc/manual.md. Both sources fill the same
  * structs, so the two outputs cannot drift apart.
  *
  * Everything hangs off r->arena and is freed with hl_report_destroy().

@@ -1,6 +1,6 @@
 /*
  * tests/reporter/test_report.c: the JSON document has exactly the shape
- * reporter/README.md documents, and the text
+ * doc/manual.md documents, and the text
  * report has the valgrind-style lines.
  */
 #include <setjmp.h>

@@ -444,11 +444,13 @@ async function pageRun(id) {
 
 /* ---- diff, history, search ---- */
 
-function siteRows(list, cls) {
-  return list.map(s => h('tr', { class: cls }, h('td', { class: 'cls-' + s.leak_class }, s.leak_class),
-    num(bytes(s.bytes)), s.bytes_before !== undefined ? num(bytes(s.bytes_before)) : num(''), num(s.blocks),
-    h('td', null, h('span', { class: 'fn' }, s.function || '?'), ' ',
-      h('span', { class: 'muted' }, s.file ? s.file.split('/').pop() + ':' + s.line : ''))));
+/* The rows of a diff's changes of one kind (the JSON `heapledger diff
+ * --format json` prints: one rule for the CLI and this page). */
+function siteRows(changes, change) {
+  return changes.filter(s => s.change === change).map(s => h('tr', { class: change, 'data-fingerprint': s.fingerprint },
+    h('td', { class: 'cls-' + s.leak_class }, s.leak_class),
+    num(bytes(s.bytes_a)), num(bytes(s.bytes_b)), num(s.blocks_a), num(s.blocks_b),
+    h('td', null, h('span', { class: 'fn' }, s.function || '?'), ' ', h('span', { class: 'muted' }, s.fingerprint))));
 }
 
 async function pageDiff(params) {
@@ -458,11 +460,13 @@ async function pageDiff(params) {
     'run ', a, ' against run ', b, h('button', { type: 'submit' }, 'diff'));
   if (!params.get('a') || !params.get('b')) { show(h('h1', null, 'Diff of two runs'), form); return; }
   const d = await api('diff', { a: params.get('a'), b: params.get('b') });
-  const head = h('tr', null, ['class', 'bytes', 'before', 'blocks', 'where'].map(t => h('th', null, t)));
-  show(h('h1', null, `Run ${d.a} → run ${d.b}`), form,
-    h('h2', null, `New leak sites (${d.new.length})`), h('table', { id: 'diff-new' }, head.cloneNode(true), siteRows(d.new, 'new')),
-    h('h2', null, `Fixed leak sites (${d.fixed.length})`), h('table', { id: 'diff-fixed' }, head.cloneNode(true), siteRows(d.fixed, 'fixed')),
-    h('h2', null, `In both (${d.both.length})`), h('table', { id: 'diff-both' }, head.cloneNode(true), siteRows(d.both, '')));
+  const head = () => h('tr', null, ['class', `bytes in run ${d.run_a}`, `bytes in run ${d.run_b}`,
+    `blocks in run ${d.run_a}`, `blocks in run ${d.run_b}`, 'site'].map(t => h('th', null, t)));
+  show(h('h1', null, `Run ${d.run_a} → run ${d.run_b}`), form,
+    h('p', { class: 'muted', id: 'diff-counts' }, `${d.new} new, ${d.fixed} fixed, ${d.changed} changed, ${d.unchanged} unchanged leak sites`),
+    h('h2', null, `New leak sites (${d.new})`), h('table', { id: 'diff-new' }, head(), siteRows(d.changes, 'new')),
+    h('h2', null, `Fixed leak sites (${d.fixed})`), h('table', { id: 'diff-fixed' }, head(), siteRows(d.changes, 'fixed')),
+    h('h2', null, `Changed (${d.changed})`), h('table', { id: 'diff-both' }, head(), siteRows(d.changes, 'changed')));
 }
 
 /* A site's state in the newest run: new (first leaked there), fixed (not
