@@ -4,7 +4,7 @@
  * no SQL here. Every malformed parameter is a 400, never a guess.
  *
  *   /api/runs?offset&limit&filter         runs, newest first
- *   /api/runs/ID                          a run and its processes
+ *   /api/runs/ID                          a run, its processes, the run before
  *   /api/runs/ID/leaks?offset&limit&filter&class
  *   /api/runs/ID/errors
  *   /api/stacks/ID                        frames, innermost first
@@ -22,6 +22,7 @@
 
 #include "diff_json.h"
 #include "heapledger/classes.h"
+#include "query_views.h"
 #include "store_query.h"
 #include "ui.h"
 
@@ -97,6 +98,24 @@ static int result(struct hl_store *store, struct request *rq, int err)
 	return answer(rq, 500, hl_store_error(store));
 }
 
+/* A run, with the run before it of the same program (previous_run, null
+ * for the first): what its diff and history links compare with. */
+static int route_run(struct hl_store *store, int64_t id, struct request *rq)
+{
+	int64_t before;
+	int err = hl_query_run(store, id, rq->body);
+
+	if (!err)
+		err = hl_query_previous_run(store, id, &before);
+	if (err) {
+		json_decref(*rq->body);
+		*rq->body = NULL;
+		return result(store, rq, err);
+	}
+	json_object_set_new(*rq->body, "previous_run", before ? json_integer(before) : json_null());
+	return 200;
+}
+
 static int route_runs(struct hl_store *store, const char *rest, struct request *rq)
 {
 	struct hl_query_page page;
@@ -110,7 +129,7 @@ static int route_runs(struct hl_store *store, const char *rest, struct request *
 	if (!path_id(rest, &id, &sub))
 		return answer(rq, 400, "a run id is a number");
 	if (!*sub)
-		return result(store, rq, hl_query_run(store, id, rq->body));
+		return route_run(store, id, rq);
 	if (!strcmp(sub, "leaks"))
 		return result(store, rq, hl_query_leaks(store, id, &page, rq->body));
 	if (!strcmp(sub, "errors"))

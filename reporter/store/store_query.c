@@ -355,10 +355,17 @@ static json_t *paged(int64_t total, json_t *rows)
 /* Bytes leaked per class over a run's processes, as a JSON object: one pass
  * over the run's leaks (a sum per class was five, 0.4 s for a run of
  * 100,000 records). */
+/* A record of lost bytes: a lost class, not suppressed. */
+#define LOST_RECORD \
+	"l.leak_class IN ('definitely', 'indirectly', 'possibly', 'unknown') AND l.suppressed = 0"
+
+/* A suppressed record counts as "suppressed", whatever its class: it is
+ * never shown as lost. */
+#define SHOWN_CLASS "CASE WHEN l.suppressed THEN 'suppressed' ELSE l.leak_class END"
 #define LEAKED_BY_CLASS \
-	"(SELECT json_group_object(c, b) FROM (SELECT l.leak_class AS c, sum(l.bytes) AS b" \
+	"(SELECT json_group_object(c, b) FROM (SELECT " SHOWN_CLASS " AS c, sum(l.bytes) AS b" \
 	" FROM leaks l JOIN processes p ON p.id = l.process_id WHERE p.run_id = r.id" \
-	" GROUP BY l.leak_class)) AS leaked"
+	" GROUP BY c)) AS leaked"
 
 /* Columns the query returns as JSON text become JSON values. */
 static void parse_json_columns(json_t *rows, const char *const *names, size_t n)
@@ -445,9 +452,12 @@ int hl_query_run(struct hl_store *s, int64_t run_id, json_t **out)
 		" m.peak_bytes, m.inherited_bytes, m.inherited_blocks, m.dropped_events,"
 		" m.unmatched_frees, m.unfreed_superseded, m.live_mismatch, m.errors,"
 		" (SELECT count(*) FROM leaks l WHERE l.process_id = p.id) AS leak_records,"
+		/* What a process leaked, bytes and records alike: the lost
+		 * classes, not suppressed (reachable and suppressed apart). */
 		" (SELECT coalesce(sum(l.bytes), 0) FROM leaks l WHERE l.process_id = p.id"
-		"  AND l.leak_class IN ('definitely', 'indirectly', 'possibly', 'unknown'))"
-		"  AS leaked_bytes,"
+		"  AND " LOST_RECORD ") AS leaked_bytes,"
+		" (SELECT count(*) FROM leaks l WHERE l.process_id = p.id"
+		"  AND " LOST_RECORD ") AS leaked_records,"
 		" (SELECT count(*) FROM timeline t WHERE t.process_id = p.id) AS samples"
 		" FROM processes p LEFT JOIN summaries m ON m.process_id = p.id"
 		" WHERE p.run_id = ?1 ORDER BY p.serial", &st);
@@ -493,14 +503,22 @@ int hl_query_run_progress(struct hl_store *s, int64_t run_id, int64_t *processes
 /* A run's leak records: ?1 run, ?3 class or NULL. */
 #define LEAKS_OF_RUN \
 	" FROM leaks l JOIN processes p ON p.id = l.process_id" \
-	" WHERE p.run_id = ?1 AND (?3 IS NULL OR l.leak_class = ?3)"
-/* The innermost frame with a source file: where a record "is". */
+	" WHERE p.run_id = ?1 AND (?3 IS NULL OR " SHOWN_CLASS " = ?3)"
+/* Where a record "is": the innermost frame in the program's own code (a
+ * module outside the system's library directories), with a source file if
+ * one has it, else by module and offset; only when every frame is the
+ * system's, the innermost with a source file. So code built without debug
+ * information is named by its module, never by libc's start, which has a
+ * file and is outermost. */
+#define SYSTEM_MODULE(y) \
+	"(" y ".module LIKE '/lib/%' OR " y ".module LIKE '/lib64/%' OR " y ".module LIKE '/usr/lib/%'" \
+	" OR " y ".module LIKE '/usr/lib64/%')"
 #define LEAK_SITE(column) \
 	" (WITH RECURSIVE walk(pos, frame_id) AS (SELECT 0, k.leaf_frame_id UNION ALL" \
 	"  SELECT w.pos + 1, f.parent_id FROM walk w JOIN frames f ON f.id = w.frame_id" \
 	"  WHERE f.parent_id IS NOT NULL) SELECT " column " FROM walk w" \
 	"  JOIN frames f ON f.id = w.frame_id JOIN symbols y ON y.id = f.symbol_id" \
-	"  WHERE y.file IS NOT NULL ORDER BY w.pos LIMIT 1)"
+	"  ORDER BY coalesce(" SYSTEM_MODULE("y") ", 1), y.file IS NULL, w.pos LIMIT 1)"
 /* The records of page(id), and what is shown of each. */
 #define LEAKS_ROWS \
 	" SELECT l.id, p.id AS process_id, p.pid, l.stack_id, l.leak_class, l.bytes," \
@@ -508,7 +526,9 @@ int hl_query_run_progress(struct hl_store *s, int64_t run_id, int64_t *processes
 	" k.depth, k.truncated," \
 	LEAK_SITE("y.function") " AS function," \
 	LEAK_SITE("y.file") " AS file," \
-	LEAK_SITE("y.line") " AS line" \
+	LEAK_SITE("y.line") " AS line," \
+	LEAK_SITE("y.module") " AS module," \
+	LEAK_SITE("y.module_offset") " AS module_offset" \
 	" FROM page JOIN leaks l ON l.id = page.id AND l.process_id = page.process_id" \
 	" JOIN processes p ON p.id = l.process_id" \
 	" LEFT JOIN stacks k ON k.id = l.stack_id ORDER BY l.bytes DESC, l.id, p.id"
@@ -542,7 +562,7 @@ int hl_query_run_progress(struct hl_store *s, int64_t run_id, int64_t *processes
 #define FILTER_RECORDS \
 	"SELECT l.id, k.leaf_frame_id, p.id FROM leaks l JOIN processes p ON p.id = l.process_id" \
 	" JOIN stacks k ON k.id = l.stack_id" \
-	" WHERE p.run_id = ?1 AND (?3 IS NULL OR l.leak_class = ?3)" \
+	" WHERE p.run_id = ?1 AND (?3 IS NULL OR " SHOWN_CLASS " = ?3)" \
 	" ORDER BY l.bytes DESC, l.id, p.id"
 
 enum { FRAME_UNKNOWN, FRAME_PASSES, FRAME_FAILS };
