@@ -18,6 +18,7 @@
 
 #include "decode.h"
 #include "encode.h"
+#include "from_live.h"
 #include "report.h"
 #include "store.h"
 
