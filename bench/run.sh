@@ -495,11 +495,12 @@ cpu_table() {
 			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 		}
 		{ k = $1 SUBSEP $2; rep[k] = rep[k] " " $3; prog[k] = prog[k] " " $4
-		  if ($4 > 0) share[k] = share[k] " " 100 * $3 / $4; seen[$2] = 1 }
+		  if ($4 > 0) share[k] = share[k] " " 100 * $3 / $4 }
 		END {
 			nw = split(order, ws, " ")
 			for (i = 1; i <= nw; i++)
-				for (v in seen) {
+				for (j = 1; j <= 2; j++) {
+					v = j == 1 ? "hl-run" : "hl-run-full"
 					k = ws[i] SUBSEP v
 					if (!(k in rep)) continue
 					printf "| %s | %s | %.3f s | %.3f s | %s |\n", ws[i], v, median(rep[k]),
