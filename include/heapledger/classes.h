@@ -215,4 +215,22 @@ static inline const char *hl_error_heading(unsigned k, unsigned call)
 	return hl_error_kind_info(k)->heading;
 }
 
+/* checks=guard, guard_sample=: an error found by a faulting read or write is
+ * named by the access ("Invalid read of size 1", the size added by the
+ * writer), whatever its kind: these, and valgrind's XML kinds for them. */
+static inline bool hl_error_call_is_access(unsigned call)
+{
+	return call == HL_CALL_READ || call == HL_CALL_WRITE;
+}
+
+static inline const char *hl_error_access_heading(unsigned call)
+{
+	return call == HL_CALL_WRITE ? "Invalid write" : "Invalid read";
+}
+
+static inline const char *hl_error_access_xml_kind(unsigned call)
+{
+	return call == HL_CALL_WRITE ? "InvalidWrite" : "InvalidRead";
+}
+
 #endif /* HEAPLEDGER_CLASSES_H */
