@@ -12,6 +12,7 @@
 #include "args.h"
 #include "cli.h"
 #include "store_query.h"
+#include "util.h"
 
 /* The runs shown in the bytes column of the text: the newest ones. */
 #define HISTORY_TREND_RUNS 10
@@ -150,7 +151,8 @@ int hl_cmd_history(int argc, char **argv)
 		putchar('\n');
 		json_decref(doc);
 	} else {
-		printf("heapledger: %zu leak sites in %zu runs\n", c.count, nruns);
+		printf("heapledger: %zu leak %s in %zu %s\n", c.count,
+		       hl_plural(c.count, "site", "sites"), nruns, hl_plural(nruns, "run", "runs"));
 	}
 	json_decref(c.sites);
 	hl_store_close(store);
