@@ -356,6 +356,20 @@ async function dataBugs(browser) {
   await page.close();
 }
 
+// The README's two pictures (doc/img/ui-run.png, ui-history.png come from
+// these): the top of a run page and of a history, small.
+async function readmeShots(browser) {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 860 }, deviceScaleFactor: 0.6 });
+  const page = await context.newPage();
+  watch(page);
+  await page.goto(expect.url + '#/run/2');
+  await ready(page);
+  await page.screenshot({ path: path.join(shots, 'readme-run.png') });
+  await go(page, '#/history?program=ui_leaker');
+  await page.screenshot({ path: path.join(shots, 'readme-history.png') });
+  await context.close();
+}
+
 function watch(page) {
   page.on('pageerror', e => problems.push('page error: ' + e.message));
   page.on('console', m => { if (m.type() === 'error') problems.push('console: ' + m.text()); });
@@ -376,6 +390,7 @@ try {
   if (expect.report) await htmlReport(browser);
   await hostileReport(browser);
   await dataBugs(browser);
+  await readmeShots(browser);
   await heapErrors(browser);
   await leakChecks(browser);
   await liveRun(browser);
