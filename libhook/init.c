@@ -253,8 +253,8 @@ void hl_exit_report(unsigned how, int status)
 	if (!may_report() || atomic_exchange(&exit_reported, true))
 		return;
 	int fd = hl_log_fd(); /* before freeres: it clears the environment */
-	if (how == HL_EXIT_NORMAL)
-		hl_leakcheck_freeres(); /* after it, raw write(2) only: stdio is gone */
+	if (hl_leakcheck_scans_at(how))
+		hl_leakcheck_exit_prepare(how); /* after it, raw write(2) only: stdio is gone */
 	hl_checks_sweep(HL_CALL_EXIT); /* checks=full: guard bytes and quarantine, last look */
 	if (hl_track_exit(how, status))
 		return; /* the reporter prints the summary */

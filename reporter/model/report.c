@@ -236,6 +236,26 @@ static void add_errors(struct hl_report *r, struct hl_report_process *rp,
 	}
 }
 
+/* The allocator frame valgrind puts first in a loss record's stack, as its
+ * suppressions name it (mangled); the aligned C family by a pattern, as the
+ * kind does not say which of memalign, posix_memalign, aligned_alloc. */
+static const char *allocator_of(const struct hl_leak_group *g)
+{
+	static const char *const names[HL_KIND_COUNT] = {
+		[HL_KIND_MALLOC] = "malloc",
+		[HL_KIND_ALIGNED] = "*align*",
+		[HL_KIND_NEW] = "_Znwm",
+		[HL_KIND_NEW_ARRAY] = "_Znam",
+		[HL_KIND_CALLOC] = "calloc",
+		[HL_KIND_NEW_ALIGNED] = "_ZnwmSt11align_val_t",
+		[HL_KIND_NEW_ARRAY_ALIGNED] = "_ZnamSt11align_val_t",
+	};
+
+	if (g->by_realloc)
+		return "realloc";
+	return g->alloc_kind < HL_KIND_COUNT ? names[g->alloc_kind] : NULL;
+}
+
 /* One loss record (an exit group or a check's), its stack symbolized. */
 static void leak_of(struct hl_report *r, struct hl_process *p,
 		    const struct hl_leak_group *g, struct hl_symbolizer *sym, unsigned max_frames,
@@ -249,6 +269,7 @@ static void leak_of(struct hl_report *r, struct hl_process *p,
 	l->suppression = g->suppression ? hl_arena_strdup(&r->arena, g->suppression) : NULL;
 	l->suppressed = l->suppression || g->leak_class == HL_CLASS_SUPPRESSED;
 	l->fingerprint = g->fingerprint[0] ? hl_arena_strdup(&r->arena, g->fingerprint) : NULL;
+	l->allocator = allocator_of(g);
 	stack_of(p, g->stack, sym, max_frames, &l->stack);
 }
 

@@ -41,6 +41,9 @@ struct hl_report_leak {
 	bool suppressed;              /* matched a suppression (leak_class stays the class) */
 	const char *suppression;      /* the suppression's name, NULL if none */
 	const char *fingerprint;      /* leak site (fingerprint.h), NULL if unknown */
+	/* the allocation function as valgrind's suppressions name it (malloc,
+	 * realloc, _Znwm, ...), or a pattern of them; NULL if unknown */
+	const char *allocator;
 	struct hl_report_stack stack;
 };
 
@@ -166,6 +169,15 @@ const char *hl_report_parse_check_records(const char *value, void *out);
  * changed when it grew or shrank, any always. At the first check every
  * record is new, so all are. */
 bool hl_report_check_record_grew(const struct hl_report_check_record *rec, unsigned mode);
+
+/* Whether function is the C runtime's start code that calls main, which
+ * valgrind names "(below main)". */
+bool hl_report_is_below_main(const char *function);
+/* How many frames of s valgrind shows (--show-below-main=no): up to main,
+ * looking from the outermost frame in; without main, up to the innermost
+ * start-code function (__libc_start_main...), which *below_main says is to
+ * be named "(below main)". */
+size_t hl_report_frames_to_main(const struct hl_report_stack *s, bool *below_main);
 
 /* --show-leak-kinds=definite,indirect,possible,reachable|all|none (and
  * suppressed, which all does not include) into
