@@ -145,14 +145,12 @@ int hl_cmd_gate(int argc, char **argv)
 		suppress_loaded(&r, &pol);
 		for (size_t i = 0; i < r.nprocs; i++)
 			hl_gate_count_report(&gate, &pol.gate_options, &r.procs[i]);
-		printf("heapledger: run %lld: %llu processes\n", (long long)r.run_id,
-		       (unsigned long long)gate.processes);
-		for (size_t i = 0; i < gate.nfailing; i++)
-			printf("heapledger:   pid %u (%s): %llu bytes in %llu blocks leaked, %llu heap"
-			       " errors\n", gate.failing[i].pid, gate.failing[i].command,
-			       (unsigned long long)gate.failing[i].bytes,
-			       (unsigned long long)gate.failing[i].blocks,
-			       (unsigned long long)gate.failing[i].errors);
+		if (!r.ended_ns)
+			hl_gate_count_open_run(&gate);
+		printf("heapledger: run %lld: %llu processes%s\n", (long long)r.run_id,
+		       (unsigned long long)gate.processes,
+		       r.ended_ns ? "" : ", never closed (no end time)");
+		hl_gate_print_failing(&gate, stdout);
 		hl_gate_print(&gate, &pol.gate_options, stdout);
 		rc = hl_gate_failed(&gate, &pol.gate_options) ? (int)pol.gate_options.error_exitcode : 0;
 	}
