@@ -13,12 +13,14 @@
  *   /api/diff?a=ID&b=ID
  *   /api/search?q=TERM&limit
  *   /api/history?program=NAME             runs and leak sites of one program
+ *   /api/vocabulary                       leak classes and error kinds, every spelling
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "heapledger/classes.h"
 #include "store_query.h"
 #include "ui.h"
 
@@ -134,6 +136,26 @@ static int route_process(struct hl_store *store, const char *rest, struct reques
 						rq->body));
 }
 
+json_t *hl_ui_vocabulary(void)
+{
+	json_t *classes = json_array(), *kinds = json_array();
+
+	for (unsigned c = 0; c < HL_LEAK_CLASS_COUNT; c++) {
+		const struct hl_leak_class_info *i = hl_leak_class_info(c);
+
+		json_array_append_new(classes, json_pack("{s:s,s:s,s:s,s:s,s:b}", "word", i->word,
+							 "token", i->token, "phrase", i->phrase,
+							 "label", i->label, "lost",
+							 hl_leak_class_is_lost(c)));
+	}
+	for (unsigned k = 0; k < HL_ERROR_KIND_COUNT; k++)
+		json_array_append_new(kinds, json_pack("{s:s,s:s}", "word", hl_error_kind_name(k),
+						       "heading", hl_error_heading(k, HL_CALL_FREE)));
+	json_array_append_new(kinds, json_pack("{s:s,s:s}", "word", "malloc_usable_size",
+					       "heading", HL_ERROR_HEADING_USABLE_SIZE));
+	return json_pack("{s:o,s:o}", "leak_classes", classes, "error_kinds", kinds);
+}
+
 int hl_ui_api(struct hl_store *store, const char *path,
 	      const char *(*get)(const char *param, void *cls), void *cls, json_t **body)
 {
@@ -150,6 +172,10 @@ int hl_ui_api(struct hl_store *store, const char *path,
 		if (!path_id(path + 7, &a, &sub) || *sub)
 			return answer(&rq, 400, "a stack id is a number");
 		return result(store, &rq, hl_query_stack(store, a, body));
+	}
+	if (!strcmp(path, "vocabulary")) {
+		*body = hl_ui_vocabulary();
+		return 200;
 	}
 	if (!strcmp(path, "diff")) {
 		if (!parse_number(get("a", cls), INT64_MAX, &a) ||

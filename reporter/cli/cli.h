@@ -37,9 +37,11 @@
 		    "changed, or any")
 
 int hl_cmd_run(int argc, char **argv);
-/* `run` whose text counts the loss records of leak_error_kinds (HL_SHOW_*)
- * in each ERROR SUMMARY, as valgrind's --leak-check=full does. */
-int hl_run_command(int argc, char **argv, unsigned leak_error_kinds);
+/* `run` with the text view valgrind's command line asks for (NULL: run's
+ * own): its leak_error_kinds (HL_SHOW_*) count in each ERROR SUMMARY, as
+ * valgrind's --leak-check=full does, and its errors_only, error_summary,
+ * below_main and silent_forks; the other fields come from run's options. */
+int hl_run_command(int argc, char **argv, const struct hl_report_view *valgrind_view);
 /* `heapledger valgrind`, also heapledger run as "heapledger-valgrind". */
 int hl_cmd_valgrind(int argc, char **argv);
 int hl_cmd_daemon(int argc, char **argv);

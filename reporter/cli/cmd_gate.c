@@ -67,7 +67,7 @@ static void suppress_loaded(struct hl_report *r, struct hl_policy *pol)
 
 			if (l->suppressed)
 				continue;
-			s = hl_supp_match(pol->supp, l->stack.frames, l->stack.nframes, l->kind,
+			s = hl_supp_match(pol->supp, l->stack.frames, l->stack.nframes, l->leak_class,
 					  l->bytes, l->blocks);
 			if (s) {
 				l->suppressed = true;

@@ -476,10 +476,11 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 		files_failed = true;
 	if (o->xml_file && hl_report_write_files(r, o->xml_file, HL_REPORT_FILE_XML))
 		files_failed = true;
-	if (!o->log_file || !hl_log_quiet) /* -q, --log-file: stderr is the program's alone */
+	/* -q, --log-file: stderr is the program's alone; valgrind's -q: errors only */
+	if ((!o->log_file || !hl_log_quiet) && !r->view.errors_only)
 		hl_policy_print_used(&o->policy, stderr);
 	if (o->policy.gate_options.error_exitcode) {
-		if (!o->log_file || !hl_log_quiet)
+		if ((!o->log_file || !hl_log_quiet) && !r->view.errors_only)
 			hl_gate_print(o->policy.gate, &o->policy.gate_options, stderr);
 		if (hl_gate_failed(o->policy.gate, &o->policy.gate_options))
 			r->exit_code = (int)o->policy.gate_options.error_exitcode;
@@ -573,10 +574,22 @@ const char *hl_trace_children_key(const char *trace_children)
 
 int hl_cmd_run(int argc, char **argv)
 {
-	return hl_run_command(argc, argv, 0);
+	return hl_run_command(argc, argv, NULL);
 }
 
-int hl_run_command(int argc, char **argv, unsigned leak_error_kinds)
+/* The fields of the text view only valgrind's command line sets. */
+static void take_valgrind_view(struct hl_report_view *view, const struct hl_report_view *vg)
+{
+	if (!vg)
+		return;
+	view->leak_error_kinds = vg->leak_error_kinds;
+	view->errors_only = vg->errors_only;
+	view->error_summary = vg->error_summary;
+	view->below_main = vg->below_main;
+	view->silent_forks = vg->silent_forks;
+}
+
+int hl_run_command(int argc, char **argv, const struct hl_report_view *valgrind_view)
 {
 	struct run_options o = { 0 };
 	struct hl_listener l;
@@ -605,7 +618,7 @@ int hl_run_command(int argc, char **argv, unsigned leak_error_kinds)
 		return err;
 	}
 	r.gen_suppressions = hl_policy_gen_suppressions(&o.policy);
-	r.view.leak_error_kinds = leak_error_kinds;
+	take_valgrind_view(&r.view, valgrind_view);
 	/* Gated: the ERROR SUMMARY counts what the gate counts, as valgrind's
 	 * does with --error-exitcode (a log grepped for "0 errors" agrees). */
 	if (o.policy.gate_options.error_exitcode)

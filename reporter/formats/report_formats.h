@@ -40,7 +40,7 @@ enum hl_report_file_format {
 int hl_report_write_files(const struct hl_report *r, const char *pattern,
 			  enum hl_report_file_format format);
 /* pattern expanded for the process pid (malloc'd), NULL if it has a % other
- * than %p, %q{VAR} or %%. */
+ * than %p, %q{VAR} or %% (errno EINVAL) or a VAR that is not set (ENOENT). */
 char *hl_report_expand_file_name(const char *pattern, uint32_t pid);
 /* NULL if pattern is a valid file name pattern, else why not (an args.h
  * message). */

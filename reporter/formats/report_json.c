@@ -1,6 +1,6 @@
 /*
  * reporter/formats/report_json.c: the report as JSON, format "heapledger-report"
- * version 1 (documented in reporter/README.md). Fields are only added, never
+ * version 1 (documented in doc/manual.md). Fields are only added, never
  * renamed or removed, within one version.
  */
 #include <errno.h>
@@ -187,7 +187,7 @@ static json_t *leak_json(struct hl_report *r, const struct hl_report_leak *l)
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "kind", json_string(l->kind));
+	json_object_set_new(o, "kind", json_string(hl_leak_class_name(l->leak_class)));
 	json_object_set_new(o, "bytes", u64(l->bytes));
 	json_object_set_new(o, "blocks", u64(l->blocks));
 	json_object_set_new(o, "indirect_bytes", u64(l->indirect_bytes));
@@ -206,16 +206,16 @@ static json_t *error_json(struct hl_report *r, const struct hl_report_error *e)
 	char address[24];
 
 	snprintf(address, sizeof(address), "0x%llx", (unsigned long long)e->address);
-	json_object_set_new(o, "kind", json_string(e->kind));
+	json_object_set_new(o, "kind", json_string(hl_error_kind_name(e->kind)));
 	json_object_set_new(o, "call", e->call ? json_string(e->call) : json_null());
 	json_object_set_new(o, "address", json_string(address));
 	snprintf(address, sizeof(address), "0x%llx", (unsigned long long)e->block_address);
 	json_object_set_new(o, "block_address",
 			    e->block_address ? json_string(address) : json_null());
 	json_object_set_new(o, "block_size", u64(e->block_size));
-	if (!strcmp(e->kind, "size_mismatch"))
+	if (e->kind == HL_ERROR_SIZE_MISMATCH)
 		json_object_set_new(o, "delete_size", u64(e->detail));
-	if (!strcmp(e->kind, "overflow"))
+	if (e->kind == HL_ERROR_OVERFLOW)
 		json_object_set_new(o, "overrun_bytes", u64(e->detail));
 	json_object_set_new(o, "stack", stack_json(r, &e->stack));
 	json_object_set_new(o, "alloc_stack", stack_json(r, &e->alloc_stack));

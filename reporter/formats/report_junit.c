@@ -98,21 +98,19 @@ static void failure_details(FILE *out, const struct hl_report_process *p,
 	for (size_t i = 0; i < p->nerrors; i++) {
 		const struct hl_report_error *e = &p->errors[i];
 
-		fprintf(out, "pid %u: heap error: %s of 0x%llx\n", p->pid, e->kind,
+		fprintf(out, "pid %u: heap error: %s of 0x%llx\n", p->pid, hl_error_kind_name(e->kind),
 			(unsigned long long)e->address);
 		stack_text(out, &e->stack);
 	}
 	for (size_t i = 0; i < p->nleaks; i++) {
 		const struct hl_report_leak *l = &p->leaks[i];
 
-		if (!hl_gate_count_leak(&scratch, o, l->kind, l->suppressed, l->fingerprint,
+		if (!hl_gate_count_leak(&scratch, o, l->leak_class, l->suppressed, l->fingerprint,
 					l->bytes, l->blocks))
 			continue;
-		fprintf(out, "pid %u: %llu bytes in %llu blocks are %s%s", p->pid,
+		fprintf(out, "pid %u: %llu bytes in %llu blocks are %s", p->pid,
 			(unsigned long long)l->bytes, (unsigned long long)l->blocks,
-			!strcmp(l->kind, "unknown") ? "lost (not classified)" :
-			!strcmp(l->kind, "reachable") ? "still reachable" : l->kind,
-			strcmp(l->kind, "unknown") && strcmp(l->kind, "reachable") ? " lost" : "");
+			hl_leak_class_info(l->leak_class)->phrase);
 		if (l->fingerprint)
 			fprintf(out, " (site %s)", l->fingerprint);
 		fputc('\n', out);

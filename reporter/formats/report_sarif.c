@@ -75,11 +75,9 @@ static void add_stack(json_t *result, const struct hl_report_stack *s)
 	json_object_set_new(result, "stacks", stacks);
 }
 
-static const char *leak_level(const char *kind)
+static const char *leak_level(unsigned leak_class)
 {
-	if (!strcmp(kind, "definitely") || !strcmp(kind, "indirectly") || !strcmp(kind, "unknown"))
-		return "error";
-	return !strcmp(kind, "possibly") ? "warning" : "note";
+	return hl_leak_class_info(leak_class)->sarif_level;
 }
 
 static const char *site_function(const struct hl_report_leak *l)
@@ -100,9 +98,9 @@ static json_t *site_result(json_t *results, json_t *by_site, const struct hl_rep
 	if (r)
 		return r;
 	r = json_object();
-	snprintf(rule, sizeof(rule), "leak/%s", l->kind);
+	snprintf(rule, sizeof(rule), "leak/%s", hl_leak_class_name(l->leak_class));
 	json_object_set_new(r, "ruleId", json_string(rule));
-	json_object_set_new(r, "level", json_string(leak_level(l->kind)));
+	json_object_set_new(r, "level", json_string(leak_level(l->leak_class)));
 	json_object_set_new(r, "kind", json_string("fail"));
 	json_object_set_new(r, "bytes", json_integer(0)); /* removed below */
 	json_object_set_new(r, "blocks", json_integer(0));
@@ -127,18 +125,16 @@ static void add_count(json_t *o, const char *key, uint64_t v)
 }
 
 /* Turns the counters into the message and a property bag. */
-static void finish_result(json_t *r, const char *kind, const char *function)
+static void finish_result(json_t *r, unsigned leak_class, const char *function)
 {
 	char text[512];
 	json_int_t bytes = json_integer_value(json_object_get(r, "bytes"));
 	json_int_t blocks = json_integer_value(json_object_get(r, "blocks"));
 	json_int_t procs = json_integer_value(json_object_get(r, "processes"));
 
-	snprintf(text, sizeof(text), "%lld bytes in %lld blocks are %s%s in %lld process%s,"
+	snprintf(text, sizeof(text), "%lld bytes in %lld blocks are %s in %lld process%s,"
 		 " allocated in %s", (long long)bytes, (long long)blocks,
-		 !strcmp(kind, "unknown") ? "lost (not classified)" :
-		 !strcmp(kind, "reachable") ? "still reachable" : kind,
-		 strcmp(kind, "unknown") && strcmp(kind, "reachable") ? " lost" : "", (long long)procs,
+		 hl_leak_class_info(leak_class)->phrase, (long long)procs,
 		 procs == 1 ? "" : "es", function);
 	json_object_set_new(r, "message", json_pack("{s:s}", "text", text));
 	json_object_set_new(r, "properties", json_pack("{s:I,s:I,s:I}", "bytes", bytes, "blocks",
@@ -153,8 +149,9 @@ static json_t *error_result(const struct hl_report_process *p, const struct hl_r
 	json_t *r = json_object();
 	char rule[64], text[256];
 
-	snprintf(rule, sizeof(rule), "heap-error/%s", e->kind);
-	snprintf(text, sizeof(text), "heap error: %s of 0x%llx in process %u", e->kind,
+	snprintf(rule, sizeof(rule), "heap-error/%s", hl_error_kind_name(e->kind));
+	snprintf(text, sizeof(text), "heap error: %s of 0x%llx in process %u",
+		 hl_error_kind_name(e->kind),
 		 (unsigned long long)e->address, p->pid);
 	json_object_set_new(r, "ruleId", json_string(rule));
 	json_object_set_new(r, "level", json_string("error"));
@@ -198,7 +195,7 @@ int hl_report_write_sarif(const struct hl_report *r, FILE *out)
 			add_count(res, "blocks", l->blocks);
 			add_count(res, "processes", 1);
 			if (!json_object_get(res, "message"))
-				json_object_set_new(res, "heapledgerKind", json_string(l->kind));
+				json_object_set_new(res, "heapledgerKind", json_integer(l->leak_class));
 			if (!json_object_get(res, "function"))
 				json_object_set_new(res, "function", json_string(site_function(l)));
 		}
@@ -209,7 +206,7 @@ int hl_report_write_sarif(const struct hl_report *r, FILE *out)
 
 		if (!kind)
 			continue;
-		finish_result(res, json_string_value(kind),
+		finish_result(res, (unsigned)json_integer_value(kind),
 			      json_string_value(json_object_get(res, "function")));
 		json_object_del(res, "heapledgerKind");
 		json_object_del(res, "function");

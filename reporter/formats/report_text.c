@@ -84,8 +84,8 @@ static size_t frames_to_main(const struct hl_report_stack *s, bool *below_main)
 static void print_stack(FILE *out, uint32_t pid, const struct hl_report_stack *s,
 			const struct hl_report_view *view)
 {
-	bool below_main;
-	size_t n = frames_to_main(s, &below_main), callers = 0;
+	bool below_main = false;
+	size_t n = view->below_main ? s->nframes : frames_to_main(s, &below_main), callers = 0;
 
 	if (!s->nframes)
 		fprintf(out, "==%u==    (no stack captured)\n", pid);
@@ -166,32 +166,9 @@ static void print_summary(const struct hl_report_process *p, FILE *out)
 }
 
 /* valgrind's words for each class ("are definitely lost", ...). */
-static const char *kind_phrase(const char *kind)
+static const char *kind_phrase(unsigned leak_class)
 {
-	if (!strcmp(kind, "definitely"))
-		return "definitely lost";
-	if (!strcmp(kind, "indirectly"))
-		return "indirectly lost";
-	if (!strcmp(kind, "possibly"))
-		return "possibly lost";
-	if (!strcmp(kind, "reachable"))
-		return "still reachable";
-	if (!strcmp(kind, "suppressed"))
-		return "suppressed";
-	return "lost"; /* not classified: no scan ran */
-}
-
-static unsigned kind_bit(const char *kind)
-{
-	if (!strcmp(kind, "definitely"))
-		return HL_SHOW_DEFINITE;
-	if (!strcmp(kind, "indirectly"))
-		return HL_SHOW_INDIRECT;
-	if (!strcmp(kind, "possibly"))
-		return HL_SHOW_POSSIBLE;
-	if (!strcmp(kind, "reachable"))
-		return HL_SHOW_REACHABLE;
-	return 0;
+	return hl_leak_class_info(leak_class)->phrase;
 }
 
 /* Printed with its stack: a kind the view asks for, and every record no
@@ -199,11 +176,11 @@ static unsigned kind_bit(const char *kind)
  * asked for (valgrind never shows them). */
 static bool leak_shown(const struct hl_report_leak *l, const struct hl_report_view *view)
 {
-	if (l->suppressed || !strcmp(l->kind, "suppressed"))
+	if (l->suppressed || l->leak_class == HL_CLASS_SUPPRESSED)
 		return (view->show_kinds & HL_SHOW_SUPPRESSED) != 0;
-	if (!strcmp(l->kind, "unknown"))
+	if (l->leak_class == HL_CLASS_UNKNOWN)
 		return true;
-	return (view->show_kinds & kind_bit(l->kind)) != 0;
+	return (view->show_kinds & HL_CLASS_BIT(l->leak_class)) != 0;
 }
 
 static void print_leak(const struct hl_report_process *p, size_t i,
@@ -217,12 +194,12 @@ static void print_leak(const struct hl_report_process *p, size_t i,
 			"in loss record %s of %s\n", p->pid,
 			hl_fmt_grouped(a, l->bytes + l->indirect_bytes), hl_fmt_grouped(b, l->bytes),
 			hl_fmt_grouped(c, l->indirect_bytes), hl_fmt_grouped(d, l->blocks),
-			kind_phrase(l->kind), hl_fmt_grouped(e, i + 1),
+			kind_phrase(l->leak_class), hl_fmt_grouped(e, i + 1),
 			hl_fmt_grouped(f, p->nleaks));
 	else
 		fprintf(out, "==%u== %s bytes in %s blocks are %s in loss record %s of %s\n",
 			p->pid, hl_fmt_grouped(a, l->bytes), hl_fmt_grouped(b, l->blocks),
-			kind_phrase(l->kind), hl_fmt_grouped(c, i + 1),
+			kind_phrase(l->leak_class), hl_fmt_grouped(c, i + 1),
 			hl_fmt_grouped(d, p->nleaks));
 	print_stack(out, p->pid, &l->stack, view);
 	if (l->inherited_blocks)
@@ -238,20 +215,9 @@ static void print_leak(const struct hl_report_process *p, size_t i,
 /* valgrind's first line of each kind of heap misuse error. */
 static const char *error_heading(const struct hl_report_error *e)
 {
-	if (!strcmp(e->kind, "mismatch"))
-		return "Mismatched free() / delete / delete []";
-	if (!strcmp(e->kind, "size_mismatch"))
-		return "Mismatched new/delete size value:";
-	if (!strcmp(e->kind, "header_corrupt"))
-		return "Invalid free() / delete / delete[] / realloc(): the block's header was "
-		       "overwritten (heap underflow)";
-	if (!strcmp(e->kind, "overflow"))
-		return "Heap block overrun: the guard bytes after a block were overwritten";
-	if (!strcmp(e->kind, "use_after_free"))
-		return "Write to freed memory: a block in the quarantine was changed after its free";
 	if (e->call && !strcmp(e->call, "malloc_usable_size"))
-		return "Invalid malloc_usable_size()";
-	return "Invalid free() / delete / delete[] / realloc()";
+		return hl_error_heading(e->kind, HL_CALL_USABLE_SIZE);
+	return hl_error_heading(e->kind, HL_CALL_FREE);
 }
 
 /* One error as valgrind prints it: what and where, then the block it
@@ -260,10 +226,10 @@ static void print_error(const struct hl_report_process *p, const struct hl_repor
 			const struct hl_report_view *view, FILE *out)
 {
 	char offset[32], size[32];
-	bool freed = !strcmp(e->kind, "double_free") || !strcmp(e->kind, "use_after_free");
+	bool freed = e->kind == HL_ERROR_DOUBLE_FREE || e->kind == HL_ERROR_USE_AFTER_FREE;
 
 	fprintf(out, "==%u== %s", p->pid, error_heading(e));
-	if (!strcmp(e->kind, "size_mismatch"))
+	if (e->kind == HL_ERROR_SIZE_MISMATCH)
 		fprintf(out, " %llu", (unsigned long long)e->detail);
 	if (e->call && !strcmp(e->call, "exit"))
 		fprintf(out, " (found at exit)");
@@ -271,7 +237,7 @@ static void print_error(const struct hl_report_process *p, const struct hl_repor
 		fprintf(out, " (found by a leak check)");
 	fprintf(out, "\n");
 	print_stack(out, p->pid, &e->stack, view);
-	if (!strcmp(e->kind, "overflow") && e->block_address) {
+	if (e->kind == HL_ERROR_OVERFLOW && e->block_address) {
 		fprintf(out, "==%u==  Address 0x%llx is %s bytes after a block of size %s alloc'd\n",
 			p->pid, (unsigned long long)e->address,
 			hl_fmt_grouped(offset, e->address - e->block_address - e->block_size),
@@ -304,7 +270,7 @@ static bool same_text(const char *a, const char *b)
 /* Errors of one context: same kind, same call, same stack (valgrind's rule). */
 static bool same_context(const struct hl_report_error *a, const struct hl_report_error *b)
 {
-	if (!same_text(a->kind, b->kind) || !same_text(a->call, b->call) ||
+	if (a->kind != b->kind || !same_text(a->call, b->call) ||
 	    a->stack.nframes != b->stack.nframes)
 		return false;
 	for (size_t i = 0; i < a->stack.nframes; i++)
@@ -341,7 +307,7 @@ static void print_error_summary(const struct hl_report_process *p,
 		contexts += !context_seen_before(p, i);
 	for (size_t i = 0; view->leak_error_kinds && i < p->nleaks; i++) {
 		const struct hl_report_leak *l = &p->leaks[i];
-		unsigned bit = !strcmp(l->kind, "unknown") ? HL_SHOW_UNKNOWN : kind_bit(l->kind);
+		unsigned bit = HL_CLASS_BIT(l->leak_class);
 
 		if (!l->suppressed && (view->leak_error_kinds & bit)) {
 			errors++;
@@ -365,18 +331,9 @@ struct leak_totals {
 
 static unsigned kind_class(const struct hl_report_leak *l)
 {
-	static const char *const names[] = {
-		[HL_CLASS_UNKNOWN] = "unknown", [HL_CLASS_DEFINITE] = "definitely",
-		[HL_CLASS_INDIRECT] = "indirectly", [HL_CLASS_POSSIBLE] = "possibly",
-		[HL_CLASS_REACHABLE] = "reachable", [HL_CLASS_SUPPRESSED] = "suppressed",
-	};
-
 	if (l->suppressed)
 		return HL_CLASS_SUPPRESSED;
-	for (unsigned c = 0; c < HL_ARRAY_SIZE(names); c++)
-		if (!strcmp(l->kind, names[c]))
-			return c;
-	return HL_CLASS_UNKNOWN;
+	return l->leak_class < HL_LEAK_CLASS_COUNT ? l->leak_class : HL_CLASS_UNKNOWN;
 }
 
 static void leak_totals(const struct hl_report_process *p, struct leak_totals *t)
@@ -391,11 +348,11 @@ static void leak_totals(const struct hl_report_process *p, struct leak_totals *t
 }
 
 static void print_total(const struct hl_report_process *p, const struct leak_totals *t,
-			unsigned c, const char *label, FILE *out)
+			unsigned c, FILE *out)
 {
 	char a[32], b[32];
 
-	fprintf(out, "==%u== %18s: %s bytes in %s blocks\n", p->pid, label,
+	fprintf(out, "==%u== %18s: %s bytes in %s blocks\n", p->pid, hl_leak_class_info(c)->label,
 		hl_fmt_grouped(a, t->bytes[c]), hl_fmt_grouped(b, t->blocks[c]));
 }
 
@@ -428,15 +385,15 @@ static void print_leak_summary(const struct hl_report_process *p,
 		fprintf(out, "==%u== LEAK SUMMARY:\n", p->pid);
 	}
 	if (p->scanned) {
-		print_total(p, &t, HL_CLASS_DEFINITE, "definitely lost", out);
-		print_total(p, &t, HL_CLASS_INDIRECT, "indirectly lost", out);
-		print_total(p, &t, HL_CLASS_POSSIBLE, "possibly lost", out);
-		print_total(p, &t, HL_CLASS_REACHABLE, "still reachable", out);
+		print_total(p, &t, HL_CLASS_DEFINITE, out);
+		print_total(p, &t, HL_CLASS_INDIRECT, out);
+		print_total(p, &t, HL_CLASS_POSSIBLE, out);
+		print_total(p, &t, HL_CLASS_REACHABLE, out);
 	}
 	if (!p->scanned || t.blocks[HL_CLASS_UNKNOWN])
-		print_total(p, &t, HL_CLASS_UNKNOWN, "not classified", out);
+		print_total(p, &t, HL_CLASS_UNKNOWN, out);
 	if (p->scanned || t.blocks[HL_CLASS_SUPPRESSED])
-		print_total(p, &t, HL_CLASS_SUPPRESSED, "suppressed", out);
+		print_total(p, &t, HL_CLASS_SUPPRESSED, out);
 	if (t.blocks[HL_CLASS_REACHABLE] && !(view->show_kinds & HL_SHOW_REACHABLE)) {
 		fprintf(out, "==%u== Reachable blocks (those to which a pointer was found) "
 			"are not shown.\n", p->pid);
@@ -551,7 +508,7 @@ static void print_check_record(const struct hl_report_process *p,
 			fmt_delta(db, rec->new_bytes), hl_fmt_grouped(c1, l->indirect_bytes),
 			fmt_delta(dc, rec->new_indirect_bytes));
 	fprintf(out, " bytes in %s%s blocks are %s in loss record %s of %s\n",
-		hl_fmt_grouped(d, l->blocks), fmt_delta(dd, rec->new_blocks), kind_phrase(l->kind),
+		hl_fmt_grouped(d, l->blocks), fmt_delta(dd, rec->new_blocks), kind_phrase(l->leak_class),
 		hl_fmt_grouped(e, rec->rank), hl_fmt_grouped(a, c->records_total));
 	print_stack(out, p->pid, &l->stack, view);
 	fprintf(out, "==%u==\n", p->pid);
@@ -613,13 +570,9 @@ static void print_check_records(const struct hl_report *r, const struct hl_repor
 static void print_checks(const struct hl_report *r, const struct hl_report_process *p,
 			 FILE *out)
 {
-	static const struct {
-		unsigned cls;
-		const char *label;
-	} lines[] = {
-		{ HL_CLASS_DEFINITE, "definitely lost" }, { HL_CLASS_INDIRECT, "indirectly lost" },
-		{ HL_CLASS_POSSIBLE, "possibly lost" }, { HL_CLASS_REACHABLE, "still reachable" },
-		{ HL_CLASS_SUPPRESSED, "suppressed" }, { HL_CLASS_UNKNOWN, "not classified" },
+	static const unsigned lines[] = {
+		HL_CLASS_DEFINITE, HL_CLASS_INDIRECT, HL_CLASS_POSSIBLE,
+		HL_CLASS_REACHABLE, HL_CLASS_SUPPRESSED, HL_CLASS_UNKNOWN,
 	};
 
 	for (size_t i = 0; i < p->nchecks; i++) {
@@ -631,9 +584,10 @@ static void print_checks(const struct hl_report *r, const struct hl_report_proce
 			c->by_signal ? "check_signal" : "heapledger_check_leaks()", secs,
 			c->all_threads_stopped ? "" : "; a thread did not stop for the scan");
 		for (size_t k = 0; k < HL_ARRAY_SIZE(lines); k++)
-			if (lines[k].cls != HL_CLASS_UNKNOWN || c->blocks[HL_CLASS_UNKNOWN] ||
+			if (lines[k] != HL_CLASS_UNKNOWN || c->blocks[HL_CLASS_UNKNOWN] ||
 			    (prev && prev->blocks[HL_CLASS_UNKNOWN]))
-				print_check_line(p->pid, c, prev, lines[k].cls, lines[k].label, out);
+				print_check_line(p->pid, c, prev, lines[k],
+						 hl_leak_class_info(lines[k])->label, out);
 		print_unstopped_tids(p->pid, c->unstopped_tids, c->nunstopped_tids, out);
 		fprintf(out, "==%u==\n", p->pid);
 		print_check_records(r, p, c, out);
@@ -668,9 +622,29 @@ static void print_leaks(const struct hl_report *r, const struct hl_report_proces
 	}
 }
 
+/* valgrind -q: the errors and loss records only, with the reasons a
+ * process was not scanned (a result must never look clean by omission). */
+static void print_errors_only(const struct hl_report *r, const struct hl_report_process *p,
+			      FILE *out)
+{
+	print_errors(p, &r->view, out);
+	if (is_exec(p))
+		return;
+	print_not_scanned(p, out);
+	print_leaks(r, p, out);
+	if (r->view.error_summary)
+		print_error_summary(p, &r->view, out);
+}
+
 void hl_report_print_process_text(const struct hl_report *r,
 				  const struct hl_report_process *p, FILE *out)
 {
+	if (r->view.silent_forks && !strcmp(p->origin, "fork"))
+		return;
+	if (r->view.errors_only) {
+		print_errors_only(r, p, out);
+		return;
+	}
 	print_header(p, out);
 	print_summary(p, out);
 	print_checks(r, p, out);

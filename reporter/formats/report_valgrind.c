@@ -27,44 +27,24 @@
 #include "report_formats.h"
 #include "util.h"
 
-static const char *leak_kind(const char *kind)
+static const char *leak_kind(unsigned leak_class)
 {
-	if (!strcmp(kind, "indirectly"))
-		return "Leak_IndirectlyLost";
-	if (!strcmp(kind, "possibly"))
-		return "Leak_PossiblyLost";
-	if (!strcmp(kind, "reachable"))
-		return "Leak_StillReachable";
-	return "Leak_DefinitelyLost"; /* definitely, or not classified */
+	return hl_leak_class_info(leak_class)->xml_kind;
 }
 
-static const char *leak_words(const char *kind)
+static const char *leak_words(unsigned leak_class)
 {
-	if (!strcmp(kind, "definitely"))
-		return "are definitely lost";
-	if (!strcmp(kind, "indirectly"))
-		return "are indirectly lost";
-	if (!strcmp(kind, "possibly"))
-		return "are possibly lost";
-	if (!strcmp(kind, "reachable"))
-		return "are still reachable";
-	return "are lost (not classified: no leak scan ran)";
+	return hl_leak_class_info(leak_class)->phrase;
 }
 
 /* The view's --show-leak-kinds; a record no scan classified always shows. */
 static bool leak_written(const struct hl_report_leak *l, unsigned show_kinds)
 {
-	if (l->suppressed)
+	if (l->suppressed || l->leak_class == HL_CLASS_SUPPRESSED)
 		return false;
-	if (!strcmp(l->kind, "definitely"))
-		return show_kinds & HL_SHOW_DEFINITE;
-	if (!strcmp(l->kind, "indirectly"))
-		return show_kinds & HL_SHOW_INDIRECT;
-	if (!strcmp(l->kind, "possibly"))
-		return show_kinds & HL_SHOW_POSSIBLE;
-	if (!strcmp(l->kind, "reachable"))
-		return show_kinds & HL_SHOW_REACHABLE;
-	return strcmp(l->kind, "suppressed") != 0;
+	if (l->leak_class == HL_CLASS_UNKNOWN)
+		return true;
+	return (show_kinds & HL_CLASS_BIT(l->leak_class)) != 0;
 }
 
 static void element(FILE *out, const char *indent, const char *name, const char *text)
@@ -124,16 +104,16 @@ static void leak_error(FILE *out, const struct hl_report *r, const struct hl_rep
 	char a[32], b[32], c[32], d[32], e[32], f[32];
 
 	fprintf(out, "<error>\n  <unique>0x%x</unique>\n  <tid>1</tid>\n  <kind>%s</kind>\n"
-		"  <xwhat>\n    <text>", unique, leak_kind(l->kind));
+		"  <xwhat>\n    <text>", unique, leak_kind(l->leak_class));
 	if (l->indirect_bytes)
-		fprintf(out, "%s (%s direct, %s indirect) bytes in %s blocks %s in loss record %s of %s",
+		fprintf(out, "%s (%s direct, %s indirect) bytes in %s blocks are %s in loss record %s of %s",
 			hl_fmt_grouped(a, l->bytes + l->indirect_bytes), hl_fmt_grouped(b, l->bytes),
 			hl_fmt_grouped(c, l->indirect_bytes), hl_fmt_grouped(d, l->blocks),
-			leak_words(l->kind), hl_fmt_grouped(e, i + 1), hl_fmt_grouped(f, p->nleaks));
+			leak_words(l->leak_class), hl_fmt_grouped(e, i + 1), hl_fmt_grouped(f, p->nleaks));
 	else
-		fprintf(out, "%s bytes in %s blocks %s in loss record %s of %s",
+		fprintf(out, "%s bytes in %s blocks are %s in loss record %s of %s",
 			hl_fmt_grouped(a, l->bytes), hl_fmt_grouped(b, l->blocks),
-			leak_words(l->kind), hl_fmt_grouped(c, i + 1), hl_fmt_grouped(d, p->nleaks));
+			leak_words(l->leak_class), hl_fmt_grouped(c, i + 1), hl_fmt_grouped(d, p->nleaks));
 	fprintf(out, "</text>\n    <leakedbytes>%llu</leakedbytes>\n"
 		"    <leakedblocks>%llu</leakedblocks>\n  </xwhat>\n",
 		(unsigned long long)(l->bytes + l->indirect_bytes), (unsigned long long)l->blocks);
@@ -166,21 +146,21 @@ static void check_error(FILE *out, const struct hl_report *r, const struct hl_re
 	char da[48], db[48], dc[48], dd[48];
 
 	fprintf(out, "<error>\n  <unique>0x%x</unique>\n  <tid>1</tid>\n  <kind>%s</kind>\n"
-		"  <xwhat>\n    <text>", unique, leak_kind(l->kind));
+		"  <xwhat>\n    <text>", unique, leak_kind(l->leak_class));
 	if (l->indirect_bytes)
-		fprintf(out, "%s%s (%s%s direct, %s%s indirect) bytes in %s%s blocks %s in "
+		fprintf(out, "%s%s (%s%s direct, %s%s indirect) bytes in %s%s blocks are %s in "
 			"%sloss record %s of %s", hl_fmt_grouped(a, l->bytes + l->indirect_bytes),
 			delta(da, rec->new_bytes + rec->new_indirect_bytes),
 			hl_fmt_grouped(b, l->bytes), delta(db, rec->new_bytes),
 			hl_fmt_grouped(c1, l->indirect_bytes), delta(dc, rec->new_indirect_bytes),
 			hl_fmt_grouped(d, l->blocks), delta(dd, rec->new_blocks),
-			leak_words(l->kind), fresh, hl_fmt_grouped(e, rec->rank),
+			leak_words(l->leak_class), fresh, hl_fmt_grouped(e, rec->rank),
 			hl_fmt_grouped(f, c->records_total));
 	else
-		fprintf(out, "%s%s bytes in %s%s blocks %s in %sloss record %s of %s",
+		fprintf(out, "%s%s bytes in %s%s blocks are %s in %sloss record %s of %s",
 			hl_fmt_grouped(a, l->bytes), delta(da, rec->new_bytes),
 			hl_fmt_grouped(b, l->blocks), delta(db, rec->new_blocks),
-			leak_words(l->kind), fresh, hl_fmt_grouped(c1, rec->rank),
+			leak_words(l->leak_class), fresh, hl_fmt_grouped(c1, rec->rank),
 			hl_fmt_grouped(d, c->records_total));
 	fprintf(out, "</text>\n    <leakedbytes>%llu</leakedbytes>\n"
 		"    <leakedblocks>%llu</leakedblocks>\n  </xwhat>\n",
@@ -191,31 +171,20 @@ static void check_error(FILE *out, const struct hl_report *r, const struct hl_re
 
 static const char *error_kind(const struct hl_report_error *e)
 {
-	if (!strcmp(e->kind, "mismatch") || !strcmp(e->kind, "size_mismatch"))
-		return "MismatchedFree";
-	if (!strcmp(e->kind, "overflow") || !strcmp(e->kind, "use_after_free") ||
-	    !strcmp(e->kind, "header_corrupt"))
-		return "InvalidWrite";
-	return "InvalidFree";
+	return hl_error_kind_info(e->kind)->xml_kind;
 }
 
 static const char *error_what(const struct hl_report_error *e)
 {
-	if (!strcmp(e->kind, "mismatch") || !strcmp(e->kind, "size_mismatch"))
-		return "Mismatched free() / delete / delete []";
-	if (!strcmp(e->kind, "overflow"))
-		return "Invalid write past the end of a block (its redzone was overwritten)";
-	if (!strcmp(e->kind, "use_after_free"))
-		return "Invalid write to a freed block (its fill was overwritten)";
-	if (!strcmp(e->kind, "header_corrupt"))
-		return "Invalid write before a block (its header was overwritten)";
-	return "Invalid free() / delete / delete[] / realloc()";
+	if (e->call && !strcmp(e->call, "malloc_usable_size"))
+		return hl_error_heading(e->kind, HL_CALL_USABLE_SIZE);
+	return hl_error_heading(e->kind, HL_CALL_FREE);
 }
 
 static void heap_error(FILE *out, const struct hl_report *r, const struct hl_report_error *e,
 		       unsigned unique)
 {
-	bool freed = !strcmp(e->kind, "double_free") || !strcmp(e->kind, "use_after_free");
+	bool freed = e->kind == HL_ERROR_DOUBLE_FREE || e->kind == HL_ERROR_USE_AFTER_FREE;
 
 	fprintf(out, "<error>\n  <unique>0x%x</unique>\n  <tid>1</tid>\n  <kind>%s</kind>\n",
 		unique, error_kind(e));
@@ -340,7 +309,8 @@ int hl_report_write_valgrind_xml(const struct hl_report *r, const struct hl_repo
 }
 
 /* pattern with %p as pid, %q{VAR} as $VAR and %% as %, into a malloc'd
- * string; NULL, with errno EINVAL, for any other %. */
+ * string; NULL, with errno EINVAL for any other %, ENOENT for a VAR that is
+ * not set (valgrind refuses it rather than write to a name without it). */
 char *hl_report_expand_file_name(const char *pattern, uint32_t pid)
 {
 	size_t cap = strlen(pattern) + 64, len = 0;
@@ -363,9 +333,13 @@ char *hl_report_expand_file_name(const char *pattern, uint32_t pid)
 			char *name = strndup(s + 3, (size_t)(strchr(s + 3, '}') - (s + 3)));
 
 			add = name ? getenv(name) : NULL;
-			add = add ? add : "";
 			s = strchr(s + 3, '}');
 			free(name);
+			if (!add) {
+				free(out);
+				errno = ENOENT;
+				return NULL;
+			}
 		} else {
 			free(out);
 			errno = EINVAL;
@@ -390,10 +364,27 @@ char *hl_report_expand_file_name(const char *pattern, uint32_t pid)
 
 const char *hl_report_check_file_name(const char *pattern)
 {
-	char *name = hl_report_expand_file_name(pattern, 1);
+	static char why[200]; /* a command line is parsed by one thread */
+	char *path = hl_report_expand_file_name(pattern, 1);
+	const char *unset = strstr(pattern, "%q{");
+	int err = errno;
 
-	free(name);
-	return name ? NULL : "a % must be %p (the process id), %q{VAR} (a variable) or %%";
+	if (path) {
+		free(path);
+		return NULL;
+	}
+	if (err != ENOENT)
+		return "a % must be %p (the process id), %q{VAR} (a variable) or %%";
+	/* the first %q{VAR} not set names it, as valgrind's message does */
+	for (; unset; unset = strstr(unset + 3, "%q{")) {
+		char name[128];
+
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(unset + 3, "}"), unset + 3);
+		snprintf(why, sizeof(why), "environment variable '%s' is not set", name);
+		if (!getenv(name))
+			break;
+	}
+	return why;
 }
 
 /* One file: the processes [first, first + n) written by writer. */

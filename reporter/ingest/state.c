@@ -113,32 +113,6 @@ const char *hl_exit_how_name(uint32_t how)
 	return how < HL_ARRAY_SIZE(names) ? names[how] : "unknown";
 }
 
-const char *hl_leak_class_name(uint32_t leak_class)
-{
-	static const char *const names[] = {
-		[HL_CLASS_UNKNOWN] = "unknown", [HL_CLASS_DEFINITE] = "definitely",
-		[HL_CLASS_INDIRECT] = "indirectly", [HL_CLASS_POSSIBLE] = "possibly",
-		[HL_CLASS_REACHABLE] = "reachable", [HL_CLASS_SUPPRESSED] = "suppressed",
-	};
-	return leak_class < HL_ARRAY_SIZE(names) ? names[leak_class] : "unknown";
-}
-
-const char *hl_error_kind_name(uint32_t kind)
-{
-	static const char *const names[] = {
-		[0] = "unknown",
-		[HL_ERROR_INVALID_FREE] = "invalid_free",
-		[HL_ERROR_DOUBLE_FREE] = "double_free",
-		[HL_ERROR_INTERIOR_FREE] = "interior_free",
-		[HL_ERROR_OVERFLOW] = "overflow",
-		[HL_ERROR_USE_AFTER_FREE] = "use_after_free",
-		[HL_ERROR_MISMATCH] = "mismatch",
-		[HL_ERROR_HEADER_CORRUPT] = "header_corrupt",
-		[HL_ERROR_SIZE_MISMATCH] = "size_mismatch",
-	};
-	return kind < HL_ARRAY_SIZE(names) ? names[kind] : "unknown";
-}
-
 const char *hl_error_call_name(uint32_t call)
 {
 	static const char *const names[] = {

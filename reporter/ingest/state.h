@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "heapledger/classes.h"
 #include "heapledger/wire.h"
 #include "leak_group.h"
 #include "table.h"
@@ -324,10 +325,9 @@ struct hl_stack *hl_process_stack(const struct hl_process *p, uint32_t ref);
 const struct hl_module *hl_process_module_for(const struct hl_process *p,
 					      uint64_t address, uint64_t seq);
 
-/* Name of an exit how / leak class / error kind / alloc kind for reports. */
+/* Name of an exit how / error call for reports (classes and error kinds:
+ * heapledger/classes.h). */
 const char *hl_exit_how_name(uint32_t how);
-const char *hl_leak_class_name(uint32_t leak_class);
-const char *hl_error_kind_name(uint32_t kind);
 const char *hl_error_call_name(uint32_t call); /* enum hl_error_call */
 
 #endif /* HL_REPORTER_STATE_H */

@@ -20,40 +20,18 @@ void hl_gate_options_init(struct hl_gate_options *o)
 
 const char *hl_gate_kinds_arg(const char *value, void *opts)
 {
-	static const char *const words[] = { "definite", "indirect", "possible", "reachable",
-					      "unknown" };
+	const unsigned kinds = HL_SUPP_KIND_ALL | HL_GATE_KIND_UNKNOWN;
 	struct hl_gate_options *o = opts;
-	char *copy = hl_xstrdup(value), *save = NULL;
-	const char *why = NULL;
 
-	o->kinds = 0;
-	for (char *w = strtok_r(copy, ",", &save); w && !why; w = strtok_r(NULL, ",", &save)) {
-		size_t i;
-
-		for (i = 0; i < HL_ARRAY_SIZE(words) && strcmp(w, words[i]); i++)
-			;
-		if (i < HL_ARRAY_SIZE(words))
-			o->kinds |= 1u << i;
-		else if (!strcmp(w, "all"))
-			o->kinds = HL_SUPP_KIND_ALL | HL_GATE_KIND_UNKNOWN;
-		else if (strcmp(w, "none"))
-			why = "wants a list of definite, indirect, possible, reachable, unknown, "
-			      "or all or none";
-	}
-	free(copy);
-	return why;
+	if (!hl_leak_class_list_parse(value, kinds, kinds, &o->kinds))
+		return "wants a list of definite, indirect, possible, reachable, unknown, "
+		       "or all or none";
+	return NULL;
 }
 
 unsigned hl_gate_show_kinds(const struct hl_gate_options *o)
 {
-	static const unsigned show[] = { HL_SHOW_DEFINITE, HL_SHOW_INDIRECT, HL_SHOW_POSSIBLE,
-					 HL_SHOW_REACHABLE, HL_SHOW_UNKNOWN };
-	unsigned bits = 0;
-
-	for (unsigned i = 0; i < HL_ARRAY_SIZE(show); i++)
-		if (o->kinds & (1u << i))
-			bits |= show[i];
-	return bits;
+	return o->kinds; /* both are HL_CLASS_BIT()s */
 }
 
 void hl_gate_init(struct hl_gate *g)
@@ -69,13 +47,10 @@ void hl_gate_destroy(struct hl_gate *g)
 	memset(g, 0, sizeof(*g));
 }
 
-static unsigned kind_bit(const char *leak_class)
+static unsigned kind_bit(unsigned leak_class)
 {
-	static const char *const names[] = { "definitely", "indirectly", "possibly", "reachable" };
-
-	for (unsigned i = 0; i < HL_ARRAY_SIZE(names); i++)
-		if (leak_class && !strcmp(leak_class, names[i]))
-			return 1u << i;
+	if (HL_CLASS_BIT(leak_class) & HL_SUPP_KIND_ALL)
+		return HL_CLASS_BIT(leak_class);
 	return HL_GATE_KIND_UNKNOWN; /* no scan classified it */
 }
 
@@ -90,7 +65,7 @@ static void add_checked(struct hl_gate *g, uint64_t *total, uint64_t n)
 }
 
 bool hl_gate_count_leak(struct hl_gate *g, const struct hl_gate_options *o,
-			const char *leak_class, bool suppressed, const char *fingerprint,
+			unsigned leak_class, bool suppressed, const char *fingerprint,
 			uint64_t bytes, uint64_t blocks)
 {
 	if (suppressed) {
@@ -178,7 +153,7 @@ void hl_gate_count_process(struct hl_gate *g, const struct hl_gate_options *o,
 	for (size_t i = 0; i < p->nleaks; i++) {
 		const struct hl_leak_group *l = &p->leaks[i];
 
-		hl_gate_count_leak(g, o, hl_leak_class_name(l->leak_class),
+		hl_gate_count_leak(g, o, l->leak_class,
 				   l->suppression || l->leak_class == HL_CLASS_SUPPRESSED,
 				   l->fingerprint[0] ? l->fingerprint : NULL, l->bytes, l->blocks);
 	}
@@ -196,7 +171,7 @@ void hl_gate_count_report(struct hl_gate *g, const struct hl_gate_options *o,
 	for (size_t i = 0; i < p->nleaks; i++) {
 		const struct hl_report_leak *l = &p->leaks[i];
 
-		hl_gate_count_leak(g, o, l->kind, l->suppressed, l->fingerprint, l->bytes,
+		hl_gate_count_leak(g, o, l->leak_class, l->suppressed, l->fingerprint, l->bytes,
 				   l->blocks);
 	}
 	count_unseen(g, p->no_exit_record, p->dropped_events);

@@ -44,9 +44,9 @@ struct hl_baseline {
 	size_t n, cap;
 };
 
-/* --errors-for-leak-kinds' bit for leaks no scan classified (above the
- * suppression kinds, HL_SUPP_KIND_*). */
-#define HL_GATE_KIND_UNKNOWN 16u
+/* --errors-for-leak-kinds' bit for leaks no scan classified (beside the
+ * suppression kinds, HL_SUPP_KIND_*: all are HL_CLASS_BIT()s). */
+#define HL_GATE_KIND_UNKNOWN HL_CLASS_BIT(HL_CLASS_UNKNOWN)
 
 struct hl_gate_options {
 	unsigned long error_exitcode;   /* --error-exitcode: 0 = keep the program's status */
@@ -108,7 +108,7 @@ void hl_gate_init(struct hl_gate *g);
 void hl_gate_destroy(struct hl_gate *g);
 /* Counts one leak record; returns true if it counts against the gate. */
 bool hl_gate_count_leak(struct hl_gate *g, const struct hl_gate_options *o,
-			const char *leak_class, bool suppressed, const char *fingerprint,
+			unsigned leak_class, bool suppressed, const char *fingerprint,
 			uint64_t bytes, uint64_t blocks);
 void hl_gate_count_process(struct hl_gate *g, const struct hl_gate_options *o,
 			   const struct hl_process *p);

@@ -228,7 +228,7 @@ static void add_errors(struct hl_report *r, struct hl_report_process *rp,
 		const struct hl_error_event *e = &p->errors[i];
 		struct hl_report_error *re = &rp->errors[i];
 
-		re->kind = hl_error_kind_name(e->kind);
+		re->kind = e->kind;
 		re->call = hl_error_call_name(e->call);
 		re->detail = e->detail;
 		re->address = e->address;
@@ -245,7 +245,7 @@ static void leak_of(struct hl_report *r, struct hl_process *p,
 		    const struct hl_leak_group *g, struct hl_symbolizer *sym, unsigned max_frames,
 		    struct hl_report_leak *l)
 {
-	l->kind = hl_leak_class_name(g->leak_class);
+	l->leak_class = g->leak_class;
 	l->bytes = g->bytes;
 	l->indirect_bytes = g->indirect_bytes;
 	l->blocks = g->blocks;

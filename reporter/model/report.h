@@ -2,7 +2,7 @@
  * reporter/model/report.h: the report of a run as plain data, built either from
  * live state at the end of `heapledger run` or from the database by
  * `heapledger report`, and printed as valgrind-style text or as the versioned
- * JSON document described in reporter/README.md. Both sources fill the same
+ * JSON document described in doc/manual.md. Both sources fill the same
  * structs, so the two outputs cannot drift apart.
  *
  * Everything hangs off r->arena and is freed with hl_report_destroy().
@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "heapledger/classes.h"
 #include "state.h"
 #include "symbolize.h"
 #include "util.h"
@@ -33,18 +34,18 @@ struct hl_report_stack {
 };
 
 struct hl_report_leak {
-	const char *kind;             /* hl_leak_class_name() */
+	unsigned leak_class;          /* enum hl_leak_class (heapledger/classes.h) */
 	uint64_t bytes, blocks;
 	uint64_t indirect_bytes;      /* blocks lost only through these ("D direct, I indirect") */
 	uint64_t inherited_blocks;    /* copied from the fork parent */
-	bool suppressed;              /* matched a suppression (kind stays the class) */
+	bool suppressed;              /* matched a suppression (leak_class stays the class) */
 	const char *suppression;      /* the suppression's name, NULL if none */
 	const char *fingerprint;      /* leak site (fingerprint.h), NULL if unknown */
 	struct hl_report_stack stack;
 };
 
 struct hl_report_error {
-	const char *kind;             /* hl_error_kind_name() */
+	unsigned kind;                /* enum hl_error_kind (heapledger/classes.h) */
 	const char *call;             /* hl_error_call_name(): free, delete, realloc... */
 	uint64_t address, block_address, block_size;
 	uint64_t detail;              /* size_mismatch: the size delete was given */
@@ -54,7 +55,7 @@ struct hl_report_error {
 /* A loss record of a check, and what changed since the check before
  * (struct hl_check_record). */
 struct hl_report_check_record {
-	struct hl_report_leak leak;   /* kind, bytes (direct), blocks, indirect_bytes, stack */
+	struct hl_report_leak leak;   /* class, bytes (direct), blocks, indirect_bytes, stack */
 	uint64_t rank;                /* loss record number among the check's, 1 = smallest */
 	int64_t new_bytes, new_indirect_bytes, new_blocks;
 };
@@ -152,6 +153,12 @@ struct hl_report_view {
 	/* report --kind: 1u << HL_CLASS_* of the loss records loaded, 0: all.
 	 * The LEAK SUMMARY then says it sums only those. */
 	unsigned kind_filter;
+	/* valgrind's -q: per process only its errors and loss records (and the
+	 * ERROR SUMMARY with error_summary), no headers and no summaries */
+	bool errors_only;
+	bool error_summary;           /* with errors_only: the ERROR SUMMARY line too (-s) */
+	bool below_main;              /* stacks go on below main (--show-below-main=yes) */
+	bool silent_forks;            /* fork children print nothing (--child-silent-after-fork) */
 };
 
 /* Which loss records of an on-demand check the text shows, as valgrind's

@@ -265,13 +265,10 @@ static bool lsan_matches(const struct hl_suppression *s, const struct hl_frame_i
 	return false;
 }
 
-static unsigned kind_of_class(const char *leak_class)
+static unsigned kind_of_class(unsigned leak_class)
 {
-	static const char *const names[] = { "definitely", "indirectly", "possibly", "reachable" };
-
-	for (unsigned i = 0; i < HL_ARRAY_SIZE(names); i++)
-		if (leak_class && !strcmp(leak_class, names[i]))
-			return 1u << i;
+	if (HL_CLASS_BIT(leak_class) & HL_SUPP_KIND_ALL)
+		return HL_CLASS_BIT(leak_class);
 	return HL_SUPP_KIND_ALL; /* not classified: any listed kind */
 }
 
@@ -464,7 +461,7 @@ static size_t match_uncached(const struct hl_suppressions *set,
 }
 
 size_t hl_supp_verdict(struct hl_suppressions *set, const struct hl_frame_info *frames,
-		       size_t n, const char *leak_class)
+		       size_t n, unsigned leak_class)
 {
 	unsigned kind = kind_of_class(leak_class);
 	uint64_t hash;
@@ -501,7 +498,7 @@ const struct hl_suppression *hl_supp_count(struct hl_suppressions *set, size_t v
 
 const struct hl_suppression *hl_supp_match(struct hl_suppressions *set,
 					   const struct hl_frame_info *frames, size_t n,
-					   const char *leak_class, uint64_t bytes,
+					   unsigned leak_class, uint64_t bytes,
 					   uint64_t blocks)
 {
 	return hl_supp_count(set, hl_supp_verdict(set, frames, n, leak_class), bytes, blocks);
@@ -549,26 +546,22 @@ static struct hl_suppression *new_entry(struct parser *ps, const char *name, uns
 
 static int parse_kinds(struct parser *ps, const char *list, unsigned *kinds)
 {
-	static const char *const words[] = { "definite", "indirect", "possible", "reachable" };
-	char *copy = hl_xstrdup(list), *save = NULL;
-	int err = 0;
+	char word[32];
 
 	*kinds = 0;
-	for (char *w = strtok_r(copy, ", \t", &save); w && !err; w = strtok_r(NULL, ", \t", &save)) {
-		size_t i;
+	if (!*list || hl_leak_class_list_parse(list, HL_SUPP_KIND_ALL, HL_SUPP_KIND_ALL, kinds))
+		return 0;
+	/* name the first word that is not a kind */
+	for (size_t n; *list; list += n + (list[n] != 0)) {
+		unsigned one;
 
-		for (i = 0; i < HL_ARRAY_SIZE(words) && strcmp(w, words[i]); i++)
-			;
-		if (i < HL_ARRAY_SIZE(words))
-			*kinds |= 1u << i;
-		else if (!strcmp(w, "all"))
-			*kinds = HL_SUPP_KIND_ALL;
-		else if (strcmp(w, "none"))
-			err = parse_error(ps, ps->line, "unknown leak kind '%s' (definite, indirect,"
-					  " possible, reachable, all or none)", w);
+		n = strcspn(list, ", \t");
+		snprintf(word, sizeof(word), "%.*s", (int)n, list);
+		if (n && !hl_leak_class_list_parse(word, HL_SUPP_KIND_ALL, HL_SUPP_KIND_ALL, &one))
+			break;
 	}
-	free(copy);
-	return err;
+	return parse_error(ps, ps->line, "unknown leak kind '%s' (definite, indirect,"
+			   " possible, reachable, all or none)", word);
 }
 
 /* A fun: pattern as heapledger's frames spell it: mangled C++ names without
@@ -773,22 +766,12 @@ void hl_supp_add_defaults(struct hl_suppressions *set)
 
 /* ---- printing ------------------------------------------------------------ */
 
-static const char *kind_word(const char *leak_class)
-{
-	static const char *const map[][2] = {
-		{ "definitely", "definite" }, { "indirectly", "indirect" },
-		{ "possibly", "possible" }, { "reachable", "reachable" },
-	};
-
-	for (size_t i = 0; i < HL_ARRAY_SIZE(map); i++)
-		if (leak_class && !strcmp(leak_class, map[i][0]))
-			return map[i][1];
-	return NULL;
-}
-
 void hl_supp_print_generated(FILE *out, const char *prefix, const struct hl_report_leak *l)
 {
-	const char *function = NULL, *kind = kind_word(l->kind);
+	const char *function = NULL, *kind = NULL;
+
+	if (HL_CLASS_BIT(l->leak_class) & HL_SUPP_KIND_ALL)
+		kind = hl_leak_class_info(l->leak_class)->token;
 
 	/* named after the site's function, as its fingerprint sees it */
 	for (size_t i = hl_fingerprint_first_frame(l->stack.frames, l->stack.nframes);

@@ -40,6 +40,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "heapledger/classes.h"
 #include "symbolize.h"
 #include "util.h"
 
@@ -71,11 +72,11 @@ struct hl_suppression {
 	uint64_t bytes, blocks;  /* their size */
 };
 
-#define HL_SUPP_KIND_DEFINITE 1u
-#define HL_SUPP_KIND_INDIRECT 2u
-#define HL_SUPP_KIND_POSSIBLE 4u
-#define HL_SUPP_KIND_REACHABLE 8u
-#define HL_SUPP_KIND_ALL 15u
+#define HL_SUPP_KIND_DEFINITE HL_CLASS_BIT(HL_CLASS_DEFINITE)
+#define HL_SUPP_KIND_INDIRECT HL_CLASS_BIT(HL_CLASS_INDIRECT)
+#define HL_SUPP_KIND_POSSIBLE HL_CLASS_BIT(HL_CLASS_POSSIBLE)
+#define HL_SUPP_KIND_REACHABLE HL_CLASS_BIT(HL_CLASS_REACHABLE)
+#define HL_SUPP_KIND_ALL HL_CLASS_BITS_LEAKS
 
 struct hl_supp_memo;
 
@@ -105,8 +106,8 @@ int hl_supp_load(struct hl_suppressions *set, const char *path, char *err, size_
 /* The built-in set for runtime memory glibc and libstdc++ never free. */
 void hl_supp_add_defaults(struct hl_suppressions *set);
 
-/* The first suppression that matches a leak of class leak_class (a
- * hl_leak_class_name) allocated at frames (innermost first), or NULL; a
+/* The first suppression that matches a leak of class leak_class (enum
+ * hl_leak_class) allocated at frames (innermost first), or NULL; a
  * match is counted in the suppression with bytes and blocks. The verdict
  * depends only on the kind and the frames' function, module and file text,
  * so it is remembered per (kind, text), looked up by the strings' addresses
@@ -114,7 +115,7 @@ void hl_supp_add_defaults(struct hl_suppressions *set);
  * stack); each call still counts its match. */
 const struct hl_suppression *hl_supp_match(struct hl_suppressions *set,
 					   const struct hl_frame_info *frames, size_t n,
-					   const char *leak_class, uint64_t bytes,
+					   unsigned leak_class, uint64_t bytes,
 					   uint64_t blocks);
 
 /* hl_supp_match in two steps, for a caller that remembers verdicts by
@@ -123,7 +124,7 @@ const struct hl_suppression *hl_supp_match(struct hl_suppressions *set,
  * the same; then a verdict's match counted, returning its suppression
  * (NULL for 0). */
 size_t hl_supp_verdict(struct hl_suppressions *set, const struct hl_frame_info *frames,
-		       size_t n, const char *leak_class);
+		       size_t n, unsigned leak_class);
 const struct hl_suppression *hl_supp_count(struct hl_suppressions *set, size_t verdict,
 					   uint64_t bytes, uint64_t blocks);
 

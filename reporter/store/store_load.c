@@ -47,6 +47,21 @@ static const char *col_text(struct hl_report *r, sqlite3_stmt *st, int i)
 	return col_text_in(&r->arena, st, i);
 }
 
+/* A stored class or error kind: its word (classes.h), UNKNOWN (0) for a
+ * word this reader does not know. */
+static unsigned col_class(sqlite3_stmt *st, int i)
+{
+	const char *t = (const char *)sqlite3_column_text(st, i);
+	int c = t ? hl_leak_class_parse(t, strlen(t)) : -1;
+
+	return c < 0 ? HL_CLASS_UNKNOWN : (unsigned)c;
+}
+
+static unsigned col_error_kind(sqlite3_stmt *st, int i)
+{
+	return hl_error_kind_parse((const char *)sqlite3_column_text(st, i));
+}
+
 static uint64_t col_u64(sqlite3_stmt *st, int i)
 {
 	return (uint64_t)sqlite3_column_int64(st, i);
@@ -310,7 +325,7 @@ static int load_leaks(struct loader *ld, struct hl_report *r, int64_t process_id
 			p->leaks = grown;
 		}
 		l = &p->leaks[p->nleaks++];
-		l->kind = col_text(r, st, 0);
+		l->leak_class = col_class(st, 0);
 		l->bytes = col_u64(st, 1);
 		l->blocks = col_u64(st, 2);
 		l->inherited_blocks = col_u64(st, 3);
@@ -343,7 +358,7 @@ static int load_errors(struct loader *ld, struct hl_report *r, int64_t process_i
 			memcpy(grown, p->errors, p->nerrors * sizeof(*grown));
 		p->errors = grown;
 		e = &p->errors[p->nerrors++];
-		e->kind = col_text(r, st, 0);
+		e->kind = col_error_kind(st, 0);
 		e->address = col_u64(st, 1);
 		e->block_address = col_u64(st, 2);
 		e->block_size = col_u64(st, 3);
@@ -458,7 +473,7 @@ static int load_check_records(struct loader *ld, struct hl_report *r, int64_t pr
 		memset(rec, 0, sizeof(*rec));
 		l = &rec->leak;
 		rec->rank = col_u64(st, 1);
-		l->kind = col_text(r, st, 2);
+		l->leak_class = col_class(st, 2);
 		l->suppressed = sqlite3_column_int(st, 13) != 0;
 		l->fingerprint = col_text(r, st, 12);
 		l->suppression = col_text(r, st, 14);

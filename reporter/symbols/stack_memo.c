@@ -251,16 +251,15 @@ const struct hl_suppression *hl_stack_memo_suppression(const struct hl_stack_sym
 {
 	/* s is the sym of one of the memo's entries, which the memo owns */
 	struct entry *e = (struct entry *)((char *)(uintptr_t)s - offsetof(struct entry, sym));
-	const char *name = hl_leak_class_name(leak_class);
-
 	if (leak_class > HL_CLASS_SUPPRESSED)
-		return hl_supp_match(set, s->frames, s->nframes, name, bytes, blocks);
+		return hl_supp_match(set, s->frames, s->nframes, leak_class, bytes, blocks);
 	if (e->supp_serial != set->serial) {
 		e->supp_serial = set->serial;
 		e->known = 0;
 	}
 	if (!(e->known & 1u << leak_class)) {
-		e->verdict[leak_class] = (uint32_t)hl_supp_verdict(set, s->frames, s->nframes, name);
+		e->verdict[leak_class] = (uint32_t)hl_supp_verdict(set, s->frames, s->nframes,
+								   leak_class);
 		e->known |= 1u << leak_class;
 	}
 	return hl_supp_count(set, e->verdict[leak_class], bytes, blocks);

@@ -93,6 +93,26 @@ def misuse_expect(heapledger, misuser, source, tmp):
             "source_name": os.path.basename(source)}
 
 
+def hostile_report(heapledger, prog, tmp):
+    """An HTML report of a run whose argv holds "<!--<script>" (which, inlined
+    as it was, put the HTML tokenizer where "</script>" no longer ends the
+    data and left a blank page); its page must show every leak record."""
+    db = os.path.join(tmp, "hostile.db")
+    argv = [prog, "a", "</script><b>x</b>", "<!--<script>"]
+    r = subprocess.run([heapledger, "run", "--db", db, "--"] + argv,
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        fail("heapledger run %s: %d\n%s" % (argv, r.returncode, r.stderr[-2000:]))
+    report = os.path.join(tmp, "hostile.html")
+    with open(report, "w", encoding="utf-8") as out:
+        r = subprocess.run([heapledger, "report", "--db", db, "--run", "1", "--format", "html"],
+                           stdout=out, stderr=subprocess.PIPE, text=True, timeout=60)
+    if r.returncode != 0:
+        fail("report --format html of the hostile run: %d %s" % (r.returncode, r.stderr))
+    return {"report": report, "argv": " ".join(argv[1:]),
+            "leaks": count(db, "SELECT count(*) FROM leaks")}
+
+
 def checks_expect(heapledger, checker, tmp):
     """One `heapledger run` of scan_checkpoints (tests/scan): two on-demand
     checks, with the leak scan on (the classes come from it)."""
@@ -129,6 +149,7 @@ def main():
         if r.returncode != 0:
             fail("report --format html: %d %s" % (r.returncode, r.stderr))
         first = count(db, "SELECT min(id) FROM processes WHERE run_id = 2")
+        hostile = hostile_report(heapledger, prog, tmp)
         expect = {
             "runs": 3,
             "program_runs": count(db, "SELECT count(*) FROM runs WHERE program = 'ui_leaker'"),
@@ -137,6 +158,7 @@ def main():
             "source_name": os.path.basename(source),
             "timeline_points": count(db, "SELECT count(*) FROM timeline WHERE process_id = ?", first),
             "report": report,
+            "hostile": hostile,
         }
         expect["misuse"] = misuse_expect(heapledger, misuser, misuser_src, tmp)
         expect["checks"] = checks_expect(heapledger, checker, tmp)

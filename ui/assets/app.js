@@ -117,6 +117,17 @@ function show(...nodes) {
 
 /* ---- runs ---- */
 
+/* What to do when there is nothing to show yet. */
+function firstRunHelp(noDatabase) {
+  return h('div', { id: 'first-run', class: 'help' },
+    h('p', null, noDatabase ? 'There is no database yet: no run has been stored.'
+      : 'The database holds no runs yet.'),
+    h('p', null, 'Run a program under heapledger and its run appears here (reload the page):'),
+    h('pre', null, 'heapledger run -- ./your-program args...'),
+    h('p', null, 'For a whole test suite, start a daemon, then run the suite in a shell that has its environment:'),
+    h('pre', null, 'heapledger daemon &\neval "$(heapledger env)"\nmake check'));
+}
+
 async function pageRuns(params) {
   const filter = params.get('filter') || '';
   const offset = +params.get('offset') || 0;
@@ -138,6 +149,10 @@ async function pageRuns(params) {
       num(leaked('possibly')), num(leaked('reachable')), num(leaked('unknown')),
       num(r.errors), num(bytes(r.peak_bytes)));
   });
+  if (!data.total && !filter) {
+    show(h('h1', null, 'Runs'), firstRunHelp(data.no_database));
+    return;
+  }
   show(h('h1', null, 'Runs'), form,
     h('table', { id: 'runs' }, h('tr', null, ...['run', 'program', 'mode', 'labels', 'commit', 'started', 'exit']
       .map(t => h('th', null, t)), ...['definitely', 'indirectly', 'possibly', 'reachable', 'unclassified', 'errors', 'peak heap']
@@ -269,13 +284,17 @@ async function leakTable(run, box, state, first) {
 }
 
 /* A heap error's heading in valgrind's words (as the text report). */
+/* Every spelling of a leak class and an error kind comes from the API
+ * (/api/vocabulary, from heapledger/classes.h), as every other output
+ * spells them; loaded once before the first page. */
+let VOCAB = null;
+
 function errorHeading(e) {
-  if (e.kind === 'mismatch') return 'Mismatched free() / delete / delete []';
-  if (e.kind === 'size_mismatch') return `Mismatched new/delete size value: ${e.detail}`;
-  if (e.kind === 'header_corrupt') return "Invalid free() / delete / delete[] / realloc(): the block's header was overwritten (heap underflow)";
-  if (e.kind === 'use_after_free') return 'Invalid use of a freed block';
-  if (e.call === 'malloc_usable_size') return 'Invalid malloc_usable_size()';
-  return 'Invalid free() / delete / delete[] / realloc()';
+  const kinds = VOCAB.error_kinds;
+  const k = (e.call === 'malloc_usable_size' && (e.kind === 'invalid_free' || e.kind === 'unknown'))
+    ? kinds.find(x => x.word === 'malloc_usable_size')
+    : kinds.find(x => x.word === e.kind) || kinds[0];
+  return e.kind === 'size_mismatch' ? `${k.heading} ${e.detail}` : k.heading;
 }
 
 async function errorList(run, box) {
@@ -304,16 +323,19 @@ async function errorList(run, box) {
 /* On-demand leak checks (heapledger_check_leaks(), check_signal=), as
  * valgrind's leak_check shows them: each check's totals by kind with what
  * changed since the check before, then its loss records that grew. */
-const CHECK_KINDS = [['definitely', 'definitely lost'], ['indirectly', 'indirectly lost'],
-  ['possibly', 'possibly lost'], ['reachable', 'still reachable'], ['suppressed', 'suppressed']];
+function checkKinds() {
+  return ['definitely', 'indirectly', 'possibly', 'reachable', 'suppressed']
+    .map(w => VOCAB.leak_classes.find(c => c.word === w)).map(c => [c.word, c.label]);
+}
 
 /* Records listed as valgrind's default --show-leak-kinds lists them (the
- * totals above count every kind). */
-const LISTED_KINDS = new Set(['definitely', 'indirectly', 'possibly', 'unknown']);
+ * totals above count every kind): the lost classes. */
+function listedKind(k) {
+  return VOCAB.leak_classes.some(c => c.word === k && c.lost);
+}
 
 function kindWords(k) {
-  const known = CHECK_KINDS.find(c => c[0] === k);
-  return known ? known[1] : 'lost (not classified: no leak scan ran)';
+  return (VOCAB.leak_classes.find(c => c.word === k) || VOCAB.leak_classes[0]).phrase;
 }
 
 function signed(n) { return (n < 0 ? '-' : '+') + Math.abs(n).toLocaleString('en-US'); }
@@ -332,13 +354,13 @@ async function checkList(run, box) {
   for (const c of byCheck.values()) {
     const prev = before.get(c.process_id);
     before.set(c.process_id, c);
-    const rows = CHECK_KINDS.map(([k, label]) => {
+    const rows = checkKinds().map(([k, label]) => {
       const now = c.kinds[k] || { bytes: 0, blocks: 0 }, was = (prev && prev.kinds[k]) || { bytes: 0, blocks: 0 };
       return h('tr', { 'data-kind': k }, h('td', { class: 'cls-' + k }, label),
         num(`${bytes(now.bytes)} (${signed(now.bytes - was.bytes)})`),
         num(`${now.blocks} (${signed(now.blocks - was.blocks)})`));
     });
-    const listed = c.records.filter(r => LISTED_KINDS.has(r.leak_class));
+    const listed = c.records.filter(r => listedKind(r.leak_class));
     const grew = listed.filter(r => r.new_bytes > 0 || r.new_indirect_bytes > 0 || r.new_blocks > 0);
     const recs = [];
     for (const r of grew) {
@@ -510,6 +532,7 @@ async function route() {
   stopLive();
   try {
     document.body.removeAttribute('data-ready');
+    if (!VOCAB) VOCAB = await api('vocabulary');
     let m;
     if ((m = path.match(/^\/run\/(\d+)$/))) await pageRun(m[1]);
     else if (path === '/diff') await pageDiff(params);

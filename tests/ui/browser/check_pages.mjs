@@ -254,6 +254,22 @@ async function htmlReport(browser) {
   await context.close();
 }
 
+// An HTML report whose run's argv holds "<!--<script>": the page parses as
+// written and shows every leak record and the argv as text.
+async function hostileReport(browser) {
+  const x = expect.hostile;
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  watch(page);
+  await page.goto('file://' + x.report);
+  await ready(page);
+  const rows = await page.locator('#leaks tr.leak').count();
+  check(rows === x.leaks, `hostile report: ${rows} leak rows, the run has ${x.leaks}`);
+  check((await page.locator('main').innerText()).includes(x.argv), 'hostile report shows its argv as text');
+  check(await page.locator('main b', { hasText: /^x$/ }).count() === 0, 'hostile report: argv made markup');
+  await shot(page, 'report-hostile-argv');
+  await page.close();
+}
+
 function watch(page) {
   page.on('pageerror', e => problems.push('page error: ' + e.message));
   page.on('console', m => { if (m.type() === 'error') problems.push('console: ' + m.text()); });
@@ -272,6 +288,7 @@ try {
   await runPage(page);
   await otherPages(page);
   if (expect.report) await htmlReport(browser);
+  await hostileReport(browser);
   await heapErrors(browser);
   await leakChecks(browser);
   await liveRun(browser);

@@ -46,7 +46,7 @@ int main(int argc, char **argv)
 	if (pid == 0) {
 		keep[2] = child_leak();
 		/* exit, not _exit: after _exit the events of the last
-		 * moments may be missing (README, "A process that ends
+		 * moments may be missing (doc/manual.md, "A process that ends
 		 * without running its exit code"), and this test needs them. */
 		exit(0);
 	}
