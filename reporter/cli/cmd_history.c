@@ -11,6 +11,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "diff_json.h"
 #include "store_query.h"
 
 /* The runs shown in the bytes column of the text: the newest ones. */
@@ -162,102 +163,38 @@ int hl_cmd_history(int argc, char **argv)
 
 /* ---- diff ---------------------------------------------------------------- */
 
-struct site_total {
-	char *fingerprint, *function;
-	uint64_t bytes, blocks;
-};
-
-struct site_list {
-	struct site_total *v;
-	size_t n, cap;
-};
-
-/* Rows come ordered by fingerprint, one per class: add them up. */
-static int collect_site(void *ctx, const struct hl_run_site *site)
+static void print_delta(const struct hl_site_delta *s)
 {
-	struct site_list *l = ctx;
-	struct site_total *t = l->n ? &l->v[l->n - 1] : NULL;
+	const struct hl_leak_site *t = s->b ? s->b : s->a;
 
-	if (!t || strcmp(t->fingerprint, site->fingerprint)) {
-		hl_grow((void **)&l->v, &l->cap, l->n, sizeof(*l->v));
-		t = &l->v[l->n++];
-		t->fingerprint = hl_xstrdup(site->fingerprint);
-		t->function = site->function ? hl_xstrdup(site->function) : NULL;
-		t->bytes = t->blocks = 0;
+	printf("%-9s %s  %llu bytes in %llu blocks -> %llu bytes in %llu blocks  %s\n",
+	       hl_site_change_name(s->change), t->fingerprint,
+	       (unsigned long long)(s->a ? s->a->bytes : 0),
+	       (unsigned long long)(s->a ? s->a->blocks : 0),
+	       (unsigned long long)(s->b ? s->b->bytes : 0),
+	       (unsigned long long)(s->b ? s->b->blocks : 0), t->function ? t->function : "?");
+}
+
+static int print_diff(const struct hl_site_diff *d, bool json)
+{
+	int err = 0;
+
+	if (json) {
+		json_t *doc = hl_site_diff_json(d);
+
+		err = json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER) ? -EIO : 0;
+		putchar('\n');
+		json_decref(doc);
+		return err;
 	}
-	t->bytes += site->bytes;
-	t->blocks += site->blocks;
+	for (size_t i = 0; i < d->n; i++)
+		if (d->v[i].change != HL_SITE_UNCHANGED)
+			print_delta(&d->v[i]);
+	printf("heapledger: run %lld -> run %lld: %zu new, %zu fixed, %zu changed, %zu"
+	       " unchanged leak sites\n", (long long)d->run_a, (long long)d->run_b,
+	       d->counts[HL_SITE_NEW], d->counts[HL_SITE_FIXED], d->counts[HL_SITE_CHANGED],
+	       d->counts[HL_SITE_UNCHANGED]);
 	return 0;
-}
-
-static void site_list_destroy(struct site_list *l)
-{
-	for (size_t i = 0; i < l->n; i++) {
-		free(l->v[i].fingerprint);
-		free(l->v[i].function);
-	}
-	free(l->v);
-}
-
-static json_t *change_json(const char *what, const struct site_total *a,
-			   const struct site_total *b)
-{
-	const struct site_total *t = b ? b : a;
-	json_t *o = json_object();
-
-	json_object_set_new(o, "change", json_string(what));
-	json_object_set_new(o, "fingerprint", json_string(t->fingerprint));
-	json_object_set_new(o, "function", t->function ? json_string(t->function) : json_null());
-	json_object_set_new(o, "bytes_a", json_integer(a ? (json_int_t)a->bytes : 0));
-	json_object_set_new(o, "blocks_a", json_integer(a ? (json_int_t)a->blocks : 0));
-	json_object_set_new(o, "bytes_b", json_integer(b ? (json_int_t)b->bytes : 0));
-	json_object_set_new(o, "blocks_b", json_integer(b ? (json_int_t)b->blocks : 0));
-	return o;
-}
-
-static void print_change(const char *what, const struct site_total *a,
-			 const struct site_total *b, json_t *changes)
-{
-	const struct site_total *t = b ? b : a;
-
-	if (changes) {
-		json_array_append_new(changes, change_json(what, a, b));
-		return;
-	}
-	printf("%-9s %s  %llu bytes in %llu blocks -> %llu bytes in %llu blocks  %s\n", what,
-	       t->fingerprint, (unsigned long long)(a ? a->bytes : 0),
-	       (unsigned long long)(a ? a->blocks : 0), (unsigned long long)(b ? b->bytes : 0),
-	       (unsigned long long)(b ? b->blocks : 0), t->function ? t->function : "?");
-}
-
-/* Walks both lists (sorted by fingerprint) and prints each difference;
- * counts[0..3]: new, fixed, changed, unchanged. */
-static void diff_sites(const struct site_list *a, const struct site_list *b, json_t *changes,
-		       size_t counts[4])
-{
-	size_t i = 0, j = 0;
-
-	while (i < a->n || j < b->n) {
-		int cmp = i == a->n ? 1 : j == b->n ? -1 :
-			  strcmp(a->v[i].fingerprint, b->v[j].fingerprint);
-
-		if (cmp > 0) {
-			print_change("new", NULL, &b->v[j++], changes);
-			counts[0]++;
-		} else if (cmp < 0) {
-			print_change("fixed", &a->v[i++], NULL, changes);
-			counts[1]++;
-		} else {
-			if (a->v[i].bytes != b->v[j].bytes || a->v[i].blocks != b->v[j].blocks) {
-				print_change("changed", &a->v[i], &b->v[j], changes);
-				counts[2]++;
-			} else {
-				counts[3]++;
-			}
-			i++;
-			j++;
-		}
-	}
 }
 
 int hl_cmd_diff(int argc, char **argv)
@@ -270,15 +207,17 @@ int hl_cmd_diff(int argc, char **argv)
 	};
 	const struct hl_command_line cmd = {
 		"diff", "RUN_A RUN_B", 2, 2,
-		"Compare the leak sites of two stored runs: new (only in RUN_B), fixed (only\n"
-		"in RUN_A), changed (bytes or blocks differ); unchanged ones are counted.",
+		"Compare the leak sites of two stored runs: new (leaking only in RUN_B),\n"
+		"fixed (leaking only in RUN_A), changed (bytes or blocks differ); unchanged\n"
+		"ones are counted. A site leaks where a lost block allocated there is not\n"
+		"suppressed; still reachable blocks are not leaks. The web UI's diff is\n"
+		"the same.",
 		args, NULL,
 	};
-	struct site_list sites[2] = { { 0 } };
+	struct hl_site_list sites[2] = { { 0 } };
+	struct hl_site_diff d = { 0 };
 	struct hl_store *store = NULL;
 	unsigned long ids[2];
-	size_t counts[4] = { 0 };
-	json_t *changes = NULL;
 	int rc, first, err;
 
 	rc = hl_args_parse(&cmd, argc, argv, &first);
@@ -293,34 +232,19 @@ int hl_cmd_diff(int argc, char **argv)
 	for (int k = 0; k < 2 && !err; k++) {
 		err = hl_query_run_exists(store, (int64_t)ids[k]);
 		if (!err)
-			err = hl_query_run_sites(store, (int64_t)ids[k], collect_site, &sites[k]);
+			err = hl_query_leak_sites(store, (int64_t)ids[k], &sites[k]);
 	}
 	if (err) {
 		hl_log("diff: %s: %s", db, hl_store_error(store));
 	} else {
-		if (!strcmp(format, "json"))
-			changes = json_array();
-		diff_sites(&sites[0], &sites[1], changes, counts);
-		if (changes) {
-			json_t *doc = json_object();
-
-			json_object_set_new(doc, "format", json_string("heapledger-diff"));
-			json_object_set_new(doc, "version", json_integer(1));
-			json_object_set_new(doc, "run_a", json_integer((json_int_t)ids[0]));
-			json_object_set_new(doc, "run_b", json_integer((json_int_t)ids[1]));
-			json_object_set_new(doc, "unchanged", json_integer((json_int_t)counts[3]));
-			json_object_set_new(doc, "changes", changes);
-			err = json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER) ? -EIO : 0;
-			putchar('\n');
-			json_decref(doc);
-		} else {
-			printf("heapledger: run %lu -> run %lu: %zu new, %zu fixed, %zu changed, %zu"
-			       " unchanged leak sites\n", ids[0], ids[1], counts[0], counts[1],
-			       counts[2], counts[3]);
-		}
+		hl_site_diff(&sites[0], &sites[1], &d);
+		d.run_a = (int64_t)ids[0];
+		d.run_b = (int64_t)ids[1];
+		err = print_diff(&d, !strcmp(format, "json"));
 	}
-	site_list_destroy(&sites[0]);
-	site_list_destroy(&sites[1]);
+	hl_site_diff_destroy(&d);
+	hl_site_list_destroy(&sites[0]);
+	hl_site_list_destroy(&sites[1]);
 	hl_store_close(store);
 	if (!err && fflush(stdout) != 0)
 		err = -EIO;

@@ -25,6 +25,15 @@ static const char *text(sqlite3_stmt *st, int i)
 	return (const char *)sqlite3_column_text(st, i);
 }
 
+/* A stored class word (classes.h) as its enum; UNKNOWN for a word this
+ * reader does not know. */
+static unsigned class_of(const char *word)
+{
+	int c = word ? hl_leak_class_parse(word, strlen(word)) : -1;
+
+	return c < 0 ? HL_CLASS_UNKNOWN : (unsigned)c;
+}
+
 /* The ids of the runs f selects: "SELECT id FROM runs WHERE ..." with its
  * parameters numbered from 1; bind_filter binds them. */
 #define FILTER_SQL "SELECT id FROM runs WHERE (?1 IS NULL OR program = ?1)" \
@@ -110,7 +119,7 @@ int hl_query_run_sites(struct hl_store *s, int64_t run_id, hl_run_site_fn fn, vo
 
 	if (sqlite3_prepare_v2(s->db,
 		"SELECT l.fingerprint, t.function, l.leak_class, max(l.suppression),"
-		" sum(l.bytes), sum(l.blocks), count(DISTINCT l.process_id)"
+		" sum(l.bytes), sum(l.blocks), count(DISTINCT l.process_id), l.suppressed"
 		" FROM processes p JOIN leaks l ON l.process_id = p.id"
 		" LEFT JOIN leak_sites t ON t.fingerprint = l.fingerprint"
 		" WHERE p.run_id = ?1 AND l.fingerprint IS NOT NULL"
@@ -122,7 +131,8 @@ int hl_query_run_sites(struct hl_store *s, int64_t run_id, hl_run_site_fn fn, vo
 		struct hl_run_site site = {
 			.fingerprint = text(st, 0),
 			.function = text(st, 1),
-			.leak_class = text(st, 2),
+			.leak_class = class_of(text(st, 2)),
+			.suppressed = sqlite3_column_int(st, 7) != 0,
 			.suppression = text(st, 3),
 			.bytes = (uint64_t)sqlite3_column_int64(st, 4),
 			.blocks = (uint64_t)sqlite3_column_int64(st, 5),
@@ -134,6 +144,21 @@ int hl_query_run_sites(struct hl_store *s, int64_t run_id, hl_run_site_fn fn, vo
 	if (!err && rc != SQLITE_DONE)
 		err = query_fail(s, "run sites");
 	sqlite3_finalize(st);
+	return err;
+}
+
+static int add_leak_site(void *ctx, const struct hl_run_site *site)
+{
+	hl_site_list_add(ctx, site->fingerprint, site->function, site->leak_class,
+			 site->suppressed, site->bytes, site->blocks);
+	return 0;
+}
+
+int hl_query_leak_sites(struct hl_store *s, int64_t run_id, struct hl_site_list *out)
+{
+	int err = hl_query_run_sites(s, run_id, add_leak_site, out);
+
+	hl_site_list_finish(out);
 	return err;
 }
 
@@ -329,13 +354,18 @@ static json_t *paged(int64_t total, json_t *rows)
 
 /* Bytes leaked per class over a run's processes, as a JSON object: one pass
  * over the run's leaks (a sum per class was five, 0.4 s for a run of
- * 100,000 records). A suppressed record counts as suppressed whatever its
- * class, as the LEAK SUMMARY counts it. */
+ * 100,000 records). */
+/* A record of lost bytes: a lost class, not suppressed. */
+#define LOST_RECORD \
+	"l.leak_class IN ('definitely', 'indirectly', 'possibly', 'unknown') AND l.suppressed = 0"
+
+/* A suppressed record counts as "suppressed", whatever its class: it is
+ * never shown as lost. */
+#define SHOWN_CLASS "CASE WHEN l.suppressed THEN 'suppressed' ELSE l.leak_class END"
 #define LEAKED_BY_CLASS \
-	"(SELECT json_group_object(c, b) FROM (SELECT CASE WHEN l.suppressed THEN 'suppressed'" \
-	" ELSE l.leak_class END AS c, sum(l.bytes) AS b" \
+	"(SELECT json_group_object(c, b) FROM (SELECT " SHOWN_CLASS " AS c, sum(l.bytes) AS b" \
 	" FROM leaks l JOIN processes p ON p.id = l.process_id WHERE p.run_id = r.id" \
-	" GROUP BY l.leak_class)) AS leaked"
+	" GROUP BY c)) AS leaked"
 
 /* Columns the query returns as JSON text become JSON values. */
 static void parse_json_columns(json_t *rows, const char *const *names, size_t n)
@@ -422,10 +452,12 @@ int hl_query_run(struct hl_store *s, int64_t run_id, json_t **out)
 		" m.peak_bytes, m.inherited_bytes, m.inherited_blocks, m.dropped_events,"
 		" m.unmatched_frees, m.unfreed_superseded, m.live_mismatch, m.errors,"
 		" (SELECT count(*) FROM leaks l WHERE l.process_id = p.id) AS leak_records,"
+		/* What a process leaked, bytes and records alike: the lost
+		 * classes, not suppressed (reachable and suppressed apart). */
 		" (SELECT coalesce(sum(l.bytes), 0) FROM leaks l WHERE l.process_id = p.id"
-		"  AND l.leak_class IN ('definitely', 'indirectly', 'possibly', 'unknown')"
-		"  AND l.suppressed = 0)"
-		"  AS leaked_bytes,"
+		"  AND " LOST_RECORD ") AS leaked_bytes,"
+		" (SELECT count(*) FROM leaks l WHERE l.process_id = p.id"
+		"  AND " LOST_RECORD ") AS leaked_records,"
 		" (SELECT count(*) FROM timeline t WHERE t.process_id = p.id) AS samples"
 		" FROM processes p LEFT JOIN summaries m ON m.process_id = p.id"
 		" WHERE p.run_id = ?1 ORDER BY p.serial", &st);
@@ -471,14 +503,22 @@ int hl_query_run_progress(struct hl_store *s, int64_t run_id, int64_t *processes
 /* A run's leak records: ?1 run, ?3 class or NULL. */
 #define LEAKS_OF_RUN \
 	" FROM leaks l JOIN processes p ON p.id = l.process_id" \
-	" WHERE p.run_id = ?1 AND (?3 IS NULL OR l.leak_class = ?3)"
-/* The innermost frame with a source file: where a record "is". */
+	" WHERE p.run_id = ?1 AND (?3 IS NULL OR " SHOWN_CLASS " = ?3)"
+/* Where a record "is": the innermost frame in the program's own code (a
+ * module outside the system's library directories), with a source file if
+ * one has it, else by module and offset; only when every frame is the
+ * system's, the innermost with a source file. So code built without debug
+ * information is named by its module, never by libc's start, which has a
+ * file and is outermost. */
+#define SYSTEM_MODULE(y) \
+	"(" y ".module LIKE '/lib/%' OR " y ".module LIKE '/lib64/%' OR " y ".module LIKE '/usr/lib/%'" \
+	" OR " y ".module LIKE '/usr/lib64/%')"
 #define LEAK_SITE(column) \
 	" (WITH RECURSIVE walk(pos, frame_id) AS (SELECT 0, k.leaf_frame_id UNION ALL" \
 	"  SELECT w.pos + 1, f.parent_id FROM walk w JOIN frames f ON f.id = w.frame_id" \
 	"  WHERE f.parent_id IS NOT NULL) SELECT " column " FROM walk w" \
 	"  JOIN frames f ON f.id = w.frame_id JOIN symbols y ON y.id = f.symbol_id" \
-	"  WHERE y.file IS NOT NULL ORDER BY w.pos LIMIT 1)"
+	"  ORDER BY coalesce(" SYSTEM_MODULE("y") ", 1), y.file IS NULL, w.pos LIMIT 1)"
 /* The records of page(id), and what is shown of each. */
 #define LEAKS_ROWS \
 	" SELECT l.id, p.id AS process_id, p.pid, l.stack_id, l.leak_class, l.bytes," \
@@ -486,7 +526,9 @@ int hl_query_run_progress(struct hl_store *s, int64_t run_id, int64_t *processes
 	" k.depth, k.truncated," \
 	LEAK_SITE("y.function") " AS function," \
 	LEAK_SITE("y.file") " AS file," \
-	LEAK_SITE("y.line") " AS line" \
+	LEAK_SITE("y.line") " AS line," \
+	LEAK_SITE("y.module") " AS module," \
+	LEAK_SITE("y.module_offset") " AS module_offset" \
 	" FROM page JOIN leaks l ON l.id = page.id AND l.process_id = page.process_id" \
 	" JOIN processes p ON p.id = l.process_id" \
 	" LEFT JOIN stacks k ON k.id = l.stack_id ORDER BY l.bytes DESC, l.id, p.id"
@@ -520,7 +562,7 @@ int hl_query_run_progress(struct hl_store *s, int64_t run_id, int64_t *processes
 #define FILTER_RECORDS \
 	"SELECT l.id, k.leaf_frame_id, p.id FROM leaks l JOIN processes p ON p.id = l.process_id" \
 	" JOIN stacks k ON k.id = l.stack_id" \
-	" WHERE p.run_id = ?1 AND (?3 IS NULL OR l.leak_class = ?3)" \
+	" WHERE p.run_id = ?1 AND (?3 IS NULL OR " SHOWN_CLASS " = ?3)" \
 	" ORDER BY l.bytes DESC, l.id, p.id"
 
 enum { FRAME_UNKNOWN, FRAME_PASSES, FRAME_FAILS };
@@ -984,191 +1026,6 @@ int hl_query_profile(struct hl_store *s, int64_t process_id, json_t **out)
 }
 
 /* ---- web UI: diff and search --------------------------------------------- */
-
-/* One leak site: a record's class and fingerprint (fingerprint.h: the same
- * leak has the same one in every run), with where it is and how much it
- * leaks. A record stored before fingerprints existed is keyed by its chain
- * of functions instead (module+offset where there is no symbol). */
-struct site {
-	char *key;              /* "class;fingerprint" or "class;;chain" */
-	char *chain;            /* ";innermost;...;outermost" */
-	char *function, *file;
-	int64_t line, bytes, blocks;
-};
-
-struct sites {
-	struct site *v;
-	size_t n, cap;
-};
-
-static void site_set_key(struct site *site, const char *cls, const char *fingerprint)
-{
-	size_t n = strlen(cls) + 3 + (fingerprint ? strlen(fingerprint) : strlen(site->chain));
-
-	site->key = hl_xmalloc(n);
-	snprintf(site->key, n, "%s;%s", cls, fingerprint ? fingerprint : site->chain);
-}
-
-static void site_append_frame(char **key, size_t *len, sqlite3_stmt *st)
-{
-	const char *fn = (const char *)sqlite3_column_text(st, 2);
-	const char *module = (const char *)sqlite3_column_text(st, 4);
-	char part[600];
-	int n = fn ? snprintf(part, sizeof(part), ";%s", fn) :
-		snprintf(part, sizeof(part), ";%s+%llx", module ? module : "?",
-			 (unsigned long long)sqlite3_column_int64(st, 5));
-
-	n = n < (int)sizeof(part) ? n : (int)sizeof(part) - 1;
-	*key = hl_xrealloc(*key, *len + (size_t)n + 1);
-	memcpy(*key + *len, part, (size_t)n + 1);
-	*len += (size_t)n;
-}
-
-/* Rows: leak id, class, function, file, module, offset, line, bytes,
- * blocks, innermost frame first. */
-static int load_sites(struct hl_store *s, int64_t run_id, struct sites *out)
-{
-	sqlite3_stmt *st;
-	int64_t leak = -1;
-	size_t len = 0;
-	char *cls = NULL, *fingerprint = NULL;
-	int rc, err = prepare(s,
-		"WITH RECURSIVE walk(leak_id, pos, frame_id) AS ("
-		" SELECT l.id, 0, k.leaf_frame_id FROM leaks l JOIN processes p"
-		" ON p.id = l.process_id JOIN stacks k ON k.id = l.stack_id"
-		" WHERE p.run_id = ?1 AND l.suppressed = 0"
-		" UNION ALL SELECT w.leak_id, w.pos + 1, f.parent_id FROM walk w"
-		" JOIN frames f ON f.id = w.frame_id WHERE f.parent_id IS NOT NULL)"
-		" SELECT w.leak_id, l.leak_class, y.function, y.file, y.module, y.module_offset,"
-		" y.line, l.bytes, l.blocks, l.fingerprint FROM walk w JOIN leaks l ON l.id = w.leak_id"
-		" JOIN frames f ON f.id = w.frame_id LEFT JOIN symbols y ON y.id = f.symbol_id"
-		" ORDER BY w.leak_id, w.pos", &st);
-
-	if (err)
-		return err;
-	sqlite3_bind_int64(st, 1, run_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct site *site = out->n ? &out->v[out->n - 1] : NULL;
-
-		if (sqlite3_column_int64(st, 0) != leak) {
-			if (site)
-				site_set_key(site, cls, fingerprint);
-			free(cls);
-			free(fingerprint);
-			hl_grow((void **)&out->v, &out->cap, out->n, sizeof(*out->v));
-			site = &out->v[out->n++];
-			memset(site, 0, sizeof(*site));
-			leak = sqlite3_column_int64(st, 0);
-			cls = hl_xstrdup((const char *)sqlite3_column_text(st, 1));
-			fingerprint = sqlite3_column_text(st, 9) ?
-				hl_xstrdup((const char *)sqlite3_column_text(st, 9)) : NULL;
-			site->chain = hl_xstrdup("");
-			len = 0;
-			site->bytes = sqlite3_column_int64(st, 7);
-			site->blocks = sqlite3_column_int64(st, 8);
-		}
-		if (!site->file && sqlite3_column_text(st, 3)) {
-			site->file = hl_xstrdup((const char *)sqlite3_column_text(st, 3));
-			site->function = sqlite3_column_text(st, 2) ?
-				hl_xstrdup((const char *)sqlite3_column_text(st, 2)) : NULL;
-			site->line = sqlite3_column_int64(st, 6);
-		}
-		site_append_frame(&site->chain, &len, st);
-	}
-	if (out->n)
-		site_set_key(&out->v[out->n - 1], cls, fingerprint);
-	free(cls);
-	free(fingerprint);
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : query_fail(s, "leak sites");
-}
-
-static void sites_free(struct sites *v)
-{
-	for (size_t i = 0; i < v->n; i++) {
-		free(v->v[i].key);
-		free(v->v[i].chain);
-		free(v->v[i].function);
-		free(v->v[i].file);
-	}
-	free(v->v);
-}
-
-static int site_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct site *)a)->key, ((const struct site *)b)->key);
-}
-
-static json_t *site_json(const struct site *site, const struct site *before)
-{
-	const char *cls = strchr(site->key, ';');
-	json_t *o = json_pack("{ss#sIsI}", "leak_class", site->key,
-			      (int)(cls ? cls - site->key : (long)strlen(site->key)),
-			      "bytes", (json_int_t)site->bytes, "blocks", (json_int_t)site->blocks);
-
-	json_object_set_new(o, "function", site->function ? json_string(site->function) : json_null());
-	json_object_set_new(o, "file", site->file ? json_string(site->file) : json_null());
-	json_object_set_new(o, "line", json_integer(site->line));
-	json_object_set_new(o, "fingerprint", cls && cls[1] != ';' ? json_string(cls + 1) : json_null());
-	json_object_set_new(o, "stack", json_string(site->chain[0] ? site->chain + 1 : ""));
-	if (before)
-		json_object_set_new(o, "bytes_before", json_integer(before->bytes));
-	return o;
-}
-
-/* Several records of one run may share a key (the same chain in two
- * processes): sorted, they are summed into the first. */
-static void sites_sort_merge(struct sites *v)
-{
-	size_t o = 0;
-
-	qsort(v->v, v->n, sizeof(*v->v), site_cmp);
-	for (size_t i = 0; i < v->n; i++) {
-		if (o && !strcmp(v->v[o - 1].key, v->v[i].key)) {
-			v->v[o - 1].bytes += v->v[i].bytes;
-			v->v[o - 1].blocks += v->v[i].blocks;
-			free(v->v[i].key);
-			free(v->v[i].chain);
-			free(v->v[i].function);
-			free(v->v[i].file);
-		} else {
-			v->v[o++] = v->v[i];
-		}
-	}
-	v->n = o;
-}
-
-int hl_query_diff(struct hl_store *s, int64_t run_a, int64_t run_b, json_t **out)
-{
-	struct sites a = { 0 }, b = { 0 };
-	json_t *added = json_array(), *fixed = json_array(), *both = json_array();
-	size_t i = 0, j = 0;
-	int err = load_sites(s, run_a, &a);
-
-	if (!err)
-		err = load_sites(s, run_b, &b);
-	sites_sort_merge(&a);
-	sites_sort_merge(&b);
-	while (!err && (i < a.n || j < b.n)) {
-		int c = i == a.n ? 1 : j == b.n ? -1 : strcmp(a.v[i].key, b.v[j].key);
-
-		if (c < 0)
-			json_array_append_new(fixed, site_json(&a.v[i++], NULL));
-		else if (c > 0)
-			json_array_append_new(added, site_json(&b.v[j++], NULL));
-		else
-			json_array_append_new(both, site_json(&b.v[j++], &a.v[i++]));
-	}
-	sites_free(&a);
-	sites_free(&b);
-	*out = json_pack("{sIsIsososo}", "a", (json_int_t)run_a, "b", (json_int_t)run_b,
-			 "new", added, "fixed", fixed, "both", both);
-	if (err) {
-		json_decref(*out);
-		*out = NULL;
-	}
-	return err;
-}
 
 static int history_site(void *ctx, const struct hl_site_history *h)
 {

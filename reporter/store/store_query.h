@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "site_diff.h"
 #include "store.h"
 
 /* Which runs a query covers: every condition given must hold. */
@@ -33,8 +34,9 @@ struct hl_run_filter {
 struct hl_run_site {
 	const char *fingerprint;
 	const char *function;         /* innermost program function, NULL if unknown */
-	const char *leak_class;       /* leaks.leak_class */
-	const char *suppression;      /* a suppression's name if every leak of the row was suppressed */
+	unsigned leak_class;          /* enum hl_leak_class */
+	bool suppressed;              /* the row's leaks are suppressed */
+	const char *suppression;      /* then the suppression's name, if one matched */
 	uint64_t bytes, blocks;
 	uint64_t processes;           /* processes that leaked there */
 };
@@ -42,6 +44,9 @@ typedef int (*hl_run_site_fn)(void *ctx, const struct hl_run_site *site);
 /* Calls fn for each (fingerprint, class, suppressed) of run_id, ordered by
  * fingerprint; a non-zero return from fn stops and is returned. */
 int hl_query_run_sites(struct hl_store *s, int64_t run_id, hl_run_site_fn fn, void *ctx);
+/* The leak sites of run_id (model/site_diff.h: lost, unsuppressed records
+ * by fingerprint), finished; 0 or -errno. */
+int hl_query_leak_sites(struct hl_store *s, int64_t run_id, struct hl_site_list *out);
 
 /* One site across the runs a filter selects. */
 struct hl_site_history {
@@ -117,11 +122,6 @@ int hl_query_flame(struct hl_store *s, int64_t process_id, bool leaks, json_t **
  * file, line, module, offset}, innermost first]}, stacks that allocated
  * nothing left out. */
 int hl_query_profile(struct hl_store *s, int64_t process_id, json_t **out);
-/* Leak sites of run b that run a does not have ("new"), that a had and b
- * has not ("fixed"), and those in both, keyed by each site's leak class and
- * fingerprint (fingerprint.h; by its chain of functions for records stored
- * before fingerprints). Suppressed records are left out. */
-int hl_query_diff(struct hl_store *s, int64_t run_a, int64_t run_b, json_t **out);
 /* A program's leak history: its runs, oldest first, with bytes leaked per
  * class, and every leak site (by fingerprint) with its first and last run,
  * how many runs leaked there and the bytes in each run (hl_query_history).

@@ -77,7 +77,7 @@ def digest(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
-def check_api(sv, db, source):
+def check_api(sv, db, source, heapledger):
     runs = get_json(sv, "/api/runs")
     if runs["total"] != 3 or [r["id"] for r in runs["rows"]] != [3, 2, 1]:
         fail("runs: %s" % runs)
@@ -118,8 +118,14 @@ def check_api(sv, db, source):
     if every["value"] < 800 * 1024:
         fail("allocation flame graph total %d" % every["value"])
     diff = get_json(sv, "/api/diff?a=1&b=2")
-    if [s["function"] for s in diff["new"]] != ["leak_beta"] or diff["fixed"]:
+    new = [s["function"] for s in diff["changes"] if s["change"] == "new"]
+    if new != ["leak_beta"] or diff["fixed"] or diff["new"] != 1:
         fail("diff: %s" % diff)
+    # One diff: the CLI's JSON is the API's answer, field for field.
+    cli = json.loads(subprocess.run([heapledger, "diff", "--db", db, "--format", "json", "1", "2"],
+                                    check=True, capture_output=True, text=True).stdout)
+    if cli != diff:
+        fail("heapledger diff and /api/diff differ:\n%s\n%s" % (cli, diff))
     found = get_json(sv, "/api/search?q=leak_alpha")
     if not found["rows"] or found["rows"][0]["function"] != "leak_alpha" or found["rows"][0]["runs"] != 3:
         fail("search: %s" % found)
@@ -349,7 +355,7 @@ def main():
         before = digest(db)
         sv = Server(heapledger, db)
         try:
-            check_api(sv, db, source)
+            check_api(sv, db, source, heapledger)
             check_refusals(sv)
             check_events(sv)
         finally:
