@@ -35,57 +35,11 @@ static void print_frame(FILE *out, uint32_t pid, const struct hl_frame_info *f,
 	fputc('\n', out);
 }
 
-/* valgrind's "below main" functions (m_debuginfo, get_fnname_kind): the C
- * runtime's start code that calls main. */
-static bool is_below_main(const char *function)
-{
-	static const char *const names[] = {
-		"__libc_start_main", "__libc_start_call_main", "__libc_start_main_impl",
-		"generic_start_main", "_start",
-	};
-
-	if (!function)
-		return false;
-	for (size_t i = 0; i < HL_ARRAY_SIZE(names); i++) {
-		size_t n = strlen(names[i]);
-
-		/* also "__libc_start_main@@GLIBC_2.34" and ".isra"-style clones */
-		if (!strncmp(function, names[i], n) &&
-		    (!function[n] || function[n] == '@' || function[n] == '.'))
-			return true;
-	}
-	return false;
-}
-
-/* How many frames of s to print, and whether the last is shown as
- * "(below main)": valgrind's rule (--show-below-main=no): looking from the
- * outermost frame in, the stack ends at main; without main, at the
- * innermost start-code function, printed as "(below main)". */
-static size_t frames_to_main(const struct hl_report_stack *s, bool *below_main)
-{
-	size_t n = s->nframes;
-
-	*below_main = false;
-	for (size_t i = s->nframes; i-- > 0;) {
-		const char *function = s->frames[i].function;
-
-		if (function && !strcmp(function, "main")) {
-			*below_main = false;
-			return i + 1;
-		}
-		if (is_below_main(function)) {
-			n = i + 1;
-			*below_main = true;
-		}
-	}
-	return n;
-}
-
 static void print_stack(FILE *out, uint32_t pid, const struct hl_report_stack *s,
 			const struct hl_report_view *view)
 {
 	bool below_main = false;
-	size_t n = view->below_main ? s->nframes : frames_to_main(s, &below_main), callers = 0;
+	size_t n = view->below_main ? s->nframes : hl_report_frames_to_main(s, &below_main), callers = 0;
 
 	if (!s->nframes)
 		fprintf(out, "==%u==    (no stack captured)\n", pid);
@@ -225,10 +179,26 @@ static const char *error_heading(const struct hl_report_error *e)
 static void print_error(const struct hl_report_process *p, const struct hl_report_error *e,
 			const struct hl_report_view *view, FILE *out)
 {
-	char offset[32], size[32];
+	char offset[32], size[32], access[96];
 	bool freed = e->kind == HL_ERROR_DOUBLE_FREE || e->kind == HL_ERROR_USE_AFTER_FREE;
 
-	fprintf(out, "==%u== %s", p->pid, error_heading(e));
+	if (hl_report_error_is_access(e) && e->block_address) {
+		fprintf(out, "==%u== %s\n", p->pid,
+			hl_report_error_access_heading(e, access, sizeof(access)));
+		print_stack(out, p->pid, &e->stack, view);
+		fprintf(out, "==%u==  Address 0x%llx %s\n", p->pid, (unsigned long long)e->address,
+			hl_report_error_access_where(e, access, sizeof(access)));
+		if (freed && e->free_stack.nframes)
+			print_stack(out, p->pid, &e->free_stack, view);
+		if (freed)
+			fprintf(out, "==%u==  Block was alloc'd at\n", p->pid);
+		print_stack(out, p->pid, &e->alloc_stack, view);
+		fprintf(out, "==%u==\n", p->pid);
+		return;
+	}
+	fprintf(out, "==%u== %s", p->pid,
+		hl_report_error_is_access(e) ? hl_report_error_access_heading(e, access, sizeof(access))
+					     : error_heading(e));
 	if (e->kind == HL_ERROR_SIZE_MISMATCH)
 		fprintf(out, " %llu", (unsigned long long)e->detail);
 	if (e->call && !strcmp(e->call, "exit"))

@@ -123,6 +123,8 @@ const char *hl_error_call_name(uint32_t call)
 		[HL_CALL_DELETE_ARRAY] = "delete[]",
 		[HL_CALL_EXIT] = "exit",
 		[HL_CALL_CHECK] = "leak check",
+		[HL_CALL_READ] = "read",
+		[HL_CALL_WRITE] = "write",
 	};
 	return call < HL_ARRAY_SIZE(names) ? names[call] : "unknown";
 }
@@ -563,6 +565,7 @@ static void on_realloc(struct hl_process *p, const struct hl_rec_realloc *r)
 	struct hl_block nb = {
 		.address = r->new_address, .size = r->size, .ticks = r->ticks,
 		.stack_id = stack_ref(p, r->stack_id), .kind = HL_KIND_MALLOC,
+		.flags = HL_BLOCK_REALLOC,
 	};
 
 	block_free(p, r->old_address, r->ticks, HL_KIND_MALLOC);
@@ -586,6 +589,8 @@ static void on_check_live(struct hl_process *p, const struct hl_rec_live *r, boo
 		struct hl_leak_group *g =
 			hl_grouping_get(&p->check_groups, stack_ref(p, lb[i].stack_id), (uint8_t)cls);
 
+		if (!g->blocks)
+			g->alloc_kind = lb[i].kind;
 		g->bytes += lb[i].size;
 		g->blocks++;
 		c->bytes[cls] += lb[i].size;
@@ -1057,6 +1062,10 @@ static void group_leaks(struct hl_process *p)
 		if (b->flags & HL_BLOCK_FREED)
 			continue;
 		g = hl_grouping_get(&groups, b->stack_id, b->leak_class);
+		if (!g->blocks) {
+			g->alloc_kind = b->kind;
+			g->by_realloc = (b->flags & HL_BLOCK_REALLOC) != 0;
+		}
 		g->bytes += b->size;
 		g->blocks++;
 		g->inherited_blocks += (b->flags & HL_BLOCK_INHERITED) != 0;

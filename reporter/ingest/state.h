@@ -92,6 +92,8 @@ struct hl_sample {
 struct hl_leak_group {
 	uint32_t stack;            /* stack index + 1, 0 = none */
 	uint8_t leak_class;        /* enum hl_leak_class */
+	uint8_t alloc_kind;        /* enum hl_alloc_kind of its first block (one call site) */
+	bool by_realloc;           /* its first block was made by realloc */
 	uint64_t bytes;            /* of the blocks themselves ("direct") */
 	uint64_t indirect_bytes;   /* of blocks lost only through these (0 unless the
 				    * scan attributes them) */

@@ -50,6 +50,7 @@ _Static_assert(sizeof(struct hl_block) == 32, "hl_block");
 #define HL_BLOCK_LIVE_SEEN 2u /* named by a LIVE record at exit */
 #define HL_BLOCK_LIVE_ONLY 4u /* known only from a LIVE record */
 #define HL_BLOCK_FREED 8u     /* tombstone: the address was freed at ticks */
+#define HL_BLOCK_REALLOC 16u  /* made by realloc (valgrind names realloc as its allocator) */
 
 struct hl_table {
 	struct hl_block *slots; /* capacity entries */

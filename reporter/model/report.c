@@ -4,6 +4,7 @@
 #include "report.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -240,6 +241,26 @@ static void add_errors(struct hl_report *r, struct hl_report_process *rp,
 	}
 }
 
+/* The allocator frame valgrind puts first in a loss record's stack, as its
+ * suppressions name it (mangled); the aligned C family by a pattern, as the
+ * kind does not say which of memalign, posix_memalign, aligned_alloc. */
+static const char *allocator_of(const struct hl_leak_group *g)
+{
+	static const char *const names[HL_KIND_COUNT] = {
+		[HL_KIND_MALLOC] = "malloc",
+		[HL_KIND_ALIGNED] = "*align*",
+		[HL_KIND_NEW] = "_Znwm",
+		[HL_KIND_NEW_ARRAY] = "_Znam",
+		[HL_KIND_CALLOC] = "calloc",
+		[HL_KIND_NEW_ALIGNED] = "_ZnwmSt11align_val_t",
+		[HL_KIND_NEW_ARRAY_ALIGNED] = "_ZnamSt11align_val_t",
+	};
+
+	if (g->by_realloc)
+		return "realloc";
+	return g->alloc_kind < HL_KIND_COUNT ? names[g->alloc_kind] : NULL;
+}
+
 /* One loss record (an exit group or a check's), its stack symbolized. */
 static void leak_of(struct hl_report *r, struct hl_process *p,
 		    const struct hl_leak_group *g, struct hl_symbolizer *sym, unsigned max_frames,
@@ -253,6 +274,7 @@ static void leak_of(struct hl_report *r, struct hl_process *p,
 	l->suppression = g->suppression ? hl_arena_strdup(&r->arena, g->suppression) : NULL;
 	l->suppressed = l->suppression || g->leak_class == HL_CLASS_SUPPRESSED;
 	l->fingerprint = g->fingerprint[0] ? hl_arena_strdup(&r->arena, g->fingerprint) : NULL;
+	l->allocator = allocator_of(g);
 	stack_of(p, g->stack, sym, max_frames, &l->stack);
 }
 
@@ -357,4 +379,40 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 		rc->nunstopped_tids = c->nunstopped_tids;
 	}
 	return rp;
+}
+
+bool hl_report_error_is_access(const struct hl_report_error *e)
+{
+	return e->call && (!strcmp(e->call, "read") || !strcmp(e->call, "write"));
+}
+
+const char *hl_report_error_access_heading(const struct hl_report_error *e, char *buf,
+					   size_t len)
+{
+	const char *what = hl_error_access_heading(!strcmp(e->call, "write") ? HL_CALL_WRITE
+									     : HL_CALL_READ);
+	if (e->detail)
+		snprintf(buf, len, "%s of size %llu", what, (unsigned long long)e->detail);
+	else
+		snprintf(buf, len, "%s", what);
+	return buf;
+}
+
+const char *hl_report_error_access_where(const struct hl_report_error *e, char *buf,
+					 size_t len)
+{
+	bool freed = e->kind == HL_ERROR_USE_AFTER_FREE;
+	uint64_t end = e->block_address + e->block_size;
+	const char *place = "inside";
+	uint64_t offset = e->address - e->block_address;
+	if (e->address < e->block_address) {
+		place = "before";
+		offset = e->block_address - e->address;
+	} else if (e->address >= end) {
+		place = "after";
+		offset = e->address - end;
+	}
+	snprintf(buf, len, "is %llu bytes %s a block of size %llu %s", (unsigned long long)offset,
+		 place, (unsigned long long)e->block_size, freed ? "free'd" : "alloc'd");
+	return buf;
 }

@@ -41,6 +41,9 @@ struct hl_report_leak {
 	bool suppressed;              /* matched a suppression (leak_class stays the class) */
 	const char *suppression;      /* the suppression's name, NULL if none */
 	const char *fingerprint;      /* leak site (fingerprint.h), NULL if unknown */
+	/* the allocation function as valgrind's suppressions name it (malloc,
+	 * realloc, _Znwm, ...), or a pattern of them; NULL if unknown */
+	const char *allocator;
 	struct hl_report_stack stack;
 };
 
@@ -48,9 +51,21 @@ struct hl_report_error {
 	unsigned kind;                /* enum hl_error_kind (heapledger/classes.h) */
 	const char *call;             /* hl_error_call_name(): free, delete, realloc... */
 	uint64_t address, block_address, block_size;
-	uint64_t detail;              /* size_mismatch: the size delete was given */
+	uint64_t detail;              /* size_mismatch: the size delete was given; read,
+				       * write calls: the access's size, 0 unknown */
 	struct hl_report_stack stack, alloc_stack, free_stack;
 };
+
+/* An error found by a faulting read or write (checks=guard), not a call. */
+bool hl_report_error_is_access(const struct hl_report_error *e);
+/* valgrind's heading of such an error ("Invalid read of size 4") into buf. */
+const char *hl_report_error_access_heading(const struct hl_report_error *e, char *buf,
+					   size_t len);
+/* Where its address lies, as valgrind says it: "is 0 bytes after a block of
+ * size 10 alloc'd", "is 4 bytes inside a block of size 10 free'd", "is 8
+ * bytes before a block ...", into buf. */
+const char *hl_report_error_access_where(const struct hl_report_error *e, char *buf,
+					 size_t len);
 
 /* A loss record of a check, and what changed since the check before
  * (struct hl_check_record). */
@@ -173,6 +188,15 @@ const char *hl_report_parse_check_records(const char *value, void *out);
  * changed when it grew or shrank, any always. At the first check every
  * record is new, so all are. */
 bool hl_report_check_record_grew(const struct hl_report_check_record *rec, unsigned mode);
+
+/* Whether function is the C runtime's start code that calls main, which
+ * valgrind names "(below main)". */
+bool hl_report_is_below_main(const char *function);
+/* How many frames of s valgrind shows (--show-below-main=no): up to main,
+ * looking from the outermost frame in; without main, up to the innermost
+ * start-code function (__libc_start_main...), which *below_main says is to
+ * be named "(below main)". */
+size_t hl_report_frames_to_main(const struct hl_report_stack *s, bool *below_main);
 
 /* --show-leak-kinds=definite,indirect,possible,reachable|all|none (and
  * suppressed, which all does not include) into

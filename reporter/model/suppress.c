@@ -203,6 +203,9 @@ static bool frame_matches(const struct hl_supp_frame *pf, const struct hl_frame_
 
 	if (!f)
 		return pf->hidden;
+	/* valgrind's name for the start code, in the entries it writes */
+	if (pf->type == HL_SUPP_FUN && !strcmp(pf->pattern, "(below main)"))
+		return hl_report_is_below_main(f->function);
 	v = pf->type == HL_SUPP_FUN ? f->function : f->module;
 	return hl_supp_glob(pf->pattern, v ? v : "???");
 }
@@ -766,9 +769,25 @@ void hl_supp_add_defaults(struct hl_suppressions *set)
 
 /* ---- printing ------------------------------------------------------------ */
 
+/* A frame's line as valgrind writes it: fun: with the mangled name when
+ * the name was mangled (valgrind matches those), without a symbol version
+ * ("__libc_start_main@@GLIBC_2.34" is "__libc_start_main" to valgrind);
+ * obj: with the module when the function is unknown. */
+static void print_frame_line(FILE *out, const char *prefix, const struct hl_frame_info *f)
+{
+	const char *name = f->linkage ? f->linkage : f->function;
+
+	if (name)
+		fprintf(out, "%s   fun:%.*s\n", prefix, (int)strcspn(name, "@"), name);
+	else
+		fprintf(out, "%s   obj:%s\n", prefix, f->module ? f->module : "*");
+}
+
 void hl_supp_print_generated(FILE *out, const char *prefix, const struct hl_report_leak *l)
 {
 	const char *function = NULL, *kind = NULL;
+	bool below_main;
+	size_t n = hl_report_frames_to_main(&l->stack, &below_main);
 
 	if (HL_CLASS_BIT(l->leak_class) & HL_SUPP_KIND_ALL)
 		kind = hl_leak_class_info(l->leak_class)->token;
@@ -783,15 +802,16 @@ void hl_supp_print_generated(FILE *out, const char *prefix, const struct hl_repo
 		l->fingerprint ? l->fingerprint : "", prefix);
 	if (kind)
 		fprintf(out, "%s   match-leak-kinds: %s\n", prefix, kind);
-	for (size_t i = 0; i < l->stack.nframes; i++) {
-		const struct hl_frame_info *f = &l->stack.frames[i];
-
-		if (f->function)
-			fprintf(out, "%s   fun:%s\n", prefix, f->function);
+	/* valgrind's stack: the allocator's frame first, then up to main */
+	if (l->allocator)
+		fprintf(out, "%s   fun:%s\n", prefix, l->allocator);
+	for (size_t i = 0; i < n; i++) {
+		if (i + 1 == n && below_main)
+			fprintf(out, "%s   fun:(below main)\n", prefix);
 		else
-			fprintf(out, "%s   obj:%s\n", prefix, f->module ? f->module : "*");
+			print_frame_line(out, prefix, &l->stack.frames[i]);
 	}
-	if (!l->stack.nframes)
+	if (!n)
 		fprintf(out, "%s   ...\n", prefix);
 	fprintf(out, "%s}\n", prefix);
 }

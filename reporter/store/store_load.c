@@ -203,6 +203,7 @@ static int load_stack(struct loader *l, struct hl_report *r, int64_t stack_id,
 		f->module = col_text(r, st, 2);
 		f->offset = col_u64(st, 3);
 		f->function = col_text(r, st, 4);
+		f->linkage = NULL; /* not stored */
 		f->file = col_text(r, st, 5);
 		f->line = (uint32_t)sqlite3_column_int(st, 6);
 		out->truncated = sqlite3_column_int(st, 7) != 0;
@@ -333,6 +334,7 @@ static int load_leaks(struct loader *ld, struct hl_report *r, int64_t process_id
 		l->suppression = col_text(r, st, 6);
 		l->fingerprint = col_text(r, st, 7);
 		l->indirect_bytes = col_u64(st, 8);
+		l->allocator = NULL; /* not stored */
 		if (sqlite3_column_type(st, 9) == SQLITE_NULL ||
 		    !stack_from_tree(ld, r, sqlite3_column_int64(st, 9),
 				     sqlite3_column_int(st, 10) != 0, &l->stack))

@@ -344,19 +344,29 @@ static const char *demangle(struct hl_symbolizer *s, const char *name)
 	return kept;
 }
 
+/* A mangled name as it is, for valgrind's suppressions; NULL if name is
+ * not mangled. */
+static const char *linkage_of(struct hl_symbolizer *s, const char *name)
+{
+	return name && !strncmp(name, "_Z", 2) ? hl_arena_strdup(&s->arena, name) : NULL;
+}
+
 /* Name of a subprogram or inlined-subroutine DIE, following abstract
- * origins; the linkage name (demangled) is preferred for C++ scope. */
-static const char *die_function_name(struct hl_symbolizer *s, Dwarf_Die *die)
+ * origins; the linkage name (demangled) is preferred for C++ scope, and
+ * kept mangled in *linkage. */
+static const char *die_function_name(struct hl_symbolizer *s, Dwarf_Die *die,
+				     const char **linkage)
 {
 	Dwarf_Attribute attr;
 	const char *name;
 
+	*linkage = NULL;
 	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) &&
 	    (name = dwarf_formstring(&attr)))
-		return demangle(s, name);
+		return *linkage = linkage_of(s, name), demangle(s, name);
 	if (dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr) &&
 	    (name = dwarf_formstring(&attr)))
-		return demangle(s, name);
+		return *linkage = linkage_of(s, name), demangle(s, name);
 	if (dwarf_attr_integrate(die, DW_AT_name, &attr) &&
 	    (name = dwarf_formstring(&attr)))
 		return hl_arena_strdup(&s->arena, name);
@@ -442,7 +452,7 @@ static size_t inline_chain(struct hl_symbolizer *s, struct sym_file *sf,
 			frames[i] = frames[0];
 			die_call_site(s, cudie, &scopes[i - 1], &frames[i]);
 		}
-		frames[i].function = die_function_name(s, &scopes[i]);
+		frames[i].function = die_function_name(s, &scopes[i], &frames[i].linkage);
 		frames[i].inlined = dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine;
 	}
 	return n ? n : 1;
@@ -619,12 +629,15 @@ static void symbolize_in(struct hl_symbolizer *s, struct sym_module *sm,
 		if (!symname && !addrinfo_finds_nothing(sf, pc))
 			symname = dwfl_module_addrinfo(sf->mod, pc, &off, &sym, NULL, NULL, NULL);
 		frames[0].function = demangle(s, symname);
+		frames[0].linkage = linkage_of(s, symname);
 		line_at(s, sf, pc, &frames[0]);
 		n = inline_chain(s, sf, pc, frames);
 		/* The symbol table names the real function best (full C++ scope);
 		 * the DWARF scope only when there is no symbol. */
-		if (symname && !frames[n - 1].inlined)
+		if (symname && !frames[n - 1].inlined) {
 			frames[n - 1].function = demangle(s, symname);
+			frames[n - 1].linkage = linkage_of(s, symname);
+		}
 	}
 	r->count = n;
 	r->frames = hl_arena_alloc(&s->arena, n * sizeof(*frames));

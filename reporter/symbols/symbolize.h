@@ -28,6 +28,8 @@
 struct hl_frame_info {
 	uint64_t address;     /* return address as captured */
 	const char *function; /* demangled name, NULL if unknown */
+	const char *linkage;  /* the mangled name function came from, NULL if it was
+			       * not mangled (valgrind's suppressions name it) */
 	const char *file;     /* source path, NULL if unknown */
 	uint32_t line;        /* 0 if unknown */
 	const char *module;   /* module path, NULL if no module contains it */
