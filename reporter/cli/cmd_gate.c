@@ -147,8 +147,9 @@ int hl_cmd_gate(int argc, char **argv)
 			hl_gate_count_report(&gate, &pol.gate_options, &r.procs[i]);
 		if (!r.ended_ns)
 			hl_gate_count_open_run(&gate);
-		printf("heapledger: run %lld: %llu processes%s\n", (long long)r.run_id,
+		printf("heapledger: run %lld: %llu %s%s\n", (long long)r.run_id,
 		       (unsigned long long)gate.processes,
+		       hl_plural(gate.processes, "process", "processes"),
 		       r.ended_ns ? "" : ", never closed (no end time)");
 		hl_gate_print_failing(&gate, stdout);
 		hl_gate_print(&gate, &pol.gate_options, stdout);
@@ -209,6 +210,10 @@ int hl_cmd_baseline(int argc, char **argv)
 	int64_t id;
 	int rc, first, err;
 
+	if (argc >= 2 && hl_args_is_help(argv[1])) {
+		hl_args_print_help(&cmd, stdout); /* the one subcommand's */
+		return 0;
+	}
 	if (argc < 2 || strcmp(argv[1], "export"))
 		return hl_args_usage_error(&cmd, "%s: the subcommand is 'export'",
 					   argc < 2 ? "missing subcommand" : argv[1]);

@@ -140,8 +140,9 @@ static int parse_daemon_options(int argc, char **argv, const char **socket_path,
  * leaked (with their command lines), where the run is, and the verdict. */
 static void print_suite_summary(const struct hl_gate *gate, int64_t run_id, const char *db)
 {
-	fprintf(stderr, "heapledger: suite summary: %llu processes, %zu with leaks or heap errors",
-		(unsigned long long)gate->processes, gate->nfailing);
+	fprintf(stderr, "heapledger: suite summary: %llu %s, %zu with leaks or heap errors",
+		(unsigned long long)gate->processes,
+		hl_plural(gate->processes, "process", "processes"), gate->nfailing);
 	if (run_id)
 		fprintf(stderr, "; run %lld in %s", (long long)run_id, db);
 	fputs("\n", stderr);

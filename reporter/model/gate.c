@@ -223,9 +223,11 @@ void hl_gate_print_failing(const struct hl_gate *g, FILE *out)
 	for (size_t i = 0; i < g->nfailing; i++) {
 		const struct hl_gate_process *p = &g->failing[i];
 
-		fprintf(out, "heapledger:   pid %u (%s): %s bytes in %s blocks leaked, %llu heap"
-			" errors", p->pid, p->command, hl_fmt_grouped(a, p->bytes),
-			hl_fmt_grouped(b, p->blocks), (unsigned long long)p->errors);
+		fprintf(out, "heapledger:   pid %u (%s): %s %s in %s %s leaked, %llu heap %s",
+			p->pid, p->command, hl_fmt_grouped(a, p->bytes),
+			hl_plural(p->bytes, "byte", "bytes"), hl_fmt_grouped(b, p->blocks),
+			hl_plural(p->blocks, "block", "blocks"), (unsigned long long)p->errors,
+			hl_plural(p->errors, "error", "errors"));
 		if (p->unseen)
 			fprintf(out, "; %s", p->unseen);
 		fputc('\n', out);
@@ -236,11 +238,13 @@ void hl_gate_print(const struct hl_gate *g, const struct hl_gate_options *o, FIL
 {
 	char a[32], b[32], c[32], d[32];
 
-	fprintf(out, "heapledger: gate %s: %s bytes in %s blocks leaked in %llu records of the"
-		" kinds counted, %llu heap errors; thresholds %s bytes, %s blocks",
+	fprintf(out, "heapledger: gate %s: %s %s in %s %s leaked in %llu %s of the"
+		" kinds counted, %llu heap %s; thresholds %s bytes, %s blocks",
 		hl_gate_failed(g, o) ? "FAILED" : "passed", hl_fmt_grouped(a, g->bytes),
-		hl_fmt_grouped(b, g->blocks), (unsigned long long)g->records,
-		(unsigned long long)g->errors, hl_fmt_grouped(c, o->max_bytes),
+		hl_plural(g->bytes, "byte", "bytes"), hl_fmt_grouped(b, g->blocks),
+		hl_plural(g->blocks, "block", "blocks"), (unsigned long long)g->records,
+		hl_plural(g->records, "record", "records"), (unsigned long long)g->errors,
+		hl_plural(g->errors, "error", "errors"), hl_fmt_grouped(c, o->max_bytes),
 		hl_fmt_grouped(d, o->max_blocks));
 	if (g->suppressed_blocks)
 		fprintf(out, "; suppressed %s bytes in %s blocks", hl_fmt_grouped(a, g->suppressed_bytes),
