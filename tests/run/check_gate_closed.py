@@ -46,14 +46,14 @@ def zero_byte_leak(tmp):
     out = run([HL, "run", "--db", db, "--error-exitcode=7", "--", CASES, "zero"], 7, "run zero")
     expect(out, "0 bytes in 1 blocks are definitely lost", "run zero")
     expect(out, "ERROR SUMMARY: 1 errors from 1 contexts", "run zero")
-    expect(out, "heapledger: gate FAILED: 0 bytes in 1 blocks", "run zero")
+    expect(out, "heapledger: gate FAILED: 0 bytes in 1 block", "run zero")
     run([HL, "gate", "--db", db], 1, "gate zero")
     sock, ddb = os.path.join(tmp, "zero.sock"), os.path.join(tmp, "zerod.db")
     daemon = daemon_util.start(HL, sock, ddb, ["--error-exitcode=7"])
     env = dict(os.environ, HEAPLEDGER_SOCKET=sock, LD_PRELOAD=os.environ["HEAPLEDGER_LIB"])
     run([CASES, "zero"], 0, "zero under the daemon", env=env)
     err = daemon_util.stop(daemon)
-    if daemon.returncode != 7 or "gate FAILED: 0 bytes in 1 blocks" not in err:
+    if daemon.returncode != 7 or "gate FAILED: 0 bytes in 1 block" not in err:
         fail("daemon zero: exit %d, expected 7\n%s" % (daemon.returncode, err[-3000:]))
     run([HL, "valgrind", "--leak-check=full", "--error-exitcode=1", "--", CASES, "zero"], 1,
         "heapledger valgrind zero")
