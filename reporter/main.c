@@ -16,6 +16,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "gate.h"
 #include "listen.h"
 #include "report_formats.h"
 #include "report_speedscope.h"
@@ -238,6 +239,7 @@ int hl_cmd_report(int argc, char **argv)
 	char git_top[PATH_MAX];
 	struct hl_report_view view = { .show_kinds = HL_SHOW_DEFAULT };
 	struct hl_report_filter filter = { 0 };
+	struct hl_gate_options gate_options;
 	const struct hl_arg args[] = {
 		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB_TEXT ")"),
 		HL_ARG_UNSIGNED("run", 0, "ID", &run_id, 1, INT64_MAX, "the run to print (default: the latest)"),
@@ -258,6 +260,8 @@ int hl_cmd_report(int argc, char **argv)
 			      " (uriBaseId SRCROOT; default: the git top level of the current"
 			      " directory, if any)"),
 		HL_VIEW_ARGS(&view),
+		/* junit's failures are the gate's */
+		HL_GATE_KIND_ARGS(&gate_options),
 		HL_ARG_END
 	};
 	const struct hl_command_line cmd = {
@@ -271,6 +275,7 @@ int hl_cmd_report(int argc, char **argv)
 	int64_t id;
 	int err, rc, first;
 
+	hl_gate_options_init(&gate_options);
 	rc = hl_args_parse(&cmd, argc, argv, &first);
 	if (rc >= 0)
 		return rc;
@@ -283,6 +288,7 @@ int hl_cmd_report(int argc, char **argv)
 		id = (int64_t)run_id;
 	hl_report_init(&r);
 	r.view = view;
+	r.view.kind_filter = filter.kinds;
 	if (!err && !strcmp(format, "html"))
 		err = hl_ui_write_html_report(store, id, stdout);
 	else if (!err && !strcmp(format, "speedscope"))
@@ -302,7 +308,7 @@ int hl_cmd_report(int argc, char **argv)
 			sarif_root = git_top;
 		err = hl_report_write_sarif(&r, sarif_root, stdout);
 	} else if (!strcmp(format, "junit")) {
-		err = hl_report_write_junit(&r, stdout);
+		err = hl_report_write_junit(&r, &gate_options, stdout);
 	} else if (!strcmp(format, "valgrind-xml")) {
 		err = hl_report_write_valgrind_xml(&r, r.procs, r.nprocs, stdout);
 	}

@@ -648,6 +648,10 @@ int hl_run_command(int argc, char **argv, const struct hl_report_view *valgrind_
 	}
 	r.gen_suppressions = hl_policy_gen_suppressions(&o.policy);
 	take_valgrind_view(&r.view, valgrind_view);
+	/* Gated: the ERROR SUMMARY counts what the gate counts, as valgrind's
+	 * does with --error-exitcode (a log grepped for "0 errors" agrees). */
+	if (o.policy.gate_options.error_exitcode)
+		r.view.leak_error_kinds = hl_gate_show_kinds(&o.policy.gate_options);
 	hl_runinfo_test_name(&r);
 	if (hl_find_hook_library(lib, sizeof(lib))) {
 		hl_log("run: cannot find libheapledger.so (set HEAPLEDGER_LIB)");

@@ -15,7 +15,11 @@
 /* root: the source root (files under it are written relative to it, with
  * uriBaseId SRCROOT), NULL for absolute file: URIs only. */
 int hl_report_write_sarif(const struct hl_report *r, const char *root, FILE *out);
-int hl_report_write_junit(const struct hl_report *r, FILE *out);
+struct hl_gate_options;
+/* One testcase per test program, failed exactly where the gate fails (o:
+ * its kinds and thresholds). */
+int hl_report_write_junit(const struct hl_report *r, const struct hl_gate_options *o,
+			  FILE *out);
 
 /* s escaped for XML text and attributes (control characters XML 1.0 cannot
  * hold become '?'). */
