@@ -133,7 +133,7 @@ def main():
             fail("a refused import changed the target: %d runs" % runs_in(db))
         before = digest(src)
         p = hl(["import", "--db", db, src], 0)
-        if "1 runs (1 processes) imported" not in p.stdout or digest(src) != before:
+        if "1 run (1 process) imported" not in p.stdout or digest(src) != before:
             fail("import of a good database: %s (input changed: %s)" % (
                 p.stdout, digest(src) != before))
 
