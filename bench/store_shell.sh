@@ -3,7 +3,7 @@
 # children that never exec: N command substitutions of a builtin (default
 # 400), each a subshell that inherits the shell's heap and reports it, plus
 # a few that exec coreutils. What `heapledger run` stores for it measures
-# the store's cost on fork-heavy programs (reporter/README.md, "Performance").
+# the store's cost on fork-heavy programs (doc/design.md, "Reporter performance").
 set -eu
 n=${1:-400}
 declare -A seen=()

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """doc/help_to_scdoc.py HEAPLEDGER SRC OUT: fills heapledger(1)'s scdoc source
 from the command's own --help, so the man page lists every command and option
-the code defines (reporter/args.h tables) and cannot drift from them.
+the code defines (reporter/cli/args.h tables) and cannot drift from them.
 
   @SYNOPSIS@   one line per command: its usage line
   @COMMANDS@   per command: usage, what it does, and its options

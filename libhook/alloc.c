@@ -42,7 +42,7 @@ HL_NOINLINE static void *alloc_large_slow(struct hl_thread_cache *tc, size_t n, 
 		return NULL;
 	hl_range_set_owner(hl_range_of(p), 0, kind);
 	if (hl_unlikely(hl_checks_redzone != 0))
-		hl_checks_arm(hl_range_of(p), n);
+		hl_checks_arm(hl_range_of(p), n, kind);
 	hl_stats_on_alloc(tc, n);
 	return p;
 }
@@ -108,7 +108,7 @@ static void *hand_over(struct hl_thread_cache *tc, struct hl_range *r, size_t n,
 	r->slack = (uint16_t)(hl_range_usable(r) - n);
 	hl_range_set_owner(r, 0, kind);
 	if (hl_unlikely(hl_checks_redzone != 0))
-		hl_checks_arm(r, n);
+		hl_checks_arm(r, n, kind);
 	hl_stats_on_alloc(tc, n);
 	return hl_range_data(r);
 }
@@ -331,7 +331,12 @@ void hl_release_sized(void *p, unsigned kind, size_t n)
 	struct hl_range *r = hl_range_of(p);
 	if (hl_unlikely(!hl_kind_matches(kind, hl_range_kind(r)) ||
 			(n != HL_SIZE_UNKNOWN && n != hl_block_requested(r))))
-		hl_misuse_release_mismatch(hl_misuse_call_of(kind), p, n);
+		/* the wrong family is named first, as valgrind names it: a
+		 * malloc'd int released by `delete` is a mismatched free, whatever
+		 * size the compiler passed to the sized delete */
+		hl_misuse_release_mismatch(hl_misuse_call_of(kind), p,
+					   hl_kind_matches(kind, hl_range_kind(r)) ? n
+										   : HL_SIZE_UNKNOWN);
 	if (hl_unlikely(hl_checks_redzone != 0))
 		hl_checks_check_release(r, hl_misuse_call_of(kind));
 	if (hl_unlikely(hl_track_frees))

@@ -131,11 +131,14 @@ static const uint8_t *last_other(const uint8_t *start, const uint8_t *end, uint8
 	return end - 1;
 }
 
-void hl_checks_arm(struct hl_range *r, size_t n)
+void hl_checks_arm(struct hl_range *r, size_t n, unsigned kind)
 {
 	if (hl_range_flags(r) & HL_RANGE_LARGE)
 		hl_large_of(r)->slack = (uint32_t)(hl_large_usable(r) - n);
 	uint8_t *data = hl_range_data(r);
+	/* calloc zeroes after this, or counts on fresh pages being zero */
+	if (hl_options.malloc_fill <= 255 && kind != HL_KIND_CALLOC)
+		memset(data, (int)hl_options.malloc_fill, n);
 	memset(data + n, HL_GUARD_CANARY, guard_end(r, n) - n);
 	hl_range_mark(r, HL_RANGE_CANARY);
 }

@@ -472,8 +472,9 @@ struct hl_misuse {
 /* Reports a pointer that a release call cannot accept (the call is then
  * ignored), with hl_ptr_classify's verdict. */
 HL_COLD void hl_misuse_bad_pointer(unsigned call, const void *p, enum hl_ptr_class c);
-/* Reports a live block released by the wrong family, or a sized delete of
- * another size (delete_size, else HL_SIZE_UNKNOWN); the caller releases it. */
+/* Reports a live block released by the wrong family (delete_size
+ * HL_SIZE_UNKNOWN), or by its own family's sized delete of another size
+ * (delete_size); the caller releases it. */
 HL_COLD void hl_misuse_release_mismatch(unsigned call, const void *p, size_t delete_size);
 /* Counts, sends or prints one error; aborts under on_error=abort. */
 HL_COLD void hl_misuse_report(const struct hl_misuse *m);
@@ -496,8 +497,9 @@ void hl_misuse_fork_child(void);
 extern size_t hl_checks_redzone;
 /* Reads checks= and redzone= (after the options, before any cache). */
 void hl_checks_init(void);
-/* Fills a fresh block of n bytes' guard bytes and marks it guarded. */
-HL_COLD void hl_checks_arm(struct hl_range *r, size_t n);
+/* Fills a fresh block of n bytes' guard bytes and marks it guarded; fills
+ * its body with malloc_fill= unless it is calloc's (kind). */
+HL_COLD void hl_checks_arm(struct hl_range *r, size_t n, unsigned kind);
 /* A block is about to be released: reports an overflow if its guard bytes
  * changed (before the release is tracked: on_error=abort stops there) and
  * unguards it. */

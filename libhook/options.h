@@ -4,8 +4,8 @@
  * Everything about a key comes from its line in HL_OPTION_TABLE: the field of
  * struct hl_options that holds it, its default, the values it accepts, the
  * message for a bad entry (init.c), `HEAPLEDGER_OPTIONS=help=1`, the table in
- * the libheapledger(7) man page and the one in README.md (both printed by
- * libhook/options_doc.c; the test `options_doc_readme` fails when README.md's
+ * the libheapledger(7) man page and the one in doc/manual.md (both printed by
+ * libhook/options_doc.c; the test `options_doc_manual` fails when doc/manual.md's
  * copy differs, `scripts/options_table.py update` rewrites it).
  *
  * To add a key, add one line:
@@ -56,6 +56,8 @@
 	X(redzone,     redzone,         1, 4096,               16,  NULL, "checks=full: guard bytes after each block, at least (the size class may add more)") \
 	X(quarantine,  quarantine_mib,  0, 65536,              20,  NULL, "checks=full: MiB of freed blocks held back from reuse to catch writes after free and double frees, plus up to 64 KiB per thread in its batch (0: none)") \
 	X(fill,        fill,            0, 255,                221, NULL, "checks=full: the byte freed blocks are filled with (221 is 0xdd)") \
+	X(malloc_fill, malloc_fill,     0, 256,                256, NULL, "checks=full: the byte new blocks (not calloc's) are filled with, as valgrind's --malloc-fill (256: left as they come)") \
+	X(heuristics,  heuristics,      0, 15,                 15,  NULL, "interior pointers the leak scan accepts as reaching a block, as valgrind's --leak-check-heuristics: the sum of 1 stdstring, 2 length64, 4 newarray, 8 multipleinheritance (15: all, 0: none)") \
 	X(help,        help,            0, 1,                  0,   NULL, "1: print this table of keys on stderr at start") \
 	X(children,    children,        0, 1,                  1,   NULL, "0: only the program heapledger run started (or each program a shell under heapledger env starts) reports, with its forks; the programs they execute send nothing (valgrind's --trace-children=no)")
 /* clang-format on */

@@ -1,8 +1,8 @@
 /*
  * libhook/options_doc.c: prints the HEAPLEDGER_OPTIONS table (options.h) for
- * the documentation, so the man page and README.md never drift from the code.
+ * the documentation, so the man page and doc/manual.md never drift from the code.
  *
- *   options_doc markdown   the table in README.md (between its markers)
+ *   options_doc markdown   the table in doc/manual.md (between its markers)
  *   options_doc scdoc      the table spliced into doc/libheapledger.7.scd
  *
  * A build-time program: it runs on the build machine and allocates freely.

@@ -346,13 +346,20 @@ static bool is_vtable(const struct hl_scan *s, uintptr_t address)
 	return false;
 }
 
+/* heuristics= bits (options.h), valgrind's --leak-check-heuristics */
+#define HEURISTIC_STDSTRING 1u
+#define HEURISTIC_LENGTH64 2u
+#define HEURISTIC_NEWARRAY 4u
+#define HEURISTIC_MULTIPLEINHERITANCE 8u
+
 static bool heuristic_reaches(const struct hl_scan *s, uintptr_t p, size_t i)
 {
 	uintptr_t start = block_start(s, i);
 	size_t size = block_size(s, i);
 	const size_t word = sizeof(uintptr_t);
+	unsigned use = hl_options.heuristics;
 	/* stdstring: length, capacity, refcount, then the characters and NUL */
-	if (p == start + 3 * word && size > 3 * word) {
+	if ((use & HEURISTIC_STDSTRING) && p == start + 3 * word && size > 3 * word) {
 		uintptr_t capacity = word_at(start + word);
 		if (3 * word + capacity + 1 == size && word_at(start) <= capacity)
 			return true;
@@ -360,14 +367,14 @@ static bool heuristic_reaches(const struct hl_scan *s, uintptr_t p, size_t i)
 	if (p == start + 8 && size > 8) {
 		uint64_t head = word_at(start);
 		/* length64: a 64-bit length of the rest of the block */
-		if (head > 0 && size - 8 == head)
+		if ((use & HEURISTIC_LENGTH64) && head > 0 && size - 8 == head)
 			return true;
 		/* newarray: new[] of objects with a destructor, after the count */
-		if (head > 0 && (size - 8) % head == 0)
+		if ((use & HEURISTIC_NEWARRAY) && head > 0 && (size - 8) % head == 0)
 			return true;
 	}
 	/* multipleinheritance: a vtable pointer at p and at the start */
-	if (p % word == 0 && p + word <= start + size && size >= word) {
+	if ((use & HEURISTIC_MULTIPLEINHERITANCE) && p % word == 0 && p + word <= start + size && size >= word) {
 		uintptr_t inner = word_at(p), first = word_at(start);
 		if (inner % word == 0 && inner >= 4096 && first % word == 0 && first >= 4096 &&
 		    is_vtable(s, inner) && is_vtable(s, first))

@@ -1,6 +1,6 @@
 /*
  * libhook/scan.h: the leak scan's internal interface (threads.c, roots.c,
- * scan.c, leakcheck.c, lossrec.c). The design: libhook/leak-scan.md.
+ * scan.c, leakcheck.c, lossrec.c). The design: doc/design.md, "The leak scan".
  *
  * A scan runs with every allocator lock held and every other thread of the
  * process stopped, from hl_scan_begin to hl_scan_end. In between, nothing

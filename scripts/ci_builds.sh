@@ -24,8 +24,10 @@
 # Then the Debian package test of the main build (tests/package: build,
 # lintian, unpack, run), which a plain `meson test` leaves out.
 #
-# scripts/test.sh runs this when CI is set (or EXTRA_BUILDS=1); run it by
-# hand any time. Environment: JOBS (ninja -j), EXTRA_BUILDS_DIR (parent of
+# It first installs what these need beyond the tests' packages (clang,
+# debhelper, lintian: `scripts/setup.sh --ci --no-build`, a no-op when they
+# are there). scripts/test.sh runs this when CI is set (or EXTRA_BUILDS=1);
+# run it by hand any time. Environment: JOBS (ninja -j), EXTRA_BUILDS_DIR (parent of
 # the build directories, default: the source tree), BUILD_DIR (the main
 # build, default: build).
 set -euo pipefail
@@ -84,6 +86,8 @@ tsan() {
 			"$dir/tests/libhook/$t" >/dev/null || return 1
 	done
 }
+
+scripts/setup.sh --ci --no-build
 
 status=0
 log "$main_build: the Debian package test"

@@ -3,8 +3,10 @@
 # heapledger and show what it finds. Run scripts/setup.sh first.
 #
 # With the reporter built (build/reporter/heapledger), the program runs under
-# `heapledger run`, which prints the heap summary and the leak report and keeps
-# the run in a SQLite database in a temporary directory. Without it, the hook
+# `heapledger run`, which prints the heap summary and the leak report and adds
+# the run to the demo's history, BUILD_DIR/demo.db (in the build directory, so
+# nothing lands in the user's own history or the source tree), and the demo
+# says how to open that history in the web UI. Without the reporter, the hook
 # is preloaded directly and prints only its HEAP SUMMARY.
 #
 # Environment:
@@ -25,15 +27,13 @@ fi
 # Cheap when nothing changed, and keeps the demo honest after an edit.
 ninja -C "$build_dir" ${JOBS:+-j "$JOBS"} >/dev/null
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
 status=0
 if [ -x "$reporter" ]; then
-	echo "demo: $reporter run --db $tmp/demo.db -- $leaky" >&2
-	"$reporter" run --db "$tmp/demo.db" -- "$leaky" || status=$?
-	echo "demo: the demo database is removed on exit;" \
-		"pass --db FILE to heapledger run to keep one" >&2
+	db=$build_dir/demo.db
+	echo "demo: $reporter run --db $db -- $leaky" >&2
+	"$reporter" run --db "$db" -- "$leaky" || status=$?
+	echo "demo: the run is kept in $db; to look at it in a browser:" >&2
+	echo "demo:   $reporter ui --db $db" >&2
 else
 	echo "demo: $reporter not built; preloading the hook directly" >&2
 	echo "demo: LD_PRELOAD=$hook $leaky" >&2

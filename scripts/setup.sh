@@ -1,6 +1,15 @@
 #!/usr/bin/env bash
-# scripts/setup.sh: make a fresh Debian 12 machine able to build, test and
-# benchmark heapledger, then configure and build it.
+# scripts/setup.sh [--package] [--bench] [--ci] [--no-build]: make a fresh
+# Debian 12 machine able to build heapledger, run its demo and its tests,
+# then configure and build it.
+#
+#   (no option)  what building, the demo and `scripts/test.sh` need
+#   --package    also the Debian package tools (debhelper, lintian), for
+#                dpkg-buildpackage and the package test (tests/package)
+#   --bench      also the tools and allocators bench/run.sh compares against
+#   --ci         also what scripts/ci_builds.sh needs: clang (its second
+#                compiler and the TSan build) and the --package tools
+#   --no-build   install packages only; do not configure or build
 #
 # Idempotent: packages are only fetched when one of them is missing, and an
 # existing build directory is reconfigured rather than recreated.
@@ -17,12 +26,11 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build_dir=${BUILD_DIR:-build}
 
-# The one list of Debian packages the project needs. Why each is here:
+# The one list of Debian packages the project needs, by what needs them.
+# Why each is here:
 packages=(
 	build-essential g++ meson ninja-build pkg-config # toolchain
-	clang                                            # CI's second compiler (scripts/ci_builds.sh)
 	scdoc                                            # man pages (doc/)
-	debhelper lintian                                # the Debian package test (tests/package)
 	libcmocka-dev                                    # unit tests
 	libunwind-dev                                    # hook: stack capture
 	libdw-dev libelf-dev                             # reporter: symbols, DWARF, inlines
@@ -31,10 +39,35 @@ packages=(
 	libmicrohttpd-dev                                # ui: local web server
 	chromium nodejs                                  # ui: pages tested in a real browser (npm: install_npm below)
 	python3 git perl                                 # integration tests run these under the hook
-	valgrind heaptrack                               # bench: tools we compare against; valgrind is the oracle of `heapledger valgrind`'s test
+	valgrind                                         # the oracle of the tests that compare with memcheck
 	cmake                                            # the `ctest -T memcheck` recipe's test (tests/recipes/ctest)
+)
+package_packages=(
+	debhelper lintian                                # dpkg-buildpackage; the package test (tests/package)
+)
+bench_packages=(
+	heaptrack                                        # bench: a tool we compare against
 	libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 # bench: allocators we compare against
 )
+ci_packages=(
+	clang                                            # CI's second compiler and TSan build (scripts/ci_builds.sh)
+)
+
+build=yes
+for arg in "$@"; do
+	case $arg in
+	--package) packages+=("${package_packages[@]}") ;;
+	--bench) packages+=("${bench_packages[@]}") ;;
+	--ci) packages+=("${ci_packages[@]}" "${package_packages[@]}") ;;
+	--no-build) build=no ;;
+	-h | --help)
+		sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0"
+		exit 0 ;;
+	*)
+		printf 'setup: unknown option %s (see scripts/setup.sh --help)\n' "$arg" >&2
+		exit 2 ;;
+	esac
+done
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
@@ -96,5 +129,6 @@ configure_and_build() {
 
 install_packages
 install_npm
+[ "$build" = yes ] || exit 0
 configure_and_build
 log "built in $build_dir"

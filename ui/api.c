@@ -1,10 +1,10 @@
 /*
  * ui/api.c: the web UI's JSON API, one route per query of the query layer
- * (reporter/store_query.h). It only parses parameters and picks the query;
+ * (reporter/store/store_query.h). It only parses parameters and picks the query;
  * no SQL here. Every malformed parameter is a 400, never a guess.
  *
  *   /api/runs?offset&limit&filter         runs, newest first
- *   /api/runs/ID                          a run and its processes
+ *   /api/runs/ID                          a run, its processes, the run before
  *   /api/runs/ID/leaks?offset&limit&filter&class
  *   /api/runs/ID/errors
  *   /api/stacks/ID                        frames, innermost first
@@ -13,12 +13,16 @@
  *   /api/diff?a=ID&b=ID
  *   /api/search?q=TERM&limit
  *   /api/history?program=NAME             runs and leak sites of one program
+ *   /api/vocabulary                       leak classes and error kinds, every spelling
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "diff_json.h"
+#include "heapledger/classes.h"
+#include "query_views.h"
 #include "store_query.h"
 #include "ui.h"
 
@@ -94,6 +98,24 @@ static int result(struct hl_store *store, struct request *rq, int err)
 	return answer(rq, 500, hl_store_error(store));
 }
 
+/* A run, with the run before it of the same program (previous_run, null
+ * for the first): what its diff and history links compare with. */
+static int route_run(struct hl_store *store, int64_t id, struct request *rq)
+{
+	int64_t before;
+	int err = hl_query_run(store, id, rq->body);
+
+	if (!err)
+		err = hl_query_previous_run(store, id, &before);
+	if (err) {
+		json_decref(*rq->body);
+		*rq->body = NULL;
+		return result(store, rq, err);
+	}
+	json_object_set_new(*rq->body, "previous_run", before ? json_integer(before) : json_null());
+	return 200;
+}
+
 static int route_runs(struct hl_store *store, const char *rest, struct request *rq)
 {
 	struct hl_query_page page;
@@ -107,7 +129,7 @@ static int route_runs(struct hl_store *store, const char *rest, struct request *
 	if (!path_id(rest, &id, &sub))
 		return answer(rq, 400, "a run id is a number");
 	if (!*sub)
-		return result(store, rq, hl_query_run(store, id, rq->body));
+		return route_run(store, id, rq);
 	if (!strcmp(sub, "leaks"))
 		return result(store, rq, hl_query_leaks(store, id, &page, rq->body));
 	if (!strcmp(sub, "errors"))
@@ -134,6 +156,52 @@ static int route_process(struct hl_store *store, const char *rest, struct reques
 						rq->body));
 }
 
+/* The one diff by leak site (model/site_diff.h), as `heapledger diff
+ * --format json` prints it. */
+static int diff(struct hl_store *store, int64_t run_a, int64_t run_b, json_t **body)
+{
+	struct hl_site_list sites[2] = { { 0 } };
+	struct hl_site_diff d = { 0 };
+	int err = hl_query_run_exists(store, run_a);
+
+	if (!err)
+		err = hl_query_run_exists(store, run_b);
+	if (!err)
+		err = hl_query_leak_sites(store, run_a, &sites[0]);
+	if (!err)
+		err = hl_query_leak_sites(store, run_b, &sites[1]);
+	if (!err) {
+		hl_site_diff(&sites[0], &sites[1], &d);
+		d.run_a = run_a;
+		d.run_b = run_b;
+		*body = hl_site_diff_json(&d);
+	}
+	hl_site_diff_destroy(&d);
+	hl_site_list_destroy(&sites[0]);
+	hl_site_list_destroy(&sites[1]);
+	return err;
+}
+
+json_t *hl_ui_vocabulary(void)
+{
+	json_t *classes = json_array(), *kinds = json_array();
+
+	for (unsigned c = 0; c < HL_LEAK_CLASS_COUNT; c++) {
+		const struct hl_leak_class_info *i = hl_leak_class_info(c);
+
+		json_array_append_new(classes, json_pack("{s:s,s:s,s:s,s:s,s:b}", "word", i->word,
+							 "token", i->token, "phrase", i->phrase,
+							 "label", i->label, "lost",
+							 hl_leak_class_is_lost(c)));
+	}
+	for (unsigned k = 0; k < HL_ERROR_KIND_COUNT; k++)
+		json_array_append_new(kinds, json_pack("{s:s,s:s}", "word", hl_error_kind_name(k),
+						       "heading", hl_error_heading(k, HL_CALL_FREE)));
+	json_array_append_new(kinds, json_pack("{s:s,s:s}", "word", "malloc_usable_size",
+					       "heading", HL_ERROR_HEADING_USABLE_SIZE));
+	return json_pack("{s:o,s:o}", "leak_classes", classes, "error_kinds", kinds);
+}
+
 int hl_ui_api(struct hl_store *store, const char *path,
 	      const char *(*get)(const char *param, void *cls), void *cls, json_t **body)
 {
@@ -151,11 +219,15 @@ int hl_ui_api(struct hl_store *store, const char *path,
 			return answer(&rq, 400, "a stack id is a number");
 		return result(store, &rq, hl_query_stack(store, a, body));
 	}
+	if (!strcmp(path, "vocabulary")) {
+		*body = hl_ui_vocabulary();
+		return 200;
+	}
 	if (!strcmp(path, "diff")) {
 		if (!parse_number(get("a", cls), INT64_MAX, &a) ||
 		    !parse_number(get("b", cls), INT64_MAX, &b))
 			return answer(&rq, 400, "diff needs two run ids, a and b");
-		return result(store, &rq, hl_query_diff(store, a, b, body));
+		return result(store, &rq, diff(store, a, b, body));
 	}
 	if (!strcmp(path, "search")) {
 		const char *q = get("q", cls);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ui/embed_assets.py: turns the web UI's files into a C header holding each
 as a byte array, with its name and content type, so the binary serves its
-pages with no data files (as reporter/embed_sql.py does for the schema).
+pages with no data files (as reporter/store/embed_sql.py does for the schema).
 
 Usage: embed_assets.py OUTPUT BASEDIR FILE...  (names are relative to BASEDIR)
 """

@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "events.h"
@@ -130,6 +131,23 @@ static void wake(struct wake_list *w)
 	w->n = 0;
 }
 
+static struct hl_store *open_store(const char *db)
+{
+	static bool said;
+	struct hl_store *store = NULL;
+	struct stat st;
+
+	if (stat(db, &st) || st.st_size == 0)
+		return NULL;
+	if (!hl_store_open_strict_ro(db, &store))
+		return store;
+	if (!said)
+		hl_log("ui: events: %s", hl_store_error(store));
+	said = true;
+	hl_store_close(store);
+	return NULL;
+}
+
 static void *watch(void *arg)
 {
 	struct hl_ui_events *ev = arg;
@@ -137,13 +155,11 @@ static void *watch(void *arg)
 	struct wake_list w = { 0 };
 	struct timespec until;
 
-	if (hl_store_open_strict_ro(ev->db, &store)) {
-		hl_log("ui: events: %s", hl_store_error(store));
-		hl_store_close(store);
-		store = NULL;
-	}
 	pthread_mutex_lock(&ev->lock);
 	while (!ev->stop) {
+		/* A database no run has written yet is opened once one has. */
+		if (!store && ev->streams)
+			store = open_store(ev->db);
 		for (struct stream *st = ev->streams; st; st = st->next) {
 			int64_t processes = 0;
 			bool ended = false, news;

@@ -42,6 +42,27 @@ static void put_inline(FILE *out, const char *name)
 	}
 }
 
+/* doc as JSON that cannot change how the page around it parses: every '<'
+ * (only ever inside a string) is written "\u003c", which JSON.parse reads
+ * back as '<'. Escaping only "</" is not enough: "<!--" followed by
+ * "<script" puts the tokenizer in the "script data double escaped" state,
+ * where "</script>" no longer ends the element and the page is blank. */
+static int put_escaped(const char *buffer, size_t size, void *out)
+{
+	for (size_t i = 0; i < size; i++) {
+		if (buffer[i] == '<')
+			fputs("\\u003c", out);
+		else
+			fputc(buffer[i], out);
+	}
+	return 0;
+}
+
+static int put_json(FILE *out, const json_t *doc)
+{
+	return json_dump_callback(doc, put_escaped, out, JSON_COMPACT) ? -EIO : 0;
+}
+
 /* The part of index.html between <body> and </body>: one page layout. */
 static void put_body(FILE *out)
 {
@@ -186,6 +207,7 @@ static int collect(struct hl_store *s, int64_t run_id, json_t *answers)
 		return err;
 	snprintf(key, sizeof(key), "runs/%lld", (long long)run_id);
 	json_object_set_new(answers, key, run);
+	json_object_set_new(answers, "vocabulary", hl_ui_vocabulary());
 	err = add_leaks(s, answers, run_id);
 	if (!err)
 		err = add_errors(s, answers, run_id);
@@ -217,8 +239,7 @@ int hl_ui_write_html_report(struct hl_store *s, int64_t run_id, FILE *out)
 	put_inline(out, "vendor/d3-flamegraph.css");
 	put_inline(out, "app.css");
 	fputs("</style>\n<script id=\"hl-data\" type=\"application/json\">", out);
-	/* JSON_ESCAPE_SLASH writes "</" as "<\/": the data cannot end the element. */
-	err = json_dumpf(doc, out, JSON_COMPACT | JSON_ESCAPE_SLASH) ? -EIO : 0;
+	err = put_json(out, doc);
 	json_decref(doc);
 	fputs("</script>\n<script>", out);
 	put_inline(out, "vendor/d3.min.js");

@@ -3,7 +3,7 @@
  * self-contained HTML report built from the same pages.
  *
  * server.c serves the embedded assets (assets.c) and a JSON API whose every
- * answer comes from the query layer (reporter/store_query.h); the pages
+ * answer comes from the query layer (reporter/store/store_query.h); the pages
  * (ui/assets/app.js) read only that API, or, in an HTML report, the same
  * answers inlined into the file (report_html.c).
  */
@@ -32,16 +32,22 @@ const struct hl_ui_asset *hl_ui_asset_find(const char *name);
 /* The API: answers GET path?query (path without the query string, query
  * parameters through get(param, cls)) from store. Returns the HTTP status
  * and sets *body to the JSON answer (an {"error": ...} object on failure). */
+/* GET /api/vocabulary: every leak class and error kind with its spellings
+ * (heapledger/classes.h), so the pages name them as every other output. */
+json_t *hl_ui_vocabulary(void);
 int hl_ui_api(struct hl_store *store, const char *path,
 	      const char *(*get)(const char *param, void *cls), void *cls, json_t **body);
 
 /* The HTTP server: serves db (opened read-only, one connection per server
- * thread) on addr; *port is the port it bound (addr may ask for 0).
- * Returns NULL after printing why it could not start. */
+ * thread; a missing db is shown as having no runs yet) on addr; *port is
+ * the port it bound (addr may ask for 0). Returns NULL after printing why
+ * it could not start and what to do. */
 struct sockaddr;
 struct hl_ui_server;
 struct hl_ui_server *hl_ui_server_start(const char *db, const struct sockaddr *addr,
 					 bool loopback, uint16_t *port);
+/* The secret every request must carry (?token= or the cookie it sets). */
+const char *hl_ui_server_token(const struct hl_ui_server *sv);
 void hl_ui_server_stop(struct hl_ui_server *server);
 
 /* `heapledger ui`. */

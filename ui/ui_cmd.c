@@ -3,7 +3,9 @@
  * serves the web UI over a database until SIGINT or SIGTERM.
  *
  * It listens on 127.0.0.1 unless --listen names another address (then it
- * warns: whoever reaches that address can read every stored run).
+ * warns: whoever reaches that address can read every stored run). The
+ * address it prints holds the start's secret token: without it every
+ * request is refused (server.c, auth.c).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -81,12 +83,13 @@ int hl_cmd_ui(int argc, char **argv)
 		"ui", "", 0, 0,
 		"Serve the web UI over the database until interrupted: runs, one run's\n"
 		"leaks and stacks, heap over time, flame graphs, diffs and search.",
-		args, "It prints the address it serves on its first line of output.\n",
+		args, "It prints the address it serves on its first line of output, with the\n"
+		"secret token every request needs (?token=...): keep it to yourself.\n",
 	};
 	int rc, first;
 	struct sockaddr_storage addr;
 	struct hl_ui_server *sv;
-	char url[128], host[INET6_ADDRSTRLEN + 2];
+	char url[192], host[INET6_ADDRSTRLEN + 2];
 	bool loopback;
 	uint16_t port;
 	sigset_t stop;
@@ -113,10 +116,10 @@ int hl_cmd_ui(int argc, char **argv)
 		snprintf(host, sizeof(host), "[%s]", loopback ? "::1" : o.listen);
 	else
 		snprintf(host, sizeof(host), "%s", o.listen ? o.listen : "127.0.0.1");
-	snprintf(url, sizeof(url), "http://%s:%u/", host, port);
+	snprintf(url, sizeof(url), "http://%s:%u/?token=%s", host, port, hl_ui_server_token(sv));
 	if (!loopback)
-		hl_log("ui: warning: listening on %s, not loopback: anyone who can reach it"
-		       " can read every run in %s", o.listen, o.db);
+		hl_log("ui: warning: listening on %s, not loopback: the token travels"
+		       " unencrypted, and whoever sees it can read every run in %s", o.listen, o.db);
 	printf("heapledger ui: serving %s at %s\n", o.db, url);
 	fflush(stdout);
 	if (o.open)

@@ -22,9 +22,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	hl_supp_init(&set);
 	if (hl_supp_parse(&set, (const char *)data, size, "fuzz", err, sizeof(err)) == 0) {
-		hl_supp_match(&set, frames, 3, "definitely", 1, 1);
-		hl_supp_match(&set, frames, 3, "unknown", 1, 1);
-		hl_supp_match(&set, frames + 1, 2, "reachable", 1, 1);
+		hl_supp_match(&set, frames, 3, HL_CLASS_DEFINITE, 1, 1);
+		hl_supp_match(&set, frames, 3, HL_CLASS_UNKNOWN, 1, 1);
+		hl_supp_match(&set, frames + 1, 2, HL_CLASS_REACHABLE, 1, 1);
 	} else if (strncmp(err, "fuzz:", 5)) {
 		__builtin_trap(); /* every error names file:line */
 	}

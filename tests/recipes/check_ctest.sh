@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/recipes/check_ctest.sh: the README's `ctest -T memcheck` recipe. A
+# tests/recipes/check_ctest.sh: doc/manual.md's `ctest -T memcheck` recipe. A
 # CMake project of two tests, one of which leaks (tests/recipes/ctest), with
 # MEMORYCHECK_TYPE=Valgrind and MEMORYCHECK_COMMAND the heapledger-valgrind
 # name of heapledger: CTest runs each test through it with its default

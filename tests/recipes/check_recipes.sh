@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/recipes/check_recipes.sh: the README's CI recipes, run on a small
+# tests/recipes/check_recipes.sh: doc/manual.md's CI recipes, run on a small
 # suite of two tests, one of which leaks (tests/run/progs/leak_choice.c):
 #  - `meson test --wrapper 'heapledger run --error-exitcode=1 --'`: the
 #    leaking test fails, the clean one passes;

@@ -1,6 +1,6 @@
 /*
  * tests/reporter/test_report.c: the JSON document has exactly the shape
- * reporter/README.md documents, and the text
+ * doc/manual.md documents, and the text
  * report has the valgrind-style lines.
  */
 #include <setjmp.h>
@@ -178,13 +178,13 @@ static struct hl_frame_info frames_ctor[] = {
 	{ .address = 0x90, .function = "_start", .module = "/bin/prog" },
 };
 
-static void add_leak(struct hl_report_process *p, const char *kind, uint64_t bytes,
+static void add_leak(struct hl_report_process *p, unsigned kind, uint64_t bytes,
 		     uint64_t indirect, uint64_t blocks, struct hl_frame_info *frames, size_t n)
 {
 	struct hl_report_leak *l = &p->leaks[p->nleaks++];
 
 	memset(l, 0, sizeof(*l));
-	l->kind = kind;
+	l->leak_class = kind;
 	l->bytes = bytes;
 	l->indirect_bytes = indirect;
 	l->blocks = blocks;
@@ -209,11 +209,11 @@ static struct hl_report_process *scanned_process(struct hl_report *r)
 	p->in_use_blocks = 7;
 	p->leaks = leaks;
 	/* valgrind's order, as the state sorts them: largest last */
-	add_leak(p, "definitely", 40, 0, 1, frames_ctor, 4);
-	add_leak(p, "reachable", 50, 0, 1, frames_main, 5);
-	add_leak(p, "possibly", 64, 0, 1, frames_main, 5);
-	add_leak(p, "indirectly", 64, 0, 2, frames_main, 5);
-	add_leak(p, "definitely", 32, 64, 1, frames_main, 5);
+	add_leak(p, HL_CLASS_DEFINITE, 40, 0, 1, frames_ctor, 4);
+	add_leak(p, HL_CLASS_REACHABLE, 50, 0, 1, frames_main, 5);
+	add_leak(p, HL_CLASS_POSSIBLE, 64, 0, 1, frames_main, 5);
+	add_leak(p, HL_CLASS_INDIRECT, 64, 0, 2, frames_main, 5);
+	add_leak(p, HL_CLASS_DEFINITE, 32, 64, 1, frames_main, 5);
 	return p;
 }
 
@@ -384,7 +384,7 @@ static void test_json_shared_stacks(void **state)
 	struct hl_report r;
 	struct hl_report_check_record recs[2];
 	struct hl_report_check check = { .seq = 1, .records = recs, .nrecords = 2 };
-	struct hl_report_error err = { .kind = "invalid_free", .call = "free" };
+	struct hl_report_error err = { .kind = HL_ERROR_INVALID_FREE, .call = "free" };
 	char *with_keys, *without;
 
 	(void)state;
@@ -399,7 +399,7 @@ static void test_json_shared_stacks(void **state)
 		rp->nleaks = HL_ARRAY_SIZE(stacks);
 		rp->leaks = hl_arena_alloc(&r.arena, rp->nleaks * sizeof(*rp->leaks));
 		for (size_t i = 0; i < rp->nleaks; i++) {
-			rp->leaks[i].kind = "definitely";
+			rp->leaks[i].leak_class = HL_CLASS_DEFINITE;
 			rp->leaks[i].bytes = i + 1;
 			rp->leaks[i].stack = stacks[(i + (size_t)p) % HL_ARRAY_SIZE(stacks)];
 		}

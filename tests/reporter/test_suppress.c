@@ -31,7 +31,7 @@ static const struct hl_frame_info stack[] = {
 #define NSTACK (sizeof(stack) / sizeof(stack[0]))
 
 /* Name of the suppression of text matching stack as class cls, or NULL. */
-static const char *match_text(const char *text, const char *cls)
+static const char *match_text(const char *text, unsigned cls)
 {
 	static char name[128];
 	struct hl_suppressions set;
@@ -52,26 +52,26 @@ static const char *match_text(const char *text, const char *cls)
 static void test_valgrind_wildcards(void **state)
 {
 	(void)state;
-	assert_non_null(match_text(VG("  fun:leak_a\n"), "unknown"));
-	assert_non_null(match_text(VG("  fun:leak_a\n  fun:helper\n  fun:main\n"), "unknown"));
-	assert_null(match_text(VG("  fun:helper\n"), "unknown"));    /* anchored at the top */
-	assert_non_null(match_text(VG("  fun:leak_*\n"), "unknown"));
-	assert_non_null(match_text(VG("  fun:leak_?\n"), "unknown"));
-	assert_null(match_text(VG("  fun:leak_??\n"), "unknown"));
-	assert_non_null(match_text(VG("  fun:*\n  obj:*/libfoo.so*\n"), "unknown"));
-	assert_null(match_text(VG("  fun:*\n  obj:*/libbar.so*\n"), "unknown"));
-	assert_non_null(match_text(VG("  ...\n  fun:main\n"), "unknown"));
-	assert_non_null(match_text(VG("  ...\n  fun:leak_a\n"), "unknown")); /* ... = none */
-	assert_non_null(match_text(VG("  fun:leak_a\n  ...\n  fun:__libc_start_main\n"), "unknown"));
-	assert_null(match_text(VG("  ...\n  fun:not_there\n"), "unknown"));
-	assert_null(match_text(VG("  fun:leak_a\n  fun:main\n"), "unknown")); /* a frame skipped */
+	assert_non_null(match_text(VG("  fun:leak_a\n"), HL_CLASS_UNKNOWN));
+	assert_non_null(match_text(VG("  fun:leak_a\n  fun:helper\n  fun:main\n"), HL_CLASS_UNKNOWN));
+	assert_null(match_text(VG("  fun:helper\n"), HL_CLASS_UNKNOWN));    /* anchored at the top */
+	assert_non_null(match_text(VG("  fun:leak_*\n"), HL_CLASS_UNKNOWN));
+	assert_non_null(match_text(VG("  fun:leak_?\n"), HL_CLASS_UNKNOWN));
+	assert_null(match_text(VG("  fun:leak_??\n"), HL_CLASS_UNKNOWN));
+	assert_non_null(match_text(VG("  fun:*\n  obj:*/libfoo.so*\n"), HL_CLASS_UNKNOWN));
+	assert_null(match_text(VG("  fun:*\n  obj:*/libbar.so*\n"), HL_CLASS_UNKNOWN));
+	assert_non_null(match_text(VG("  ...\n  fun:main\n"), HL_CLASS_UNKNOWN));
+	assert_non_null(match_text(VG("  ...\n  fun:leak_a\n"), HL_CLASS_UNKNOWN)); /* ... = none */
+	assert_non_null(match_text(VG("  fun:leak_a\n  ...\n  fun:__libc_start_main\n"), HL_CLASS_UNKNOWN));
+	assert_null(match_text(VG("  ...\n  fun:not_there\n"), HL_CLASS_UNKNOWN));
+	assert_null(match_text(VG("  fun:leak_a\n  fun:main\n"), HL_CLASS_UNKNOWN)); /* a frame skipped */
 	/* more lines than frames */
-	assert_null(match_text(VG("  ...\n  fun:__libc_start_main\n  fun:x\n"), "unknown"));
+	assert_null(match_text(VG("  ...\n  fun:__libc_start_main\n  fun:x\n"), HL_CLASS_UNKNOWN));
 	/* entries written for valgrind start at the allocator */
-	assert_non_null(match_text(VG("  fun:malloc\n  fun:leak_a\n"), "unknown"));
-	assert_non_null(match_text(VG("  fun:_Znwm\n  fun:leak_a\n"), "unknown"));
-	assert_non_null(match_text(VG("  obj:*vgpreload_memcheck*\n  fun:leak_a\n"), "unknown"));
-	assert_null(match_text(VG("  fun:malloc\n  fun:helper\n"), "unknown"));
+	assert_non_null(match_text(VG("  fun:malloc\n  fun:leak_a\n"), HL_CLASS_UNKNOWN));
+	assert_non_null(match_text(VG("  fun:_Znwm\n  fun:leak_a\n"), HL_CLASS_UNKNOWN));
+	assert_non_null(match_text(VG("  obj:*vgpreload_memcheck*\n  fun:leak_a\n"), HL_CLASS_UNKNOWN));
+	assert_null(match_text(VG("  fun:malloc\n  fun:helper\n"), HL_CLASS_UNKNOWN));
 }
 
 static void test_leak_kinds(void **state)
@@ -79,17 +79,17 @@ static void test_leak_kinds(void **state)
 	const char *def = VG("  match-leak-kinds: definite,possible\n  fun:leak_a\n");
 
 	(void)state;
-	assert_non_null(match_text(def, "definitely"));
-	assert_non_null(match_text(def, "possibly"));
-	assert_null(match_text(def, "indirectly"));
-	assert_null(match_text(def, "reachable"));
-	assert_non_null(match_text(def, "unknown")); /* no scan: any listed kind */
-	assert_non_null(match_text(VG("  match-leak-kinds: all\n  fun:leak_a\n"), "reachable"));
-	assert_null(match_text(VG("  match-leak-kinds: none\n  fun:leak_a\n"), "unknown"));
+	assert_non_null(match_text(def, HL_CLASS_DEFINITE));
+	assert_non_null(match_text(def, HL_CLASS_POSSIBLE));
+	assert_null(match_text(def, HL_CLASS_INDIRECT));
+	assert_null(match_text(def, HL_CLASS_REACHABLE));
+	assert_non_null(match_text(def, HL_CLASS_UNKNOWN)); /* no scan: any listed kind */
+	assert_non_null(match_text(VG("  match-leak-kinds: all\n  fun:leak_a\n"), HL_CLASS_REACHABLE));
+	assert_null(match_text(VG("  match-leak-kinds: none\n  fun:leak_a\n"), HL_CLASS_UNKNOWN));
 	/* other kinds and tools never match a leak */
-	assert_null(match_text("{\n n\n Memcheck:Cond\n fun:leak_a\n}\n", "unknown"));
-	assert_null(match_text("{\n n\n Memcheck:Param\n write(buf)\n fun:leak_a\n}\n", "unknown"));
-	assert_null(match_text("{\n n\n Helgrind:Race\n fun:leak_a\n}\n", "unknown"));
+	assert_null(match_text("{\n n\n Memcheck:Cond\n fun:leak_a\n}\n", HL_CLASS_UNKNOWN));
+	assert_null(match_text("{\n n\n Memcheck:Param\n write(buf)\n fun:leak_a\n}\n", HL_CLASS_UNKNOWN));
+	assert_null(match_text("{\n n\n Helgrind:Race\n fun:leak_a\n}\n", HL_CLASS_UNKNOWN));
 }
 
 static void test_mangled_names(void **state)
@@ -102,22 +102,22 @@ static void test_mangled_names(void **state)
 	(void)state;
 	hl_supp_init(&set);
 	assert_int_equal(hl_supp_parse(&set, text, strlen(text), "t", err, sizeof(err)), 0);
-	assert_non_null(hl_supp_match(&set, cxx, 1, "unknown", 1, 1));
+	assert_non_null(hl_supp_match(&set, cxx, 1, HL_CLASS_UNKNOWN, 1, 1));
 	hl_supp_destroy(&set);
 }
 
 static void test_lsan(void **state)
 {
 	(void)state;
-	assert_string_equal(match_text("# LSan\nleak:helper\n", "unknown"), "helper");
-	assert_non_null(match_text("leak:libfoo.so\n", "unknown"));       /* module */
-	assert_non_null(match_text("leak:app.c\n", "unknown"));           /* file */
-	assert_non_null(match_text("leak:^leak_a$\n", "unknown"));
-	assert_null(match_text("leak:^eak_a\n", "unknown"));
-	assert_null(match_text("leak:leak_$\n", "unknown"));
-	assert_non_null(match_text("leak:lea*_a\n", "unknown"));
-	assert_non_null(match_text("leak:^*elper$\n", "unknown"));
-	assert_null(match_text("leak:nothing\n", "unknown"));
+	assert_string_equal(match_text("# LSan\nleak:helper\n", HL_CLASS_UNKNOWN), "helper");
+	assert_non_null(match_text("leak:libfoo.so\n", HL_CLASS_UNKNOWN));       /* module */
+	assert_non_null(match_text("leak:app.c\n", HL_CLASS_UNKNOWN));           /* file */
+	assert_non_null(match_text("leak:^leak_a$\n", HL_CLASS_UNKNOWN));
+	assert_null(match_text("leak:^eak_a\n", HL_CLASS_UNKNOWN));
+	assert_null(match_text("leak:leak_$\n", HL_CLASS_UNKNOWN));
+	assert_non_null(match_text("leak:lea*_a\n", HL_CLASS_UNKNOWN));
+	assert_non_null(match_text("leak:^*elper$\n", HL_CLASS_UNKNOWN));
+	assert_null(match_text("leak:nothing\n", HL_CLASS_UNKNOWN));
 	assert_true(hl_supp_lsan_match("a*c", "xxabbbcxx"));
 	assert_false(hl_supp_lsan_match("a*c$", "xxabbbcxx"));
 	assert_true(hl_supp_glob("a*b?d", "aXXbcd"));
@@ -173,12 +173,12 @@ static void test_defaults_and_counts(void **state)
 	hl_supp_init(&set);
 	hl_supp_add_defaults(&set);
 	assert_true(set.n >= 4);
-	s = hl_supp_match(&set, dtv, 4, "definitely", 304, 1);
+	s = hl_supp_match(&set, dtv, 4, HL_CLASS_DEFINITE, 304, 1);
 	assert_non_null(s);
 	assert_string_equal(s->name, "glibc-thread-dtv");
 	assert_true(s->builtin);
-	hl_supp_match(&set, dtv, 4, "definitely", 304, 1);
-	assert_null(hl_supp_match(&set, stack, NSTACK, "definitely", 1, 1));
+	hl_supp_match(&set, dtv, 4, HL_CLASS_DEFINITE, 304, 1);
+	assert_null(hl_supp_match(&set, stack, NSTACK, HL_CLASS_DEFINITE, 1, 1));
 	assert_int_equal(s->matched, 2);
 	assert_int_equal(s->bytes, 608);
 	f = open_memstream(&text, &len);
@@ -230,14 +230,14 @@ static void test_dlerror_narrow(void **state)
 	(void)state;
 	hl_supp_init(&set);
 	hl_supp_add_defaults(&set);
-	s = hl_supp_match(&set, result, 3, "reachable", 32, 1);
+	s = hl_supp_match(&set, result, 3, HL_CLASS_REACHABLE, 32, 1);
 	assert_non_null(s);
 	assert_string_equal(s->name, "glibc-dlerror");
-	s = hl_supp_match(&set, message, 4, "reachable", 80, 1);
+	s = hl_supp_match(&set, message, 4, HL_CLASS_REACHABLE, 80, 1);
 	assert_non_null(s);
 	assert_string_equal(s->name, "glibc-dlerror");
-	assert_null(hl_supp_match(&set, ctor, 7, "definitely", 72, 1));
-	assert_null(hl_supp_match(&set, ctor_asprintf, 7, "definitely", 72, 1));
+	assert_null(hl_supp_match(&set, ctor, 7, HL_CLASS_DEFINITE, 72, 1));
+	assert_null(hl_supp_match(&set, ctor_asprintf, 7, HL_CLASS_DEFINITE, 72, 1));
 	hl_supp_destroy(&set);
 }
 
@@ -246,7 +246,7 @@ static void test_dlerror_narrow(void **state)
 static void test_generated_round_trip(void **state)
 {
 	struct hl_frame_info frames[NSTACK];
-	struct hl_report_leak leak = { .kind = "definitely", .bytes = 16, .blocks = 1,
+	struct hl_report_leak leak = { .leak_class = HL_CLASS_DEFINITE, .bytes = 16, .blocks = 1,
 				       .fingerprint = "0123456789abcdef",
 				       .stack = { .frames = frames, .nframes = NSTACK } };
 	struct hl_frame_info other[NSTACK];
@@ -266,15 +266,15 @@ static void test_generated_round_trip(void **state)
 				     "   obj:/opt/app/lib/libfoo.so.1\n   fun:main\n"));
 	hl_supp_init(&set);
 	assert_int_equal(hl_supp_parse(&set, text, len, "gen", err, sizeof(err)), 0);
-	assert_non_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
-	assert_null(hl_supp_match(&set, frames, NSTACK, "possibly", 1, 1));
+	assert_non_null(hl_supp_match(&set, frames, NSTACK, HL_CLASS_DEFINITE, 1, 1));
+	assert_null(hl_supp_match(&set, frames, NSTACK, HL_CLASS_POSSIBLE, 1, 1));
 	memcpy(other, frames, sizeof(other));
 	other[2].function = "other_main";
-	assert_null(hl_supp_match(&set, other, NSTACK, "definitely", 1, 1));
+	assert_null(hl_supp_match(&set, other, NSTACK, HL_CLASS_DEFINITE, 1, 1));
 	memcpy(other, frames, sizeof(other));
 	other[0].function = "leak_b";
-	assert_null(hl_supp_match(&set, other, NSTACK, "definitely", 1, 1));
-	assert_null(hl_supp_match(&set, frames + 1, NSTACK - 1, "definitely", 1, 1));
+	assert_null(hl_supp_match(&set, other, NSTACK, HL_CLASS_DEFINITE, 1, 1));
+	assert_null(hl_supp_match(&set, frames + 1, NSTACK - 1, HL_CLASS_DEFINITE, 1, 1));
 	hl_supp_destroy(&set);
 	free(text);
 }
@@ -290,12 +290,12 @@ static void test_memo_kinds_and_counts(void **state)
 	(void)state;
 	hl_supp_init(&set);
 	assert_int_equal(hl_supp_parse(&set, text, strlen(text), "t", err, sizeof(err)), 0);
-	assert_null(hl_supp_match(&set, stack, NSTACK, "reachable", 100, 1));
-	assert_non_null(hl_supp_match(&set, stack, NSTACK, "definitely", 10, 1));
-	assert_null(hl_supp_match(&set, stack, NSTACK, "possibly", 100, 1));
-	assert_null(hl_supp_match(&set, stack, NSTACK, "reachable", 100, 1));
-	assert_non_null(hl_supp_match(&set, stack, NSTACK, "definitely", 20, 2));
-	assert_non_null(hl_supp_match(&set, stack, NSTACK, "unknown", 30, 3)); /* any kind */
+	assert_null(hl_supp_match(&set, stack, NSTACK, HL_CLASS_REACHABLE, 100, 1));
+	assert_non_null(hl_supp_match(&set, stack, NSTACK, HL_CLASS_DEFINITE, 10, 1));
+	assert_null(hl_supp_match(&set, stack, NSTACK, HL_CLASS_POSSIBLE, 100, 1));
+	assert_null(hl_supp_match(&set, stack, NSTACK, HL_CLASS_REACHABLE, 100, 1));
+	assert_non_null(hl_supp_match(&set, stack, NSTACK, HL_CLASS_DEFINITE, 20, 2));
+	assert_non_null(hl_supp_match(&set, stack, NSTACK, HL_CLASS_UNKNOWN, 30, 3)); /* any kind */
 	assert_int_equal(set.v[0].matched, 3);
 	assert_int_equal(set.v[0].bytes, 60);
 	assert_int_equal(set.v[0].blocks, 6);
@@ -319,26 +319,26 @@ static void test_memo_text_not_address(void **state)
 	frames[0].function = fn;
 	hl_supp_init(&set);
 	assert_int_equal(hl_supp_parse(&set, text, strlen(text), "t", err, sizeof(err)), 0);
-	assert_non_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	assert_non_null(hl_supp_match(&set, frames, NSTACK, HL_CLASS_DEFINITE, 1, 1));
 	strcpy(fn, "leak_b");
-	assert_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	assert_null(hl_supp_match(&set, frames, NSTACK, HL_CLASS_DEFINITE, 1, 1));
 	strcpy(fn, "leak_a");
-	assert_non_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	assert_non_null(hl_supp_match(&set, frames, NSTACK, HL_CLASS_DEFINITE, 1, 1));
 	frames[0].function = copy = strdup("leak_a");
-	assert_non_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	assert_non_null(hl_supp_match(&set, frames, NSTACK, HL_CLASS_DEFINITE, 1, 1));
 	frames[0].module = NULL; /* the module is not part of fun: lines */
-	assert_non_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	assert_non_null(hl_supp_match(&set, frames, NSTACK, HL_CLASS_DEFINITE, 1, 1));
 	frames[0].function = NULL; /* "???" */
-	assert_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	assert_null(hl_supp_match(&set, frames, NSTACK, HL_CLASS_DEFINITE, 1, 1));
 	free(copy);
 	assert_int_equal(set.v[0].matched, 4);
 
 	/* leak_b now has a suppression: its remembered "none" must go */
 	frames[0].function = fn;
 	strcpy(fn, "leak_b");
-	assert_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
+	assert_null(hl_supp_match(&set, frames, NSTACK, HL_CLASS_DEFINITE, 1, 1));
 	assert_int_equal(hl_supp_parse(&set, more, strlen(more), "u", err, sizeof(err)), 0);
-	assert_ptr_equal(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1), &set.v[1]);
+	assert_ptr_equal(hl_supp_match(&set, frames, NSTACK, HL_CLASS_DEFINITE, 1, 1), &set.v[1]);
 	hl_supp_destroy(&set);
 }
 
@@ -354,8 +354,8 @@ static void test_memo_same_as_fresh(void **state)
 		"{\n  reach\n  Memcheck:Leak\n  match-leak-kinds: reachable,possible\n"
 		"  obj:*/prog\n}\n"
 		"leak:libfoo.so\n";
-	static const char *const classes[] = { "definitely", "indirectly", "possibly",
-					       "reachable", "unknown" };
+	static const unsigned classes[] = { HL_CLASS_DEFINITE, HL_CLASS_INDIRECT, HL_CLASS_POSSIBLE,
+					       HL_CLASS_REACHABLE, HL_CLASS_UNKNOWN };
 	static const char *const tops[] = { "leak_a", "helper", "_dl_allocate_tls",
 					    "leak_bb", "x_eh_alloc_y" };
 	static const char *const mods[] = { "/opt/app/bin/prog", "/opt/app/lib/libfoo.so.1",
@@ -372,7 +372,7 @@ static void test_memo_same_as_fresh(void **state)
 	assert_true(memo.n < HL_ARRAY_SIZE(matched));
 	for (int call = 0; call < 2000; call++) {
 		struct hl_frame_info frames[NSTACK];
-		const char *cls;
+		unsigned cls;
 		const struct hl_suppression *a, *b;
 		size_t n;
 
@@ -432,7 +432,7 @@ static void test_memo_full(void **state)
 				snprintf(fn, sizeof(fn), "f%d", i);
 				frames[0].function = fn;
 			}
-			s = hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1);
+			s = hl_supp_match(&set, frames, NSTACK, HL_CLASS_DEFINITE, 1, 1);
 			assert_int_equal(s != NULL, i >= 10 && i < 20);
 			want += s != NULL;
 		}
@@ -459,13 +459,13 @@ static void test_memo_files(void **state)
 	other[2].file = "/src/other.c";
 	hl_supp_init(&set);
 	assert_int_equal(hl_supp_parse(&set, text, strlen(text), "t", err, sizeof(err)), 0);
-	assert_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
-	assert_null(hl_supp_match(&set, other, NSTACK, "definitely", 1, 1));
+	assert_null(hl_supp_match(&set, frames, NSTACK, HL_CLASS_DEFINITE, 1, 1));
+	assert_null(hl_supp_match(&set, other, NSTACK, HL_CLASS_DEFINITE, 1, 1));
 	assert_int_equal(hl_supp_parse(&set, lsan, strlen(lsan), "l", err, sizeof(err)), 0);
-	assert_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
-	assert_ptr_equal(hl_supp_match(&set, other, NSTACK, "definitely", 1, 1), &set.v[1]);
-	assert_null(hl_supp_match(&set, frames, NSTACK, "definitely", 1, 1));
-	assert_ptr_equal(hl_supp_match(&set, other, NSTACK, "definitely", 1, 1), &set.v[1]);
+	assert_null(hl_supp_match(&set, frames, NSTACK, HL_CLASS_DEFINITE, 1, 1));
+	assert_ptr_equal(hl_supp_match(&set, other, NSTACK, HL_CLASS_DEFINITE, 1, 1), &set.v[1]);
+	assert_null(hl_supp_match(&set, frames, NSTACK, HL_CLASS_DEFINITE, 1, 1));
+	assert_ptr_equal(hl_supp_match(&set, other, NSTACK, HL_CLASS_DEFINITE, 1, 1), &set.v[1]);
 	assert_int_equal(set.v[1].matched, 2);
 	hl_supp_destroy(&set);
 }
@@ -487,11 +487,11 @@ static void test_verdict_and_serial(void **state)
 	hl_supp_init(&other);
 	assert_int_not_equal(set.serial, other.serial);
 	serial = set.serial;
-	assert_int_equal(hl_supp_verdict(&set, stack, NSTACK, "definitely"), 0); /* no entries */
+	assert_int_equal(hl_supp_verdict(&set, stack, NSTACK, HL_CLASS_DEFINITE), 0); /* no entries */
 	assert_null(hl_supp_count(&set, 0, 10, 1));
 	assert_int_equal(hl_supp_parse(&set, text, strlen(text), "t.supp", err, sizeof(err)), 0);
 	assert_int_not_equal(set.serial, serial);
-	v = hl_supp_verdict(&set, stack, NSTACK, "definitely");
+	v = hl_supp_verdict(&set, stack, NSTACK, HL_CLASS_DEFINITE);
 	assert_int_equal(v, 1);
 	assert_int_equal(set.v[0].matched, 0); /* a verdict is not a match */
 	assert_ptr_equal(hl_supp_count(&set, v, 10, 1), &set.v[0]);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/run/check_fork_memo.py HEAPLEDGER PROG LIB N K: a fork-heavy run
 (progs/fork_memo.c) whose children share their parent's stacks, which the
-report symbolizes once for the run (reporter/stack_memo.h). Each child's
+report symbolizes once for the run (reporter/symbols/stack_memo.h). Each child's
 loss records must still be its own: the parent's, less the inherited block
 it freed, plus its own leak (100 + c bytes, from its own stack), also in the
 children that dlopen()ed a library (other modules, so other stack

@@ -14,7 +14,8 @@ Scenarios:
                the working directory's repository, a run UUID
   history      three runs, leak_b fixed in the third and leak_c new: history
                (text and JSON, by program and by label), diff (new, fixed,
-               changed), gate --baseline RUN and a file from baseline export
+               changed; a site suppressed later is fixed), gate --baseline
+               RUN and a file from baseline export
   suppress     valgrind and LSan files together: the suppressed leaks keep
                their class and are listed with the suppression's name, the
                used/unused list; --gen-suppressions=all entries suppress
@@ -229,6 +230,18 @@ def scenario_history(e):
     g = e.hl_cmd(["gate", "--db", e.db, "--baseline", base], expect=125)
     if "leaks.baseline:5: expected a leak site fingerprint" not in g.stderr:
         fail("a bad baseline file: " + g.stderr)
+
+    # A leak suppressed in a later run is fixed there: diff counts only the
+    # leaks the gate would see (not suppressed, not still reachable).
+    supp = os.path.join(e.tmp, "b.supp")
+    with open(supp, "w") as f:
+        f.write("{\n   leak_b_known\n   Memcheck:Leak\n   ...\n   fun:leak_b\n}\n")
+    e.run(["a", "b"], expect=0, opts=["--suppressions", supp])
+    last = e.sql("SELECT max(id) FROM runs")[0][0]
+    doc = json.loads(e.hl_cmd(["diff", "--db", e.db, "--format", "json", "1", str(last)]).stdout)
+    changes = {c["function"]: c["change"] for c in doc["changes"]}
+    if changes != {"leak_b": "fixed"} or (doc["new"], doc["fixed"], doc["unchanged"]) != (0, 1, 1):
+        fail("diff against a run that suppresses leak_b: %s" % doc)
 
 
 def leaks_by_function(doc):

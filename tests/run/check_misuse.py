@@ -51,6 +51,8 @@ CASES = {
                       "is 0 bytes inside a block of size 200 alloc'd", "make_block", None),
     "aligned_delete": ("mismatch", "delete", MISMATCH,
                        "is 0 bytes inside a block of size 200 alloc'd", "make_aligned", None),
+    "malloc_sized_delete": ("mismatch", "delete", MISMATCH,
+                            "is 0 bytes inside a block of size 200 alloc'd", "make_block", None),
     "size_mismatch": ("size_mismatch", "delete", "Mismatched new/delete size value: 100",
                       "is 0 bytes inside a block of size 200 alloc'd", "make_object", 100),
     "overflow": ("overflow", "free", OVERRUN,

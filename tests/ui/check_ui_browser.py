@@ -15,7 +15,13 @@ a free inside a block, a scalar delete of an array): its run page must show
 each error with its stacks, each naming the right function at the line of
 the source's marker.
 
+A third holds runs that once showed wrong data: an overrun (headed as one),
+a run whose leak_alpha is suppressed (never shown as lost), a run whose
+fork child leaks most (the charts open on it), and runs of a program built
+without debug information (its leaks named by its own frames, not libc's).
+
 Usage: check_ui_browser.py HEAPLEDGER UI_LEAKER SOURCE BUILD_DIR UI_MISUSER MISUSER_SOURCE
+                           SCAN_CHECKPOINTS UI_NODEBUG
 """
 import json
 import os
@@ -93,6 +99,56 @@ def misuse_expect(heapledger, misuser, source, tmp):
             "source_name": os.path.basename(source)}
 
 
+def hostile_report(heapledger, prog, tmp):
+    """An HTML report of a run whose argv holds "<!--<script>" (which, inlined
+    as it was, put the HTML tokenizer where "</script>" no longer ends the
+    data and left a blank page); its page must show every leak record."""
+    db = os.path.join(tmp, "hostile.db")
+    argv = [prog, "a", "</script><b>x</b>", "<!--<script>"]
+    r = subprocess.run([heapledger, "run", "--db", db, "--"] + argv,
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        fail("heapledger run %s: %d\n%s" % (argv, r.returncode, r.stderr[-2000:]))
+    report = os.path.join(tmp, "hostile.html")
+    with open(report, "w", encoding="utf-8") as out:
+        r = subprocess.run([heapledger, "report", "--db", db, "--run", "1", "--format", "html"],
+                           stdout=out, stderr=subprocess.PIPE, text=True, timeout=60)
+    if r.returncode != 0:
+        fail("report --format html of the hostile run: %d %s" % (r.returncode, r.stderr))
+    return {"report": report, "argv": " ".join(argv[1:]),
+            "leaks": count(db, "SELECT count(*) FROM leaks")}
+
+
+def data_expect(heapledger, prog, misuser, nodebug, tmp):
+    """Runs 1 `ui_leaker a`, 2 `ui_misuser overflow` (checks=full), 3
+    `ui_leaker c` with leak_alpha suppressed (its child leaks most), 4 and 5
+    `ui_nodebug b` (no debug information)."""
+    db = os.path.join(tmp, "data.db")
+    supp = os.path.join(tmp, "alpha.supp")
+    with open(supp, "w", encoding="utf-8") as f:
+        f.write("leak:leak_alpha\n")
+    full = dict(os.environ, HEAPLEDGER_OPTIONS="scan=0:checks=full")
+    for cmd, env in ([[prog, "a"], None], [[misuser, "overflow"], full],
+                     [["--suppressions", supp, "--", prog, "c"], None],
+                     [[nodebug, "b"], None], [[nodebug, "b"], None]):
+        args = cmd if cmd[0] == "--suppressions" else ["--"] + cmd
+        r = subprocess.run([heapledger, "run", "--db", db] + args, capture_output=True, text=True,
+                           timeout=60, env=env)
+        if r.returncode != 0:
+            fail("heapledger run %s: %d\n%s" % (cmd, r.returncode, r.stderr[-2000:]))
+    kinds = [k for (k,) in sqlite3.connect("file:%s?mode=ro" % db, uri=True).execute(
+        "SELECT kind FROM errors")]
+    if kinds != ["overflow"]:
+        fail("ui_misuser overflow stored errors %s" % kinds)
+    if count(db, "SELECT count(*) FROM leaks l JOIN processes p ON p.id = l.process_id"
+             " WHERE p.run_id = 3 AND l.suppressed = 1") < 1:
+        fail("run 3 has no suppressed leak")
+    child = count(db, "SELECT pid FROM processes WHERE run_id = 3 AND origin = 'fork'")
+    return {"db": db, "child_pid": child,
+            "suppressed_bytes": count(db, "SELECT sum(l.bytes) FROM leaks l JOIN processes p"
+                                      " ON p.id = l.process_id WHERE p.run_id = 3 AND l.suppressed = 1")}
+
+
 def checks_expect(heapledger, checker, tmp):
     """One `heapledger run` of scan_checkpoints (tests/scan): two on-demand
     checks, with the leak scan on (the classes come from it)."""
@@ -109,7 +165,7 @@ def checks_expect(heapledger, checker, tmp):
 
 
 def main():
-    heapledger, prog, source, build_dir, misuser, misuser_src, checker = sys.argv[1:8]
+    heapledger, prog, source, build_dir, misuser, misuser_src, checker, nodebug = sys.argv[1:9]
     if not os.access(CHROMIUM, os.X_OK):
         skip("%s is absent (Debian package chromium; scripts/setup.sh installs it)" % CHROMIUM)
     if not shutil.which("node") or not shutil.which("npm"):
@@ -128,22 +184,27 @@ def main():
                                stdout=out, stderr=subprocess.PIPE, text=True, timeout=60)
         if r.returncode != 0:
             fail("report --format html: %d %s" % (r.returncode, r.stderr))
-        first = count(db, "SELECT min(id) FROM processes WHERE run_id = 2")
+        hostile = hostile_report(heapledger, prog, tmp)
         expect = {
             "runs": 3,
             "program_runs": count(db, "SELECT count(*) FROM runs WHERE program = 'ui_leaker'"),
             "beta_line": marker_line(source, "LEAK-BETA"),
             "alpha_line": marker_line(source, "LEAK-ALPHA"),
             "source_name": os.path.basename(source),
-            "timeline_points": count(db, "SELECT count(*) FROM timeline WHERE process_id = ?", first),
+            # Timeline points by pid of run 2: the charts show one process's.
+            "timeline_points": dict(sqlite3.connect("file:%s?mode=ro" % db, uri=True).execute(
+                "SELECT p.pid, (SELECT count(*) FROM timeline t WHERE t.process_id = p.id)"
+                " FROM processes p WHERE p.run_id = 2").fetchall()),
             "report": report,
+            "hostile": hostile,
         }
         expect["misuse"] = misuse_expect(heapledger, misuser, misuser_src, tmp)
         expect["checks"] = checks_expect(heapledger, checker, tmp)
+        expect["data"] = data_expect(heapledger, prog, misuser, nodebug, tmp)
         # A daemon run still being written: one client stored, the page
         # open; the page runs a second client and must show its processes.
         live = Daemon(heapledger, os.path.join(tmp, "live.db"), os.path.join(tmp, "live.sock"))
-        live_sv = sv = misuse_sv = checks_sv = None
+        live_sv = sv = misuse_sv = checks_sv = data_sv = None
         try:
             live.run(prog, "a")
             live.wait_processes(1, 2)
@@ -152,6 +213,8 @@ def main():
             expect["misuse"]["url"] = misuse_sv.url
             checks_sv = Server(heapledger, expect["checks"]["db"])
             expect["checks"]["url"] = checks_sv.url
+            data_sv = Server(heapledger, expect["data"]["db"])
+            expect["data"]["url"] = data_sv.url
             expect["live"] = {"url": live_sv.url, "env": live.env, "prog": prog}
             sv = Server(heapledger, db)
             expect["url"] = sv.url
@@ -160,7 +223,7 @@ def main():
             r = subprocess.run(["node", script, os.path.join(tmp, "expect.json"), shots],
                                cwd=where, capture_output=True, text=True, timeout=240)
         finally:
-            for server in (sv, live_sv, misuse_sv, checks_sv):
+            for server in (sv, live_sv, misuse_sv, checks_sv, data_sv):
                 if server:
                     server.stop()
             live.stop()

@@ -13,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import urllib.parse
 
 
 def fail(msg):
@@ -104,7 +105,8 @@ def count(db, sql, *args):
 
 
 class Server:
-    """`heapledger ui` on a free port; stop() ends it with SIGTERM."""
+    """`heapledger ui` on a free port; stop() ends it with SIGTERM. url
+    is the address it printed, with its secret token (token)."""
 
     def __init__(self, heapledger, db, *extra, env=None):
         self.proc = subprocess.Popen([heapledger, "ui", "--db", db, "--port", "0"] + list(extra),
@@ -116,7 +118,9 @@ class Server:
             self.proc.kill()
             fail("ui printed %r, stderr %r" % (line, self.proc.stderr.read()))
         self.url = m.group(1)
-        self.port = int(self.url.rsplit(":", 1)[1].strip("/"))
+        parts = urllib.parse.urlsplit(self.url)
+        self.port = parts.port
+        self.token = urllib.parse.parse_qs(parts.query)["token"][0]
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)

@@ -117,6 +117,17 @@ function show(...nodes) {
 
 /* ---- runs ---- */
 
+/* What to do when there is nothing to show yet. */
+function firstRunHelp(noDatabase) {
+  return h('div', { id: 'first-run', class: 'help' },
+    h('p', null, noDatabase ? 'There is no database yet: no run has been stored.'
+      : 'The database holds no runs yet.'),
+    h('p', null, 'Run a program under heapledger and its run appears here (reload the page):'),
+    h('pre', null, 'heapledger run -- ./your-program args...'),
+    h('p', null, 'For a whole test suite, start a daemon, then run the suite in a shell that has its environment:'),
+    h('pre', null, 'heapledger daemon &\neval "$(heapledger env)"\nmake check'));
+}
+
 async function pageRuns(params) {
   const filter = params.get('filter') || '';
   const offset = +params.get('offset') || 0;
@@ -135,12 +146,16 @@ async function pageRuns(params) {
       h('td', null, r.mode), h('td', null, labels), h('td', null, (r.git_commit || '').slice(0, 12)),
       h('td', { class: 'when' }, when(r.started_ns)), num(r.exit_code ?? ''),
       num(leaked('definitely')), num(leaked('indirectly')),
-      num(leaked('possibly')), num(leaked('reachable')), num(leaked('unknown')),
+      num(leaked('possibly')), num(leaked('reachable')), num(leaked('unknown')), num(leaked('suppressed')),
       num(r.errors), num(bytes(r.peak_bytes)));
   });
+  if (!data.total && !filter) {
+    show(h('h1', null, 'Runs'), firstRunHelp(data.no_database));
+    return;
+  }
   show(h('h1', null, 'Runs'), form,
     h('table', { id: 'runs' }, h('tr', null, ...['run', 'program', 'mode', 'labels', 'commit', 'started', 'exit']
-      .map(t => h('th', null, t)), ...['definitely', 'indirectly', 'possibly', 'reachable', 'unclassified', 'errors', 'peak heap']
+      .map(t => h('th', null, t)), ...['definitely', 'indirectly', 'possibly', 'reachable', 'unclassified', 'suppressed', 'errors', 'peak heap']
       .map(t => h('th', { class: 'num' }, t))), rows));
 }
 
@@ -168,7 +183,7 @@ function processTree(procs) {
   const known = new Set(procs.map(p => p.id));
   const list = parent => h('ul', null, (kids.get(parent) || []).map(p => h('li', { 'data-pid': p.pid },
     `${p.origin} pid ${p.pid}: `, h('b', null, p.exe.split('/').pop()), ` — ${exitText(p)}, `,
-    `${bytes(p.leaked_bytes)} leaked in ${p.leak_records} records, peak ${bytes(p.peak_bytes)}`,
+    `${bytes(p.leaked_bytes)} leaked in ${p.leaked_records} records, peak ${bytes(p.peak_bytes)}`,
     p.errors ? h('span', { class: 'error' }, `, ${p.errors} heap errors`) : null,
     kids.has(p.id) ? list(p.id) : null)));
   /* Roots: no parent, or a parent not in this run. */
@@ -251,9 +266,8 @@ async function leakTable(run, box, state, first) {
   const rows = [];
   for (const l of data.rows) {
     const tr = h('tr', { class: 'leak', 'data-leak': l.id, 'data-stack': l.stack_id },
-      num(l.pid), h('td', { class: 'cls-' + l.leak_class }, l.leak_class), num(bytes(l.bytes)), num(l.blocks),
-      h('td', null, h('span', { class: 'fn' }, l.function || '?'), ' ',
-        h('span', { class: 'muted' }, l.file ? l.file.split('/').pop() + ':' + l.line : '')));
+      num(l.pid), classCell(l.leak_class, l.suppressed), num(bytes(l.bytes)), num(l.blocks),
+      h('td', null, whereText(l)));
     const open = h('tr', { class: 'leak-stack', hidden: true }, h('td', { colspan: 5 }));
     tr.onclick = async () => {
       if (!open.hidden) { open.hidden = true; return; }
@@ -268,14 +282,36 @@ async function leakTable(run, box, state, first) {
     h('th', { class: 'num' }, 'bytes'), h('th', { class: 'num' }, 'blocks'), h('th', null, 'where (click for the stack)')), rows));
 }
 
+/* A record's class; a suppressed record is shown as suppressed, never as
+ * lost, with the class it would have had. */
+function classCell(cls, suppressed) {
+  if (suppressed || cls === 'suppressed')
+    return h('td', { class: 'cls-suppressed', 'data-class': 'suppressed' }, 'suppressed',
+      cls !== 'suppressed' ? h('span', { class: 'muted' }, ` (${cls})`) : null);
+  return h('td', { class: 'cls-' + cls, 'data-class': cls }, cls);
+}
+
+/* Where a record is (the query layer picks the frame: the program's own
+ * code first): function and file:line, or module+offset without debug
+ * information. */
+function whereText(l) {
+  const mod = l.module ? l.module.split('/').pop() + '+0x' + (l.module_offset || 0).toString(16) : '?';
+  return h('span', { class: 'where' }, h('span', { class: 'fn' }, l.function || mod), ' ',
+    h('span', { class: 'muted' }, l.file ? l.file.split('/').pop() + ':' + l.line : (l.function ? mod : '')));
+}
+
 /* A heap error's heading in valgrind's words (as the text report). */
+/* Every spelling of a leak class and an error kind comes from the API
+ * (/api/vocabulary, from heapledger/classes.h), as every other output
+ * spells them; loaded once before the first page. */
+let VOCAB = null;
+
 function errorHeading(e) {
-  if (e.kind === 'mismatch') return 'Mismatched free() / delete / delete []';
-  if (e.kind === 'size_mismatch') return `Mismatched new/delete size value: ${e.detail}`;
-  if (e.kind === 'header_corrupt') return "Invalid free() / delete / delete[] / realloc(): the block's header was overwritten (heap underflow)";
-  if (e.kind === 'use_after_free') return 'Invalid use of a freed block';
-  if (e.call === 'malloc_usable_size') return 'Invalid malloc_usable_size()';
-  return 'Invalid free() / delete / delete[] / realloc()';
+  const kinds = VOCAB.error_kinds;
+  const k = (e.call === 'malloc_usable_size' && (e.kind === 'invalid_free' || e.kind === 'unknown'))
+    ? kinds.find(x => x.word === 'malloc_usable_size')
+    : kinds.find(x => x.word === e.kind) || kinds[0];
+  return e.kind === 'size_mismatch' ? `${k.heading} ${e.detail}` : k.heading;
 }
 
 async function errorList(run, box) {
@@ -284,9 +320,10 @@ async function errorList(run, box) {
   const items = [];
   for (const e of errs) {
     const freed = e.kind === 'double_free' || e.kind === 'use_after_free';
-    const where = e.block_address
-      ? `${e.address - e.block_address} bytes inside a block of size ${e.block_size} ${freed ? "free'd" : "alloc'd"}`
-      : "not stack'd, malloc'd or (recently) free'd";
+    const where = !e.block_address ? "not stack'd, malloc'd or (recently) free'd"
+      : e.kind === 'overflow'
+        ? `${e.address - e.block_address - e.block_size} bytes after a block of size ${e.block_size} alloc'd; the damage reaches ${e.detail} bytes past its end`
+        : `${e.address - e.block_address} bytes inside a block of size ${e.block_size} ${freed ? "free'd" : "alloc'd"}`;
     const freeStack = !freed ? null : e.free_stack_id ? await stackBlock(e.free_stack_id, 'freed at:')
       : h('div', { class: 'stack muted', 'data-role': 'free' }, 'freed at: not recorded (the hook kept no free stack for this block)');
     if (freeStack) freeStack.dataset.role = 'free';
@@ -304,16 +341,19 @@ async function errorList(run, box) {
 /* On-demand leak checks (heapledger_check_leaks(), check_signal=), as
  * valgrind's leak_check shows them: each check's totals by kind with what
  * changed since the check before, then its loss records that grew. */
-const CHECK_KINDS = [['definitely', 'definitely lost'], ['indirectly', 'indirectly lost'],
-  ['possibly', 'possibly lost'], ['reachable', 'still reachable'], ['suppressed', 'suppressed']];
+function checkKinds() {
+  return ['definitely', 'indirectly', 'possibly', 'reachable', 'suppressed']
+    .map(w => VOCAB.leak_classes.find(c => c.word === w)).map(c => [c.word, c.label]);
+}
 
 /* Records listed as valgrind's default --show-leak-kinds lists them (the
- * totals above count every kind). */
-const LISTED_KINDS = new Set(['definitely', 'indirectly', 'possibly', 'unknown']);
+ * totals above count every kind): the lost classes. */
+function listedKind(k) {
+  return VOCAB.leak_classes.some(c => c.word === k && c.lost);
+}
 
 function kindWords(k) {
-  const known = CHECK_KINDS.find(c => c[0] === k);
-  return known ? known[1] : 'lost (not classified: no leak scan ran)';
+  return (VOCAB.leak_classes.find(c => c.word === k) || VOCAB.leak_classes[0]).phrase;
 }
 
 function signed(n) { return (n < 0 ? '-' : '+') + Math.abs(n).toLocaleString('en-US'); }
@@ -332,13 +372,13 @@ async function checkList(run, box) {
   for (const c of byCheck.values()) {
     const prev = before.get(c.process_id);
     before.set(c.process_id, c);
-    const rows = CHECK_KINDS.map(([k, label]) => {
+    const rows = checkKinds().map(([k, label]) => {
       const now = c.kinds[k] || { bytes: 0, blocks: 0 }, was = (prev && prev.kinds[k]) || { bytes: 0, blocks: 0 };
       return h('tr', { 'data-kind': k }, h('td', { class: 'cls-' + k }, label),
         num(`${bytes(now.bytes)} (${signed(now.bytes - was.bytes)})`),
         num(`${now.blocks} (${signed(now.blocks - was.blocks)})`));
     });
-    const listed = c.records.filter(r => LISTED_KINDS.has(r.leak_class));
+    const listed = c.records.filter(r => listedKind(r.leak_class));
     const grew = listed.filter(r => r.new_bytes > 0 || r.new_indirect_bytes > 0 || r.new_blocks > 0);
     const recs = [];
     for (const r of grew) {
@@ -395,7 +435,11 @@ async function pageRun(id) {
   const run = await api('runs/' + id);
   const procs = run.processes;
   const views = h('div', { id: 'process-views' });
-  const pick = h('select', { id: 'process-pick' }, procs.map((p, i) => h('option', { value: i }, `pid ${p.pid} (${p.origin}) ${p.exe.split('/').pop()}`)));
+  /* The charts open on the process that leaked most (then peaked highest). */
+  const leakiest = procs.reduce((best, p, i) => (p.leaked_bytes > procs[best].leaked_bytes ||
+    (p.leaked_bytes === procs[best].leaked_bytes && p.peak_bytes > procs[best].peak_bytes)) ? i : best, 0);
+  const pick = h('select', { id: 'process-pick' }, procs.map((p, i) => h('option', { value: i, selected: i === leakiest },
+    `pid ${p.pid} (${p.origin}) ${p.exe.split('/').pop()}, ${bytes(p.leaked_bytes)} leaked`)));
   pick.onchange = () => processViews(procs[+pick.value], views);
   const leaksBox = h('div', { id: 'leaks-box' }), errBox = h('div', { id: 'errors-box' });
   const checksBox = h('div', { id: 'checks-box' });
@@ -405,7 +449,9 @@ async function pageRun(id) {
       `${run.mode}, started ${when(run.started_ns)}`, run.ended_ns ? `, ${((run.ended_ns - run.started_ns) / 1e9).toFixed(2)} s` : ', still running',
       run.exit_code !== null ? `, exit ${run.exit_code}` : '', run.git_commit ? `, commit ${run.git_commit}` : '',
       run.hostname ? `, on ${run.hostname}` : '')),
-    STATIC ? null : h('p', null, h('a', { href: `#/diff${qs({ a: run.id - 1, b: run.id })}` }, 'diff with the run before'), ' · ',
+    STATIC ? null : h('p', null, run.previous_run
+      ? h('a', { id: 'diff-previous', href: `#/diff${qs({ a: run.previous_run, b: run.id })}` }, `diff with run ${run.previous_run}, the one before`)
+      : h('span', { class: 'muted' }, `the first run of ${run.program || '?'}`), ' · ',
       h('a', { href: '#/history' + qs({ program: run.program }) }, 'history of ' + (run.program || '?'))),
     h('h2', null, `Processes (${procs.length})`), capped(processTree, procs),
     h('h2', null, 'Heap summary'), capped(summaryTable, procs),
@@ -415,18 +461,20 @@ async function pageRun(id) {
   await leakTable(run, leaksBox, start, firstLeaks);
   await errorList(run, errBox);
   await checkList(run, checksBox);
-  if (procs.length) await processViews(procs[0], views);
+  if (procs.length) await processViews(procs[leakiest], views);
   /* A daemon run still being written: its processes arrive as they end. */
   if (live) watchLive(id, procs.length);
 }
 
 /* ---- diff, history, search ---- */
 
-function siteRows(list, cls) {
-  return list.map(s => h('tr', { class: cls }, h('td', { class: 'cls-' + s.leak_class }, s.leak_class),
-    num(bytes(s.bytes)), s.bytes_before !== undefined ? num(bytes(s.bytes_before)) : num(''), num(s.blocks),
-    h('td', null, h('span', { class: 'fn' }, s.function || '?'), ' ',
-      h('span', { class: 'muted' }, s.file ? s.file.split('/').pop() + ':' + s.line : ''))));
+/* The rows of a diff's changes of one kind (the JSON `heapledger diff
+ * --format json` prints: one rule for the CLI and this page). */
+function siteRows(changes, change) {
+  return changes.filter(s => s.change === change).map(s => h('tr', { class: change, 'data-fingerprint': s.fingerprint },
+    h('td', { class: 'cls-' + s.leak_class }, s.leak_class),
+    num(bytes(s.bytes_a)), num(bytes(s.bytes_b)), num(s.blocks_a), num(s.blocks_b),
+    h('td', null, h('span', { class: 'fn' }, s.function || '?'), ' ', h('span', { class: 'muted' }, s.fingerprint))));
 }
 
 async function pageDiff(params) {
@@ -436,11 +484,13 @@ async function pageDiff(params) {
     'run ', a, ' against run ', b, h('button', { type: 'submit' }, 'diff'));
   if (!params.get('a') || !params.get('b')) { show(h('h1', null, 'Diff of two runs'), form); return; }
   const d = await api('diff', { a: params.get('a'), b: params.get('b') });
-  const head = h('tr', null, ['class', 'bytes', 'before', 'blocks', 'where'].map(t => h('th', null, t)));
-  show(h('h1', null, `Run ${d.a} → run ${d.b}`), form,
-    h('h2', null, `New leak sites (${d.new.length})`), h('table', { id: 'diff-new' }, head.cloneNode(true), siteRows(d.new, 'new')),
-    h('h2', null, `Fixed leak sites (${d.fixed.length})`), h('table', { id: 'diff-fixed' }, head.cloneNode(true), siteRows(d.fixed, 'fixed')),
-    h('h2', null, `In both (${d.both.length})`), h('table', { id: 'diff-both' }, head.cloneNode(true), siteRows(d.both, '')));
+  const head = () => h('tr', null, ['class', `bytes in run ${d.run_a}`, `bytes in run ${d.run_b}`,
+    `blocks in run ${d.run_a}`, `blocks in run ${d.run_b}`, 'site'].map(t => h('th', null, t)));
+  show(h('h1', null, `Run ${d.run_a} → run ${d.run_b}`), form,
+    h('p', { class: 'muted', id: 'diff-counts' }, `${d.new} new, ${d.fixed} fixed, ${d.changed} changed, ${d.unchanged} unchanged leak sites`),
+    h('h2', null, `New leak sites (${d.new})`), h('table', { id: 'diff-new' }, head(), siteRows(d.changes, 'new')),
+    h('h2', null, `Fixed leak sites (${d.fixed})`), h('table', { id: 'diff-fixed' }, head(), siteRows(d.changes, 'fixed')),
+    h('h2', null, `Changed (${d.changed})`), h('table', { id: 'diff-both' }, head(), siteRows(d.changes, 'changed')));
 }
 
 /* A site's state in the newest run: new (first leaked there), fixed (not
@@ -510,6 +560,7 @@ async function route() {
   stopLive();
   try {
     document.body.removeAttribute('data-ready');
+    if (!VOCAB) VOCAB = await api('vocabulary');
     let m;
     if ((m = path.match(/^\/run\/(\d+)$/))) await pageRun(m[1]);
     else if (path === '/diff') await pageDiff(params);

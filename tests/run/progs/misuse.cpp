@@ -68,6 +68,8 @@ __attribute__((noinline)) void offend(const char *mode, char *p)
 		::operator delete(p);
 	else if (!strcmp(mode, "size_mismatch"))
 		::operator delete(p, static_cast<size_t>(100));
+	else if (!strcmp(mode, "malloc_sized_delete"))
+		delete reinterpret_cast<int *>(p); // sized delete of 4: the family is wrong first
 	else if (!strcmp(mode, "overflow")) {
 		*(static_cast<char volatile *>(p) + 200) = 'x'; // one byte past the end
 		free(p);

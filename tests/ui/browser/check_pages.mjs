@@ -52,6 +52,14 @@ async function runsPage(page) {
   check(await page.locator('#runs tr[data-run]').count() === 1, 'runs filtered by "daemon"');
 }
 
+// The stored timeline points of the process the charts show.
+async function chartedPoints(page) {
+  const title = await page.locator('#process-views h2').first().innerText();
+  const pid = (title.match(/pid (\d+)/) || [])[1];
+  check(pid in expect.timeline_points, 'the charts name a process of the run: ' + title);
+  return expect.timeline_points[pid];
+}
+
 async function expandLeak(page, fn, line) {
   const row = page.locator('#leaks tr.leak', { hasText: fn }).first();
   await row.click();
@@ -96,13 +104,14 @@ async function runPage(page) {
   check(await page.locator('#process-tree li').count() === 2, 'process tree: parent and fork child');
   await expandLeak(page, 'leak_beta', expect.beta_line);
   const points = await page.evaluate(() => window.hlCharts.timeline.data[0].length);
-  check(points === expect.timeline_points, `timeline has ${points} points, the run ${expect.timeline_points}`);
+  const want = await chartedPoints(page);
+  check(points === want, `timeline has ${points} points, the process ${want}`);
   check(+(await page.getAttribute('#timeline', 'data-points')) === points, 'timeline data-points');
   check(await page.locator('#timeline canvas').count() === 1, 'timeline canvas');
   const leaked = await flameGraph(page);
   await shot(page, 'run');
   await page.selectOption('#flame-kind', 'all');
-  await page.waitForFunction(v => d3.select('#flame svg g.frame').datum().value > v, leaked, { timeout: 10000 });
+  await page.waitForFunction(v => d3.select('#flame svg g.frame').datum().value !== v, leaked, { timeout: 10000 });
   await page.locator('#flame').screenshot({ path: path.join(shots, 'flame-all.png') });
   await page.fill('#leak-filter', 'leak_alpha');
   await page.click('#leaks-box button[type=submit]');
@@ -247,11 +256,73 @@ async function htmlReport(browser) {
   check((await page.locator('h1').innerText()).includes('ui_leaker'), 'report: run heading');
   await expandLeak(page, 'leak_beta', expect.beta_line);
   const points = await page.evaluate(() => window.hlCharts.timeline.data[0].length);
-  check(points === expect.timeline_points, `report timeline has ${points} points`);
+  check(points === await chartedPoints(page), `report timeline has ${points} points`);
   await flameGraph(page);
   await shot(page, 'report');
   check(requests.length === 0, 'the report asked the network for: ' + requests.join(' '));
   await context.close();
+}
+
+// An HTML report whose run's argv holds "<!--<script>": the page parses as
+// written and shows every leak record and the argv as text.
+async function hostileReport(browser) {
+  const x = expect.hostile;
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  watch(page);
+  await page.goto('file://' + x.report);
+  await ready(page);
+  const rows = await page.locator('#leaks tr.leak').count();
+  check(rows === x.leaks, `hostile report: ${rows} leak rows, the run has ${x.leaks}`);
+  check((await page.locator('main').innerText()).includes(x.argv), 'hostile report shows its argv as text');
+  check(await page.locator('main b', { hasText: /^x$/ }).count() === 0, 'hostile report: argv made markup');
+  await shot(page, 'report-hostile-argv');
+  await page.close();
+}
+
+// Runs that once showed wrong data (check_ui_browser.py's data_expect).
+async function dataBugs(browser) {
+  const d = expect.data;
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  watch(page);
+  await page.goto(d.url + '#/run/2');
+  await ready(page);
+  const overrun = page.locator('#errors-box .heap-error[data-kind="overflow"]');
+  check(await overrun.count() === 1, 'the overrun is listed');
+  const heading = await overrun.locator('b').innerText();
+  check(heading.startsWith('Heap block overrun'), 'an overflow is headed as an overrun: ' + heading);
+  check((await overrun.innerText()).includes('bytes after a block of size 64'), 'overrun: where: ' + await overrun.innerText());
+  await page.locator('#errors-box').screenshot({ path: path.join(shots, 'overrun.png') });
+
+  await go(page, '#/run/3');
+  const diff = await page.getAttribute('#diff-previous', 'href');
+  check(diff === '#/diff?a=1&b=3', 'run 3 diffs with run 1, the run before of ui_leaker: ' + diff);
+  const alpha = await page.locator('#leaks tr.leak', { hasText: 'leak_alpha' }).evaluateAll(rows =>
+    rows.map(r => ({ cls: r.cells[1].dataset.class, text: r.cells[1].textContent, css: r.cells[1].className })));
+  check(alpha.length > 0 && alpha.every(a => a.cls === 'suppressed' && a.text.startsWith('suppressed') &&
+    !/definitely|unknown/.test(a.css)), 'suppressed leak_alpha rows: ' + JSON.stringify(alpha));
+  const picked = await page.$eval('#process-pick', s => s.selectedOptions[0].textContent);
+  check(picked.startsWith(`pid ${d.child_pid} `), `the charts open on the child that leaked most: ${picked}`);
+  check((await page.locator('#process-views h2').first().innerText()).includes(`pid ${d.child_pid}`), 'the charts are the child\'s');
+  const tree = await page.locator('#process-tree').innerText();
+  check(!/ 0 B leaked in [1-9]/.test(tree), 'records counted as bytes are: ' + tree);
+  await shot(page, 'run-suppressed');
+
+  await go(page, '#/');
+  const suppressed = await page.evaluate(() => {
+    const table = document.getElementById('runs');
+    const col = [...table.rows[0].cells].findIndex(c => c.textContent === 'suppressed');
+    const row = table.querySelector('tr[data-run="3"]');
+    return { col, text: col < 0 ? null : row.cells[col].textContent };
+  });
+  check(suppressed.text === `${d.suppressed_bytes} B`, `the run list's suppressed bytes of run 3: ${JSON.stringify(suppressed)}, want ${d.suppressed_bytes} B`);
+
+  await go(page, '#/run/5');
+  const where = await page.locator('#leaks tr.leak td:nth-child(5)').allInnerTexts();
+  check(where.length > 0 && where.every(w => w.includes('ui_nodebug+0x') && !w.includes('libc_start')),
+    'without debug information, where is the program\'s own frame: ' + JSON.stringify(where));
+  check(where.some(w => w.includes('leak_beta')), 'the symbol table names leak_beta: ' + JSON.stringify(where));
+  await shot(page, 'run-nodebug');
+  await page.close();
 }
 
 function watch(page) {
@@ -272,6 +343,8 @@ try {
   await runPage(page);
   await otherPages(page);
   if (expect.report) await htmlReport(browser);
+  await hostileReport(browser);
+  await dataBugs(browser);
   await heapErrors(browser);
   await leakChecks(browser);
   await liveRun(browser);

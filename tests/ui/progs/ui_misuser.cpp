@@ -4,7 +4,9 @@
 // function and each misuse happens in its own, on a line with a marker, so
 // the test can tell that each of the error's stacks (where, alloc'd,
 // freed) names the right function at the right file:line. The hook's
-// default (on_error=continue) reports each error and goes on.
+// default (on_error=continue) reports each error and goes on. Given
+// "overflow" it only writes past the end of a block and frees it (an
+// overrun, found under checks=full).
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -46,8 +48,23 @@ __attribute__((noinline)) void delete_scalar(char *p)
 	::operator delete(p); /* DELETE-SCALAR */
 }
 
-int main(void)
+__attribute__((noinline)) char *make_short(void)
 {
+	return static_cast<char *>(malloc(64)); /* ALLOC-SHORT */
+}
+
+__attribute__((noinline)) void overrun(char *p)
+{
+	memset(p + 64, 0x5a, 8); /* OVERRUN */
+	free(p);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "overflow")) {
+		overrun(make_short());
+		return 0;
+	}
 	char *twice = make_twice_freed(), *record = make_record(), *table = make_table();
 
 	memset(twice, 1, 96);

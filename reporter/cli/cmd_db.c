@@ -1,0 +1,191 @@
+/*
+ * reporter/cli/cmd_db.c: `heapledger db prune`, maintenance of a history
+ * database (the SQL is in store_prune.c), and `heapledger import` of other
+ * databases (store_import.c) and JSON reports (import_json.c).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "import_json.h"
+#include "util.h"
+
+int hl_cmd_db(int argc, char **argv)
+{
+	const char *db = NULL;
+	unsigned long keep = ULONG_MAX;
+	bool vacuum = false;
+	const struct hl_arg args[] = {
+		HL_ARG_STRING("db", 0, "FILE", &db, "the database (default: " HL_DEFAULT_DB_TEXT ")"),
+		HL_ARG_UNSIGNED("keep", 0, "N", &keep, 0, INT64_MAX,
+				"keep the newest N runs (required)"),
+		HL_ARG_FLAG("vacuum", 0, &vacuum,
+			    "then rewrite the file so it shrinks (VACUUM; needs as much free space)"),
+		HL_ARG_END
+	};
+	const struct hl_command_line cmd = {
+		"db prune", "", 0, 0,
+		"Keep the newest N runs of the database and remove the others, with\n"
+		"everything only they referenced; leak sites, history and diff then cover\n"
+		"the runs kept.",
+		args, NULL,
+	};
+	struct hl_store *store = NULL;
+	struct hl_prune_result res;
+	int rc, first, err;
+
+	if (argc < 2 || strcmp(argv[1], "prune"))
+		return hl_args_usage_error(&cmd, "%s: the subcommand is 'prune'",
+					   argc < 2 ? "missing subcommand" : argv[1]);
+	rc = hl_args_parse(&cmd, argc - 1, argv + 1, &first);
+	if (rc >= 0)
+		return rc;
+	if (keep == ULONG_MAX)
+		return hl_args_usage_error(&cmd, "--keep N is required");
+	if (!db && !(db = hl_default_db(false)))
+		return HL_EXIT_FAILURE;
+	err = hl_store_open(db, false, &store);
+	if (!err)
+		err = hl_store_prune(store, keep, vacuum, &res);
+	if (err) {
+		hl_log("db prune: %s: %s", db, hl_store_error(store));
+		hl_store_close(store);
+		return HL_EXIT_FAILURE;
+	}
+	printf("heapledger: db prune: removed %llu runs (%llu processes), kept %llu%s\n",
+	       (unsigned long long)res.runs_removed, (unsigned long long)res.processes_removed,
+	       (unsigned long long)res.runs_kept, vacuum ? "; vacuumed" : "");
+	hl_store_close(store);
+	return fflush(stdout) ? HL_EXIT_FAILURE : 0;
+}
+
+/* Whether the file starts as a JSON document rather than SQLite's header. */
+static bool looks_like_json(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	int c = EOF;
+
+	if (!f)
+		return false;
+	do
+		c = fgetc(f);
+	while (c == ' ' || c == '\n' || c == '\t' || c == '\r');
+	fclose(f);
+	return c == '{';
+}
+
+/* The whole file, NUL-terminated, in *text (malloc'd); 0 or -errno. */
+static int read_whole(const char *path, char **text, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	size_t cap = 1 << 16, n = 0, got;
+	char *buf;
+
+	*text = NULL;
+	if (!f)
+		return -errno;
+	buf = hl_xmalloc(cap);
+	while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+		n += got;
+		if (cap - n - 1 == 0)
+			buf = hl_xrealloc(buf, cap *= 2);
+	}
+	if (ferror(f)) {
+		int err = errno ? -errno : -EIO;
+
+		fclose(f);
+		free(buf);
+		return err;
+	}
+	fclose(f);
+	buf[n] = 0;
+	*text = buf;
+	*len = n;
+	return 0;
+}
+
+/* One JSON report into the store; 0, or -errno after saying why (naming
+ * the file). */
+static int import_json(struct hl_store *store, const char *path, struct hl_import_result *res)
+{
+	struct hl_json_import im;
+	char why[1024], *text;
+	size_t len = 0;
+	int err = read_whole(path, &text, &len);
+
+	memset(res, 0, sizeof(*res));
+	if (err) {
+		hl_log("import: %s: %s", path, strerror(-err));
+		return err;
+	}
+	err = hl_json_import_read(text, len, &im, why, sizeof(why));
+	free(text);
+	if (err)
+		hl_log("import: %s: %s; nothing of it was imported", path, why);
+	else if ((err = hl_store_import_run(store, &im.run, im.procs, im.nprocs, im.sym, res)))
+		hl_log("import: %s: %s; nothing of it was imported", path, hl_store_error(store));
+	hl_json_import_free(&im);
+	return err;
+}
+
+int hl_cmd_import(int argc, char **argv)
+{
+	const char *db = NULL;
+	const struct hl_arg args[] = {
+		HL_ARG_STRING("db", 0, "FILE", &db, "the database to import into (default: "
+			      HL_DEFAULT_DB_TEXT ")"),
+		HL_ARG_END
+	};
+	const struct hl_command_line cmd = {
+		"import", "FILE...", 1, -1,
+		"Merge the runs of other heapledger databases, or JSON reports (`run --json`,\n"
+		"`report --format json`), from other CI machines into this one; the format is\n"
+		"told by the content. A run is known by its UUID: one already here is skipped,\n"
+		"so importing a file twice adds nothing. A file that cannot be read whole\n"
+		"adds nothing, and the import stops there (status 125).",
+		args, NULL,
+	};
+	struct hl_store *store = NULL;
+	int rc, first, err = 0;
+
+	rc = hl_args_parse(&cmd, argc, argv, &first);
+	if (rc >= 0)
+		return rc;
+	if (!db && !(db = hl_default_db(true)))
+		return HL_EXIT_FAILURE;
+	err = hl_store_open(db, false, &store);
+	if (err) {
+		hl_log("import: %s: %s", db, hl_store_error(store));
+		hl_store_close(store);
+		return HL_EXIT_FAILURE;
+	}
+	for (int i = first; i < argc && !err; i++) {
+		struct hl_import_result res;
+
+		if (looks_like_json(argv[i])) {
+			if ((err = import_json(store, argv[i], &res)))
+				break;
+		} else if ((err = hl_store_import_db(store, argv[i], &res))) {
+			hl_log("import: %s: %s", argv[i], hl_store_error(store));
+			break;
+		}
+		printf("heapledger: import: %s: %llu runs (%llu processes) imported, %llu already"
+		       " present", argv[i], (unsigned long long)res.runs_imported,
+		       (unsigned long long)res.processes_imported,
+		       (unsigned long long)res.runs_present);
+		if (res.runs_without_uuid)
+			printf(", %llu without a UUID (stored by an older heapledger) skipped",
+			       (unsigned long long)res.runs_without_uuid);
+		if (res.runs_empty)
+			printf(", a run without any process skipped (nothing to store)");
+		printf("\n");
+	}
+	hl_store_close(store);
+	if (!err && fflush(stdout))
+		err = -EIO;
+	return err ? HL_EXIT_FAILURE : 0;
+}

@@ -1,0 +1,252 @@
+/*
+ * reporter/cli/cmd_history.c: `heapledger history` (each leak site across the
+ * stored runs: first and last run, how many runs, bytes run by run) and
+ * `heapledger diff RUN_A RUN_B` (sites new in B, fixed since A, changed).
+ * The SQL is in store_query.c; this file only arranges and prints.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "cli.h"
+#include "diff_json.h"
+#include "store_query.h"
+
+/* The runs shown in the bytes column of the text: the newest ones. */
+#define HISTORY_TREND_RUNS 10
+
+struct label_filter {
+	const char **keys, **values;
+	size_t n;
+};
+
+static const char *label_filter_arg(const char *key_value, void *ctx)
+{
+	struct label_filter *f = ctx;
+	const char *eq = strchr(key_value, '=');
+
+	if (!eq || eq == key_value)
+		return "wants KEY=VALUE";
+	f->keys = hl_xrealloc(f->keys, (f->n + 1) * sizeof(*f->keys));
+	f->values = hl_xrealloc(f->values, (f->n + 1) * sizeof(*f->values));
+	f->keys[f->n] = hl_xstrdup(key_value);
+	((char *)f->keys[f->n])[eq - key_value] = 0;
+	f->values[f->n++] = eq + 1;
+	return NULL;
+}
+
+static void label_filter_destroy(struct label_filter *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		free((char *)f->keys[i]);
+	free(f->keys);
+	free(f->values);
+}
+
+struct history_ctx {
+	bool json;
+	json_t *sites;           /* json */
+	size_t count;
+};
+
+static json_t *history_json(const struct hl_site_history *h)
+{
+	json_t *o = json_object(), *runs = json_array();
+
+	json_object_set_new(o, "fingerprint", json_string(h->fingerprint));
+	json_object_set_new(o, "function", h->function ? json_string(h->function) : json_null());
+	json_object_set_new(o, "first_run", json_integer(h->first_run));
+	json_object_set_new(o, "last_run", json_integer(h->last_run));
+	json_object_set_new(o, "runs", json_integer((json_int_t)h->runs));
+	for (size_t i = 0; i < h->nruns; i++) {
+		json_t *r = json_object();
+
+		json_object_set_new(r, "run", json_integer(h->run_ids[i]));
+		json_object_set_new(r, "bytes", json_integer((json_int_t)h->bytes[i]));
+		json_array_append_new(runs, r);
+	}
+	json_object_set_new(o, "bytes_by_run", runs);
+	return o;
+}
+
+static int on_history(void *ctx, const struct hl_site_history *h)
+{
+	struct history_ctx *c = ctx;
+	size_t from = h->nruns > HISTORY_TREND_RUNS ? h->nruns - HISTORY_TREND_RUNS : 0;
+
+	c->count++;
+	if (c->json) {
+		json_array_append_new(c->sites, history_json(h));
+		return 0;
+	}
+	printf("%-16s %6lld %6lld %5llu  ", h->fingerprint, (long long)h->first_run,
+	       (long long)h->last_run, (unsigned long long)h->runs);
+	for (size_t i = from; i < h->nruns; i++) {
+		if (h->bytes[i])
+			printf(" %llu", (unsigned long long)h->bytes[i]);
+		else
+			printf(" -");
+	}
+	printf("  %s\n", h->function ? h->function : "?");
+	return 0;
+}
+
+int hl_cmd_history(int argc, char **argv)
+{
+	const char *db = NULL, *program = NULL, *format = "text";
+	struct label_filter labels = { 0 };
+	const struct hl_arg args[] = {
+		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB_TEXT ")"),
+		HL_ARG_STRING("program", 0, "NAME", &program, "only runs of this program (basename)"),
+		HL_ARG_CALL("label", 0, "KEY=VALUE", label_filter_arg, &labels,
+			    "only runs with this label (repeatable: all must hold)"),
+		HL_ARG_CHOICE("format", 0, "text|json", &format, "text (default) or json"),
+		HL_ARG_END
+	};
+	const struct hl_command_line cmd = {
+		"history", "", 0, 0,
+		"List every leak site of the stored runs the filters select: its fingerprint,\n"
+		"the first and last of those runs that leaked there, in how many, and the\n"
+		"bytes leaked there run by run (oldest first; '-': none).",
+		args, NULL,
+	};
+	struct history_ctx c = { 0 };
+	struct hl_run_filter f = { 0 };
+	struct hl_store *store = NULL;
+	size_t nruns = 0;
+	int rc, first, err;
+
+	rc = hl_args_parse(&cmd, argc, argv, &first);
+	if (rc >= 0) {
+		label_filter_destroy(&labels);
+		return rc;
+	}
+	if (!db && !(db = hl_default_db(false)))
+		return HL_EXIT_FAILURE;
+	f.program = program;
+	f.label_keys = labels.keys;
+	f.label_values = labels.values;
+	f.nlabels = labels.n;
+	c.json = !strcmp(format, "json");
+	c.sites = json_array();
+	if (!c.json)
+		printf("%-16s %6s %6s %5s   %s\n", "site", "first", "last", "runs",
+		       "bytes in each run (newest 10), function");
+	err = hl_store_open(db, true, &store);
+	if (!err)
+		err = hl_query_history(store, &f, on_history, &c, &nruns);
+	if (err) {
+		hl_log("history: %s: %s", db, hl_store_error(store));
+	} else if (c.json) {
+		json_t *doc = json_object();
+
+		json_object_set_new(doc, "format", json_string("heapledger-history"));
+		json_object_set_new(doc, "version", json_integer(1));
+		json_object_set_new(doc, "runs", json_integer((json_int_t)nruns));
+		json_object_set_new(doc, "sites", c.sites);
+		c.sites = NULL;
+		err = json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER) ? -EIO : 0;
+		putchar('\n');
+		json_decref(doc);
+	} else {
+		printf("heapledger: %zu leak sites in %zu runs\n", c.count, nruns);
+	}
+	json_decref(c.sites);
+	hl_store_close(store);
+	label_filter_destroy(&labels);
+	if (!err && fflush(stdout) != 0)
+		err = -EIO;
+	return err ? HL_EXIT_FAILURE : 0;
+}
+
+/* ---- diff ---------------------------------------------------------------- */
+
+static void print_delta(const struct hl_site_delta *s)
+{
+	const struct hl_leak_site *t = s->b ? s->b : s->a;
+
+	printf("%-9s %s  %llu bytes in %llu blocks -> %llu bytes in %llu blocks  %s\n",
+	       hl_site_change_name(s->change), t->fingerprint,
+	       (unsigned long long)(s->a ? s->a->bytes : 0),
+	       (unsigned long long)(s->a ? s->a->blocks : 0),
+	       (unsigned long long)(s->b ? s->b->bytes : 0),
+	       (unsigned long long)(s->b ? s->b->blocks : 0), t->function ? t->function : "?");
+}
+
+static int print_diff(const struct hl_site_diff *d, bool json)
+{
+	int err = 0;
+
+	if (json) {
+		json_t *doc = hl_site_diff_json(d);
+
+		err = json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER) ? -EIO : 0;
+		putchar('\n');
+		json_decref(doc);
+		return err;
+	}
+	for (size_t i = 0; i < d->n; i++)
+		if (d->v[i].change != HL_SITE_UNCHANGED)
+			print_delta(&d->v[i]);
+	printf("heapledger: run %lld -> run %lld: %zu new, %zu fixed, %zu changed, %zu"
+	       " unchanged leak sites\n", (long long)d->run_a, (long long)d->run_b,
+	       d->counts[HL_SITE_NEW], d->counts[HL_SITE_FIXED], d->counts[HL_SITE_CHANGED],
+	       d->counts[HL_SITE_UNCHANGED]);
+	return 0;
+}
+
+int hl_cmd_diff(int argc, char **argv)
+{
+	const char *db = NULL, *format = "text";
+	const struct hl_arg args[] = {
+		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB_TEXT ")"),
+		HL_ARG_CHOICE("format", 0, "text|json", &format, "text (default) or json"),
+		HL_ARG_END
+	};
+	const struct hl_command_line cmd = {
+		"diff", "RUN_A RUN_B", 2, 2,
+		"Compare the leak sites of two stored runs: new (leaking only in RUN_B),\n"
+		"fixed (leaking only in RUN_A), changed (bytes or blocks differ); unchanged\n"
+		"ones are counted. A site leaks where a lost block allocated there is not\n"
+		"suppressed; still reachable blocks are not leaks. The web UI's diff is\n"
+		"the same.",
+		args, NULL,
+	};
+	struct hl_site_list sites[2] = { { 0 } };
+	struct hl_site_diff d = { 0 };
+	struct hl_store *store = NULL;
+	unsigned long ids[2];
+	int rc, first, err;
+
+	rc = hl_args_parse(&cmd, argc, argv, &first);
+	if (rc >= 0)
+		return rc;
+	if (!db && !(db = hl_default_db(false)))
+		return HL_EXIT_FAILURE;
+	for (int k = 0; k < 2; k++)
+		if (hl_parse_unsigned(argv[first + k], INT64_MAX, &ids[k]))
+			return hl_args_usage_error(&cmd, "'%s' is not a run id", argv[first + k]);
+	err = hl_store_open(db, true, &store);
+	for (int k = 0; k < 2 && !err; k++) {
+		err = hl_query_run_exists(store, (int64_t)ids[k]);
+		if (!err)
+			err = hl_query_leak_sites(store, (int64_t)ids[k], &sites[k]);
+	}
+	if (err) {
+		hl_log("diff: %s: %s", db, hl_store_error(store));
+	} else {
+		hl_site_diff(&sites[0], &sites[1], &d);
+		d.run_a = (int64_t)ids[0];
+		d.run_b = (int64_t)ids[1];
+		err = print_diff(&d, !strcmp(format, "json"));
+	}
+	hl_site_diff_destroy(&d);
+	hl_site_list_destroy(&sites[0]);
+	hl_site_list_destroy(&sites[1]);
+	hl_store_close(store);
+	if (!err && fflush(stdout) != 0)
+		err = -EIO;
+	return err ? HL_EXIT_FAILURE : 0;
+}

@@ -1,0 +1,290 @@
+/*
+ * reporter/ingest/recover.c: see recover.h. The memory is the program's: every
+ * value read from it is checked before use (offsets inside the mapping,
+ * events re-read with the decoder's own bounds), and the decoder then
+ * checks each event as if it had come over the socket. The mapping cannot
+ * fault: the hook sealed the memfd against shrinking, and a descriptor
+ * without that seal is refused.
+ */
+#define _GNU_SOURCE
+#include "recover.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* Larger areas are refused: 256 slots of 132 KiB need 34 MiB. */
+#define MAX_AREA_BYTES ((size_t)1 << 30)
+
+static void view_map(int fd, struct hl_shared_view *view)
+{
+	struct stat st;
+	void *p;
+	int seals = fcntl(fd, F_GET_SEALS);
+
+	if (view->base != NULL || seals < 0 || !(seals & F_SEAL_SHRINK) ||
+	    fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size < (off_t)sizeof(struct hl_shared_area) ||
+	    (size_t)st.st_size > MAX_AREA_BYTES)
+		return;
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return;
+	view->base = p;
+	view->bytes = (size_t)st.st_size;
+}
+
+ssize_t hl_recover_read(int fd, void *buf, size_t len, struct hl_shared_view *view)
+{
+	union {
+		struct cmsghdr h;
+		char bytes[CMSG_SPACE(sizeof(int) * 4)];
+	} control;
+	struct iovec iov = { buf, len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = control.bytes,
+			      .msg_controllen = sizeof(control.bytes) };
+	ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+
+	if (n < 0 || msg.msg_controllen == 0)
+		return n;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		size_t count;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < count; i++) {
+			int passed;
+
+			memcpy(&passed, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			view_map(passed, view);
+			close(passed);
+		}
+	}
+	return n;
+}
+
+void hl_recover_release(struct hl_shared_view *view)
+{
+	if (view->base)
+		munmap((void *)view->base, view->bytes);
+	view->base = NULL;
+	view->bytes = 0;
+}
+
+/* The area's header if its geometry lies inside the mapping, else NULL. */
+static const struct hl_shared_area *view_area(const struct hl_shared_view *view)
+{
+	const struct hl_shared_area *a = (const void *)view->base;
+
+	if (view->base == NULL || view->bytes < sizeof(*a) || a->magic != HL_SHARED_MAGIC ||
+	    a->version != HL_SHARED_VERSION || a->slot_bytes == 0 ||
+	    a->first_slot > view->bytes || a->first_slot % 8 != 0 || a->slot_bytes % 8 != 0 ||
+	    a->slots > (view->bytes - a->first_slot) / a->slot_bytes ||
+	    a->data_offset < sizeof(struct hl_shared_slot) || a->data_offset > a->slot_bytes ||
+	    a->data_bytes > a->slot_bytes - a->data_offset ||
+	    a->data_bytes > HL_WIRE_MAX_RECORD - sizeof(struct hl_rec_batch) - HL_PACK_MAX_EVENT)
+		return NULL;
+	return a;
+}
+
+static uint32_t known_stack(const struct hl_decoder *d, uint64_t id)
+{
+	return id <= UINT32_MAX && hl_decode_stack_known(d, (uint32_t)id) ? (uint32_t)id : 0;
+}
+
+/* An ERROR record's stack ids that were never defined become 0. */
+static void error_ids_known(const struct hl_decoder *d, uint8_t *rec, uint32_t len)
+{
+	struct hl_rec_error e;
+
+	if (len < sizeof(e))
+		return;
+	memcpy(&e, rec, sizeof(e));
+	if (e.h.type != HL_REC_ERROR)
+		return;
+	e.stack_id = known_stack(d, e.stack_id);
+	e.alloc_stack_id = known_stack(d, e.alloc_stack_id);
+	e.free_stack_id = known_stack(d, e.free_stack_id);
+	memcpy(rec, &e, sizeof(e));
+}
+
+/* Copies the events of src (len bytes) to dst, stack ids the connection
+ * never defined as 0, up to the first that does not parse. Returns the
+ * bytes written; *events counts them. dst has len + HL_PACK_MAX_EVENT. */
+static uint32_t copy_events(const struct hl_decoder *d, const uint8_t *src, uint32_t len,
+			    uint8_t *dst, uint64_t *events)
+{
+	uint32_t in = 0, out = 0;
+
+	while (in < len) {
+		unsigned event, kind;
+		uint64_t f[HL_PACK_MAX_FIELDS];
+		struct hl_wire_header h;
+		uint32_t n = hl_pack_read(src + in, len - in, &event, &kind, f);
+
+		if (n == 0)
+			break;
+		if (event == HL_PACK_RECORD) {
+			if (len - in - n < sizeof(h))
+				break;
+			memcpy(&h, src + in + n, sizeof(h));
+			if (h.length < sizeof(h) || h.length > HL_PACK_MAX_RECORD ||
+			    h.length > len - in - n)
+				break;
+			memcpy(dst + out, src + in, n + h.length);
+			error_ids_known(d, dst + out + n, h.length);
+			in += n + h.length;
+			out += n + h.length;
+		} else {
+			unsigned stack_field = event == HL_PACK_ALLOC ? 3 : 4;
+
+			if (event != HL_PACK_FREE)
+				f[stack_field] = known_stack(d, f[stack_field]);
+			out += hl_pack_write(dst + out, event, kind, f, hl_pack_field_count(event));
+			in += n;
+		}
+		++*events;
+	}
+	return out;
+}
+
+/* One slot's unsent events as a BATCH fed to d; false if decoding failed. */
+static bool feed_slot(const struct hl_shared_area *a, const uint8_t *slot_base,
+		      struct hl_decoder *d, const struct hl_process *p, uint64_t *events)
+{
+	struct hl_shared_slot slot;
+	uint32_t start, packed, padded;
+	struct hl_rec_batch *batch;
+	bool ok = true;
+
+	memcpy(&slot, slot_base, sizeof(slot));
+	start = slot.sent;
+	if (slot.sending_end != slot.sent && d->batch_end > slot.sending_sequence)
+		start = slot.sending_end; /* that batch arrived; `sent` did not move */
+	if (slot.tid == 0 || start >= slot.used || slot.used > a->data_bytes)
+		return true;
+	batch = hl_xcalloc(1, sizeof(*batch) + slot.used - start + HL_PACK_MAX_EVENT + 8);
+	packed = copy_events(d, slot_base + a->data_offset + start, slot.used - start,
+			     (uint8_t *)(batch + 1), events);
+	padded = hl_wire_padded(packed);
+	*batch = (struct hl_rec_batch){
+		.h = hl_wire_hdr(HL_REC_BATCH, 0, (uint32_t)sizeof(*batch) + padded),
+		.tid = slot.tid, .packed_bytes = packed,
+		/* No clock reading of its own: the latest sync again. */
+		.ticks = p->sync_ticks[1], .monotonic_ns = p->sync_mono[1],
+		.realtime_ns = p->sync_real[1], .sequence = d->batch_end,
+		.base_ticks = slot.base_ticks, .base_address = slot.base_address };
+	memset((uint8_t *)(batch + 1) + packed, 0, padded - packed);
+	if (packed > 0)
+		ok = hl_decode_feed(d, batch, batch->h.length) >= 0;
+	free(batch);
+	return ok;
+}
+
+uint64_t hl_recover_feed(const struct hl_shared_view *view, struct hl_decoder *d,
+			 const struct hl_process *p)
+{
+	const struct hl_shared_area *a = view_area(view);
+	uint64_t events = 0;
+
+	if (a == NULL || p == NULL || !p->clock_synced)
+		return 0;
+	for (uint32_t i = 0; i < a->slots; i++)
+		if (!feed_slot(a, view->base + a->first_slot + (size_t)i * a->slot_bytes, d, p,
+			       &events))
+			break;
+	return events;
+}
+
+/* The allocating addresses of the packed events in [p, p + len), relative
+ * to base_address; false if one does not parse. */
+static bool pin_events(const uint8_t *p, uint32_t len, uint64_t base_address,
+		       void (*pin)(void *ctx, uint64_t address), void *ctx)
+{
+	uint32_t at = 0;
+
+	while (at < len) {
+		unsigned event, kind;
+		uint64_t f[HL_PACK_MAX_FIELDS], old;
+		struct hl_wire_header h;
+		uint32_t n = hl_pack_read(p + at, len - at, &event, &kind, f);
+
+		if (n == 0)
+			return false;
+		at += n;
+		switch (event) {
+		case HL_PACK_ALLOC:
+			pin(ctx, base_address + hl_unzigzag(f[1]));
+			break;
+		case HL_PACK_REALLOC:
+			old = base_address + hl_unzigzag(f[1]);
+			pin(ctx, old + hl_unzigzag(f[2]));
+			break;
+		case HL_PACK_RECORD:
+			if (len - at < sizeof(h))
+				return false;
+			memcpy(&h, p + at, sizeof(h));
+			if (h.length < sizeof(h) || h.length > len - at)
+				return false;
+			at += h.length;
+			break;
+		default:
+			break;
+		}
+	}
+	return true;
+}
+
+bool hl_recover_thread_pending(const struct hl_shared_view *view, uint32_t tid,
+			       uint64_t batch_end, uint32_t max_bytes,
+			       void (*pin)(void *ctx, uint64_t address), void *ctx)
+{
+	const struct hl_shared_area *a = view_area(view);
+	uint8_t copy[1024];
+
+	if (!a || !tid || max_bytes > sizeof(copy))
+		return false;
+	for (uint32_t i = 0; i < a->slots; i++) {
+		const uint8_t *base = view->base + a->first_slot + (size_t)i * a->slot_bytes;
+		const struct hl_shared_slot *slot = (const void *)base;
+		uint32_t used, sent;
+		uint64_t sequence, base_ticks, base_address;
+
+		if (__atomic_load_n(&slot->tid, __ATOMIC_RELAXED) != tid)
+			continue;
+		/* `used` first: whatever lies below it is complete, and what
+		 * lies below `sent` (read next) went out in batches no later
+		 * than the sequence read after it (a reset to 0 follows the
+		 * batch that sent everything). */
+		used = __atomic_load_n(&slot->used, __ATOMIC_ACQUIRE);
+		sent = __atomic_load_n(&slot->sent, __ATOMIC_ACQUIRE);
+		sequence = __atomic_load_n(&slot->sending_sequence, __ATOMIC_ACQUIRE);
+		base_ticks = __atomic_load_n(&slot->base_ticks, __ATOMIC_ACQUIRE);
+		base_address = __atomic_load_n(&slot->base_address, __ATOMIC_ACQUIRE);
+		if (batch_end <= sequence)
+			return false; /* a batch from it may still be on its way */
+		if (used == 0)
+			return true;
+		if (sent > used || used > a->data_bytes || used - sent > max_bytes)
+			return false;
+		memcpy(copy, base + a->data_offset + sent, used - sent);
+		/* Sent and emptied meanwhile, the bytes maybe overwritten:
+		 * `sent` or the bases moved (a refill takes new ones). */
+		if (__atomic_load_n(&slot->sent, __ATOMIC_ACQUIRE) != sent ||
+		    __atomic_load_n(&slot->used, __ATOMIC_ACQUIRE) < used ||
+		    __atomic_load_n(&slot->base_ticks, __ATOMIC_ACQUIRE) != base_ticks ||
+		    __atomic_load_n(&slot->base_address, __ATOMIC_ACQUIRE) != base_address)
+			return false;
+		return pin_events(copy, used - sent, base_address, pin, ctx);
+	}
+	return false;
+}

@@ -1,0 +1,49 @@
+/*
+ * reporter/ingest/recover.h: a killed process's buffered events, read from the
+ * shared event buffers its hook passed with HELLO (wire.h, "Shared event
+ * buffers"), so a thread that idled before the kill loses nothing it had
+ * committed.
+ */
+#ifndef HL_REPORTER_RECOVER_H
+#define HL_REPORTER_RECOVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "decode.h"
+#include "state.h"
+
+/* A connection's mapping of its hook's buffers; zeroed: none. */
+struct hl_shared_view {
+	const uint8_t *base;
+	size_t bytes;
+};
+
+/* read(2) on a hook connection. A descriptor that comes with the bytes is
+ * mapped read-only into *view if it is the first, a sealed regular file of a
+ * sane size; it is closed in every case (a connection costs one descriptor,
+ * as before). */
+ssize_t hl_recover_read(int fd, void *buf, size_t len, struct hl_shared_view *view);
+
+/* At the end of a stream without EXIT: feeds the decoder one BATCH per
+ * thread slot with the events committed and not sent; stack ids never
+ * defined on the connection become 0. Returns the events fed. */
+uint64_t hl_recover_feed(const struct hl_shared_view *view, struct hl_decoder *d,
+			 const struct hl_process *p);
+
+void hl_recover_release(struct hl_shared_view *view);
+
+/* What thread tid has committed and we have not received, read from its
+ * slot while it runs: true if the answer is known and at most max_bytes of
+ * its packed events are unsent, each address they allocate (ALLOC, and
+ * REALLOC's new one) then given to pin(ctx, address); false when it cannot
+ * tell (no mapping, no slot with that tid, the last batch sent from it not
+ * received yet, the slot emptied while it was read) or there are more. An
+ * event committed during or after the reading is not covered (tombwatch.h). */
+bool hl_recover_thread_pending(const struct hl_shared_view *view, uint32_t tid,
+			       uint64_t batch_end, uint32_t max_bytes,
+			       void (*pin)(void *ctx, uint64_t address), void *ctx);
+
+#endif /* HL_REPORTER_RECOVER_H */

@@ -1,0 +1,1161 @@
+/*
+ * reporter/ingest/state.c: applies validated records to a process's live state and
+ * reconciles out-of-order alloc/free pairs by ticks (see state.h).
+ */
+#include "state.h"
+
+#include "recover.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+void hl_run_init(struct hl_run *run)
+{
+	memset(run, 0, sizeof(*run));
+}
+
+static void process_free_tables(struct hl_process *p)
+{
+	hl_table_destroy(&p->live);
+	hl_tombwatch_destroy(&p->tombwatch);
+}
+
+static void process_destroy(struct hl_process *p)
+{
+	process_free_tables(p);
+	free(p->stacks);
+	free(p->stack_by_wire);
+	free(p->modules);
+	free(p->errors);
+	free(p->samples);
+	free(p->leaks);
+	free(p->stack_syms);
+	free(p->stack_syms_module_ids);
+	for (size_t i = 0; i < p->nchecks; i++)
+		free(p->checks[i].records);
+	free(p->checks);
+	hl_grouping_destroy(&p->check_groups);
+	hl_grouping_destroy(&p->check_prev);
+	free(p->live_indirect);
+	hl_arena_free(&p->arena);
+	free(p);
+}
+
+void hl_run_destroy(struct hl_run *run)
+{
+	for (size_t i = 0; i < run->nprocs; i++)
+		process_destroy(run->procs[i]);
+	free(run->procs);
+	free(run->reaped);
+	hl_table_destroy(&run->frames_by_hash);
+	hl_arena_free(&run->frames_arena);
+	hl_run_init(run);
+}
+
+void hl_run_detach(struct hl_run *run, struct hl_process *p)
+{
+	for (size_t i = 0; i < run->nprocs; i++) {
+		struct hl_process *q = run->procs[i];
+
+		if (q->parent == p)
+			q->parent = NULL;
+		if (q->exec_successor == p)
+			q->exec_successor = NULL;
+	}
+	for (size_t i = 0; i < run->nprocs; i++) {
+		if (run->procs[i] == p) {
+			memmove(&run->procs[i], &run->procs[i + 1],
+				(run->nprocs - i - 1) * sizeof(p));
+			run->nprocs--;
+			break;
+		}
+	}
+	/* Its parent and successor stay with the run; parent_serial still
+	 * names the parent for the database, exec_successor_exe the image that
+	 * replaced it for the report. */
+	if (p->exec_successor && !p->exec_successor_exe)
+		p->exec_successor_exe = hl_arena_strdup(&p->arena, p->exec_successor->exe);
+	p->parent = NULL;
+	p->exec_successor = NULL;
+}
+
+void hl_process_destroy(struct hl_process *p)
+{
+	process_destroy(p);
+}
+
+void hl_run_forget(struct hl_run *run, struct hl_process *p)
+{
+	hl_run_detach(run, p);
+	process_destroy(p);
+}
+
+void hl_run_note_reaped(struct hl_run *run, pid_t pid, int status)
+{
+	hl_grow((void **)&run->reaped, &run->reaped_cap, run->nreaped,
+		sizeof(*run->reaped));
+	run->reaped[run->nreaped].pid = pid;
+	run->reaped[run->nreaped].status = status;
+	run->nreaped++;
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+const char *hl_exit_how_name(uint32_t how)
+{
+	static const char *const names[] = {
+		[HL_EXIT_NORMAL] = "exit", [HL_EXIT_UNDERSCORE] = "_exit",
+		[HL_EXIT_ABORT] = "abort", [HL_EXIT_SIGNAL] = "signal",
+		[HL_EXIT_EXEC] = "exec", [HL_EXIT_UNKNOWN] = "unknown",
+	};
+	return how < HL_ARRAY_SIZE(names) ? names[how] : "unknown";
+}
+
+const char *hl_error_call_name(uint32_t call)
+{
+	static const char *const names[] = {
+		[HL_CALL_FREE] = "free",
+		[HL_CALL_REALLOC] = "realloc",
+		[HL_CALL_USABLE_SIZE] = "malloc_usable_size",
+		[HL_CALL_DELETE] = "delete",
+		[HL_CALL_DELETE_ARRAY] = "delete[]",
+		[HL_CALL_EXIT] = "exit",
+		[HL_CALL_CHECK] = "leak check",
+	};
+	return call < HL_ARRAY_SIZE(names) ? names[call] : "unknown";
+}
+
+/* ---- stacks and modules ------------------------------------------------- */
+
+struct hl_stack *hl_process_stack(const struct hl_process *p, uint32_t ref)
+{
+	return ref && ref <= p->nstacks ? &p->stacks[ref - 1] : NULL;
+}
+
+/* Wire stack id -> stack reference. The decoder guarantees the id exists. */
+static inline uint32_t stack_ref(const struct hl_process *p, uint32_t wire_id)
+{
+	return wire_id && wire_id < p->stack_by_wire_cap ? p->stack_by_wire[wire_id] : 0;
+}
+
+static struct hl_stack *stack_add(struct hl_process *p)
+{
+	hl_grow((void **)&p->stacks, &p->stacks_cap, p->nstacks, sizeof(*p->stacks));
+	return &p->stacks[p->nstacks++];
+}
+
+uint64_t hl_stack_frames_hash(const uint64_t *frames, uint32_t depth)
+{
+	uint64_t h = depth + 0x9e3779b97f4a7c15ull;
+
+	for (uint32_t i = 0; i < depth; i++) {
+		h = (h ^ frames[i]) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return h | 1;
+}
+
+/* The run's copy of depth return addresses (hash: theirs), made on first
+ * sight (hl_run.share_frames). */
+static uint64_t *shared_frames(struct hl_run *run, const uint64_t *frames, uint32_t depth,
+			       uint64_t hash)
+{
+	uint64_t key = hash << 4; /* the table ignores the low 4 bits; hash is odd */
+	uint64_t *kept;
+
+	for (struct hl_block *b = hl_table_find(&run->frames_by_hash, key); b;
+	     b = hl_table_find_next(&run->frames_by_hash, key, b)) {
+		kept = (uint64_t *)(uintptr_t)b->size;
+		if (kept[0] == depth && !memcmp(kept + 1, frames, (size_t)depth * 8))
+			return kept + 1;
+	}
+	kept = hl_arena_alloc(&run->frames_arena, ((size_t)depth + 1) * 8);
+	kept[0] = depth;
+	memcpy(kept + 1, frames, (size_t)depth * 8);
+	hl_table_insert(&run->frames_by_hash, key)->size = (uint64_t)(uintptr_t)kept;
+	return kept + 1;
+}
+
+static void on_stack(struct hl_process *p, const struct hl_rec_stack *r)
+{
+	struct hl_stack *s = stack_add(p);
+	const uint64_t *frames = (const uint64_t *)(r + 1);
+
+	s->wire_id = r->stack_id;
+	s->depth = r->depth;
+	s->truncated = r->truncated;
+	s->seq = p->seq;
+	s->frames_hash = hl_stack_frames_hash(frames, s->depth);
+	if (p->run && p->run->share_frames) {
+		s->frames = shared_frames(p->run, frames, s->depth, s->frames_hash);
+	} else {
+		s->frames = hl_arena_alloc(&p->arena, (size_t)r->depth * 8);
+		memcpy(s->frames, frames, (size_t)r->depth * 8);
+	}
+	hl_grow((void **)&p->stack_by_wire, &p->stack_by_wire_cap, r->stack_id,
+		sizeof(*p->stack_by_wire));
+	p->stack_by_wire[r->stack_id] = (uint32_t)p->nstacks;
+}
+
+static struct hl_module *module_add(struct hl_process *p)
+{
+	hl_grow((void **)&p->modules, &p->modules_cap, p->nmodules,
+		sizeof(*p->modules));
+	return &p->modules[p->nmodules++];
+}
+
+static void on_module_load(struct hl_process *p, const struct hl_rec_module_load *r)
+{
+	struct hl_module *m = module_add(p);
+	const uint8_t *build_id = (const uint8_t *)(r + 1);
+
+	m->wire_id = r->module_id;
+	m->build_id_len = r->build_id_len;
+	memcpy(m->build_id, build_id, r->build_id_len);
+	m->path = hl_arena_strdup(&p->arena, (const char *)build_id + r->build_id_len);
+	m->base = r->base;
+	m->low = r->low;
+	m->high = r->high;
+	m->load_seq = p->seq;
+}
+
+static void on_module_unload(struct hl_process *p, const struct hl_rec_module_unload *r)
+{
+	for (size_t i = p->nmodules; i-- > 0;) {
+		if (p->modules[i].wire_id == r->module_id && !p->modules[i].unload_seq) {
+			p->modules[i].unload_seq = p->seq;
+			return;
+		}
+	}
+}
+
+const struct hl_module *hl_process_module_for(const struct hl_process *p,
+					      uint64_t address, uint64_t seq)
+{
+	const struct hl_module *any = NULL;
+
+	/* Newest first: after dlclose + dlopen the same range may be reused. */
+	for (size_t i = p->nmodules; i-- > 0;) {
+		const struct hl_module *m = &p->modules[i];
+
+		if (address < m->low || address >= m->high)
+			continue;
+		if (m->load_seq <= seq && (!m->unload_seq || m->unload_seq >= seq))
+			return m;
+		if (!any)
+			any = m;
+	}
+	return any;
+}
+
+/* ---- timeline ------------------------------------------------------------ */
+
+static void sample_take(struct hl_process *p, uint64_t ticks)
+{
+	if (p->nsamples == HL_TIMELINE_MAX) {
+		/* Thin by half and sample half as often: bounded, evenly spread. */
+		for (size_t i = 0; i < HL_TIMELINE_MAX / 2; i++)
+			p->samples[i] = p->samples[2 * i + 1];
+		p->nsamples = HL_TIMELINE_MAX / 2;
+		p->sample_every *= 2;
+		p->sample_countdown = p->sample_every;
+	}
+	/* Grown as needed: most processes of a fork-heavy run take a sample
+	 * or two, and 4096 each for 420 shell children was 40 MiB. */
+	hl_grow((void **)&p->samples, &p->samples_cap, p->nsamples, sizeof(*p->samples));
+	p->samples[p->nsamples].ticks = ticks;
+	p->samples[p->nsamples].in_use_bytes = p->in_use_bytes;
+	p->samples[p->nsamples].in_use_blocks = p->in_use_blocks;
+	p->nsamples++;
+}
+
+#define hl_likely_state(x) __builtin_expect(!!(x), 1)
+
+static inline void event_counted(struct hl_process *p, uint64_t ticks)
+{
+	p->events++;
+	if (--p->sample_countdown == 0) {
+		p->sample_countdown = p->sample_every;
+		sample_take(p, ticks);
+	}
+}
+
+/* ---- reconciliation ------------------------------------------------------- */
+
+/* HL_INHERITED_TICKS: a block a fork child inherited predates everything the
+ * child does, so it enters the child's table at ticks 0. Its parent's ticks
+ * are not comparable with the child's first events: the hook reads the clock
+ * once per dense run of events, and a child's first run may carry a value
+ * older than the parent's last allocations, so its frees of them looked
+ * older than the blocks, were ignored, and showed up as "frees without their
+ * allocation" plus as many leaks (every fork-then-free program). */
+
+/* A block enters or leaves the live set (the set the leak report is made of;
+ * in_use and the per-stack live counters always describe it exactly). */
+static inline void live_add(struct hl_process *p, const struct hl_block *b)
+{
+	struct hl_stack *s = hl_process_stack(p, b->stack_id);
+
+	p->in_use_bytes += b->size;
+	p->in_use_blocks++;
+	if (p->in_use_bytes > p->peak_bytes)
+		p->peak_bytes = p->in_use_bytes;
+	if (b->flags & HL_BLOCK_INHERITED) {
+		p->inherited_bytes += b->size;
+		p->inherited_blocks++;
+	}
+	if (s) {
+		s->live_bytes += b->size;
+		s->live_blocks++;
+		if (s->live_bytes > s->peak_live_bytes)
+			s->peak_live_bytes = s->live_bytes;
+	}
+}
+
+static inline void live_remove(struct hl_process *p, const struct hl_block *b)
+{
+	struct hl_stack *s = hl_process_stack(p, b->stack_id);
+
+	p->in_use_bytes -= b->size;
+	p->in_use_blocks--;
+	if (b->flags & HL_BLOCK_INHERITED) {
+		p->inherited_bytes -= b->size;
+		p->inherited_blocks--;
+	}
+	if (s) {
+		s->live_bytes -= b->size;
+		s->live_blocks--;
+		s->frees++;
+	}
+}
+
+static inline void count_alloc(struct hl_process *p, const struct hl_block *nb)
+{
+	struct hl_stack *s = hl_process_stack(p, nb->stack_id);
+
+	if (nb->flags & HL_BLOCK_INHERITED)
+		return; /* the parent counted it */
+	p->allocs++;
+	p->bytes_allocated += nb->size;
+	if (s) {
+		s->allocs++;
+		s->bytes += nb->size;
+	}
+}
+
+static int ticks_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Queues the tombstone b for forgetting (tombwatch.h). */
+static void tomb_queued(struct hl_process *p, const struct hl_block *b)
+{
+	if (p->tombstones < p->tombwatch.queue_from)
+		return; /* few: left to reuse (tombwatch.h) */
+	hl_tombwatch_push(&p->tombwatch, (struct hl_tomb_entry){
+		.address = b->address, .ticks = b->ticks,
+		.slot = (uint32_t)(b - p->live.slots), .generation = p->live.generation });
+}
+
+/* Drops the older half of the tombstones. An event older than a dropped
+ * tombstone would have to come from a thread that held it back while
+ * HL_TOMBSTONES_MAX / 2 newer frees arrived; that is the price of bounded
+ * memory (the live set could then keep a block that was freed). */
+static __attribute__((noinline)) void prune_tombstones(struct hl_process *p)
+{
+	uint64_t sample[4096], cutoff, seen = 0;
+	uint64_t stride = p->tombstones / HL_ARRAY_SIZE(sample) + 1;
+	size_t n = 0;
+	struct hl_block *b;
+
+	/* The median of an even sample of tombstone ages is cutoff enough. */
+	for (b = hl_table_next(&p->live, NULL); b; b = hl_table_next(&p->live, b))
+		if ((b->flags & HL_BLOCK_FREED) && seen++ % stride == 0 &&
+		    n < HL_ARRAY_SIZE(sample))
+			sample[n++] = b->ticks;
+	qsort(sample, n, sizeof(*sample), ticks_cmp);
+	cutoff = n ? sample[n / 2] : 0;
+	b = hl_table_next(&p->live, NULL);
+	while (b) {
+		if ((b->flags & HL_BLOCK_FREED) && b->ticks < cutoff) {
+			hl_table_remove(&p->live, b);
+			p->tombstones--;
+			p->tombstones_dropped++;
+		}
+		b = hl_table_next(&p->live, b); /* removal moves no entry */
+	}
+}
+
+/* Remembers that address was freed at ticks, once the process has threads
+ * whose batches can arrive out of order; otherwise forgets it. */
+static void block_freed(struct hl_process *p, struct hl_block *b, uint64_t ticks,
+			unsigned kind)
+{
+	if (!p->reordering) {
+		hl_table_remove(&p->live, b);
+		return;
+	}
+	b->flags = HL_BLOCK_FREED;
+	b->ticks = ticks;
+	b->kind = (uint8_t)kind;
+	b->size = 0;
+	b->stack_id = 0;
+	tomb_queued(p, b);
+	if (++p->tombstones > HL_TOMBSTONES_MAX)
+		prune_tombstones(p);
+}
+
+/* The queued tombstone e if it is still in the table as queued, else NULL. */
+static struct hl_block *tomb_of(const struct hl_process *p, const struct hl_tomb_entry *e)
+{
+	struct hl_block *b = e->generation == p->live.generation && e->slot < p->live.capacity ?
+				     &p->live.slots[e->slot] : hl_table_find(&p->live, e->address);
+
+	return b && b->address == e->address && (b->flags & HL_BLOCK_FREED) &&
+			       b->ticks == e->ticks ? b : NULL;
+}
+
+/* What a thread has unsent, from its shared event buffer (recover.h). */
+static void pin_address(void *w, uint64_t address)
+{
+	hl_tombwatch_pin(w, address);
+}
+
+static bool thread_pending(void *ctx, struct hl_tombwatch *w, uint32_t tid, uint32_t max_bytes)
+{
+	const struct hl_conn_state *cs = ctx;
+
+	return cs->shared && cs->decoder &&
+	       hl_recover_thread_pending(cs->shared, tid, cs->decoder->batch_end, max_bytes,
+					 pin_address, w);
+}
+
+/* Drops the tombstones no event still to come is older than (tombwatch.h).
+ * A queued tombstone whose address was allocated, freed again or pruned
+ * since is not the one queued: left alone. */
+static void forget_expired(struct hl_conn_state *cs, struct hl_process *p)
+{
+	struct hl_tomb_entry e;
+	size_t kept = 0;
+
+	/* sync_ticks[1]: the latest BATCH's clock, read by its sender before
+	 * we read any slot. */
+	while (kept < p->tombwatch.count &&
+	       hl_tombwatch_expired(&p->tombwatch, &e, thread_pending, cs, p->sync_ticks[1])) {
+		const struct hl_tomb_entry *ahead = hl_tombwatch_peek(&p->tombwatch, 8);
+		struct hl_block *b;
+
+		if (ahead && ahead->generation == p->live.generation && ahead->slot < p->live.capacity)
+			__builtin_prefetch(&p->live.slots[ahead->slot]);
+		b = tomb_of(p, &e);
+		if (!b)
+			continue; /* reused, freed again or pruned since */
+		if (hl_tombwatch_pinned(&p->tombwatch, e.address)) {
+			tomb_queued(p, b); /* still needed */
+			kept++;
+			continue;
+		}
+		hl_table_remove(&p->live, b);
+		p->tombstones--;
+		p->tombstones_forgotten++;
+	}
+}
+
+/* An allocation (size, stack, ticks, flags in nb). The entry of its address
+ * holds the newest event seen there; the newer one wins. */
+static void block_alloc(struct hl_process *p, const struct hl_block *nb)
+{
+	bool added;
+	struct hl_block *b = hl_table_find_or_insert(&p->live, nb->address, &added);
+
+	count_alloc(p, nb);
+	if (added) {
+		*b = *nb;
+		live_add(p, b);
+		return;
+	}
+	if (b->ticks > nb->ticks) {
+		/* A newer event already happened here: this block was freed
+		 * before it; its free will arrive (or already did). */
+		p->stale_allocs++;
+		return;
+	}
+	if (b->flags & HL_BLOCK_FREED) {
+		p->tombstones--;
+	} else {
+		/* Two allocations of one address without a free between them
+		 * yet: the older one was freed and its free is still coming. */
+		live_remove(p, b);
+	}
+	*b = *nb;
+	live_add(p, b);
+}
+
+static void block_free(struct hl_process *p, uint64_t address, uint64_t ticks,
+		       unsigned kind)
+{
+	struct hl_block *b = hl_table_find(&p->live, address);
+
+	p->frees++;
+	if (hl_likely_state(b && !(b->flags & HL_BLOCK_FREED) && b->ticks <= ticks)) {
+		live_remove(p, b); /* the common case */
+		block_freed(p, b, ticks, kind);
+		return;
+	}
+	if (!b) {
+		/* Its allocation has not arrived yet (another thread's batch). */
+		if (!p->reordering)
+			return; /* counted at the end as unmatched */
+		b = hl_table_insert(&p->live, address);
+		b->flags = HL_BLOCK_FREED;
+		b->ticks = ticks;
+		b->kind = (uint8_t)kind;
+		tomb_queued(p, b);
+		if (++p->tombstones > HL_TOMBSTONES_MAX)
+			prune_tombstones(p);
+		return;
+	}
+	/* Either an older allocation's free (a newer event replaced it), or a
+	 * second free after the last known one (the allocation between them is
+	 * still coming): the newest event stays. */
+	if (b->ticks < ticks) {
+		b->ticks = ticks;
+		if (b->flags & HL_BLOCK_FREED) /* the queued entry no longer matches */
+			tomb_queued(p, b);
+	}
+}
+
+/* ---- records --------------------------------------------------------------- */
+
+static void on_alloc(struct hl_process *p, const struct hl_rec_alloc *r)
+{
+	struct hl_block nb = {
+		.address = r->address, .size = r->size, .ticks = r->ticks,
+		.stack_id = stack_ref(p, r->stack_id),
+		.kind = (uint8_t)(r->h.flags & HL_ALLOC_KIND_MASK),
+	};
+
+	if (r->h.flags & HL_ALLOC_INHERITED) {
+		/* Held at fork (HL_HOOK_FORK_SNAPSHOT): live, not allocated here. */
+		nb.flags = HL_BLOCK_INHERITED;
+		nb.ticks = 0; /* see HL_INHERITED_TICKS */
+		p->inherited_at_fork++;
+		block_alloc(p, &nb);
+		/* The copy is one instant, not a heap growing over time: no
+		 * timeline sample of its own (a shell's subshell took 20 at the
+		 * same time, one per 256 inherited blocks), as when the child
+		 * inherits the parent's table (inherit_from). */
+		p->events++;
+		return;
+	}
+	block_alloc(p, &nb);
+	hl_tombwatch_event(&p->tombwatch, r->ticks);
+	event_counted(p, r->ticks);
+}
+
+static void on_realloc(struct hl_process *p, const struct hl_rec_realloc *r)
+{
+	struct hl_block nb = {
+		.address = r->new_address, .size = r->size, .ticks = r->ticks,
+		.stack_id = stack_ref(p, r->stack_id), .kind = HL_KIND_MALLOC,
+		.flags = HL_BLOCK_REALLOC,
+	};
+
+	block_free(p, r->old_address, r->ticks, HL_KIND_MALLOC);
+	block_alloc(p, &nb);
+	hl_tombwatch_event(&p->tombwatch, r->ticks);
+	event_counted(p, r->ticks);
+}
+
+/* Part of an on-demand check's set: its totals by class, and its blocks
+ * grouped into loss records as the exit set's are. */
+static void on_check_live(struct hl_process *p, const struct hl_rec_live *r, bool scanned)
+{
+	const struct hl_wire_live_block *lb = (const void *)(r + 1);
+	const struct hl_wire_live_indirect *ind = hl_wire_live_indirect_of(r);
+	struct hl_check *c = &p->check_open;
+
+	c->scanned |= scanned;
+	for (uint32_t i = 0; i < r->count; i++) {
+		unsigned cls = scanned && lb[i].leak_class <= HL_CLASS_SUPPRESSED ?
+				       lb[i].leak_class : HL_CLASS_UNKNOWN;
+		struct hl_leak_group *g =
+			hl_grouping_get(&p->check_groups, stack_ref(p, lb[i].stack_id), (uint8_t)cls);
+
+		if (!g->blocks)
+			g->alloc_kind = lb[i].kind;
+		g->bytes += lb[i].size;
+		g->blocks++;
+		c->bytes[cls] += lb[i].size;
+		c->blocks[cls]++;
+	}
+	/* The indirect entries name blocks of this very record (wire.h). */
+	for (uint32_t i = 0, n = scanned ? hl_wire_live_indirect_count(r) : 0; i < n; i++) {
+		const struct hl_wire_live_block *b = &lb[ind[i].index];
+		unsigned cls = b->leak_class <= HL_CLASS_SUPPRESSED ? b->leak_class : HL_CLASS_UNKNOWN;
+
+		hl_grouping_get(&p->check_groups, stack_ref(p, b->stack_id), (uint8_t)cls)
+			->indirect_bytes += ind[i].bytes;
+	}
+}
+
+/* Which records a check keeps when it has more than HL_CHECK_RECORDS_MAX:
+ * those that changed since the check before, then the largest. */
+static int keep_order(const void *a, const void *b)
+{
+	const struct hl_check_record *x = a, *y = b;
+	bool cx = x->new_bytes || x->new_indirect_bytes || x->new_blocks;
+	bool cy = y->new_bytes || y->new_indirect_bytes || y->new_blocks;
+
+	if (cx != cy)
+		return cx ? -1 : 1;
+	return x->rank > y->rank ? -1 : x->rank < y->rank;
+}
+
+static int rank_order(const void *a, const void *b)
+{
+	const struct hl_check_record *x = a, *y = b;
+
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* The check's loss records in loss record order, each with what changed
+ * since the previous check's record of the same stack and class; the
+ * grouping becomes the one the next check compares with. */
+static void check_records(struct hl_process *p, struct hl_check *c)
+{
+	size_t n;
+	struct hl_leak_group *sorted = hl_grouping_sorted(&p->check_groups, &n);
+
+	c->records = hl_xcalloc(n + 1, sizeof(*c->records));
+	for (size_t i = 0; i < n; i++) {
+		struct hl_check_record *rec = &c->records[i];
+		const struct hl_leak_group *old =
+			hl_grouping_find(&p->check_prev, sorted[i].stack, sorted[i].leak_class);
+
+		rec->g = sorted[i];
+		rec->rank = i + 1;
+		rec->new_bytes = (int64_t)(rec->g.bytes - (old ? old->bytes : 0));
+		rec->new_indirect_bytes =
+			(int64_t)(rec->g.indirect_bytes - (old ? old->indirect_bytes : 0));
+		rec->new_blocks = (int64_t)(rec->g.blocks - (old ? old->blocks : 0));
+	}
+	free(sorted);
+	c->records_total = n;
+	c->nrecords = n;
+	if (n > HL_CHECK_RECORDS_MAX) {
+		qsort(c->records, n, sizeof(*c->records), keep_order);
+		c->nrecords = HL_CHECK_RECORDS_MAX;
+		qsort(c->records, c->nrecords, sizeof(*c->records), rank_order);
+	}
+	hl_grouping_destroy(&p->check_prev);
+	p->check_prev = p->check_groups;
+	hl_grouping_init(&p->check_groups);
+}
+
+/* CHECK closes the set: it becomes the process's next checkpoint. */
+static void on_check(struct hl_process *p, const struct hl_rec_check *r)
+{
+	struct hl_check *c;
+
+	hl_grow((void **)&p->checks, &p->checks_cap, p->nchecks, sizeof(*p->checks));
+	c = &p->checks[p->nchecks++];
+	*c = p->check_open;
+	c->seq = r->seq;
+	c->flags = r->flags;
+	c->ticks = r->ticks;
+	if (r->flags & HL_CHECK_UNSTOPPED)
+		c->nunstopped_tids = hl_wire_unstopped_tids(&r->h, sizeof(*r), c->unstopped_tids);
+	check_records(p, c);
+	memset(&p->check_open, 0, sizeof(p->check_open));
+}
+
+static void on_live(struct hl_process *p, const struct hl_rec_live *r)
+{
+	const struct hl_wire_live_block *lb = (const void *)(r + 1);
+
+	bool scanned = (r->h.flags & HL_LIVE_SCANNED) != 0;
+
+	if (r->h.flags & HL_LIVE_CHECK) {
+		on_check_live(p, r, scanned); /* a snapshot, not the exit set */
+		return;
+	}
+	p->live_seen = true;
+	p->live_scanned |= scanned;
+	p->live_unstopped |= (r->h.flags & HL_LIVE_UNSTOPPED) != 0;
+	for (uint32_t i = 0; i < r->count; i++) {
+		struct hl_block *b = hl_table_find(&p->live, lb[i].address);
+
+		if (!b || (b->flags & HL_BLOCK_FREED)) {
+			/* The hook holds a block we never saw allocated (lost
+			 * events, or a fork race): trust the hook. */
+			if (!b)
+				b = hl_table_insert(&p->live, lb[i].address);
+			else
+				p->tombstones--;
+			b->size = lb[i].size;
+			b->stack_id = stack_ref(p, lb[i].stack_id);
+			b->kind = lb[i].kind;
+			b->flags = HL_BLOCK_LIVE_ONLY;
+			b->ticks = 0;
+			live_add(p, b);
+			p->live_only_blocks++;
+			p->live_mismatch++;
+		}
+		/* A class means something only when a scan made it. */
+		b->leak_class = scanned && lb[i].leak_class <= HL_CLASS_SUPPRESSED ?
+					lb[i].leak_class : HL_CLASS_UNKNOWN;
+		b->flags |= HL_BLOCK_LIVE_SEEN;
+	}
+	/* Few blocks lead a clique: kept aside, added to their groups at the end. */
+	const struct hl_wire_live_indirect *ind = hl_wire_live_indirect_of(r);
+	for (uint32_t i = 0, n = scanned ? hl_wire_live_indirect_count(r) : 0; i < n; i++) {
+		hl_grow((void **)&p->live_indirect, &p->live_indirect_cap, p->nlive_indirect,
+			sizeof(*p->live_indirect));
+		p->live_indirect[p->nlive_indirect++] =
+			(struct hl_live_indirect){ lb[ind[i].index].address, ind[i].bytes };
+	}
+}
+
+static void on_error(struct hl_process *p, const struct hl_rec_error *r)
+{
+	struct hl_error_event *e;
+
+	hl_grow((void **)&p->errors, &p->errors_cap, p->nerrors, sizeof(*p->errors));
+	e = &p->errors[p->nerrors++];
+	e->kind = r->kind;
+	e->stack = stack_ref(p, r->stack_id);
+	e->alloc_stack = stack_ref(p, r->alloc_stack_id);
+	e->free_stack = stack_ref(p, r->free_stack_id);
+	e->address = r->address;
+	e->block_address = r->block_address;
+	e->block_size = r->block_size;
+	e->ticks = r->ticks;
+	e->call = r->call;
+	e->alloc_kind = r->alloc_kind;
+	e->detail = r->detail;
+}
+
+static void on_batch(struct hl_process *p, const struct hl_rec_batch *r)
+{
+	int slot = p->clock_synced ? 1 : 0;
+
+	/* A second thread's batch: from now on events can arrive out of order,
+	 * so freed addresses are remembered (see state.h). */
+	if (!p->first_tid)
+		p->first_tid = r->tid;
+	else if (r->tid != p->first_tid)
+		p->reordering = true;
+	hl_tombwatch_batch(&p->tombwatch, r->tid);
+
+	p->sync_ticks[slot] = r->ticks;
+	p->sync_mono[slot] = r->monotonic_ns;
+	p->sync_real[slot] = r->realtime_ns;
+	if (!p->clock_synced) {
+		p->sync_ticks[1] = r->ticks;
+		p->sync_mono[1] = r->monotonic_ns;
+		p->sync_real[1] = r->realtime_ns;
+	}
+	p->clock_synced = true;
+}
+
+static void on_exit_rec(struct hl_process *p, const struct hl_rec_exit *r)
+{
+	p->has_exit = true;
+	p->how = r->how;
+	p->status = r->status;
+	p->events_sent = r->events_sent;
+	p->end_realtime_ns = hl_now_realtime_ns();
+	p->nunstopped_tids = hl_wire_unstopped_tids(&r->h, sizeof(*r), p->unstopped_tids);
+}
+
+uint64_t hl_process_ticks_to_realtime(const struct hl_process *p, uint64_t ticks)
+{
+	double rate = 1.0; /* ticks per ns: exact when ticks are nanoseconds */
+	double delta;
+
+	if (!p->clock_synced)
+		return p->start_realtime_ns;
+	if (p->sync_ticks[1] > p->sync_ticks[0] && p->sync_mono[1] > p->sync_mono[0])
+		rate = (double)(p->sync_ticks[1] - p->sync_ticks[0]) /
+		       (double)(p->sync_mono[1] - p->sync_mono[0]);
+	else /* one clock pair: exact, whatever the distance (an imported report's
+	      * ticks are its times, 2^60 ns from the pair at 0) */
+		return p->sync_real[0] + (ticks - p->sync_ticks[0]);
+	delta = ((double)ticks - (double)p->sync_ticks[0]) / rate;
+	return (uint64_t)((double)p->sync_real[0] + delta);
+}
+
+/* ---- HELLO: new images, forks, execs ------------------------------------ */
+
+static struct hl_process *run_find_pid(struct hl_run *run, uint32_t pid,
+				       const struct hl_process *except)
+{
+	for (size_t i = run->nprocs; i-- > 0;)
+		if (run->procs[i]->pid == pid && run->procs[i] != except)
+			return run->procs[i];
+	return NULL;
+}
+
+static void inherit_from(struct hl_process *child, const struct hl_process *parent)
+{
+	for (size_t i = 0; i < parent->nmodules; i++) {
+		struct hl_module *m = module_add(child);
+
+		*m = parent->modules[i];
+		m->wire_id = 0;
+		m->path = hl_arena_strdup(&child->arena, m->path);
+		m->load_seq = 0;
+		m->unload_seq = m->unload_seq ? 1 : 0;
+	}
+	for (size_t i = 0; i < parent->nstacks; i++) {
+		struct hl_stack *s = stack_add(child);
+		const struct hl_stack *ps = &parent->stacks[i];
+
+		memset(s, 0, sizeof(*s));
+		s->depth = ps->depth;
+		s->truncated = ps->truncated;
+		s->frames = hl_arena_alloc(&child->arena, (size_t)s->depth * 8);
+		memcpy(s->frames, ps->frames, (size_t)s->depth * 8);
+		s->frames_hash = ps->frames_hash;
+	}
+	/* Blocks keep their stack references: the child's first stacks are
+	 * the parent's, in the same order. Counters start from the copy. */
+	for (struct hl_block *b = hl_table_next(&parent->live, NULL); b;
+	     b = hl_table_next(&parent->live, b)) {
+		struct hl_block nb = *b;
+
+		if (b->flags & HL_BLOCK_FREED)
+			continue;
+		nb.flags = HL_BLOCK_INHERITED;
+		nb.ticks = 0; /* see HL_INHERITED_TICKS */
+		block_alloc(child, &nb);
+		child->inherited_at_fork++;
+	}
+}
+
+static char **argv_copy(struct hl_process *p, const char *s, uint32_t argc)
+{
+	char **argv = hl_arena_alloc(&p->arena, (argc + 1) * sizeof(*argv));
+
+	for (uint32_t i = 0; i < argc; i++) {
+		argv[i] = hl_arena_strdup(&p->arena, s);
+		s += strlen(s) + 1;
+	}
+	return argv;
+}
+
+static struct hl_process *on_hello(struct hl_run *run, const struct hl_rec_hello *r)
+{
+	struct hl_process *p = hl_xcalloc(1, sizeof(*p));
+	const char *exe = (const char *)(r + 1);
+	struct hl_process *other;
+
+	hl_arena_init(&p->arena);
+	p->run = run;
+	hl_tombwatch_init(&p->tombwatch);
+	p->pid = r->pid;
+	p->ppid = r->ppid;
+	p->origin = r->origin;
+	p->hook_flags = r->hook_flags;
+	p->stack_depth = r->stack_depth;
+	p->run_id = r->run_id;
+	p->start_realtime_ns = r->start_realtime_ns;
+	p->exe = hl_arena_strdup(&p->arena, exe);
+	p->argc = r->argc;
+	p->argv = argv_copy(p, exe + r->exe_len, r->argc);
+	if (r->test_len)
+		p->test_name = hl_arena_strdup(&p->arena, exe + r->exe_len + r->argv_len);
+	p->sample_every = 256;
+	p->sample_countdown = 256;
+	p->how = HL_EXIT_UNKNOWN;
+
+	/* The parent's (or previous image's) records that are already in
+	 * flight come first: the hook flushes them before fork and exec. A
+	 * child that sends its own snapshot of what it inherited needs none. */
+	bool snapshot = r->origin == HL_ORIGIN_FORK && (r->hook_flags & HL_HOOK_FORK_SNAPSHOT);
+	if (run->drain && r->origin != HL_ORIGIN_START && !snapshot)
+		run->drain(run->drain_ctx, r->origin == HL_ORIGIN_FORK ? r->ppid : r->pid);
+	if (r->origin == HL_ORIGIN_FORK && (other = run_find_pid(run, r->ppid, NULL))) {
+		p->parent = other;
+		if (!snapshot)
+			inherit_from(p, other);
+	} else if (r->origin == HL_ORIGIN_EXEC && (other = run_find_pid(run, r->pid, NULL))) {
+		p->parent = other;
+		other->exec_successor = p;
+	}
+	p->parent_serial = p->parent ? p->parent->serial : 0;
+	hl_grow((void **)&run->procs, &run->procs_cap, run->nprocs, sizeof(p));
+	run->procs[run->nprocs++] = p;
+	/* Not nprocs: a daemon forgets stored processes, serials stay unique. */
+	p->serial = ++run->next_serial;
+	return p;
+}
+
+int hl_state_record(void *ctx, const struct hl_wire_header *rec)
+{
+	struct hl_conn_state *cs = ctx;
+	struct hl_process *p = cs->proc;
+
+	if (rec->type == HL_REC_HELLO) {
+		cs->proc = on_hello(cs->run, (const void *)rec);
+		return 0;
+	}
+	p->seq++;
+	/* A record after EXEC: the exec failed, the image carries on. */
+	p->exec_pending = NULL;
+	switch (rec->type) {
+	case HL_REC_EXEC:
+		p->exec_pending = hl_arena_strdup(&p->arena,
+						  (const char *)((const struct hl_rec_exec *)rec + 1));
+		break;
+	case HL_REC_OPTIONS: {
+		const struct hl_rec_options *o = (const void *)rec;
+
+		p->options_given = o->given & HL_OPTIONS_KNOWN;
+		p->max_leaks = o->max_leaks;
+		break;
+	}
+	case HL_REC_BATCH:
+		on_batch(p, (const void *)rec);
+		forget_expired(cs, p);
+		break;
+	case HL_REC_MODULE_LOAD: on_module_load(p, (const void *)rec); break;
+	case HL_REC_MODULE_UNLOAD: on_module_unload(p, (const void *)rec); break;
+	case HL_REC_STACK: on_stack(p, (const void *)rec); break;
+	case HL_REC_ALLOC: on_alloc(p, (const void *)rec); break;
+	case HL_REC_FREE: {
+		const struct hl_rec_free *f = (const void *)rec;
+
+		block_free(p, f->address, f->ticks, f->h.flags);
+		hl_tombwatch_event(&p->tombwatch, f->ticks);
+		event_counted(p, f->ticks);
+		break;
+	}
+	case HL_REC_REALLOC: on_realloc(p, (const void *)rec); break;
+	case HL_REC_THREAD_START:
+		p->threads++;
+		hl_tombwatch_thread_start(&p->tombwatch, ((const struct hl_rec_thread *)rec)->tid,
+					  ((const struct hl_rec_thread *)rec)->ticks);
+		break;
+	case HL_REC_THREAD_END:
+		hl_tombwatch_thread_end(&p->tombwatch, ((const struct hl_rec_thread *)rec)->tid);
+		break;
+	case HL_REC_EXIT: on_exit_rec(p, (const void *)rec); break;
+	case HL_REC_LIVE: on_live(p, (const void *)rec); break;
+	case HL_REC_CHECK: on_check(p, (const void *)rec); break;
+	case HL_REC_ERROR: on_error(p, (const void *)rec); break;
+	case HL_REC_DROPPED:
+		p->dropped_events += ((const struct hl_rec_dropped *)rec)->events;
+		if (rec->length >= sizeof(struct hl_rec_dropped))
+			p->dropped_stacks += ((const struct hl_rec_dropped *)rec)->stacks;
+		break;
+	default: break; /* FORK, unknown types: nothing to keep */
+	}
+	return 0;
+}
+
+/* Below this many block table slots (1 MiB) the table stays in cache. */
+#define HL_HINT_MIN_SLOTS (1u << 15)
+
+bool hl_state_hint(void *ctx, const struct hl_wire_header *rec)
+{
+	const struct hl_conn_state *cs = ctx;
+	const struct hl_process *p = cs->proc;
+
+	if (!p)
+		return true;
+	if (p->live.capacity < HL_HINT_MIN_SLOTS)
+		return false;
+	switch (rec->type) {
+	case HL_REC_ALLOC:
+		hl_table_prefetch(&p->live, ((const struct hl_rec_alloc *)rec)->address);
+		break;
+	case HL_REC_FREE:
+		hl_table_prefetch(&p->live, ((const struct hl_rec_free *)rec)->address);
+		break;
+	case HL_REC_REALLOC:
+		hl_table_prefetch(&p->live, ((const struct hl_rec_realloc *)rec)->old_address);
+		hl_table_prefetch(&p->live, ((const struct hl_rec_realloc *)rec)->new_address);
+		break;
+	default:
+		break;
+	}
+	return true;
+}
+
+/* ---- the end of a process ------------------------------------------------ */
+
+static void settle(struct hl_process *p, bool group);
+
+void hl_process_closed(struct hl_process *p)
+{
+	p->closed = true;
+	p->closed_mono_ns = hl_now_monotonic_ns();
+	if (!p->end_realtime_ns)
+		p->end_realtime_ns = hl_now_realtime_ns();
+	/* A fork child of a hook that sends its own heap at fork: nothing
+	 * reads its block table after its stream (its own children send
+	 * theirs too), so its loss records are made now, while the table is
+	 * in cache, and the table is freed. A shell's 400 command
+	 * substitutions held 107 MiB of tables until the end of the run. */
+	if (p->origin == HL_ORIGIN_FORK && (p->hook_flags & HL_HOOK_FORK_SNAPSHOT)) {
+		settle(p, true);
+		hl_table_destroy(&p->live);
+	}
+}
+
+static const struct hl_reaped *reaped_for(const struct hl_run *run, uint32_t pid)
+{
+	for (size_t i = run->nreaped; i-- > 0;)
+		if ((uint32_t)run->reaped[i].pid == pid)
+			return &run->reaped[i];
+	return NULL;
+}
+
+/* How an image without an EXIT record ended. */
+static void resolve_end(struct hl_process *p)
+{
+	const struct hl_reaped *r;
+
+	if (p->has_exit)
+		return;
+	/* Replaced by exec: the new image said HELLO, or, when it reports
+	 * nothing (not traced, LD_PRELOAD removed), the stream ended on EXEC. */
+	if (p->exec_successor || p->exec_pending) {
+		p->how = HL_EXIT_EXEC;
+		p->status = 0;
+		return;
+	}
+	r = reaped_for(p->run, p->pid);
+	if (r && WIFSIGNALED(r->status)) {
+		p->how = HL_EXIT_SIGNAL;
+		p->status = WTERMSIG(r->status);
+	} else if (r && WIFEXITED(r->status)) {
+		/* Exited without running the hook's exit path: _exit. */
+		p->how = HL_EXIT_UNDERSCORE;
+		p->status = WEXITSTATUS(r->status);
+	} else {
+		p->how = HL_EXIT_UNKNOWN;
+		p->status = 0;
+	}
+}
+
+/* Groups the outstanding blocks by (stack, class) into loss records. */
+static void group_leaks(struct hl_process *p)
+{
+	struct hl_leak_grouping groups;
+
+	hl_grouping_init(&groups);
+	for (struct hl_block *b = hl_table_next(&p->live, NULL); b;
+	     b = hl_table_next(&p->live, b)) {
+		struct hl_leak_group *g;
+		struct hl_stack *s = hl_process_stack(p, b->stack_id);
+
+		if (b->flags & HL_BLOCK_FREED)
+			continue;
+		g = hl_grouping_get(&groups, b->stack_id, b->leak_class);
+		if (!g->blocks) {
+			g->alloc_kind = b->kind;
+			g->by_realloc = (b->flags & HL_BLOCK_REALLOC) != 0;
+		}
+		g->bytes += b->size;
+		g->blocks++;
+		g->inherited_blocks += (b->flags & HL_BLOCK_INHERITED) != 0;
+		if (s) {
+			s->leaked_bytes += b->size;
+			s->leaked_blocks++;
+		}
+	}
+	for (size_t i = 0; i < p->nlive_indirect; i++) {
+		const struct hl_live_indirect *ind = &p->live_indirect[i];
+		const struct hl_block *b = hl_table_find(&p->live, ind->address);
+		struct hl_leak_group *g;
+
+		if (!b || (b->flags & HL_BLOCK_FREED))
+			continue;
+		g = hl_grouping_find(&groups, b->stack_id, b->leak_class);
+		if (g)
+			g->indirect_bytes += ind->bytes;
+	}
+	p->leaks = hl_grouping_sorted(&groups, &p->nleaks);
+	hl_grouping_destroy(&groups);
+}
+
+/* With a LIVE set from the hook, blocks it did not list were freed in ways
+ * we did not see (lost events): drop them, counted as a mismatch. */
+static void trust_live_set(struct hl_process *p)
+{
+	struct hl_block *b = hl_table_next(&p->live, NULL);
+
+	while (b) {
+		if (!(b->flags & (HL_BLOCK_LIVE_SEEN | HL_BLOCK_FREED))) {
+			p->live_mismatch++;
+			p->live_only_blocks--; /* freed without a FREE we saw */
+			live_remove(p, b);
+			hl_table_remove(&p->live, b);
+		}
+		b = hl_table_next(&p->live, b); /* removal moves no entry */
+	}
+}
+
+/* Every free matches exactly one allocation, so whatever the order of
+ * arrival the counts must balance: frees = allocations (own, inherited, or
+ * only known from LIVE) - blocks live at the end. The difference is what
+ * the stream left unexplained. */
+static void count_inconsistencies(struct hl_process *p)
+{
+	uint64_t expected = p->allocs + p->inherited_at_fork + p->live_only_blocks;
+
+	expected = expected > p->in_use_blocks ? expected - p->in_use_blocks : 0;
+	p->unmatched_frees = p->frees > expected ? p->frees - expected : 0;
+	p->unfreed_superseded = expected > p->frees ? expected - p->frees : 0;
+}
+
+/* What the end of a process makes of its block table: the hook's exit set
+ * trusted, the inconsistencies counted, and (group) the outstanding blocks
+ * grouped into loss records. Needs only what the stream said (EXIT, LIVE),
+ * not how the process ended. */
+static void settle(struct hl_process *p, bool group)
+{
+	if (p->settled)
+		return;
+	p->settled = true;
+	if (p->live_seen && p->has_exit)
+		trust_live_set(p);
+	count_inconsistencies(p);
+	if (group)
+		group_leaks(p);
+}
+
+/* Undoes group_leaks (an image replaced by exec leaked nothing). */
+static void ungroup_leaks(struct hl_process *p)
+{
+	free(p->leaks);
+	p->leaks = NULL;
+	p->nleaks = 0;
+	for (size_t i = 0; i < p->nstacks; i++)
+		p->stacks[i].leaked_bytes = p->stacks[i].leaked_blocks = 0;
+}
+
+void hl_process_finish(struct hl_process *p)
+{
+	if (p->finished)
+		return;
+	p->finished = true;
+	resolve_end(p);
+	/* exec replaced the image and its heap with it: nothing leaked. A
+	 * fork child that execs so never reports what it inherited. */
+	if (!p->settled)
+		settle(p, p->how != HL_EXIT_EXEC);
+	else if (p->how == HL_EXIT_EXEC)
+		ungroup_leaks(p);
+	p->scanned = p->live_scanned && p->has_exit;
+	if (p->samples || p->events)
+		sample_take(p, p->sync_ticks[1] > 0 ? p->sync_ticks[1] : 0);
+}

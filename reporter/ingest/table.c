@@ -1,0 +1,243 @@
+/*
+ * reporter/ingest/table.c: the block table, probed 16 slots at a time (see
+ * table.h).
+ */
+#include "table.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "table_group.h"
+#include "util.h"
+
+#define GROUP 16u
+#define CTRL_EMPTY 0x80u   /* free, in a group not full since the table was built */
+#define CTRL_DELETED 0xfeu /* removed from a group that had been full */
+#define MIN_CAPACITY 1024u
+
+void hl_table_init(struct hl_table *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+void hl_table_destroy(struct hl_table *t)
+{
+	free(t->slots);
+	free(t->ctrl);
+	hl_table_init(t);
+}
+
+void hl_table_clear(struct hl_table *t)
+{
+	hl_table_destroy(t);
+}
+
+/* Control byte of a used slot: 7 bits of the hash below the group's. */
+static inline uint8_t tag_of(uint64_t h)
+{
+	return (uint8_t)((h >> 24) & 0x7f);
+}
+
+static inline size_t next_group(const struct hl_table *t, size_t g, size_t *step)
+{
+	return (g + ++*step) & ((t->capacity / GROUP) - 1);
+}
+
+/* Bit i set: control byte i of the group equals byte. */
+static inline unsigned group_match(const uint8_t *group, uint8_t byte)
+{
+	return hl_group_match(group, byte);
+}
+
+/* Bit i set: slot i of the group is EMPTY or DELETED (the only control
+ * bytes with the top bit set). */
+static inline unsigned group_free(const uint8_t *group)
+{
+	return hl_group_top_bits(group);
+}
+
+/* The first entry with this address after `prev` (NULL: the first) along
+ * the address's probe sequence, or NULL. */
+static struct hl_block *search(const struct hl_table *t, uint64_t address,
+			       const struct hl_block *prev)
+{
+	uint64_t h = hl_table_hash(address);
+	uint8_t tag = tag_of(h);
+	size_t g = (size_t)(h >> t->shift), step = 0;
+
+	for (;;) {
+		const uint8_t *group = t->ctrl + g * GROUP;
+		unsigned m = group_match(group, tag);
+
+		for (; m; m &= m - 1) {
+			struct hl_block *b = &t->slots[g * GROUP + (unsigned)__builtin_ctz(m)];
+
+			if (b->address != address)
+				continue;
+			if (!prev)
+				return b;
+			if (b == prev)
+				prev = NULL; /* the next one is the answer */
+		}
+		if (group_match(group, CTRL_EMPTY))
+			return NULL;
+		g = next_group(t, g, &step);
+	}
+}
+
+void hl_table_prefetch(const struct hl_table *t, uint64_t address)
+{
+	uint64_t h = hl_table_hash(address);
+	const uint8_t *group;
+	unsigned m;
+	size_t g;
+
+	if (!t->capacity)
+		return;
+	g = (size_t)(h >> t->shift);
+	group = t->ctrl + g * GROUP;
+	m = group_match(group, tag_of(h));
+	if (!m)
+		m = group_free(group);
+	if (m)
+		__builtin_prefetch(&t->slots[g * GROUP + (unsigned)__builtin_ctz(m)]);
+}
+
+struct hl_block *hl_table_find(const struct hl_table *t, uint64_t address)
+{
+	return t->count ? search(t, address, NULL) : NULL;
+}
+
+struct hl_block *hl_table_find_next(const struct hl_table *t, uint64_t address,
+				    struct hl_block *prev)
+{
+	return t->count ? search(t, address, prev) : NULL;
+}
+
+/* Puts address in the first EMPTY or DELETED slot of its probe sequence.
+ * (The lowest free slot of the group, so a group's entries stay packed at
+ * its start, in fewer cache lines: starting from a slot picked by the hash
+ * instead, for prefetching, made lookups 10-40% slower.) The table has
+ * room. */
+static struct hl_block *place(struct hl_table *t, uint64_t address)
+{
+	uint64_t h = hl_table_hash(address);
+	size_t g = (size_t)(h >> t->shift), step = 0;
+	unsigned m;
+	size_t i;
+
+	while (!(m = group_free(t->ctrl + g * GROUP)))
+		g = next_group(t, g, &step);
+	i = g * GROUP + (unsigned)__builtin_ctz(m);
+	if (t->ctrl[i] == CTRL_EMPTY)
+		t->growth_left--;
+	t->ctrl[i] = tag_of(h);
+	t->count++;
+	t->slots[i].address = address;
+	return &t->slots[i];
+}
+
+/* Rebuilds the table at this capacity: drops DELETED slots. */
+static void rebuild(struct hl_table *t, size_t capacity)
+{
+	struct hl_block *old = t->slots;
+	uint8_t *old_ctrl = t->ctrl;
+	size_t old_capacity = t->capacity;
+	unsigned log2_groups = 0;
+
+	while (((size_t)GROUP << log2_groups) < capacity)
+		log2_groups++;
+	t->slots = hl_xcalloc(capacity, sizeof(*t->slots));
+	t->ctrl = hl_xmalloc(capacity);
+	memset(t->ctrl, CTRL_EMPTY, capacity);
+	t->capacity = capacity;
+	t->generation++;
+	t->shift = 64 - log2_groups; /* < 64: MIN_CAPACITY has 64 groups */
+	t->count = 0;
+	t->growth_left = capacity / 8 * 7;
+	for (size_t i = 0; i < old_capacity; i++)
+		if (old_ctrl[i] < CTRL_EMPTY)
+			*place(t, old[i].address) = old[i];
+	free(old);
+	free(old_ctrl);
+}
+
+/* Room for one more entry: grows when over 7/16 of the slots are live,
+ * otherwise rebuilds at the same size to drop DELETED slots. */
+static void reserve_one(struct hl_table *t)
+{
+	if (t->growth_left > 0)
+		return;
+	if (t->capacity == 0)
+		rebuild(t, MIN_CAPACITY);
+	else
+		rebuild(t, t->count * 16 > t->capacity * 7 ? t->capacity * 2 : t->capacity);
+}
+
+static void clear_fields(struct hl_block *b)
+{
+	b->size = 0;
+	b->ticks = 0;
+	b->stack_id = 0;
+	b->kind = 0;
+	b->leak_class = 0;
+	b->flags = 0;
+}
+
+struct hl_block *hl_table_insert(struct hl_table *t, uint64_t address)
+{
+	struct hl_block *b;
+
+	reserve_one(t);
+	b = place(t, address);
+	clear_fields(b);
+	return b;
+}
+
+struct hl_block *hl_table_find_or_insert(struct hl_table *t, uint64_t address, bool *added)
+{
+	struct hl_block *b = hl_table_find(t, address);
+
+	*added = b == NULL;
+	return b ? b : hl_table_insert(t, address);
+}
+
+void hl_table_remove(struct hl_table *t, struct hl_block *slot)
+{
+	size_t i = (size_t)(slot - t->slots);
+
+	/* A group with an EMPTY byte has never been full (a removal from a
+	 * full group leaves DELETED; EMPTY bytes come from a rebuild, or from
+	 * this rule, which needs one already there), so no lookup went on past
+	 * it: the slot can be EMPTY again. */
+	if (group_match(t->ctrl + (i & ~(size_t)(GROUP - 1)), CTRL_EMPTY)) {
+		t->ctrl[i] = CTRL_EMPTY;
+		t->growth_left++;
+	} else {
+		t->ctrl[i] = CTRL_DELETED;
+	}
+	memset(slot, 0, sizeof(*slot));
+	t->count--;
+}
+
+void hl_table_copy(struct hl_table *dst, const struct hl_table *src)
+{
+	hl_table_destroy(dst);
+	if (!src->capacity)
+		return;
+	*dst = *src;
+	dst->slots = hl_xmalloc(src->capacity * sizeof(*src->slots));
+	memcpy(dst->slots, src->slots, src->capacity * sizeof(*src->slots));
+	dst->ctrl = hl_xmalloc(src->capacity);
+	memcpy(dst->ctrl, src->ctrl, src->capacity);
+}
+
+struct hl_block *hl_table_next(const struct hl_table *t, struct hl_block *prev)
+{
+	size_t i = prev ? (size_t)(prev - t->slots) + 1 : 0;
+
+	for (; i < t->capacity; i++)
+		if (t->ctrl[i] < CTRL_EMPTY)
+			return &t->slots[i];
+	return NULL;
+}

@@ -1,0 +1,111 @@
+/*
+ * reporter/model/gate.h: the verdict a CI job acts on. A run fails the gate when
+ * heap errors were found (always), or when the leaks it counts exceed every
+ * threshold given (none given: any counted leak fails). Counted are the
+ * leaks of the kinds --errors-for-leak-kinds names (valgrind's option and
+ * default: definite,indirect) that no suppression matched and, with a
+ * baseline, whose site the baseline does not hold. A leak no scan classified
+ * ("unknown": the process died, or _exit()ed, before its exit scan) counts
+ * only when asked for (the kind "unknown", or "all"): valgrind classifies
+ * the blocks of such a process (mostly still reachable: it died holding its
+ * pointers) and passes it, so counting them would fail, for instance, every
+ * fork child that _exit()s with its parent's heap. They are never dropped
+ * silently: the verdict line gives their bytes, the report lists them.
+ *
+ * One verdict for every source: `run` and `daemon` count their processes as
+ * they finish (hl_gate_count_process), `heapledger gate` counts a stored run
+ * (hl_gate_count_report); both go through hl_gate_count_leak.
+ */
+#ifndef HL_REPORTER_GATE_H
+#define HL_REPORTER_GATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <limits.h>
+#include <stdio.h>
+
+#include "report.h"
+#include "state.h"
+
+/* Fingerprints of a baseline, sorted (hl_gate_baseline_*). */
+struct hl_baseline {
+	char **fingerprints;
+	size_t n, cap;
+};
+
+/* --errors-for-leak-kinds' bit for leaks no scan classified (beside the
+ * suppression kinds, HL_SUPP_KIND_*: all are HL_CLASS_BIT()s). */
+#define HL_GATE_KIND_UNKNOWN HL_CLASS_BIT(HL_CLASS_UNKNOWN)
+
+struct hl_gate_options {
+	unsigned long error_exitcode;   /* --error-exitcode: 0 = keep the program's status */
+	unsigned kinds;                 /* HL_SUPP_KIND_* and HL_GATE_KIND_UNKNOWN bits */
+	unsigned long max_bytes;        /* --leak-bytes-threshold: fail above N bytes */
+	unsigned long max_blocks;       /* --leak-blocks-threshold: fail above N blocks */
+	const struct hl_baseline *baseline; /* NULL: every site is new */
+};
+
+/* The verdict options of run, daemon and gate, for their args.h tables
+ * (gate has its own --error-exitcode, default 1). */
+#define HL_GATE_KIND_ARGS(o) \
+	HL_ARG_CALL("errors-for-leak-kinds", 0, "KINDS", hl_gate_kinds_arg, (o), \
+		    "leak kinds that fail the gate: definite,indirect,possible,reachable," \
+		    "unknown (not scanned), all or none (default definite,indirect)"), \
+	HL_ARG_UNSIGNED("leak-bytes-threshold", 0, "N", &(o)->max_bytes, 0, ULONG_MAX, \
+			"leaks fail the gate only above N bytes (default 0)"), \
+	HL_ARG_UNSIGNED("leak-blocks-threshold", 0, "N", &(o)->max_blocks, 0, ULONG_MAX, \
+			"leaks fail the gate only above N blocks (default 0)")
+#define HL_GATE_ARGS(o) \
+	HL_ARG_UNSIGNED("error-exitcode", 0, "N", &(o)->error_exitcode, 0, 255, \
+			"exit N if the gate fails: leaks or heap errors (default 0: off)"), \
+	HL_GATE_KIND_ARGS(o)
+
+/* A process that failed the gate, for the suite summary. */
+struct hl_gate_process {
+	uint32_t pid;
+	char *command;           /* argv joined by spaces */
+	uint64_t bytes, blocks;  /* counted leaks */
+	uint64_t errors;
+};
+
+struct hl_gate {
+	uint64_t processes;      /* processes counted */
+	uint64_t bytes, blocks;  /* counted leaks */
+	uint64_t records;        /* counted leak records */
+	uint64_t errors;         /* heap errors */
+	uint64_t suppressed_bytes, suppressed_blocks;
+	uint64_t known_bytes, known_blocks; /* leaks left out because the baseline has them */
+	uint64_t unscanned_bytes, unscanned_blocks; /* "unknown" leaks not counted */
+	struct hl_gate_process *failing; /* processes with counted leaks or errors */
+	size_t nfailing, failing_cap;
+};
+
+/* The defaults: definite,indirect, no thresholds, no exit code. */
+void hl_gate_options_init(struct hl_gate_options *o);
+/* args.h callback of --errors-for-leak-kinds (o: the options). */
+const char *hl_gate_kinds_arg(const char *value, void *o);
+void hl_gate_init(struct hl_gate *g);
+void hl_gate_destroy(struct hl_gate *g);
+/* Counts one leak record; returns true if it counts against the gate. */
+bool hl_gate_count_leak(struct hl_gate *g, const struct hl_gate_options *o,
+			unsigned leak_class, bool suppressed, const char *fingerprint,
+			uint64_t bytes, uint64_t blocks);
+void hl_gate_count_process(struct hl_gate *g, const struct hl_gate_options *o,
+			   const struct hl_process *p);
+void hl_gate_count_report(struct hl_gate *g, const struct hl_gate_options *o,
+			  const struct hl_report_process *p);
+bool hl_gate_failed(const struct hl_gate *g, const struct hl_gate_options *o);
+/* "heapledger: gate: failed|passed: ..." on out. */
+void hl_gate_print(const struct hl_gate *g, const struct hl_gate_options *o, FILE *out);
+
+/* Baselines: a file lists one fingerprint a line (# comments, anything after
+ * the fingerprint ignored); a stored run gives its sites. */
+void hl_baseline_add(struct hl_baseline *b, const char *fingerprint);
+void hl_baseline_sort(struct hl_baseline *b);
+bool hl_baseline_has(const struct hl_baseline *b, const char *fingerprint);
+void hl_baseline_destroy(struct hl_baseline *b);
+/* Reads a baseline file: 0, or -errno / -EINVAL with "FILE:LINE: why" in err. */
+int hl_baseline_load(struct hl_baseline *b, const char *path, char *err, size_t errlen);
+
+#endif /* HL_REPORTER_GATE_H */

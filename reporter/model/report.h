@@ -1,0 +1,262 @@
+/*
+ * reporter/model/report.h: the report of a run as plain data, built either from
+ * live state at the end of `heapledger run` or from the database by
+ * `heapledger report`, and printed as valgrind-style text or as the versioned
+ * JSON document described in doc/manual.md. Both sources fill the same
+ * structs, so the two outputs cannot drift apart.
+ *
+ * Everything hangs off r->arena and is freed with hl_report_destroy().
+ */
+#ifndef HL_REPORTER_REPORT_H
+#define HL_REPORTER_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "heapledger/classes.h"
+#include "state.h"
+#include "symbolize.h"
+#include "util.h"
+
+#define HL_REPORT_FORMAT "heapledger-report"
+struct hl_json_stacks;
+#define HL_REPORT_VERSION 1
+
+struct hl_report_stack {
+	struct hl_frame_info *frames; /* innermost first, inlined frames expanded */
+	size_t nframes;
+	bool truncated;               /* the captured stack was cut short */
+	/* 0, or: two stacks of one report with the same key, nframes and
+	 * truncated have the same frames (the JSON writes each such stack
+	 * once and repeats the text, report_json.c) */
+	uint64_t key;
+};
+
+struct hl_report_leak {
+	unsigned leak_class;          /* enum hl_leak_class (heapledger/classes.h) */
+	uint64_t bytes, blocks;
+	uint64_t indirect_bytes;      /* blocks lost only through these ("D direct, I indirect") */
+	uint64_t inherited_blocks;    /* copied from the fork parent */
+	bool suppressed;              /* matched a suppression (leak_class stays the class) */
+	const char *suppression;      /* the suppression's name, NULL if none */
+	const char *fingerprint;      /* leak site (fingerprint.h), NULL if unknown */
+	/* the allocation function as valgrind's suppressions name it (malloc,
+	 * realloc, _Znwm, ...), or a pattern of them; NULL if unknown */
+	const char *allocator;
+	struct hl_report_stack stack;
+};
+
+struct hl_report_error {
+	unsigned kind;                /* enum hl_error_kind (heapledger/classes.h) */
+	const char *call;             /* hl_error_call_name(): free, delete, realloc... */
+	uint64_t address, block_address, block_size;
+	uint64_t detail;              /* size_mismatch: the size delete was given */
+	struct hl_report_stack stack, alloc_stack, free_stack;
+};
+
+/* A loss record of a check, and what changed since the check before
+ * (struct hl_check_record). */
+struct hl_report_check_record {
+	struct hl_report_leak leak;   /* class, bytes (direct), blocks, indirect_bytes, stack */
+	uint64_t rank;                /* loss record number among the check's, 1 = smallest */
+	int64_t new_bytes, new_indirect_bytes, new_blocks;
+};
+
+/* An on-demand leak check: the live blocks by class at that moment, and
+ * its loss records. */
+struct hl_report_check {
+	uint32_t seq;                 /* 1, 2, ... */
+	bool by_signal;               /* check_signal=, else heapledger_check_leaks() */
+	bool all_threads_stopped;
+	bool scanned;                 /* classes from the scan, else all unknown */
+	uint64_t time_ns;             /* CLOCK_REALTIME */
+	uint64_t bytes[HL_CLASS_SUPPRESSED + 1];  /* by enum hl_leak_class */
+	uint64_t blocks[HL_CLASS_SUPPRESSED + 1];
+	struct hl_report_check_record *records; /* loss record order; the kept ones */
+	size_t nrecords;
+	uint64_t records_total;       /* records the check had (some may not be kept) */
+	uint32_t *unstopped_tids;     /* threads that did not stop for its scan, if known */
+	size_t nunstopped_tids;
+};
+
+/* A sample of the heap in use (state.h's timeline). */
+struct hl_report_sample {
+	uint64_t time_ns;             /* CLOCK_REALTIME */
+	uint64_t in_use_bytes, in_use_blocks;
+};
+
+struct hl_report_process {
+	uint32_t pid, ppid;
+	const char *exe;
+	const char **argv;
+	uint32_t argc;
+	const char *test_name;        /* $HEAPLEDGER_TEST_NAME of the process, or NULL */
+	/* The process's HEAPLEDGER_OPTIONS set max_leaks: the text report prints
+	 * at most that many of its loss records, whatever view.max_leaks says
+	 * (the user's options for one program win over a whole run's). */
+	bool max_leaks_given;
+	uint32_t max_leaks;
+	const char *origin;           /* "start", "fork", "exec" */
+	const char *how;              /* hl_exit_how_name() */
+	int32_t status;               /* exit status, or signal number for "signal" */
+	uint64_t started_ns, ended_ns; /* CLOCK_REALTIME */
+	uint64_t in_use_bytes, in_use_blocks;
+	uint64_t allocs, frees, bytes_allocated, peak_bytes;
+	uint64_t inherited_bytes, inherited_blocks;
+	uint64_t dropped_events;
+	uint64_t dropped_stacks;  /* allocations whose stack the hook could not keep (not stored) */
+	uint64_t unmatched_frees, unfreed_superseded, live_mismatch;
+	bool scanned;                 /* leak classes come from a reachability scan */
+	bool no_exit_record;          /* the stream ended without its EXIT record (killed,
+	                               * connection lost): unsent events are missing */
+	int64_t recovered_events;     /* then: events read from its shared event buffers,
+	                               * -1 when it had none */
+	bool unstopped;               /* scanned while a thread ran: its stack read whole */
+	uint32_t *unstopped_tids;     /* which threads, if the hook named them */
+	size_t nunstopped_tids;
+	const char *exec_path;        /* how == "exec": the image that replaced it, or NULL */
+	bool exec_untracked;          /* how == "exec": the new image never reported (LD_PRELOAD
+				       * unset, --trace/--exclude, a static program) */
+	struct hl_report_leak *leaks; /* loss record order: valgrind's, largest last */
+	size_t nleaks;
+	struct hl_report_error *errors;
+	size_t nerrors;
+	struct hl_report_check *checks; /* in order */
+	size_t nchecks;
+	struct hl_report_sample *timeline; /* as taken (threads: not always in time order) */
+	size_t ntimeline;
+};
+
+/* Leak kinds, as bits of struct hl_report_view.show_kinds. */
+#define HL_SHOW_DEFINITE (1u << HL_CLASS_DEFINITE)
+#define HL_SHOW_INDIRECT (1u << HL_CLASS_INDIRECT)
+#define HL_SHOW_POSSIBLE (1u << HL_CLASS_POSSIBLE)
+#define HL_SHOW_REACHABLE (1u << HL_CLASS_REACHABLE)
+/* Suppressed records are only counted, as valgrind does, unless asked for
+ * (a heapledger extension: each then names its suppression). */
+#define HL_SHOW_SUPPRESSED (1u << HL_CLASS_SUPPRESSED)
+#define HL_SHOW_ALL (HL_SHOW_DEFINITE | HL_SHOW_INDIRECT | HL_SHOW_POSSIBLE | HL_SHOW_REACHABLE)
+#define HL_SHOW_DEFAULT (HL_SHOW_DEFINITE | HL_SHOW_INDIRECT | HL_SHOW_POSSIBLE)
+
+/* What the text report shows; the JSON and the database keep everything. */
+struct hl_report_view {
+	unsigned show_kinds;          /* HL_SHOW_*: loss records printed with stacks */
+	unsigned long num_callers;    /* return addresses shown per stack, 0 = all */
+	unsigned long max_leaks;      /* loss records printed per process, the largest; 0 = all */
+	/* HL_SHOW_* kinds whose loss records the ERROR SUMMARY counts as errors
+	 * (valgrind's --leak-check=full with --errors-for-leak-kinds; records
+	 * no scan classified count too); 0: heap errors only */
+	unsigned leak_error_kinds;
+	unsigned check_records;       /* HL_CHECK_RECORDS_*: an on-demand check's records shown */
+	/* valgrind's -q: per process only its errors and loss records (and the
+	 * ERROR SUMMARY with error_summary), no headers and no summaries */
+	bool errors_only;
+	bool error_summary;           /* with errors_only: the ERROR SUMMARY line too (-s) */
+	bool below_main;              /* stacks go on below main (--show-below-main=yes) */
+	bool silent_forks;            /* fork children print nothing (--child-silent-after-fork) */
+};
+
+/* Which loss records of an on-demand check the text shows, as valgrind's
+ * leak_check deltas: those that grew since the check before (the default),
+ * those that changed (grew or shrank), or every one. */
+enum { HL_CHECK_RECORDS_INCREASED = 0, HL_CHECK_RECORDS_CHANGED = 1, HL_CHECK_RECORDS_ANY = 2 };
+/* --check-records=increased|changed|any into *(unsigned *)out; NULL or why
+ * the value is wrong. */
+const char *hl_report_parse_check_records(const char *value, void *out);
+/* Whether a check's record is shown in mode (HL_CHECK_RECORDS_*), as
+ * valgrind's leak_check shows it: increased (the default) when it grew,
+ * changed when it grew or shrank, any always. At the first check every
+ * record is new, so all are. */
+bool hl_report_check_record_grew(const struct hl_report_check_record *rec, unsigned mode);
+
+/* Whether function is the C runtime's start code that calls main, which
+ * valgrind names "(below main)". */
+bool hl_report_is_below_main(const char *function);
+/* How many frames of s valgrind shows (--show-below-main=no): up to main,
+ * looking from the outermost frame in; without main, up to the innermost
+ * start-code function (__libc_start_main...), which *below_main says is to
+ * be named "(below main)". */
+size_t hl_report_frames_to_main(const struct hl_report_stack *s, bool *below_main);
+
+/* --show-leak-kinds=definite,indirect,possible,reachable|all|none (and
+ * suppressed, which all does not include) into
+ * *(unsigned *)out; returns NULL or why the value is wrong. */
+const char *hl_report_parse_kinds(const char *value, void *out);
+/* --show-reachable=yes|no: all kinds, or the default ones, into
+ * *(unsigned *)out; NULL or why the value is wrong. */
+const char *hl_report_parse_show_reachable(const char *value, void *out);
+
+struct hl_report {
+	int64_t run_id;               /* database id, 0 if not stored */
+	const char *mode;             /* "run" or "daemon" */
+	const char **argv;            /* the command of `heapledger run` */
+	uint32_t argc;
+	uint64_t started_ns, ended_ns;
+	int exit_code;                /* what heapledger run exits with, -1 unknown */
+	struct hl_report_view view;   /* text display options */
+	const char *uuid;             /* names the run in every database, NULL if none */
+	const char *git_commit;       /* NULL if unknown */
+	const char *git_branch;
+	const char *cwd;              /* the directory and host it ran in, NULL if unknown */
+	const char *hostname;
+	const char **label_keys;      /* --label key=value, nlabels of each */
+	const char **label_values;
+	size_t nlabels;
+	bool gen_suppressions;        /* print a suppression after each leak record */
+	bool imported;                /* read from a JSON report: the directory and host
+				       * it ran in are not this process's (not stored) */
+	/* No process reported: what `heapledger run` saw happen instead (the
+	 * program killed, the run interrupted), NULL when it does not know. */
+	const char *unreported;
+	struct hl_report_process *procs;
+	size_t nprocs, procs_cap;
+	struct hl_arena arena;
+	struct hl_json_stacks *json_stacks; /* report_json.c's stacks written, by key */
+};
+
+void hl_report_init(struct hl_report *r);
+void hl_report_destroy(struct hl_report *r);
+/* Adds a finished process, symbolizing its leak and error stacks; at most
+ * max_frames frames per stack (0 = all). Its stacks' frames are the ones
+ * sym's memo keeps for the run (stack_memo.h): the report must not outlive
+ * sym (their strings are sym's anyway). */
+struct hl_report_process *hl_report_add_process(struct hl_report *r,
+						 struct hl_process *p,
+						 struct hl_symbolizer *sym,
+						 unsigned max_frames);
+/* A new zeroed process entry (for the database loader). */
+struct hl_report_process *hl_report_new_process(struct hl_report *r);
+
+/* How p ended, in words: "exited with status 0", "replaced by exec of X"... */
+void hl_report_describe_end(const struct hl_report_process *p, char *buf, size_t len);
+/* True, with the reason in buf, when p holds blocks that no leak scan
+ * classified (it was killed, _exited, or the hook ran none); false for a
+ * scanned process, an image replaced by exec, or one with nothing in use. */
+bool hl_report_not_scanned(const struct hl_report_process *p, char *buf, size_t len);
+/* True, with a sentence saying what may be missing in buf, when p's event
+ * stream ended without its EXIT record: the events the hook had not sent
+ * yet (each thread's latest) never arrived. */
+bool hl_report_stream_cut(const struct hl_report_process *p, char *buf, size_t len);
+
+/* Valgrind-style text, as r->view says. */
+void hl_report_print_text(const struct hl_report *r, FILE *out);
+void hl_report_print_process_text(const struct hl_report *r,
+				  const struct hl_report_process *p, FILE *out);
+/* The JSON document; returns 0 or -errno. */
+int hl_report_write_json(struct hl_report *r, FILE *out);
+/* The same document in pieces, for a run streamed process by process: the
+ * header (r's run fields), each process (first: the first written), the
+ * end. Each returns 0 or -errno. */
+int hl_report_json_begin(const struct hl_report *r, FILE *out);
+int hl_report_json_process(struct hl_report *r, const struct hl_report_process *p, bool first,
+			   FILE *out);
+/* Frees what the JSON writer kept of r (hl_report_destroy calls it). */
+void hl_report_json_forget(struct hl_report *r);
+int hl_report_json_end(FILE *out);
+/* --kind's list (definite, indirect, possible, reachable, unknown,
+ * suppressed, all; valgrind's or the JSON's spelling) into
+ * *(unsigned *)out as 1u << HL_CLASS_* bits; NULL or why it is wrong. */
+const char *hl_report_parse_kind_filter(const char *value, void *out);
+
+#endif /* HL_REPORTER_REPORT_H */

@@ -1,0 +1,404 @@
+/*
+ * reporter/store/store_import.c: `heapledger import`: merges the runs of another
+ * heapledger database into this one (store.h). A run is known by its UUID,
+ * so a run already present is skipped and importing twice adds nothing.
+ *
+ * Rows are copied table by table with INSERT ... SELECT from the attached
+ * file, every row id moved past the largest id of its table here (so the
+ * copies never collide) and every reference moved with its target table.
+ * The columns come from the table itself (PRAGMA table_info), so a column
+ * added by a later migration is copied without a change here.
+ *
+ * A run read from a JSON report is written by the store's own functions
+ * (hl_store_run_begin, hl_store_process), as `run` and `daemon` write, in
+ * one transaction around them all.
+ */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store.h"
+#include "store_int.h"
+#include "util.h"
+
+/* A copied table: which rows, and the table each id column points into. */
+struct import_table {
+	const char *name;
+	const char *where;        /* rows of the imported runs (temp.imp_runs, imp_processes) */
+	const char *remap[6][2];  /* column -> table whose ids it holds */
+};
+
+static const struct import_table tables[] = {
+	{ "runs", "id IN (SELECT id FROM temp.imp_runs)", { { "id", "runs" } } },
+	{ "run_labels", "run_id IN (SELECT id FROM temp.imp_runs)", { { "run_id", "runs" } } },
+	{ "processes", "run_id IN (SELECT id FROM temp.imp_runs)",
+	  { { "id", "processes" }, { "run_id", "runs" }, { "parent_id", "processes" },
+	    { "leaks_from", "processes" }, { "aggregates_from", "processes" },
+	    { "modules_from", "processes" } } },
+	{ "summaries", "process_id IN (SELECT id FROM temp.imp_processes)",
+	  { { "process_id", "processes" } } },
+	{ "module_rows", "process_id IN (SELECT id FROM temp.imp_processes)",
+	  { { "id", "module_rows" }, { "process_id", "processes" } } },
+	/* the symbols the imported frames name; those we have are merged after */
+	{ "symbols", "id IN (SELECT symbol_id FROM src.frames WHERE run_id IN"
+	  " (SELECT id FROM temp.imp_runs))", { { "id", "symbols" } } },
+	{ "frames", "run_id IN (SELECT id FROM temp.imp_runs)",
+	  { { "id", "frames" }, { "run_id", "runs" }, { "parent_id", "frames" },
+	    { "symbol_id", "symbols" } } },
+	{ "stacks", "run_id IN (SELECT id FROM temp.imp_runs)",
+	  { { "id", "stacks" }, { "run_id", "runs" }, { "leaf_frame_id", "frames" } } },
+	{ "stack_aggregate_rows", "process_id IN (SELECT id FROM temp.imp_processes)",
+	  { { "process_id", "processes" }, { "stack_id", "stacks" } } },
+	{ "leak_records", "process_id IN (SELECT id FROM temp.imp_processes)",
+	  { { "id", "leak_records" }, { "process_id", "processes" }, { "stack_id", "stacks" } } },
+	{ "errors", "process_id IN (SELECT id FROM temp.imp_processes)",
+	  { { "id", "errors" }, { "process_id", "processes" }, { "stack_id", "stacks" },
+	    { "alloc_stack_id", "stacks" }, { "free_stack_id", "stacks" } } },
+	{ "timeline", "process_id IN (SELECT id FROM temp.imp_processes)",
+	  { { "process_id", "processes" } } },
+	{ "checks", "process_id IN (SELECT id FROM temp.imp_processes)",
+	  { { "process_id", "processes" } } },
+	{ "check_records", "process_id IN (SELECT id FROM temp.imp_processes)",
+	  { { "process_id", "processes" }, { "stack_id", "stacks" } } },
+	{ "unstopped_threads", "process_id IN (SELECT id FROM temp.imp_processes)",
+	  { { "process_id", "processes" } } },
+};
+
+static size_t symbols_table(void)
+{
+	size_t i = 0;
+
+	while (strcmp(tables[i].name, "symbols"))
+		i++;
+	return i;
+}
+
+static int import_fail(struct hl_store *s, int rc, const char *what)
+{
+	return hl_store_fail(s, rc, what);
+}
+
+static int64_t query_i64(struct hl_store *s, const char *sql, int *rc)
+{
+	sqlite3_stmt *st;
+	int64_t v = 0;
+
+	if ((*rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL)) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	else
+		*rc = sqlite3_errcode(s->db);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* How far the ids of `table` move: past the largest id here. */
+static int64_t offset_of(struct hl_store *s, const char *table, int *rc)
+{
+	char sql[128];
+
+	snprintf(sql, sizeof(sql), "SELECT coalesce(max(id), 0) FROM main.%s", table);
+	return query_i64(s, sql, rc);
+}
+
+static int64_t table_offset(struct hl_store *s, const char *table, int *rc)
+{
+	static const char *const with_ids[] = { "runs", "processes", "module_rows", "symbols",
+						"frames", "stacks", "leak_records", "errors" };
+
+	for (size_t i = 0; i < HL_ARRAY_SIZE(with_ids); i++)
+		if (!strcmp(with_ids[i], table))
+			return offset_of(s, table, rc);
+	return 0;
+}
+
+/* INSERT INTO main.T(every column) SELECT (each moved as remap says) FROM src.T. */
+static int copy_table(struct hl_store *s, const struct import_table *t, const int64_t *offsets)
+{
+	char *sql = NULL, *cols = NULL, *exprs = NULL;
+	size_t sql_len = 0, cols_len = 0, exprs_len = 0;
+	FILE *fs = open_memstream(&sql, &sql_len), *fc = open_memstream(&cols, &cols_len);
+	FILE *fe = open_memstream(&exprs, &exprs_len);
+	sqlite3_stmt *st;
+	char pragma[96];
+	int rc, n = 0;
+
+	if (!fs || !fc || !fe)
+		abort();
+	snprintf(pragma, sizeof(pragma), "PRAGMA main.table_info(%s)", t->name);
+	rc = sqlite3_prepare_v2(s->db, pragma, -1, &st, NULL);
+	while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+		const char *col = (const char *)sqlite3_column_text(st, 1);
+		int64_t off = 0;
+
+		for (size_t i = 0; i < HL_ARRAY_SIZE(t->remap) && t->remap[i][0]; i++)
+			if (!strcmp(t->remap[i][0], col))
+				for (size_t j = 0; j < HL_ARRAY_SIZE(tables); j++)
+					if (!strcmp(tables[j].name, t->remap[i][1]))
+						off = offsets[j];
+		fprintf(fc, "%s\"%s\"", n ? "," : "", col);
+		if (off)
+			fprintf(fe, "%s\"%s\" + %lld", n ? "," : "", col, (long long)off);
+		else
+			fprintf(fe, "%s\"%s\"", n ? "," : "", col);
+		n++;
+	}
+	if (rc == SQLITE_OK)
+		sqlite3_finalize(st);
+	fclose(fc);
+	fclose(fe);
+	fprintf(fs, "INSERT INTO main.%s(%s) SELECT %s FROM src.%s WHERE %s", t->name, cols,
+		exprs, t->name, t->where);
+	fclose(fs);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+	free(sql);
+	free(cols);
+	free(exprs);
+	return rc;
+}
+
+/* Every column of src's table must be one of ours, or the copy would lose it. */
+static int same_columns(struct hl_store *s, const char *table, int *rc)
+{
+	char sql[256];
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM pragma_table_info('%s', 'src') s"
+		 " WHERE s.name NOT IN (SELECT name FROM pragma_table_info('%s', 'main'))",
+		 table, table);
+	return query_i64(s, sql, rc) == 0;
+}
+
+/* A table this file does not name (added by a later migration): copied
+ * when its only reference is process_id (the shape of per-process data),
+ * else refused, so that nothing is left behind silently. 0, 1 (refused), or
+ * an SQLite error. */
+static int copy_other_tables(struct hl_store *s, const int64_t *offsets, char *refused,
+			     size_t len)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT m.name, (SELECT count(*) FROM"
+		" pragma_table_info(m.name, 'src') c WHERE c.name = 'process_id'),"
+		" (SELECT count(*) FROM pragma_table_info(m.name, 'src') c"
+		"  WHERE c.name = 'id' OR (c.name LIKE '%\\_id' ESCAPE '\\' AND c.name <> 'process_id'))"
+		" FROM src.sqlite_master m WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+		" AND m.name <> 'leak_sites'", -1, &st, NULL);
+	int result = 0;
+
+	while (rc == SQLITE_OK && !result && sqlite3_step(st) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		bool known = false;
+
+		for (size_t i = 0; i < HL_ARRAY_SIZE(tables); i++)
+			known |= !strcmp(tables[i].name, name);
+		if (known)
+			continue;
+		if (sqlite3_column_int(st, 1) == 1 && sqlite3_column_int(st, 2) == 0) {
+			const struct import_table t = {
+				name, "process_id IN (SELECT id FROM temp.imp_processes)",
+				{ { "process_id", "processes" } },
+			};
+
+			rc = copy_table(s, &t, offsets);
+		} else {
+			snprintf(refused, len, "%s", name);
+			result = 1;
+		}
+	}
+	if (st)
+		sqlite3_finalize(st);
+	return rc != SQLITE_OK ? rc : result ? -1 : 0;
+}
+
+static int import_attached(struct hl_store *s, struct hl_import_result *out)
+{
+	int64_t offsets[HL_ARRAY_SIZE(tables)];
+	int rc = sqlite3_exec(s->db,
+		"CREATE TEMP TABLE imp_runs AS SELECT id FROM src.runs WHERE uuid IS NOT NULL"
+		" AND uuid NOT IN (SELECT uuid FROM main.runs WHERE uuid IS NOT NULL);"
+		"CREATE TEMP TABLE imp_processes AS SELECT id FROM src.processes"
+		" WHERE run_id IN (SELECT id FROM temp.imp_runs)", NULL, NULL, NULL);
+
+	if (rc == SQLITE_OK)
+		out->runs_imported = (uint64_t)query_i64(s, "SELECT count(*) FROM temp.imp_runs", &rc);
+	if (rc == SQLITE_OK)
+		out->processes_imported = (uint64_t)query_i64(s,
+			"SELECT count(*) FROM temp.imp_processes", &rc);
+	if (rc == SQLITE_OK)
+		out->runs_present = (uint64_t)query_i64(s, "SELECT count(*) FROM src.runs"
+			" WHERE uuid IN (SELECT uuid FROM main.runs)", &rc);
+	if (rc == SQLITE_OK)
+		out->runs_without_uuid = (uint64_t)query_i64(s, "SELECT count(*) FROM src.runs"
+			" WHERE uuid IS NULL", &rc);
+	for (size_t i = 0; rc == SQLITE_OK && i < HL_ARRAY_SIZE(tables); i++)
+		offsets[i] = table_offset(s, tables[i].name, &rc);
+	for (size_t i = 0; rc == SQLITE_OK && out->runs_imported && i < HL_ARRAY_SIZE(tables); i++)
+		rc = copy_table(s, &tables[i], offsets);
+	if (rc == SQLITE_OK && out->runs_imported) {
+		char refused[128];
+
+		rc = copy_other_tables(s, offsets, refused, sizeof(refused));
+		if (rc == -1) {
+			snprintf(s->error, sizeof(s->error), "table %s: import does not know how"
+				 " to copy its rows; nothing was imported", refused);
+			return -1;
+		}
+	}
+	/* Symbols are shared by all runs: an imported one we had already is
+	 * replaced by ours in the imported frames. */
+	if (rc == SQLITE_OK && out->runs_imported) {
+		const int64_t sym = offsets[symbols_table()], runs = offsets[0];
+		char sql[1536];
+
+		snprintf(sql, sizeof(sql),
+			 "CREATE TEMP TABLE imp_symbols(copy INTEGER PRIMARY KEY, keep INTEGER);"
+			 "INSERT INTO temp.imp_symbols SELECT n.id, (SELECT min(o.id) FROM main.symbols o"
+			 " WHERE o.key = n.key AND o.id <= %lld AND o.module IS n.module"
+			 " AND o.module_offset IS n.module_offset AND o.function IS n.function"
+			 " AND o.file IS n.file AND o.line IS n.line) FROM main.symbols n WHERE n.id > %lld;"
+			 "DELETE FROM temp.imp_symbols WHERE keep IS NULL;"
+			 "UPDATE main.frames SET symbol_id = (SELECT keep FROM temp.imp_symbols"
+			 " WHERE copy = frames.symbol_id) WHERE run_id > %lld"
+			 " AND symbol_id IN (SELECT copy FROM temp.imp_symbols);"
+			 "DELETE FROM main.symbols WHERE id IN (SELECT copy FROM temp.imp_symbols);"
+			 "DROP TABLE temp.imp_symbols",
+			 (long long)sym, (long long)sym, (long long)runs);
+		rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+	}
+	/* Leak sites: the first and last imported run of each, merged with ours. */
+	if (rc == SQLITE_OK && out->runs_imported) {
+		char sql[1024];
+
+		snprintf(sql, sizeof(sql),
+			 "INSERT INTO main.leak_sites(fingerprint, function, first_run_id, last_run_id)"
+			 " SELECT l.fingerprint, (SELECT function FROM src.leak_sites t"
+			 "  WHERE t.fingerprint = l.fingerprint), min(p.run_id) + %lld,"
+			 "  max(p.run_id) + %lld FROM src.leaks l JOIN src.processes p"
+			 "  ON p.id = l.process_id WHERE p.run_id IN (SELECT id FROM temp.imp_runs)"
+			 "  AND l.fingerprint IS NOT NULL GROUP BY l.fingerprint"
+			 " ON CONFLICT(fingerprint) DO UPDATE SET"
+			 " first_run_id = min(first_run_id, excluded.first_run_id),"
+			 " last_run_id = max(last_run_id, excluded.last_run_id)",
+			 (long long)offsets[0], (long long)offsets[0]);
+		rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+	}
+	sqlite3_exec(s->db, "DROP TABLE IF EXISTS temp.imp_runs;"
+		     " DROP TABLE IF EXISTS temp.imp_processes", NULL, NULL, NULL);
+	return rc;
+}
+
+int hl_store_import_db(struct hl_store *s, const char *path, struct hl_import_result *out)
+{
+	struct hl_store *src = NULL;
+	sqlite3_stmt *st;
+	int err, rc, version;
+
+	memset(out, 0, sizeof(*out));
+	/* Ours, and of this schema (an older one is upgraded, as `report` does). */
+	err = hl_store_open(path, true, &src);
+	if (err) {
+		snprintf(s->error, sizeof(s->error), "%s", hl_store_error(src));
+		hl_store_close(src);
+		return err;
+	}
+	hl_store_close(src);
+	rc = sqlite3_prepare_v2(s->db, "ATTACH DATABASE ? AS src", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(s->db);
+		sqlite3_finalize(st);
+	}
+	if (rc != SQLITE_OK)
+		return import_fail(s, rc, "attaching the database");
+	version = (int)query_i64(s, "PRAGMA src.user_version", &rc);
+	if (rc == SQLITE_OK && version != hl_store_schema_version()) {
+		sqlite3_exec(s->db, "DETACH DATABASE src", NULL, NULL, NULL);
+		snprintf(s->error, sizeof(s->error), "%s has schema version %d, this heapledger %d:"
+			 " import it with the heapledger that wrote it", path, version,
+			 hl_store_schema_version());
+		return -EPROTO;
+	}
+	for (size_t i = 0; rc == SQLITE_OK && i < HL_ARRAY_SIZE(tables); i++) {
+		if (!same_columns(s, tables[i].name, &rc) && rc == SQLITE_OK) {
+			sqlite3_exec(s->db, "DETACH DATABASE src", NULL, NULL, NULL);
+			snprintf(s->error, sizeof(s->error), "%s: table %s has columns this"
+				 " heapledger does not know", path, tables[i].name);
+			return -EPROTO;
+		}
+	}
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(s->db, "PRAGMA foreign_keys=OFF; BEGIN IMMEDIATE", NULL, NULL, NULL);
+	if (rc == SQLITE_OK) {
+		rc = import_attached(s, out);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+		if (rc != SQLITE_OK) {
+			err = rc == -1 ? -EPROTO : import_fail(s, rc, "import");
+			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+			memset(out, 0, sizeof(*out));
+		}
+	} else {
+		err = import_fail(s, rc, "import");
+	}
+	sqlite3_exec(s->db, "PRAGMA foreign_keys=ON; DETACH DATABASE src", NULL, NULL, NULL);
+	return err;
+}
+
+/* Is a run with this UUID here? 1, 0, or an SQLite error (negative). */
+static int run_present(struct hl_store *s, const char *uuid)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT 1 FROM runs WHERE uuid = ?", -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return -rc;
+	sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -rc;
+}
+
+int hl_store_import_run(struct hl_store *s, const struct hl_report *r,
+			struct hl_process *const *procs, size_t nprocs,
+			struct hl_symbolizer *sym, struct hl_import_result *out)
+{
+	int64_t run_id = 0;
+	int err, present = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!r->uuid) {
+		snprintf(s->error, sizeof(s->error), "the run has no UUID");
+		return -EINVAL;
+	}
+	/* A run without a process is not stored by run or daemon either. */
+	if (!nprocs) {
+		out->runs_empty = 1;
+		return 0;
+	}
+	/* The batch's write lock is taken before the UUID is looked up, so two
+	 * imports of one file cannot both add it; a process that fails fails
+	 * the whole run (not only its savepoint). */
+	err = hl_store_batch_begin(s);
+	if (!err && (present = run_present(s, r->uuid)) < 0)
+		err = import_fail(s, -present, "import");
+	if (!err && !present)
+		err = hl_store_run_begin(s, r, &run_id);
+	for (size_t i = 0; i < nprocs && !err && !present; i++)
+		err = hl_store_process(s, run_id, procs[i], sym);
+	if (!err && !present)
+		err = hl_store_run_end(s, run_id, r->ended_ns, r->exit_code);
+	if (err) {
+		hl_store_batch_abort(s);
+		return err;
+	}
+	if ((err = hl_store_batch_end(s)))
+		return err;
+	out->runs_present = present ? 1 : 0;
+	out->runs_imported = present ? 0 : 1;
+	out->processes_imported = present ? 0 : nprocs;
+	return 0;
+}

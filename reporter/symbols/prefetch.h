@@ -1,0 +1,38 @@
+/*
+ * reporter/symbols/prefetch.h: symbolization ahead of time, while the program runs.
+ *
+ * The report is due right after the program exits, and most of the time it
+ * used to take was libdw opening debug info (libc6-dbg's sections are
+ * zlib-compressed and libdw inflates all of them when it opens the file:
+ * about 90 ms). `heapledger run` therefore hands every new return address of
+ * every stack to a background thread (nice 10) that symbolizes it into the
+ * run's symbolizer as soon as the STACK record has arrived. Results are
+ * cached per (module, address) and do not depend on when they were made, so
+ * the report is the same; only less of the work is left after the exit.
+ *
+ * The main thread owns the run's state and only copies what the thread needs
+ * (module path, bias, build-id; addresses) into a queue under a lock. The
+ * symbolizer belongs to the thread from hl_prefetch_start until
+ * hl_prefetch_stop, which lets it finish the address in progress, drops the
+ * rest of the queue and joins it.
+ */
+#ifndef HL_REPORTER_PREFETCH_H
+#define HL_REPORTER_PREFETCH_H
+
+#include <stddef.h>
+
+#include "state.h"
+#include "symbolize.h"
+
+struct hl_prefetch;
+
+/* NULL if the thread cannot be started (then nothing is prefetched). */
+struct hl_prefetch *hl_prefetch_start(struct hl_symbolizer *sym);
+/* Queues the return addresses of the stacks that are new in run since the
+ * last call. Main thread only; run->procs must only grow (run mode). */
+void hl_prefetch_scan(struct hl_prefetch *pf, const struct hl_run *run);
+/* Stops the thread, frees everything; returns how many addresses it
+ * symbolized. pf may be NULL. */
+size_t hl_prefetch_stop(struct hl_prefetch *pf);
+
+#endif /* HL_REPORTER_PREFETCH_H */

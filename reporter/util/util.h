@@ -1,0 +1,88 @@
+/*
+ * reporter/util/util.h: small helpers shared by the reporter's files: logging,
+ * checked allocation, a bump arena for strings and frames, number formatting.
+ *
+ * The reporter is an ordinary program (it runs outside the process under
+ * test), so it may use malloc and stdio freely; what it must never do is
+ * crash on what a peer sends, so every size that comes from the wire is
+ * checked before it reaches these helpers.
+ */
+#ifndef HL_REPORTER_UTIL_H
+#define HL_REPORTER_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define HL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define HL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* "heapledger: <message>\n" to stderr. */
+void hl_log(const char *fmt, ...) HL_PRINTF(1, 2);
+/* Set by -q / tests to silence hl_log (errors from bad peers included). */
+extern bool hl_log_quiet;
+
+/* malloc/calloc/realloc/strdup that abort with a message when memory runs
+ * out: the reporter cannot do anything useful without memory. */
+void *hl_xmalloc(size_t bytes);
+void *hl_xcalloc(size_t count, size_t bytes);
+void *hl_xrealloc(void *p, size_t bytes);
+char *hl_xstrdup(const char *s);
+/* Grows *array (of *capacity elements of `elem` bytes) so index `need` fits. */
+void hl_grow(void **array, size_t *capacity, size_t need, size_t elem);
+
+/* Bump allocator: many small allocations freed together. */
+struct hl_arena_chunk;
+struct hl_arena {
+	struct hl_arena_chunk *head; /* newest chunk, linked to older ones */
+	size_t used;                 /* bytes used in head */
+	size_t size;                 /* usable bytes in head */
+};
+void hl_arena_init(struct hl_arena *a);
+void *hl_arena_alloc(struct hl_arena *a, size_t bytes); /* 8-aligned, zeroed */
+char *hl_arena_strdup(struct hl_arena *a, const char *s);
+char *hl_arena_strndup(struct hl_arena *a, const char *s, size_t len);
+void hl_arena_free(struct hl_arena *a);
+
+/* 1234567 -> "1,234,567" into buf (at least 32 bytes); returns buf. */
+char *hl_fmt_grouped(char *buf, uint64_t v);
+
+/* `len` bytes as 2 * len lowercase hex digits and a NUL into buf (build-ids:
+ * the database and the debug cache's file names); returns buf. */
+char *hl_fmt_hex(char *buf, const uint8_t *bytes, size_t len);
+
+/* In an array of n elements of `stride` bytes sorted by a uint64_t key at
+ * `key_offset`, the index of the first element whose key is above x (the
+ * element at or below x, if any, is the one before it). */
+static inline size_t hl_upper_bound(const void *base, size_t n, size_t stride,
+				    size_t key_offset, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t key;
+
+		memcpy(&key, (const char *)base + mid * stride + key_offset, sizeof(key));
+		if (key <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+#define HL_UPPER_BOUND(array, n, field, x) \
+	hl_upper_bound((array), (n), sizeof(*(array)), offsetof(__typeof__(*(array)), field), (x))
+
+/* Opens path read-only if it is a regular file, without ever blocking (a
+ * FIFO or device named by a peer must not stall the reporter): returns the
+ * fd, or -errno (-EINVAL for anything but a regular file). */
+int hl_open_regular(const char *path);
+
+/* CLOCK_REALTIME / CLOCK_MONOTONIC in nanoseconds. */
+uint64_t hl_now_realtime_ns(void);
+uint64_t hl_now_monotonic_ns(void);
+
+#endif /* HL_REPORTER_UTIL_H */
