@@ -13,6 +13,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SRC=$ROOT/bench
 LIBDIR=/usr/lib/x86_64-linux-gnu
+EFENCE=/usr/lib/libefence.so.0 # Debian's electric-fence
 
 ALL_WORKLOADS=(churn ring2 ring8 realloc mixed python python-src sqlite sqlite-src cc1 scan)
 SYNTHETIC=" churn ring2 ring8 realloc mixed "
@@ -45,7 +46,7 @@ PYTHON_OPT="-g -fwrapv -O3 -Wall" # configure puts -DNDEBUG before it
 PYTHON_CFLAGS="-g -fstack-protector -Wformat -Werror=format-security"
 PYTHON_CPPFLAGS="-Wdate-time -D_FORTIFY_SOURCE=2"
 PYTHON_LDFLAGS="-Wl,-z,relro"
-ALL_VARIANTS=(glibc jemalloc mimalloc tcmalloc heapledger heapledger-nostack hl-run heaptrack lsan asan hl-full hl-run-full valgrind)
+ALL_VARIANTS=(glibc jemalloc mimalloc tcmalloc heapledger heapledger-nostack hl-run heaptrack lsan asan hl-full hl-run-full hl-guard hl-sample efence valgrind)
 
 usage() {
 	cat <<'EOF'
@@ -61,7 +62,9 @@ usage: bench/run.sh [options]
   --allocators V[,V...] columns: glibc jemalloc mimalloc tcmalloc heapledger
                         heapledger-nostack (stacks=0) hl-run heaptrack lsan
                         asan hl-full hl-run-full (checks=full, preloaded and
-                        under heapledger run) valgrind (glibc always runs: it
+                        under heapledger run) hl-guard (checks=guard)
+                        hl-sample (guard_sample=1000) efence (Electric
+                        Fence, preloaded) valgrind (glibc always runs: it
                         is the baseline)
   --build DIR           meson build directory holding bench/ (default: build)
   --lib PATH            libheapledger.so (default: DIR/libhook/libheapledger.so)
@@ -69,7 +72,8 @@ usage: bench/run.sh [options]
                         ../reporter/heapledger)
   --scale P             size of the allocator runs, percent (default 100)
   --tool-scale P        size for the checking tools: hl-run, heaptrack, lsan,
-                        asan, hl-full, hl-run-full (default 25)
+                        asan, hl-full, hl-run-full, hl-guard, hl-sample,
+                        efence (default 25)
   --valgrind-scale P    size for valgrind (default 2)
   --out FILE            where to write the report (default bench/RESULTS.md)
   --keep                keep the work directory (outputs of every run)
@@ -189,7 +193,7 @@ preload_of() {
 
 scale_of() {
 	case $1 in
-	hl-run | heaptrack | lsan | asan | hl-full | hl-run-full) echo "$scale_tool" ;;
+	hl-run | heaptrack | lsan | asan | hl-full | hl-run-full | hl-guard | hl-sample | efence) echo "$scale_tool" ;;
 	valgrind) echo "$scale_vg" ;;
 	*) echo "$scale_full" ;;
 	esac
@@ -367,7 +371,8 @@ for v in "${variants[@]}"; do
 	case $v in
 	glibc) available[$v]=yes ;;
 	jemalloc | mimalloc | tcmalloc | heapledger | heapledger-nostack) [ -f "$(preload_of "$v")" ] && available[$v]=yes ;;
-	hl-full) [ -f "$lib" ] && available[$v]=yes ;;
+	hl-full | hl-guard | hl-sample) [ -f "$lib" ] && available[$v]=yes ;;
+	efence) [ -f "$EFENCE" ] && available[$v]=yes ;;
 	hl-run | hl-run-full) [ -f "$lib" ] && [ -x "$reporter" ] && available[$v]=yes ;;
 	heaptrack | valgrind) command -v "$v" >/dev/null && available[$v]=yes ;;
 	lsan) build_sanitized lsan -fsanitize=leak && available[$v]=yes ;;
@@ -437,6 +442,12 @@ variant_prefix() {
 	# to ASan, which needs a rebuild, and valgrind.
 	hl-full) printf '%s\n' env "LD_PRELOAD=$lib" HEAPLEDGER_OPTIONS=checks=full ;;
 	hl-run-full) printf '%s\n' env "HEAPLEDGER_LIB=$lib" "$reporter" run --checks full --db "$work/hl.db" -- ;;
+	# Faults at the instruction: every block against a guard page (as
+	# Electric Fence at malloc's alignment, as guard_align's default), or one
+	# allocation in 1000 (as GWP-ASan, for production).
+	hl-guard) printf '%s\n' env "LD_PRELOAD=$lib" HEAPLEDGER_OPTIONS=checks=guard ;;
+	hl-sample) printf '%s\n' env "LD_PRELOAD=$lib" HEAPLEDGER_OPTIONS=guard_sample=1000 ;;
+	efence) printf '%s\n' env "LD_PRELOAD=$EFENCE" EF_ALIGNMENT=16 ;;
 	heaptrack) printf '%s\n' heaptrack -o "$work/ht/trace" ;;
 	valgrind) printf '%s\n' valgrind --leak-check=full --trace-children=yes ;;
 	esac
@@ -548,7 +559,7 @@ mkdir -p "$(dirname "$out")"
 	echo "- Packages: $(versions)"
 	built=$(built_versions)
 	[ -z "$built" ] || echo "- Built from source, plain and per sanitizer: $built"
-	echo "- Rounds: $rounds, interleaved; sizes: allocators ${scale_full}%, hl-run, heaptrack, lsan, asan, hl-full and hl-run-full ${scale_tool}%, valgrind ${scale_vg}% of a full run"
+	echo "- Rounds: $rounds, interleaved; sizes: allocators ${scale_full}%, hl-run, heaptrack, lsan, asan, hl-full, hl-run-full, hl-guard, hl-sample and efence ${scale_tool}%, valgrind ${scale_vg}% of a full run"
 	echo
 	if [ ${#workloads[@]} -gt 0 ]; then
 		awk -F'\t' -v plan="${plan[*]}" -v workloads="${workloads[*]}" \

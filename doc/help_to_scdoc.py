@@ -34,9 +34,14 @@ def blocks(text):
     summary = ' '.join(paragraphs[1].split())
     options = []
     for line in paragraphs[2].splitlines()[1:]:   # after "Options:"
-        m = re.match(r'\s+(?:-(\w), )?\s*--(\S+)(?: (\S+))?\s{2,}(.*)', line)
+        # An option starts at column 2 ("-q, --quiet") or 6 ("--db FILE");
+        # its help follows two spaces on, or on the lines below when the
+        # name is long; wrapped help goes on at the help column.
+        m = re.match(r' {2,6}(?:-(\w), )?--(\S+)(?: (\S+))?(?: {2,}(.*))?$', line)
         if m:
-            options.append(m.groups())
+            options.append(list(m.groups()[:3]) + [m.group(4) or ''])
+        elif options:
+            options[-1][3] = (options[-1][3] + ' ' + line.strip()).strip()
     extra = [' '.join(p.split()) for p in paragraphs[3:] if not p.startswith('The manual')]
     return usage, summary, options, extra
 

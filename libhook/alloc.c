@@ -121,17 +121,48 @@ static size_t with_guard(size_t n)
 	return __builtin_add_overflow(n, hl_checks_redzone, &want) ? SIZE_MAX : want;
 }
 
+static void stats_on_alloc_any(struct hl_thread_cache *tc, size_t n)
+{
+	bool orphan = tc == NULL;
+	if (orphan && (tc = orphan_acquire()) == NULL)
+		return;
+	hl_stats_on_alloc(tc, n);
+	if (orphan)
+		orphan_release();
+}
+
+/* checks=guard, or this thread's sampled allocation under guard_sample=: a
+ * block against a guard page (guardpage.c), or NULL to allocate as usual. */
+HL_NOINLINE static void *alloc_guarded_slow(struct hl_thread_cache *tc, size_t n,
+					    size_t alignment, unsigned kind, bool *fresh)
+{
+	if (!hl_guard_wanted(tc))
+		return NULL;
+	if (!hl_guard_all)
+		hl_guard_sampled(tc);
+	void *p = hl_guard_alloc(n, alignment, kind);
+	if (p == NULL)
+		return NULL;
+	hl_range_set_owner(hl_range_of(p), 0, kind);
+	stats_on_alloc_any(tc, n);
+	*fresh = true;
+	return p;
+}
+
 /* Allocates without tracking. *fresh tells calloc the memory is known zero. */
 void *hl_alloc_core(size_t n, size_t alignment, unsigned kind, bool *fresh)
 {
 	struct hl_thread_cache *tc = hl_cache_get();
 	*fresh = false;
+	void *p;
+	if (hl_unlikely(hl_guard_on) && (p = alloc_guarded_slow(tc, n, alignment, kind, fresh)))
+		return p;
 	if (hl_likely(tc != NULL))
 		return alloc_with_cache(tc, n, alignment, kind, fresh);
 	tc = orphan_acquire();
 	if (tc == NULL)
 		return NULL;
-	void *p = alloc_with_cache(tc, n, alignment, kind, fresh);
+	p = alloc_with_cache(tc, n, alignment, kind, fresh);
 	orphan_release();
 	return p;
 }
@@ -208,6 +239,9 @@ void *hl_alloc_core_growable(size_t n, unsigned kind)
 	struct hl_thread_cache *tc = hl_cache_get();
 	size_t size = hl_range_size_for(with_guard(n));
 	bool fresh;
+	void *p;
+	if (hl_unlikely(hl_guard_on) && (p = alloc_guarded_slow(tc, n, HL_ALIGN, kind, &fresh)))
+		return p;
 	if (tc == NULL || size == 0 || size > HL_CACHE_MAX)
 		return hl_alloc_core(n, HL_ALIGN, kind, &fresh);
 	struct hl_range *r = alloc_medium_slow(tc, size, &fresh);
@@ -279,7 +313,8 @@ static void release_with_cache(struct hl_thread_cache *tc, struct hl_range *r, b
  * reading memory that is not ours. */
 enum hl_ptr_class hl_ptr_classify(const void *p)
 {
-	if (((uintptr_t)p & (HL_ALIGN - 1)) != 0)
+	/* a guarded block starts as its size allows (guardpage.c) */
+	if (((uintptr_t)p & (HL_ALIGN - 1)) != 0 && !hl_guard_owns(p))
 		return HL_PTR_FOREIGN;
 	switch (hl_registry_lookup(p)) {
 	case HL_REGION_SEGMENT: {
@@ -293,8 +328,10 @@ enum hl_ptr_class hl_ptr_classify(const void *p)
 		return HL_PTR_SMALL;
 	}
 	case HL_REGION_LARGE:
-		if (!hl_large_owns(p))
-			return HL_PTR_FOREIGN;
+		if (!hl_large_owns(p)) {
+			struct hl_misuse freed;
+			return hl_guard_describe_freed(p, &freed) ? HL_PTR_FREED : HL_PTR_FOREIGN;
+		}
 		return hl_block_is_live(hl_range_of(p)) ? HL_PTR_LARGE : HL_PTR_FREED;
 	default:
 		return HL_PTR_FOREIGN;
@@ -373,7 +410,8 @@ size_t hl_usable_size(const void *p)
 	if (p == NULL)
 		return 0;
 	enum hl_ptr_class c = hl_ptr_classify(p);
-	if (hl_unlikely(c <= HL_PTR_LARGE && hl_block_is_guarded(hl_range_of(p))))
+	if (hl_unlikely(c <= HL_PTR_LARGE &&
+			(hl_block_is_guarded(hl_range_of(p)) || hl_guard_owns(p))))
 		return hl_block_requested(hl_range_of(p)); /* the guard bytes are not the program's */
 	if (c == HL_PTR_SMALL)
 		return hl_range_usable(hl_range_of(p));
@@ -383,11 +421,29 @@ size_t hl_usable_size(const void *p)
 	return 0;
 }
 
+/* guard_sample=: this allocation is the sampled one. The block the fast
+ * path took goes back to its bin (counted once: the guarded block has the
+ * same size). */
+HL_NOINLINE static void *sample_swap(struct hl_thread_cache *tc, void *p, size_t n, unsigned kind)
+{
+	hl_guard_sampled(tc);
+	void *q = hl_guard_alloc(n, HL_ALIGN, kind);
+	if (q == NULL)
+		return p;
+	hl_range_set_owner(hl_range_of(q), 0, kind);
+	hl_release_core_uncounted(hl_range_of(p));
+	return q;
+}
+
 void *hl_malloc_fast_tail(struct hl_thread_cache *tc, void *p, size_t n, unsigned kind,
 			  bool publish)
 {
 	if (publish)
 		hl_stats_publish(tc);
+	/* off: one test of a flag that is never written (no store, as a
+	 * countdown kept at UINT64_MAX would need) */
+	if (hl_unlikely(hl_guard_on) && --tc->guard_countdown == 0)
+		p = sample_swap(tc, p, n, kind);
 	if (hl_unlikely(hl_track_enabled))
 		hl_range_set_stack(hl_range_of(p), hl_track_alloc(p, n, kind));
 	return p;

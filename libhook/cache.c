@@ -116,6 +116,7 @@ static struct hl_thread_cache *cache_new(bool shared)
 	}
 	if (hl_relaxed_load(&hl_multithreaded))
 		hl_relaxed_store(&tc->alloc_mark, HL_PUBLISH_STEP);
+	tc->guard_countdown = hl_guard_countdown_start();
 	tc->next = caches;
 	if (caches)
 		caches->prev = tc;
@@ -132,7 +133,12 @@ static bool fast_paths_on;
 
 static struct hl_thread_cache *fast_cache(struct hl_thread_cache *tc)
 {
-	return fast_paths_on && hl_checks_redzone == 0 ? tc : NULL;
+	/* guard_sample= counts allocations in the fast path's tail, which
+	 * runs for every allocation only while tracking is on. */
+	bool sampling_missed = hl_guard_on && !hl_track_enabled;
+	return fast_paths_on && hl_checks_redzone == 0 && !hl_guard_all && !sampling_missed
+		       ? tc
+		       : NULL;
 }
 
 struct hl_thread_cache *hl_cache_create_shared(void)
@@ -429,6 +435,8 @@ void hl_caches_drain_remote(void)
 void hl_cache_options_known(void)
 {
 	fast_paths_on = true;
+	if (hl_tcache != NULL)
+		hl_tcache->guard_countdown = hl_guard_countdown_start();
 	hl_fast_tcache = fast_cache(hl_tcache);
 }
 

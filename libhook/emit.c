@@ -1093,8 +1093,7 @@ bool hl_emit_finish(unsigned how, int status)
 	send_definitions_locked();
 	struct live_sink sink = { .flags = 0 };
 	struct hl_unstopped unstopped = { 0 };
-	if (how != HL_EXIT_NORMAL || !hl_options.scan ||
-	    !hl_leakcheck_run(NULL, live_scanned, &sink, &unstopped)) {
+	if (!hl_leakcheck_scans_at(how) || !hl_leakcheck_run(NULL, live_scanned, &sink, &unstopped)) {
 		sink = (struct live_sink){ .flags = 0 };
 		hl_heap_walk(live_block, &sink);
 		live_close(&sink);

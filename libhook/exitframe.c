@@ -12,6 +12,9 @@
  * the frame of libc's exit() (main's return calls it too), and the stack
  * pointer and callee-saved registers of its caller are the ones read.
  * Nothing is interposed, so no frame of ours sits in the program's stacks.
+ * _exit and _Exit are interposed (exitpath.c): they name themselves
+ * (hl_exit_frame_from) and the walk stops at their caller instead. After a
+ * fatal signal the interrupted context is the frame (hl_exit_frame_set).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -25,14 +28,38 @@
 #include "track.h"
 
 static uintptr_t exit_sp;
-static uintptr_t exit_regs[8];
+static uintptr_t exit_regs[HL_SCAN_REGS];
+static const void *exit_fn; /* the function whose caller exits; NULL: libc's exit */
+static uintptr_t inherited_sp; /* a clone() child: its parent's stack pointer then */
 
-/* libc's exit(): [lo, hi). */
+void hl_exit_frame_inherited(uintptr_t sp)
+{
+	inherited_sp = sp;
+}
+
+uintptr_t hl_exit_frame_inherited_sp(void)
+{
+	return inherited_sp;
+}
+
+void hl_exit_frame_from(const void *fn)
+{
+	exit_fn = fn;
+}
+
+void hl_exit_frame_set(uintptr_t sp, const uintptr_t *regs, unsigned nregs)
+{
+	for (unsigned i = 0; i < HL_SCAN_REGS; i++)
+		exit_regs[i] = i < nregs ? regs[i] : 0;
+	exit_sp = sp;
+}
+
+/* The exiting function (libc's exit() unless named): [lo, hi). */
 static bool exit_span(uintptr_t *lo, uintptr_t *hi)
 {
 	Dl_info info;
 	const ElfW(Sym) *sym = NULL;
-	void *fn = dlsym(RTLD_DEFAULT, "exit");
+	void *fn = exit_fn ? (void *)exit_fn : dlsym(RTLD_DEFAULT, "exit");
 	if (fn == NULL || !dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) || sym == NULL ||
 	    sym->st_size == 0)
 		return false;
@@ -65,6 +92,8 @@ void hl_exit_frame_find(void)
 	uintptr_t lo, hi;
 	unw_context_t context;
 	unw_cursor_t cursor;
+	if (exit_sp != 0)
+		return; /* set from a signal's context */
 	if (!exit_span(&lo, &hi) || unw_getcontext(&context) != 0 ||
 	    unw_init_local(&cursor, &context) != 0 || !hl_walk_begin())
 		return;
@@ -89,7 +118,7 @@ bool hl_exit_frame(uintptr_t *sp, uintptr_t *regs)
 	if (exit_sp == 0)
 		return false;
 	*sp = exit_sp;
-	for (unsigned i = 0; i < 8; i++)
+	for (unsigned i = 0; i < HL_SCAN_REGS; i++)
 		regs[i] = exit_regs[i];
 	return true;
 }

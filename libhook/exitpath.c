@@ -2,8 +2,9 @@
  * libhook/exitpath.c: the ways out of a process that skip our destructor.
  *
  * _exit/_Exit run no destructors and abort runs nothing at all, so they are
- * interposed: the hook reports (LIVE set and EXIT to the reporter, or the
- * standalone summary) and then ends the process the way the program asked.
+ * interposed: the hook reports (after _exit, the leak scan valgrind runs at
+ * exit_group; LIVE set and EXIT to the reporter, or the standalone summary)
+ * and then ends the process the way the program asked.
  * exec replaces the image: execve/execv/execvp/execvpe are interposed to
  * send every thread's buffered events and an EXEC record first (an image
  * whose stream ends on it was replaced, even by one that never reports)
@@ -34,6 +35,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "scan.h"
 #include "track.h"
 
 static void (*real_abort)(void);
@@ -61,14 +63,24 @@ static __attribute__((noreturn)) void exit_group(int status)
 		syscall(SYS_exit_group, status);
 }
 
+/* The scan reads the exiting thread from the caller of `fn` up; not in a
+ * vfork child, whose memory (this variable too) is its parent's. */
+static void exit_frame_from(const void *fn)
+{
+	if (hl_process_kind() != HL_PROCESS_SHARER)
+		hl_exit_frame_from(fn);
+}
+
 HL_API __attribute__((noreturn)) void _exit(int status)
 {
+	exit_frame_from((const void *)_exit);
 	hl_exit_report(HL_EXIT_UNDERSCORE, status);
 	exit_group(status);
 }
 
 HL_API __attribute__((noreturn)) void _Exit(int status)
 {
+	exit_frame_from((const void *)_Exit);
 	hl_exit_report(HL_EXIT_UNDERSCORE, status);
 	exit_group(status);
 }
@@ -112,7 +124,11 @@ static int clone_child(void *p)
 {
 	struct clone_start start = *(struct clone_start *)p;
 	hl_fork_child();
+	hl_exit_frame_inherited((uintptr_t)p); /* in clone()'s frame, on the parent's stack */
 	int status = start.fn(start.arg);
+	/* fn's frames are dead: the scan reads from this frame up. */
+	uintptr_t regs[1] = { 0 };
+	hl_exit_frame_set((uintptr_t)__builtin_frame_address(0), regs, 0);
 	hl_exit_report(HL_EXIT_UNDERSCORE, status & 0xff);
 	return status;
 }

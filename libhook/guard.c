@@ -88,7 +88,7 @@ static uint8_t canary_run[PATTERN_BYTES], fill_run[PATTERN_BYTES];
 
 void hl_checks_init(void)
 {
-	if (hl_options.checks)
+	if (hl_options.checks == HL_CHECKS_FULL)
 		hl_checks_redzone = hl_options.redzone ? hl_options.redzone : 1;
 	memset(canary_run, HL_GUARD_CANARY, sizeof(canary_run));
 	memset(fill_run, (int)hl_options.fill, sizeof(fill_run));
@@ -411,7 +411,7 @@ void hl_checks_cache_retire(struct hl_thread_cache *tc)
 void hl_checks_release(struct hl_range *r, unsigned call, bool to_arena)
 {
 	uint64_t limit = (uint64_t)hl_options.quarantine_mib << 20;
-	if (hl_checks_redzone != 0 && limit != 0 &&
+	if (hl_checks_redzone != 0 && limit != 0 && !hl_guard_owns(r) &&
 	    (!(hl_range_flags(r) & HL_RANGE_LARGE) || held_bytes(r) <= limit / 4)) {
 		hl_stats_on_release(hl_block_requested(r));
 		quarantine_put(r, call);

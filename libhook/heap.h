@@ -298,6 +298,12 @@ HL_INLINE size_t hl_large_usable(struct hl_range *r)
 /* A large block of n bytes aligned to `alignment`; *fresh is true when its
  * memory comes straight from the kernel (already zero). */
 void *hl_large_alloc(size_t n, size_t alignment, bool *fresh);
+/* Formats a block of n bytes at base + lead + 32 in memory the caller owns
+ * (map_bytes from base: a guarded slot's pages) and adds it to the live set;
+ * the block, or NULL when the set cannot grow. */
+void *hl_large_adopt(char *base, size_t map_bytes, size_t lead, size_t n);
+/* Takes an adopted block out of the live set. */
+void hl_large_forget(struct hl_range *r);
 void hl_large_free(struct hl_range *r);
 /* Resizes a large block with mremap; NULL if it cannot. */
 void *hl_large_resize(struct hl_range *r, size_t n);
@@ -466,9 +472,17 @@ struct hl_misuse {
 	uint32_t free_stack;  /* the block's free stack id, 0 if unknown */
 	unsigned alloc_kind;  /* enum hl_alloc_kind of the block */
 	uint64_t detail;      /* SIZE_MISMATCH: the size delete was given; OVERFLOW: bytes
-			       * past the end the damage reaches */
+			       * past the end the damage reaches; READ/WRITE calls: the
+			       * access's size, 0 if unknown */
 	bool at_exit;         /* found by the exit's check: report, never abort */
+	uintptr_t fault_pc;   /* READ/WRITE calls: the faulting instruction, whose
+			       * stack (from the signal frame) is the error's */
 };
+/* An error found by a faulting read or write (checks=guard), not a call. */
+HL_INLINE bool hl_misuse_is_access(const struct hl_misuse *m)
+{
+	return m->call == HL_CALL_READ || m->call == HL_CALL_WRITE;
+}
 /* Reports a pointer that a release call cannot accept (the call is then
  * ignored), with hl_ptr_classify's verdict. */
 HL_COLD void hl_misuse_bad_pointer(unsigned call, const void *p, enum hl_ptr_class c);
@@ -487,6 +501,53 @@ void hl_misuse_print_summary(int fd);
 void hl_misuse_fork_prepare(void);
 void hl_misuse_fork_parent(void);
 void hl_misuse_fork_child(void);
+
+/* ---- guardpage.c: checks=guard, guard_sample= (blocks against PROT_NONE) ---- */
+
+/* checks= (options.h) */
+#define HL_CHECKS_FULL 1u
+#define HL_CHECKS_GUARD 2u
+
+/* The guard pool's address range ([0, 0) while no block is guarded). */
+extern uintptr_t hl_guard_lo, hl_guard_hi;
+/* checks=guard: every block up to guard_max is guarded. */
+extern bool hl_guard_all;
+/* checks=guard or guard_sample=: the allocation paths ask hl_guard_alloc. */
+extern bool hl_guard_on;
+
+/* Whether p is in the guard pool (a guarded block, its header or a slot). */
+HL_INLINE bool hl_guard_owns(const void *p)
+{
+	return (uintptr_t)p - hl_guard_lo < hl_guard_hi - hl_guard_lo;
+}
+/* Reads checks=, guard_sample=, guard_max=; reserves the pool and claims
+ * SIGSEGV when a mode is on (the constructor, after hl_checks_init). */
+void hl_guard_init(void);
+/* The first countdown of a thread's sampling (UINT64_MAX: never). */
+uint64_t hl_guard_countdown_start(void);
+/* A guarded block of n bytes for an allocation of `kind`, or NULL (too big,
+ * the pool full, the kernel refusing): the caller allocates as usual. Its
+ * memory is zero. Counts nothing, tracks nothing. */
+HL_COLD void *hl_guard_alloc(size_t n, size_t alignment, unsigned kind);
+/* Whether this allocation is guarded: always under checks=guard, one in N
+ * (tc's countdown) under guard_sample=N. */
+HL_INLINE bool hl_guard_wanted(struct hl_thread_cache *tc)
+{
+	return hl_guard_all || (tc != NULL && --tc->guard_countdown == 0);
+}
+/* A sampled allocation: the next countdown for tc. */
+void hl_guard_sampled(struct hl_thread_cache *tc);
+/* Releases a guarded block (out of the large live set already): its pages
+ * become PROT_NONE, its slot joins the quarantine with its stacks. */
+HL_COLD void hl_guard_release(struct hl_range *r);
+/* A block start in the guard pool that was freed: fills m's block, size,
+ * kind and stacks from the slot's record and returns true (the block's own
+ * header is PROT_NONE and must not be read). */
+struct hl_misuse;
+bool hl_guard_describe_freed(const void *p, struct hl_misuse *m);
+void hl_guard_fork_prepare(void);
+void hl_guard_fork_parent(void);
+void hl_guard_fork_child(void);
 
 /* ---- guard.c: checks=full (guard bytes, quarantine) ------------------------ */
 

@@ -21,6 +21,7 @@
 
 #include "heap.h"
 #include "leakcheck.h"
+#include "sigchain.h"
 
 HL_TLS int hl_guard_depth;
 
@@ -195,6 +196,7 @@ void hl_fork_prepare(void)
 	hl_arenas_lock_all();
 	hl_large_fork_prepare();
 	hl_checks_fork_prepare(); /* quarantine_lock -> meta_lock */
+	hl_guard_fork_prepare();
 	hl_meta_fork_prepare();
 	hl_misuse_fork_prepare();
 }
@@ -203,6 +205,7 @@ void hl_fork_parent(void)
 {
 	hl_misuse_fork_parent();
 	hl_meta_fork_parent();
+	hl_guard_fork_parent();
 	hl_checks_fork_parent();
 	hl_large_fork_parent();
 	hl_arenas_unlock_all();
@@ -219,6 +222,7 @@ void hl_fork_child(void)
 	hl_misuse_fork_child();
 	hl_meta_fork_child();
 	hl_checks_fork_child();
+	hl_guard_fork_child();
 	hl_large_fork_child();
 	hl_arenas_reset_locks();
 	hl_caches_fork_child();
@@ -253,8 +257,8 @@ void hl_exit_report(unsigned how, int status)
 	if (!may_report() || atomic_exchange(&exit_reported, true))
 		return;
 	int fd = hl_log_fd(); /* before freeres: it clears the environment */
-	if (how == HL_EXIT_NORMAL)
-		hl_leakcheck_freeres(); /* after it, raw write(2) only: stdio is gone */
+	if (hl_leakcheck_scans_at(how))
+		hl_leakcheck_exit_prepare(how); /* after it, raw write(2) only: stdio is gone */
 	hl_checks_sweep(HL_CALL_EXIT); /* checks=full: guard bytes and quarantine, last look */
 	if (hl_track_exit(how, status))
 		return; /* the reporter prints the summary */
@@ -293,6 +297,8 @@ __attribute__((constructor)) static void hl_start(void)
 	hl_os_check_address_space();
 	hl_options_parse(hl_env_get(HL_ENV_OPTIONS));
 	hl_checks_init();
+	hl_sigchain_init();
+	hl_guard_init();
 	hl_trace_choose(); /* before anything could be sent */
 	hl_cache_init_key();
 	pthread_atfork(hl_fork_prepare, hl_fork_parent, hl_fork_child);

@@ -109,6 +109,14 @@ bool hl_os_wipe_on_fork(void *p, size_t bytes);
 void *hl_os_map_file_shared(int fd, size_t bytes, void *at);
 /* Replaces [at, at + bytes) with fresh zeroed private pages. Keeps errno. */
 bool hl_os_map_private_at(void *at, size_t bytes);
+/* Address space only: `bytes` of PROT_NONE, no memory committed (guard
+ * pages and the slots around them, guardpage.c); NULL on failure. */
+void *hl_os_reserve(size_t bytes);
+/* Makes [p, p + bytes) readable and writable (access) or PROT_NONE. */
+bool hl_os_protect(void *p, size_t bytes, bool access);
+/* Gives the pages back and leaves them PROT_NONE, in one call: read again
+ * after hl_os_protect, they are zero. */
+bool hl_os_discard_inaccessible(void *p, size_t bytes);
 
 /* ---- process.c: the process the hook's state belongs to ------------------ */
 
@@ -308,6 +316,11 @@ void hl_track_print_leaks(int fd, unsigned how);
 /* The stack of the calling code, for a misuse error: an id, or 0 when stacks
  * are off or the hook itself is running. */
 uint32_t hl_track_error_stack(void);
+/* The stack of a faulting instruction at pc, from inside its signal handler:
+ * pc first (as pc + 1, a return address's convention), then its callers. */
+uint32_t hl_track_fault_stack(uintptr_t pc);
+/* Bytes the instruction at pc reads or writes, 0 if not known (insn.c). */
+unsigned hl_insn_access_size(const void *pc);
 /* The calling free's stack id for the quarantine (checks=full), 0 if stacks
  * are off: through the stack memo, as allocation stacks are. */
 uint32_t hl_track_free_stack(void);

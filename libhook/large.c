@@ -15,6 +15,11 @@
  * programs that allocate and free multi-MiB buffers in a loop would
  * otherwise pay mmap, munmap and a page fault per page every time. Like
  * spare segments, a cached mapping unused for retain_ms goes back to the OS.
+ *
+ * A guarded block (checks=guard, guard_sample=: guardpage.c) has the same
+ * prefix and header in its slot's pages and sits in the same live set, so
+ * free, walks and the leak scan treat it as a large block; its pages are its
+ * slot's (hl_large_adopt), never cached, resized or unmapped here.
  */
 #include <string.h>
 
@@ -260,8 +265,29 @@ void *hl_large_alloc(size_t n, size_t alignment, bool *fresh)
 	return p;
 }
 
+void *hl_large_adopt(char *base, size_t map_bytes, size_t lead, size_t n)
+{
+	void *p = large_format(base, map_bytes, lead, n);
+	hl_lock(&large_lock);
+	bool ok = live_add_locked((uintptr_t)p);
+	hl_unlock(&large_lock);
+	return ok ? p : NULL;
+}
+
+void hl_large_forget(struct hl_range *r)
+{
+	hl_lock(&large_lock);
+	live_remove_locked((uintptr_t)hl_range_data(r));
+	hl_unlock(&large_lock);
+}
+
 void hl_large_free(struct hl_range *r)
 {
+	if (hl_unlikely(hl_guard_owns(r))) {
+		hl_large_forget(r);
+		hl_guard_release(r); /* its slot goes PROT_NONE */
+		return;
+	}
 	struct hl_large *l = hl_large_of(r);
 	char *base = (char *)l - l->lead_bytes;
 	size_t bytes = l->map_bytes;

@@ -3,19 +3,22 @@
  * classes go.
  *
  *  - At a normal exit (exit() or return from main), after the program's
- *    exit handlers: first libstdc++'s __gnu_cxx::__freeres() and glibc's
- *    __libc_freeres(), as valgrind does by default (freeres=0 turns that
- *    off), so the runtime's own buffers are not counted; then one scan. Its
- *    classes go into the LIVE records (HL_LIVE_SCANNED) or the standalone
- *    report. Freeing glibc's memory is safe only when no other thread runs
- *    (valgrind has ended them by then; we cannot), so it is skipped when
- *    /proc/self/task lists more than this thread, and in a forked child
- *    (whose freeres would free what it inherited from the parent's other
- *    threads, allocated before the fork). After it, output uses raw
- *    write(2) only (hl_out, the socket): stdio's buffers are gone.
- *  - _exit, abort, fatal signals: no scan (the program's state is not one
- *    it meant to end in, and nothing may hang); the classes stay unknown
- *    and the report says "not scanned".
+ *    exit handlers, and at _exit/_Exit (valgrind scans at exit_group,
+ *    whatever led there): first libstdc++'s __gnu_cxx::__freeres() and
+ *    glibc's __libc_freeres(), as valgrind does by default (freeres=0 turns
+ *    that off), so the runtime's own buffers are not counted; then one
+ *    scan. Its classes go into the LIVE records (HL_LIVE_SCANNED) or the
+ *    standalone report. Freeing glibc's memory is safe only when no other
+ *    thread runs (valgrind has ended them by then; we cannot), so it is
+ *    skipped when /proc/self/task lists more than this thread; a forked
+ *    child gets it too (valgrind's does: what it frees of the parent's
+ *    threads, their DTVs, it inherited as blocks of its own). After it,
+ *    output uses raw write(2) only (hl_out, the socket): stdio's buffers
+ *    are gone. glibc's freeres flushes stdio (_IO_cleanup): at _exit the
+ *    program chose not to, so pending output is discarded first (valgrind
+ *    writes it; a forked child would print its parent's buffered lines).
+ *  - abort: no scan yet; the classes stay unknown and the report says
+ *    "not scanned".
  *  - On demand: heapledger_check_leaks() from any thread, or the signal
  *    named by check_signal=. A signal handler cannot scan (the interrupted
  *    code may hold the very locks the scan takes), so the handler only
@@ -32,6 +35,8 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdio_ext.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -56,9 +61,6 @@ void hl_leakcheck_unlock(void)
 }
 
 static bool exiting;
-/* A forked child: glibc's freeres would free the parent's other threads'
- * stacks and thread data it inherited, which it never saw allocated. */
-static bool forked;
 
 bool hl_leakcheck_run(const struct hl_scan_origin *origin, hl_leakcheck_fn consume, void *arg,
 		      struct hl_unstopped *unstopped)
@@ -69,7 +71,7 @@ bool hl_leakcheck_run(const struct hl_scan_origin *origin, hl_leakcheck_fn consu
 	if (origin && origin->sp) {
 		s.from_caller = true;
 		s.own_sp = origin->sp;
-		memcpy(s.own_regs, origin->regs, sizeof(s.own_regs));
+		memcpy(s.own_regs, origin->regs, sizeof(origin->regs));
 	}
 	if (!hl_scan_begin(&s))
 		return false;
@@ -107,17 +109,36 @@ static void freeres_resolve(void)
 	libc_freeres = (void (*)(void))dlsym(RTLD_DEFAULT, "__libc_freeres");
 }
 
-void hl_leakcheck_freeres(void)
+/* glibc's list of open streams (libio), walked under its lock. */
+extern FILE *_IO_list_all __attribute__((weak));
+extern void _IO_list_lock(void) __attribute__((weak));
+extern void _IO_list_unlock(void) __attribute__((weak));
+
+/* _exit writes no stdio buffer; freeres would (_IO_cleanup): drop them. */
+static void stdio_discard(void)
+{
+	if (&_IO_list_all == NULL || _IO_list_lock == NULL || _IO_list_unlock == NULL)
+		return;
+	_IO_list_lock();
+	for (FILE *fp = _IO_list_all; fp; fp = fp->_chain)
+		__fpurge(fp);
+	_IO_list_unlock();
+}
+
+void hl_leakcheck_exit_prepare(unsigned how)
 {
 	exiting = true; /* the exit scan follows */
 	hl_guard_enter();
 	hl_exit_frame_find();
 	hl_guard_leave();
-	if (!hl_options.freeres || !hl_options.scan || forked || hl_world_thread_count() > 1)
+	if (how == HL_EXIT_SIGNAL || !hl_options.freeres || !hl_options.scan ||
+	    hl_world_thread_count() > 1)
 		return;
 	hl_guard_enter();
 	freeres_resolve();
 	hl_guard_leave();
+	if (how == HL_EXIT_UNDERSCORE && libc_freeres)
+		stdio_discard();
 	if (cxx_freeres)
 		cxx_freeres();
 	if (libc_freeres)
@@ -163,7 +184,7 @@ void hl_leakcheck_print_exit(int fd, unsigned how)
 	if (t == NULL)
 		goto out_leave;
 	hl_lock(&check_lock);
-	if (how == HL_EXIT_NORMAL && hl_options.scan)
+	if (hl_leakcheck_scans_at(how))
 		report.scanned = hl_leakcheck_run(NULL, add_scanned, t, &report.unstopped);
 	hl_unlock(&check_lock);
 	if (!report.scanned)
@@ -291,7 +312,6 @@ void hl_leakcheck_init(void)
 void hl_leakcheck_fork_child(void)
 {
 	hl_lock_reset(&check_lock);
-	forked = true;
 	previous_check = NULL;
 	check_seq = 0;
 	if (helper_running)

@@ -41,8 +41,14 @@ bool hl_leakcheck_run(const struct hl_scan_origin *origin, hl_leakcheck_fn consu
 /* One scan at a time: taken before emit.c's write lock. */
 void hl_leakcheck_lock(void);
 void hl_leakcheck_unlock(void);
-/* Before the exit scan: glibc's and libstdc++'s freeres (freeres=1). */
-void hl_leakcheck_freeres(void);
+/* True if a process ending so (enum hl_exit_how) gets the exit scan. */
+static inline bool hl_leakcheck_scans_at(unsigned how)
+{
+	return hl_options.scan && (how == HL_EXIT_NORMAL || how == HL_EXIT_UNDERSCORE);
+}
+/* Before the exit scan (no lock held): where the exiting thread's stack
+ * starts, then glibc's and libstdc++'s freeres (freeres=1). */
+void hl_leakcheck_exit_prepare(unsigned how);
 /* Standalone: scans (normal exit) or walks, then prints the report. */
 void hl_leakcheck_print_exit(int fd, unsigned how);
 /* check_signal=: installs the handler and its helper thread. */

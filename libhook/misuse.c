@@ -21,6 +21,7 @@
 
 #include "heap.h"
 #include "track.h"
+#include "heapledger/classes.h"
 
 #define CONTEXTS_MAX 1024u
 
@@ -101,8 +102,9 @@ void hl_misuse_bad_pointer(unsigned call, const void *p, enum hl_ptr_class c)
 	struct hl_misuse m = { .call = call, .address = p };
 	if (c == HL_PTR_FREED) {
 		m.kind = HL_ERROR_DOUBLE_FREE;
-		describe_block(&m, hl_range_of(p));
-		if (hl_block_is_quarantined(hl_range_of(p)))
+		if (hl_guard_describe_freed(p, &m))
+			; /* its header is PROT_NONE: the slot's record says it all */
+		else if (describe_block(&m, hl_range_of(p)), hl_block_is_quarantined(hl_range_of(p)))
 			m.free_stack = hl_checks_free_stack(hl_range_of(p));
 	} else if (c == HL_PTR_CORRUPT) {
 		m.kind = HL_ERROR_HEADER_CORRUPT;
@@ -152,6 +154,8 @@ static void line_start(struct hl_out *out)
 /* valgrind's first line of each kind of error. */
 static const char *heading_of(const struct hl_misuse *m)
 {
+	if (hl_misuse_is_access(m))
+		return hl_error_access_heading(m->call);
 	switch (m->kind) {
 	case HL_ERROR_MISMATCH:
 		return "Mismatched free() / delete / delete []";
@@ -199,7 +203,13 @@ static void print_address(struct hl_out *out, const struct hl_misuse *m)
 	}
 	uint64_t offset = (uint64_t)((const char *)m->address - (const char *)m->block);
 	hl_out_str(out, " is ");
-	if (m->kind == HL_ERROR_OVERFLOW) {
+	if (hl_misuse_is_access(m) && (const char *)m->address < (const char *)m->block) {
+		hl_out_u64_grouped(out, (uint64_t)((const char *)m->block - (const char *)m->address));
+		hl_out_str(out, " bytes before a block of size ");
+	} else if (hl_misuse_is_access(m) && offset >= m->block_size) {
+		hl_out_u64_grouped(out, offset - m->block_size);
+		hl_out_str(out, " bytes after a block of size ");
+	} else if (m->kind == HL_ERROR_OVERFLOW) {
 		hl_out_u64_grouped(out, offset - m->block_size);
 		hl_out_str(out, " bytes after a block of size ");
 		hl_out_u64_grouped(out, m->block_size);
@@ -209,9 +219,10 @@ static void print_address(struct hl_out *out, const struct hl_misuse *m)
 		hl_out_u64_grouped(out, m->detail);
 		hl_out_str(out, " bytes past the end of the block\n");
 		return;
+	} else {
+		hl_out_u64_grouped(out, offset);
+		hl_out_str(out, " bytes inside a block of size ");
 	}
-	hl_out_u64_grouped(out, offset);
-	hl_out_str(out, " bytes inside a block of size ");
 	hl_out_u64_grouped(out, m->block_size);
 	hl_out_str(out, is_freed(m) ? " free'd\n" : " alloc'd\n");
 }
@@ -224,6 +235,10 @@ static void print_error(const struct hl_misuse *m, uint32_t stack_id)
 	hl_out_str(&out, heading_of(m));
 	if (m->kind == HL_ERROR_SIZE_MISMATCH)
 		hl_out_u64(&out, m->detail);
+	if (hl_misuse_is_access(m) && m->detail != 0) {
+		hl_out_str(&out, " of size ");
+		hl_out_u64(&out, m->detail);
+	}
 	hl_out_str(&out, found_by(m));
 	hl_out_str(&out, "\n");
 	hl_track_print_stack(&out, stack_id);
@@ -265,7 +280,7 @@ static void send_error(const struct hl_misuse *m, uint32_t stack_id)
 void hl_misuse_report(const struct hl_misuse *m)
 {
 	atomic_fetch_add_explicit(&errors_seen, 1, memory_order_relaxed);
-	uint32_t stack_id = hl_track_error_stack();
+	uint32_t stack_id = m->fault_pc ? hl_track_fault_stack(m->fault_pc) : hl_track_error_stack();
 	bool fresh = context_count_new(m, stack_id);
 	if (hl_emit_is_live())
 		send_error(m, stack_id);

@@ -158,3 +158,35 @@ bool hl_os_map_private_at(void *at, size_t bytes)
 	errno = saved;
 	return p == at;
 }
+
+void *hl_os_reserve(size_t bytes)
+{
+	int saved = errno;
+	void *p = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	errno = saved;
+	if (p == MAP_FAILED)
+		return NULL;
+	if (hl_unlikely(!hl_os_address_fits(p, bytes))) {
+		hl_os_unmap(p, bytes);
+		address_out_of_range();
+		return NULL;
+	}
+	return p;
+}
+
+bool hl_os_protect(void *p, size_t bytes, bool access)
+{
+	int saved = errno;
+	bool ok = mprotect(p, bytes, access ? PROT_READ | PROT_WRITE : PROT_NONE) == 0;
+	errno = saved;
+	return ok;
+}
+
+bool hl_os_discard_inaccessible(void *p, size_t bytes)
+{
+	int saved = errno;
+	void *q = mmap(p, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
+		       -1, 0);
+	errno = saved;
+	return q == p;
+}

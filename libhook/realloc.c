@@ -9,7 +9,8 @@
  * returns NULL. A failed realloc leaves p untouched and sets ENOMEM.
  * Counters treat a resize like valgrind does: one allocation of the new size
  * and one free of the old block. Under checks=full every resize moves, so
- * the old block's guard bytes are checked and it goes into the quarantine.
+ * the old block's guard bytes are checked and it goes into the quarantine;
+ * under checks=guard too, and a guarded block (guard_sample=) always moves.
  */
 #include <errno.h>
 #include <string.h>
@@ -95,6 +96,9 @@ void *hl_reallocate(void *p, size_t n)
 		 * the old block then points into the quarantine. Its guard bytes
 		 * are read first. */
 		hl_checks_check_release(r, HL_CALL_REALLOC);
+	} else if (hl_unlikely(hl_guard_all || hl_guard_owns(r))) {
+		/* checks=guard always moves too: a stale pointer to the old
+		 * block then faults; a guarded block's slot cannot grow. */
 	} else if (c == HL_PTR_SMALL) {
 		if (resize_small_in_place(r, n))
 			q = p;

@@ -311,6 +311,8 @@ static uintptr_t lowest_sp_in(const struct hl_scan *s, uintptr_t start, uintptr_
 	const struct hl_world *w = s->world;
 	if (s->own_sp >= start && s->own_sp < end)
 		low = s->own_sp;
+	if (s->inherited_sp >= start && s->inherited_sp < end && (low == 0 || s->inherited_sp < low))
+		low = s->inherited_sp;
 	for (unsigned i = 0; w && i < w->count; i++) {
 		const struct hl_scan_thread *t = &w->threads[i];
 		if (atomic_load(&t->state) < HL_THREAD_STOPPED || t->sp == 0)
@@ -343,7 +345,7 @@ void hl_roots_scan(struct hl_scan *s)
 		else
 			scan_excluding(s, &x, m->start, m->end);
 	}
-	for (unsigned i = 0; i < 8; i++)
+	for (unsigned i = 0; i < HL_SCAN_REGS; i++)
 		hl_scan_root_word(s, s->own_regs[i]);
 	const struct hl_world *w = s->world;
 	for (unsigned i = 0; w && i < w->count; i++) {

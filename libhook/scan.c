@@ -576,6 +576,7 @@ bool hl_scan_begin(struct hl_scan *s)
 	}
 	if (s->at_exit)
 		hl_exit_frame(&s->own_sp, s->own_regs);
+	s->inherited_sp = hl_exit_frame_inherited_sp();
 	hl_roots_find_hook(s);
 	lock_arenas(s);
 	hl_large_fork_prepare();

@@ -84,7 +84,10 @@ struct hl_scan {
 	size_t nmaps;
 	struct hl_world *world;
 	uintptr_t own_sp;        /* the scanning thread's stack pointer */
-	uintptr_t own_regs[8];   /* its callee-saved registers */
+	uintptr_t own_regs[HL_SCAN_REGS]; /* its callee-saved registers (8), or all of an
+				     * interrupted context's (a fatal signal) */
+	uintptr_t inherited_sp;  /* a clone() child's copy of its parent's stack is read from
+				  * here up (hl_exit_frame_inherited), 0 if none */
 	bool at_exit;            /* read the exiting thread from hl_exit_frame */
 	bool from_caller;        /* own_sp/own_regs given: the API caller's */
 	uintptr_t hook_lo[4], hook_hi[4]; /* libheapledger.so's writable data */
@@ -100,11 +103,20 @@ struct hl_scan {
 
 /* The scanning thread's callee-saved registers (8 slots). */
 void hl_scan_save_registers(uintptr_t *regs);
-/* exitframe.c: finds, from inside exit(), the stack pointer and
- * callee-saved registers of exit's caller (call at the start of the exit
- * path, no lock held); hl_exit_frame gives them, false if unknown. */
+/* exitframe.c: finds, from inside exit() (or the function named by
+ * hl_exit_frame_from: _exit), the stack pointer and callee-saved registers
+ * of its caller (call at the start of the exit path, no lock held);
+ * hl_exit_frame gives them (HL_SCAN_REGS slots), false if unknown.
+ * hl_exit_frame_set gives them directly (a fatal signal's context). */
+void hl_exit_frame_from(const void *fn);
+void hl_exit_frame_set(uintptr_t sp, const uintptr_t *regs, unsigned nregs);
 void hl_exit_frame_find(void);
 bool hl_exit_frame(uintptr_t *sp, uintptr_t *regs);
+/* A clone() child runs on a stack of its own, and the copy of its parent's
+ * stack below the parent's stack pointer at clone() is dead: stale words
+ * there may name blocks the child allocated later at reused addresses. */
+void hl_exit_frame_inherited(uintptr_t sp);
+uintptr_t hl_exit_frame_inherited_sp(void);
 
 /* ---- threads.c ------------------------------------------------------------ */
 

@@ -7,7 +7,9 @@
  * caller's stack; frames inside libheapledger.so itself are dropped: the
  * leading ones (malloc, hl_allocate, hl_track_alloc, this file), so
  * frames[0] is the caller of the allocation function, and any further one
- * (an interposed dlopen between the program and libc's).
+ * (an interposed dlopen between the program and libc's). On a small signal
+ * alternate stack the walk runs on a stack of the hook's own (see
+ * alt_backtrace).
  *
  * Interning: an open-addressing hash table of pointers to immutable
  * struct hl_stack. Invariants:
@@ -24,8 +26,13 @@
  */
 #define _GNU_SOURCE
 #include <link.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -110,6 +117,97 @@ void hl_stack_init(void)
 	hl_unwind_mask_init((uintptr_t)unw_backtrace);
 }
 
+/* ---- capture on a signal's alternate stack --------------------------------
+ *
+ * A handler on an alternate stack of SIGSTKSZ (8 KiB, the usual size) has
+ * what the kernel's signal frame leaves of it, a few KiB; libunwind's walk
+ * takes more, and past the stack's end it writes over what lies below: the
+ * program's own heap block that holds the stack (false "Invalid free" and
+ * overflow errors under checks=full) or unmapped memory (a crash). There
+ * the walk runs on a stack of the hook's own, one per thread that needs it
+ * (hl_meta_alloc'd on first use, kept for the thread's life), from a
+ * context taken where the capture was asked for. The check costs two
+ * compares on a thread's ordinary stack; elsewhere (an alternate stack, a
+ * coroutine's) one sigaltstack system call per walk. */
+#define ALT_WALK_STACK (64u << 10)   /* the hook's stack for the walk */
+#define ALT_STACK_ROOMY (64u << 10)  /* an alternate stack this big needs no switch */
+#define ORDINARY_SPAN (8u << 20)     /* below a thread's stack top: its ordinary stack */
+
+struct alt_walk {
+	ucontext_t caller, walker;
+	unw_context_t context; /* where the capture was asked for */
+	void **raw;
+	int size, n;
+	char stack[ALT_WALK_STACK] __attribute__((aligned(16)));
+};
+
+extern void *__libc_stack_end; /* ld.so: the initial stack pointer */
+
+static HL_TLS struct alt_walk *tls_alt_walk;
+static HL_TLS uintptr_t tls_stack_top; /* the thread's ordinary stack's top, 0: not yet known */
+
+static bool on_small_alt_stack(void)
+{
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	stack_t alt;
+	if (hl_unlikely(tls_stack_top == 0))
+		tls_stack_top = syscall(SYS_gettid) == getpid() ? (uintptr_t)__libc_stack_end
+							       : (uintptr_t)pthread_self();
+	if (hl_likely(sp < tls_stack_top && tls_stack_top - sp < ORDINARY_SPAN))
+		return false;
+	return sigaltstack(NULL, &alt) == 0 && (alt.ss_flags & SS_ONSTACK) &&
+	       alt.ss_size < ALT_STACK_ROOMY;
+}
+
+/* Runs on the hook's stack: the walk from the saved context. */
+static void alt_walk_main(void)
+{
+	struct alt_walk *w = tls_alt_walk;
+	unw_cursor_t cursor;
+	int n = 0;
+	if (unw_init_local(&cursor, &w->context) == 0) {
+		do {
+			unw_word_t ip;
+			if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
+				break;
+			w->raw[n++] = (void *)ip;
+		} while (n < w->size && unw_step(&cursor) > 0);
+	}
+	w->n = n;
+}
+
+/* unw_backtrace's answer, walked on the hook's stack. swapcontext keeps the
+ * signal mask as it is (the handler's) and calls the kernel itself, not the
+ * sigprocmask the hook defines. */
+static HL_NOINLINE int alt_switch(void)
+{
+	/* no local lives across getcontext (it returns twice) */
+	if (unw_getcontext(&tls_alt_walk->context) != 0 || getcontext(&tls_alt_walk->walker) != 0)
+		return 0;
+	tls_alt_walk->walker.uc_stack.ss_sp = tls_alt_walk->stack;
+	tls_alt_walk->walker.uc_stack.ss_size = sizeof(tls_alt_walk->stack);
+	tls_alt_walk->walker.uc_link = &tls_alt_walk->caller;
+	makecontext(&tls_alt_walk->walker, alt_walk_main, 0);
+	if (swapcontext(&tls_alt_walk->caller, &tls_alt_walk->walker) != 0)
+		return 0;
+	return tls_alt_walk->n;
+}
+
+static HL_NOINLINE int alt_backtrace(void **raw, int size)
+{
+	struct alt_walk *w = tls_alt_walk;
+	if (w == NULL) {
+		w = hl_meta_alloc(sizeof(*w));
+		if (w == NULL)
+			return 0;
+		tls_alt_walk = w;
+	}
+	w->raw = raw;
+	w->size = size;
+	w->n = 0;
+	return alt_switch();
+}
+
 HL_NOINLINE unsigned hl_stack_capture(uint64_t *frames, unsigned max, bool *truncated)
 {
 	if (max > HL_WIRE_MAX_FRAMES)
@@ -119,7 +217,9 @@ HL_NOINLINE unsigned hl_stack_capture(uint64_t *frames, unsigned max, bool *trun
 	void *raw[max + HL_OWN_FRAMES_MAX + 1];
 	/* One frame more than needed tells whether the stack was truncated. */
 	hl_unwind_mask_begin();
-	int n = unw_backtrace(raw, (int)(max + HL_OWN_FRAMES_MAX + 1));
+	int n = hl_unlikely(on_small_alt_stack())
+			? alt_backtrace(raw, (int)(max + HL_OWN_FRAMES_MAX + 1))
+			: unw_backtrace(raw, (int)(max + HL_OWN_FRAMES_MAX + 1));
 	hl_unwind_mask_end();
 	int skip = 0;
 	while (skip < n && skip < HL_OWN_FRAMES_MAX && hl_stack_is_own((uintptr_t)raw[skip]))

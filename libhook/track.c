@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "leakcheck.h"
@@ -212,6 +213,44 @@ uint32_t hl_track_error_stack(void)
 	if (hl_guard_enter() && capture_on) {
 		int saved = errno;
 		id = capture_unwind();
+		errno = saved;
+	}
+	hl_guard_leave();
+	return id;
+}
+
+/* The walk from a signal handler passes the handler's frames and the signal
+ * trampoline before the interrupted pc: the stack starts at pc. A walk that
+ * did not get through the signal frame gives pc alone. */
+static uint32_t capture_fault(uintptr_t pc)
+{
+	unsigned max = hl_options.stack_depth;
+	uint64_t frames[max];
+	bool truncated = false;
+	unsigned depth = 0, at = 0;
+	if (hl_walk_begin()) {
+		depth = hl_stack_capture(frames, max, &truncated);
+		hl_walk_end();
+	}
+	while (at < depth && frames[at] != pc)
+		at++;
+	if (at == depth) {
+		depth = 1;
+		truncated = false;
+	} else {
+		memmove(frames, frames + at, (depth - at) * sizeof(frames[0]));
+		depth -= at;
+	}
+	frames[0] = pc + 1;
+	return hl_stack_intern(frames, depth, truncated);
+}
+
+uint32_t hl_track_fault_stack(uintptr_t pc)
+{
+	uint32_t id = 0;
+	if (hl_guard_enter() && capture_on) {
+		int saved = errno;
+		id = capture_fault(pc);
 		errno = saved;
 	}
 	hl_guard_leave();

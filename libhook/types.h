@@ -284,6 +284,8 @@ struct hl_thread_cache {
 	struct hl_remote_packet *spare_packets;        /* emptied, for reuse */
 	uint32_t spare_packet_count;
 	struct hl_quarantine_cache quarantine; /* checks=full only */
+	uint64_t guard_countdown;   /* guard_sample=: allocations until the next guarded one
+				     * (guardpage.c; UINT64_MAX when off: never reaches 0) */
 };
 
 #endif /* HL_TYPES_H */

@@ -7,6 +7,10 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -29,16 +33,58 @@ static void print_quoted(const char *s)
 	putchar('\'');
 }
 
+/* True when something listens on the Unix socket at path. A connection
+ * that sends nothing is closed at once; the daemon forgets it without a
+ * report (it never said HELLO). */
+static bool socket_listens(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct stat st;
+	bool ok;
+	int fd;
+
+	if (stat(path, &st) || !S_ISSOCK(st.st_mode) || strlen(path) >= sizeof(addr.sun_path))
+		return false;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	ok = connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0;
+	close(fd);
+	return ok;
+}
+
+/* `heapledger daemon & eval "$(heapledger env)"; make check`: the daemon
+ * may not listen yet when env runs, and a program that finds no listener
+ * goes on standalone. So env waits for it, up to wait_ms, and says so when
+ * none came: the exports are printed either way. */
+static void wait_for_daemon(const char *path, unsigned long wait_ms)
+{
+	const struct timespec step = { 0, 20 * 1000 * 1000 };
+
+	for (unsigned long waited = 0; !socket_listens(path); waited += 20) {
+		if (waited >= wait_ms) {
+			hl_log("env: no daemon listens on %s yet: programs report standalone until one"
+			       " does (start `heapledger daemon` first)", path);
+			return;
+		}
+		nanosleep(&step, NULL);
+	}
+}
+
 int hl_cmd_env(int argc, char **argv)
 {
 	char lib[PATH_MAX], socket_path[2 * PATH_MAX + 2], default_path[PATH_MAX];
 	const char *path = NULL;
 	char *trace = NULL, *exclude = NULL;
 	const char *trace_children = NULL, *children;
+	unsigned long wait_ms = 10000;
 	const struct hl_arg args[] = {
 		HL_ARG_STRING("socket", 0, "PATH", &path,
 			      "the socket a `heapledger daemon` listens on (default: the"
 			      " daemon's default)"),
+		HL_ARG_UNSIGNED("wait-ms", 0, "N", &wait_ms, 0, 3600000,
+				"wait at most N ms for a daemon to listen there (default 10000)"),
 		HL_TRACE_ARGS(&trace, &exclude),
 		HL_TRACE_CHILDREN_ARG(&trace_children, "yes"),
 		HL_ARG_END
@@ -80,6 +126,7 @@ int hl_cmd_env(int argc, char **argv)
 	} else {
 		snprintf(socket_path, sizeof(socket_path), "%s", path);
 	}
+	wait_for_daemon(socket_path, wait_ms);
 	fputs("export LD_PRELOAD=", stdout);
 	print_quoted(lib);
 	fputs("\"${LD_PRELOAD:+:$LD_PRELOAD}\"\nexport " HL_ENV_SOCKET "=", stdout);
@@ -182,7 +229,8 @@ int hl_cmd_report(int argc, char **argv)
 	};
 	const struct hl_command_line cmd = {
 		"report", "", 0, 0,
-		"Print a run stored in the database, as text or as JSON.",
+		"Print a run stored in the database (the latest by default) in one of seven\n"
+		"formats: text, JSON, HTML, speedscope, SARIF, JUnit or valgrind's XML.",
 		args, NULL,
 	};
 	struct hl_store *store;

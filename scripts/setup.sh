@@ -48,6 +48,7 @@ package_packages=(
 bench_packages=(
 	heaptrack                                        # bench: a tool we compare against
 	libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 # bench: allocators we compare against
+	electric-fence                                   # bench: guard pages per block, beside checks=guard
 )
 ci_packages=(
 	clang                                            # CI's second compiler and TSan build (scripts/ci_builds.sh)

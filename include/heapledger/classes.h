@@ -207,9 +207,28 @@ static inline unsigned hl_error_kind_parse(const char *s)
 /* The heading of an error of kind k found in call (enum hl_error_call). */
 static inline const char *hl_error_heading(unsigned k, unsigned call)
 {
-	if ((k == HL_ERROR_INVALID_FREE || k == 0) && call == HL_CALL_USABLE_SIZE)
+	if ((k == HL_ERROR_INVALID_FREE || k == HL_ERROR_INTERIOR_FREE ||
+	     k == HL_ERROR_DOUBLE_FREE || k == 0) && call == HL_CALL_USABLE_SIZE)
 		return HL_ERROR_HEADING_USABLE_SIZE;
 	return hl_error_kind_info(k)->heading;
+}
+
+/* checks=guard, guard_sample=: an error found by a faulting read or write is
+ * named by the access ("Invalid read of size 1", the size added by the
+ * writer), whatever its kind: these, and valgrind's XML kinds for them. */
+static inline bool hl_error_call_is_access(unsigned call)
+{
+	return call == HL_CALL_READ || call == HL_CALL_WRITE;
+}
+
+static inline const char *hl_error_access_heading(unsigned call)
+{
+	return call == HL_CALL_WRITE ? "Invalid write" : "Invalid read";
+}
+
+static inline const char *hl_error_access_xml_kind(unsigned call)
+{
+	return call == HL_CALL_WRITE ? "InvalidWrite" : "InvalidRead";
 }
 
 #endif /* HEAPLEDGER_CLASSES_H */

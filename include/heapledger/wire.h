@@ -451,6 +451,8 @@ enum hl_error_call {
 	HL_CALL_DELETE_ARRAY = 4,  /* delete[] */
 	HL_CALL_EXIT = 5,          /* checks=full: found by the check at exit */
 	HL_CALL_CHECK = 6,         /* checks=full: found by an on-demand leak check */
+	HL_CALL_READ = 7,          /* checks=guard: a read faulted on a guard page (detail: size) */
+	HL_CALL_WRITE = 8,         /* checks=guard: a write faulted on a guard page (detail: size) */
 	HL_CALL_COUNT
 };
 
@@ -466,7 +468,8 @@ struct hl_rec_error {
 	uint64_t ticks;
 	uint32_t call;           /* enum hl_error_call */
 	uint32_t alloc_kind;     /* enum hl_alloc_kind of the block (MISMATCH) */
-	uint64_t detail;         /* SIZE_MISMATCH: the size delete was given */
+	uint64_t detail;         /* SIZE_MISMATCH: the size delete was given; READ and
+				  * WRITE calls: the access's size in bytes, 0 unknown */
 };
 
 struct hl_rec_dropped {

@@ -21,6 +21,8 @@
 
 #define HL_ARG_LONG 256 /* above every short option character */
 #define HL_ARG_MAX 64   /* options per command */
+#define HL_HELP_COLUMNS 80  /* --help lines wrap before this column */
+#define HL_HELP_NAME_MAX 24 /* a longer option name gets a line of its own */
 
 static const struct hl_arg help_arg =
 	HL_ARG_FLAG("help", 'h', NULL, "show this help and exit");
@@ -257,6 +259,34 @@ static int format_name(const struct hl_arg *a, char *buf, size_t len)
 			a->value_name ? a->value_name : "");
 }
 
+bool hl_args_is_help(const char *arg)
+{
+	return !strcmp(arg, "--help") || !strcmp(arg, "-h");
+}
+
+/* Prints words to f from column `column` on, wrapped before column
+ * HL_HELP_COLUMNS; lines after the first start at `indent`. A word longer
+ * than a line is printed whole. */
+static void print_wrapped(FILE *f, const char *text, int column, int indent)
+{
+	while (*text) {
+		size_t len = strcspn(text, " \n");
+
+		if (column > indent && column + 1 + (int)len > HL_HELP_COLUMNS) {
+			fprintf(f, "\n%*s", indent, "");
+			column = indent;
+		} else if (column > indent) {
+			fputc(' ', f);
+			column++;
+		}
+		fwrite(text, 1, len, f);
+		column += (int)len;
+		text += len;
+		text += strspn(text, " \n");
+	}
+	fputc('\n', f);
+}
+
 void hl_args_print_help(const struct hl_command_line *cmd, FILE *f)
 {
 	size_t n = count_args(cmd->args);
@@ -269,14 +299,20 @@ void hl_args_print_help(const struct hl_command_line *cmd, FILE *f)
 	for (size_t i = 0; i <= n; i++) {
 		int w = format_name(arg_at(cmd, i), name, sizeof(name));
 
-		width = w > width ? w : width;
+		if (w <= HL_HELP_NAME_MAX)
+			width = w > width ? w : width;
 	}
 	for (size_t i = 0; i <= n; i++) {
 		const struct hl_arg *a = arg_at(cmd, i);
+		char help[1024];
+		int w = format_name(a, name, sizeof(name));
 
-		format_name(a, name, sizeof(name));
-		fprintf(f, "  %-*s  %s%s\n", width, name, a->help,
-			a->required ? " (required)" : "");
+		snprintf(help, sizeof(help), "%s%s", a->help, a->required ? " (required)" : "");
+		if (w > width)
+			fprintf(f, "  %s\n%*s", name, width + 4, "");
+		else
+			fprintf(f, "  %-*s  ", width, name);
+		print_wrapped(f, help, width + 4, width + 4);
 	}
 	if (cmd->more_help)
 		fprintf(f, "\n%s", cmd->more_help);

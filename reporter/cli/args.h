@@ -89,6 +89,10 @@ int hl_args_parse(const struct hl_command_line *cmd, int argc, char **argv,
 /* Prints the command's usage line, summary and options to f. */
 void hl_args_print_help(const struct hl_command_line *cmd, FILE *f);
 
+/* True for "--help" and "-h": what a command with subcommands answers with
+ * its subcommand's help. */
+bool hl_args_is_help(const char *arg);
+
 /* "heapledger CMD: <message>; try 'heapledger CMD --help'" on stderr;
  * returns HL_EXIT_FAILURE. */
 int hl_args_usage_error(const struct hl_command_line *cmd, const char *fmt, ...)

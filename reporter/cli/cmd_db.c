@@ -38,6 +38,10 @@ int hl_cmd_db(int argc, char **argv)
 	struct hl_prune_result res;
 	int rc, first, err;
 
+	if (argc >= 2 && hl_args_is_help(argv[1])) {
+		hl_args_print_help(&cmd, stdout); /* the one subcommand's */
+		return 0;
+	}
 	if (argc < 2 || strcmp(argv[1], "prune"))
 		return hl_args_usage_error(&cmd, "%s: the subcommand is 'prune'",
 					   argc < 2 ? "missing subcommand" : argv[1]);
@@ -56,8 +60,10 @@ int hl_cmd_db(int argc, char **argv)
 		hl_store_close(store);
 		return HL_EXIT_FAILURE;
 	}
-	printf("heapledger: db prune: removed %llu runs (%llu processes), kept %llu%s\n",
-	       (unsigned long long)res.runs_removed, (unsigned long long)res.processes_removed,
+	printf("heapledger: db prune: removed %llu %s (%llu %s), kept %llu%s\n",
+	       (unsigned long long)res.runs_removed, hl_plural(res.runs_removed, "run", "runs"),
+	       (unsigned long long)res.processes_removed,
+	       hl_plural(res.processes_removed, "process", "processes"),
 	       (unsigned long long)res.runs_kept, vacuum ? "; vacuumed" : "");
 	hl_store_close(store);
 	return fflush(stdout) ? HL_EXIT_FAILURE : 0;
@@ -173,9 +179,11 @@ int hl_cmd_import(int argc, char **argv)
 			hl_log("import: %s: %s", argv[i], hl_store_error(store));
 			break;
 		}
-		printf("heapledger: import: %s: %llu runs (%llu processes) imported, %llu already"
-		       " present", argv[i], (unsigned long long)res.runs_imported,
+		printf("heapledger: import: %s: %llu %s (%llu %s) imported, %llu already present",
+		       argv[i], (unsigned long long)res.runs_imported,
+		       hl_plural(res.runs_imported, "run", "runs"),
 		       (unsigned long long)res.processes_imported,
+		       hl_plural(res.processes_imported, "process", "processes"),
 		       (unsigned long long)res.runs_present);
 		if (res.runs_without_uuid)
 			printf(", %llu without a UUID (stored by an older heapledger) skipped",

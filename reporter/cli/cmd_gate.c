@@ -145,14 +145,18 @@ int hl_cmd_gate(int argc, char **argv)
 		suppress_loaded(&r, &pol);
 		for (size_t i = 0; i < r.nprocs; i++)
 			hl_gate_count_report(&gate, &pol.gate_options, &r.procs[i]);
-		printf("heapledger: run %lld: %llu processes\n", (long long)r.run_id,
-		       (unsigned long long)gate.processes);
-		for (size_t i = 0; i < gate.nfailing; i++)
-			printf("heapledger:   pid %u (%s): %llu bytes in %llu blocks leaked, %llu heap"
-			       " errors\n", gate.failing[i].pid, gate.failing[i].command,
-			       (unsigned long long)gate.failing[i].bytes,
-			       (unsigned long long)gate.failing[i].blocks,
-			       (unsigned long long)gate.failing[i].errors);
+		printf("heapledger: run %lld: %llu %s\n", (long long)r.run_id,
+		       (unsigned long long)gate.processes,
+		       hl_plural(gate.processes, "process", "processes"));
+		for (size_t i = 0; i < gate.nfailing; i++) {
+			const struct hl_gate_process *p = &gate.failing[i];
+
+			printf("heapledger:   pid %u (%s): %llu %s in %llu %s leaked, %llu heap %s\n",
+			       p->pid, p->command, (unsigned long long)p->bytes,
+			       hl_plural(p->bytes, "byte", "bytes"), (unsigned long long)p->blocks,
+			       hl_plural(p->blocks, "block", "blocks"), (unsigned long long)p->errors,
+			       hl_plural(p->errors, "error", "errors"));
+		}
 		hl_gate_print(&gate, &pol.gate_options, stdout);
 		rc = hl_gate_failed(&gate, &pol.gate_options) ? (int)pol.gate_options.error_exitcode : 0;
 	}
@@ -211,6 +215,10 @@ int hl_cmd_baseline(int argc, char **argv)
 	int64_t id;
 	int rc, first, err;
 
+	if (argc >= 2 && hl_args_is_help(argv[1])) {
+		hl_args_print_help(&cmd, stdout); /* the one subcommand's */
+		return 0;
+	}
 	if (argc < 2 || strcmp(argv[1], "export"))
 		return hl_args_usage_error(&cmd, "%s: the subcommand is 'export'",
 					   argc < 2 ? "missing subcommand" : argv[1]);

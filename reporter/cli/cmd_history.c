@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "diff_json.h"
 #include "store_query.h"
+#include "util.h"
 
 /* The runs shown in the bytes column of the text: the newest ones. */
 #define HISTORY_TREND_RUNS 10
@@ -151,7 +152,8 @@ int hl_cmd_history(int argc, char **argv)
 		putchar('\n');
 		json_decref(doc);
 	} else {
-		printf("heapledger: %zu leak sites in %zu runs\n", c.count, nruns);
+		printf("heapledger: %zu leak %s in %zu %s\n", c.count,
+		       hl_plural(c.count, "site", "sites"), nruns, hl_plural(nruns, "run", "runs"));
 	}
 	json_decref(c.sites);
 	hl_store_close(store);

@@ -142,17 +142,20 @@ static void print_suite_summary(const struct hl_gate *gate, int64_t run_id, cons
 {
 	char a[32], b[32];
 
-	fprintf(stderr, "heapledger: suite summary: %llu processes, %zu with leaks or heap errors",
-		(unsigned long long)gate->processes, gate->nfailing);
+	fprintf(stderr, "heapledger: suite summary: %llu %s, %zu with leaks or heap errors",
+		(unsigned long long)gate->processes,
+		hl_plural(gate->processes, "process", "processes"), gate->nfailing);
 	if (run_id)
 		fprintf(stderr, "; run %lld in %s", (long long)run_id, db);
 	fputs("\n", stderr);
 	for (size_t i = 0; i < gate->nfailing; i++) {
 		const struct hl_gate_process *p = &gate->failing[i];
 
-		fprintf(stderr, "heapledger:   pid %u (%s): %s bytes in %s blocks leaked, %llu heap"
-			" errors\n", p->pid, p->command, hl_fmt_grouped(a, p->bytes),
-			hl_fmt_grouped(b, p->blocks), (unsigned long long)p->errors);
+		fprintf(stderr, "heapledger:   pid %u (%s): %s %s in %s %s leaked, %llu heap %s\n",
+			p->pid, p->command, hl_fmt_grouped(a, p->bytes),
+			hl_plural(p->bytes, "byte", "bytes"), hl_fmt_grouped(b, p->blocks),
+			hl_plural(p->blocks, "block", "blocks"), (unsigned long long)p->errors,
+			hl_plural(p->errors, "error", "errors"));
 	}
 	hl_gate_print(gate, &policy.gate_options, stderr);
 }

@@ -45,8 +45,8 @@ struct run_options {
 	const char *xml_file;    /* valgrind's XML into this file (%p: one per process) */
 	unsigned long depth;     /* 0 = hook default */
 	const char *on_error;    /* heap misuse: "continue" or "abort", NULL = hook default */
-	const char *checks;      /* "default" or "full", NULL = hook default */
-	unsigned long redzone, quarantine, fill; /* NOT_GIVEN = hook default */
+	const char *checks;      /* "default", "full" or "guard", NULL = hook default */
+	unsigned long redzone, quarantine, fill, guard_sample; /* NOT_GIVEN = hook default */
 	unsigned long wait_ms;   /* grace for connections after prog exits */
 	char *trace, *exclude;    /* $HEAPLEDGER_TRACE / _EXCLUDE for the program, NULL: unset */
 	const char *trace_children; /* --trace-children: "yes", "no", NULL = hook default (yes) */
@@ -112,9 +112,14 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 		HL_ARG_CHOICE("on-error", 0, "continue|abort", &o->on_error,
 			      "on heap misuse (invalid or double free, mismatched delete) report and "
 			      "go on (default), or report and abort the program"),
-		HL_ARG_CHOICE("checks", 0, "default|full", &o->checks,
-			      "heap misuse checks: default, or full (guard bytes after blocks for "
-			      "overflows, a quarantine of freed blocks for writes after free)"),
+		HL_ARG_CHOICE("checks", 0, "default|full|guard", &o->checks,
+			      "heap misuse checks: default, full (guard bytes after blocks for "
+			      "overflows, a quarantine of freed blocks for writes after free), or guard "
+			      "(blocks against PROT_NONE pages: overflows and reads or writes after "
+			      "free fault at the instruction)"),
+		HL_ARG_UNSIGNED("guard-sample", 0, "N", &o->guard_sample, 0, 1000000000,
+				"put one allocation in N against a PROT_NONE page, as --checks guard "
+				"does for all (0: none)"),
 		HL_ARG_UNSIGNED("redzone", 0, "N", &o->redzone, 1, 4096,
 				"with --checks full: guard bytes after each block (default 16)"),
 		HL_ARG_UNSIGNED("quarantine", 0, "MIB", &o->quarantine, 0, 65536,
@@ -145,7 +150,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 	int rc, first;
 
 	o->wait_ms = 3000;
-	o->redzone = o->quarantine = o->fill = NOT_GIVEN;
+	o->redzone = o->quarantine = o->fill = o->guard_sample = NOT_GIVEN;
 	rc = hl_args_parse(&cmd, argc, argv, &first);
 	if (rc >= 0)
 		return rc;
@@ -168,7 +173,8 @@ static void set_hook_options(const struct run_options *o)
 	int used = 0;
 
 	if (!o->depth && !o->on_error && !o->checks && o->redzone == NOT_GIVEN &&
-	    o->quarantine == NOT_GIVEN && o->fill == NOT_GIVEN && !children)
+	    o->quarantine == NOT_GIVEN && o->fill == NOT_GIVEN && o->guard_sample == NOT_GIVEN &&
+	    !children)
 		return;
 	if (children)
 		used += snprintf(buf + used, sizeof(buf) - (size_t)used, "%s:", children);
@@ -185,6 +191,9 @@ static void set_hook_options(const struct run_options *o)
 				 o->quarantine);
 	if (o->fill != NOT_GIVEN)
 		used += snprintf(buf + used, sizeof(buf) - (size_t)used, "fill=%lu:", o->fill);
+	if (o->guard_sample != NOT_GIVEN)
+		used += snprintf(buf + used, sizeof(buf) - (size_t)used, "guard_sample=%lu:",
+				 o->guard_sample);
 	snprintf(buf + used, sizeof(buf) - (size_t)used, "%s", old ? old : "");
 	setenv(HL_ENV_OPTIONS, buf, 1);
 }

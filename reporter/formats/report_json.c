@@ -215,8 +215,12 @@ static json_t *error_json(struct hl_report *r, const struct hl_report_error *e)
 	json_object_set_new(o, "block_size", u64(e->block_size));
 	if (e->kind == HL_ERROR_SIZE_MISMATCH)
 		json_object_set_new(o, "delete_size", u64(e->detail));
-	if (e->kind == HL_ERROR_OVERFLOW)
+	if (hl_report_error_is_access(e)) {
+		if (e->detail) /* the access's size, when the instruction was decoded */
+			json_object_set_new(o, "access_size", u64(e->detail));
+	} else if (e->kind == HL_ERROR_OVERFLOW) {
 		json_object_set_new(o, "overrun_bytes", u64(e->detail));
+	}
 	json_object_set_new(o, "stack", stack_json(r, &e->stack));
 	json_object_set_new(o, "alloc_stack", stack_json(r, &e->alloc_stack));
 	json_object_set_new(o, "free_stack", stack_json(r, &e->free_stack));

@@ -179,10 +179,26 @@ static const char *error_heading(const struct hl_report_error *e)
 static void print_error(const struct hl_report_process *p, const struct hl_report_error *e,
 			const struct hl_report_view *view, FILE *out)
 {
-	char offset[32], size[32];
+	char offset[32], size[32], access[96];
 	bool freed = e->kind == HL_ERROR_DOUBLE_FREE || e->kind == HL_ERROR_USE_AFTER_FREE;
 
-	fprintf(out, "==%u== %s", p->pid, error_heading(e));
+	if (hl_report_error_is_access(e) && e->block_address) {
+		fprintf(out, "==%u== %s\n", p->pid,
+			hl_report_error_access_heading(e, access, sizeof(access)));
+		print_stack(out, p->pid, &e->stack, view);
+		fprintf(out, "==%u==  Address 0x%llx %s\n", p->pid, (unsigned long long)e->address,
+			hl_report_error_access_where(e, access, sizeof(access)));
+		if (freed && e->free_stack.nframes)
+			print_stack(out, p->pid, &e->free_stack, view);
+		if (freed)
+			fprintf(out, "==%u==  Block was alloc'd at\n", p->pid);
+		print_stack(out, p->pid, &e->alloc_stack, view);
+		fprintf(out, "==%u==\n", p->pid);
+		return;
+	}
+	fprintf(out, "==%u== %s", p->pid,
+		hl_report_error_is_access(e) ? hl_report_error_access_heading(e, access, sizeof(access))
+					     : error_heading(e));
 	if (e->kind == HL_ERROR_SIZE_MISMATCH)
 		fprintf(out, " %llu", (unsigned long long)e->detail);
 	if (e->call && !strcmp(e->call, "exit"))

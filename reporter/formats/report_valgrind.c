@@ -171,6 +171,9 @@ static void check_error(FILE *out, const struct hl_report *r, const struct hl_re
 
 static const char *error_kind(const struct hl_report_error *e)
 {
+	if (hl_report_error_is_access(e))
+		return hl_error_access_xml_kind(!strcmp(e->call, "write") ? HL_CALL_WRITE
+									  : HL_CALL_READ);
 	return hl_error_kind_info(e->kind)->xml_kind;
 }
 
@@ -188,9 +191,21 @@ static void heap_error(FILE *out, const struct hl_report *r, const struct hl_rep
 
 	fprintf(out, "<error>\n  <unique>0x%x</unique>\n  <tid>1</tid>\n  <kind>%s</kind>\n",
 		unique, error_kind(e));
-	element(out, "  ", "what", error_what(e));
+	char access[96];
+	element(out, "  ", "what",
+		hl_report_error_is_access(e) ? hl_report_error_access_heading(e, access, sizeof(access))
+					     : error_what(e));
 	stack(out, &e->stack, r->view.num_callers);
-	if (!e->block_address) {
+	if (hl_report_error_is_access(e) && e->block_address) {
+		fprintf(out, "  <auxwhat>Address 0x%llx %s</auxwhat>\n", (unsigned long long)e->address,
+			hl_report_error_access_where(e, access, sizeof(access)));
+		if (freed && e->free_stack.nframes) {
+			stack(out, &e->free_stack, r->view.num_callers);
+			fputs("  <auxwhat>Block was alloc'd at</auxwhat>\n", out);
+		}
+		if (e->alloc_stack.nframes)
+			stack(out, &e->alloc_stack, r->view.num_callers);
+	} else if (!e->block_address) {
 		fprintf(out, "  <auxwhat>Address 0x%llx is not stack'd, malloc'd or (recently) "
 			"free'd</auxwhat>\n", (unsigned long long)e->address);
 	} else {

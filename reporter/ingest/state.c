@@ -123,6 +123,8 @@ const char *hl_error_call_name(uint32_t call)
 		[HL_CALL_DELETE_ARRAY] = "delete[]",
 		[HL_CALL_EXIT] = "exit",
 		[HL_CALL_CHECK] = "leak check",
+		[HL_CALL_READ] = "read",
+		[HL_CALL_WRITE] = "write",
 	};
 	return call < HL_ARRAY_SIZE(names) ? names[call] : "unknown";
 }

@@ -151,11 +151,13 @@ void hl_gate_print(const struct hl_gate *g, const struct hl_gate_options *o, FIL
 {
 	char a[32], b[32], c[32], d[32];
 
-	fprintf(out, "heapledger: gate %s: %s bytes in %s blocks leaked in %llu records of the"
-		" kinds counted, %llu heap errors; thresholds %s bytes, %s blocks",
+	fprintf(out, "heapledger: gate %s: %s %s in %s %s leaked in %llu %s of the"
+		" kinds counted, %llu heap %s; thresholds %s bytes, %s blocks",
 		hl_gate_failed(g, o) ? "FAILED" : "passed", hl_fmt_grouped(a, g->bytes),
-		hl_fmt_grouped(b, g->blocks), (unsigned long long)g->records,
-		(unsigned long long)g->errors, hl_fmt_grouped(c, o->max_bytes),
+		hl_plural(g->bytes, "byte", "bytes"), hl_fmt_grouped(b, g->blocks),
+		hl_plural(g->blocks, "block", "blocks"), (unsigned long long)g->records,
+		hl_plural(g->records, "record", "records"), (unsigned long long)g->errors,
+		hl_plural(g->errors, "error", "errors"), hl_fmt_grouped(c, o->max_bytes),
 		hl_fmt_grouped(d, o->max_blocks));
 	if (g->suppressed_blocks)
 		fprintf(out, "; suppressed %s bytes in %s blocks", hl_fmt_grouped(a, g->suppressed_bytes),

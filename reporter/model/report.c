@@ -4,6 +4,7 @@
 #include "report.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -374,4 +375,40 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 		rc->nunstopped_tids = c->nunstopped_tids;
 	}
 	return rp;
+}
+
+bool hl_report_error_is_access(const struct hl_report_error *e)
+{
+	return e->call && (!strcmp(e->call, "read") || !strcmp(e->call, "write"));
+}
+
+const char *hl_report_error_access_heading(const struct hl_report_error *e, char *buf,
+					   size_t len)
+{
+	const char *what = hl_error_access_heading(!strcmp(e->call, "write") ? HL_CALL_WRITE
+									     : HL_CALL_READ);
+	if (e->detail)
+		snprintf(buf, len, "%s of size %llu", what, (unsigned long long)e->detail);
+	else
+		snprintf(buf, len, "%s", what);
+	return buf;
+}
+
+const char *hl_report_error_access_where(const struct hl_report_error *e, char *buf,
+					 size_t len)
+{
+	bool freed = e->kind == HL_ERROR_USE_AFTER_FREE;
+	uint64_t end = e->block_address + e->block_size;
+	const char *place = "inside";
+	uint64_t offset = e->address - e->block_address;
+	if (e->address < e->block_address) {
+		place = "before";
+		offset = e->block_address - e->address;
+	} else if (e->address >= end) {
+		place = "after";
+		offset = e->address - end;
+	}
+	snprintf(buf, len, "is %llu bytes %s a block of size %llu %s", (unsigned long long)offset,
+		 place, (unsigned long long)e->block_size, freed ? "free'd" : "alloc'd");
+	return buf;
 }

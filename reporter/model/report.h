@@ -51,9 +51,21 @@ struct hl_report_error {
 	unsigned kind;                /* enum hl_error_kind (heapledger/classes.h) */
 	const char *call;             /* hl_error_call_name(): free, delete, realloc... */
 	uint64_t address, block_address, block_size;
-	uint64_t detail;              /* size_mismatch: the size delete was given */
+	uint64_t detail;              /* size_mismatch: the size delete was given; read,
+				       * write calls: the access's size, 0 unknown */
 	struct hl_report_stack stack, alloc_stack, free_stack;
 };
+
+/* An error found by a faulting read or write (checks=guard), not a call. */
+bool hl_report_error_is_access(const struct hl_report_error *e);
+/* valgrind's heading of such an error ("Invalid read of size 4") into buf. */
+const char *hl_report_error_access_heading(const struct hl_report_error *e, char *buf,
+					   size_t len);
+/* Where its address lies, as valgrind says it: "is 0 bytes after a block of
+ * size 10 alloc'd", "is 4 bytes inside a block of size 10 free'd", "is 8
+ * bytes before a block ...", into buf. */
+const char *hl_report_error_access_where(const struct hl_report_error *e, char *buf,
+					 size_t len);
 
 /* A loss record of a check, and what changed since the check before
  * (struct hl_check_record). */

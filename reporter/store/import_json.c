@@ -318,7 +318,10 @@ static void read_error(struct reader *rd, struct hl_json_import *im, struct hl_p
 	out->address = get_hex(rd, e, where, "address", false);
 	out->block_address = get_hex(rd, e, where, "block_address", true);
 	out->block_size = get_u64(rd, e, where, "block_size");
-	if (out->kind == HL_ERROR_SIZE_MISMATCH)
+	if (out->call == HL_CALL_READ || out->call == HL_CALL_WRITE)
+		out->detail = json_object_get(e, "access_size") ? get_u64(rd, e, where, "access_size")
+								 : 0;
+	else if (out->kind == HL_ERROR_SIZE_MISMATCH)
 		out->detail = get_u64(rd, e, where, "delete_size");
 	else if (out->kind == HL_ERROR_OVERFLOW)
 		out->detail = get_u64(rd, e, where, "overrun_bytes");

@@ -49,6 +49,15 @@ void hl_arena_free(struct hl_arena *a);
 /* 1234567 -> "1,234,567" into buf (at least 32 bytes); returns buf. */
 char *hl_fmt_grouped(char *buf, uint64_t v);
 
+/* `one` when n is 1, else `many`: heapledger's own lines say "1 process",
+ * never "1 processes". Lines in valgrind's words keep valgrind's wording
+ * ("16 bytes in 1 blocks are definitely lost"), which its users' scripts
+ * and CTest's parser match. */
+static inline const char *hl_plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
 /* `len` bytes as 2 * len lowercase hex digits and a NUL into buf (build-ids:
  * the database and the debug cache's file names); returns buf. */
 char *hl_fmt_hex(char *buf, const uint8_t *bytes, size_t len);

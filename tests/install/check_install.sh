@@ -48,7 +48,7 @@ grep -q 'in use now: [0-9,]* bytes' "$tmp/out" ||
 # The installed command, moved away from its prefix, finds its library.
 env -u HEAPLEDGER_LIB "$bin/heapledger" --version | grep -q '^heapledger [0-9]' ||
 	fail "installed heapledger --version"
-env -u HEAPLEDGER_LIB "$bin/heapledger" env --socket "$tmp/s" >"$tmp/env"
+env -u HEAPLEDGER_LIB "$bin/heapledger" env --wait-ms 0 --socket "$tmp/s" >"$tmp/env"
 grep -q "LD_PRELOAD='$(realpath "$lib")/libheapledger.so.0'" "$tmp/env" ||
 	fail "heapledger env does not name the installed library: $(cat "$tmp/env")"
 env -u HEAPLEDGER_LIB HOME="$tmp" "$bin/heapledger" run --no-db -- "$tmp/summary_at_will" \

@@ -26,7 +26,7 @@ meson test -C "$tmp/proj/b" --wrapper "$hl run -q --db $tmp/h.db --" > "$tmp/mt.
 "$hl" history --db "$tmp/h.db" --label test=leaky > "$tmp/leaky.txt"
 grep -q "leak_a" "$tmp/leaky.txt" || { cat "$tmp/leaky.txt"; fail "the leaky test's run has no test=leaky label"; }
 "$hl" history --db "$tmp/h.db" --label test=clean > "$tmp/clean.txt"
-grep -q "0 leak sites in 1 runs" "$tmp/clean.txt" || { cat "$tmp/clean.txt"; fail "the clean test's run"; }
+grep -q "0 leak sites in 1 run" "$tmp/clean.txt" || { cat "$tmp/clean.txt"; fail "the clean test's run"; }
 HEAPLEDGER_TEST_NAME=from_env "$hl" run -q --db "$tmp/h.db" --label test=given -- "$prog" b 2>/dev/null
 "$hl" history --db "$tmp/h.db" --label test=given | grep -q leak_b || fail "--label test= did not win"
 
@@ -42,7 +42,7 @@ while [ ! -S "$tmp/d.sock" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); don
 ) || fail "the suite failed"
 kill -TERM $daemon
 wait $daemon || true
-grep -q "pid [0-9]* (test suite_leaky: $prog a): 16 bytes in 1 blocks leaked" "$tmp/daemon.log" ||
+grep -q "pid [0-9]* (test suite_leaky: $prog a): 16 bytes in 1 block leaked" "$tmp/daemon.log" ||
 	{ cat "$tmp/daemon.log"; fail "the suite summary does not name the leaking test"; }
 "$hl" report --db "$tmp/d.db" > "$tmp/d.txt"
 grep -q "($prog a), test suite_leaky: exited" "$tmp/d.txt" || { cat "$tmp/d.txt"; fail "text: no test name"; }

@@ -49,7 +49,7 @@ def main():
         if "stored in " + db not in p.stderr:
             fail("the run was not stored:\n" + p.stderr)
         r = subprocess.run([heapledger, "history", "--db", db], capture_output=True, text=True)
-        if r.returncode != 0 or "in 1 runs" not in r.stdout + r.stderr:
+        if r.returncode != 0 or "in 1 run\n" not in r.stdout + r.stderr:
             fail("history does not count the run:\n%s%s" % (r.stdout, r.stderr))
     print("ok")
 

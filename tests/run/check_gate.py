@@ -137,7 +137,7 @@ def check_daemon(hl, client, tmp):
         rc, err = run_daemon(hl, client, tmp, opts, clients)
         if rc != want:
             fail("daemon %s: exit %d, expected %d\n%s" % (opts, rc, want, err[-3000:]))
-        summary = re.search(r"suite summary: (\d+) processes, (\d+) with leaks or heap errors;"
+        summary = re.search(r"suite summary: (\d+) process(?:es)?, (\d+) with leaks or heap errors;"
                             r" run (\d+) in ", err)
         if not summary or summary.group(1) != str(len(clients)):
             fail("daemon %s: no suite summary with %d processes:\n%s" % (

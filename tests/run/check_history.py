@@ -223,7 +223,7 @@ def scenario_history(e):
         fail("gate --baseline FILE: " + g.stdout)
     e.run(["a", "b", "c"], expect=0)   # leak_b is back: new relative to run 3
     g = e.hl_cmd(["gate", "--db", e.db, "--baseline", base, "--error-exitcode", "3"], expect=3)
-    if "32 bytes in 1 blocks leaked" not in g.stdout:
+    if "32 bytes in 1 block leaked" not in g.stdout:
         fail("gate --baseline with leak_b back: " + g.stdout)
     with open(base, "a") as f:
         f.write("not-a-fingerprint\n")
@@ -441,7 +441,7 @@ def scenario_import(e):
     # (the second --db wins: e.run puts its own first)
     out = e.hl_cmd(["import", "--db", e.db, other_a, other_b]).stdout
     if "%s: 2 runs (2 processes) imported, 0 already present" % other_a not in out or \
-            "%s: 1 runs (1 processes) imported" % other_b not in out:
+            "%s: 1 run (1 process) imported" % other_b not in out:
         fail("import said: %r" % out)
     out = e.hl_cmd(["import", "--db", e.db, other_b, other_a]).stdout
     if out.count(": 0 runs (0 processes) imported") != 2 or "2 already present" not in out:

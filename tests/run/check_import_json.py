@@ -62,7 +62,7 @@ orig, new = path("orig.db"), path("new.db")
 hlrun(["run", "--db", orig, "--json", path("r.json"), "--label", "machine=ci-7", "--",
        fork_exec, leak_direct])
 r = hlrun(["import", "--db", new, path("r.json")])
-if "1 runs (4 processes) imported, 0 already present" not in r.stdout:
+if "1 run (4 processes) imported, 0 already present" not in r.stdout:
     fail("first import: " + r.stdout)
 r = hlrun(["import", "--db", new, path("r.json")])
 if "0 runs (0 processes) imported, 1 already present" not in r.stdout:
