@@ -269,15 +269,16 @@ void *hl_large_adopt(char *base, size_t map_bytes, size_t lead, size_t n)
 {
 	void *p = large_format(base, map_bytes, lead, n);
 	hl_lock(&large_lock);
-	bool ok = live_add_locked((uintptr_t)p);
+	bool ok = live_add_locked((uintptr_t)p, map_bytes);
 	hl_unlock(&large_lock);
 	return ok ? p : NULL;
 }
 
 void hl_large_forget(struct hl_range *r)
 {
+	size_t bytes = hl_large_of(r)->map_bytes;
 	hl_lock(&large_lock);
-	live_remove_locked((uintptr_t)hl_range_data(r));
+	live_remove_locked((uintptr_t)hl_range_data(r), bytes);
 	hl_unlock(&large_lock);
 }
 
