@@ -220,7 +220,9 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$work/runs" "$work/cwd" "$work/input" "$work/ht"
 raw=$work/raw.tsv
+cpu_raw=$work/cpu.tsv # cpu_row
 : >"$raw"
+: >"$cpu_raw"
 
 # The checking tools run at a smaller size than the allocators: at full size
 # heaptrack alone would take ~10 s a run and ASan ~85 s on mixed (quarantine
@@ -437,11 +439,12 @@ variant_prefix() {
 	jemalloc | mimalloc | tcmalloc | heapledger) printf '%s\n' env "LD_PRELOAD=$(preload_of "$1")" ;;
 	# The allocator without stack capture: what the allocator itself costs.
 	heapledger-nostack) printf '%s\n' env "LD_PRELOAD=$lib" HEAPLEDGER_OPTIONS=stacks=0 ;;
-	hl-run) printf '%s\n' env "HEAPLEDGER_LIB=$lib" "$reporter" run --db "$work/hl.db" -- ;;
+	# HEAPLEDGER_TIMING=1: the reporter logs its CPU and the program's (cpu_row).
+	hl-run) printf '%s\n' env HEAPLEDGER_TIMING=1 "HEAPLEDGER_LIB=$lib" "$reporter" run --db "$work/hl.db" -- ;;
 	# The heap misuse checks that cost memory (guard bytes, quarantine), next
 	# to ASan, which needs a rebuild, and valgrind.
 	hl-full) printf '%s\n' env "LD_PRELOAD=$lib" HEAPLEDGER_OPTIONS=checks=full ;;
-	hl-run-full) printf '%s\n' env "HEAPLEDGER_LIB=$lib" "$reporter" run --checks full --db "$work/hl.db" -- ;;
+	hl-run-full) printf '%s\n' env HEAPLEDGER_TIMING=1 "HEAPLEDGER_LIB=$lib" "$reporter" run --checks full --db "$work/hl.db" -- ;;
 	# Faults at the instruction: every block against a guard page (as
 	# Electric Fence at malloc's alignment, as guard_align's default), or one
 	# allocation in 1000 (as GWP-ASan, for production).
@@ -475,6 +478,48 @@ workload_bin() {
 	esac
 }
 
+# Appends workload $1, variant $2 and the reporter's and the program's CPU
+# seconds, from the reporter's HEAPLEDGER_TIMING line in $3, to $cpu_raw.
+cpu_row() {
+	sed -n 's/.*timing: CPU of heapledger \([0-9.]*\) s, of the program \([0-9.]*\) s.*/\1 \2/p' "$3" |
+		while read -r rep prog; do printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$rep" "$prog"; done >>"$cpu_raw"
+}
+
+# The reporter's CPU as a share of the program's, per workload: medians of
+# the rounds' figures (cpu_row).
+cpu_table() {
+	[ -s "$cpu_raw" ] || return 0
+	echo
+	echo "## Reporter CPU under hl-run"
+	echo
+	echo "CPU seconds (user + system) of \`heapledger run\`'s own threads (reading, symbols, report, store) and of"
+	echo "the program it ran, from its HEAPLEDGER_TIMING line; medians over rounds, at the hl-run column's size."
+	echo "The share is what tracking costs beside the program's own CPU, on a core the program may need."
+	echo
+	echo "| Workload | variant | reporter CPU | program CPU | reporter / program |"
+	echo "|---|---|---:|---:|---:|"
+	awk -F'\t' -v order="${workloads[*]}" '
+		function median(list,   a, n, i, j, t) {
+			n = split(list, a, " ")
+			for (i = 2; i <= n; i++)
+				for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+		}
+		{ k = $1 SUBSEP $2; rep[k] = rep[k] " " $3; prog[k] = prog[k] " " $4
+		  if ($4 > 0) share[k] = share[k] " " 100 * $3 / $4 }
+		END {
+			nw = split(order, ws, " ")
+			for (i = 1; i <= nw; i++)
+				for (j = 1; j <= 2; j++) {
+					v = j == 1 ? "hl-run" : "hl-run-full"
+					k = ws[i] SUBSEP v
+					if (!(k in rep)) continue
+					printf "| %s | %s | %.3f s | %.3f s | %s |\n", ws[i], v, median(rep[k]),
+						median(prog[k]), k in share ? sprintf("%.0f%%", median(share[k])) : "-"
+				}
+		}' "$cpu_raw"
+}
+
 run_one() {
 	local r=$1 w=$2 v=$3 s=$4 tag bin obj sum note="" wall rss status
 	local -a cmd
@@ -495,6 +540,7 @@ run_one() {
 	if [[ $v == hl-run* ]] && grep -q 'no process reported' "$tag.err"; then
 		note=noevents
 	fi
+	[[ $v != hl-run* ]] || cpu_row "$w" "$v" "$tag.err"
 	rm -rf "$obj" "$work/hl.db" "$work/ht"/*
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$w" "$v" "$s" "$wall" "$rss" "$status" "$sum" "$note" >>"$raw"
 	printf '[%d/%d] %-8s %-10s %3s%%  %7ss %8s KiB  exit %s\n' "$r" "$rounds" "$w" "$v" "$s" "$wall" "$rss" "$status" >&2
@@ -565,6 +611,7 @@ mkdir -p "$(dirname "$out")"
 		awk -F'\t' -v plan="${plan[*]}" -v workloads="${workloads[*]}" \
 			-v synthetic="$SYNTHETIC" -v full="$scale_full" -v rebuilt_of="$REBUILT_OF" -f "$SRC/report.awk" "$raw"
 	fi
+	cpu_table
 	if [ $run_scan = 1 ]; then
 		echo
 		cat "$work/scan.md"

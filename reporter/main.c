@@ -15,6 +15,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "gate.h"
 #include "listen.h"
 #include "report_formats.h"
 #include "report_speedscope.h"
@@ -209,6 +210,7 @@ int hl_cmd_report(int argc, char **argv)
 	unsigned long run_id = 0;
 	struct hl_report_view view = { .show_kinds = HL_SHOW_DEFAULT };
 	struct hl_report_filter filter = { 0 };
+	struct hl_gate_options gate_options;
 	const struct hl_arg args[] = {
 		HL_ARG_STRING("db", 0, "FILE", &db, "the database to read (default: " HL_DEFAULT_DB_TEXT ")"),
 		HL_ARG_UNSIGNED("run", 0, "ID", &run_id, 1, INT64_MAX, "the run to print (default: the latest)"),
@@ -225,6 +227,8 @@ int hl_cmd_report(int argc, char **argv)
 			      " a result per leak site), junit (a testcase per process) or"
 			      " valgrind-xml (memcheck's XML, protocol 4)"),
 		HL_VIEW_ARGS(&view),
+		/* junit's failures are the gate's */
+		HL_GATE_KIND_ARGS(&gate_options),
 		HL_ARG_END
 	};
 	const struct hl_command_line cmd = {
@@ -238,6 +242,7 @@ int hl_cmd_report(int argc, char **argv)
 	int64_t id;
 	int err, rc, first;
 
+	hl_gate_options_init(&gate_options);
 	rc = hl_args_parse(&cmd, argc, argv, &first);
 	if (rc >= 0)
 		return rc;
@@ -250,6 +255,7 @@ int hl_cmd_report(int argc, char **argv)
 		id = (int64_t)run_id;
 	hl_report_init(&r);
 	r.view = view;
+	r.view.kind_filter = filter.kinds;
 	if (!err && !strcmp(format, "html"))
 		err = hl_ui_write_html_report(store, id, stdout);
 	else if (!err && !strcmp(format, "speedscope"))
@@ -267,7 +273,7 @@ int hl_cmd_report(int argc, char **argv)
 	} else if (!strcmp(format, "sarif")) {
 		err = hl_report_write_sarif(&r, stdout);
 	} else if (!strcmp(format, "junit")) {
-		err = hl_report_write_junit(&r, stdout);
+		err = hl_report_write_junit(&r, &gate_options, stdout);
 	} else if (!strcmp(format, "valgrind-xml")) {
 		err = hl_report_write_valgrind_xml(&r, r.procs, r.nprocs, stdout);
 	}

@@ -204,7 +204,9 @@ static inline unsigned hl_error_kind_parse(const char *s)
 /* malloc_usable_size's invalid pointer has a heading of its own. */
 #define HL_ERROR_HEADING_USABLE_SIZE "Invalid malloc_usable_size()"
 
-/* The heading of an error of kind k found in call (enum hl_error_call). */
+/* The heading of an error of kind k found in call (enum hl_error_call): a
+ * pointer malloc_usable_size was given that is no block's start (foreign,
+ * inside a block, or freed) has the usable-size heading, as valgrind's. */
 static inline const char *hl_error_heading(unsigned k, unsigned call)
 {
 	if ((k == HL_ERROR_INVALID_FREE || k == HL_ERROR_INTERIOR_FREE ||

@@ -84,6 +84,24 @@ static bool looks_like_json(const char *path)
 	return c == '{';
 }
 
+/* An input with nothing in it (empty, or only white space) is an error:
+ * said here, naming the file (it must never be taken for a new database). */
+static bool is_blank(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	int c = EOF;
+
+	if (!f)
+		return false; /* the import says why it cannot read it */
+	do
+		c = fgetc(f);
+	while (c == ' ' || c == '\n' || c == '\t' || c == '\r');
+	fclose(f);
+	if (c == EOF)
+		hl_log("import: %s: empty file; nothing was imported", path);
+	return c == EOF;
+}
+
 /* The whole file, NUL-terminated, in *text (malloc'd); 0 or -errno. */
 static int read_whole(const char *path, char **text, size_t *len)
 {
@@ -134,6 +152,10 @@ static int import_json(struct hl_store *store, const char *path, struct hl_impor
 		hl_log("import: %s: %s; nothing of it was imported", path, why);
 	else if ((err = hl_store_import_run(store, &im.run, im.procs, im.nprocs, im.sym, res)))
 		hl_log("import: %s: %s; nothing of it was imported", path, hl_store_error(store));
+	else if (res->runs_empty) { /* an import that stores nothing fails */
+		hl_log("import: %s: its run has no process; nothing was imported", path);
+		err = -ENODATA;
+	}
 	hl_json_import_free(&im);
 	return err;
 }
@@ -172,6 +194,10 @@ int hl_cmd_import(int argc, char **argv)
 	for (int i = first; i < argc && !err; i++) {
 		struct hl_import_result res;
 
+		if (is_blank(argv[i])) {
+			err = -ENODATA;
+			break;
+		}
 		if (looks_like_json(argv[i])) {
 			if ((err = import_json(store, argv[i], &res)))
 				break;

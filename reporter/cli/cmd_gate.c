@@ -145,18 +145,13 @@ int hl_cmd_gate(int argc, char **argv)
 		suppress_loaded(&r, &pol);
 		for (size_t i = 0; i < r.nprocs; i++)
 			hl_gate_count_report(&gate, &pol.gate_options, &r.procs[i]);
-		printf("heapledger: run %lld: %llu %s\n", (long long)r.run_id,
+		if (!r.ended_ns)
+			hl_gate_count_open_run(&gate);
+		printf("heapledger: run %lld: %llu %s%s\n", (long long)r.run_id,
 		       (unsigned long long)gate.processes,
-		       hl_plural(gate.processes, "process", "processes"));
-		for (size_t i = 0; i < gate.nfailing; i++) {
-			const struct hl_gate_process *p = &gate.failing[i];
-
-			printf("heapledger:   pid %u (%s): %llu %s in %llu %s leaked, %llu heap %s\n",
-			       p->pid, p->command, (unsigned long long)p->bytes,
-			       hl_plural(p->bytes, "byte", "bytes"), (unsigned long long)p->blocks,
-			       hl_plural(p->blocks, "block", "blocks"), (unsigned long long)p->errors,
-			       hl_plural(p->errors, "error", "errors"));
-		}
+		       hl_plural(gate.processes, "process", "processes"),
+		       r.ended_ns ? "" : ", never closed (no end time)");
+		hl_gate_print_failing(&gate, stdout);
 		hl_gate_print(&gate, &pol.gate_options, stdout);
 		rc = hl_gate_failed(&gate, &pol.gate_options) ? (int)pol.gate_options.error_exitcode : 0;
 	}

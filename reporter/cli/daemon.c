@@ -140,23 +140,13 @@ static int parse_daemon_options(int argc, char **argv, const char **socket_path,
  * leaked (with their command lines), where the run is, and the verdict. */
 static void print_suite_summary(const struct hl_gate *gate, int64_t run_id, const char *db)
 {
-	char a[32], b[32];
-
 	fprintf(stderr, "heapledger: suite summary: %llu %s, %zu with leaks or heap errors",
 		(unsigned long long)gate->processes,
 		hl_plural(gate->processes, "process", "processes"), gate->nfailing);
 	if (run_id)
 		fprintf(stderr, "; run %lld in %s", (long long)run_id, db);
 	fputs("\n", stderr);
-	for (size_t i = 0; i < gate->nfailing; i++) {
-		const struct hl_gate_process *p = &gate->failing[i];
-
-		fprintf(stderr, "heapledger:   pid %u (%s): %s %s in %s %s leaked, %llu heap %s\n",
-			p->pid, p->command, hl_fmt_grouped(a, p->bytes),
-			hl_plural(p->bytes, "byte", "bytes"), hl_fmt_grouped(b, p->blocks),
-			hl_plural(p->blocks, "block", "blocks"), (unsigned long long)p->errors,
-			hl_plural(p->errors, "error", "errors"));
-	}
+	hl_gate_print_failing(gate, stderr);
 	hl_gate_print(gate, &policy.gate_options, stderr);
 }
 
@@ -187,6 +177,8 @@ int hl_cmd_daemon(int argc, char **argv)
 		hl_report_destroy(&r);
 		return rc;
 	}
+	if (policy.gate_options.error_exitcode) /* the ERROR SUMMARY counts what the gate counts */
+		out.view.leak_error_kinds = hl_gate_show_kinds(&policy.gate_options);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);

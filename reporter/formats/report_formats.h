@@ -13,7 +13,11 @@
 #include "report.h"
 
 int hl_report_write_sarif(const struct hl_report *r, FILE *out);
-int hl_report_write_junit(const struct hl_report *r, FILE *out);
+struct hl_gate_options;
+/* One testcase per test program, failed exactly where the gate fails (o:
+ * its kinds and thresholds). */
+int hl_report_write_junit(const struct hl_report *r, const struct hl_gate_options *o,
+			  FILE *out);
 
 /* s escaped for XML text and attributes (control characters XML 1.0 cannot
  * hold become '?'). */

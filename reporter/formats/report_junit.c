@@ -1,15 +1,20 @@
 /*
  * reporter/formats/report_junit.c: the report as JUnit XML, which CI services show as
- * test results: the run is a testsuite, each process a testcase named by its
- * pid and command line, each unsuppressed leak record and each heap error a
- * failure with its stack as text. Suppressed leaks are counted in the
- * testcase's system-out. Everything from the program (argv, function and
- * file names) is escaped.
+ * test results: the run is a testsuite, each test program a testcase (the
+ * processes of one $HEAPLEDGER_TEST_NAME together, named by it; a process
+ * without one is a testcase of its own, named by pid and command line). A
+ * testcase fails exactly when the gate (gate.h, with the options given)
+ * fails its processes, with one <failure> whose text lists each counted
+ * leak record and heap error with its stack: a still-reachable global is
+ * no failure where the gate passes it. Suppressed and unclassified leaks
+ * are counted in the testcase's system-out. Everything from the program
+ * (argv, function and file names) is escaped.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "gate.h"
 #include "report.h"
 #include "report_formats.h"
 
@@ -49,21 +54,15 @@ static void stack_text(FILE *out, const struct hl_report_stack *s)
 	}
 }
 
-static size_t failures_of(const struct hl_report_process *p)
+/* The testcase of p: its test's name, or its command line when the test
+ * runner named none. */
+static void testcase_name(FILE *out, const struct hl_report_process *p)
 {
-	size_t n = p->nerrors;
-
-	for (size_t i = 0; i < p->nleaks; i++)
-		n += !p->leaks[i].suppressed;
-	return n;
-}
-
-static void testcase(FILE *out, const struct hl_report_process *p)
-{
-	uint64_t suppressed = 0, suppressed_bytes = 0;
-
-	fputs("  <testcase classname=\"heapledger\" name=\"pid ", out);
-	fprintf(out, "%u: ", p->pid);
+	if (p->test_name) {
+		hl_report_xml_text(out, p->test_name);
+		return;
+	}
+	fprintf(out, "pid %u: ", p->pid);
 	for (uint32_t i = 0; i < p->argc; i++) {
 		if (i)
 			fputc(' ', out);
@@ -71,53 +70,136 @@ static void testcase(FILE *out, const struct hl_report_process *p)
 	}
 	if (!p->argc)
 		hl_report_xml_text(out, p->exe);
-	fprintf(out, "\" time=\"%.3f\">\n",
-		p->ended_ns > p->started_ns ? (double)(p->ended_ns - p->started_ns) / 1e9 : 0.0);
+}
+
+static bool same_testcase(const struct hl_report_process *a, const struct hl_report_process *b)
+{
+	return a == b || (a->test_name && b->test_name && !strcmp(a->test_name, b->test_name));
+}
+
+/* The gate's verdict over the processes of one testcase (first: the first
+ * process of its test, so every other one comes after it). */
+static void judge(const struct hl_report *r, size_t first, const struct hl_gate_options *o,
+		  struct hl_gate *g)
+{
+	hl_gate_init(g);
+	for (size_t i = first; i < r->nprocs; i++)
+		if (same_testcase(&r->procs[first], &r->procs[i]))
+			hl_gate_count_report(g, o, &r->procs[i]);
+}
+
+/* The failure's text: each counted record and heap error, with its stack. */
+static void failure_details(FILE *out, const struct hl_report_process *p,
+			    const struct hl_gate_options *o)
+{
+	struct hl_gate scratch;
+
+	hl_gate_init(&scratch);
 	for (size_t i = 0; i < p->nerrors; i++) {
 		const struct hl_report_error *e = &p->errors[i];
 
-		fprintf(out, "   <failure type=\"heap-error/%s\" message=\"heap error: %s of 0x%llx\">",
-			hl_error_kind_name(e->kind), hl_error_kind_name(e->kind),
+		fprintf(out, "pid %u: heap error: %s of 0x%llx\n", p->pid, hl_error_kind_name(e->kind),
 			(unsigned long long)e->address);
 		stack_text(out, &e->stack);
-		fputs("</failure>\n", out);
 	}
 	for (size_t i = 0; i < p->nleaks; i++) {
 		const struct hl_report_leak *l = &p->leaks[i];
 
-		if (l->suppressed) {
-			suppressed++;
-			suppressed_bytes += l->bytes;
+		if (!hl_gate_count_leak(&scratch, o, l->leak_class, l->suppressed, l->fingerprint,
+					l->bytes, l->blocks))
 			continue;
-		}
-		fprintf(out, "   <failure type=\"leak/%s\" message=\"%llu bytes in %llu blocks are %s",
-			hl_leak_class_name(l->leak_class), (unsigned long long)l->bytes,
-			(unsigned long long)l->blocks, hl_leak_class_info(l->leak_class)->phrase);
+		fprintf(out, "pid %u: %llu bytes in %llu blocks are %s", p->pid,
+			(unsigned long long)l->bytes, (unsigned long long)l->blocks,
+			hl_leak_class_info(l->leak_class)->phrase);
 		if (l->fingerprint)
 			fprintf(out, " (site %s)", l->fingerprint);
-		fputs("\">", out);
+		fputc('\n', out);
 		stack_text(out, &l->stack);
-		fputs("</failure>\n", out);
 	}
-	fprintf(out, "   <system-out>%llu bytes in %llu blocks in use at exit; %llu suppressed leak"
-		" records (%llu bytes)</system-out>\n", (unsigned long long)p->in_use_bytes,
-		(unsigned long long)p->in_use_blocks, (unsigned long long)suppressed,
-		(unsigned long long)suppressed_bytes);
-	fputs("  </testcase>\n", out);
+	hl_gate_destroy(&scratch);
 }
 
-int hl_report_write_junit(const struct hl_report *r, FILE *out)
+/* One testcase: the processes of one test (or one process), failed exactly
+ * when the gate fails them. */
+static void testcase(FILE *out, const struct hl_report *r, size_t first,
+		     const struct hl_gate_options *o)
 {
-	size_t failures = 0;
+	const struct hl_report_process *p = &r->procs[first];
+	uint64_t started = p->started_ns, ended = p->ended_ns;
+	struct hl_gate g;
+	char a[32], b[32];
 
-	for (size_t i = 0; i < r->nprocs; i++)
-		failures += failures_of(&r->procs[i]);
+	judge(r, first, o, &g);
+	for (size_t i = first; i < r->nprocs; i++) {
+		if (!same_testcase(p, &r->procs[i]))
+			continue;
+		started = r->procs[i].started_ns < started ? r->procs[i].started_ns : started;
+		ended = r->procs[i].ended_ns > ended ? r->procs[i].ended_ns : ended;
+	}
+	fputs("  <testcase classname=\"heapledger\" name=\"", out);
+	testcase_name(out, p);
+	fprintf(out, "\" time=\"%.3f\">\n", ended > started ? (double)(ended - started) / 1e9 : 0.0);
+	if (hl_gate_failed(&g, o)) {
+		fprintf(out, "   <failure type=\"heapledger\" message=\"%s bytes in %s blocks leaked in"
+			" %llu records, %llu heap errors", hl_fmt_grouped(a, g.bytes),
+			hl_fmt_grouped(b, g.blocks), (unsigned long long)g.records,
+			(unsigned long long)g.errors);
+		if (hl_gate_incomplete(&g)) {
+			fputs("; the verdict is incomplete: ", out);
+			hl_report_xml_text(out, hl_gate_incomplete(&g));
+		}
+		fputs("\">", out);
+		for (size_t i = first; i < r->nprocs; i++)
+			if (same_testcase(p, &r->procs[i]))
+				failure_details(out, &r->procs[i], o);
+		for (size_t i = 0; i < g.nfailing; i++)
+			if (g.failing[i].unseen) {
+				fprintf(out, "pid %u: ", g.failing[i].pid);
+				hl_report_xml_text(out, g.failing[i].unseen);
+				fputc('\n', out);
+			}
+		fputs("</failure>\n", out);
+	}
+	fprintf(out, "   <system-out>%llu processes; suppressed %s bytes in %s blocks; not counted"
+		" by the gate: %s bytes in %s blocks no scan classified</system-out>\n",
+		(unsigned long long)g.processes, hl_fmt_grouped(a, g.suppressed_bytes),
+		hl_fmt_grouped(b, g.suppressed_blocks), hl_fmt_grouped(a, g.unscanned_bytes),
+		hl_fmt_grouped(b, g.unscanned_blocks));
+	fputs("  </testcase>\n", out);
+	hl_gate_destroy(&g);
+}
+
+/* Whether procs[i] opens a testcase (the first process of its test). */
+static bool opens_testcase(const struct hl_report *r, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (same_testcase(&r->procs[j], &r->procs[i]))
+			return false;
+	return true;
+}
+
+int hl_report_write_junit(const struct hl_report *r, const struct hl_gate_options *o,
+			  FILE *out)
+{
+	size_t failures = 0, tests = 0;
+
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct hl_gate g;
+
+		if (!opens_testcase(r, i))
+			continue;
+		tests++;
+		judge(r, i, o, &g);
+		failures += hl_gate_failed(&g, o);
+		hl_gate_destroy(&g);
+	}
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<testsuites name=\"heapledger\" tests=\"%zu\" failures=\"%zu\">\n"
 		" <testsuite name=\"heapledger run %lld\" tests=\"%zu\" failures=\"%zu\" errors=\"0\""
-		" skipped=\"0\">\n", r->nprocs, failures, (long long)r->run_id, r->nprocs, failures);
+		" skipped=\"0\">\n", tests, failures, (long long)r->run_id, tests, failures);
 	for (size_t i = 0; i < r->nprocs; i++)
-		testcase(out, &r->procs[i]);
+		if (opens_testcase(r, i))
+			testcase(out, r, i, o);
 	fputs(" </testsuite>\n</testsuites>\n", out);
 	return fflush(out) != 0 || ferror(out) ? -EIO : 0;
 }

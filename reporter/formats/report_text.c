@@ -277,13 +277,17 @@ static void print_error_summary(const struct hl_report_process *p,
 		contexts += !context_seen_before(p, i);
 	for (size_t i = 0; view->leak_error_kinds && i < p->nleaks; i++) {
 		const struct hl_report_leak *l = &p->leaks[i];
-		bool counted = l->leak_class == HL_CLASS_UNKNOWN ||
-			       (view->leak_error_kinds & HL_CLASS_BIT(l->leak_class));
+		unsigned bit = HL_CLASS_BIT(l->leak_class);
 
-		if (!l->suppressed && counted) {
+		if (!l->suppressed && (view->leak_error_kinds & bit)) {
 			errors++;
 			contexts++;
 		}
+	}
+	/* The gate fails a process it could not see whole: so does the count. */
+	if (view->leak_error_kinds && (p->no_exit_record || p->dropped_events)) {
+		errors++;
+		contexts++;
 	}
 	fprintf(out, "==%u== ERROR SUMMARY: %zu errors from %zu contexts\n", p->pid, errors,
 		contexts);
@@ -322,13 +326,34 @@ static void print_total(const struct hl_report_process *p, const struct leak_tot
 		hl_fmt_grouped(a, t->bytes[c]), hl_fmt_grouped(b, t->blocks[c]));
 }
 
+/* "definitely,possibly" of 1u << HL_CLASS_* bits, in buf. */
+static const char *kind_names(unsigned kinds, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (unsigned c = 0; c <= HL_CLASS_SUPPRESSED && n < len; c++)
+		if (kinds & (1u << c))
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "," : "",
+					      hl_leak_class_name(c));
+	return buf;
+}
+
 static void print_leak_summary(const struct hl_report_process *p,
 			       const struct hl_report_view *view, FILE *out)
 {
 	struct leak_totals t;
 
 	leak_totals(p, &t);
-	fprintf(out, "==%u== LEAK SUMMARY:\n", p->pid);
+	if (view->kind_filter) {
+		char kinds[128];
+
+		fprintf(out, "==%u== LEAK SUMMARY (filtered view: only the loss records of kinds "
+			"%s; the process's other records are not counted here):\n", p->pid,
+			kind_names(view->kind_filter, kinds, sizeof(kinds)));
+	} else {
+		fprintf(out, "==%u== LEAK SUMMARY:\n", p->pid);
+	}
 	if (p->scanned) {
 		print_total(p, &t, HL_CLASS_DEFINITE, out);
 		print_total(p, &t, HL_CLASS_INDIRECT, out);
@@ -601,7 +626,10 @@ void hl_report_print_process_text(const struct hl_report *r,
 	print_not_scanned(p, out);
 	print_unstopped(p, out);
 	print_leaks(r, p, out);
-	if (!p->nleaks)
+	if (!p->nleaks && p->no_exit_record)
+		fprintf(out, "==%u== heapledger could not see this process to its end: its leaks "
+			"are not known (see below)\n", p->pid);
+	else if (!p->nleaks)
 		fprintf(out, "==%u== All heap blocks were freed -- no leaks are possible\n", p->pid);
 	else
 		print_leak_summary(p, &r->view, out);

@@ -29,6 +29,11 @@ const char *hl_gate_kinds_arg(const char *value, void *opts)
 	return NULL;
 }
 
+unsigned hl_gate_show_kinds(const struct hl_gate_options *o)
+{
+	return o->kinds; /* both are HL_CLASS_BIT()s */
+}
+
 void hl_gate_init(struct hl_gate *g)
 {
 	memset(g, 0, sizeof(*g));
@@ -49,46 +54,76 @@ static unsigned kind_bit(unsigned leak_class)
 	return HL_GATE_KIND_UNKNOWN; /* no scan classified it */
 }
 
+/* *total += n, or sets g->overflow and keeps the largest value: a total
+ * never wraps (crafted imported numbers would wrap a leak to 0 bytes). */
+static void add_checked(struct hl_gate *g, uint64_t *total, uint64_t n)
+{
+	if (__builtin_add_overflow(*total, n, total)) {
+		*total = UINT64_MAX;
+		g->overflow = true;
+	}
+}
+
 bool hl_gate_count_leak(struct hl_gate *g, const struct hl_gate_options *o,
 			unsigned leak_class, bool suppressed, const char *fingerprint,
 			uint64_t bytes, uint64_t blocks)
 {
 	if (suppressed) {
-		g->suppressed_bytes += bytes;
-		g->suppressed_blocks += blocks;
+		add_checked(g, &g->suppressed_bytes, bytes);
+		add_checked(g, &g->suppressed_blocks, blocks);
 		return false;
 	}
 	if (!(kind_bit(leak_class) & o->kinds)) {
 		if (kind_bit(leak_class) == HL_GATE_KIND_UNKNOWN) {
-			g->unscanned_bytes += bytes;
-			g->unscanned_blocks += blocks;
+			add_checked(g, &g->unscanned_bytes, bytes);
+			add_checked(g, &g->unscanned_blocks, blocks);
 		}
 		return false;
 	}
 	if (o->baseline && fingerprint && hl_baseline_has(o->baseline, fingerprint)) {
-		g->known_bytes += bytes;
-		g->known_blocks += blocks;
+		add_checked(g, &g->known_bytes, bytes);
+		add_checked(g, &g->known_blocks, blocks);
 		return false;
 	}
-	g->bytes += bytes;
-	g->blocks += blocks;
+	add_checked(g, &g->bytes, bytes);
+	add_checked(g, &g->blocks, blocks);
 	g->records++;
 	return true;
+}
+
+/* Why heapledger could not see all of a process, or NULL. */
+static const char *unseen_reason(bool cut, bool signalled, uint64_t dropped)
+{
+	if (cut && signalled)
+		return "killed by a signal before its exit record: its leaks are not all known";
+	if (cut)
+		return "its event stream ended without its exit record (it closed heapledger's"
+		       " descriptor, or its hook went on standalone after the reporter stalled"
+		       " for wait_ms): heapledger could not see it to its end";
+	if (dropped)
+		return "its hook dropped events: heapledger could not see all of it";
+	return NULL;
+}
+
+static void count_unseen(struct hl_gate *g, bool cut, uint64_t dropped)
+{
+	g->cut += cut;
+	g->dropped += dropped > 0;
 }
 
 /* Notes the process if it added counted leaks or errors: "test NAME: argv"
  * (the test's name when the runner gave one). */
 static void note_process(struct hl_gate *g, uint32_t pid, const char *const *argv,
-			 uint32_t argc, const char *exe, const char *test, uint64_t bytes,
-			 uint64_t blocks, uint64_t errors)
+			 uint32_t argc, const char *exe, const char *test, uint64_t records,
+			 uint64_t bytes, uint64_t blocks, uint64_t errors, const char *unseen)
 {
 	struct hl_gate_process *fp;
 	size_t len = 1, prefix = test ? strlen("test ") + strlen(test) + 2 : 0;
 	char *command;
 
 	g->processes++;
-	g->errors += errors;
-	if (!blocks && !errors)
+	add_checked(g, &g->errors, errors);
+	if (!records && !errors && !unseen)
 		return;
 	for (uint32_t i = 0; i < argc; i++)
 		len += strlen(argv[i]) + 1;
@@ -105,13 +140,15 @@ static void note_process(struct hl_gate *g, uint32_t pid, const char *const *arg
 		strcat(command, exe);
 	hl_grow((void **)&g->failing, &g->failing_cap, g->nfailing, sizeof(*g->failing));
 	fp = &g->failing[g->nfailing++];
-	*fp = (struct hl_gate_process){ pid, command, bytes, blocks, errors };
+	*fp = (struct hl_gate_process){ pid, command, bytes, blocks, errors, unseen };
 }
 
 void hl_gate_count_process(struct hl_gate *g, const struct hl_gate_options *o,
 			   const struct hl_process *p)
 {
-	uint64_t bytes = g->bytes, blocks = g->blocks;
+	uint64_t bytes = g->bytes, blocks = g->blocks, records = g->records;
+	/* exec is no cut: the hook sends everything before it execs */
+	bool cut = !p->has_exit && p->how != HL_EXIT_EXEC;
 
 	for (size_t i = 0; i < p->nleaks; i++) {
 		const struct hl_leak_group *l = &p->leaks[i];
@@ -120,14 +157,16 @@ void hl_gate_count_process(struct hl_gate *g, const struct hl_gate_options *o,
 				   l->suppression || l->leak_class == HL_CLASS_SUPPRESSED,
 				   l->fingerprint[0] ? l->fingerprint : NULL, l->bytes, l->blocks);
 	}
+	count_unseen(g, cut, p->dropped_events);
 	note_process(g, p->pid, (const char *const *)p->argv, p->argc, p->exe, p->test_name,
-		     g->bytes - bytes, g->blocks - blocks, p->nerrors);
+		     g->records - records, g->bytes - bytes, g->blocks - blocks, p->nerrors,
+		     unseen_reason(cut, p->how == HL_EXIT_SIGNAL, p->dropped_events));
 }
 
 void hl_gate_count_report(struct hl_gate *g, const struct hl_gate_options *o,
 			  const struct hl_report_process *p)
 {
-	uint64_t bytes = g->bytes, blocks = g->blocks;
+	uint64_t bytes = g->bytes, blocks = g->blocks, records = g->records;
 
 	for (size_t i = 0; i < p->nleaks; i++) {
 		const struct hl_report_leak *l = &p->leaks[i];
@@ -135,16 +174,64 @@ void hl_gate_count_report(struct hl_gate *g, const struct hl_gate_options *o,
 		hl_gate_count_leak(g, o, l->leak_class, l->suppressed, l->fingerprint, l->bytes,
 				   l->blocks);
 	}
-	note_process(g, p->pid, p->argv, p->argc, p->exe, p->test_name, g->bytes - bytes,
-		     g->blocks - blocks, p->nerrors);
+	count_unseen(g, p->no_exit_record, p->dropped_events);
+	note_process(g, p->pid, p->argv, p->argc, p->exe, p->test_name, g->records - records,
+		     g->bytes - bytes, g->blocks - blocks, p->nerrors,
+		     unseen_reason(p->no_exit_record, p->how && !strcmp(p->how, "signal"),
+				   p->dropped_events));
+}
+
+void hl_gate_count_open_run(struct hl_gate *g)
+{
+	g->run_open = true;
+}
+
+const char *hl_gate_incomplete(const struct hl_gate *g)
+{
+	if (g->run_open)
+		return "the run was never closed (its daemon was killed, or it still runs)";
+	if (!g->processes)
+		return "no process reported to heapledger";
+	if (g->overflow)
+		return "a leak or error total does not fit in 64 bits";
+	if (g->cut)
+		return "heapledger did not see every process to its end (an event stream ended"
+		       " without its exit record)";
+	if (g->dropped)
+		return "a process's hook dropped events";
+	return NULL;
+}
+
+/* Counted leaks above every threshold given: a threshold of 0 bytes is no
+ * threshold, so a leak of 0 bytes counts (valgrind's "0 bytes in 1 blocks
+ * are definitely lost" fails its --error-exitcode). */
+static bool leaks_fail(const struct hl_gate *g, const struct hl_gate_options *o)
+{
+	return g->records > 0 && (!o->max_bytes || g->bytes > o->max_bytes) &&
+	       g->blocks > o->max_blocks;
 }
 
 bool hl_gate_failed(const struct hl_gate *g, const struct hl_gate_options *o)
 {
-	/* no bytes threshold: a leaked 0-byte block fails too, as valgrind
-	 * counts it as an error */
-	return g->errors > 0 || (g->blocks > 0 && (g->bytes > o->max_bytes || !o->max_bytes) &&
-				 g->blocks > o->max_blocks);
+	return g->errors > 0 || leaks_fail(g, o) || hl_gate_incomplete(g);
+}
+
+void hl_gate_print_failing(const struct hl_gate *g, FILE *out)
+{
+	char a[32], b[32];
+
+	for (size_t i = 0; i < g->nfailing; i++) {
+		const struct hl_gate_process *p = &g->failing[i];
+
+		fprintf(out, "heapledger:   pid %u (%s): %s %s in %s %s leaked, %llu heap %s",
+			p->pid, p->command, hl_fmt_grouped(a, p->bytes),
+			hl_plural(p->bytes, "byte", "bytes"), hl_fmt_grouped(b, p->blocks),
+			hl_plural(p->blocks, "block", "blocks"), (unsigned long long)p->errors,
+			hl_plural(p->errors, "error", "errors"));
+		if (p->unseen)
+			fprintf(out, "; %s", p->unseen);
+		fputc('\n', out);
+	}
 }
 
 void hl_gate_print(const struct hl_gate *g, const struct hl_gate_options *o, FILE *out)
@@ -170,6 +257,9 @@ void hl_gate_print(const struct hl_gate *g, const struct hl_gate_options *o, FIL
 			" (--errors-for-leak-kinds=...,unknown counts them)",
 			hl_fmt_grouped(a, g->unscanned_bytes), hl_fmt_grouped(b, g->unscanned_blocks));
 	fputc('\n', out);
+	if (hl_gate_incomplete(g))
+		fprintf(out, "heapledger: gate FAILED: the verdict is incomplete: %s\n",
+			hl_gate_incomplete(g));
 }
 
 /* ---- baselines ------------------------------------------------------------ */

@@ -12,6 +12,16 @@
  * fork child that _exit()s with its parent's heap. They are never dropped
  * silently: the verdict line gives their bytes, the report lists them.
  *
+ * The gate fails closed: a verdict heapledger could not complete fails it
+ * whatever the leaks say, each case with its own reason line. A process
+ * whose event stream ended without its exit record (killed, or the hook
+ * went on standalone: the program closed heapledger's descriptor, the
+ * reporter stopped reading for wait_ms), one whose hook dropped events, a
+ * total that does not fit in 64 bits, a run with no process, a stored run
+ * never closed (its daemon was killed). A zero-byte leak is a leak
+ * (valgrind: "0 bytes in 1 blocks are definitely lost"): the count is of
+ * loss records, the byte threshold only applies when given.
+ *
  * One verdict for every source: `run` and `daemon` count their processes as
  * they finish (hl_gate_count_process), `heapledger gate` counts a stored run
  * (hl_gate_count_report); both go through hl_gate_count_leak.
@@ -41,7 +51,7 @@ struct hl_baseline {
 struct hl_gate_options {
 	unsigned long error_exitcode;   /* --error-exitcode: 0 = keep the program's status */
 	unsigned kinds;                 /* HL_SUPP_KIND_* and HL_GATE_KIND_UNKNOWN bits */
-	unsigned long max_bytes;        /* --leak-bytes-threshold: fail above N bytes */
+	unsigned long max_bytes;        /* --leak-bytes-threshold: fail above N bytes (0: any) */
 	unsigned long max_blocks;       /* --leak-blocks-threshold: fail above N blocks */
 	const struct hl_baseline *baseline; /* NULL: every site is new */
 };
@@ -67,6 +77,7 @@ struct hl_gate_process {
 	char *command;           /* argv joined by spaces */
 	uint64_t bytes, blocks;  /* counted leaks */
 	uint64_t errors;
+	const char *unseen;      /* why its verdict is incomplete (static), or NULL */
 };
 
 struct hl_gate {
@@ -77,6 +88,11 @@ struct hl_gate {
 	uint64_t suppressed_bytes, suppressed_blocks;
 	uint64_t known_bytes, known_blocks; /* leaks left out because the baseline has them */
 	uint64_t unscanned_bytes, unscanned_blocks; /* "unknown" leaks not counted */
+	/* Why the verdict is incomplete (each fails the gate): */
+	uint64_t cut;            /* processes whose stream ended without its exit record */
+	uint64_t dropped;        /* processes whose hook dropped events */
+	bool overflow;           /* a total did not fit in 64 bits (crafted import) */
+	bool run_open;           /* the stored run was never closed */
 	struct hl_gate_process *failing; /* processes with counted leaks or errors */
 	size_t nfailing, failing_cap;
 };
@@ -85,6 +101,9 @@ struct hl_gate {
 void hl_gate_options_init(struct hl_gate_options *o);
 /* args.h callback of --errors-for-leak-kinds (o: the options). */
 const char *hl_gate_kinds_arg(const char *value, void *o);
+/* The gate's kinds as struct hl_report_view.leak_error_kinds (HL_SHOW_*
+ * bits), so the ERROR SUMMARY counts what the gate counts. */
+unsigned hl_gate_show_kinds(const struct hl_gate_options *o);
 void hl_gate_init(struct hl_gate *g);
 void hl_gate_destroy(struct hl_gate *g);
 /* Counts one leak record; returns true if it counts against the gate. */
@@ -95,7 +114,15 @@ void hl_gate_count_process(struct hl_gate *g, const struct hl_gate_options *o,
 			   const struct hl_process *p);
 void hl_gate_count_report(struct hl_gate *g, const struct hl_gate_options *o,
 			  const struct hl_report_process *p);
+/* The stored run r was never closed (no end time): its daemon was killed,
+ * or it still runs. */
+void hl_gate_count_open_run(struct hl_gate *g);
+/* Why the verdict is incomplete, in words (first reason), or NULL. */
+const char *hl_gate_incomplete(const struct hl_gate *g);
 bool hl_gate_failed(const struct hl_gate *g, const struct hl_gate_options *o);
+/* "heapledger:   pid N (command): B bytes in N blocks leaked, E heap
+ * errors[; why its verdict is incomplete]" for each failing process. */
+void hl_gate_print_failing(const struct hl_gate *g, FILE *out);
 /* "heapledger: gate: failed|passed: ..." on out. */
 void hl_gate_print(const struct hl_gate *g, const struct hl_gate_options *o, FILE *out);
 

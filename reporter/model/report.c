@@ -195,8 +195,12 @@ bool hl_report_stream_cut(const struct hl_report_process *p, char *buf, size_t l
 		return false;
 	if (!strcmp(p->how, "unknown"))
 		snprintf(end, sizeof(end), "the connection closed; how the process ended is unknown");
-	else
+	else if (!strcmp(p->how, "signal"))
 		hl_report_describe_end(p, end, sizeof(end));
+	else
+		snprintf(end, sizeof(end), "it went on after the stream ended: it closed heapledger's"
+			 " descriptor, or its hook went on standalone after the reporter stalled"
+			 " for wait_ms, so what it allocated after that is not known");
 	if (p->recovered_events >= 0)
 		snprintf(buf, len, "the event stream ended without its exit record (%s): %lld"
 			 " unsent events were read from its shared event buffers; an event being"

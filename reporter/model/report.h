@@ -148,6 +148,8 @@ struct hl_report_process {
 /* Suppressed records are only counted, as valgrind does, unless asked for
  * (a heapledger extension: each then names its suppression). */
 #define HL_SHOW_SUPPRESSED (1u << HL_CLASS_SUPPRESSED)
+/* Records no scan classified (only in leak_error_kinds: they are always shown). */
+#define HL_SHOW_UNKNOWN (1u << HL_CLASS_UNKNOWN)
 #define HL_SHOW_ALL (HL_SHOW_DEFINITE | HL_SHOW_INDIRECT | HL_SHOW_POSSIBLE | HL_SHOW_REACHABLE)
 #define HL_SHOW_DEFAULT (HL_SHOW_DEFINITE | HL_SHOW_INDIRECT | HL_SHOW_POSSIBLE)
 
@@ -157,10 +159,15 @@ struct hl_report_view {
 	unsigned long num_callers;    /* return addresses shown per stack, 0 = all */
 	unsigned long max_leaks;      /* loss records printed per process, the largest; 0 = all */
 	/* HL_SHOW_* kinds whose loss records the ERROR SUMMARY counts as errors
-	 * (valgrind's --leak-check=full with --errors-for-leak-kinds; records
-	 * no scan classified count too); 0: heap errors only */
+	 * (valgrind's --leak-check=full with --errors-for-leak-kinds;
+	 * HL_SHOW_UNKNOWN: records no scan classified); 0: heap errors only.
+	 * A gated run sets the gate's kinds (hl_gate_show_kinds), and then a
+	 * process heapledger could not see whole counts as one error too. */
 	unsigned leak_error_kinds;
 	unsigned check_records;       /* HL_CHECK_RECORDS_*: an on-demand check's records shown */
+	/* report --kind: 1u << HL_CLASS_* of the loss records loaded, 0: all.
+	 * The LEAK SUMMARY then says it sums only those. */
+	unsigned kind_filter;
 	/* valgrind's -q: per process only its errors and loss records (and the
 	 * ERROR SUMMARY with error_summary), no headers and no summaries */
 	bool errors_only;

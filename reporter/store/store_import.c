@@ -9,20 +9,35 @@
  * The columns come from the table itself (PRAGMA table_info), so a column
  * added by a later migration is copied without a change here.
  *
+ * The other file is foreign, maybe crafted: it is checked whole (a truncated
+ * file is refused, not half imported), opened read-only and never upgraded
+ * (import never writes to its input), every view and trigger in it must be
+ * ours word for word (a view named like one of our tables, or a recursive
+ * one, could run forever while this file's write lock is held, and every
+ * `run` storing here meanwhile would give up), and the import as a whole
+ * is interrupted after IMPORT_MAX_MS.
+ *
  * A run read from a JSON report is written by the store's own functions
  * (hl_store_run_begin, hl_store_process), as `run` and `daemon` write, in
  * one transaction around them all.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "store.h"
 #include "store_int.h"
 #include "util.h"
+
+/* The longest an import of a database may take, its reads of the foreign
+ * file included (a legitimate one of 1,000 runs takes seconds). */
+#define IMPORT_MAX_MS 60000
 
 /* A copied table: which rows, and the table each id column points into. */
 struct import_table {
@@ -291,29 +306,133 @@ static int import_attached(struct hl_store *s, struct hl_import_result *out)
 	return rc;
 }
 
+static uint32_t be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Whether path is a whole SQLite file: its header, at least one page, a
+ * whole number of pages, and (when the header's count is valid) at least
+ * the pages the header counts. 0, or -EINVAL with why in s->error. */
+static int check_whole(struct hl_store *s, const char *path)
+{
+	unsigned char h[100];
+	struct stat st;
+	uint32_t page, pages;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? pread(fd, h, sizeof(h), 0) : -1;
+
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		snprintf(s->error, sizeof(s->error), "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -errno;
+	}
+	close(fd);
+	if (n != (ssize_t)sizeof(h) || memcmp(h, "SQLite format 3", 16)) {
+		snprintf(s->error, sizeof(s->error), "%s: %s; nothing imported", path,
+			 st.st_size == 0 ? "empty file" : n == (ssize_t)sizeof(h) ?
+			 "neither a heapledger database nor a JSON report" : "truncated");
+		return -EINVAL;
+	}
+	page = (uint32_t)h[16] << 8 | h[17];
+	page = page == 1 ? 65536 : page;
+	pages = be32(h + 28);
+	if (page < 512 || (page & (page - 1)) || st.st_size < (off_t)page ||
+	    st.st_size % page || (be32(h + 24) == be32(h + 92) &&
+				  (uint64_t)st.st_size < (uint64_t)pages * page)) {
+		snprintf(s->error, sizeof(s->error), "%s: truncated (%lld bytes, not the whole"
+			 " database its header describes); nothing imported", path,
+			 (long long)st.st_size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Every view and trigger of src is one of ours, word for word. */
+static int check_schema(struct hl_store *s, const char *path)
+{
+	int rc = SQLITE_OK;
+	int64_t foreign = query_i64(s, "SELECT count(*) FROM src.sqlite_master o"
+		" WHERE o.type IN ('view', 'trigger') AND NOT EXISTS (SELECT 1 FROM"
+		" main.sqlite_master m WHERE m.type = o.type AND m.name = o.name AND m.sql IS o.sql)",
+		&rc);
+
+	if (rc != SQLITE_OK)
+		return import_fail(s, rc, "reading its schema");
+	if (foreign) {
+		snprintf(s->error, sizeof(s->error), "%s has %lld views or triggers this heapledger"
+			 " did not write; it is not imported", path, (long long)foreign);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* sqlite3_progress_handler: interrupts past the deadline. */
+static int past_deadline(void *deadline)
+{
+	return hl_now_monotonic_ns() > *(uint64_t *)deadline;
+}
+
+/* Attaches path read-only as src: never a byte written to it. */
+static int attach_read_only(struct hl_store *s, const char *path)
+{
+	char *uri = hl_store_file_uri(path, "mode=ro");
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "ATTACH DATABASE ? AS src", -1, &st, NULL);
+
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, uri, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(s->db);
+		sqlite3_finalize(st);
+	}
+	free(uri);
+	return rc;
+}
+
+static int import_read_only(struct hl_store *s, const char *path, struct hl_import_result *out);
+
 int hl_store_import_db(struct hl_store *s, const char *path, struct hl_import_result *out)
 {
 	struct hl_store *src = NULL;
-	sqlite3_stmt *st;
-	int err, rc, version;
+	uint64_t deadline;
+	int err;
 
 	memset(out, 0, sizeof(*out));
-	/* Ours, and of this schema (an older one is upgraded, as `report` does). */
-	err = hl_store_open(path, true, &src);
+	err = check_whole(s, path);
+	if (err)
+		return err;
+	/* Ours, and of this schema; read-only, so an older one is refused
+	 * rather than upgraded in place. */
+	err = hl_store_open_strict_ro(path, &src);
 	if (err) {
 		snprintf(s->error, sizeof(s->error), "%s", hl_store_error(src));
 		hl_store_close(src);
 		return err;
 	}
 	hl_store_close(src);
-	rc = sqlite3_prepare_v2(s->db, "ATTACH DATABASE ? AS src", -1, &st, NULL);
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
-		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(s->db);
-		sqlite3_finalize(st);
-	}
+	deadline = hl_now_monotonic_ns() + IMPORT_MAX_MS * 1000000ull;
+	sqlite3_progress_handler(s->db, 10000, past_deadline, &deadline);
+	err = import_read_only(s, path, out);
+	sqlite3_progress_handler(s->db, 0, NULL, NULL);
+	if (err && hl_now_monotonic_ns() > deadline)
+		snprintf(s->error, sizeof(s->error), "%s: the import took over %d s and was stopped;"
+			 " nothing was imported", path, IMPORT_MAX_MS / 1000);
+	return err;
+}
+
+static int import_read_only(struct hl_store *s, const char *path, struct hl_import_result *out)
+{
+	int err = 0, rc, version;
+
+	rc = attach_read_only(s, path);
 	if (rc != SQLITE_OK)
 		return import_fail(s, rc, "attaching the database");
+	err = check_schema(s, path);
+	if (err) {
+		sqlite3_exec(s->db, "DETACH DATABASE src", NULL, NULL, NULL);
+		return err;
+	}
 	version = (int)query_i64(s, "PRAGMA src.user_version", &rc);
 	if (rc == SQLITE_OK && version != hl_store_schema_version()) {
 		sqlite3_exec(s->db, "DETACH DATABASE src", NULL, NULL, NULL);
@@ -338,13 +457,19 @@ int hl_store_import_db(struct hl_store *s, const char *path, struct hl_import_re
 			rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
 		if (rc != SQLITE_OK) {
 			err = rc == -1 ? -EPROTO : import_fail(s, rc, "import");
+			sqlite3_progress_handler(s->db, 0, NULL, NULL); /* the cleanup must run */
 			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 			memset(out, 0, sizeof(*out));
 		}
 	} else {
 		err = import_fail(s, rc, "import");
 	}
+	sqlite3_progress_handler(s->db, 0, NULL, NULL);
 	sqlite3_exec(s->db, "PRAGMA foreign_keys=ON; DETACH DATABASE src", NULL, NULL, NULL);
+	if (!err && !out->runs_imported && !out->runs_present) {
+		snprintf(s->error, sizeof(s->error), "%s holds no run to import", path);
+		err = -ENODATA;
+	}
 	return err;
 }
 

@@ -42,6 +42,8 @@ struct hl_store {
  * system's errno when SQLite has one, else one matching rc (-EBUSY for a
  * lock another connection holds). */
 int hl_store_fail(struct hl_store *s, int rc, const char *what);
+/* "file:PATH?QUERY" with PATH %-escaped (malloc'd); QUERY may be "". */
+char *hl_store_file_uri(const char *path, const char *query);
 
 /* symbols.key: a hash of a symbol row's content (module and offset NULL
  * when no module, function, file, line NULL or 0 when unknown), the same

@@ -308,6 +308,8 @@ static int open_db(struct hl_store *s, const char *name, int flags)
 		sqlite3_close(s->db);
 	s->db = NULL;
 	rc = sqlite3_open_v2(name, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK && (flags & SQLITE_OPEN_URI) && !strncmp(name, "file:", 5))
+		name += 5; /* the message names the file */
 	if (rc != SQLITE_OK)
 		return hl_store_fail(s, rc, name);
 	sqlite3_busy_timeout(s->db, HL_STORE_BUSY_MS);
@@ -368,9 +370,13 @@ static int writable(struct hl_store *s, const char *path)
 static int open_for_writing(struct hl_store *s, const char *path)
 {
 	int err = create_private(s, path);
+	/* As a URI, so that `import` can ATTACH another file read-only
+	 * (store_import.c); the path is escaped, so any name is the file's. */
+	char *uri = hl_store_file_uri(path, "");
 
 	if (!err)
-		err = open_db(s, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW);
+		err = open_db(s, uri, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_URI);
+	free(uri);
 	if (!err)
 		err = writable(s, path);
 	if (!err)
@@ -395,10 +401,10 @@ static int open_for_writing(struct hl_store *s, const char *path)
 	return err;
 }
 
-/* "file:<path>?immutable=1", the path %-escaped as a URI needs. */
-static char *immutable_uri(const char *path)
+/* "file:<path>?<query>", the path %-escaped as a URI needs. */
+char *hl_store_file_uri(const char *path, const char *query)
 {
-	char *uri = hl_xmalloc(strlen(path) * 3 + 32), *o = uri;
+	char *uri = hl_xmalloc(strlen(path) * 3 + strlen(query) + 8), *o = uri;
 
 	o += sprintf(o, "file:");
 	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
@@ -407,7 +413,7 @@ static char *immutable_uri(const char *path)
 		else
 			*o++ = (char)*p;
 	}
-	strcpy(o, "?immutable=1");
+	sprintf(o, "%s%s", *query ? "?" : "", query);
 	return uri;
 }
 
@@ -420,7 +426,7 @@ static int open_for_reading(struct hl_store *s, const char *path, int *version)
 	if (!err)
 		err = check_ours(s, path);
 	if (err && err != -EPROTO && access(path, R_OK) == 0) {
-		char *uri = immutable_uri(path);
+		char *uri = hl_store_file_uri(path, "immutable=1");
 
 		err = open_db(s, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
 		free(uri);

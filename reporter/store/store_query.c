@@ -237,7 +237,7 @@ int hl_query_history(struct hl_store *s, const struct hl_run_filter *f,
 		"SELECT l.fingerprint, p.run_id, sum(l.bytes), t.function"
 		" FROM processes p JOIN leaks l ON l.process_id = p.id"
 		" LEFT JOIN leak_sites t ON t.fingerprint = l.fingerprint"
-		" WHERE l.fingerprint IS NOT NULL AND p.run_id IN (",
+		" WHERE l.fingerprint IS NOT NULL AND l.suppressed = 0 AND p.run_id IN (",
 		") GROUP BY l.fingerprint, p.run_id ORDER BY l.fingerprint, p.run_id", &st);
 	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *row_fp = text(st, 0);

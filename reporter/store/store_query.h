@@ -59,8 +59,9 @@ struct hl_site_history {
 	size_t nruns;
 };
 typedef int (*hl_site_history_fn)(void *ctx, const struct hl_site_history *h);
-/* Calls fn for each site leaked (suppressed or not) in a run the filter
- * selects, ordered by fingerprint. *nruns_out: how many runs were selected. */
+/* Calls fn for each site leaked in a run the filter selects (its records
+ * no suppression matched: a suppressed leak is no leak to fix), ordered by
+ * fingerprint. *nruns_out: how many runs were selected. */
 int hl_query_history(struct hl_store *s, const struct hl_run_filter *f,
 		     hl_site_history_fn fn, void *ctx, size_t *nruns_out);
 

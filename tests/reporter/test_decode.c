@@ -500,6 +500,44 @@ static void test_packed_roundtrip(void **state)
 	hl_enc_destroy(&e);
 }
 
+/* hl_pack_read takes each field with one 8-byte load where a whole event's
+ * worth of bytes follows, else byte-exact loads: both give the fields
+ * written, at every field size, and with the bytes after the event set
+ * (they must be masked off), and the exact path refuses one byte short. */
+static void test_packed_read_paths(void **state)
+{
+	static const uint64_t sizes[] = { 0x7f, 0xabcd, 0x89abcdef, 0x0123456789abcdefull };
+	static const unsigned events[] = { HL_PACK_ALLOC, HL_PACK_FREE, HL_PACK_REALLOC };
+
+	(void)state;
+	for (unsigned e = 0; e < 3; e++) {
+		unsigned n = hl_pack_field_count(events[e]);
+
+		for (unsigned combo = 0; combo < (1u << (2 * n)); combo++) {
+			uint8_t buf[2 * HL_PACK_MAX_EVENT];
+			uint64_t in[HL_PACK_MAX_FIELDS], out[HL_PACK_MAX_FIELDS];
+			unsigned event, kind;
+
+			for (unsigned i = 0; i < n; i++)
+				in[i] = sizes[(combo >> (2 * i)) & 3];
+			memset(buf, 0xff, sizeof(buf));
+			uint32_t len = hl_pack_write(buf, events[e], 0, in, n);
+			memset(buf + len, 0xa5, sizeof(buf) - len);
+
+			/* fast path: room for a whole event after it */
+			assert_int_equal(hl_pack_read(buf, sizeof(buf), &event, &kind, out), len);
+			assert_int_equal(event, events[e]);
+			assert_memory_equal(in, out, n * sizeof(uint64_t));
+			/* exact path: the event and nothing after it (the fast one for
+			 * the one event of HL_PACK_MAX_EVENT bytes) */
+			memset(out, 0, sizeof(out));
+			assert_int_equal(hl_pack_read(buf, len, &event, &kind, out), len);
+			assert_memory_equal(in, out, n * sizeof(uint64_t));
+			assert_int_equal(hl_pack_read(buf, len - 1, &event, &kind, out), 0);
+		}
+	}
+}
+
 /* Events near the bases take a byte a field: the point of packing. */
 static void test_packed_is_compact(void **state)
 {
@@ -753,6 +791,7 @@ int main(void)
 		cmocka_unit_test(test_sink_error_stops),
 		cmocka_unit_test(test_packed_roundtrip),
 		cmocka_unit_test(test_packed_is_compact),
+		cmocka_unit_test(test_packed_read_paths),
 		cmocka_unit_test(test_packed_malformed),
 	};
 

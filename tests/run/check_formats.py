@@ -8,8 +8,10 @@ SARIF 2.1.0: the fields the specification requires (sarifLog version and
 runs, run tool.driver.name, result message.text, locations), one result per
 leak site with its fingerprint in partialFingerprints, frames as locations,
 a suppression named, heap errors as results. JUnit: parsed as XML, one
-testcase per process, one failure per unsuppressed leak record and heap
-error, counts that add up.
+testcase per process (none names its test), failed exactly where the gate
+fails (an unsuppressed definite or indirect leak, a heap error, a process
+not seen whole), its failure listing each of those with its stack, counts
+that add up.
 
 usage: check_formats.py HEAPLEDGER FAKE_CLIENT
 """
@@ -102,16 +104,22 @@ def check_junit(text, report):
         fail("junit: %d testcases for %d processes" % (len(cases), len(report["processes"])))
     total = 0
     for case, p in zip(cases, report["processes"]):
-        want = sum(1 for l in p["leaks"] if not l["suppressed"]) + len(p["errors"])
+        counted = [l for l in p["leaks"] if not l["suppressed"] and
+                   l["kind"] in ("definitely", "indirectly")]
+        fails = bool(counted or p["errors"] or not p["exit"].get("exit_record", True) or
+                     p["summary"].get("dropped_events", 0))
         failures = case.findall("failure")
-        if len(failures) != want:
-            fail("testcase %s: %d failures, expected %d" % (case.get("name"), len(failures), want))
+        if len(failures) != int(fails):
+            fail("testcase %s: %d failures, expected %d" % (case.get("name"), len(failures),
+                                                            int(fails)))
         if not case.get("name").startswith("pid %d: " % p["pid"]) or " ".join(p["argv"]) not in case.get("name"):
             fail("testcase name %s" % case.get("name"))
         for f in failures:
             if not f.get("type") or not f.get("message") or " at " not in (f.text or ""):
                 fail("failure without type, message or stack: %s" % ET.tostring(f))
-        total += want
+            if (f.text or "").count(" lost") != len(counted):
+                fail("failure does not list the %d counted records: %s" % (len(counted), f.text))
+        total += int(fails)
     for node in (root, suites[0]):
         if int(node.get("failures")) != total or int(node.get("tests")) != len(cases):
             fail("counts of %s: %s" % (node.tag, node.attrib))

@@ -138,14 +138,16 @@ for name, want in (("truncated.json", "not valid JSON: "), ("syntax.json", "not 
         fail("%s left rows: %s" % (name, table_counts(fresh)))
 print("ok: truncated, malformed and mistyped files refused by name and place, nothing stored")
 
-# A run without any process: not stored, as run does not store one, and said.
+# A run without any process: an import that stores nothing fails (125),
+# naming the file, and stores nothing.
 doc = json.loads(good)
 doc["processes"] = []
 doc["run"]["uuid"] = "00000000-0000-4000-8000-000000000000"
 with open(path("empty.json"), "w") as f:
     json.dump(doc, f)
-r = hlrun(["import", "--db", fresh, path("empty.json")])
-if "a run without any process skipped" not in r.stdout or table_counts(fresh) != "0|0|0":
-    fail("empty run: %s %s" % (r.stdout, table_counts(fresh)))
-print("ok: a run without processes is skipped, and said")
+r = hlrun(["import", "--db", fresh, path("empty.json")], ok=(125,))
+if path("empty.json") not in r.stderr or "no process" not in r.stderr or \
+        table_counts(fresh) != "0|0|0":
+    fail("empty run: %s %s" % (r.stderr, table_counts(fresh)))
+print("ok: a run without processes is refused, and said")
 print("PASS")

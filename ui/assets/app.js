@@ -200,16 +200,56 @@ function summaryTable(procs) {
     procs.map(p => h('tr', null, cols.map(c => num(c[2] ? c[2](p[c[1]]) : p[c[1]])))));
 }
 
-function timelineChart(el, tl) {
-  el.replaceChildren();
-  const xs = tl.time_ns.map(t => t / 1e9);
-  if (!xs.length) { el.append(h('p', { class: 'muted' }, 'No heap samples for this process.')); return; }
-  const opts = {
-    width: Math.min(1100, window.innerWidth - 80), height: 260,
-    scales: { x: { time: true } },
-    series: [{}, { label: 'heap in use', stroke: '#c33', fill: 'rgba(204,51,51,0.12)', value: (u, v) => bytes(v) }],
-    axes: [{}, { values: (u, vals) => vals.map(v => bytes(v)), size: 80 }],
+/* ---- charts (uPlot) ---- */
+
+/* Byte ticks at powers of two (256 KiB, 512 KiB, 1 MiB), never 488.3 KiB. */
+const BYTE_INCRS = Array.from({ length: 50 }, (_, k) => 2 ** k);
+
+function byteTick(v) {
+  if (!v) return '0';
+  const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (Math.abs(v) >= 1024 && i < u.length - 1) { v /= 1024; i++; }
+  return (Number.isInteger(v) ? v : +v.toFixed(2)) + ' ' + u[i];
+}
+
+/* A range that shows a lone value (one sample) with room around it. */
+function paddedRange(lo0) {
+  return (u, min, max) => {
+    const lo = Math.min(lo0, min), hi = max > lo ? max : lo + 1;
+    return [lo, hi + (hi - lo) * 0.05];
   };
+}
+
+/* The legend shows the newest values until the cursor points elsewhere,
+ * and again when it leaves (uPlot shows "--" without a cursor). */
+function legendAtLast(u) {
+  const last = u.data[0].length - 1;
+  if (last >= 0 && u.cursor.idx == null) u.setLegend({ idx: last });
+}
+
+function lineOpts(width, height, xAxis, series) {
+  return {
+    width, height, legend: { live: true },
+    scales: { x: { time: false, range: paddedRange(0) }, y: { range: paddedRange(0) } },
+    series: [{ label: xAxis.label, value: (u, v) => v == null ? '--' : xAxis.value(v) }, ...series],
+    axes: [{ label: xAxis.label, values: (u, vals) => vals.map(xAxis.tick), incrs: xAxis.incrs, space: 60 },
+      { label: 'bytes', values: (u, vals) => vals.map(byteTick), incrs: BYTE_INCRS, size: 80 }],
+    hooks: { ready: [legendAtLast], setCursor: [legendAtLast] },
+  };
+}
+
+/* Heap in use over time, x in seconds since the process started. */
+function timelineChart(el, tl, startedNs) {
+  el.replaceChildren();
+  const t0 = startedNs || tl.time_ns[0] || 0;
+  const xs = tl.time_ns.map(t => Math.max(0, (t - t0) / 1e9));
+  if (!xs.length) { el.append(h('p', { class: 'muted' }, 'No heap samples for this process.')); return; }
+  const opts = lineOpts(Math.min(1100, window.innerWidth - 80), 260, {
+    label: 'seconds since the process started', value: v => v.toFixed(3) + ' s',
+    tick: v => +v.toFixed(3) + ' s',
+  }, [{ label: 'heap in use', stroke: '#c33', fill: 'rgba(204,51,51,0.12)', value: (u, v) => v == null ? '--' : bytes(v),
+    points: { show: xs.length < 60, size: 7 } }]);
   window.hlCharts.timeline = new uPlot(opts, [xs, tl.bytes], el);
   el.setAttribute('data-points', xs.length);
 }
@@ -249,7 +289,7 @@ async function processViews(proc, box) {
   box.replaceChildren(h('h2', null, `Heap in use over time (pid ${proc.pid})`), tlEl,
     h('h2', null, 'Flame graph'), h('div', { class: 'bar' }, kind, h('span', { class: 'muted' }, 'click a frame to zoom, again to zoom out')),
     flameEl, details);
-  timelineChart(tlEl, await api(`processes/${proc.id}/timeline`));
+  timelineChart(tlEl, await api(`processes/${proc.id}/timeline`), proc.started_ns);
   await drawFlame();
 }
 
@@ -528,12 +568,16 @@ async function pageHistory(params) {
         ...['definitely', 'indirectly', 'possibly', 'unknown'].map(c => num(bytes(r.leaked[c] || 0))),
         h('td', null, all[i + 1] ? h('a', { href: '#/diff' + qs({ a: all[i + 1].id, b: r.id }) }, 'diff with previous') : '')))));
   if (!runs.length) return;
-  window.hlCharts.history = new uPlot({
-    width: Math.min(1100, window.innerWidth - 80), height: 240, scales: { x: { time: true } },
-    series: [{}, { label: 'definitely', stroke: '#b00' }, { label: 'indirectly', stroke: '#c60' },
-      { label: 'possibly', stroke: '#a80' }, { label: 'unclassified', stroke: '#469' }],
-    axes: [{}, { values: (u, vals) => vals.map(v => bytes(v)), size: 80 }],
-  }, [runs.map(r => r.started_ns / 1e9), ...['definitely', 'indirectly', 'possibly', 'unknown'].map(c => runs.map(r => r.leaked[c] || 0))], chartEl);
+  /* x: run ids (ticks at whole runs only, with the commit when known). */
+  const commit = new Map(runs.map(r => [r.id, (r.git_commit || '').slice(0, 8)]));
+  const runTick = v => Number.isInteger(v) && commit.has(v) ? `run ${v}` + (commit.get(v) ? ' ' + commit.get(v) : '') : '';
+  const classes = [['definitely', '#b00'], ['indirectly', '#c60'], ['possibly', '#a80'], ['unknown', '#469', 'unclassified']];
+  const opts = lineOpts(Math.min(1100, window.innerWidth - 80), 240,
+    { label: 'run', value: runTick, tick: runTick, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000] },
+    classes.map(([c, color, name]) => ({ label: name || c, stroke: color, value: (u, v) => v == null ? '--' : bytes(v),
+      points: { show: runs.length < 60, size: 6 } })));
+  opts.scales.x.range = (u, min, max) => [min - 0.5, max + 0.5];
+  window.hlCharts.history = new uPlot(opts, [runs.map(r => r.id), ...classes.map(([c]) => runs.map(r => r.leaked[c] || 0))], chartEl);
 }
 
 async function pageSearch(params) {

@@ -107,6 +107,9 @@ async function runPage(page) {
   const want = await chartedPoints(page);
   check(points === want, `timeline has ${points} points, the process ${want}`);
   check(+(await page.getAttribute('#timeline', 'data-points')) === points, 'timeline data-points');
+  const tl = await chartLabels(page, 'timeline');
+  check(tl.y.every(v => BINARY_TICK.test(v)), 'heap y ticks in binary steps: ' + tl.y);
+  check(tl.x.every(v => / s$/.test(v)), 'heap x axis in seconds since start: ' + tl.x);
   check(await page.locator('#timeline canvas').count() === 1, 'timeline canvas');
   const leaked = await flameGraph(page);
   await shot(page, 'run');
@@ -279,6 +282,20 @@ async function hostileReport(browser) {
   await page.close();
 }
 
+// A byte tick of a binary step: whole (or halves, quarters, eighths of) B,
+// KiB, MiB: 256 KiB, 768 KiB, 1.5 MiB; never 488.3 KiB.
+const BINARY_TICK = /^(0|\d+(\.(5|25|75|125|375|625|875))? (B|KiB|MiB|GiB))$/;
+
+// A chart's tick labels (uPlot draws them on a canvas and keeps them in
+// axes[i]._values), its point count and its legend's values.
+async function chartLabels(page, name) {
+  return page.evaluate(n => {
+    const u = window.hlCharts[n];
+    return { n: u.data[0].length, x: u.axes[0]._values || [], y: u.axes[1]._values || [],
+      legend: [...u.root.querySelectorAll('.u-legend .u-value')].map(e => e.textContent) };
+  }, name);
+}
+
 // Runs that once showed wrong data (check_ui_browser.py's data_expect).
 async function dataBugs(browser) {
   const d = expect.data;
@@ -292,6 +309,13 @@ async function dataBugs(browser) {
   check(heading.startsWith('Heap block overrun'), 'an overflow is headed as an overrun: ' + heading);
   check((await overrun.innerText()).includes('bytes after a block of size 64'), 'overrun: where: ' + await overrun.innerText());
   await page.locator('#errors-box').screenshot({ path: path.join(shots, 'overrun.png') });
+  // Its one heap sample: a point, x in seconds since start, y in bytes.
+  const one = await chartLabels(page, 'timeline');
+  check(one.n === 1, 'the overrun run has one heap sample: ' + one.n);
+  check(one.x.length > 0 && one.x.every(v => /^\d+(\.\d+)? s$/.test(v)), 'one-sample x axis in seconds: ' + one.x);
+  check(one.y.length > 0 && one.y.every(v => /^(0|\d+(\.\d+)? (B|KiB|MiB))$/.test(v)), 'one-sample y axis in bytes: ' + one.y);
+  check(one.legend[1] && one.legend[1] !== '--', 'the legend shows the value without a hover: ' + one.legend);
+  await page.locator('#timeline').screenshot({ path: path.join(shots, 'one-sample.png') });
 
   await go(page, '#/run/3');
   const diff = await page.getAttribute('#diff-previous', 'href');
@@ -316,6 +340,13 @@ async function dataBugs(browser) {
   });
   check(suppressed.text === `${d.suppressed_bytes} B`, `the run list's suppressed bytes of run 3: ${JSON.stringify(suppressed)}, want ${d.suppressed_bytes} B`);
 
+  // The history's x axis is the run, its y ticks binary units.
+  await go(page, '#/history?program=ui_leaker');
+  const hist = await chartLabels(page, 'history');
+  check(hist.x.filter(v => v).every(v => /^run [13]( [0-9a-f]{8})?$/.test(v)) && hist.x.some(v => v.startsWith("run 1")), 'history x axis: runs: ' + hist.x);
+  check(hist.y.every(v => BINARY_TICK.test(v)), 'history y ticks in binary steps: ' + hist.y);
+  check(hist.legend.slice(1).every(v => v !== '--'), 'history legend without a hover: ' + hist.legend);
+  await page.locator('#history-chart').screenshot({ path: path.join(shots, 'history-chart.png') });
   await go(page, '#/run/5');
   const where = await page.locator('#leaks tr.leak td:nth-child(5)').allInnerTexts();
   check(where.length > 0 && where.every(w => w.includes('ui_nodebug+0x') && !w.includes('libc_start')),
@@ -323,6 +354,20 @@ async function dataBugs(browser) {
   check(where.some(w => w.includes('leak_beta')), 'the symbol table names leak_beta: ' + JSON.stringify(where));
   await shot(page, 'run-nodebug');
   await page.close();
+}
+
+// The README's two pictures (doc/img/ui-run.png, ui-history.png come from
+// these): the top of a run page and of a history, small.
+async function readmeShots(browser) {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 860 }, deviceScaleFactor: 0.6 });
+  const page = await context.newPage();
+  watch(page);
+  await page.goto(expect.url + '#/run/2');
+  await ready(page);
+  await page.screenshot({ path: path.join(shots, 'readme-run.png') });
+  await go(page, '#/history?program=ui_leaker');
+  await page.screenshot({ path: path.join(shots, 'readme-history.png') });
+  await context.close();
 }
 
 function watch(page) {
@@ -345,6 +390,7 @@ try {
   if (expect.report) await htmlReport(browser);
   await hostileReport(browser);
   await dataBugs(browser);
+  await readmeShots(browser);
   await heapErrors(browser);
   await leakChecks(browser);
   await liveRun(browser);

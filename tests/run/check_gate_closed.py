@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""tests/run/check_gate_closed.py: a gated run fails closed. Whatever made
+heapledger's verdict incomplete fails `run --error-exitcode`, `daemon
+--error-exitcode` and `heapledger gate`, each with its own reason line, and
+a zero-byte leak is a leak (valgrind, run here as the oracle, exits 1 on
+"0 bytes in 1 blocks are definitely lost").
+
+usage: check_gate_closed.py HEAPLEDGER VERDICT_CASES VFORK_CLONE
+(HEAPLEDGER_LIB names libheapledger.so)
+"""
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+import daemon_util
+
+HL, CASES, VFORK = sys.argv[1:4]
+INCOMPLETE = "gate FAILED: the verdict is incomplete: "
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def run(args, want, what, **kw):
+    p = subprocess.run(args, capture_output=True, text=True, timeout=300, **kw)
+    if p.returncode != want:
+        fail("%s: exit %d, expected %d\n%s%s" % (what, p.returncode, want, p.stdout[-3000:],
+                                                  p.stderr[-3000:]))
+    return p.stdout + p.stderr
+
+
+def expect(text, needle, what):
+    if needle not in text:
+        fail("%s: no %r in:\n%s" % (what, needle, text[-3000:]))
+
+
+def zero_byte_leak(tmp):
+    db = os.path.join(tmp, "zero.db")
+    out = run([HL, "run", "--db", db, "--error-exitcode=7", "--", CASES, "zero"], 7, "run zero")
+    expect(out, "0 bytes in 1 blocks are definitely lost", "run zero")
+    expect(out, "ERROR SUMMARY: 1 errors from 1 contexts", "run zero")
+    expect(out, "heapledger: gate FAILED: 0 bytes in 1 block", "run zero")
+    run([HL, "gate", "--db", db], 1, "gate zero")
+    sock, ddb = os.path.join(tmp, "zero.sock"), os.path.join(tmp, "zerod.db")
+    daemon = daemon_util.start(HL, sock, ddb, ["--error-exitcode=7"])
+    env = dict(os.environ, HEAPLEDGER_SOCKET=sock, LD_PRELOAD=os.environ["HEAPLEDGER_LIB"])
+    run([CASES, "zero"], 0, "zero under the daemon", env=env)
+    err = daemon_util.stop(daemon)
+    if daemon.returncode != 7 or "gate FAILED: 0 bytes in 1 block" not in err:
+        fail("daemon zero: exit %d, expected 7\n%s" % (daemon.returncode, err[-3000:]))
+    run([HL, "valgrind", "--leak-check=full", "--error-exitcode=1", "--", CASES, "zero"], 1,
+        "heapledger valgrind zero")
+    if shutil.which("valgrind"):
+        run(["valgrind", "-q", "--leak-check=full", "--error-exitcode=1", CASES, "zero"], 1,
+            "valgrind zero (the oracle)")
+
+
+def closed_descriptor(tmp):
+    """The program closes heapledger's descriptor, then leaks: unseen."""
+    db = os.path.join(tmp, "fds.db")
+    out = run([HL, "run", "--db", db, "--error-exitcode=7", "--errors-for-leak-kinds=all",
+               "--", CASES, "closefds"], 7, "run closefds")
+    expect(out, "heapledger could not see this process to its end", "run closefds")
+    expect(out, "closed heapledger's descriptor", "run closefds")
+    expect(out, INCOMPLETE + "heapledger did not see every process to its end", "run closefds")
+    if "All heap blocks were freed" in out:
+        fail("run closefds claims no leaks are possible:\n" + out[-3000:])
+    out = run([HL, "gate", "--db", db], 1, "gate closefds")
+    expect(out, INCOMPLETE + "heapledger did not see every process to its end", "gate closefds")
+    expect(out, "its event stream ended without its exit record", "gate closefds")
+
+
+def stalled_reporter(tmp):
+    """The reporter stops reading for longer than wait_ms: the hook goes on
+    standalone (as it must: the program comes first), the run says so and
+    fails."""
+    flag = os.path.join(tmp, "go")
+    env = dict(os.environ, HEAPLEDGER_OPTIONS="wait_ms=100")
+    p = subprocess.Popen([HL, "run", "--no-db", "--error-exitcode=7", "--", CASES, "stall",
+                          flag], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env)
+    while not os.path.exists(flag + ".ready"):
+        if p.poll() is not None:
+            fail("run stall ended early:\n" + p.stderr.read())
+        time.sleep(0.01)
+    child = int(open("/proc/%d/task/%d/children" % (p.pid, p.pid)).read().split()[0])
+    os.kill(p.pid, signal.SIGSTOP)
+    open(flag, "w").close()
+    while open("/proc/%d/stat" % child).read().rsplit(")", 1)[1].split()[0] != "Z":
+        time.sleep(0.02)
+    os.kill(p.pid, signal.SIGCONT)
+    out, err = p.communicate(timeout=300)
+    if p.returncode != 7:
+        fail("run stall: exit %d, expected 7\n%s" % (p.returncode, err[-3000:]))
+    expect(err, "the reporter stopped reading (wait_ms passed)", "run stall")
+    expect(err, INCOMPLETE + "heapledger did not see every process to its end", "run stall")
+
+
+def dropped_events(tmp):
+    out = run([HL, "run", "--no-db", "--error-exitcode=7", "--", VFORK, "vfork-alloc"], 7,
+              "run vfork-alloc")
+    expect(out, "the hook dropped", "run vfork-alloc")
+    expect(out, INCOMPLETE + "a process's hook dropped events", "run vfork-alloc")
+
+
+def run_stored(db):
+    try:
+        with sqlite3.connect("file:%s?mode=ro" % db, uri=True) as c:
+            return c.execute("SELECT count(*) FROM runs").fetchone()[0] > 0
+    except sqlite3.Error:
+        return False
+
+
+def run_never_closed(tmp):
+    sock, db = os.path.join(tmp, "kill.sock"), os.path.join(tmp, "kill.db")
+    daemon = daemon_util.start(HL, sock, db)
+    # It listens before its database is ready: kill it once the run is stored.
+    while not run_stored(db):
+        time.sleep(0.02)
+    daemon.kill()
+    daemon.communicate()
+    out = run([HL, "gate", "--db", db], 1, "gate on a SIGKILLed daemon's run")
+    expect(out, "never closed (no end time)", "gate killed daemon")
+    expect(out, INCOMPLETE + "the run was never closed", "gate killed daemon")
+
+
+def run_without_process(tmp):
+    sock, db = os.path.join(tmp, "none.sock"), os.path.join(tmp, "none.db")
+    daemon = daemon_util.start(HL, sock, db, ["--error-exitcode=7"])
+    err = daemon_util.stop(daemon)
+    if daemon.returncode != 7 or INCOMPLETE + "no process reported" not in err:
+        fail("daemon without processes: exit %d, expected 7\n%s" % (daemon.returncode, err))
+    out = run([HL, "run", "--no-db", "--error-exitcode=7", "--trace=no-such-program", "--",
+               CASES, "definite"], 7, "run --trace matching nothing")
+    expect(out, INCOMPLETE + "no process reported", "run --trace matching nothing")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        zero_byte_leak(tmp)
+        closed_descriptor(tmp)
+        stalled_reporter(tmp)
+        dropped_events(tmp)
+        run_never_closed(tmp)
+        run_without_process(tmp)
+    print("ok")
+
+
+main()
