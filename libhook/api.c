@@ -60,15 +60,18 @@ HL_API int posix_memalign(void **out, size_t alignment, size_t n)
 {
 	if (!is_power_of_two(alignment) || alignment % sizeof(void *) != 0)
 		return EINVAL;
-	int saved = errno;
+	/* On failure errno is ENOMEM as well, as glibc leaves it. */
 	void *p = allocate_aligned(alignment, n);
-	errno = saved; /* posix_memalign reports through its result only */
 	if (p == NULL)
 		return ENOMEM;
 	*out = p;
 	return 0;
 }
 
+/* glibc 2.38's rule (and C17's): an alignment that is not a power of two
+ * fails with EINVAL. Older glibc (2.36 here) treats aligned_alloc as
+ * memalign and rounds it up; this is the one entry point where the preload
+ * answers differently from an older libc, on purpose. */
 HL_API void *aligned_alloc(size_t alignment, size_t n)
 {
 	if (!is_power_of_two(alignment)) {
@@ -95,7 +98,8 @@ HL_API void *valloc(size_t n)
 	return allocate_aligned(hl_os_page_size(), n);
 }
 
-/* Rounds the size up to whole pages, and pvalloc(0) gives one page. */
+/* Rounds the size up to whole pages; pvalloc(0) asks for 0 bytes, page
+ * aligned, as glibc's does. */
 HL_API void *pvalloc(size_t n)
 {
 	size_t page = hl_os_page_size();
@@ -103,7 +107,7 @@ HL_API void *pvalloc(size_t n)
 		errno = ENOMEM;
 		return NULL;
 	}
-	size_t rounded = n == 0 ? page : (n + page - 1) & ~(page - 1);
+	size_t rounded = (n + page - 1) & ~(page - 1);
 	return allocate_aligned(page, rounded);
 }
 

@@ -319,6 +319,16 @@ void hl_large_fork_child(void);
 uint64_t hl_large_mapped_bytes(void);
 /* Unmaps every cached freed mapping (malloc_trim). */
 void hl_large_trim(void);
+/* Large blocks in glibc's terms of mmapped chunks (mallinfo.c). */
+struct hl_large_census {
+	size_t live_count;   /* live blocks, each its own mapping */
+	size_t live_bytes;   /* their mapping bytes */
+	size_t peak_count;   /* most live blocks at once */
+	size_t peak_bytes;   /* most live mapping bytes at once */
+	size_t cached_count; /* freed mappings kept for reuse */
+	size_t cached_bytes;
+};
+void hl_large_census(struct hl_large_census *out);
 
 /* ---- stats.c ------------------------------------------------------------ */
 

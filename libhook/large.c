@@ -43,6 +43,9 @@ static size_t live_count;         /* keys */
 static struct large_slot cached[HL_LARGE_CACHE_SLOTS];
 static size_t cached_bytes;
 static _Atomic uint64_t large_mapped;
+static size_t live_bytes;         /* mapping bytes of live blocks (mallinfo's hblkhd) */
+static size_t live_peak_count;    /* most live blocks at once (malloc_stats) */
+static size_t live_peak_bytes;    /* most live mapping bytes at once */
 
 static size_t hash_of(uintptr_t key, size_t capacity)
 {
@@ -78,13 +81,18 @@ static bool live_grow_locked(void)
 	return true;
 }
 
-static bool live_add_locked(uintptr_t key)
+static bool live_add_locked(uintptr_t key, size_t map_bytes)
 {
 	if ((live_used + 1) * 2 > live_capacity && !live_grow_locked())
 		return false;
 	if (live_insert_raw(live_set, live_capacity, key))
 		live_used++;
 	live_count++;
+	live_bytes += map_bytes;
+	if (live_count > live_peak_count)
+		live_peak_count = live_count;
+	if (live_bytes > live_peak_bytes)
+		live_peak_bytes = live_bytes;
 	return true;
 }
 
@@ -100,12 +108,13 @@ static size_t live_index_locked(uintptr_t key)
 	}
 }
 
-static void live_remove_locked(uintptr_t key)
+static void live_remove_locked(uintptr_t key, size_t map_bytes)
 {
 	size_t i = live_index_locked(key);
 	if (i != SIZE_MAX) {
 		live_set[i] = HL_TOMBSTONE;
 		live_count--;
+		live_bytes -= map_bytes;
 	}
 }
 
@@ -246,7 +255,7 @@ void *hl_large_alloc(size_t n, size_t alignment, bool *fresh)
 	}
 	void *p = large_format(base, map_bytes, lead_for((uintptr_t)base, alignment), n);
 	hl_lock(&large_lock);
-	bool ok = live_add_locked((uintptr_t)p);
+	bool ok = live_add_locked((uintptr_t)p, map_bytes);
 	hl_unlock(&large_lock);
 	if (!ok) {
 		hl_os_unmap(base, map_bytes);
@@ -260,15 +269,16 @@ void *hl_large_adopt(char *base, size_t map_bytes, size_t lead, size_t n)
 {
 	void *p = large_format(base, map_bytes, lead, n);
 	hl_lock(&large_lock);
-	bool ok = live_add_locked((uintptr_t)p);
+	bool ok = live_add_locked((uintptr_t)p, map_bytes);
 	hl_unlock(&large_lock);
 	return ok ? p : NULL;
 }
 
 void hl_large_forget(struct hl_range *r)
 {
+	size_t bytes = hl_large_of(r)->map_bytes;
 	hl_lock(&large_lock);
-	live_remove_locked((uintptr_t)hl_range_data(r));
+	live_remove_locked((uintptr_t)hl_range_data(r), bytes);
 	hl_unlock(&large_lock);
 }
 
@@ -284,7 +294,7 @@ void hl_large_free(struct hl_range *r)
 	size_t bytes = l->map_bytes;
 	struct large_slot gone[HL_LARGE_CACHE_SLOTS];
 	hl_lock(&large_lock);
-	live_remove_locked((uintptr_t)hl_range_data(r));
+	live_remove_locked((uintptr_t)hl_range_data(r), bytes);
 	r->flags = 0; /* a second free of this pointer now fails the checks */
 	int expired = cache_expire_locked(expiry_cutoff(), gone);
 	bool kept = l->lead_bytes == 0 && cache_put_locked(base, bytes);
@@ -313,8 +323,8 @@ void *hl_large_resize(struct hl_range *r, size_t n)
 	void *p = large_format(base, new_bytes, 0, n);
 	atomic_fetch_add_explicit(&large_mapped, new_bytes - old_bytes, memory_order_relaxed);
 	hl_lock(&large_lock);
-	live_remove_locked((uintptr_t)old_p);
-	bool ok = live_add_locked((uintptr_t)p);
+	live_remove_locked((uintptr_t)old_p, old_bytes);
+	bool ok = live_add_locked((uintptr_t)p, new_bytes);
 	hl_unlock(&large_lock);
 	if (!ok)
 		hl_warn("cannot record a resized large block; it will be reported as foreign", p);
@@ -377,6 +387,20 @@ void hl_large_visit_locked(hl_large_visit_fn fn, void *arg)
 	for (int i = 0; i < HL_LARGE_CACHE_SLOTS; i++)
 		if (cached[i].base != NULL)
 			fn(cached[i].base, cached[i].bytes, NULL, arg);
+}
+
+void hl_large_census(struct hl_large_census *out)
+{
+	hl_lock(&large_lock);
+	out->live_count = live_count;
+	out->live_bytes = live_bytes;
+	out->peak_count = live_peak_count;
+	out->peak_bytes = live_peak_bytes;
+	out->cached_count = 0;
+	for (int i = 0; i < HL_LARGE_CACHE_SLOTS; i++)
+		out->cached_count += cached[i].base != NULL;
+	out->cached_bytes = cached_bytes;
+	hl_unlock(&large_lock);
 }
 
 uint64_t hl_large_mapped_bytes(void)

@@ -29,6 +29,8 @@ static void segment_link_locked(struct hl_arena *a, struct hl_segment *seg)
 	if (a->segments)
 		a->segments->prev = seg;
 	a->segments = seg;
+	if (++a->segment_count > a->segment_peak)
+		a->segment_peak = a->segment_count;
 }
 
 static void segment_unlink_locked(struct hl_arena *a, struct hl_segment *seg)
@@ -39,6 +41,7 @@ static void segment_unlink_locked(struct hl_arena *a, struct hl_segment *seg)
 		a->segments = seg->next;
 	if (seg->next)
 		seg->next->prev = seg->prev;
+	a->segment_count--;
 }
 
 /* Cuts a fresh or spare segment into one free range and a sentinel. */

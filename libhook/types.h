@@ -186,6 +186,8 @@ struct hl_arena {
 	bool last_fresh;                         /* last hl_arena_alloc_locked result is zero */
 	bool remote_frees;                       /* a thread of another arena gave blocks to this one */
 	_Atomic uint32_t threads;                /* threads using this arena now */
+	uint32_t segment_count;                  /* on `segments`: mapped now */
+	uint32_t segment_peak;                   /* most segment_count has been (malloc_info) */
 	/* Blocks of this arena that threads of other arenas freed, pushed in
 	 * chains without the lock; this arena's threads take them back into
 	 * their caches at refill (cache.c). Own cache line: the pushers do not
