@@ -53,11 +53,13 @@ void hl_os_check_address_space(void)
 		address_out_of_range();
 }
 
-void *hl_os_map(size_t bytes)
+/* An anonymous private mapping, errno kept, refused (and unmapped) when
+ * it lies where the block headers cannot address it. */
+static void *map_checked(size_t bytes, int prot, int flags)
 {
 	int saved = errno;
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = mmap(NULL, bytes, prot, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+
 	errno = saved;
 	if (p == MAP_FAILED)
 		return NULL;
@@ -67,6 +69,11 @@ void *hl_os_map(size_t bytes)
 		return NULL;
 	}
 	return p;
+}
+
+void *hl_os_map(size_t bytes)
+{
+	return map_checked(bytes, PROT_READ | PROT_WRITE, 0);
 }
 
 /* Over-map by `alignment`, then give back the unaligned head and tail. */
@@ -161,17 +168,7 @@ bool hl_os_map_private_at(void *at, size_t bytes)
 
 void *hl_os_reserve(size_t bytes)
 {
-	int saved = errno;
-	void *p = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	errno = saved;
-	if (p == MAP_FAILED)
-		return NULL;
-	if (hl_unlikely(!hl_os_address_fits(p, bytes))) {
-		hl_os_unmap(p, bytes);
-		address_out_of_range();
-		return NULL;
-	}
-	return p;
+	return map_checked(bytes, PROT_NONE, MAP_NORESERVE);
 }
 
 bool hl_os_protect(void *p, size_t bytes, bool access)

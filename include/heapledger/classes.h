@@ -91,6 +91,15 @@ static inline int hl_leak_class_parse(const char *s, size_t len)
 	return -1;
 }
 
+/* A stored or imported class word (either spelling), UNKNOWN for NULL or
+ * a word this reader does not know (a damaged database, a newer writer). */
+static inline unsigned hl_leak_class_from_word(const char *word)
+{
+	int c = word ? hl_leak_class_parse(word, strlen(word)) : -1;
+
+	return c < 0 ? HL_CLASS_UNKNOWN : (unsigned)c;
+}
+
 /* Sets of classes (options, suppression kinds, the gate's kinds, views)
  * are bit sets, one bit per class. */
 #define HL_CLASS_BIT(c) (1u << (c))

@@ -51,10 +51,7 @@ static const char *col_text(struct hl_report *r, sqlite3_stmt *st, int i)
  * word this reader does not know. */
 static unsigned col_class(sqlite3_stmt *st, int i)
 {
-	const char *t = (const char *)sqlite3_column_text(st, i);
-	int c = t ? hl_leak_class_parse(t, strlen(t)) : -1;
-
-	return c < 0 ? HL_CLASS_UNKNOWN : (unsigned)c;
+	return hl_leak_class_from_word((const char *)sqlite3_column_text(st, i));
 }
 
 static unsigned col_error_kind(sqlite3_stmt *st, int i)

@@ -25,15 +25,6 @@ static const char *text(sqlite3_stmt *st, int i)
 	return (const char *)sqlite3_column_text(st, i);
 }
 
-/* A stored class word (classes.h) as its enum; UNKNOWN for a word this
- * reader does not know. */
-static unsigned class_of(const char *word)
-{
-	int c = word ? hl_leak_class_parse(word, strlen(word)) : -1;
-
-	return c < 0 ? HL_CLASS_UNKNOWN : (unsigned)c;
-}
-
 /* The ids of the runs f selects: "SELECT id FROM runs WHERE ..." with its
  * parameters numbered from 1; bind_filter binds them. */
 #define FILTER_SQL "SELECT id FROM runs WHERE (?1 IS NULL OR program = ?1)" \
@@ -131,7 +122,7 @@ int hl_query_run_sites(struct hl_store *s, int64_t run_id, hl_run_site_fn fn, vo
 		struct hl_run_site site = {
 			.fingerprint = text(st, 0),
 			.function = text(st, 1),
-			.leak_class = class_of(text(st, 2)),
+			.leak_class = hl_leak_class_from_word(text(st, 2)),
 			.suppressed = sqlite3_column_int(st, 7) != 0,
 			.suppression = text(st, 3),
 			.bytes = (uint64_t)sqlite3_column_int64(st, 4),
