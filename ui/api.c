@@ -7,6 +7,7 @@
  *   /api/runs/ID                          a run, its processes, the run before
  *   /api/runs/ID/leaks?offset&limit&filter&class
  *   /api/runs/ID/errors
+ *   /api/runs/ID/summary                  the gate's verdict, top sites and stacks
  *   /api/stacks/ID                        frames, innermost first
  *   /api/processes/ID/timeline
  *   /api/processes/ID/flame?kind=all|leaks
@@ -22,8 +23,10 @@
 
 #include "diff_json.h"
 #include "heapledger/classes.h"
+#include "query_summary.h"
 #include "query_views.h"
 #include "store_query.h"
+#include "summary_json.h"
 #include "ui.h"
 
 #define PAGE_DEFAULT 100
@@ -98,22 +101,98 @@ static int result(struct hl_store *store, struct request *rq, int err)
 	return answer(rq, 500, hl_store_error(store));
 }
 
-/* A run, with the run before it of the same program (previous_run, null
- * for the first): what its diff and history links compare with. */
-static int route_run(struct hl_store *store, int64_t id, struct request *rq)
+/* Names each process object of procs (in process order, as the test
+ * names come) with its test's name. */
+struct test_names {
+	json_t *procs;
+	size_t next;
+};
+
+static int name_test(void *ctx, int64_t process_id, const char *test_name)
+{
+	struct test_names *t = ctx;
+
+	for (; t->next < json_array_size(t->procs); t->next++) {
+		json_t *p = json_array_get(t->procs, t->next);
+
+		if (json_integer_value(json_object_get(p, "id")) == process_id) {
+			json_object_set_new(p, "test_name", json_string(test_name));
+			break;
+		}
+	}
+	return 0;
+}
+
+int hl_ui_run(struct hl_store *store, int64_t run_id, json_t **out)
 {
 	int64_t before;
-	int err = hl_query_run(store, id, rq->body);
+	int err = hl_query_run(store, run_id, out);
+	struct test_names names = { json_object_get(*out, "processes"), 0 };
+
+	if (err)
+		return err;
+	err = hl_query_test_names(store, run_id, name_test, &names);
+	if (!err)
+		err = hl_query_previous_run(store, run_id, &before);
+	if (err) {
+		json_decref(*out);
+		*out = NULL;
+		return err;
+	}
+	json_object_set_new(*out, "previous_run", before ? json_integer(before) : json_null());
+	return 0;
+}
+
+int hl_ui_summary(struct hl_store *store, int64_t run_id, json_t **out)
+{
+	struct hl_gate_options o;
+	struct hl_run_summary sum;
+	int err;
+
+	hl_gate_options_init(&o);
+	err = hl_query_run_summary(store, run_id, &o, &sum);
+	if (!err)
+		*out = hl_run_summary_json(&sum, &o);
+	hl_run_summary_destroy(&sum);
+	return err;
+}
+
+/* Each run of a page of runs gets its gate verdict ("verdict"), so the list
+ * shows the gate's result beside the program's exit status. */
+static int add_verdicts(struct hl_store *store, json_t *rows)
+{
+	struct hl_gate_options o;
+	size_t i;
+	json_t *row;
+
+	hl_gate_options_init(&o);
+	json_array_foreach(rows, i, row) {
+		struct hl_gate g;
+		int err;
+
+		hl_gate_init(&g);
+		err = hl_query_run_gate(store, json_integer_value(json_object_get(row, "id")), &o, &g);
+		if (!err)
+			json_object_set_new(row, "verdict", hl_gate_verdict_json(&g, &o));
+		hl_gate_destroy(&g);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int route_run_list(struct hl_store *store, const struct hl_query_page *page,
+			  struct request *rq)
+{
+	int err = hl_query_runs(store, page, rq->body);
 
 	if (!err)
-		err = hl_query_previous_run(store, id, &before);
+		err = add_verdicts(store, json_object_get(*rq->body, "rows"));
 	if (err) {
 		json_decref(*rq->body);
 		*rq->body = NULL;
-		return result(store, rq, err);
 	}
-	json_object_set_new(*rq->body, "previous_run", before ? json_integer(before) : json_null());
-	return 200;
+	return result(store, rq, err);
 }
 
 static int route_runs(struct hl_store *store, const char *rest, struct request *rq)
@@ -125,17 +204,19 @@ static int route_runs(struct hl_store *store, const char *rest, struct request *
 	if (!param_page(rq, &page))
 		return answer(rq, 400, "offset and limit are numbers (limit at most 5000)");
 	if (!*rest)
-		return result(store, rq, hl_query_runs(store, &page, rq->body));
+		return route_run_list(store, &page, rq);
 	if (!path_id(rest, &id, &sub))
 		return answer(rq, 400, "a run id is a number");
 	if (!*sub)
-		return route_run(store, id, rq);
+		return result(store, rq, hl_ui_run(store, id, rq->body));
 	if (!strcmp(sub, "leaks"))
 		return result(store, rq, hl_query_leaks(store, id, &page, rq->body));
 	if (!strcmp(sub, "errors"))
 		return result(store, rq, hl_query_errors(store, id, rq->body));
 	if (!strcmp(sub, "checks"))
 		return result(store, rq, hl_query_checks(store, id, rq->body));
+	if (!strcmp(sub, "summary"))
+		return result(store, rq, hl_ui_summary(store, id, rq->body));
 	return answer(rq, 404, "no such page of a run");
 }
 

@@ -175,6 +175,35 @@ static int add_checks(struct hl_store *s, json_t *answers, int64_t run_id)
 	return err;
 }
 
+/* The summary, and the stacks its lists name (a click shows them). */
+static int add_summary(struct hl_store *s, json_t *answers, int64_t run_id)
+{
+	static const char *const lists[] = { "most_allocations", "most_bytes" };
+	json_t *sum, *row, *stack;
+	char key[48];
+	size_t i;
+	int err = hl_ui_summary(s, run_id, &sum);
+
+	if (err)
+		return err;
+	snprintf(key, sizeof(key), "runs/%lld/summary", (long long)run_id);
+	json_object_set_new(answers, key, sum);
+	json_array_foreach(json_object_get(sum, "top_sites"), i, row)
+		if (!err)
+			err = add_stack(s, answers, json_integer_value(json_object_get(
+				json_object_get(row, "where"), "stack_id")), &stack);
+	json_array_foreach(json_object_get(json_object_get(sum, "peak"), "stacks"), i, row)
+		if (!err)
+			err = add_stack(s, answers, json_integer_value(json_object_get(row, "stack_id")),
+					&stack);
+	for (size_t k = 0; k < HL_ARRAY_SIZE(lists); k++)
+		json_array_foreach(json_object_get(sum, lists[k]), i, row)
+			if (!err)
+				err = add_stack(s, answers,
+						json_integer_value(json_object_get(row, "stack_id")), &stack);
+	return err;
+}
+
 static int add_process(struct hl_store *s, json_t *answers, int64_t id)
 {
 	json_t *timeline, *leaks, *all;
@@ -201,7 +230,7 @@ static int collect(struct hl_store *s, int64_t run_id, json_t *answers)
 	json_t *run, *proc;
 	char key[48];
 	size_t i;
-	int err = hl_query_run(s, run_id, &run);
+	int err = hl_ui_run(s, run_id, &run);
 
 	if (err)
 		return err;
@@ -209,6 +238,8 @@ static int collect(struct hl_store *s, int64_t run_id, json_t *answers)
 	json_object_set_new(answers, key, run);
 	json_object_set_new(answers, "vocabulary", hl_ui_vocabulary());
 	err = add_leaks(s, answers, run_id);
+	if (!err)
+		err = add_summary(s, answers, run_id);
 	if (!err)
 		err = add_errors(s, answers, run_id);
 	if (!err)

@@ -35,6 +35,14 @@ const struct hl_ui_asset *hl_ui_asset_find(const char *name);
 /* GET /api/vocabulary: every leak class and error kind with its spellings
  * (heapledger/classes.h), so the pages name them as every other output. */
 json_t *hl_ui_vocabulary(void);
+/* GET /api/runs/ID: the run and its processes (each with its test_name
+ * when a test runner gave one), and previous_run: the run before it of the
+ * same program (null for the first), which its diff and history links
+ * compare with. 0 or -errno. */
+int hl_ui_run(struct hl_store *store, int64_t run_id, json_t **out);
+/* GET /api/runs/ID/summary: the run's summary, its verdict counted with the
+ * gate's default options (what `heapledger gate RUN` says). 0 or -errno. */
+int hl_ui_summary(struct hl_store *store, int64_t run_id, json_t **out);
 int hl_ui_api(struct hl_store *store, const char *path,
 	      const char *(*get)(const char *param, void *cls), void *cls, json_t **body);
 

@@ -33,3 +33,22 @@ int hl_query_previous_run(struct hl_store *s, int64_t run_id, int64_t *out)
 	snprintf(s->error, sizeof(s->error), "no run %lld", (long long)run_id);
 	return -ENOENT;
 }
+
+int hl_query_test_names(struct hl_store *s, int64_t run_id, hl_test_name_fn fn, void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc, err = 0;
+
+	rc = sqlite3_prepare_v2(s->db,
+		"SELECT id, test_name FROM processes WHERE run_id = ?1 AND test_name IS NOT NULL"
+		" ORDER BY serial", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return hl_store_fail(s, rc, "test names");
+	sqlite3_bind_int64(st, 1, run_id);
+	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		err = fn(ctx, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1));
+	sqlite3_finalize(st);
+	if (!err && rc != SQLITE_DONE)
+		err = hl_store_fail(s, rc, "test names");
+	return err;
+}

@@ -17,4 +17,11 @@
  * -errno with hl_store_error() set. */
 int hl_query_previous_run(struct hl_store *s, int64_t run_id, int64_t *out);
 
+/* Calls fn(ctx, process id, test name) for each process of run_id that a
+ * test runner named ($HEAPLEDGER_TEST_NAME, processes.test_name), in
+ * process order; a non-zero return from fn stops and is returned. 0 or
+ * -errno with hl_store_error() set. */
+typedef int (*hl_test_name_fn)(void *ctx, int64_t process_id, const char *test_name);
+int hl_query_test_names(struct hl_store *s, int64_t run_id, hl_test_name_fn fn, void *ctx);
+
 #endif /* HL_REPORTER_STORE_QUERY_VIEWS_H */

@@ -144,7 +144,17 @@ def data_expect(heapledger, prog, misuser, nodebug, tmp):
              " WHERE p.run_id = 3 AND l.suppressed = 1") < 1:
         fail("run 3 has no suppressed leak")
     child = count(db, "SELECT pid FROM processes WHERE run_id = 3 AND origin = 'fork'")
-    return {"db": db, "child_pid": child,
+    # The gate's verdict of each run, the badges' oracle.
+    gate = {}
+    for run in range(1, 6):
+        r = subprocess.run([heapledger, "gate", "--db", db, "--run", str(run)],
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode not in (0, 1):
+            fail("heapledger gate --run %d: %d %s" % (run, r.returncode, r.stderr))
+        gate[run] = "failed" if r.returncode == 1 else "passed"
+    if gate[2] != "failed":
+        fail("the gate passes the overrun run")
+    return {"db": db, "child_pid": child, "gate": gate,
             "suppressed_bytes": count(db, "SELECT sum(l.bytes) FROM leaks l JOIN processes p"
                                       " ON p.id = l.process_id WHERE p.run_id = 3 AND l.suppressed = 1")}
 

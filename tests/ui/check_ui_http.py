@@ -148,6 +148,56 @@ def check_api(sv, db, source, heapledger):
         fail("daemon run")
 
 
+def gate_says(heapledger, db, run):
+    """Whether `heapledger gate` fails the stored run (the verdict's oracle)."""
+    r = subprocess.run([heapledger, "gate", "--db", db, "--run", str(run)],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode not in (0, 1):
+        fail("heapledger gate --run %d: %d %s" % (run, r.returncode, r.stderr))
+    return r.returncode == 1
+
+
+def check_summary(sv, db, source, heapledger):
+    """A run's summary: the gate's verdict as `heapledger gate` gives it (also
+    on the runs list), the top leak site the CLI's diff's largest, named at
+    its source line, peak and allocation rankings as the database holds."""
+    rows = {r["id"]: r for r in get_json(sv, "/api/runs")["rows"]}
+    for run in (1, 2, 3):
+        want = gate_says(heapledger, db, run)
+        got = get_json(sv, "/api/runs/%d/summary" % run)
+        if got["verdict"]["failed"] != want or rows[run]["verdict"]["failed"] != want:
+            fail("run %d: the gate says failed=%s, the summary %s, the list %s" % (
+                run, want, got["verdict"], rows[run]["verdict"]))
+    summ = get_json(sv, "/api/runs/2/summary")
+    cli = json.loads(subprocess.run([heapledger, "diff", "--db", db, "--format", "json", "1", "2"],
+                                    check=True, capture_output=True, text=True).stdout)
+    largest = max(cli["changes"], key=lambda c: (c["bytes_b"], c["blocks_b"]))
+    top = summ["top_sites"][0]
+    if (top["fingerprint"], top["bytes"], top["blocks"]) != \
+            (largest["fingerprint"], largest["bytes_b"], largest["blocks_b"]):
+        fail("top leak site %s, the diff's largest %s" % (top, largest))
+    if top["where"]["function"] != "leak_beta" or top["where"]["line"] != marker_line(source, "LEAK-BETA"):
+        fail("top leak site's where: %s" % top["where"])
+    leaked = {c: v["bytes"] for c, v in summ["leaked"].items()}
+    if leaked != rows[2]["leaked"]:
+        fail("leaked by class: summary %s, runs list %s" % (leaked, rows[2]["leaked"]))
+    peak = count(db, "SELECT max(m.peak_bytes) FROM summaries m JOIN processes p"
+                 " ON p.id = m.process_id WHERE p.run_id = 2")
+    if summ["peak"]["bytes"] != peak or not summ["peak"]["stacks"] or \
+            summ["peak"]["stacks"][0]["value"] > peak:
+        fail("peak %s, the database's %d" % (summ["peak"], peak))
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    most = con.execute("SELECT a.stack_id, sum(a.allocs) FROM stack_aggregate_rows a JOIN processes p"
+                       " ON p.id = a.process_id WHERE p.run_id = 2 GROUP BY a.stack_id"
+                       " ORDER BY 2 DESC, 1 LIMIT 1").fetchone()
+    con.close()
+    first = summ["most_allocations"][0]
+    if (first["stack_id"], first["value"]) != most or first["value"] < 800 or first["function"] != "main":
+        fail("most allocations %s, the database's %s" % (first, most))
+    if get(sv, "/api/runs/99/summary")[0] != 404:
+        fail("the summary of no run is not 404")
+
+
 def check_refusals(sv):
     status, body = get(sv, "/")
     if status != 200 or b"app.js" not in body:
@@ -356,6 +406,7 @@ def main():
         sv = Server(heapledger, db)
         try:
             check_api(sv, db, source, heapledger)
+            check_summary(sv, db, source, heapledger)
             check_refusals(sv)
             check_events(sv)
         finally:

@@ -136,27 +136,137 @@ async function pageRuns(params) {
   const form = h('form', { class: 'bar', onsubmit: e => { e.preventDefault(); location.hash = '#/' + qs({ filter: input.value }); } },
     input, h('button', { type: 'submit' }, 'filter'),
     pager(data.total, offset, o => { location.hash = '#/' + qs({ filter, offset: o }); }));
+  const trend = leakTrends(data.rows);
   const rows = data.rows.map(r => {
     const labels = Object.entries(r.labels || {}).map(([k, v]) => k + '=' + v).join(' ');
     const leaked = c => bytes(r.leaked?.[c] || 0);
     return h('tr', { 'data-run': r.id },
       h('td', null, h('a', { href: '#/run/' + r.id }, r.id)),
+      h('td', null, verdictBadge(r.verdict)),
       h('td', null, h('a', { href: '#/history' + qs({ program: r.program }) }, r.program || '?'),
         h('div', { class: 'muted' }, argvText(r.argv))),
       h('td', null, r.mode), h('td', null, labels), h('td', null, (r.git_commit || '').slice(0, 12)),
       h('td', { class: 'when' }, when(r.started_ns)), num(r.exit_code ?? ''),
-      num(leaked('definitely')), num(leaked('indirectly')),
-      num(leaked('possibly')), num(leaked('reachable')), num(leaked('unknown')), num(leaked('suppressed')),
-      num(r.errors), num(bytes(r.peak_bytes)));
+      ...VOCAB.leak_classes.map(c => num(leaked(c.word))),
+      num(r.errors), num(bytes(r.peak_bytes)), h('td', null, sparkline(trend.get(r.id))));
   });
   if (!data.total && !filter) {
     show(h('h1', null, 'Runs'), firstRunHelp(data.no_database));
     return;
   }
   show(h('h1', null, 'Runs'), form,
-    h('table', { id: 'runs' }, h('tr', null, ...['run', 'program', 'mode', 'labels', 'commit', 'started', 'exit']
-      .map(t => h('th', null, t)), ...['definitely', 'indirectly', 'possibly', 'reachable', 'unclassified', 'suppressed', 'errors', 'peak heap']
-      .map(t => h('th', { class: 'num' }, t))), rows));
+    h('table', { id: 'runs' }, h('tr', null, ...['run', 'gate', 'program', 'mode', 'labels', 'commit', 'started', 'exit status']
+      .map(t => h('th', null, t)), ...[...VOCAB.leak_classes.map(c => c.label), 'errors', 'peak heap']
+      .map(t => h('th', { class: 'num' }, t)), h('th', { title: 'bytes lost by the runs of this program on this page, oldest first' }, 'lost, by run')), rows));
+}
+
+/* ---- the gate's verdict, trends ---- */
+
+/* The gate's verdict (what `heapledger gate RUN` says), never the
+ * program's exit status. */
+function verdictBadge(v) {
+  if (!v) return h('span', { class: 'badge' }, '?');
+  const word = v.incomplete ? 'incomplete' : v.failed ? 'failed' : 'passed';
+  return h('span', { class: 'badge badge-' + word, 'data-verdict': v.failed ? 'failed' : 'passed',
+    title: v.incomplete || (v.failed ? 'the gate fails this run' : 'the gate passes this run') }, word);
+}
+
+/* Bytes lost (the lost classes, not suppressed) by a run's row. */
+function lostBytes(r) {
+  return VOCAB.leak_classes.filter(c => c.lost).reduce((n, c) => n + (r.leaked?.[c.word] || 0), 0);
+}
+
+/* Per run of the page, the lost bytes of its program's runs on the page up
+ * to it, oldest first. */
+function leakTrends(rows) {
+  const byProgram = new Map(), out = new Map();
+  for (const r of rows.slice().reverse()) {
+    const k = r.program || '';
+    if (!byProgram.has(k)) byProgram.set(k, []);
+    byProgram.get(k).push(lostBytes(r));
+    out.set(r.id, byProgram.get(k).slice(-20));
+  }
+  return out;
+}
+
+/* A tiny line of values (SVG, no axes); the last value is marked. */
+function sparkline(values) {
+  const ns = 'http://www.w3.org/2000/svg', W = 90, H = 18;
+  if (!values || !values.length) return null;
+  const max = Math.max(...values, 1), step = values.length > 1 ? (W - 4) / (values.length - 1) : 0;
+  const pts = values.map((v, i) => [2 + i * step, H - 2 - (v / max) * (H - 4)]);
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('width', W); svg.setAttribute('height', H); svg.setAttribute('class', 'spark');
+  svg.setAttribute('data-values', values.join(','));
+  const line = document.createElementNS(ns, 'polyline');
+  line.setAttribute('points', pts.map(p => p.join(',')).join(' '));
+  const dot = document.createElementNS(ns, 'circle');
+  const [x, y] = pts[pts.length - 1];
+  dot.setAttribute('cx', x); dot.setAttribute('cy', y); dot.setAttribute('r', 2);
+  const title = document.createElementNS(ns, 'title');
+  title.textContent = values.map(bytes).join(' → ');
+  svg.append(title, line, dot);
+  return svg;
+}
+
+/* ---- summary of a run ---- */
+
+function verdictText(v) {
+  const kinds = v.kinds.map(w => VOCAB.leak_classes.find(c => c.word === w)?.label || w).join(', ');
+  const parts = [];
+  if (v.incomplete) parts.push(v.incomplete);
+  parts.push(v.records ? `${bytes(v.bytes)} in ${v.blocks} blocks (${v.records} loss records) ${kinds}`
+    : `no leaks of the kinds it counts (${kinds || 'none'})`);
+  parts.push(`${v.errors} heap error${v.errors === 1 ? '' : 's'}`);
+  if (v.suppressed_blocks) parts.push(`${bytes(v.suppressed_bytes)} in ${v.suppressed_blocks} blocks suppressed (not counted)`);
+  if (v.unscanned_blocks) parts.push(`${bytes(v.unscanned_bytes)} in ${v.unscanned_blocks} blocks no leak scan classified (not counted)`);
+  return parts.join('; ');
+}
+
+/* A ranked list of stacks; a click on a row shows its whole stack. */
+function stackRanking(id, title, rows, cols) {
+  const body = [];
+  for (const r of rows) {
+    const tr = h('tr', { class: 'leak', 'data-stack': r.stack_id }, h('td', null, whereText(r)),
+      ...cols.map(([, f]) => num(f(r))));
+    const open = h('tr', { class: 'leak-stack', hidden: true }, h('td', { colspan: cols.length + 1 }));
+    tr.onclick = async () => {
+      if (!open.hidden) { open.hidden = true; return; }
+      open.firstChild.replaceChildren(await stackBlock(r.stack_id));
+      open.hidden = false;
+    };
+    body.push(tr, open);
+  }
+  return h('div', { class: 'card' }, h('h3', null, title),
+    rows.length ? h('table', { id }, h('tr', null, h('th', null, 'where'), cols.map(([t]) => h('th', { class: 'num' }, t))), body)
+      : h('p', { class: 'muted' }, 'none'));
+}
+
+function runSummary(run, sum) {
+  const v = sum.verdict;
+  const classes = VOCAB.leak_classes.filter(c => sum.leaked[c.word]).map(c => {
+    const l = sum.leaked[c.word];
+    return h('span', { class: 'chip cls-' + c.word, 'data-class': c.word },
+      `${c.label}: ${bytes(l.bytes)} in ${l.blocks} block${l.blocks === 1 ? '' : 's'}`);
+  });
+  const errs = Object.entries(sum.errors).map(([k, n]) => h('span', { class: 'chip error', 'data-kind': k },
+    `${n} × ${VOCAB.error_kinds.find(x => x.word === k)?.heading || k}`));
+  const sites = sum.top_sites.map(t => Object.assign({ fingerprint: t.fingerprint, leak_class: t.leak_class },
+    t.where || { function: t.function }, { value: t.bytes, count: t.blocks, stack_id: t.where?.stack_id }));
+  const failing = v.failing.slice(0, 5).map(p => h('li', null, `pid ${p.pid} (${p.command}): ${bytes(p.bytes)} in ${p.blocks} blocks, ${p.errors} heap errors`,
+    p.unseen ? h('span', { class: 'muted' }, '; ' + p.unseen) : null));
+  return h('section', { id: 'run-summary' },
+    h('div', { class: 'verdict' }, h('span', { class: 'muted' }, 'gate: '), verdictBadge(v), ' ',
+      h('span', { id: 'verdict-why' }, verdictText(v)),
+      run.exit_code !== null ? h('span', { class: 'muted' }, ` · the program exited with status ${run.exit_code}`) : null),
+    failing.length ? h('ul', { class: 'failing' }, failing) : null,
+    h('div', { class: 'chips', id: 'leaked-by-class' }, classes.length ? classes : h('span', { class: 'muted' }, 'no blocks left at exit'), errs),
+    h('div', { class: 'cards' },
+      stackRanking('top-sites', 'Top leak sites', sites, [['bytes', r => bytes(r.value)], ['blocks', r => r.count]]),
+      stackRanking('peak-stacks', sum.peak.pid ? `Peak: pid ${sum.peak.pid} at ${bytes(sum.peak.bytes)}; most in use` : 'Peak consumers',
+        sum.peak.stacks, [['peak in use', r => bytes(r.value)], ['allocs', r => r.count]]),
+      stackRanking('most-allocations', 'Most allocations', sum.most_allocations, [['allocs', r => r.value.toLocaleString('en-US')]]),
+      stackRanking('most-bytes', 'Most bytes allocated', sum.most_bytes, [['bytes', r => bytes(r.value)], ['allocs', r => r.count]])));
 }
 
 /* ---- one run ---- */
@@ -472,6 +582,8 @@ async function pageRun(id) {
   const start = { offset: 0, filter: '', cls: '' };
   const firstLeaks = leakPage(id, start);
   firstLeaks.catch(() => {});
+  const summary = api(`runs/${id}/summary`);
+  summary.catch(() => {});
   const run = await api('runs/' + id);
   const procs = run.processes;
   const views = h('div', { id: 'process-views' });
@@ -487,12 +599,13 @@ async function pageRun(id) {
   show(h('h1', null, `Run ${run.id}: ${run.program || '?'}`),
     h('p', null, argvText(run.argv), h('br'), h('span', { class: 'muted' },
       `${run.mode}, started ${when(run.started_ns)}`, run.ended_ns ? `, ${((run.ended_ns - run.started_ns) / 1e9).toFixed(2)} s` : ', still running',
-      run.exit_code !== null ? `, exit ${run.exit_code}` : '', run.git_commit ? `, commit ${run.git_commit}` : '',
+      run.exit_code !== null ? `, exit status ${run.exit_code}` : '', run.git_commit ? `, commit ${run.git_commit}` : '',
       run.hostname ? `, on ${run.hostname}` : '')),
     STATIC ? null : h('p', null, run.previous_run
       ? h('a', { id: 'diff-previous', href: `#/diff${qs({ a: run.previous_run, b: run.id })}` }, `diff with run ${run.previous_run}, the one before`)
       : h('span', { class: 'muted' }, `the first run of ${run.program || '?'}`), ' · ',
       h('a', { href: '#/history' + qs({ program: run.program }) }, 'history of ' + (run.program || '?'))),
+    runSummary(run, await summary),
     h('h2', null, `Processes (${procs.length})`), capped(processTree, procs),
     h('h2', null, 'Heap summary'), capped(summaryTable, procs),
     h('h2', null, 'Leaks'), leaksBox, h('h2', null, 'Heap errors'), errBox,

@@ -99,8 +99,24 @@ async function flameGraph(page) {
   return total;
 }
 
+// The summary at the top of a run page: the gate's badge, the top leak
+// site (leak_beta, the run's largest), which a click opens to its stack.
+async function summary(page) {
+  check(await page.locator('#run-summary .badge[data-verdict]').count() === 1, 'the summary has a gate badge');
+  const top = page.locator('#top-sites tr.leak').first();
+  check((await top.innerText()).includes('leak_beta'), 'top leak site: ' + await top.innerText());
+  await top.click();
+  const stack = page.locator('#top-sites tr.leak-stack:not([hidden]) .stack').first();
+  await stack.waitFor({ timeout: 10000 });
+  check((await stack.innerText()).includes(`${expect.source_name}:${expect.beta_line}`), 'top site stack: ' + await stack.innerText());
+  check(await page.locator('#most-allocations tr.leak').count() > 0, 'most allocations listed');
+  check(await page.locator('#peak-stacks tr.leak').count() > 0, 'peak consumers listed');
+  await page.locator('#run-summary').screenshot({ path: path.join(shots, 'summary.png') });
+}
+
 async function runPage(page) {
   await go(page, '#/run/2');
+  await summary(page);
   check(await page.locator('#process-tree li').count() === 2, 'process tree: parent and fork child');
   await expandLeak(page, 'leak_beta', expect.beta_line);
   const points = await page.evaluate(() => window.hlCharts.timeline.data[0].length);
@@ -309,6 +325,8 @@ async function dataBugs(browser) {
   check(heading.startsWith('Heap block overrun'), 'an overflow is headed as an overrun: ' + heading);
   check((await overrun.innerText()).includes('bytes after a block of size 64'), 'overrun: where: ' + await overrun.innerText());
   await page.locator('#errors-box').screenshot({ path: path.join(shots, 'overrun.png') });
+  check(await page.getAttribute('#run-summary .badge', 'data-verdict') === 'failed', 'the overrun run fails the gate');
+  check(await page.locator('#leaked-by-class .chip[data-kind="overflow"]').count() === 1, 'the summary counts the overrun');
   // Its one heap sample: a point, x in seconds since start, y in bytes.
   const one = await chartLabels(page, 'timeline');
   check(one.n === 1, 'the overrun run has one heap sample: ' + one.n);
@@ -331,7 +349,15 @@ async function dataBugs(browser) {
   check(!/ 0 B leaked in [1-9]/.test(tree), 'records counted as bytes are: ' + tree);
   await shot(page, 'run-suppressed');
 
+  const tops = await page.locator('#top-sites tr.leak').allInnerTexts();
+  check(tops.every(t => !t.includes('leak_alpha')), 'a suppressed site is no top leak site: ' + tops);
+  check(await page.locator('#leaked-by-class .chip[data-class="suppressed"]').count() === 1, 'suppressed shown as such');
   await go(page, '#/');
+  const badges = await page.$$eval('#runs tr[data-run]', rows => Object.fromEntries(rows.map(r =>
+    [r.dataset.run, r.querySelector('.badge').dataset.verdict])));
+  check(JSON.stringify(badges) === JSON.stringify(d.gate), `run list badges ${JSON.stringify(badges)}, the gate ${JSON.stringify(d.gate)}`);
+  check(await page.locator('#runs svg.spark').count() === 5, 'a leak sparkline per run');
+  await shot(page, 'runs-badges');
   const suppressed = await page.evaluate(() => {
     const table = document.getElementById('runs');
     const col = [...table.rows[0].cells].findIndex(c => c.textContent === 'suppressed');
