@@ -24,6 +24,7 @@
 #include "diff_json.h"
 #include "heapledger/classes.h"
 #include "query_summary.h"
+#include "report.h"
 #include "query_views.h"
 #include "store_query.h"
 #include "summary_json.h"
@@ -143,6 +144,42 @@ int hl_ui_run(struct hl_store *store, int64_t run_id, json_t **out)
 	return 0;
 }
 
+/* Each heap error in the model's words (report.h: what the text report
+ * prints): "heading", "where", and "block_freed" (its free stack is where
+ * the block was freed), so the page names no kind itself. */
+static void word_errors(json_t *rows)
+{
+	char title[160], where[160];
+	size_t i;
+	json_t *row;
+
+	json_array_foreach(rows, i, row) {
+		struct hl_report_error e = {
+			.kind = hl_error_kind_parse(json_string_value(json_object_get(row, "kind"))),
+			.call = json_string_value(json_object_get(row, "call")),
+			.address = (uint64_t)json_integer_value(json_object_get(row, "address")),
+			.block_address = (uint64_t)json_integer_value(json_object_get(row, "block_address")),
+			.block_size = (uint64_t)json_integer_value(json_object_get(row, "block_size")),
+			.detail = (uint64_t)json_integer_value(json_object_get(row, "detail")),
+		};
+
+		json_object_set_new(row, "heading", json_string(hl_report_error_title(&e, title,
+										     sizeof(title))));
+		json_object_set_new(row, "where", json_string(hl_report_error_where(&e, where,
+										   sizeof(where))));
+		json_object_set_new(row, "block_freed", json_boolean(hl_report_error_block_freed(&e)));
+	}
+}
+
+int hl_ui_errors(struct hl_store *store, int64_t run_id, json_t **out)
+{
+	int err = hl_query_errors(store, run_id, out);
+
+	if (!err)
+		word_errors(*out);
+	return err;
+}
+
 int hl_ui_summary(struct hl_store *store, int64_t run_id, json_t **out)
 {
 	struct hl_gate_options o;
@@ -212,7 +249,7 @@ static int route_runs(struct hl_store *store, const char *rest, struct request *
 	if (!strcmp(sub, "leaks"))
 		return result(store, rq, hl_query_leaks(store, id, &page, rq->body));
 	if (!strcmp(sub, "errors"))
-		return result(store, rq, hl_query_errors(store, id, rq->body));
+		return result(store, rq, hl_ui_errors(store, id, rq->body));
 	if (!strcmp(sub, "checks"))
 		return result(store, rq, hl_query_checks(store, id, rq->body));
 	if (!strcmp(sub, "summary"))

@@ -144,7 +144,7 @@ static int add_errors(struct hl_store *s, json_t *answers, int64_t run_id)
 	json_t *errors, *row, *stack;
 	char key[48];
 	size_t i;
-	int err = hl_query_errors(s, run_id, &errors);
+	int err = hl_ui_errors(s, run_id, &errors);
 
 	if (err)
 		return err;

@@ -166,69 +166,34 @@ static void print_leak(const struct hl_report_process *p, size_t i,
 		hl_supp_print_generated(out, NULL, l);
 }
 
-/* valgrind's first line of each kind of heap misuse error. */
-static const char *error_heading(const struct hl_report_error *e)
-{
-	if (e->call && !strcmp(e->call, "malloc_usable_size"))
-		return hl_error_heading(e->kind, HL_CALL_USABLE_SIZE);
-	return hl_error_heading(e->kind, HL_CALL_FREE);
-}
-
 /* One error as valgrind prints it: what and where, then the block it
- * concerns ("48 bytes inside a block of size 200 alloc'd") and its stacks. */
+ * concerns ("48 bytes inside a block of size 200 alloc'd") and its stacks;
+ * the words are the model's (hl_report_error_title, _where), which the web
+ * UI shows too. */
 static void print_error(const struct hl_report_process *p, const struct hl_report_error *e,
 			const struct hl_report_view *view, FILE *out)
 {
-	char offset[32], size[32], access[96];
-	bool freed = e->kind == HL_ERROR_DOUBLE_FREE || e->kind == HL_ERROR_USE_AFTER_FREE;
+	char title[160], where[160], offset[32];
+	bool freed = hl_report_error_block_freed(e);
 
-	if (hl_report_error_is_access(e) && e->block_address) {
-		fprintf(out, "==%u== %s\n", p->pid,
-			hl_report_error_access_heading(e, access, sizeof(access)));
-		print_stack(out, p->pid, &e->stack, view);
-		fprintf(out, "==%u==  Address 0x%llx %s\n", p->pid, (unsigned long long)e->address,
-			hl_report_error_access_where(e, access, sizeof(access)));
-		if (freed && e->free_stack.nframes)
-			print_stack(out, p->pid, &e->free_stack, view);
-		if (freed)
-			fprintf(out, "==%u==  Block was alloc'd at\n", p->pid);
-		print_stack(out, p->pid, &e->alloc_stack, view);
+	fprintf(out, "==%u== %s\n", p->pid, hl_report_error_title(e, title, sizeof(title)));
+	print_stack(out, p->pid, &e->stack, view);
+	fprintf(out, "==%u==  Address 0x%llx %s\n", p->pid, (unsigned long long)e->address,
+		hl_report_error_where(e, where, sizeof(where)));
+	if (!e->block_address) {
 		fprintf(out, "==%u==\n", p->pid);
 		return;
 	}
-	fprintf(out, "==%u== %s", p->pid,
-		hl_report_error_is_access(e) ? hl_report_error_access_heading(e, access, sizeof(access))
-					     : error_heading(e));
-	if (e->kind == HL_ERROR_SIZE_MISMATCH)
-		fprintf(out, " %llu", (unsigned long long)e->detail);
-	if (e->call && !strcmp(e->call, "exit"))
-		fprintf(out, " (found at exit)");
-	else if (e->call && !strcmp(e->call, "leak check"))
-		fprintf(out, " (found by a leak check)");
-	fprintf(out, "\n");
-	print_stack(out, p->pid, &e->stack, view);
-	if (e->kind == HL_ERROR_OVERFLOW && e->block_address) {
-		fprintf(out, "==%u==  Address 0x%llx is %s bytes after a block of size %s alloc'd\n",
-			p->pid, (unsigned long long)e->address,
-			hl_fmt_grouped(offset, e->address - e->block_address - e->block_size),
-			hl_fmt_grouped(size, e->block_size));
+	if (e->kind == HL_ERROR_OVERFLOW && !hl_report_error_is_access(e)) {
 		fprintf(out, "==%u==  The damage reaches %s bytes past the end of the block\n", p->pid,
 			hl_fmt_grouped(offset, e->detail));
-		print_stack(out, p->pid, &e->alloc_stack, view);
-	} else if (!e->block_address) {
-		fprintf(out, "==%u==  Address 0x%llx is not stack'd, malloc'd or (recently) free'd\n",
-			p->pid, (unsigned long long)e->address);
 	} else {
-		fprintf(out, "==%u==  Address 0x%llx is %s bytes inside a block of size %s %s\n",
-			p->pid, (unsigned long long)e->address,
-			hl_fmt_grouped(offset, e->address - e->block_address),
-			hl_fmt_grouped(size, e->block_size), freed ? "free'd" : "alloc'd");
 		if (freed && e->free_stack.nframes)
 			print_stack(out, p->pid, &e->free_stack, view);
 		if (freed)
 			fprintf(out, "==%u==  Block was alloc'd at\n", p->pid);
-		print_stack(out, p->pid, &e->alloc_stack, view);
 	}
+	print_stack(out, p->pid, &e->alloc_stack, view);
 	fprintf(out, "==%u==\n", p->pid);
 }
 

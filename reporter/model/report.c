@@ -417,3 +417,50 @@ const char *hl_report_error_access_where(const struct hl_report_error *e, char *
 		 place, (unsigned long long)e->block_size, freed ? "free'd" : "alloc'd");
 	return buf;
 }
+
+bool hl_report_error_block_freed(const struct hl_report_error *e)
+{
+	return e->kind == HL_ERROR_DOUBLE_FREE || e->kind == HL_ERROR_USE_AFTER_FREE;
+}
+
+const char *hl_report_error_title(const struct hl_report_error *e, char *buf, size_t len)
+{
+	bool usable = e->call && !strcmp(e->call, "malloc_usable_size");
+	const char *suffix = "";
+	char access[96];
+
+	if (e->call && !strcmp(e->call, "exit"))
+		suffix = " (found at exit)";
+	else if (e->call && !strcmp(e->call, "leak check"))
+		suffix = " (found by a leak check)";
+	if (hl_report_error_is_access(e))
+		snprintf(buf, len, "%s%s", hl_report_error_access_heading(e, access, sizeof(access)),
+			 suffix);
+	else if (e->kind == HL_ERROR_SIZE_MISMATCH)
+		snprintf(buf, len, "%s %llu%s", hl_error_heading(e->kind, HL_CALL_FREE),
+			 (unsigned long long)e->detail, suffix);
+	else
+		snprintf(buf, len, "%s%s",
+			 hl_error_heading(e->kind, usable ? HL_CALL_USABLE_SIZE : HL_CALL_FREE), suffix);
+	return buf;
+}
+
+const char *hl_report_error_where(const struct hl_report_error *e, char *buf, size_t len)
+{
+	char offset[32], size[32];
+
+	if (hl_report_error_is_access(e) && e->block_address)
+		return hl_report_error_access_where(e, buf, len);
+	if (!e->block_address)
+		snprintf(buf, len, "is not stack'd, malloc'd or (recently) free'd");
+	else if (e->kind == HL_ERROR_OVERFLOW)
+		snprintf(buf, len, "is %s bytes after a block of size %s alloc'd",
+			 hl_fmt_grouped(offset, e->address - e->block_address - e->block_size),
+			 hl_fmt_grouped(size, e->block_size));
+	else
+		snprintf(buf, len, "is %s bytes inside a block of size %s %s",
+			 hl_fmt_grouped(offset, e->address - e->block_address),
+			 hl_fmt_grouped(size, e->block_size),
+			 hl_report_error_block_freed(e) ? "free'd" : "alloc'd");
+	return buf;
+}

@@ -65,6 +65,18 @@ const char *hl_report_error_access_heading(const struct hl_report_error *e, char
  * bytes before a block ...", into buf. */
 const char *hl_report_error_access_where(const struct hl_report_error *e, char *buf,
 					 size_t len);
+/* Every error, as the text report and the web UI word it. The block it
+ * concerns was freed (a double free, a write after a free): its free
+ * stack is where that happened. */
+bool hl_report_error_block_freed(const struct hl_report_error *e);
+/* The first line in valgrind's words ("Invalid free() / delete / delete[] /
+ * realloc()", "Invalid read of size 4", "Mismatched new/delete size value:
+ * 16", with " (found at exit)" for what the exit's check found), into buf. */
+const char *hl_report_error_title(const struct hl_report_error *e, char *buf, size_t len);
+/* Where its address lies ("is 24 bytes inside a block of size 160
+ * alloc'd", "is 1 bytes after a block of size 64 alloc'd", "is not
+ * stack'd, malloc'd or (recently) free'd"), numbers grouped, into buf. */
+const char *hl_report_error_where(const struct hl_report_error *e, char *buf, size_t len);
 
 /* A loss record of a check, and what changed since the check before
  * (struct hl_check_record). */

@@ -203,14 +203,16 @@ static int ranked(struct hl_store *s, const char *sql, int64_t id, struct hl_sum
 	return err;
 }
 
-/* Per stack of the run, what its processes' own aggregate rows add up to
- * (a row a fork child names from its parent, processes.aggregates_from, is
- * counted once). ?1 run, ?2 how many. */
+/* Per allocation site of the run (the stack's fingerprint: the same code
+ * in two processes of one program is one site, whatever its addresses),
+ * what its processes' own aggregate rows add up to (a row a fork child
+ * names from its parent, processes.aggregates_from, is counted once), with
+ * one of its stacks. ?1 run, ?2 how many. */
 #define RUN_STACKS_BY(column, also) \
-	"SELECT a.stack_id, sum(a." column "), sum(a." also ") FROM stack_aggregate_rows a" \
-	" JOIN processes p ON p.id = a.process_id WHERE p.run_id = ?1" \
-	" GROUP BY a.stack_id HAVING sum(a." column ") > 0" \
-	" ORDER BY 2 DESC, a.stack_id LIMIT ?2"
+	"SELECT min(a.stack_id), sum(a." column "), sum(a." also ") FROM stack_aggregate_rows a" \
+	" JOIN processes p ON p.id = a.process_id JOIN stacks k ON k.id = a.stack_id" \
+	" WHERE p.run_id = ?1 GROUP BY coalesce(k.fingerprint, k.id) HAVING sum(a." column ") > 0" \
+	" ORDER BY 2 DESC, 1 LIMIT ?2"
 /* One process's stacks by their own peak in use. ?1 process, ?2 how many. */
 #define PEAK_STACKS \
 	"SELECT a.stack_id, a.peak_live_bytes, a.allocs FROM stack_aggregates a" \

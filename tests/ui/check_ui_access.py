@@ -3,7 +3,8 @@
 stop it: a request without the start's token (or with another) gets 403, the
 address printed at start lets the page in and sets the cookie its own
 requests carry; 300 connections sending their headers a byte at a time do
-not keep a real request from being answered; a port in use is named with
+not keep a real request from being answered; a connection left idle (before
+its request, or halfway through its headers) is closed by the server; a port in use is named with
 the way to pick another; a database that does not exist yet is served as
 "no runs yet", is not created, and is read once a run has written it.
 
@@ -103,6 +104,37 @@ def check_slow_clients(sv):
             s.close()
 
 
+# The server closes a connection idle for 15 s (ui/server.c); what waits for
+# that closing gives up only after this, so a server that never closes one
+# fails and a slow machine does not.
+IDLE_BOUND_S = 120
+
+
+def open_idle(sv):
+    """Two connections that then go idle: one that sends nothing, one
+    halfway through its headers. (An answered request is not kept alive:
+    the server answers "Connection: close".)"""
+    quiet = socket.create_connection(("127.0.0.1", sv.port), timeout=IDLE_BOUND_S)
+    half = socket.create_connection(("127.0.0.1", sv.port), timeout=IDLE_BOUND_S)
+    half.sendall(b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % sv.port)
+    return {"nothing sent": quiet, "half a request": half}
+
+
+def check_idle_closed(idle):
+    """Each idle connection is closed by the server: reading from it ends
+    (end of stream or a reset) rather than waiting out IDLE_BOUND_S."""
+    for what, s in idle.items():
+        try:
+            while s.recv(65536):
+                pass  # an answer (408) before the close is fine
+        except ConnectionResetError:
+            pass
+        except socket.timeout:
+            fail("a connection idle with %s was not closed in %d s" % (what, IDLE_BOUND_S))
+        finally:
+            s.close()
+
+
 def check_port_in_use(heapledger, db):
     holder = socket.socket()
     holder.bind(("127.0.0.1", 0))
@@ -149,13 +181,15 @@ def main():
                        capture_output=True, timeout=60)
         sv = Server(heapledger, db)
         try:
+            idle = open_idle(sv)
             check_token(sv)
             check_slow_clients(sv)
+            check_idle_closed(idle)
         finally:
             sv.stop()
         check_port_in_use(heapledger, db)
         check_missing_db(heapledger, prog, tmp)
-    print("ui access: token, slow clients, port in use, missing database: ok")
+    print("ui access: token, slow clients, idle connections, port in use, missing database: ok")
 
 
 main()

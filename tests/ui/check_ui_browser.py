@@ -122,7 +122,8 @@ def hostile_report(heapledger, prog, tmp):
 def data_expect(heapledger, prog, misuser, nodebug, tmp):
     """Runs 1 `ui_leaker a`, 2 `ui_misuser overflow` (checks=full), 3
     `ui_leaker c` with leak_alpha suppressed (its child leaks most), 4 and 5
-    `ui_nodebug b` (no debug information)."""
+    `ui_nodebug b` (no debug information), 6 a shell running the tests
+    t_alpha (`ui_leaker a`) and t_beta (`ui_leaker b`)."""
     db = os.path.join(tmp, "data.db")
     supp = os.path.join(tmp, "alpha.supp")
     with open(supp, "w", encoding="utf-8") as f:
@@ -136,6 +137,24 @@ def data_expect(heapledger, prog, misuser, nodebug, tmp):
                            timeout=60, env=env)
         if r.returncode != 0:
             fail("heapledger run %s: %d\n%s" % (cmd, r.returncode, r.stderr[-2000:]))
+    # Run 6: a suite of two tests, named as a test runner names them.
+    suite = 'HEAPLEDGER_TEST_NAME=t_alpha "$1" a && HEAPLEDGER_TEST_NAME=t_beta "$1" b'
+    r = subprocess.run([heapledger, "run", "--db", db, "--", "sh", "-c", suite, "sh", prog],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        fail("heapledger run of a suite: %d\n%s" % (r.returncode, r.stderr[-2000:]))
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    tests = {name: [n, 0] for name, n in con.execute(
+        "SELECT test_name, count(*) FROM processes WHERE run_id = 6 AND test_name IS NOT NULL"
+        " GROUP BY test_name")}
+    for name, cls, b in con.execute(
+            "SELECT p.test_name, l.leak_class, l.bytes FROM leaks l JOIN processes p ON p.id = l.process_id"
+            " WHERE p.run_id = 6 AND p.test_name IS NOT NULL AND NOT l.suppressed"):
+        if cls in ("unknown", "definitely", "indirectly", "possibly"):
+            tests[name][1] += b
+    con.close()
+    if sorted(tests) != ["t_alpha", "t_beta"]:
+        fail("the suite's processes were not named by their tests: %s" % tests)
     kinds = [k for (k,) in sqlite3.connect("file:%s?mode=ro" % db, uri=True).execute(
         "SELECT kind FROM errors")]
     if kinds != ["overflow"]:
@@ -146,7 +165,7 @@ def data_expect(heapledger, prog, misuser, nodebug, tmp):
     child = count(db, "SELECT pid FROM processes WHERE run_id = 3 AND origin = 'fork'")
     # The gate's verdict of each run, the badges' oracle.
     gate = {}
-    for run in range(1, 6):
+    for run in range(1, 7):
         r = subprocess.run([heapledger, "gate", "--db", db, "--run", str(run)],
                            capture_output=True, text=True, timeout=60)
         if r.returncode not in (0, 1):
@@ -154,7 +173,7 @@ def data_expect(heapledger, prog, misuser, nodebug, tmp):
         gate[run] = "failed" if r.returncode == 1 else "passed"
     if gate[2] != "failed":
         fail("the gate passes the overrun run")
-    return {"db": db, "child_pid": child, "gate": gate,
+    return {"db": db, "child_pid": child, "gate": gate, "tests": tests,
             "suppressed_bytes": count(db, "SELECT sum(l.bytes) FROM leaks l JOIN processes p"
                                       " ON p.id = l.process_id WHERE p.run_id = 3 AND l.suppressed = 1")}
 

@@ -187,9 +187,9 @@ def check_summary(sv, db, source, heapledger):
             summ["peak"]["stacks"][0]["value"] > peak:
         fail("peak %s, the database's %d" % (summ["peak"], peak))
     con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
-    most = con.execute("SELECT a.stack_id, sum(a.allocs) FROM stack_aggregate_rows a JOIN processes p"
-                       " ON p.id = a.process_id WHERE p.run_id = 2 GROUP BY a.stack_id"
-                       " ORDER BY 2 DESC, 1 LIMIT 1").fetchone()
+    most = con.execute("SELECT min(a.stack_id), sum(a.allocs) FROM stack_aggregate_rows a"
+                       " JOIN processes p ON p.id = a.process_id JOIN stacks k ON k.id = a.stack_id"
+                       " WHERE p.run_id = 2 GROUP BY coalesce(k.fingerprint, k.id) ORDER BY 2 DESC, 1 LIMIT 1").fetchone()
     con.close()
     first = summ["most_allocations"][0]
     if (first["stack_id"], first["value"]) != most or first["value"] < 800 or first["function"] != "main":

@@ -97,7 +97,16 @@ async function stackBlock(id, title) {
   if (title) box.append(h('div', { class: 'muted' }, title));
   if (!id) { box.append(h('div', { class: 'muted' }, '(no stack)')); return box; }
   const s = await api('stacks/' + id);
-  for (const f of s.frames) box.append(frameLine(f));
+  /* Frames below main (the C runtime's start code) are hidden until asked
+   * for, as valgrind hides them. */
+  const main = s.frames.map(f => f.function).lastIndexOf('main');
+  const below = main >= 0 ? s.frames.slice(main + 1) : [];
+  for (const f of main >= 0 ? s.frames.slice(0, main + 1) : s.frames) box.append(frameLine(f));
+  if (below.length) {
+    const more = h('button', { class: 'below-main link' }, `${below.length} frame${below.length > 1 ? 's' : ''} below main`);
+    more.onclick = e => { e.stopPropagation(); more.replaceWith(...below.map(frameLine)); };
+    box.append(more);
+  }
   if (s.truncated) box.append(h('div', { class: 'muted' }, '… (stack cut short)'));
   return box;
 }
@@ -111,7 +120,7 @@ function pager(total, offset, go) {
 
 function show(...nodes) {
   const app = document.getElementById('app');
-  app.replaceChildren(...nodes.filter(n => n !== null && n !== undefined));
+  app.replaceChildren(...nodes.flat().filter(n => n !== null && n !== undefined));
   return app;
 }
 
@@ -283,7 +292,7 @@ function capped(render, items) {
   return box;
 }
 
-function processTree(procs) {
+function processTree(procs, id = 'process-tree') {
   const kids = new Map();
   for (const p of procs) {
     const k = p.parent_id || 0;
@@ -292,13 +301,62 @@ function processTree(procs) {
   }
   const known = new Set(procs.map(p => p.id));
   const list = parent => h('ul', null, (kids.get(parent) || []).map(p => h('li', { 'data-pid': p.pid },
-    `${p.origin} pid ${p.pid}: `, h('b', null, p.exe.split('/').pop()), ` — ${exitText(p)}, `,
+    `${p.origin} pid ${p.pid}: `, p.test_name ? h('span', { class: 'test-name' }, `test ${p.test_name}: `) : null,
+    h('b', null, p.exe.split('/').pop()), ` — ${exitText(p)}, `,
     `${bytes(p.leaked_bytes)} leaked in ${p.leaked_records} records, peak ${bytes(p.peak_bytes)}`,
     p.errors ? h('span', { class: 'error' }, `, ${p.errors} heap errors`) : null,
     kids.has(p.id) ? list(p.id) : null)));
   /* Roots: no parent, or a parent not in this run. */
   for (const p of procs) if (p.parent_id && !known.has(p.parent_id)) kids.get(0)?.push(p) ?? kids.set(0, [p]);
-  return h('div', { class: 'tree', id: 'process-tree' }, list(0));
+  return h('div', { class: 'tree', id }, list(0));
+}
+
+/* A suite's processes grouped by test: the runner's name for it
+ * ($HEAPLEDGER_TEST_NAME), else the program; each test's leaks (lost, not
+ * suppressed), heap errors and how its processes ended. The leakiest and
+ * the failing first. */
+function testGroups(procs) {
+  const groups = new Map();
+  for (const p of procs) {
+    const name = p.test_name || p.exe.split('/').pop();
+    const key = (p.test_name ? 'test:' : 'program:') + name;
+    if (!groups.has(key)) groups.set(key, { name, named: !!p.test_name, procs: [], bytes: 0, records: 0, errors: 0, peak: 0 });
+    const g = groups.get(key);
+    g.procs.push(p);
+    g.bytes += p.leaked_bytes || 0;
+    g.records += p.leaked_records || 0;
+    g.errors += p.errors || 0;
+    g.peak = Math.max(g.peak, p.peak_bytes || 0);
+  }
+  return [...groups.values()].sort((a, b) => b.errors - a.errors || b.bytes - a.bytes ||
+    b.records - a.records || a.name.localeCompare(b.name));
+}
+
+/* How a test's processes ended: "exit 0 ×3, signal 6". */
+function endings(procs) {
+  const n = new Map();
+  for (const p of procs) n.set(exitText(p), (n.get(exitText(p)) || 0) + 1);
+  return [...n].map(([t, k]) => k > 1 ? `${t} ×${k}` : t).join(', ');
+}
+
+function testTable(groups) {
+  const rows = [];
+  for (const g of groups) {
+    const tr = h('tr', { class: 'leak test', 'data-test': g.name, 'data-lost': g.bytes },
+      h('td', null, g.named ? h('b', null, g.name) : h('span', null, g.name, h('span', { class: 'muted' }, ' (program)')),
+        h('div', { class: 'muted argv' }, argvText(g.procs[0].argv))),
+      num(g.procs.length), h('td', null, endings(g.procs)),
+      num(bytes(g.bytes)), num(g.records), h('td', { class: 'num' + (g.errors ? ' error' : '') }, g.errors), num(bytes(g.peak)));
+    const open = h('tr', { class: 'leak-stack', hidden: true }, h('td', { colspan: 7 }));
+    tr.onclick = () => {
+      if (open.hidden) open.firstChild.replaceChildren(processTree(g.procs, null));
+      open.hidden = !open.hidden;
+    };
+    rows.push(tr, open);
+  }
+  return h('table', { id: 'tests' }, h('tr', null, h('th', null, 'test (click for its processes)'),
+    ['processes'].map(t => h('th', { class: 'num' }, t)), h('th', null, 'how they ended'),
+    ['lost bytes', 'lost records', 'heap errors', 'peak heap'].map(t => h('th', { class: 'num' }, t))), rows);
 }
 
 function summaryTable(procs) {
@@ -338,13 +396,19 @@ function legendAtLast(u) {
   if (last >= 0 && u.cursor.idx == null) u.setLegend({ idx: last });
 }
 
+/* A colour of the stylesheet's scheme (app.css), for what canvases draw. */
+function css(name) {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+}
+
 function lineOpts(width, height, xAxis, series) {
+  const axis = { stroke: css('--fg'), grid: { stroke: css('--grid') }, ticks: { stroke: css('--grid') } };
   return {
     width, height, legend: { live: true },
     scales: { x: { time: false, range: paddedRange(0) }, y: { range: paddedRange(0) } },
     series: [{ label: xAxis.label, value: (u, v) => v == null ? '--' : xAxis.value(v) }, ...series],
-    axes: [{ label: xAxis.label, values: (u, vals) => vals.map(xAxis.tick), incrs: xAxis.incrs, space: 60 },
-      { label: 'bytes', values: (u, vals) => vals.map(byteTick), incrs: BYTE_INCRS, size: 80 }],
+    axes: [{ ...axis, label: xAxis.label, values: (u, vals) => vals.map(xAxis.tick), incrs: xAxis.incrs, space: 60 },
+      { ...axis, label: 'bytes', values: (u, vals) => vals.map(byteTick), incrs: BYTE_INCRS, size: 80 }],
     hooks: { ready: [legendAtLast], setCursor: [legendAtLast] },
   };
 }
@@ -378,29 +442,167 @@ function mergeSiblings(node) {
   return node;
 }
 
-function flameChart(el, details, tree) {
+/* ---- call trees: flame graph, bottom-up, callers and callees ---------------
+ * All from the one call tree the API gives (/api/processes/ID/flame: the
+ * query layer's, outermost frame first); nodes the server left out (under
+ * a 4,000th of the whole) count as their caller's own bytes. */
+
+/* Splits off every subtree rooted at main: {mains, rest}, rest being what
+ * is left of n without them (null when nothing is). */
+function splitMain(n) {
+  if (n.name === 'main') return { mains: [n], rest: null };
+  const mains = [], kids = [];
+  for (const c of n.children || []) {
+    const r = splitMain(c);
+    mains.push(...r.mains);
+    if (r.rest) kids.push(r.rest);
+  }
+  if (!mains.length) return { mains, rest: n };
+  const v = n.value - mains.reduce((t, m) => t + m.value, 0);
+  return { mains, rest: v > 0 ? { name: n.name, value: v, children: kids } : null };
+}
+
+/* The tree with the frames below main (the C runtime's start code) left
+ * out: main's subtrees hang from the root; what ran outside main (static
+ * constructors, other threads) stays as it was. */
+function fromMain(tree) {
+  const r = splitMain({ name: tree.name, value: tree.value, children: tree.children || [] });
+  const rest = r.rest ? r.rest.children : [];
+  return mergeSiblings({ name: tree.name, value: tree.value, children: [...r.mains, ...rest] });
+}
+
+/* Calls fn(path, self) for each node with bytes of its own: path is the
+ * names from the outermost frame to it. */
+function selfPaths(tree, fn) {
+  const walk = (n, path) => {
+    const kids = n.children || [];
+    const self = n.value - kids.reduce((t, c) => t + c.value, 0);
+    if (self > 0 && path.length) fn(path, self);
+    for (const c of kids) walk(c, path.concat(c.name));
+  };
+  walk(tree, []);
+}
+
+/* Bottom-up: from where the bytes were allocated out to the callers. */
+function bottomUp(tree) {
+  const root = { name: tree.name, value: 0, children: [], kids: new Map() };
+  selfPaths(tree, (path, self) => {
+    root.value += self;
+    let n = root;
+    for (let i = path.length - 1; i >= 0; i--) {
+      let c = n.kids.get(path[i]);
+      if (!c) { c = { name: path[i], value: 0, children: [], kids: new Map() }; n.kids.set(path[i], c); n.children.push(c); }
+      c.value += self;
+      n = c;
+    }
+  });
+  return root;
+}
+
+/* Per function: its own bytes, its total (bytes of the stacks through it,
+ * once however often it recurs) and what its callers and callees add up to. */
+function functionStats(tree) {
+  const fns = new Map();
+  const get = name => {
+    if (!fns.has(name)) fns.set(name, { name, self: 0, total: 0, callers: new Map(), callees: new Map() });
+    return fns.get(name);
+  };
+  selfPaths(tree, (path, self) => {
+    get(path[path.length - 1]).self += self;
+    const seen = new Set(), pairs = new Set();
+    path.forEach((name, i) => {
+      if (!seen.has(name)) { seen.add(name); get(name).total += self; }
+      const key = i ? path[i - 1] + '\0' + name : null;
+      if (key && !pairs.has(key)) {
+        pairs.add(key);
+        const a = get(path[i - 1]), b = get(name);
+        a.callees.set(name, (a.callees.get(name) || 0) + self);
+        b.callers.set(a.name, (b.callers.get(a.name) || 0) + self);
+      }
+    });
+  });
+  return [...fns.values()].sort((a, b) => b.total - a.total || b.self - a.self || a.name.localeCompare(b.name));
+}
+
+function flameChart(el, details, tree, opts) {
   el.replaceChildren();
-  if (!tree.value) { el.append(h('p', { class: 'muted' }, 'Nothing to show.')); return; }
-  const chart = flamegraph.default().width(Math.min(1100, window.innerWidth - 80))
-    .cellHeight(18).minFrameSize(2).transitionDuration(0).setDetailsElement(details);
-  d3.select(el).datum(mergeSiblings(tree)).call(chart);
+  if (!tree.value) { el.append(h('p', { class: 'muted' }, 'Nothing to show.')); return null; }
+  const pct = n => (100 * n.value / tree.value).toFixed(1);
+  const chart = flamegraph.default().width(Math.min(1400, window.innerWidth - 60))
+    .cellHeight(18).minFrameSize(2).transitionDuration(0).setDetailsElement(details)
+    .inverted(!!opts.inverted)
+    .sort(opts.leftHeavy ? (a, b) => b.value - a.value || (a.data.name < b.data.name ? -1 : 1) : true)
+    .label(n => `${n.data.name}: ${bytes(n.value)} ${opts.unit} (${pct(n)}%)`)
+    .setSearchHandler((found, value) => {
+      const term = opts.search();
+      details.textContent = term
+        ? `"${term}": ${found.length} frames, ${bytes(value)} ${opts.unit} (${(100 * value / tree.value).toFixed(1)}% of ${bytes(tree.value)})`
+        : '';
+    });
+  d3.select(el).datum(tree).call(chart);
+  if (opts.search()) chart.search(opts.search());
   window.hlCharts.flame = chart;
+  return chart;
+}
+
+/* The functions by total, and a click shows a function's callers and
+ * callees (heaptrack's caller/callee view). */
+function functionTable(box, stats, unit) {
+  const detail = h('div', { id: 'caller-callee' });
+  const pairs = (title, id, m) => h('div', { class: 'card' }, h('h3', null, title),
+    m.size ? h('table', { id }, h('tr', null, h('th', null, 'function'), h('th', { class: 'num' }, 'bytes ' + unit)),
+      [...m].sort((a, b) => b[1] - a[1]).slice(0, 30).map(([n, v]) => h('tr', { 'data-fn': n }, h('td', { class: 'fn' }, n), num(bytes(v)))))
+      : h('p', { class: 'muted' }, 'none'));
+  const pick = f => detail.replaceChildren(h('h3', null, f.name),
+    h('div', { class: 'cards' }, pairs('called from', 'callers', f.callers), pairs('calls', 'callees', f.callees)));
+  const rows = stats.slice(0, 50).map(f => {
+    const tr = h('tr', { class: 'leak', 'data-fn': f.name }, h('td', { class: 'fn' }, f.name), num(bytes(f.self)), num(bytes(f.total)));
+    tr.onclick = () => pick(f);
+    return tr;
+  });
+  box.replaceChildren(h('table', { id: 'functions' }, h('tr', null, h('th', null, 'function (click for callers and callees)'),
+    h('th', { class: 'num' }, `self (bytes ${unit} there)`), h('th', { class: 'num' }, 'total (with callees)')), rows),
+  ...(stats.length > 50 ? [h('p', { class: 'muted' }, `the 50 largest of ${stats.length} functions`)] : []), detail);
 }
 
 async function processViews(proc, box) {
   const tlEl = h('div', { id: 'timeline', class: 'chart' });
   const flameEl = h('div', { id: 'flame' });
   const details = h('div', { id: 'flame-details', class: 'muted' });
+  const fnBox = h('div', { id: 'functions-box' });
   const kind = h('select', { id: 'flame-kind' }, h('option', { value: 'leaks' }, 'bytes leaked'),
     h('option', { value: 'all' }, 'bytes allocated'));
-  const drawFlame = async () => flameChart(flameEl, details,
-    await api(`processes/${proc.id}/flame`, STATIC ? {} : { kind: kind.value }).then(t => t[kind.value] || t));
-  kind.onchange = drawFlame;
+  const view = h('select', { id: 'flame-view' }, h('option', { value: 'top' }, 'top-down'),
+    h('option', { value: 'left' }, 'left-heavy'), h('option', { value: 'bottom' }, 'bottom-up'));
+  const below = h('input', { type: 'checkbox', id: 'flame-below-main' });
+  const search = h('input', { id: 'flame-search', placeholder: 'search frames', size: 18 });
+  let tree = null;
+  const draw = () => {
+    const t = below.checked ? mergeSiblings(structuredClone(tree)) : fromMain(structuredClone(tree));
+    const unit = kind.value === 'leaks' ? 'leaked' : 'allocated';
+    flameChart(flameEl, details, view.value === 'bottom' ? bottomUp(t) : t,
+      { unit, leftHeavy: view.value !== 'top', inverted: false, search: () => search.value.trim() });
+    functionTable(fnBox, functionStats(t), unit);
+  };
+  const load = async () => {
+    tree = await api(`processes/${proc.id}/flame`, STATIC ? {} : { kind: kind.value }).then(t => t[kind.value] || t);
+    draw();
+  };
+  kind.onchange = load;
+  view.onchange = draw;
+  below.onchange = draw;
+  search.oninput = () => {
+    const chart = window.hlCharts.flame;
+    if (!chart) return;
+    if (search.value.trim()) chart.search(search.value.trim()); else { chart.clear(); details.textContent = ''; }
+  };
   box.replaceChildren(h('h2', null, `Heap in use over time (pid ${proc.pid})`), tlEl,
-    h('h2', null, 'Flame graph'), h('div', { class: 'bar' }, kind, h('span', { class: 'muted' }, 'click a frame to zoom, again to zoom out')),
-    flameEl, details);
+    h('h2', null, 'Flame graph'), h('div', { class: 'bar' }, kind, view, search,
+      h('label', null, below, ' frames below main'),
+      h('span', { class: 'muted' }, 'click a frame to zoom, again to zoom out')),
+    flameEl, details, h('h2', null, 'Functions'), fnBox);
   timelineChart(tlEl, await api(`processes/${proc.id}/timeline`), proc.started_ns);
-  await drawFlame();
+  await load();
 }
 
 function leakPage(runId, state) {
@@ -410,8 +612,8 @@ function leakPage(runId, state) {
 async function leakTable(run, box, state, first) {
   const data = await (first || leakPage(run.id, state));
   const filter = h('input', { id: 'leak-filter', placeholder: 'function, file or module', value: state.filter });
-  const cls = h('select', { id: 'leak-class' }, ['', 'definitely', 'indirectly', 'possibly', 'reachable', 'unknown', 'suppressed']
-    .map(c => h('option', { value: c, selected: c === state.cls }, c || 'every class')));
+  const cls = h('select', { id: 'leak-class' }, h('option', { value: '' }, 'every class'),
+    VOCAB.leak_classes.map(c => h('option', { value: c.word, selected: c.word === state.cls }, c.label)));
   const apply = o => leakTable(run, box, { offset: o, filter: filter.value, cls: cls.value });
   const rows = [];
   for (const l of data.rows) {
@@ -450,31 +652,18 @@ function whereText(l) {
     h('span', { class: 'muted' }, l.file ? l.file.split('/').pop() + ':' + l.line : (l.function ? mod : '')));
 }
 
-/* A heap error's heading in valgrind's words (as the text report). */
-/* Every spelling of a leak class and an error kind comes from the API
- * (/api/vocabulary, from heapledger/classes.h), as every other output
- * spells them; loaded once before the first page. */
+/* Every spelling of a leak class comes from the API (/api/vocabulary, from
+ * heapledger/classes.h), and every heap error comes worded by the server
+ * (the model's words, as the text report prints them): the page names no
+ * class or kind itself. Loaded once before the first page. */
 let VOCAB = null;
-
-function errorHeading(e) {
-  const kinds = VOCAB.error_kinds;
-  const k = (e.call === 'malloc_usable_size' && (e.kind === 'invalid_free' || e.kind === 'unknown'))
-    ? kinds.find(x => x.word === 'malloc_usable_size')
-    : kinds.find(x => x.word === e.kind) || kinds[0];
-  return e.kind === 'size_mismatch' ? `${k.heading} ${e.detail}` : k.heading;
-}
 
 async function errorList(run, box) {
   const errs = await api(`runs/${run.id}/errors`);
   if (!errs.length) { box.replaceChildren(h('p', { class: 'muted' }, 'No heap errors.')); return; }
   const items = [];
   for (const e of errs) {
-    const freed = e.kind === 'double_free' || e.kind === 'use_after_free';
-    const where = !e.block_address ? "not stack'd, malloc'd or (recently) free'd"
-      : e.kind === 'overflow'
-        ? `${e.address - e.block_address - e.block_size} bytes after a block of size ${e.block_size} alloc'd; the damage reaches ${e.detail} bytes past its end`
-        : `${e.address - e.block_address} bytes inside a block of size ${e.block_size} ${freed ? "free'd" : "alloc'd"}`;
-    const freeStack = !freed ? null : e.free_stack_id ? await stackBlock(e.free_stack_id, 'freed at:')
+    const freeStack = !e.block_freed ? null : e.free_stack_id ? await stackBlock(e.free_stack_id, 'freed at:')
       : h('div', { class: 'stack muted', 'data-role': 'free' }, 'freed at: not recorded (the hook kept no free stack for this block)');
     if (freeStack) freeStack.dataset.role = 'free';
     const at = await stackBlock(e.stack_id, `where (${e.call || e.kind}):`);
@@ -482,8 +671,8 @@ async function errorList(run, box) {
     const alloc = e.block_address ? await stackBlock(e.alloc_stack_id, 'allocated at:') : null;
     if (alloc) alloc.dataset.role = 'alloc';
     items.push(h('div', { class: 'heap-error', 'data-kind': e.kind },
-      h('b', { class: 'error' }, errorHeading(e)), ` in pid ${e.pid}`,
-      h('div', { class: 'muted' }, `address 0x${e.address.toString(16)} is ${where}`), at, freeStack, alloc));
+      h('b', { class: 'error' }, e.heading), ` in pid ${e.pid}`,
+      h('div', { class: 'muted' }, `address 0x${e.address.toString(16)} ${e.where}`), at, freeStack, alloc));
   }
   box.replaceChildren(...items);
 }
@@ -491,9 +680,9 @@ async function errorList(run, box) {
 /* On-demand leak checks (heapledger_check_leaks(), check_signal=), as
  * valgrind's leak_check shows them: each check's totals by kind with what
  * changed since the check before, then its loss records that grew. */
-function checkKinds() {
-  return ['definitely', 'indirectly', 'possibly', 'reachable', 'suppressed']
-    .map(w => VOCAB.leak_classes.find(c => c.word === w)).map(c => [c.word, c.label]);
+function checkKinds(checks) {
+  const seen = new Set(checks.map(row => row.leak_class));
+  return VOCAB.leak_classes.filter(c => seen.has(c.word)).map(c => [c.word, c.label]);
 }
 
 /* Records listed as valgrind's default --show-leak-kinds lists them (the
@@ -522,7 +711,7 @@ async function checkList(run, box) {
   for (const c of byCheck.values()) {
     const prev = before.get(c.process_id);
     before.set(c.process_id, c);
-    const rows = checkKinds().map(([k, label]) => {
+    const rows = checkKinds(checks).map(([k, label]) => {
       const now = c.kinds[k] || { bytes: 0, blocks: 0 }, was = (prev && prev.kinds[k]) || { bytes: 0, blocks: 0 };
       return h('tr', { 'data-kind': k }, h('td', { class: 'cls-' + k }, label),
         num(`${bytes(now.bytes)} (${signed(now.bytes - was.bytes)})`),
@@ -596,6 +785,7 @@ async function pageRun(id) {
   const leaksBox = h('div', { id: 'leaks-box' }), errBox = h('div', { id: 'errors-box' });
   const checksBox = h('div', { id: 'checks-box' });
   const live = !run.ended_ns && !STATIC;
+  const tests = testGroups(procs);
   show(h('h1', null, `Run ${run.id}: ${run.program || '?'}`),
     h('p', null, argvText(run.argv), h('br'), h('span', { class: 'muted' },
       `${run.mode}, started ${when(run.started_ns)}`, run.ended_ns ? `, ${((run.ended_ns - run.started_ns) / 1e9).toFixed(2)} s` : ', still running',
@@ -606,6 +796,7 @@ async function pageRun(id) {
       : h('span', { class: 'muted' }, `the first run of ${run.program || '?'}`), ' · ',
       h('a', { href: '#/history' + qs({ program: run.program }) }, 'history of ' + (run.program || '?'))),
     runSummary(run, await summary),
+    tests.length > 1 ? [h('h2', null, `Tests (${tests.length})`), capped(testTable, tests)] : null,
     h('h2', null, `Processes (${procs.length})`), capped(processTree, procs),
     h('h2', null, 'Heap summary'), capped(summaryTable, procs),
     h('h2', null, 'Leaks'), leaksBox, h('h2', null, 'Heap errors'), errBox,
@@ -660,6 +851,8 @@ async function pageHistory(params) {
   const runs = hist.runs;
   const newest = runs.length ? runs[runs.length - 1].id : 0;
   const chartEl = h('div', { id: 'history-chart', class: 'chart' });
+  /* the lost classes (what a leak site is made of), as the vocabulary lists them */
+  const lost = VOCAB.leak_classes.filter(c => c.lost);
   const sites = hist.sites.slice().sort((a, b) => (b.last_run === newest) - (a.last_run === newest) ||
     b.bytes[b.bytes.length - 1] - a.bytes[a.bytes.length - 1] || b.last_run - a.last_run);
   show(h('h1', null, `History of ${program}`),
@@ -674,17 +867,18 @@ async function pageHistory(params) {
         h('td', null, h('a', { href: '#/run/' + s.last_run }, 'run ' + s.last_run)),
         num(s.runs), num(bytes(s.bytes[s.bytes.length - 1]))))),
     h('h2', null, 'Runs'),
-    h('table', { id: 'history' }, h('tr', null, ['run', 'started', 'commit', 'definitely', 'indirectly', 'possibly', 'unclassified', '']
+    h('table', { id: 'history' }, h('tr', null, ['run', 'started', 'commit', ...lost.map(c => c.label), '']
       .map(t => h('th', null, t))),
       runs.slice().reverse().map((r, i, all) => h('tr', null, h('td', null, h('a', { href: '#/run/' + r.id }, r.id)),
         h('td', { class: 'when' }, when(r.started_ns)), h('td', null, (r.git_commit || '').slice(0, 12)),
-        ...['definitely', 'indirectly', 'possibly', 'unknown'].map(c => num(bytes(r.leaked[c] || 0))),
+        ...lost.map(c => num(bytes(r.leaked[c.word] || 0))),
         h('td', null, all[i + 1] ? h('a', { href: '#/diff' + qs({ a: all[i + 1].id, b: r.id }) }, 'diff with previous') : '')))));
   if (!runs.length) return;
   /* x: run ids (ticks at whole runs only, with the commit when known). */
   const commit = new Map(runs.map(r => [r.id, (r.git_commit || '').slice(0, 8)]));
   const runTick = v => Number.isInteger(v) && commit.has(v) ? `run ${v}` + (commit.get(v) ? ' ' + commit.get(v) : '') : '';
-  const classes = [['definitely', '#b00'], ['indirectly', '#c60'], ['possibly', '#a80'], ['unknown', '#469', 'unclassified']];
+  const palette = ['#469', '#b00', '#c60', '#a80', '#777', '#595'];
+  const classes = lost.map((c, i) => [c.word, palette[i % palette.length], c.label]);
   const opts = lineOpts(Math.min(1100, window.innerWidth - 80), 240,
     { label: 'run', value: runTick, tick: runTick, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000] },
     classes.map(([c, color, name]) => ({ label: name || c, stroke: color, value: (u, v) => v == null ? '--' : bytes(v),
@@ -730,6 +924,37 @@ async function route() {
   document.body.setAttribute('data-ready', location.hash || '#');
 }
 
+/* ---- light and dark ---- */
+
+/* The scheme: the system's preference until the header's switch picks one,
+ * which is remembered (app.css reads html[data-theme]). */
+const THEME_KEY = 'heapledger-theme';
+
+function setTheme(theme) {
+  if (theme) document.documentElement.dataset.theme = theme;
+  else delete document.documentElement.dataset.theme;
+}
+
+function isDark() {
+  return getComputedStyle(document.documentElement).colorScheme === 'dark';
+}
+
+function themeSwitch() {
+  const b = document.getElementById('theme');
+  if (!b) return;
+  const label = () => { b.textContent = isDark() ? 'light' : 'dark'; b.title = `switch to the ${b.textContent} scheme`; };
+  b.onclick = () => {
+    const next = isDark() ? 'light' : 'dark';
+    setTheme(next);
+    try { localStorage.setItem(THEME_KEY, next); } catch (e) { /* a file: page may have no storage */ }
+    label();
+    route(); /* the charts take the scheme's colours when drawn */
+  };
+  label();
+}
+
+try { setTheme(localStorage.getItem(THEME_KEY)); } catch (e) { /* no storage: the system's preference */ }
+themeSwitch();
 if (STATIC) document.querySelector('header nav')?.remove();
 window.addEventListener('hashchange', route);
 route();

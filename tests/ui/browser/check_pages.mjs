@@ -71,6 +71,11 @@ async function expandLeak(page, fn, line) {
   check(hit, `the stack names ${fn}: ${JSON.stringify(frames)}`);
   check(hit.loc.endsWith(`${expect.source_name}:${line}`), `${fn} at ${hit.loc}, want ${expect.source_name}:${line}`);
   check(frames.some(f => f.fn === 'main'), 'the stack reaches main');
+  // The C runtime's frames below main are hidden until asked for.
+  check(frames[frames.length - 1].fn === 'main', 'the stack ends at main: ' + JSON.stringify(frames));
+  await stack.locator('button.below-main').click();
+  const whole = await stack.locator('.frame .fn').allInnerTexts();
+  check(whole[whole.length - 1] === '_start', 'a click shows the frames below main: ' + whole);
 }
 
 async function flameGraph(page) {
@@ -114,6 +119,48 @@ async function summary(page) {
   await page.locator('#run-summary').screenshot({ path: path.join(shots, 'summary.png') });
 }
 
+// The names of the flame graph's frames at depth d, left to right, with
+// their values and whether a search highlighted them.
+async function flameRow(page, d) {
+  return page.evaluate(depth => [...document.querySelectorAll('#flame svg g.frame')].map(g => d3.select(g).datum())
+    .filter(n => n.depth === depth).sort((a, b) => a.x0 - b.x0)
+    .map(n => ({ name: n.data.name, value: n.value, highlight: !!n.highlight })), d);
+}
+
+// Frames below main hidden (and shown on demand), search, left-heavy and
+// bottom-up views, the functions table with callers and callees; on the
+// leak graph of the process the charts show.
+async function callTrees(page) {
+  let top = await flameRow(page, 1);
+  check(top.length === 1 && top[0].name === 'main', 'below main hidden: the root calls main only: ' + JSON.stringify(top));
+  await page.check('#flame-below-main');
+  top = await flameRow(page, 1);
+  check(top.some(n => n.name === '_start'), 'below main shown: ' + JSON.stringify(top));
+  await page.uncheck('#flame-below-main');
+  await page.fill('#flame-search', 'leak_beta');
+  const hits = (await flameRow(page, 2)).filter(n => n.highlight);
+  check(hits.length === 1 && hits[0].name === 'leak_beta', 'search highlights leak_beta: ' + JSON.stringify(hits));
+  const said = await page.locator('#flame-details').innerText();
+  check(said.includes('"leak_beta": 1 frames, 700 B leaked'), 'search result: ' + said);
+  await page.fill('#flame-search', '');
+  await page.selectOption('#flame-view', 'left');
+  const left = await flameRow(page, 2);
+  check(left.length > 1 && left.every((n, i) => !i || left[i - 1].value >= n.value), 'left-heavy: ' + JSON.stringify(left));
+  await page.selectOption('#flame-view', 'bottom');
+  const bottom = await flameRow(page, 1);
+  check(bottom[0].name === 'leak_beta' && bottom[0].value === 700 &&
+    bottom.every((n, i) => !i || bottom[i - 1].value >= n.value), 'bottom-up: allocation sites first: ' + JSON.stringify(bottom));
+  check((await flameRow(page, 2)).every(n => n.name === 'main'), 'bottom-up: their caller is main');
+  await page.locator('#flame').screenshot({ path: path.join(shots, 'flame-bottom-up.png') });
+  await page.selectOption('#flame-view', 'top');
+  const fns = await page.$$eval('#functions tr[data-fn]', rows => rows.map(r => r.dataset.fn));
+  check(fns[0] === 'main' && fns.includes('leak_beta'), 'functions by total: ' + fns);
+  await page.click('#functions tr[data-fn="leak_beta"]');
+  check(await page.locator('#callers tr[data-fn="main"]').count() === 1, 'leak_beta is called from main');
+  check(await page.locator('#callees').count() === 0, 'leak_beta calls nothing that allocates');
+  await page.locator('#functions-box').screenshot({ path: path.join(shots, 'caller-callee.png') });
+}
+
 async function runPage(page) {
   await go(page, '#/run/2');
   await summary(page);
@@ -129,6 +176,7 @@ async function runPage(page) {
   check(await page.locator('#timeline canvas').count() === 1, 'timeline canvas');
   const leaked = await flameGraph(page);
   await shot(page, 'run');
+  await callTrees(page);
   await page.selectOption('#flame-kind', 'all');
   await page.waitForFunction(v => d3.select('#flame svg g.frame').datum().value !== v, leaked, { timeout: 10000 });
   await page.locator('#flame').screenshot({ path: path.join(shots, 'flame-all.png') });
@@ -356,7 +404,7 @@ async function dataBugs(browser) {
   const badges = await page.$$eval('#runs tr[data-run]', rows => Object.fromEntries(rows.map(r =>
     [r.dataset.run, r.querySelector('.badge').dataset.verdict])));
   check(JSON.stringify(badges) === JSON.stringify(d.gate), `run list badges ${JSON.stringify(badges)}, the gate ${JSON.stringify(d.gate)}`);
-  check(await page.locator('#runs svg.spark').count() === 5, 'a leak sparkline per run');
+  check(await page.locator('#runs svg.spark').count() === 6, 'a leak sparkline per run');
   await shot(page, 'runs-badges');
   const suppressed = await page.evaluate(() => {
     const table = document.getElementById('runs');
@@ -379,6 +427,22 @@ async function dataBugs(browser) {
     'without debug information, where is the program\'s own frame: ' + JSON.stringify(where));
   check(where.some(w => w.includes('leak_beta')), 'the symbol table names leak_beta: ' + JSON.stringify(where));
   await shot(page, 'run-nodebug');
+
+  // A suite: its processes grouped by test name, the leakiest first, each
+  // test's lost bytes and processes as the database has them; a click
+  // shows the test's processes.
+  await go(page, '#/run/6');
+  const tests = await page.$$eval('#tests tr.test', rows => rows.map(r => ({ name: r.dataset.test,
+    procs: +r.cells[1].textContent, lost: +r.dataset.lost })));
+  const named = tests.filter(t => t.name in d.tests);
+  check(named.length === 2 && named[0].name === 't_beta', 'tests, the leakiest first: ' + JSON.stringify(tests));
+  for (const t of named)
+    check(t.procs === d.tests[t.name][0] && t.lost === d.tests[t.name][1],
+      `test ${t.name}: ${JSON.stringify(t)}, the database ${JSON.stringify(d.tests[t.name])}`);
+  await page.locator('#tests tr.test[data-test="t_beta"]').click();
+  check((await page.locator('#tests tr.leak-stack:not([hidden])').innerText()).includes('test t_beta: ui_leaker'),
+    'the test\'s processes shown');
+  await shot(page, 'suite-tests');
   await page.close();
 }
 
@@ -393,6 +457,27 @@ async function readmeShots(browser) {
   await page.screenshot({ path: path.join(shots, 'readme-run.png') });
   await go(page, '#/history?program=ui_leaker');
   await page.screenshot({ path: path.join(shots, 'readme-history.png') });
+  await context.close();
+}
+
+// The dark scheme: the system's preference is followed, the header's switch
+// picks the other one and the choice outlives a reload.
+async function darkScheme(browser) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'dark' });
+  const page = await context.newPage();
+  watch(page);
+  const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  await page.goto(expect.url + '#/run/2');
+  await ready(page);
+  check(await background() === 'rgb(22, 25, 28)', 'a dark system gets the dark scheme: ' + await background());
+  await shot(page, 'dark-run');
+  await page.evaluate(() => document.body.removeAttribute('data-ready'));
+  await page.click('#theme');
+  await ready(page);
+  check(await background() === 'rgb(250, 250, 250)', 'the switch picks the light scheme: ' + await background());
+  await page.reload();
+  await ready(page);
+  check(await background() === 'rgb(250, 250, 250)', 'the choice outlives a reload: ' + await background());
   await context.close();
 }
 
@@ -417,6 +502,7 @@ try {
   await hostileReport(browser);
   await dataBugs(browser);
   await readmeShots(browser);
+  await darkScheme(browser);
   await heapErrors(browser);
   await leakChecks(browser);
   await liveRun(browser);
