@@ -353,6 +353,10 @@ static json_t *paged(int64_t total, json_t *rows)
 /* A suppressed record counts as "suppressed", whatever its class: it is
  * never shown as lost. */
 #define SHOWN_CLASS "CASE WHEN l.suppressed THEN 'suppressed' ELSE l.leak_class END"
+/* The leak table's class filter (?3): NULL every record, a class word the
+ * records shown as that class, "lost" the lost ones (what leaks: not still
+ * reachable, not suppressed), the web UI's default. */
+#define CLASS_MATCH "(?3 IS NULL OR " SHOWN_CLASS " = ?3 OR (?3 = 'lost' AND " LOST_RECORD "))"
 #define LEAKED_BY_CLASS \
 	"(SELECT json_group_object(c, b) FROM (SELECT " SHOWN_CLASS " AS c, sum(l.bytes) AS b" \
 	" FROM leaks l JOIN processes p ON p.id = l.process_id WHERE p.run_id = r.id" \
@@ -494,7 +498,7 @@ int hl_query_run_progress(struct hl_store *s, int64_t run_id, int64_t *processes
 /* A run's leak records: ?1 run, ?3 class or NULL. */
 #define LEAKS_OF_RUN \
 	" FROM leaks l JOIN processes p ON p.id = l.process_id" \
-	" WHERE p.run_id = ?1 AND (?3 IS NULL OR " SHOWN_CLASS " = ?3)"
+	" WHERE p.run_id = ?1 AND " CLASS_MATCH
 /* Where a record "is": the innermost frame in the program's own code (a
  * module outside the system's library directories), with a source file if
  * one has it, else by module and offset; only when every frame is the
@@ -553,7 +557,7 @@ int hl_query_run_progress(struct hl_store *s, int64_t run_id, int64_t *processes
 #define FILTER_RECORDS \
 	"SELECT l.id, k.leaf_frame_id, p.id FROM leaks l JOIN processes p ON p.id = l.process_id" \
 	" JOIN stacks k ON k.id = l.stack_id" \
-	" WHERE p.run_id = ?1 AND (?3 IS NULL OR " SHOWN_CLASS " = ?3)" \
+	" WHERE p.run_id = ?1 AND " CLASS_MATCH \
 	" ORDER BY l.bytes DESC, l.id, p.id"
 
 enum { FRAME_UNKNOWN, FRAME_PASSES, FRAME_FAILS };

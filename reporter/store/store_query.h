@@ -74,7 +74,9 @@ int hl_query_run_exists(struct hl_store *s, int64_t run_id);
 
 /* A page of rows: at most `limit` rows from `offset`; `filter` is a
  * substring that rows must contain (in the fields each query names), or
- * NULL; `leak_class` narrows leak rows to one class, or NULL. */
+ * NULL; `leak_class` narrows leak rows to one class (as shown: a suppressed
+ * record is "suppressed"), to "lost" (the lost classes, not suppressed), or
+ * not at all (NULL). */
 struct hl_query_page {
 	int64_t offset;
 	int64_t limit;

@@ -14,6 +14,9 @@ const STATIC = (() => {
   return el ? JSON.parse(el.textContent) : null;
 })();
 const PAGE = 100;
+/* The leak table's default filter: what leaks (the lost classes, not
+ * suppressed), with still reachable and suppressed records one click away. */
+const LOST = 'lost';
 window.hlCharts = {};
 
 /* ---- data ---- */
@@ -33,7 +36,11 @@ function staticApi(path, params) {
   if (v === undefined) return Promise.reject(new Error('not in this report: ' + path));
   if (!v.rows || !/\/leaks$/.test(path)) return Promise.resolve(v);
   const f = (params.filter || '').toLowerCase();
-  let rows = v.rows.filter(r => (!params.class || r.leak_class === params.class) &&
+  const lost = new Set(VOCAB.leak_classes.filter(c => c.lost).map(c => c.word));
+  const shown = r => r.suppressed ? 'suppressed' : r.leak_class;
+  const wanted = r => !params.class || shown(r) === params.class ||
+    (params.class === LOST && !r.suppressed && lost.has(r.leak_class));
+  let rows = v.rows.filter(r => wanted(r) &&
     (!f || (r.search || '').toLowerCase().includes(f)));
   const off = +params.offset || 0;
   return Promise.resolve({ total: rows.length, rows: rows.slice(off, off + (+params.limit || PAGE)) });
@@ -612,9 +619,13 @@ function leakPage(runId, state) {
 async function leakTable(run, box, state, first) {
   const data = await (first || leakPage(run.id, state));
   const filter = h('input', { id: 'leak-filter', placeholder: 'function, file or module', value: state.filter });
-  const cls = h('select', { id: 'leak-class' }, h('option', { value: '' }, 'every class'),
+  const cls = h('select', { id: 'leak-class' },
+    h('option', { value: LOST, selected: state.cls === LOST }, 'what leaks (lost, not suppressed)'),
+    h('option', { value: '', selected: !state.cls }, 'every class'),
     VOCAB.leak_classes.map(c => h('option', { value: c.word, selected: c.word === state.cls }, c.label)));
   const apply = o => leakTable(run, box, { offset: o, filter: filter.value, cls: cls.value });
+  const everything = state.cls === LOST ? h('button', { type: 'button', class: 'link', id: 'leak-show-all',
+    onclick: () => { cls.value = ''; apply(0); } }, 'show still reachable and suppressed too') : null;
   const rows = [];
   for (const l of data.rows) {
     const tr = h('tr', { class: 'leak', 'data-leak': l.id, 'data-stack': l.stack_id },
@@ -629,7 +640,7 @@ async function leakTable(run, box, state, first) {
     rows.push(tr, open);
   }
   box.replaceChildren(h('form', { class: 'bar', onsubmit: e => { e.preventDefault(); apply(0); } },
-    filter, cls, h('button', { type: 'submit' }, 'filter'), pager(data.total, state.offset, apply)),
+    filter, cls, h('button', { type: 'submit' }, 'filter'), pager(data.total, state.offset, apply), everything),
   h('table', { id: 'leaks' }, h('tr', null, h('th', { class: 'num' }, 'pid'), h('th', null, 'class'),
     h('th', { class: 'num' }, 'bytes'), h('th', { class: 'num' }, 'blocks'), h('th', null, 'where (click for the stack)')), rows));
 }
@@ -768,7 +779,7 @@ function watchLive(id, known) {
 
 async function pageRun(id) {
   /* The first page of leaks is asked for with the run, not after it. */
-  const start = { offset: 0, filter: '', cls: '' };
+  const start = { offset: 0, filter: '', cls: LOST };
   const firstLeaks = leakPage(id, start);
   firstLeaks.catch(() => {});
   const summary = api(`runs/${id}/summary`);

@@ -386,6 +386,14 @@ async function dataBugs(browser) {
   await go(page, '#/run/3');
   const diff = await page.getAttribute('#diff-previous', 'href');
   check(diff === '#/diff?a=1&b=3', 'run 3 diffs with run 1, the run before of ui_leaker: ' + diff);
+  // By default the leak table shows what leaks: suppressed leak_alpha is
+  // one click away, and then shown as suppressed.
+  check(await page.locator('#leaks tr.leak', { hasText: 'leak_alpha' }).count() === 0,
+    'the default leak view hides the suppressed leak_alpha');
+  check(await page.locator('#leaks tr.leak').count() > 0, 'the default leak view shows what leaks');
+  await page.click('#leak-show-all');
+  await page.waitForFunction(() => document.getElementById('leak-class').value === '' &&
+    [...document.querySelectorAll('#leaks tr.leak')].some(r => r.textContent.includes('leak_alpha')), null, { timeout: 10000 });
   const alpha = await page.locator('#leaks tr.leak', { hasText: 'leak_alpha' }).evaluateAll(rows =>
     rows.map(r => ({ cls: r.cells[1].dataset.class, text: r.cells[1].textContent, css: r.cells[1].className })));
   check(alpha.length > 0 && alpha.every(a => a.cls === 'suppressed' && a.text.startsWith('suppressed') &&
