@@ -1,7 +1,8 @@
 /*
  * ui/api.c: the web UI's JSON API, one route per query of the query layer
- * (reporter/store/store_query.h). It only parses parameters and picks the query;
- * no SQL here. Every malformed parameter is a 400, never a guess.
+ * (reporter/store/store_query.h), rendered by reporter/formats/ (the same
+ * writers as the CLI's where both show the same thing). It only parses
+ * parameters, picks the query and the writer; no SQL and no JSON shapes here. Every malformed parameter is a 400, never a guess.
  *
  *   /api/runs?offset&limit&filter         runs, newest first
  *   /api/runs/ID                          a run, its processes, the run before
@@ -22,10 +23,13 @@
 #include <string.h>
 
 #include "diff_json.h"
+#include "history_json.h"
 #include "heapledger/classes.h"
 #include "query_summary.h"
 #include "report.h"
+#include "query_runs.h"
 #include "query_views.h"
+#include "runs_json.h"
 #include "store_query.h"
 #include "summary_json.h"
 #include "ui.h"
@@ -221,14 +225,40 @@ static int add_verdicts(struct hl_store *store, json_t *rows)
 static int route_run_list(struct hl_store *store, const struct hl_query_page *page,
 			  struct request *rq)
 {
-	int err = hl_query_runs(store, page, rq->body);
+	struct hl_run_list runs;
+	int err;
 
-	if (!err)
+	hl_run_list_init(&runs);
+	err = hl_query_runs(store, page, &runs);
+	if (!err) {
+		*rq->body = hl_run_list_json(&runs);
 		err = add_verdicts(store, json_object_get(*rq->body, "rows"));
+	}
+	hl_run_list_destroy(&runs);
 	if (err) {
 		json_decref(*rq->body);
 		*rq->body = NULL;
 	}
+	return result(store, rq, err);
+}
+
+/* A program's runs and leak sites, oldest first. */
+static int route_history(struct hl_store *store, const char *program, struct request *rq)
+{
+	struct hl_run_filter f = { .program = program };
+	struct hl_run_list runs;
+	json_t *sites = json_array();
+	size_t nruns;
+	int err = hl_query_history(store, &f, hl_site_history_append, sites, &nruns);
+
+	hl_run_list_init(&runs);
+	if (!err)
+		err = hl_query_program_runs(store, program, &runs);
+	if (!err)
+		*rq->body = hl_program_history_json(program, &runs, sites);
+	else
+		json_decref(sites);
+	hl_run_list_destroy(&runs);
 	return result(store, rq, err);
 }
 
@@ -361,7 +391,7 @@ int hl_ui_api(struct hl_store *store, const char *path,
 
 		if (!program || !*program)
 			return answer(&rq, 400, "history needs program");
-		return result(store, &rq, hl_query_program_history(store, program, body));
+		return route_history(store, program, &rq);
 	}
 	return answer(&rq, 404, "no such API path");
 }
