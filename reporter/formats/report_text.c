@@ -7,7 +7,10 @@
  * ==pid==. Which kinds are printed with their stacks is r->view's choice;
  * every record keeps its number and is counted in the summary either way.
  */
+#define _GNU_SOURCE /* sigabbrev_np */
 #include <assert.h>
+#include <inttypes.h>
+#include <signal.h>
 #include <string.h>
 
 #include "report.h"
@@ -601,6 +604,23 @@ static void print_leaks(const struct hl_report *r, const struct hl_report_proces
 	}
 }
 
+/* valgrind's words for a process a signal ended, when the hook saw it. */
+static void print_fatal(const struct hl_report_process *p, const struct hl_report_view *view,
+			FILE *out)
+{
+	const char *abbrev = sigabbrev_np(p->fatal.signal);
+
+	if (!p->fatal.signal)
+		return;
+	fprintf(out, "==%u== Process terminating with default action of signal %d (SIG%s)\n",
+		p->pid, p->fatal.signal, abbrev ? abbrev : "?");
+	if (p->fatal.fault)
+		fprintf(out, "==%u==  %s at address 0x%" PRIx64 "\n", p->pid, p->fatal.fault,
+			p->fatal.address);
+	print_stack(out, p->pid, &p->fatal.stack, view);
+	fprintf(out, "==%u==\n", p->pid);
+}
+
 /* valgrind -q: the errors and loss records only, with the reasons a
  * process was not scanned (a result must never look clean by omission). */
 static void print_errors_only(const struct hl_report *r, const struct hl_report_process *p,
@@ -623,8 +643,9 @@ static bool nothing_to_show(const struct hl_report *r, const struct hl_report_pr
 
 	if (strcmp(p->how, "exit") && strcmp(p->how, "_exit") && strcmp(p->how, "exec"))
 		return false;
-	if (p->nerrors || p->nchecks || p->unstopped || p->no_exit_record || p->dropped_events ||
-	    p->dropped_stacks || p->unmatched_frees || p->unfreed_superseded || p->live_mismatch ||
+	if (p->fatal.signal || p->nerrors || p->nchecks || p->unstopped || p->no_exit_record ||
+	    p->dropped_events || p->dropped_stacks || p->unmatched_frees ||
+	    p->unfreed_superseded || p->live_mismatch ||
 	    hl_report_not_scanned(p, why, sizeof(why)) || hl_report_stream_cut(p, why, sizeof(why)))
 		return false;
 	for (size_t i = 0; i < p->nleaks; i++)
@@ -683,10 +704,12 @@ void hl_report_print_process_text(const struct hl_report *r,
 		return;
 	}
 	if (r->view.errors_only) {
+		print_fatal(p, &r->view, out); /* valgrind -q says it too */
 		print_errors_only(r, p, out);
 		return;
 	}
 	print_header(p, out);
+	print_fatal(p, &r->view, out);
 	print_summary(p, out);
 	print_checks(r, p, out);
 	print_errors(p, &r->view, out);
