@@ -130,6 +130,7 @@ out:
 /* Puts chain_handler in front of the program's action for sig. */
 static bool claim_locked(int sig)
 {
+	hl_assert_held(&chain_lock);
 	struct chain *c = &chains[sig];
 	if (c->claimed)
 		return true;

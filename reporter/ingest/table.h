@@ -101,6 +101,10 @@ static inline uint64_t hl_table_hash(uint64_t address)
  * line, as this did before, missed most of the time. */
 void hl_table_prefetch(const struct hl_table *t, uint64_t address);
 
+/* Every invariant above, by a walk of the whole table: for tests, and at
+ * HL_DEBUG=2 where the table is rebuilt or copied (a walk already). */
+bool hl_table_is_valid(const struct hl_table *t);
+
 /* Iteration: for (b = hl_table_next(t, NULL); b; b = hl_table_next(t, b)).
  * Removing the entry b during iteration is fine (nothing moves on removal;
  * its slot reads address 0 afterwards); inserting is not. */

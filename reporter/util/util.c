@@ -32,6 +32,12 @@ void hl_log(const char *fmt, ...)
 	fprintf(stderr, "heapledger: %s\n", line);
 }
 
+void hl_invariant_fail(const char *expr, const char *file, int line)
+{
+	fprintf(stderr, "heapledger: invariant failed: %s at %s:%d\n", expr, file, line);
+	abort();
+}
+
 static void hl_oom(size_t bytes)
 {
 	fprintf(stderr, "heapledger: out of memory (%zu bytes)\n", bytes);

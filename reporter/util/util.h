@@ -17,6 +17,28 @@
 #include <string.h>
 
 #define HL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* The reporter's assertions, the twin of the hook's hl_assert: an invariant
+ * a header states in prose, checked where the code relies on it, when built
+ * with -Dhl_debug=1 or more (HL_DEBUG); hl_invariant_expensive (walks of a
+ * whole table) at 2. A failure names the expression and aborts. Not
+ * assert(): release builds define NDEBUG, and the level is one option for
+ * both sides. */
+#ifndef HL_DEBUG
+#define HL_DEBUG 0
+#endif
+__attribute__((cold, noreturn)) void hl_invariant_fail(const char *expr, const char *file,
+							int line);
+#if HL_DEBUG >= 1
+#define hl_invariant(x) ((x) ? (void)0 : hl_invariant_fail(#x, __FILE__, __LINE__))
+#else
+#define hl_invariant(x) ((void)sizeof(!(x))) /* compiled, never run: no unused warnings */
+#endif
+#if HL_DEBUG >= 2
+#define hl_invariant_expensive(x) hl_invariant(x)
+#else
+#define hl_invariant_expensive(x) ((void)sizeof(!(x)))
+#endif
 #define HL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* "heapledger: <message>\n" to stderr. */
