@@ -224,7 +224,7 @@ void hl_arena_free_locked(struct hl_arena *a, struct hl_range *r)
 		return;
 	}
 	hl_bins_insert_locked(a, r);
-	hl_assert_expensive(hl_arena_is_valid_locked(a));
+	hl_assert_expensive(hl_arena_is_valid_sampled_locked(a));
 }
 
 void hl_arena_shrink_locked(struct hl_arena *a, struct hl_range *r, size_t size)

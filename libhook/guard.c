@@ -574,5 +574,7 @@ void hl_checks_fork_parent(void)
 void hl_checks_fork_child(void)
 {
 	hl_lock_reset(&quarantine_lock);
+	hl_lock(&quarantine_lock); /* the only thread: for ring_push_locked's assert */
 	hl_caches_each_locked(cache_adopt, NULL);
+	hl_unlock(&quarantine_lock);
 }
