@@ -39,7 +39,7 @@ static void process_destroy(struct hl_process *p)
 	hl_grouping_destroy(&p->check_groups);
 	hl_grouping_destroy(&p->check_prev);
 	free(p->live_indirect);
-	hl_arena_free(&p->arena);
+	hl_bump_free(&p->arena);
 	free(p);
 }
 
@@ -49,8 +49,8 @@ void hl_run_destroy(struct hl_run *run)
 		process_destroy(run->procs[i]);
 	free(run->procs);
 	free(run->reaped);
-	hl_table_destroy(&run->frames_by_hash);
-	hl_arena_free(&run->frames_arena);
+	hl_map_destroy(&run->frames_by_hash);
+	hl_bump_free(&run->frames_arena);
 	hl_run_init(run);
 }
 
@@ -76,7 +76,7 @@ void hl_run_detach(struct hl_run *run, struct hl_process *p)
 	 * names the parent for the database, exec_successor_exe the image that
 	 * replaced it for the report. */
 	if (p->exec_successor && !p->exec_successor_exe)
-		p->exec_successor_exe = hl_arena_strdup(&p->arena, p->exec_successor->exe);
+		p->exec_successor_exe = hl_bump_strdup(&p->arena, p->exec_successor->exe);
 	p->parent = NULL;
 	p->exec_successor = NULL;
 }
@@ -131,7 +131,7 @@ const char *hl_error_call_name(uint32_t call)
 
 /* ---- stacks and modules ------------------------------------------------- */
 
-struct hl_stack *hl_process_stack(const struct hl_process *p, uint32_t ref)
+struct hl_process_stack *hl_process_stack(const struct hl_process *p, uint32_t ref)
 {
 	return ref && ref <= p->nstacks ? &p->stacks[ref - 1] : NULL;
 }
@@ -142,7 +142,7 @@ static inline uint32_t stack_ref(const struct hl_process *p, uint32_t wire_id)
 	return wire_id && wire_id < p->stack_by_wire_cap ? p->stack_by_wire[wire_id] : 0;
 }
 
-static struct hl_stack *stack_add(struct hl_process *p)
+static struct hl_process_stack *stack_add(struct hl_process *p)
 {
 	hl_grow((void **)&p->stacks, &p->stacks_cap, p->nstacks, sizeof(*p->stacks));
 	return &p->stacks[p->nstacks++];
@@ -167,22 +167,22 @@ static uint64_t *shared_frames(struct hl_run *run, const uint64_t *frames, uint3
 	uint64_t key = hash << 4; /* the table ignores the low 4 bits; hash is odd */
 	uint64_t *kept;
 
-	for (struct hl_block *b = hl_table_find(&run->frames_by_hash, key); b;
-	     b = hl_table_find_next(&run->frames_by_hash, key, b)) {
-		kept = (uint64_t *)(uintptr_t)b->size;
+	for (uint64_t *v = hl_map_find(&run->frames_by_hash, key); v;
+	     v = hl_map_find_next(&run->frames_by_hash, key, v)) {
+		kept = hl_map_ptr(*v);
 		if (kept[0] == depth && !memcmp(kept + 1, frames, (size_t)depth * 8))
 			return kept + 1;
 	}
-	kept = hl_arena_alloc(&run->frames_arena, ((size_t)depth + 1) * 8);
+	kept = hl_bump_alloc(&run->frames_arena, ((size_t)depth + 1) * 8);
 	kept[0] = depth;
 	memcpy(kept + 1, frames, (size_t)depth * 8);
-	hl_table_insert(&run->frames_by_hash, key)->size = (uint64_t)(uintptr_t)kept;
+	hl_map_insert(&run->frames_by_hash, key, hl_map_of_ptr(kept));
 	return kept + 1;
 }
 
 static void on_stack(struct hl_process *p, const struct hl_rec_stack *r)
 {
-	struct hl_stack *s = stack_add(p);
+	struct hl_process_stack *s = stack_add(p);
 	const uint64_t *frames = (const uint64_t *)(r + 1);
 
 	s->wire_id = r->stack_id;
@@ -193,7 +193,7 @@ static void on_stack(struct hl_process *p, const struct hl_rec_stack *r)
 	if (p->run && p->run->share_frames) {
 		s->frames = shared_frames(p->run, frames, s->depth, s->frames_hash);
 	} else {
-		s->frames = hl_arena_alloc(&p->arena, (size_t)r->depth * 8);
+		s->frames = hl_bump_alloc(&p->arena, (size_t)r->depth * 8);
 		memcpy(s->frames, frames, (size_t)r->depth * 8);
 	}
 	hl_grow((void **)&p->stack_by_wire, &p->stack_by_wire_cap, r->stack_id,
@@ -216,7 +216,7 @@ static void on_module_load(struct hl_process *p, const struct hl_rec_module_load
 	m->wire_id = r->module_id;
 	m->build_id_len = r->build_id_len;
 	memcpy(m->build_id, build_id, r->build_id_len);
-	m->path = hl_arena_strdup(&p->arena, (const char *)build_id + r->build_id_len);
+	m->path = hl_bump_strdup(&p->arena, (const char *)build_id + r->build_id_len);
 	m->base = r->base;
 	m->low = r->low;
 	m->high = r->high;
@@ -298,7 +298,7 @@ static inline void event_counted(struct hl_process *p, uint64_t ticks)
  * in_use and the per-stack live counters always describe it exactly). */
 static inline void live_add(struct hl_process *p, const struct hl_block *b)
 {
-	struct hl_stack *s = hl_process_stack(p, b->stack_id);
+	struct hl_process_stack *s = hl_process_stack(p, b->stack_id);
 
 	p->in_use_bytes += b->size;
 	p->in_use_blocks++;
@@ -318,7 +318,7 @@ static inline void live_add(struct hl_process *p, const struct hl_block *b)
 
 static inline void live_remove(struct hl_process *p, const struct hl_block *b)
 {
-	struct hl_stack *s = hl_process_stack(p, b->stack_id);
+	struct hl_process_stack *s = hl_process_stack(p, b->stack_id);
 
 	p->in_use_bytes -= b->size;
 	p->in_use_blocks--;
@@ -335,7 +335,7 @@ static inline void live_remove(struct hl_process *p, const struct hl_block *b)
 
 static inline void count_alloc(struct hl_process *p, const struct hl_block *nb)
 {
-	struct hl_stack *s = hl_process_stack(p, nb->stack_id);
+	struct hl_process_stack *s = hl_process_stack(p, nb->stack_id);
 
 	if (nb->flags & HL_BLOCK_INHERITED)
 		return; /* the parent counted it */
@@ -811,18 +811,18 @@ static void inherit_from(struct hl_process *child, const struct hl_process *pare
 
 		*m = parent->modules[i];
 		m->wire_id = 0;
-		m->path = hl_arena_strdup(&child->arena, m->path);
+		m->path = hl_bump_strdup(&child->arena, m->path);
 		m->load_seq = 0;
 		m->unload_seq = m->unload_seq ? 1 : 0;
 	}
 	for (size_t i = 0; i < parent->nstacks; i++) {
-		struct hl_stack *s = stack_add(child);
-		const struct hl_stack *ps = &parent->stacks[i];
+		struct hl_process_stack *s = stack_add(child);
+		const struct hl_process_stack *ps = &parent->stacks[i];
 
 		memset(s, 0, sizeof(*s));
 		s->depth = ps->depth;
 		s->truncated = ps->truncated;
-		s->frames = hl_arena_alloc(&child->arena, (size_t)s->depth * 8);
+		s->frames = hl_bump_alloc(&child->arena, (size_t)s->depth * 8);
 		memcpy(s->frames, ps->frames, (size_t)s->depth * 8);
 		s->frames_hash = ps->frames_hash;
 	}
@@ -843,10 +843,10 @@ static void inherit_from(struct hl_process *child, const struct hl_process *pare
 
 static char **argv_copy(struct hl_process *p, const char *s, uint32_t argc)
 {
-	char **argv = hl_arena_alloc(&p->arena, (argc + 1) * sizeof(*argv));
+	char **argv = hl_bump_alloc(&p->arena, (argc + 1) * sizeof(*argv));
 
 	for (uint32_t i = 0; i < argc; i++) {
-		argv[i] = hl_arena_strdup(&p->arena, s);
+		argv[i] = hl_bump_strdup(&p->arena, s);
 		s += strlen(s) + 1;
 	}
 	return argv;
@@ -858,7 +858,7 @@ static struct hl_process *on_hello(struct hl_run *run, const struct hl_rec_hello
 	const char *exe = (const char *)(r + 1);
 	struct hl_process *other;
 
-	hl_arena_init(&p->arena);
+	hl_bump_init(&p->arena);
 	p->run = run;
 	hl_tombwatch_init(&p->tombwatch);
 	p->pid = r->pid;
@@ -868,11 +868,11 @@ static struct hl_process *on_hello(struct hl_run *run, const struct hl_rec_hello
 	p->stack_depth = r->stack_depth;
 	p->run_id = r->run_id;
 	p->start_realtime_ns = r->start_realtime_ns;
-	p->exe = hl_arena_strdup(&p->arena, exe);
+	p->exe = hl_bump_strdup(&p->arena, exe);
 	p->argc = r->argc;
 	p->argv = argv_copy(p, exe + r->exe_len, r->argc);
 	if (r->test_len)
-		p->test_name = hl_arena_strdup(&p->arena, exe + r->exe_len + r->argv_len);
+		p->test_name = hl_bump_strdup(&p->arena, exe + r->exe_len + r->argv_len);
 	p->sample_every = 256;
 	p->sample_countdown = 256;
 	p->how = HL_EXIT_UNKNOWN;
@@ -913,7 +913,7 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec)
 	p->exec_pending = NULL;
 	switch (rec->type) {
 	case HL_REC_EXEC:
-		p->exec_pending = hl_arena_strdup(&p->arena,
+		p->exec_pending = hl_bump_strdup(&p->arena,
 						  (const char *)((const struct hl_rec_exec *)rec + 1));
 		break;
 	case HL_REC_OPTIONS: {
@@ -1057,7 +1057,7 @@ static void group_leaks(struct hl_process *p)
 	for (struct hl_block *b = hl_table_next(&p->live, NULL); b;
 	     b = hl_table_next(&p->live, b)) {
 		struct hl_leak_group *g;
-		struct hl_stack *s = hl_process_stack(p, b->stack_id);
+		struct hl_process_stack *s = hl_process_stack(p, b->stack_id);
 
 		if (b->flags & HL_BLOCK_FREED)
 			continue;

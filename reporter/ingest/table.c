@@ -4,6 +4,7 @@
  */
 #include "table.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -277,4 +278,51 @@ struct hl_block *hl_table_next(const struct hl_table *t, struct hl_block *prev)
 		if (t->ctrl[i] < CTRL_EMPTY)
 			return &t->slots[i];
 	return NULL;
+}
+
+/* ---- maps: a slot's address is the key, its size the value ----------------- */
+
+static struct hl_block *slot_of_value(const uint64_t *value)
+{
+	return (struct hl_block *)((uintptr_t)value - offsetof(struct hl_block, size));
+}
+
+static uint64_t *value_of(struct hl_block *b)
+{
+	return b ? &b->size : NULL;
+}
+
+void hl_map_init(struct hl_map *m)
+{
+	hl_table_init(&m->table);
+}
+
+void hl_map_destroy(struct hl_map *m)
+{
+	hl_table_destroy(&m->table);
+}
+
+size_t hl_map_count(const struct hl_map *m)
+{
+	return m->table.count;
+}
+
+uint64_t *hl_map_find(const struct hl_map *m, uint64_t key)
+{
+	return value_of(hl_table_find(&m->table, key));
+}
+
+uint64_t *hl_map_find_next(const struct hl_map *m, uint64_t key, const uint64_t *prev)
+{
+	return value_of(hl_table_find_next(&m->table, key, prev ? slot_of_value(prev) : NULL));
+}
+
+void hl_map_insert(struct hl_map *m, uint64_t key, uint64_t value)
+{
+	hl_table_insert(&m->table, key)->size = value;
+}
+
+uint64_t *hl_map_find_or_insert(struct hl_map *m, uint64_t key, bool *added)
+{
+	return value_of(hl_table_find_or_insert(&m->table, key, added));
 }

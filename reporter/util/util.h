@@ -56,17 +56,17 @@ char *hl_xstrdup(const char *s);
 void hl_grow(void **array, size_t *capacity, size_t need, size_t elem);
 
 /* Bump allocator: many small allocations freed together. */
-struct hl_arena_chunk;
-struct hl_arena {
-	struct hl_arena_chunk *head; /* newest chunk, linked to older ones */
+struct hl_bump_chunk;
+struct hl_bump {
+	struct hl_bump_chunk *head; /* newest chunk, linked to older ones */
 	size_t used;                 /* bytes used in head */
 	size_t size;                 /* usable bytes in head */
 };
-void hl_arena_init(struct hl_arena *a);
-void *hl_arena_alloc(struct hl_arena *a, size_t bytes); /* 8-aligned, zeroed */
-char *hl_arena_strdup(struct hl_arena *a, const char *s);
-char *hl_arena_strndup(struct hl_arena *a, const char *s, size_t len);
-void hl_arena_free(struct hl_arena *a);
+void hl_bump_init(struct hl_bump *a);
+void *hl_bump_alloc(struct hl_bump *a, size_t bytes); /* 8-aligned, zeroed */
+char *hl_bump_strdup(struct hl_bump *a, const char *s);
+char *hl_bump_strndup(struct hl_bump *a, const char *s, size_t len);
+void hl_bump_free(struct hl_bump *a);
 
 /* 1234567 -> "1,234,567" into buf (at least 32 bytes); returns buf. */
 char *hl_fmt_grouped(char *buf, uint64_t v);
