@@ -68,6 +68,18 @@ char *hl_bump_strdup(struct hl_bump *a, const char *s);
 char *hl_bump_strndup(struct hl_bump *a, const char *s, size_t len);
 void hl_bump_free(struct hl_bump *a);
 
+/* *total += n, or *total = UINT64_MAX and true when the sum does not fit:
+ * totals of records read from outside (an imported report's crafted
+ * numbers) saturate and say so, never wrap to a small number. The gate and
+ * the text LEAK SUMMARY both add with it, so they agree. */
+static inline bool hl_add_saturating(uint64_t *total, uint64_t n)
+{
+	if (!__builtin_add_overflow(*total, n, total))
+		return false;
+	*total = UINT64_MAX;
+	return true;
+}
+
 /* 1234567 -> "1,234,567" into buf (at least 32 bytes); returns buf. */
 char *hl_fmt_grouped(char *buf, uint64_t v);
 
