@@ -227,7 +227,27 @@ static json_t *error_json(struct hl_report *r, const struct hl_report_error *e)
 	return o;
 }
 
-static json_t *exit_json(const struct hl_report_process *p)
+/* The signal that ended it, as the hook saw it arrive (the text report's
+ * "Process terminating with default action of signal N"), or null. */
+static json_t *fatal_json(struct hl_report *r, const struct hl_report_process *p)
+{
+	char name[24], address[24];
+	json_t *o;
+
+	if (!p->fatal.signal)
+		return json_null();
+	o = json_object();
+	snprintf(address, sizeof(address), "0x%llx", (unsigned long long)p->fatal.address);
+	json_object_set_new(o, "signal", json_integer(p->fatal.signal));
+	json_object_set_new(o, "name", json_string(hl_report_signal_name(p->fatal.signal, name, sizeof(name))));
+	json_object_set_new(o, "si_code", json_integer(p->fatal.code));
+	json_object_set_new(o, "fault", str_or_null(p->fatal.fault));
+	json_object_set_new(o, "address", p->fatal.fault ? json_string(address) : json_null());
+	json_object_set_new(o, "stack", stack_json(r, &p->fatal.stack));
+	return o;
+}
+
+static json_t *exit_json(struct hl_report *r, const struct hl_report_process *p)
 {
 	json_t *o = json_object();
 
@@ -240,6 +260,7 @@ static json_t *exit_json(const struct hl_report_process *p)
 		json_object_set_new(o, "image", str_or_null(p->exec_path));
 		json_object_set_new(o, "tracked", json_boolean(!p->exec_untracked));
 	}
+	json_object_set_new(o, "fatal", fatal_json(r, p));
 	json_object_set_new(o, "exit_record", json_boolean(!p->no_exit_record));
 	if (p->no_exit_record)
 		json_object_set_new(o, "recovered_events", p->recovered_events >= 0 ?
@@ -385,7 +406,7 @@ static json_t *process_json(struct hl_report *r, const struct hl_report_process 
 	json_object_set_new(o, "origin", json_string(p->origin));
 	json_object_set_new(o, "started_ns", u64(p->started_ns));
 	json_object_set_new(o, "ended_ns", u64(p->ended_ns));
-	json_object_set_new(o, "exit", exit_json(p));
+	json_object_set_new(o, "exit", exit_json(r, p));
 	json_object_set_new(o, "stream_incomplete", stream_cut_json(p));
 	json_object_set_new(o, "summary", summary_json(p));
 	json_object_set_new(o, "scan", scan_json(p));

@@ -7,10 +7,8 @@
  * ==pid==. Which kinds are printed with their stacks is r->view's choice;
  * every record keeps its number and is counted in the summary either way.
  */
-#define _GNU_SOURCE /* sigabbrev_np */
 #include <assert.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <string.h>
 
 #include "report.h"
@@ -612,12 +610,12 @@ static void print_leaks(const struct hl_report *r, const struct hl_report_proces
 static void print_fatal(const struct hl_report_process *p, const struct hl_report_view *view,
 			FILE *out)
 {
-	const char *abbrev = sigabbrev_np(p->fatal.signal);
+	char name[24];
 
 	if (!p->fatal.signal)
 		return;
-	fprintf(out, "==%u== Process terminating with default action of signal %d (SIG%s)\n",
-		p->pid, p->fatal.signal, abbrev ? abbrev : "?");
+	fprintf(out, "==%u== Process terminating with default action of signal %d (%s)\n",
+		p->pid, p->fatal.signal, hl_report_signal_name(p->fatal.signal, name, sizeof(name)));
 	if (p->fatal.fault)
 		fprintf(out, "==%u==  %s at address 0x%" PRIx64 "\n", p->pid, p->fatal.fault,
 			p->fatal.address);

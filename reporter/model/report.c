@@ -1,9 +1,11 @@
 /*
  * reporter/model/report.c: builds the report model from finished processes.
  */
+#define _GNU_SOURCE /* sigabbrev_np */
 #include "report.h"
 #include "from_live.h"
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +178,17 @@ void hl_report_describe_end(const struct hl_report_process *p, char *buf, size_t
 		snprintf(buf, len, "replaced by exec%s", p->exec_untracked ? " (not tracked)" : "");
 	else
 		snprintf(buf, len, "ended without an exit record (unknown)");
+}
+
+const char *hl_report_signal_name(int sig, char *buf, size_t len)
+{
+	const char *abbrev = sig > 0 ? sigabbrev_np(sig) : NULL;
+
+	if (!sig)
+		snprintf(buf, len, "%s", "");
+	else
+		snprintf(buf, len, "SIG%s", abbrev ? abbrev : "?");
+	return buf;
 }
 
 bool hl_report_not_scanned(const struct hl_report_process *p, char *buf, size_t len)

@@ -457,6 +457,32 @@ static void read_exit(struct reader *rd, json_t *e, const char *where, struct hl
 	}
 }
 
+/* exit.fatal: the signal that ended it as the hook saw it, or null (and
+ * absent from reports written before it was kept). */
+static void read_fatal(struct reader *rd, struct hl_json_import *im, json_t *e, const char *where,
+		       struct hl_process *p)
+{
+	json_t *f = json_object_get(e, "fatal"), *stack;
+	char path[256], stack_path[300];
+	uint64_t sig;
+
+	if (!f || json_is_null(f))
+		return;
+	at(path, sizeof(path), where, "fatal", 0);
+	if (!json_is_object(f))
+		return (void)bad(rd, path, "not an object or null");
+	sig = get_u64(rd, f, path, "signal");
+	if (!rd->failed && (sig == 0 || sig > 64))
+		return (void)bad(rd, path, "signal %llu is out of range", (unsigned long long)sig);
+	p->fatal.signal = (uint32_t)sig;
+	p->fatal.code = (int32_t)get_i64(rd, f, path, "si_code");
+	p->fatal.address = get_hex(rd, f, path, "address", true);
+	stack = member(rd, f, path, "stack", is_array, "an array of frames");
+	if (stack && !rd->failed)
+		p->fatal.stack = read_stack(rd, im, p, stack, false,
+					    at(stack_path, sizeof(stack_path), path, "stack", 0), NULL);
+}
+
 static void read_summary(struct reader *rd, json_t *s, const char *where, struct hl_process *p)
 {
 	p->in_use_bytes = get_u64(rd, s, where, "in_use_bytes");
@@ -566,6 +592,8 @@ static void read_process(struct reader *rd, struct hl_json_import *im, json_t *o
 	if (rd->failed)
 		return;
 	read_exit(rd, exit_o, at(path, sizeof(path), where, "exit", 0), p);
+	if (!rd->failed)
+		read_fatal(rd, im, exit_o, at(path, sizeof(path), where, "exit", 0), p);
 	read_summary(rd, summary, at(path, sizeof(path), where, "summary", 0), p);
 	p->scanned = get_bool(rd, scan, at(path, sizeof(path), where, "scan", 0), "scanned");
 	p->live_unstopped = p->scanned &&

@@ -238,8 +238,9 @@ static const char *const statement_sql[ST_COUNT] = {
 	[ST_PROCESS] = "INSERT INTO processes(run_id, serial, pid, ppid, parent_id, origin,"
 		" exe, argv, started_ns, ended_ns, exit_how, exit_status, exit_signal,"
 		" scanned, test_name, all_threads_stopped, no_exit_record, recovered_events,"
-		" modules_from, aggregates_from, leaks_from)"
-		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		" modules_from, aggregates_from, leaks_from, fatal_signal, fatal_code,"
+		" fatal_address, fatal_stack_id)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_SUMMARY] = "INSERT INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_SYMBOL] = "INSERT INTO symbols(key, module, module_offset, function,"
 		" file, line) VALUES (?,?,?,?,?,?)",
@@ -380,6 +381,8 @@ static void update_orphans(struct hl_store *s, int64_t run_id, const struct hl_p
 	s->orphans[s->norphans++] = (struct hl_store_orphan){ run_id, p->parent_serial, p->db_id };
 }
 
+static void bind_stack(struct writer *w, sqlite3_stmt *st, int i, uint32_t ref);
+
 static int write_process_row(struct writer *w)
 {
 	struct hl_process *p = w->p;
@@ -416,6 +419,13 @@ static int write_process_row(struct writer *w)
 	for (int k = 0; k < HL_STORE_SETS; k++)
 		if (w->set_from[k])
 			sqlite3_bind_int64(st, 19 + k, w->set_from[k]);
+	_Static_assert(HL_STORE_SETS == 3, "fatal_signal is column 22");
+	if (p->fatal.signal) {
+		sqlite3_bind_int(st, 22, (int)p->fatal.signal);
+		sqlite3_bind_int(st, 23, p->fatal.code);
+		sqlite3_bind_int64(st, 24, (int64_t)p->fatal.address);
+		bind_stack(w, st, 25, p->fatal.stack);
+	}
 	err = step_done(w->s, st);
 	free(argv);
 	w->process_id = sqlite3_last_insert_rowid(w->s->db);
@@ -894,6 +904,8 @@ static int write_stacks(struct writer *w)
 			if (refs[j] && refs[j] <= p->nstacks)
 				w->stack_ids[refs[j] - 1] = -1; /* needed */
 	}
+	if (p->fatal.stack && p->fatal.stack <= p->nstacks)
+		w->stack_ids[p->fatal.stack - 1] = -1; /* needed */
 	for (size_t i = 0; i < p->nchecks; i++)
 		for (size_t j = 0; j < p->checks[i].nrecords; j++) {
 			uint32_t ref = p->checks[i].records[j].g.stack;

@@ -569,6 +569,21 @@ static void fill_process(struct hl_report *r, sqlite3_stmt *st,
 	p->no_exit_record = sqlite3_column_int(st, 27) != 0;
 	p->recovered_events = sqlite3_column_type(st, 28) == SQLITE_NULL ?
 				      -1 : sqlite3_column_int64(st, 28);
+	if (sqlite3_column_type(st, 29) != SQLITE_NULL) {
+		p->fatal.signal = sqlite3_column_int(st, 29);
+		p->fatal.code = sqlite3_column_int(st, 30);
+		p->fatal.address = col_u64(st, 31);
+		p->fatal.fault = hl_wire_fault_words((uint32_t)p->fatal.signal, p->fatal.code);
+	}
+}
+
+/* Where the signal that ended it arrived (column 32), if the hook saw it. */
+static int load_fatal_stack(struct loader *ld, struct hl_report *r, sqlite3_stmt *st,
+			    struct hl_report_process *p)
+{
+	if (!p->fatal.signal)
+		return 0;
+	return load_stack(ld, r, sqlite3_column_int64(st, 32), &p->fatal.stack);
 }
 
 /* Whether the process passes --process and --program (the basename of its
@@ -623,7 +638,8 @@ static int load_processes(struct loader *ld, struct hl_report *r,
 		" in_use_blocks, allocs, frees, bytes_allocated, peak_bytes,"
 		" inherited_bytes, inherited_blocks, dropped_events, unmatched_frees,"
 		" unfreed_superseded, live_mismatch, test_name, p.serial, all_threads_stopped,"
-		" no_exit_record, recovered_events"
+		" no_exit_record, recovered_events, fatal_signal, fatal_code, fatal_address,"
+		" fatal_stack_id"
 		" FROM processes p JOIN summaries s ON s.process_id = p.id"
 		" WHERE p.run_id = ? ORDER BY p.serial", -1, &st, NULL))
 		return load_fail(s, "processes");
@@ -646,6 +662,8 @@ static int load_processes(struct loader *ld, struct hl_report *r,
 			load_tree(ld);
 		if (keep)
 			err = load_leaks(ld, into, id, p);
+		if (keep && !err)
+			err = load_fatal_stack(ld, into, st, p);
 		if (keep && !err)
 			err = load_errors(ld, into, id, p);
 		if (keep && !err)
