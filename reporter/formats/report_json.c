@@ -57,7 +57,7 @@ static json_t *stack_json_new(const struct hl_report_stack *s)
  * they are C strings, so the text "\u0000 after a quote is never theirs),
  * and the text is put in its place, indented as jansson would have. */
 struct hl_json_stacks {
-	struct hl_table by_key;  /* mixed key -> index in v (in size) */
+	struct hl_map by_key;    /* mixed key -> index in v */
 	struct json_stack {
 		uint64_t key;
 		size_t nframes;
@@ -82,7 +82,7 @@ void hl_report_json_forget(struct hl_report *r)
 		free(c->v[i].nested);
 	}
 	free(c->v);
-	hl_table_destroy(&c->by_key);
+	hl_map_destroy(&c->by_key);
 	free(c);
 	r->json_stacks = NULL;
 }
@@ -99,17 +99,17 @@ static json_t *stack_json(struct hl_report *r, const struct hl_report_stack *s)
 		return stack_json_new(s);
 	if (!c) {
 		c = r->json_stacks = hl_xcalloc(1, sizeof(*c));
-		hl_table_init(&c->by_key);
+		hl_map_init(&c->by_key);
 	}
 	h = (s->key * 0x9e3779b97f4a7c15ull ^ s->nframes * 0xff51afd7ed558ccdull ^ s->truncated)
 	    << 4;
 	h = h ? h : 16;
-	for (struct hl_block *b = hl_table_find(&c->by_key, h); b && index == SIZE_MAX;
-	     b = hl_table_find_next(&c->by_key, h, b)) {
-		const struct json_stack *e = &c->v[b->size];
+	for (const uint64_t *v = hl_map_find(&c->by_key, h); v && index == SIZE_MAX;
+	     v = hl_map_find_next(&c->by_key, h, v)) {
+		const struct json_stack *e = &c->v[*v];
 
 		if (e->key == s->key && e->nframes == s->nframes && e->truncated == s->truncated)
-			index = b->size;
+			index = *v;
 	}
 	if (index == SIZE_MAX) {
 		json_t *a = stack_json_new(s);
@@ -120,7 +120,7 @@ static json_t *stack_json(struct hl_report *r, const struct hl_report_stack *s)
 			return stack_json_new(s); /* no memory: written in place */
 		hl_grow((void **)&c->v, &c->cap, c->n, sizeof(*c->v));
 		c->v[c->n] = (struct json_stack){ s->key, s->nframes, s->truncated, text, NULL, 0, 0 };
-		hl_table_insert(&c->by_key, h)->size = c->n;
+		hl_map_insert(&c->by_key, h, c->n);
 		index = c->n++;
 	}
 	placeholder[0] = 0;

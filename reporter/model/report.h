@@ -240,7 +240,7 @@ struct hl_report {
 	const char *unreported;
 	struct hl_report_process *procs;
 	size_t nprocs, procs_cap;
-	struct hl_arena arena;
+	struct hl_bump arena;
 	struct hl_json_stacks *json_stacks; /* report_json.c's stacks written, by key */
 };
 

@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "state.h"
 #include "store.h"
 #include "store_int.h"
 #include "util.h"

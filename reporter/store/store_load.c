@@ -35,11 +35,11 @@ int hl_store_latest_run(struct hl_store *s, int64_t *run_id)
 	return -ENOENT;
 }
 
-static const char *col_text_in(struct hl_arena *a, sqlite3_stmt *st, int i)
+static const char *col_text_in(struct hl_bump *a, sqlite3_stmt *st, int i)
 {
 	const unsigned char *t = sqlite3_column_text(st, i);
 
-	return t ? hl_arena_strdup(a, (const char *)t) : NULL;
+	return t ? hl_bump_strdup(a, (const char *)t) : NULL;
 }
 
 static const char *col_text(struct hl_report *r, sqlite3_stmt *st, int i)
@@ -83,7 +83,7 @@ struct loader {
 	} *tree;
 	size_t ntree, tree_cap;
 	bool tree_loaded;
-	struct hl_arena *tree_arena;
+	struct hl_bump *tree_arena;
 };
 
 static const char *const loader_sql[] = {
@@ -161,12 +161,12 @@ static void argv_from_json(struct hl_report *r, const char *text,
 	json_t *a = text ? json_loads(text, 0, NULL) : NULL;
 	size_t n = json_is_array(a) ? json_array_size(a) : 0;
 
-	*argv = hl_arena_alloc(&r->arena, (n + 1) * sizeof(**argv));
+	*argv = hl_bump_alloc(&r->arena, (n + 1) * sizeof(**argv));
 	*argc = (uint32_t)n;
 	for (size_t i = 0; i < n; i++) {
 		const char *v = json_string_value(json_array_get(a, i));
 
-		(*argv)[i] = hl_arena_strdup(&r->arena, v ? v : "");
+		(*argv)[i] = hl_bump_strdup(&r->arena, v ? v : "");
 	}
 	json_decref(a);
 }
@@ -189,7 +189,7 @@ static int load_stack(struct loader *l, struct hl_report *r, int64_t stack_id,
 			struct hl_frame_info *grown;
 
 			cap = cap ? cap * 2 : 16;
-			grown = hl_arena_alloc(&r->arena, cap * sizeof(*grown));
+			grown = hl_bump_alloc(&r->arena, cap * sizeof(*grown));
 			if (out->nframes)
 				memcpy(grown, out->frames, out->nframes * sizeof(*grown));
 			out->frames = grown;
@@ -213,7 +213,7 @@ static int load_stack(struct loader *l, struct hl_report *r, int64_t stack_id,
 static void load_tree(struct loader *ld)
 {
 	sqlite3_stmt *st = ld->frames;
-	struct hl_arena *a = ld->tree_arena;
+	struct hl_bump *a = ld->tree_arena;
 
 	if (ld->tree_loaded)
 		return;
@@ -277,7 +277,7 @@ static bool stack_from_tree(const struct loader *ld, struct hl_report *r, int64_
 	if (!leaf)
 		return true;
 	out->nframes = n + 1;
-	out->frames = hl_arena_alloc(&r->arena, out->nframes * sizeof(*out->frames));
+	out->frames = hl_bump_alloc(&r->arena, out->nframes * sizeof(*out->frames));
 	n = 0;
 	for (const struct loaded_frame *f = tree_find(ld, leaf); f;
 	     f = f->parent ? tree_find(ld, f->parent) : NULL)
@@ -317,7 +317,7 @@ static int load_leaks(struct loader *ld, struct hl_report *r, int64_t process_id
 			struct hl_report_leak *grown;
 
 			cap = cap ? cap * 2 : 16;
-			grown = hl_arena_alloc(&r->arena, cap * sizeof(*grown));
+			grown = hl_bump_alloc(&r->arena, cap * sizeof(*grown));
 			if (p->nleaks)
 				memcpy(grown, p->leaks, p->nleaks * sizeof(*grown));
 			p->leaks = grown;
@@ -351,7 +351,7 @@ static int load_errors(struct loader *ld, struct hl_report *r, int64_t process_i
 	while (!err && sqlite3_step(st) == SQLITE_ROW) {
 		struct hl_report_error *e;
 		struct hl_report_error *grown =
-			hl_arena_alloc(&r->arena, (p->nerrors + 1) * sizeof(*grown));
+			hl_bump_alloc(&r->arena, (p->nerrors + 1) * sizeof(*grown));
 
 		if (p->nerrors)
 			memcpy(grown, p->errors, p->nerrors * sizeof(*grown));
@@ -391,7 +391,7 @@ static int load_checks(struct loader *ld, struct hl_report *r, int64_t process_i
 				struct hl_report_check *grown;
 
 				cap = cap ? cap * 2 : 8;
-				grown = hl_arena_alloc(&r->arena, cap * sizeof(*grown));
+				grown = hl_bump_alloc(&r->arena, cap * sizeof(*grown));
 				if (p->nchecks)
 					memcpy(grown, p->checks, p->nchecks * sizeof(*grown));
 				p->checks = grown;
@@ -429,7 +429,7 @@ static struct hl_report_check *check_by_seq(struct hl_report_process *p, uint32_
 /* Appends one element of `size` bytes to an arena array of *n. */
 static void *arena_append(struct hl_report *r, void **v, size_t *n, size_t size)
 {
-	char *grown = hl_arena_alloc(&r->arena, (*n + 1) * size);
+	char *grown = hl_bump_alloc(&r->arena, (*n + 1) * size);
 
 	if (*n)
 		memcpy(grown, *v, *n * size);
@@ -463,7 +463,7 @@ static int load_check_records(struct loader *ld, struct hl_report *r, int64_t pr
 			struct hl_report_check_record *grown;
 
 			cap = cap ? cap * 2 : 16;
-			grown = hl_arena_alloc(&r->arena, cap * sizeof(*grown));
+			grown = hl_bump_alloc(&r->arena, cap * sizeof(*grown));
 			if (c->nrecords)
 				memcpy(grown, c->records, c->nrecords * sizeof(*grown));
 			c->records = grown;
@@ -505,7 +505,7 @@ static int load_timeline(struct loader *ld, struct hl_report *r, int64_t process
 			struct hl_report_sample *grown;
 
 			cap = cap ? cap * 2 : 8;
-			grown = hl_arena_alloc(&r->arena, cap * sizeof(*grown));
+			grown = hl_bump_alloc(&r->arena, cap * sizeof(*grown));
 			if (p->ntimeline)
 				memcpy(grown, p->timeline, p->ntimeline * sizeof(*grown));
 			p->timeline = grown;
@@ -703,8 +703,8 @@ static int load_labels(struct hl_store *s, int64_t run_id, struct hl_report *r)
 	while (sqlite3_step(st) == SQLITE_ROW)
 		n++;
 	sqlite3_reset(st);
-	r->label_keys = hl_arena_alloc(&r->arena, (n + 1) * sizeof(*r->label_keys));
-	r->label_values = hl_arena_alloc(&r->arena, (n + 1) * sizeof(*r->label_values));
+	r->label_keys = hl_bump_alloc(&r->arena, (n + 1) * sizeof(*r->label_keys));
+	r->label_values = hl_bump_alloc(&r->arena, (n + 1) * sizeof(*r->label_values));
 	r->nlabels = 0;
 	while (r->nlabels < n && sqlite3_step(st) == SQLITE_ROW) {
 		r->label_keys[r->nlabels] = col_text(r, st, 0);
