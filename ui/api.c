@@ -24,8 +24,7 @@
 #include "diff_json.h"
 #include "history_json.h"
 #include "heapledger/classes.h"
-#include "query_runs.h"
-#include "query_views.h"
+#include "run_rows_json.h"
 #include "runs_json.h"
 #include "store_query.h"
 #include "ui.h"
@@ -106,18 +105,21 @@ static int result(struct hl_store *store, struct request *rq, int err)
  * for the first): what its diff and history links compare with. */
 static int route_run(struct hl_store *store, int64_t id, struct request *rq)
 {
+	struct hl_run_page page;
 	int64_t before;
-	int err = hl_query_run(store, id, rq->body);
+	int err;
 
+	hl_run_page_init(&page);
+	err = hl_query_run(store, id, &page);
 	if (!err)
 		err = hl_query_previous_run(store, id, &before);
-	if (err) {
-		json_decref(*rq->body);
-		*rq->body = NULL;
-		return result(store, rq, err);
+	if (!err) {
+		*rq->body = hl_run_page_json(&page);
+		json_object_set_new(*rq->body, "previous_run",
+				    before ? json_integer(before) : json_null());
 	}
-	json_object_set_new(*rq->body, "previous_run", before ? json_integer(before) : json_null());
-	return 200;
+	hl_run_page_destroy(&page);
+	return result(store, rq, err);
 }
 
 static int route_run_list(struct hl_store *store, const struct hl_query_page *page,
@@ -131,6 +133,77 @@ static int route_run_list(struct hl_store *store, const struct hl_query_page *pa
 	if (!err)
 		*rq->body = hl_run_list_json(&runs);
 	hl_run_list_destroy(&runs);
+	return result(store, rq, err);
+}
+
+/* Rows of a run or process (query_run_rows.h) and their writer. */
+static int route_rows(struct hl_store *store, int64_t id,
+		      int (*query)(struct hl_store *, int64_t, struct hl_run_rows *),
+		      json_t *(*write)(const struct hl_run_rows *), struct request *rq)
+{
+	struct hl_run_rows rows;
+	int err;
+
+	hl_run_rows_init(&rows);
+	err = query(store, id, &rows);
+	if (!err)
+		*rq->body = write(&rows);
+	hl_run_rows_destroy(&rows);
+	return result(store, rq, err);
+}
+
+static int route_leaks(struct hl_store *store, int64_t id, const struct hl_query_page *page,
+		       struct request *rq)
+{
+	struct hl_run_rows rows;
+	int err;
+
+	hl_run_rows_init(&rows);
+	err = hl_query_leaks(store, id, page, &rows);
+	if (!err)
+		*rq->body = hl_leak_rows_json(&rows);
+	hl_run_rows_destroy(&rows);
+	return result(store, rq, err);
+}
+
+static int route_search(struct hl_store *store, const char *term, int64_t limit,
+			struct request *rq)
+{
+	struct hl_run_rows rows;
+	int err;
+
+	hl_run_rows_init(&rows);
+	err = hl_query_search(store, term, limit, &rows);
+	if (!err)
+		*rq->body = hl_symbol_rows_json(term, limit, &rows);
+	hl_run_rows_destroy(&rows);
+	return result(store, rq, err);
+}
+
+static int route_flame(struct hl_store *store, int64_t id, bool leaks, struct request *rq)
+{
+	struct hl_flame flame;
+	int err;
+
+	hl_flame_init(&flame);
+	err = hl_query_flame(store, id, leaks, &flame);
+	if (!err)
+		*rq->body = hl_flame_json(&flame);
+	hl_flame_destroy(&flame);
+	return result(store, rq, err);
+}
+
+static int route_stack(struct hl_store *store, int64_t id, struct request *rq)
+{
+	struct hl_stack_row stack;
+	struct hl_arena arena;
+	int err;
+
+	hl_arena_init(&arena);
+	err = hl_query_stack(store, id, &arena, &stack);
+	if (!err)
+		*rq->body = hl_stack_json(&stack);
+	hl_arena_free(&arena);
 	return result(store, rq, err);
 }
 
@@ -169,11 +242,11 @@ static int route_runs(struct hl_store *store, const char *rest, struct request *
 	if (!*sub)
 		return route_run(store, id, rq);
 	if (!strcmp(sub, "leaks"))
-		return result(store, rq, hl_query_leaks(store, id, &page, rq->body));
+		return route_leaks(store, id, &page, rq);
 	if (!strcmp(sub, "errors"))
-		return result(store, rq, hl_query_errors(store, id, rq->body));
+		return route_rows(store, id, hl_query_errors, hl_error_rows_json, rq);
 	if (!strcmp(sub, "checks"))
-		return result(store, rq, hl_query_checks(store, id, rq->body));
+		return route_rows(store, id, hl_query_checks, hl_check_rows_json, rq);
 	return answer(rq, 404, "no such page of a run");
 }
 
@@ -185,13 +258,12 @@ static int route_process(struct hl_store *store, const char *rest, struct reques
 	if (!path_id(rest, &id, &sub))
 		return answer(rq, 400, "a process id is a number");
 	if (!strcmp(sub, "timeline"))
-		return result(store, rq, hl_query_timeline(store, id, rq->body));
+		return route_rows(store, id, hl_query_timeline, hl_timeline_json, rq);
 	if (strcmp(sub, "flame"))
 		return answer(rq, 404, "no such page of a process");
 	if (kind && strcmp(kind, "all") && strcmp(kind, "leaks"))
 		return answer(rq, 400, "kind is all or leaks");
-	return result(store, rq, hl_query_flame(store, id, kind && !strcmp(kind, "leaks"),
-						rq->body));
+	return route_flame(store, id, kind && !strcmp(kind, "leaks"), rq);
 }
 
 /* The one diff by leak site (model/site_diff.h), as `heapledger diff
@@ -255,7 +327,7 @@ int hl_ui_api(struct hl_store *store, const char *path,
 	if (!strncmp(path, "stacks/", 7)) {
 		if (!path_id(path + 7, &a, &sub) || *sub)
 			return answer(&rq, 400, "a stack id is a number");
-		return result(store, &rq, hl_query_stack(store, a, body));
+		return route_stack(store, a, &rq);
 	}
 	if (!strcmp(path, "vocabulary")) {
 		*body = hl_ui_vocabulary();
@@ -274,7 +346,7 @@ int hl_ui_api(struct hl_store *store, const char *path,
 			return answer(&rq, 400, "search needs q, 1 to 200 characters");
 		if (!param_number(&rq, "limit", 200, PAGE_MAX, &limit))
 			return answer(&rq, 400, "limit is a number (at most 5000)");
-		return result(store, &rq, hl_query_search(store, q, limit, body));
+		return route_search(store, q, limit, &rq);
 	}
 	if (!strcmp(path, "history")) {
 		const char *program = get("program", cls);
