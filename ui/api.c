@@ -196,14 +196,14 @@ static int route_flame(struct hl_store *store, int64_t id, bool leaks, struct re
 static int route_stack(struct hl_store *store, int64_t id, struct request *rq)
 {
 	struct hl_stack_row stack;
-	struct hl_arena arena;
+	struct hl_bump arena;
 	int err;
 
-	hl_arena_init(&arena);
+	hl_bump_init(&arena);
 	err = hl_query_stack(store, id, &arena, &stack);
 	if (!err)
 		*rq->body = hl_stack_json(&stack);
-	hl_arena_free(&arena);
+	hl_bump_free(&arena);
 	return result(store, rq, err);
 }
 

@@ -106,7 +106,7 @@ static json_t *stack_text(const json_t *stack)
 static int add_stack(struct hl_store *s, json_t *answers, struct hl_maybe id, json_t **stack)
 {
 	struct hl_stack_row row;
-	struct hl_arena arena;
+	struct hl_bump arena;
 	char key[48];
 	int err = 0;
 
@@ -116,13 +116,13 @@ static int add_stack(struct hl_store *s, json_t *answers, struct hl_maybe id, js
 	snprintf(key, sizeof(key), "stacks/%lld", (long long)id.value);
 	if ((*stack = json_object_get(answers, key)))
 		return 0;
-	hl_arena_init(&arena);
+	hl_bump_init(&arena);
 	err = hl_query_stack(s, id.value, &arena, &row);
 	if (!err) {
 		*stack = hl_stack_json(&row);
 		json_object_set_new(answers, key, *stack);
 	}
-	hl_arena_free(&arena);
+	hl_bump_free(&arena);
 	return err;
 }
 
@@ -196,15 +196,17 @@ static int flame(struct hl_store *s, int64_t process_id, bool leaks, json_t **ou
 	return err;
 }
 
-static int add_process(struct hl_store *s, json_t *answers, int64_t id)
+static int add_process(struct hl_store *s, json_t *answers, const struct hl_process_row *proc)
 {
 	struct hl_run_rows rows;
-	json_t *leaks, *all;
+	int64_t id = proc->id;
+	json_t *leaks, *all, *stack;
 	char key[64];
-	int err;
+	int err = add_stack(s, answers, proc->fatal_stack_id, &stack); /* where a fatal signal arrived */
 
 	hl_run_rows_init(&rows);
-	err = hl_query_timeline(s, id, &rows);
+	if (!err)
+		err = hl_query_timeline(s, id, &rows);
 	if (!err) {
 		snprintf(key, sizeof(key), "processes/%lld/timeline", (long long)id);
 		json_object_set_new(answers, key, hl_timeline_json(&rows));
@@ -240,7 +242,7 @@ static int collect(struct hl_store *s, int64_t run_id, json_t *answers)
 	if (!err)
 		err = add_rows(s, answers, run_id);
 	for (size_t i = 0; !err && i < run.nprocs; i++)
-		err = add_process(s, answers, run.procs[i].id);
+		err = add_process(s, answers, &run.procs[i]);
 	hl_run_page_destroy(&run);
 	return err;
 }

@@ -19,6 +19,19 @@ static json_t *flag(bool b)
 	return json_integer(b);
 }
 
+/* fatal_name ("SIGSEGV") and fatal_fault (valgrind's words for a fault,
+ * or null) beside a process's fatal_signal, as the text report words them. */
+static void fatal_names(json_t *o, const struct hl_process_row *p)
+{
+	const char *fault = hl_wire_fault_words((uint32_t)p->fatal_signal.value,
+						(int32_t)p->fatal_code.value);
+	char name[24];
+
+	set(o, "fatal_name", json_string(hl_report_signal_name((int)p->fatal_signal.value, name,
+								sizeof(name))));
+	set(o, "fatal_fault", hl_json_text(fault));
+}
+
 static json_t *process_json(const struct hl_process_row *p)
 {
 	json_t *o = json_object();
@@ -39,12 +52,18 @@ static json_t *process_json(const struct hl_process_row *p)
 	set(o, "scanned", flag(p->scanned));
 	set(o, "no_exit_record", flag(p->no_exit_record));
 	set(o, "recovered_events", hl_json_maybe(p->recovered_events));
+	set(o, "fatal_signal", hl_json_maybe(p->fatal_signal));
+	set(o, "fatal_code", hl_json_maybe(p->fatal_code));
+	set(o, "fatal_address", hl_json_maybe(p->fatal_address));
+	set(o, "fatal_stack_id", hl_json_maybe(p->fatal_stack_id));
 	for (unsigned i = 0; i < HL_SUMMARY_COUNT; i++)
 		set(o, hl_summary_column_name(i), hl_json_maybe(p->summary[i]));
 	set(o, "leak_records", hl_json_u64(p->leak_records));
 	set(o, "leaked_bytes", hl_json_u64(p->leaked_bytes));
 	set(o, "leaked_records", hl_json_u64(p->leaked_records));
 	set(o, "samples", hl_json_u64(p->samples));
+	if (p->fatal_signal.value)
+		fatal_names(o, p);
 	return o;
 }
 

@@ -40,7 +40,7 @@ struct hl_process_row *hl_run_page_add_process(struct hl_run_page *p)
 void hl_run_rows_init(struct hl_run_rows *r)
 {
 	memset(r, 0, sizeof(*r));
-	hl_arena_init(&r->arena);
+	hl_bump_init(&r->arena);
 }
 
 void hl_run_rows_destroy(struct hl_run_rows *r)
@@ -52,19 +52,19 @@ void hl_run_rows_destroy(struct hl_run_rows *r)
 	free(r->checks);
 	free(r->records);
 	free(r->samples);
-	hl_arena_free(&r->arena);
+	hl_bump_free(&r->arena);
 	hl_run_rows_init(r);
 }
 
 void hl_flame_init(struct hl_flame *f)
 {
 	memset(f, 0, sizeof(*f));
-	hl_arena_init(&f->arena);
+	hl_bump_init(&f->arena);
 }
 
 void hl_flame_destroy(struct hl_flame *f)
 {
-	hl_arena_free(&f->arena);
+	hl_bump_free(&f->arena);
 	hl_flame_init(f);
 }
 

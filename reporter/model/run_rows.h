@@ -50,6 +50,9 @@ struct hl_process_row {
 	bool scanned;
 	bool no_exit_record;          /* its stream ended without the EXIT record */
 	struct hl_maybe recovered_events;
+	/* the fatal signal the hook reported (unknown when none came), its
+	 * si_code, the faulting address and where it arrived */
+	struct hl_maybe fatal_signal, fatal_code, fatal_address, fatal_stack_id;
 	/* unknown, all of them, for a process with no summary row yet */
 	struct hl_maybe summary[HL_SUMMARY_COUNT];
 	uint64_t leak_records;        /* its loss records, every class */
@@ -152,7 +155,7 @@ struct hl_run_rows {
 	size_t nrecords, records_cap;
 	struct hl_report_sample *samples; /* a process's timeline, in time order */
 	size_t nsamples, samples_cap;
-	struct hl_arena arena;
+	struct hl_bump arena;
 };
 
 void hl_run_rows_init(struct hl_run_rows *r);
@@ -181,7 +184,7 @@ struct hl_flame_node {
 struct hl_flame {
 	bool leaks;                   /* bytes leaked, else bytes allocated */
 	struct hl_flame_node root;    /* the whole: its value is the total */
-	struct hl_arena arena;
+	struct hl_bump arena;
 };
 
 void hl_flame_init(struct hl_flame *f);

@@ -5,7 +5,7 @@
 #include "query_int.h"
 #include "query_run_rows.h"
 
-static void read_error(struct hl_arena *a, sqlite3_stmt *st, struct hl_error_row *e)
+static void read_error(struct hl_bump *a, sqlite3_stmt *st, struct hl_error_row *e)
 {
 	e->id = sqlite3_column_int64(st, 0);
 	e->process_id = sqlite3_column_int64(st, 1);

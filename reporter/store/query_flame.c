@@ -113,25 +113,25 @@ static bool flame_shown(const struct flame *f, size_t c, int64_t min_value)
 }
 
 /* Node i (index + 1) and the children shown, into out. */
-static void flame_model(struct flame *f, size_t i, int64_t min_value, struct hl_arena *a,
+static void flame_model(struct flame *f, size_t i, int64_t min_value, struct hl_bump *a,
 			struct hl_flame_node *out)
 {
 	struct flame_node *n = &f->nodes[i - 1];
 	size_t k = 0;
 
-	out->name = hl_arena_strdup(a, n->name);
+	out->name = hl_bump_strdup(a, n->name);
 	out->value = n->value;
 	out->nchildren = 0;
 	for (size_t c = n->first_child; c; c = f->nodes[c - 1].next_sibling)
 		out->nchildren += flame_shown(f, c, min_value);
-	out->children = hl_arena_alloc(a, out->nchildren * sizeof(*out->children));
+	out->children = hl_bump_alloc(a, out->nchildren * sizeof(*out->children));
 	for (size_t c = n->first_child; c; c = f->nodes[c - 1].next_sibling)
 		if (flame_shown(f, c, min_value))
 			flame_model(f, c, min_value, a, &out->children[k++]);
 }
 
 /* The roots (outermost frames with a value), each whole, under out. */
-static void flame_roots(struct flame *f, int64_t total, struct hl_arena *a,
+static void flame_roots(struct flame *f, int64_t total, struct hl_bump *a,
 			struct hl_flame_node *out)
 {
 	size_t k = 0;
@@ -139,7 +139,7 @@ static void flame_roots(struct flame *f, int64_t total, struct hl_arena *a,
 	out->value = total;
 	for (size_t i = 1; i <= f->n; i++)
 		out->nchildren += !f->nodes[i - 1].parent && f->nodes[i - 1].value > 0;
-	out->children = hl_arena_alloc(a, out->nchildren * sizeof(*out->children));
+	out->children = hl_bump_alloc(a, out->nchildren * sizeof(*out->children));
 	for (size_t i = 1; i <= f->n; i++)
 		if (!f->nodes[i - 1].parent && f->nodes[i - 1].value > 0)
 			flame_model(f, i, total / 4000, a, &out->children[k++]);

@@ -27,7 +27,7 @@ int64_t hl_query_count(sqlite3_stmt *st);
 /* Column i as text, NULL for NULL, valid until the next step. */
 const char *hl_col_text(sqlite3_stmt *st, int i);
 /* The same, copied into a (NULL stays NULL). */
-const char *hl_col_text_in(struct hl_arena *a, sqlite3_stmt *st, int i);
+const char *hl_col_text_in(struct hl_bump *a, sqlite3_stmt *st, int i);
 /* Column i as a value that may be NULL. */
 struct hl_maybe hl_col_maybe(sqlite3_stmt *st, int i);
 
@@ -40,7 +40,7 @@ struct hl_stack_reader {
 int hl_stack_reader_open(struct hl_stack_reader *r, struct hl_store *s);
 void hl_stack_reader_close(struct hl_stack_reader *r);
 /* stack_id's frames, innermost first, into out (key 0), strings in a. */
-int hl_stack_read(struct hl_stack_reader *r, struct hl_arena *a, int64_t stack_id,
+int hl_stack_read(struct hl_stack_reader *r, struct hl_bump *a, int64_t stack_id,
 		  struct hl_report_stack *out);
 
 /* The class a loss record is shown as: a suppressed record counts as

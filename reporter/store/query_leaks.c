@@ -55,7 +55,7 @@
 	" json_extract(value, '$[1]')" \
 	" FROM json_each(?4))" LEAKS_ROWS
 
-static void read_leak(struct hl_arena *a, sqlite3_stmt *st, struct hl_leak_row *l)
+static void read_leak(struct hl_bump *a, sqlite3_stmt *st, struct hl_leak_row *l)
 {
 	l->id = sqlite3_column_int64(st, 0);
 	l->process_id = sqlite3_column_int64(st, 1);

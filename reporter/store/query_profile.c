@@ -33,7 +33,7 @@ static struct hl_profile_stack *new_stack(struct hl_run_rows *out, sqlite3_stmt 
 	return p;
 }
 
-static void add_frame(struct hl_arena *a, struct hl_report_stack *k, size_t *cap,
+static void add_frame(struct hl_bump *a, struct hl_report_stack *k, size_t *cap,
 		      sqlite3_stmt *st)
 {
 	struct hl_frame_info *f;
@@ -42,7 +42,7 @@ static void add_frame(struct hl_arena *a, struct hl_report_stack *k, size_t *cap
 		struct hl_frame_info *grown;
 
 		*cap = *cap ? 2 * *cap : 16;
-		grown = hl_arena_alloc(a, *cap * sizeof(*grown));
+		grown = hl_bump_alloc(a, *cap * sizeof(*grown));
 		if (k->nframes)
 			memcpy(grown, k->frames, k->nframes * sizeof(*grown));
 		k->frames = grown;

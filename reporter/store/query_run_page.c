@@ -17,7 +17,8 @@
 #define PROCESS_ROWS \
 	"SELECT p.id, p.serial, p.pid, p.ppid, p.parent_id, p.origin, p.exe, p.argv," \
 	" p.started_ns, p.ended_ns, p.exit_how, p.exit_status, p.exit_signal, p.scanned," \
-	" p.no_exit_record, p.recovered_events," \
+	" p.no_exit_record, p.recovered_events, p.fatal_signal, p.fatal_code," \
+	" p.fatal_address, p.fatal_stack_id," \
 	HL_SUMMARY_COLUMNS(SUMMARY_COLUMN) \
 	" (SELECT count(*) FROM leaks l WHERE l.process_id = p.id)," \
 	" (SELECT coalesce(sum(l.bytes), 0) FROM leaks l WHERE l.process_id = p.id" \
@@ -28,9 +29,10 @@
 	" WHERE p.run_id = ?1 ORDER BY p.serial"
 
 /* Where the columns after the summary's start. */
-#define AFTER_SUMMARY (16 + HL_SUMMARY_COUNT)
+#define FIRST_SUMMARY 20
+#define AFTER_SUMMARY (FIRST_SUMMARY + HL_SUMMARY_COUNT)
 
-static void read_process(struct hl_arena *a, sqlite3_stmt *st, struct hl_process_row *p)
+static void read_process(struct hl_bump *a, sqlite3_stmt *st, struct hl_process_row *p)
 {
 	p->id = sqlite3_column_int64(st, 0);
 	p->serial = sqlite3_column_int64(st, 1);
@@ -48,8 +50,12 @@ static void read_process(struct hl_arena *a, sqlite3_stmt *st, struct hl_process
 	p->scanned = sqlite3_column_int(st, 13) != 0;
 	p->no_exit_record = sqlite3_column_int(st, 14) != 0;
 	p->recovered_events = hl_col_maybe(st, 15);
+	p->fatal_signal = hl_col_maybe(st, 16);
+	p->fatal_code = hl_col_maybe(st, 17);
+	p->fatal_address = hl_col_maybe(st, 18);
+	p->fatal_stack_id = hl_col_maybe(st, 19);
 	for (int i = 0; i < HL_SUMMARY_COUNT; i++)
-		p->summary[i] = hl_col_maybe(st, 16 + i);
+		p->summary[i] = hl_col_maybe(st, FIRST_SUMMARY + i);
 	p->leak_records = (uint64_t)sqlite3_column_int64(st, AFTER_SUMMARY);
 	p->leaked_bytes = (uint64_t)sqlite3_column_int64(st, AFTER_SUMMARY + 1);
 	p->leaked_records = (uint64_t)sqlite3_column_int64(st, AFTER_SUMMARY + 2);

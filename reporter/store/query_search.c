@@ -8,7 +8,7 @@
 #include "query_int.h"
 #include "query_search.h"
 
-static void read_symbol(struct hl_arena *a, sqlite3_stmt *st, struct hl_symbol_row *y)
+static void read_symbol(struct hl_bump *a, sqlite3_stmt *st, struct hl_symbol_row *y)
 {
 	y->function = hl_col_text_in(a, st, 0);
 	y->file = hl_col_text_in(a, st, 1);

@@ -37,14 +37,14 @@ void hl_stack_reader_close(struct hl_stack_reader *r)
 	r->walk = r->truncated = NULL;
 }
 
-static struct hl_frame_info *add_frame(struct hl_arena *a, struct hl_report_stack *out,
+static struct hl_frame_info *add_frame(struct hl_bump *a, struct hl_report_stack *out,
 				       size_t *cap)
 {
 	if (out->nframes == *cap) {
 		struct hl_frame_info *grown;
 
 		*cap = *cap ? *cap * 2 : 16;
-		grown = hl_arena_alloc(a, *cap * sizeof(*grown));
+		grown = hl_bump_alloc(a, *cap * sizeof(*grown));
 		if (out->nframes)
 			memcpy(grown, out->frames, out->nframes * sizeof(*grown));
 		out->frames = grown;
@@ -52,7 +52,7 @@ static struct hl_frame_info *add_frame(struct hl_arena *a, struct hl_report_stac
 	return &out->frames[out->nframes++];
 }
 
-int hl_stack_read(struct hl_stack_reader *r, struct hl_arena *a, int64_t stack_id,
+int hl_stack_read(struct hl_stack_reader *r, struct hl_bump *a, int64_t stack_id,
 		  struct hl_report_stack *out)
 {
 	sqlite3_stmt *st = r->walk;
@@ -83,7 +83,7 @@ int hl_stack_read(struct hl_stack_reader *r, struct hl_arena *a, int64_t stack_i
 	return 0;
 }
 
-int hl_query_stack(struct hl_store *s, int64_t stack_id, struct hl_arena *a,
+int hl_query_stack(struct hl_store *s, int64_t stack_id, struct hl_bump *a,
 		   struct hl_stack_row *out)
 {
 	struct hl_stack_reader r;

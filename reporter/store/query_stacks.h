@@ -15,7 +15,7 @@
 
 /* stack_id's frames into out, their strings in a; a stack that does not
  * exist has no frames. 0 or -errno. */
-int hl_query_stack(struct hl_store *s, int64_t stack_id, struct hl_arena *a,
+int hl_query_stack(struct hl_store *s, int64_t stack_id, struct hl_bump *a,
 		   struct hl_stack_row *out);
 
 #endif /* HL_REPORTER_QUERY_STACKS_H */

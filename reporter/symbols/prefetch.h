@@ -21,8 +21,9 @@
 
 #include <stddef.h>
 
-#include "state.h"
 #include "symbolize.h"
+
+struct hl_run; /* ingest/state.h: the run whose modules are scanned */
 
 struct hl_prefetch;
 
