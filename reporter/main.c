@@ -20,6 +20,7 @@
 #include "listen.h"
 #include "report_formats.h"
 #include "report_speedscope.h"
+#include "store_query.h"
 #include "stored_verdict.h"
 #include "ui.h"
 
@@ -233,6 +234,20 @@ static int report_streamed(struct hl_store *store, int64_t id, const struct hl_r
 	return 0;
 }
 
+/* The run's profiles, read by the query layer, in speedscope's format. */
+static int write_speedscope(struct hl_store *store, int64_t id, FILE *out)
+{
+	struct hl_run_profiles run;
+	int err;
+
+	hl_run_profiles_init(&run);
+	err = hl_query_run_profiles(store, id, &run);
+	if (!err)
+		err = hl_report_write_speedscope(&run, out);
+	hl_run_profiles_destroy(&run);
+	return err;
+}
+
 int hl_cmd_report(int argc, char **argv)
 {
 	const char *db = NULL, *format = "text", *sarif_root = NULL, *baseline_arg = NULL;
@@ -307,7 +322,7 @@ int hl_cmd_report(int argc, char **argv)
 	if (!err && !strcmp(format, "html"))
 		err = hl_ui_write_html_report(store, id, stdout);
 	else if (!err && !strcmp(format, "speedscope"))
-		err = hl_report_write_speedscope(store, id, stdout);
+		err = write_speedscope(store, id, stdout);
 	else if (!err && (!strcmp(format, "json") || !strcmp(format, "text")))
 		err = report_streamed(store, id, &filter, &r, format);
 	else if (!err)

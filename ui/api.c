@@ -26,9 +26,9 @@
 #include "history_json.h"
 #include "heapledger/classes.h"
 #include "query_summary.h"
-#include "report.h"
-#include "query_runs.h"
 #include "query_views.h"
+#include "report.h"
+#include "run_rows_json.h"
 #include "runs_json.h"
 #include "store_query.h"
 #include "summary_json.h"
@@ -130,15 +130,23 @@ static int name_test(void *ctx, int64_t process_id, const char *test_name)
 
 int hl_ui_run(struct hl_store *store, int64_t run_id, json_t **out)
 {
+	struct hl_run_page page;
+	struct test_names names;
 	int64_t before;
-	int err = hl_query_run(store, run_id, out);
-	struct test_names names = { json_object_get(*out, "processes"), 0 };
+	int err;
 
-	if (err)
-		return err;
-	err = hl_query_test_names(store, run_id, name_test, &names);
+	*out = NULL;
+	hl_run_page_init(&page);
+	err = hl_query_run(store, run_id, &page);
 	if (!err)
 		err = hl_query_previous_run(store, run_id, &before);
+	if (!err) {
+		*out = hl_run_page_json(&page);
+		names.procs = json_object_get(*out, "processes");
+		names.next = 0;
+		err = hl_query_test_names(store, run_id, name_test, &names);
+	}
+	hl_run_page_destroy(&page);
 	if (err) {
 		json_decref(*out);
 		*out = NULL;
@@ -150,21 +158,22 @@ int hl_ui_run(struct hl_store *store, int64_t run_id, json_t **out)
 
 /* Each heap error in the model's words (report.h: what the text report
  * prints): "heading", "where", and "block_freed" (its free stack is where
- * the block was freed), so the page names no kind itself. */
-static void word_errors(json_t *rows)
+ * the block was freed), so the page names no kind itself. rows is
+ * hl_error_rows_json(r): one object per r->errors[i], in order. */
+static void word_errors(const struct hl_run_rows *r, json_t *rows)
 {
 	char title[160], where[160];
-	size_t i;
-	json_t *row;
 
-	json_array_foreach(rows, i, row) {
+	for (size_t i = 0; i < r->nerrors && i < json_array_size(rows); i++) {
+		const struct hl_error_row *x = &r->errors[i];
+		json_t *row = json_array_get(rows, i);
 		struct hl_report_error e = {
-			.kind = hl_error_kind_parse(json_string_value(json_object_get(row, "kind"))),
-			.call = json_string_value(json_object_get(row, "call")),
-			.address = (uint64_t)json_integer_value(json_object_get(row, "address")),
-			.block_address = (uint64_t)json_integer_value(json_object_get(row, "block_address")),
-			.block_size = (uint64_t)json_integer_value(json_object_get(row, "block_size")),
-			.detail = (uint64_t)json_integer_value(json_object_get(row, "detail")),
+			.kind = x->kind,
+			.call = x->call,
+			.address = x->address,
+			.block_address = (uint64_t)x->block_address.value,
+			.block_size = (uint64_t)x->block_size.value,
+			.detail = x->detail,
 		};
 
 		json_object_set_new(row, "heading", json_string(hl_report_error_title(&e, title,
@@ -175,12 +184,25 @@ static void word_errors(json_t *rows)
 	}
 }
 
+json_t *hl_ui_error_rows_json(const struct hl_run_rows *r)
+{
+	json_t *rows = hl_error_rows_json(r);
+
+	word_errors(r, rows);
+	return rows;
+}
+
 int hl_ui_errors(struct hl_store *store, int64_t run_id, json_t **out)
 {
-	int err = hl_query_errors(store, run_id, out);
+	struct hl_run_rows rows;
+	int err;
 
+	*out = NULL;
+	hl_run_rows_init(&rows);
+	err = hl_query_errors(store, run_id, &rows);
 	if (!err)
-		word_errors(*out);
+		*out = hl_ui_error_rows_json(&rows);
+	hl_run_rows_destroy(&rows);
 	return err;
 }
 
@@ -242,6 +264,77 @@ static int route_run_list(struct hl_store *store, const struct hl_query_page *pa
 	return result(store, rq, err);
 }
 
+/* Rows of a run or process (query_run_rows.h) and their writer. */
+static int route_rows(struct hl_store *store, int64_t id,
+		      int (*query)(struct hl_store *, int64_t, struct hl_run_rows *),
+		      json_t *(*write)(const struct hl_run_rows *), struct request *rq)
+{
+	struct hl_run_rows rows;
+	int err;
+
+	hl_run_rows_init(&rows);
+	err = query(store, id, &rows);
+	if (!err)
+		*rq->body = write(&rows);
+	hl_run_rows_destroy(&rows);
+	return result(store, rq, err);
+}
+
+static int route_leaks(struct hl_store *store, int64_t id, const struct hl_query_page *page,
+		       struct request *rq)
+{
+	struct hl_run_rows rows;
+	int err;
+
+	hl_run_rows_init(&rows);
+	err = hl_query_leaks(store, id, page, &rows);
+	if (!err)
+		*rq->body = hl_leak_rows_json(&rows);
+	hl_run_rows_destroy(&rows);
+	return result(store, rq, err);
+}
+
+static int route_search(struct hl_store *store, const char *term, int64_t limit,
+			struct request *rq)
+{
+	struct hl_run_rows rows;
+	int err;
+
+	hl_run_rows_init(&rows);
+	err = hl_query_search(store, term, limit, &rows);
+	if (!err)
+		*rq->body = hl_symbol_rows_json(term, limit, &rows);
+	hl_run_rows_destroy(&rows);
+	return result(store, rq, err);
+}
+
+static int route_flame(struct hl_store *store, int64_t id, bool leaks, struct request *rq)
+{
+	struct hl_flame flame;
+	int err;
+
+	hl_flame_init(&flame);
+	err = hl_query_flame(store, id, leaks, &flame);
+	if (!err)
+		*rq->body = hl_flame_json(&flame);
+	hl_flame_destroy(&flame);
+	return result(store, rq, err);
+}
+
+static int route_stack(struct hl_store *store, int64_t id, struct request *rq)
+{
+	struct hl_stack_row stack;
+	struct hl_bump arena;
+	int err;
+
+	hl_bump_init(&arena);
+	err = hl_query_stack(store, id, &arena, &stack);
+	if (!err)
+		*rq->body = hl_stack_json(&stack);
+	hl_bump_free(&arena);
+	return result(store, rq, err);
+}
+
 /* A program's runs and leak sites, oldest first. */
 static int route_history(struct hl_store *store, const char *program, struct request *rq)
 {
@@ -277,11 +370,11 @@ static int route_runs(struct hl_store *store, const char *rest, struct request *
 	if (!*sub)
 		return result(store, rq, hl_ui_run(store, id, rq->body));
 	if (!strcmp(sub, "leaks"))
-		return result(store, rq, hl_query_leaks(store, id, &page, rq->body));
+		return route_leaks(store, id, &page, rq);
 	if (!strcmp(sub, "errors"))
 		return result(store, rq, hl_ui_errors(store, id, rq->body));
 	if (!strcmp(sub, "checks"))
-		return result(store, rq, hl_query_checks(store, id, rq->body));
+		return route_rows(store, id, hl_query_checks, hl_check_rows_json, rq);
 	if (!strcmp(sub, "summary"))
 		return result(store, rq, hl_ui_summary(store, id, rq->body));
 	return answer(rq, 404, "no such page of a run");
@@ -295,13 +388,12 @@ static int route_process(struct hl_store *store, const char *rest, struct reques
 	if (!path_id(rest, &id, &sub))
 		return answer(rq, 400, "a process id is a number");
 	if (!strcmp(sub, "timeline"))
-		return result(store, rq, hl_query_timeline(store, id, rq->body));
+		return route_rows(store, id, hl_query_timeline, hl_timeline_json, rq);
 	if (strcmp(sub, "flame"))
 		return answer(rq, 404, "no such page of a process");
 	if (kind && strcmp(kind, "all") && strcmp(kind, "leaks"))
 		return answer(rq, 400, "kind is all or leaks");
-	return result(store, rq, hl_query_flame(store, id, kind && !strcmp(kind, "leaks"),
-						rq->body));
+	return route_flame(store, id, kind && !strcmp(kind, "leaks"), rq);
 }
 
 /* The one diff by leak site (model/site_diff.h), as `heapledger diff
@@ -365,7 +457,7 @@ int hl_ui_api(struct hl_store *store, const char *path,
 	if (!strncmp(path, "stacks/", 7)) {
 		if (!path_id(path + 7, &a, &sub) || *sub)
 			return answer(&rq, 400, "a stack id is a number");
-		return result(store, &rq, hl_query_stack(store, a, body));
+		return route_stack(store, a, &rq);
 	}
 	if (!strcmp(path, "vocabulary")) {
 		*body = hl_ui_vocabulary();
@@ -384,7 +476,7 @@ int hl_ui_api(struct hl_store *store, const char *path,
 			return answer(&rq, 400, "search needs q, 1 to 200 characters");
 		if (!param_number(&rq, "limit", 200, PAGE_MAX, &limit))
 			return answer(&rq, 400, "limit is a number (at most 5000)");
-		return result(store, &rq, hl_query_search(store, q, limit, body));
+		return route_search(store, q, limit, &rq);
 	}
 	if (!strcmp(path, "history")) {
 		const char *program = get("program", cls);

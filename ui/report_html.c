@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "run_rows_json.h"
 #include "store_query.h"
 #include "ui.h"
 #include "util.h"
@@ -101,77 +102,91 @@ static json_t *stack_text(const json_t *stack)
 	return f;
 }
 
-static int add_stack(struct hl_store *s, json_t *answers, json_int_t id, json_t **stack)
+/* answers["stacks/ID"], once per stack: many rows share one. */
+static int add_stack(struct hl_store *s, json_t *answers, struct hl_maybe id, json_t **stack)
 {
+	struct hl_stack_row row;
+	struct hl_bump arena;
 	char key[48];
 	int err = 0;
 
 	*stack = NULL;
-	if (id <= 0)
+	if (!id.known || id.value <= 0)
 		return 0;
-	snprintf(key, sizeof(key), "stacks/%lld", (long long)id);
-	*stack = json_object_get(answers, key);
-	if (!*stack && !(err = hl_query_stack(s, id, stack)))
+	snprintf(key, sizeof(key), "stacks/%lld", (long long)id.value);
+	if ((*stack = json_object_get(answers, key)))
+		return 0;
+	hl_bump_init(&arena);
+	err = hl_query_stack(s, id.value, &arena, &row);
+	if (!err) {
+		*stack = hl_stack_json(&row);
 		json_object_set_new(answers, key, *stack);
+	}
+	hl_bump_free(&arena);
 	return err;
+}
+
+/* A stack id from a JSON answer (null or absent: none). */
+static struct hl_maybe stack_ref(const json_t *id)
+{
+	return (struct hl_maybe){ json_integer_value(id), json_is_integer(id) };
 }
 
 static int add_leaks(struct hl_store *s, json_t *answers, int64_t run_id)
 {
 	struct hl_query_page page = { 0, REPORT_LEAKS, NULL, NULL };
-	json_t *leaks, *row, *stack;
+	struct hl_run_rows rows;
+	json_t *leaks, *stack;
 	char key[48];
-	size_t i;
-	int err = hl_query_leaks(s, run_id, &page, &leaks);
+	int err;
 
-	if (err)
-		return err;
-	snprintf(key, sizeof(key), "runs/%lld/leaks", (long long)run_id);
-	json_object_set_new(answers, key, leaks);
-	json_array_foreach(json_object_get(leaks, "rows"), i, row) {
-		if ((err = add_stack(s, answers, json_integer_value(json_object_get(row, "stack_id")),
-				     &stack)))
-			return err;
-		if (stack)
-			json_object_set_new(row, "search", stack_text(stack));
+	hl_run_rows_init(&rows);
+	err = hl_query_leaks(s, run_id, &page, &rows);
+	leaks = err ? NULL : hl_leak_rows_json(&rows);
+	if (!err) {
+		snprintf(key, sizeof(key), "runs/%lld/leaks", (long long)run_id);
+		json_object_set_new(answers, key, leaks);
 	}
-	return 0;
-}
-
-static int add_errors(struct hl_store *s, json_t *answers, int64_t run_id)
-{
-	static const char *const stacks[] = { "stack_id", "alloc_stack_id", "free_stack_id" };
-	json_t *errors, *row, *stack;
-	char key[48];
-	size_t i;
-	int err = hl_ui_errors(s, run_id, &errors);
-
-	if (err)
-		return err;
-	snprintf(key, sizeof(key), "runs/%lld/errors", (long long)run_id);
-	json_object_set_new(answers, key, errors);
-	json_array_foreach(errors, i, row)
-		for (size_t k = 0; k < HL_ARRAY_SIZE(stacks) && !err; k++)
-			err = add_stack(s, answers, json_integer_value(json_object_get(row, stacks[k])),
-					&stack);
+	for (size_t i = 0; !err && i < rows.nleaks; i++) {
+		err = add_stack(s, answers, rows.leaks[i].stack_id, &stack);
+		if (!err && stack)
+			json_object_set_new(json_array_get(json_object_get(leaks, "rows"), i),
+					    "search", stack_text(stack));
+	}
+	hl_run_rows_destroy(&rows);
 	return err;
 }
 
-static int add_checks(struct hl_store *s, json_t *answers, int64_t run_id)
+/* The run's errors and checks, each followed by the stacks it names. */
+static int add_rows(struct hl_store *s, json_t *answers, int64_t run_id)
 {
-	json_t *checks, *row, *stack;
+	struct hl_run_rows rows;
+	json_t *stack;
 	char key[48];
-	size_t i;
-	int err = hl_query_checks(s, run_id, &checks);
+	int err;
 
-	if (err)
-		return err;
-	snprintf(key, sizeof(key), "runs/%lld/checks", (long long)run_id);
-	json_object_set_new(answers, key, checks);
-	json_array_foreach(json_object_get(checks, "records"), i, row)
+	hl_run_rows_init(&rows);
+	err = hl_query_errors(s, run_id, &rows);
+	if (!err) {
+		snprintf(key, sizeof(key), "runs/%lld/errors", (long long)run_id);
+		json_object_set_new(answers, key, hl_ui_error_rows_json(&rows));
+	}
+	for (size_t i = 0; !err && i < rows.nerrors; i++) {
+		err = add_stack(s, answers, rows.errors[i].stack_id, &stack);
 		if (!err)
-			err = add_stack(s, answers, json_integer_value(json_object_get(row, "stack_id")),
-					&stack);
+			err = add_stack(s, answers, rows.errors[i].alloc_stack_id, &stack);
+		if (!err)
+			err = add_stack(s, answers, rows.errors[i].free_stack_id, &stack);
+	}
+	if (!err)
+		err = hl_query_checks(s, run_id, &rows);
+	if (!err) {
+		snprintf(key, sizeof(key), "runs/%lld/checks", (long long)run_id);
+		json_object_set_new(answers, key, hl_check_rows_json(&rows));
+	}
+	for (size_t i = 0; !err && i < rows.nrecords; i++)
+		err = add_stack(s, answers, rows.records[i].stack_id, &stack);
+	hl_run_rows_destroy(&rows);
 	return err;
 }
 
@@ -190,37 +205,52 @@ static int add_summary(struct hl_store *s, json_t *answers, int64_t run_id)
 	json_object_set_new(answers, key, sum);
 	json_array_foreach(json_object_get(sum, "top_sites"), i, row)
 		if (!err)
-			err = add_stack(s, answers, json_integer_value(json_object_get(
+			err = add_stack(s, answers, stack_ref(json_object_get(
 				json_object_get(row, "where"), "stack_id")), &stack);
 	json_array_foreach(json_object_get(json_object_get(sum, "peak"), "stacks"), i, row)
 		if (!err)
-			err = add_stack(s, answers, json_integer_value(json_object_get(row, "stack_id")),
-					&stack);
+			err = add_stack(s, answers, stack_ref(json_object_get(row, "stack_id")), &stack);
 	for (size_t k = 0; k < HL_ARRAY_SIZE(lists); k++)
 		json_array_foreach(json_object_get(sum, lists[k]), i, row)
 			if (!err)
-				err = add_stack(s, answers,
-						json_integer_value(json_object_get(row, "stack_id")), &stack);
+				err = add_stack(s, answers, stack_ref(json_object_get(row, "stack_id")),
+						&stack);
 	return err;
 }
 
-static int add_process(struct hl_store *s, json_t *answers, const json_t *proc)
+static int flame(struct hl_store *s, int64_t process_id, bool leaks, json_t **out)
 {
-	json_int_t id = json_integer_value(json_object_get(proc, "id"));
-	json_t *timeline, *leaks, *all, *stack;
-	char key[64];
-	int err = add_stack(s, answers, json_integer_value(json_object_get(proc, "fatal_stack_id")),
-			    &stack); /* where a fatal signal arrived */
+	struct hl_flame f;
+	int err;
 
+	hl_flame_init(&f);
+	err = hl_query_flame(s, process_id, leaks, &f);
+	*out = err ? NULL : hl_flame_json(&f);
+	hl_flame_destroy(&f);
+	return err;
+}
+
+static int add_process(struct hl_store *s, json_t *answers, const struct hl_process_row *proc)
+{
+	struct hl_run_rows rows;
+	int64_t id = proc->id;
+	json_t *leaks, *all, *stack;
+	char key[64];
+	int err = add_stack(s, answers, proc->fatal_stack_id, &stack); /* where a fatal signal arrived */
+
+	hl_run_rows_init(&rows);
 	if (!err)
-		err = hl_query_timeline(s, id, &timeline);
+		err = hl_query_timeline(s, id, &rows);
+	if (!err) {
+		snprintf(key, sizeof(key), "processes/%lld/timeline", (long long)id);
+		json_object_set_new(answers, key, hl_timeline_json(&rows));
+	}
+	hl_run_rows_destroy(&rows);
 	if (err)
 		return err;
-	snprintf(key, sizeof(key), "processes/%lld/timeline", (long long)id);
-	json_object_set_new(answers, key, timeline);
-	if ((err = hl_query_flame(s, id, true, &leaks)))
+	if ((err = flame(s, id, true, &leaks)))
 		return err;
-	if ((err = hl_query_flame(s, id, false, &all))) {
+	if ((err = flame(s, id, false, &all))) {
 		json_decref(leaks);
 		return err;
 	}
@@ -231,28 +261,28 @@ static int add_process(struct hl_store *s, json_t *answers, const json_t *proc)
 
 static int collect(struct hl_store *s, int64_t run_id, json_t *answers)
 {
-	json_t *run, *proc;
+	struct hl_run_page run;
 	char key[48];
-	size_t i;
-	int err = hl_ui_run(s, run_id, &run);
+	json_t *page;
+	int err;
 
-	if (err)
-		return err;
-	snprintf(key, sizeof(key), "runs/%lld", (long long)run_id);
-	json_object_set_new(answers, key, run);
-	json_object_set_new(answers, "vocabulary", hl_ui_vocabulary());
-	err = add_leaks(s, answers, run_id);
+	hl_run_page_init(&run);
+	err = hl_query_run(s, run_id, &run);
 	if (!err)
-		err = add_summary(s, answers, run_id);
-	if (!err)
-		err = add_errors(s, answers, run_id);
-	if (!err)
-		err = add_checks(s, answers, run_id);
-	json_array_foreach(json_object_get(run, "processes"), i, proc) {
-		if (err)
-			break;
-		err = add_process(s, answers, proc);
+		err = hl_ui_run(s, run_id, &page);
+	if (!err) {
+		snprintf(key, sizeof(key), "runs/%lld", (long long)run_id);
+		json_object_set_new(answers, key, page);
+		json_object_set_new(answers, "vocabulary", hl_ui_vocabulary());
+		err = add_leaks(s, answers, run_id);
+		if (!err)
+			err = add_summary(s, answers, run_id);
 	}
+	if (!err)
+		err = add_rows(s, answers, run_id);
+	for (size_t i = 0; !err && i < run.nprocs; i++)
+		err = add_process(s, answers, &run.procs[i]);
+	hl_run_page_destroy(&run);
 	return err;
 }
 

@@ -43,6 +43,10 @@ int hl_ui_run(struct hl_store *store, int64_t run_id, json_t **out);
 /* GET /api/runs/ID/errors: the run's heap errors, each with its "heading",
  * "where" and "block_freed" in the model's words (report.h). 0 or -errno. */
 int hl_ui_errors(struct hl_store *store, int64_t run_id, json_t **out);
+/* The heap errors r holds as hl_error_rows_json() writes them, each with
+ * its "heading", "where" and "block_freed" as hl_ui_errors() gives them. */
+struct hl_run_rows;
+json_t *hl_ui_error_rows_json(const struct hl_run_rows *r);
 /* GET /api/runs/ID/summary: the run's summary, its verdict counted with the
  * gate's default options (what `heapledger gate RUN` says). 0 or -errno. */
 int hl_ui_summary(struct hl_store *store, int64_t run_id, json_t **out);

@@ -20,6 +20,8 @@ static inline json_t *hl_json_maybe(struct hl_maybe v)
 	return v.known ? json_integer((json_int_t)v.value) : json_null();
 }
 
+/* JSON integers are signed 64-bit in jansson; sizes fit in practice, and an
+ * address above 2^63 (never seen on x86-64 user space) is kept as its bits. */
 static inline json_t *hl_json_u64(uint64_t v)
 {
 	return json_integer((json_int_t)v);

@@ -8,45 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frame_json.h"
+#include "json_values.h"
 #include "report.h"
 #include "table.h"
-
-static json_t *str_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
-/* JSON integers are signed 64-bit in jansson; sizes fit in practice, and an
- * address above 2^63 (never seen on x86-64 user space) is kept as its bits. */
-static json_t *u64(uint64_t v)
-{
-	return json_integer((json_int_t)v);
-}
-
-static json_t *frame_json(const struct hl_frame_info *f)
-{
-	char address[24];
-	json_t *o = json_object();
-
-	snprintf(address, sizeof(address), "0x%llx", (unsigned long long)f->address);
-	json_object_set_new(o, "function", str_or_null(f->function));
-	json_object_set_new(o, "file", str_or_null(f->file));
-	json_object_set_new(o, "line", f->line ? json_integer(f->line) : json_null());
-	json_object_set_new(o, "module", str_or_null(f->module));
-	json_object_set_new(o, "address", json_string(address));
-	json_object_set_new(o, "offset", f->module ? u64(f->offset) : json_null());
-	json_object_set_new(o, "inlined", json_boolean(f->inlined));
-	return o;
-}
-
-static json_t *stack_json_new(const struct hl_report_stack *s)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; i < s->nframes; i++)
-		json_array_append_new(a, frame_json(&s->frames[i]));
-	return a;
-}
 
 /* The stacks of a report written as JSON so far, by key (hl_report_stack):
  * a fork child's loss records are its parent's stacks, and making their
@@ -96,7 +61,7 @@ static json_t *stack_json(struct hl_report *r, const struct hl_report_stack *s)
 	uint64_t h;
 
 	if (!s->key || !r)
-		return stack_json_new(s);
+		return hl_frames_json(s);
 	if (!c) {
 		c = r->json_stacks = hl_xcalloc(1, sizeof(*c));
 		hl_map_init(&c->by_key);
@@ -112,12 +77,12 @@ static json_t *stack_json(struct hl_report *r, const struct hl_report_stack *s)
 			index = *v;
 	}
 	if (index == SIZE_MAX) {
-		json_t *a = stack_json_new(s);
+		json_t *a = hl_frames_json(s);
 		char *text = json_dumps(a, JSON_FLAGS);
 
 		json_decref(a);
 		if (!text)
-			return stack_json_new(s); /* no memory: written in place */
+			return hl_frames_json(s); /* no memory: written in place */
 		hl_grow((void **)&c->v, &c->cap, c->n, sizeof(*c->v));
 		c->v[c->n] = (struct json_stack){ s->key, s->nframes, s->truncated, text, NULL, 0, 0 };
 		hl_map_insert(&c->by_key, h, c->n);
@@ -188,13 +153,13 @@ static json_t *leak_json(struct hl_report *r, const struct hl_report_leak *l)
 	json_t *o = json_object();
 
 	json_object_set_new(o, "kind", json_string(hl_leak_class_name(l->leak_class)));
-	json_object_set_new(o, "bytes", u64(l->bytes));
-	json_object_set_new(o, "blocks", u64(l->blocks));
-	json_object_set_new(o, "indirect_bytes", u64(l->indirect_bytes));
-	json_object_set_new(o, "inherited_blocks", u64(l->inherited_blocks));
+	json_object_set_new(o, "bytes", hl_json_u64(l->bytes));
+	json_object_set_new(o, "blocks", hl_json_u64(l->blocks));
+	json_object_set_new(o, "indirect_bytes", hl_json_u64(l->indirect_bytes));
+	json_object_set_new(o, "inherited_blocks", hl_json_u64(l->inherited_blocks));
 	json_object_set_new(o, "suppressed", json_boolean(l->suppressed));
-	json_object_set_new(o, "suppression", str_or_null(l->suppression));
-	json_object_set_new(o, "fingerprint", str_or_null(l->fingerprint));
+	json_object_set_new(o, "suppression", hl_json_text(l->suppression));
+	json_object_set_new(o, "fingerprint", hl_json_text(l->fingerprint));
 	json_object_set_new(o, "stack", stack_json(r, &l->stack));
 	json_object_set_new(o, "stack_truncated", json_boolean(l->stack.truncated));
 	return o;
@@ -212,14 +177,14 @@ static json_t *error_json(struct hl_report *r, const struct hl_report_error *e)
 	snprintf(address, sizeof(address), "0x%llx", (unsigned long long)e->block_address);
 	json_object_set_new(o, "block_address",
 			    e->block_address ? json_string(address) : json_null());
-	json_object_set_new(o, "block_size", u64(e->block_size));
+	json_object_set_new(o, "block_size", hl_json_u64(e->block_size));
 	if (e->kind == HL_ERROR_SIZE_MISMATCH)
-		json_object_set_new(o, "delete_size", u64(e->detail));
+		json_object_set_new(o, "delete_size", hl_json_u64(e->detail));
 	if (hl_report_error_is_access(e)) {
 		if (e->detail) /* the access's size, when the instruction was decoded */
-			json_object_set_new(o, "access_size", u64(e->detail));
+			json_object_set_new(o, "access_size", hl_json_u64(e->detail));
 	} else if (e->kind == HL_ERROR_OVERFLOW) {
-		json_object_set_new(o, "overrun_bytes", u64(e->detail));
+		json_object_set_new(o, "overrun_bytes", hl_json_u64(e->detail));
 	}
 	json_object_set_new(o, "stack", stack_json(r, &e->stack));
 	json_object_set_new(o, "alloc_stack", stack_json(r, &e->alloc_stack));
@@ -241,7 +206,7 @@ static json_t *fatal_json(struct hl_report *r, const struct hl_report_process *p
 	json_object_set_new(o, "signal", json_integer(p->fatal.signal));
 	json_object_set_new(o, "name", json_string(hl_report_signal_name(p->fatal.signal, name, sizeof(name))));
 	json_object_set_new(o, "si_code", json_integer(p->fatal.code));
-	json_object_set_new(o, "fault", str_or_null(p->fatal.fault));
+	json_object_set_new(o, "fault", hl_json_text(p->fatal.fault));
 	json_object_set_new(o, "address", p->fatal.fault ? json_string(address) : json_null());
 	json_object_set_new(o, "stack", stack_json(r, &p->fatal.stack));
 	return o;
@@ -257,7 +222,7 @@ static json_t *exit_json(struct hl_report *r, const struct hl_report_process *p)
 	else if (!strcmp(p->how, "exit") || !strcmp(p->how, "_exit"))
 		json_object_set_new(o, "status", json_integer(p->status));
 	else if (!strcmp(p->how, "exec")) {
-		json_object_set_new(o, "image", str_or_null(p->exec_path));
+		json_object_set_new(o, "image", hl_json_text(p->exec_path));
 		json_object_set_new(o, "tracked", json_boolean(!p->exec_untracked));
 	}
 	json_object_set_new(o, "fatal", fatal_json(r, p));
@@ -296,19 +261,19 @@ static json_t *summary_json(const struct hl_report_process *p)
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "in_use_bytes", u64(p->in_use_bytes));
-	json_object_set_new(o, "in_use_blocks", u64(p->in_use_blocks));
-	json_object_set_new(o, "allocs", u64(p->allocs));
-	json_object_set_new(o, "frees", u64(p->frees));
-	json_object_set_new(o, "bytes_allocated", u64(p->bytes_allocated));
-	json_object_set_new(o, "peak_bytes", u64(p->peak_bytes));
-	json_object_set_new(o, "inherited_bytes", u64(p->inherited_bytes));
-	json_object_set_new(o, "inherited_blocks", u64(p->inherited_blocks));
-	json_object_set_new(o, "dropped_events", u64(p->dropped_events));
-	json_object_set_new(o, "dropped_stacks", u64(p->dropped_stacks));
-	json_object_set_new(o, "unmatched_frees", u64(p->unmatched_frees));
-	json_object_set_new(o, "unfreed_superseded", u64(p->unfreed_superseded));
-	json_object_set_new(o, "live_mismatch", u64(p->live_mismatch));
+	json_object_set_new(o, "in_use_bytes", hl_json_u64(p->in_use_bytes));
+	json_object_set_new(o, "in_use_blocks", hl_json_u64(p->in_use_blocks));
+	json_object_set_new(o, "allocs", hl_json_u64(p->allocs));
+	json_object_set_new(o, "frees", hl_json_u64(p->frees));
+	json_object_set_new(o, "bytes_allocated", hl_json_u64(p->bytes_allocated));
+	json_object_set_new(o, "peak_bytes", hl_json_u64(p->peak_bytes));
+	json_object_set_new(o, "inherited_bytes", hl_json_u64(p->inherited_bytes));
+	json_object_set_new(o, "inherited_blocks", hl_json_u64(p->inherited_blocks));
+	json_object_set_new(o, "dropped_events", hl_json_u64(p->dropped_events));
+	json_object_set_new(o, "dropped_stacks", hl_json_u64(p->dropped_stacks));
+	json_object_set_new(o, "unmatched_frees", hl_json_u64(p->unmatched_frees));
+	json_object_set_new(o, "unfreed_superseded", hl_json_u64(p->unfreed_superseded));
+	json_object_set_new(o, "live_mismatch", hl_json_u64(p->live_mismatch));
 	json_object_set_new(o, "scanned", json_boolean(p->scanned));
 	return o;
 }
@@ -338,7 +303,7 @@ static json_t *check_record_json(struct hl_report *r, const struct hl_report_che
 {
 	json_t *o = leak_json(r, &rec->leak);
 
-	json_object_set_new(o, "loss_record", u64(rec->rank));
+	json_object_set_new(o, "loss_record", hl_json_u64(rec->rank));
 	json_object_set_new(o, "new_bytes", json_integer(rec->new_bytes));
 	json_object_set_new(o, "new_indirect_bytes", json_integer(rec->new_indirect_bytes));
 	json_object_set_new(o, "new_blocks", json_integer(rec->new_blocks));
@@ -354,14 +319,14 @@ static json_t *check_json(struct hl_report *r, const struct hl_report_check *c,
 
 	json_object_set_new(o, "seq", json_integer(c->seq));
 	json_object_set_new(o, "by", json_string(c->by_signal ? "signal" : "call"));
-	json_object_set_new(o, "time_ns", u64(c->time_ns));
+	json_object_set_new(o, "time_ns", hl_json_u64(c->time_ns));
 	json_object_set_new(o, "scanned", json_boolean(c->scanned));
 	json_object_set_new(o, "all_threads_stopped", json_boolean(c->all_threads_stopped));
 	for (unsigned k = 0; k <= HL_CLASS_SUPPRESSED; k++) {
 		json_t *v = json_object();
 
-		json_object_set_new(v, "bytes", u64(c->bytes[k]));
-		json_object_set_new(v, "blocks", u64(c->blocks[k]));
+		json_object_set_new(v, "bytes", hl_json_u64(c->bytes[k]));
+		json_object_set_new(v, "blocks", hl_json_u64(c->blocks[k]));
 		json_object_set_new(v, "new_bytes",
 				    json_integer((json_int_t)(c->bytes[k] - (prev ? prev->bytes[k] : 0))));
 		json_object_set_new(v, "new_blocks",
@@ -370,7 +335,7 @@ static json_t *check_json(struct hl_report *r, const struct hl_report_check *c,
 	}
 	json_object_set_new(o, "kinds", kinds);
 	json_object_set_new(o, "unstopped_tids", tids_json(c->unstopped_tids, c->nunstopped_tids));
-	json_object_set_new(o, "records_total", u64(c->records_total));
+	json_object_set_new(o, "records_total", hl_json_u64(c->records_total));
 	json_object_set_new(o, "records", records);
 	for (size_t i = 0; i < c->nrecords; i++)
 		json_array_append_new(records, check_record_json(r, &c->records[i]));
@@ -385,9 +350,9 @@ static json_t *timeline_json(const struct hl_report_process *p)
 	for (size_t i = 0; i < p->ntimeline; i++) {
 		json_t *o = json_object();
 
-		json_object_set_new(o, "time_ns", u64(p->timeline[i].time_ns));
-		json_object_set_new(o, "in_use_bytes", u64(p->timeline[i].in_use_bytes));
-		json_object_set_new(o, "in_use_blocks", u64(p->timeline[i].in_use_blocks));
+		json_object_set_new(o, "time_ns", hl_json_u64(p->timeline[i].time_ns));
+		json_object_set_new(o, "in_use_bytes", hl_json_u64(p->timeline[i].in_use_bytes));
+		json_object_set_new(o, "in_use_blocks", hl_json_u64(p->timeline[i].in_use_blocks));
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -402,10 +367,10 @@ static json_t *process_json(struct hl_report *r, const struct hl_report_process 
 	json_object_set_new(o, "ppid", json_integer(p->ppid));
 	json_object_set_new(o, "exe", json_string(p->exe));
 	json_object_set_new(o, "argv", argv_json(p->argv, p->argc));
-	json_object_set_new(o, "test", str_or_null(p->test_name));
+	json_object_set_new(o, "test", hl_json_text(p->test_name));
 	json_object_set_new(o, "origin", json_string(p->origin));
-	json_object_set_new(o, "started_ns", u64(p->started_ns));
-	json_object_set_new(o, "ended_ns", u64(p->ended_ns));
+	json_object_set_new(o, "started_ns", hl_json_u64(p->started_ns));
+	json_object_set_new(o, "ended_ns", hl_json_u64(p->ended_ns));
 	json_object_set_new(o, "exit", exit_json(r, p));
 	json_object_set_new(o, "stream_incomplete", stream_cut_json(p));
 	json_object_set_new(o, "summary", summary_json(p));
@@ -447,17 +412,17 @@ int hl_report_json_begin(const struct hl_report *r, FILE *out)
 	json_object_set_new(run, "id", r->run_id ? json_integer(r->run_id) : json_null());
 	json_object_set_new(run, "mode", json_string(r->mode));
 	json_object_set_new(run, "argv", argv_json(r->argv, r->argc));
-	json_object_set_new(run, "started_ns", u64(r->started_ns));
-	json_object_set_new(run, "ended_ns", u64(r->ended_ns));
+	json_object_set_new(run, "started_ns", hl_json_u64(r->started_ns));
+	json_object_set_new(run, "ended_ns", hl_json_u64(r->ended_ns));
 	json_object_set_new(run, "exit_code",
 			    r->exit_code >= 0 ? json_integer(r->exit_code) : json_null());
-	json_object_set_new(run, "uuid", str_or_null(r->uuid));
-	json_object_set_new(run, "git_commit", str_or_null(r->git_commit));
-	json_object_set_new(run, "git_branch", str_or_null(r->git_branch));
+	json_object_set_new(run, "uuid", hl_json_text(r->uuid));
+	json_object_set_new(run, "git_commit", hl_json_text(r->git_commit));
+	json_object_set_new(run, "git_branch", hl_json_text(r->git_branch));
 	json_object_set_new(run, "labels", labels_json(r));
-	json_object_set_new(run, "unreported", str_or_null(r->unreported));
-	json_object_set_new(run, "cwd", str_or_null(r->cwd));
-	json_object_set_new(run, "hostname", str_or_null(r->hostname));
+	json_object_set_new(run, "unreported", hl_json_text(r->unreported));
+	json_object_set_new(run, "cwd", hl_json_text(r->cwd));
+	json_object_set_new(run, "hostname", hl_json_text(r->hostname));
 	text = json_dumps(run, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 	json_decref(run);
 	if (!text)

@@ -8,13 +8,13 @@
  * allocation stack weighted by the bytes it allocated, and one per stack
  * that leaked weighted by the bytes it leaked. Samples list frames from the
  * outermost (speedscope's order); frames are shared by name, file and line.
+ * It renders what the query layer read (store/query_profile.h); no SQL.
  */
 #include <errno.h>
 #include <jansson.h>
 #include <string.h>
 
 #include "report_speedscope.h"
-#include "store_query.h"
 #include "util.h"
 
 struct frames {
@@ -22,27 +22,24 @@ struct frames {
 	json_t *index;  /* "name\\x1ffile\\x1fline" -> position in list */
 };
 
-static json_int_t frame_index(struct frames *fr, const json_t *f)
+static json_int_t frame_index(struct frames *fr, const struct hl_frame_info *f)
 {
-	const char *fn = json_string_value(json_object_get(f, "function"));
-	const char *file = json_string_value(json_object_get(f, "file"));
-	const char *module = json_string_value(json_object_get(f, "module"));
-	json_int_t line = json_integer_value(json_object_get(f, "line"));
 	char name[512], key[1200];
 	json_t *hit, *frame;
 
-	if (fn)
-		snprintf(name, sizeof(name), "%s", fn);
+	if (f->function)
+		snprintf(name, sizeof(name), "%s", f->function);
 	else
-		snprintf(name, sizeof(name), "%s+0x%llx", module ? module : "?",
-			 (unsigned long long)json_integer_value(json_object_get(f, "offset")));
-	snprintf(key, sizeof(key), "%s\x1f%s\x1f%lld", name, file ? file : "", (long long)line);
+		snprintf(name, sizeof(name), "%s+0x%llx", f->module ? f->module : "?",
+			 (unsigned long long)f->offset);
+	snprintf(key, sizeof(key), "%s\x1f%s\x1f%lld", name, f->file ? f->file : "",
+		 (long long)f->line);
 	if ((hit = json_object_get(fr->index, key)))
 		return json_integer_value(hit);
 	frame = json_pack("{ss}", "name", name);
-	if (file) {
-		json_object_set_new(frame, "file", json_string(file));
-		json_object_set_new(frame, "line", json_integer(line));
+	if (f->file) {
+		json_object_set_new(frame, "file", json_string(f->file));
+		json_object_set_new(frame, "line", json_integer(f->line));
 	}
 	json_array_append_new(fr->list, frame);
 	json_object_set_new(fr->index, key, json_integer((json_int_t)json_array_size(fr->list) - 1));
@@ -57,28 +54,21 @@ static json_t *profile(const char *name, json_int_t total, json_t *samples, json
 }
 
 /* The two profiles of one process, appended to profiles. */
-static int add_process(struct hl_store *s, const json_t *proc, struct frames *fr,
-		       json_t *profiles)
+static void add_process(const struct hl_process_row *proc, const struct hl_run_rows *rows,
+			struct frames *fr, json_t *profiles)
 {
-	json_t *rows, *row, *samples[2] = { json_array(), json_array() };
+	json_t *samples[2] = { json_array(), json_array() };
 	json_t *weights[2] = { json_array(), json_array() };
 	json_int_t total[2] = { 0, 0 };
 	char name[2][256];
-	size_t i;
-	int err = hl_query_profile(s, json_integer_value(json_object_get(proc, "id")), &rows);
 
-	if (err) {
-		for (int k = 0; k < 2; k++)
-			json_decref(samples[k]), json_decref(weights[k]);
-		return err;
-	}
-	json_array_foreach(rows, i, row) {
-		json_t *frames = json_object_get(row, "frames"), *stack = json_array();
-		json_int_t w[2] = { json_integer_value(json_object_get(row, "bytes")),
-				    json_integer_value(json_object_get(row, "leaked_bytes")) };
+	for (size_t i = 0; i < rows->nprofile; i++) {
+		const struct hl_profile_stack *p = &rows->profile[i];
+		json_int_t w[2] = { (json_int_t)p->bytes, (json_int_t)p->leaked_bytes };
+		json_t *stack = json_array();
 
-		for (size_t n = json_array_size(frames); n > 0; n--)
-			json_array_append_new(stack, json_integer(frame_index(fr, json_array_get(frames, n - 1))));
+		for (size_t n = p->stack.nframes; n > 0; n--)
+			json_array_append_new(stack, json_integer(frame_index(fr, &p->stack.frames[n - 1])));
 		for (int k = 0; k < 2; k++) {
 			if (w[k] <= 0)
 				continue;
@@ -88,39 +78,31 @@ static int add_process(struct hl_store *s, const json_t *proc, struct frames *fr
 		}
 		json_decref(stack);
 	}
-	json_decref(rows);
 	for (int k = 0; k < 2; k++)
 		snprintf(name[k], sizeof(name[k]), "%s, pid %lld (%s)",
-			 k ? "bytes leaked" : "bytes allocated",
-			 (long long)json_integer_value(json_object_get(proc, "pid")),
-			 json_string_value(json_object_get(proc, "exe")));
+			 k ? "bytes leaked" : "bytes allocated", (long long)proc->pid, proc->exe);
 	for (int k = 0; k < 2; k++)
 		json_array_append_new(profiles, profile(name[k], total[k], samples[k], weights[k]));
-	return 0;
 }
 
-int hl_report_write_speedscope(struct hl_store *s, int64_t run_id, FILE *out)
+int hl_report_write_speedscope(const struct hl_run_profiles *run, FILE *out)
 {
 	struct frames fr = { json_array(), json_object() };
-	json_t *run, *proc, *profiles = json_array(), *doc;
+	const struct hl_run_row *r = run->page.run.n ? &run->page.run.rows[0] : NULL;
+	json_t *profiles = json_array(), *doc;
 	char title[256];
-	size_t i;
-	int err = hl_query_run(s, run_id, &run);
+	int err = 0;
 
-	json_array_foreach(err ? NULL : json_object_get(run, "processes"), i, proc)
-		if ((err = add_process(s, proc, &fr, profiles)))
-			break;
-	snprintf(title, sizeof(title), "heapledger run %lld: %s", (long long)run_id,
-		 err ? "" : json_string_value(json_object_get(run, "program")) ?
-		 json_string_value(json_object_get(run, "program")) : "?");
+	for (size_t i = 0; i < run->page.nprocs; i++)
+		add_process(&run->page.procs[i], &run->procs[i], &fr, profiles);
+	snprintf(title, sizeof(title), "heapledger run %lld: %s", r ? (long long)r->id : 0LL,
+		 r && r->program ? r->program : "?");
 	doc = json_pack("{sss{so}sosssIss}",
 			"$schema", "https://www.speedscope.app/file-format-schema.json",
 			"shared", "frames", fr.list, "profiles", profiles, "name", title,
 			"activeProfileIndex", (json_int_t)0, "exporter", "heapledger " HL_VERSION);
 	json_decref(fr.index);
-	if (!err)
-		json_decref(run);
-	if (!err && json_dumpf(doc, out, JSON_COMPACT))
+	if (json_dumpf(doc, out, JSON_COMPACT))
 		err = -EIO;
 	if (!err)
 		fputc('\n', out);

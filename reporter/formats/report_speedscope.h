@@ -8,9 +8,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "store.h"
+#include "run_rows.h"
 
-/* Writes run_id's allocation and leak profiles; returns 0 or -errno. */
-int hl_report_write_speedscope(struct hl_store *s, int64_t run_id, FILE *out);
+/* Writes a run's allocation and leak profiles (hl_query_run_profiles);
+ * returns 0 or -EIO. */
+int hl_report_write_speedscope(const struct hl_run_profiles *run, FILE *out);
 
 #endif /* HL_REPORTER_REPORT_SPEEDSCOPE_H */

@@ -12,6 +12,8 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
+#include "query_page.h"
+#include "report.h"
 #include "run_list.h"
 #include "store_int.h"
 
@@ -28,6 +30,44 @@ const char *hl_col_text(sqlite3_stmt *st, int i);
 const char *hl_col_text_in(struct hl_bump *a, sqlite3_stmt *st, int i);
 /* Column i as a value that may be NULL. */
 struct hl_maybe hl_col_maybe(sqlite3_stmt *st, int i);
+
+/* The statements that read a stored stack (query_stacks.c), prepared once
+ * for a reader of many (the report's loader). */
+struct hl_stack_reader {
+	struct hl_store *s;
+	sqlite3_stmt *walk, *truncated;
+};
+int hl_stack_reader_open(struct hl_stack_reader *r, struct hl_store *s);
+void hl_stack_reader_close(struct hl_stack_reader *r);
+/* stack_id's frames, innermost first, into out (key 0), strings in a. */
+int hl_stack_read(struct hl_stack_reader *r, struct hl_bump *a, int64_t stack_id,
+		  struct hl_report_stack *out);
+
+/* The class a loss record is shown as: a suppressed record counts as
+ * "suppressed", whatever its class (it is never shown as lost). */
+#define HL_SHOWN_CLASS "CASE WHEN l.suppressed THEN 'suppressed' ELSE l.leak_class END"
+/* A record of lost bytes: a lost class, not suppressed (reachable and
+ * suppressed apart). */
+#define HL_LOST_RECORD \
+	"l.leak_class IN ('definitely', 'indirectly', 'possibly', 'unknown') AND l.suppressed = 0"
+/* The leak table's class filter (?3): NULL every record, a class word the
+ * records shown as that class, "lost" the lost ones (what leaks: not still
+ * reachable, not suppressed), the web UI's default. */
+#define HL_CLASS_MATCH "(?3 IS NULL OR " HL_SHOWN_CLASS " = ?3 OR (?3 = 'lost' AND " HL_LOST_RECORD "))"
+
+/* The leak table's text filter (query_leak_filter.c): of run_id's loss
+ * records shown as cls (NULL: all), in page order, those with a frame whose
+ * function, file or module is LIKE like: how many (*total), and the page's
+ * as the JSON text "[[leaks.id, processes.id], ...]" (*ids, malloc'd, for
+ * SQLite's json_each). 0 or -errno. */
+int hl_leak_filter_page(struct hl_store *s, int64_t run_id, const char *like, const char *cls,
+			const struct hl_query_page *page, int64_t *total, char **ids);
+
+/* A run's frames are read into arrays sorted by frames.id (the report's
+ * call tree, the leak filter's, the flame graph's), each element starting
+ * with its int64_t id: the index of id among the n elements of size bytes
+ * at base, or n when it is not there (binary search). */
+size_t hl_find_by_id(const void *base, size_t n, size_t size, int64_t id);
 
 /* "%filter%" for LIKE ... ESCAPE '\', with the filter's own %, _ and \
  * escaped; malloc'd. */

@@ -1,15 +1,18 @@
 /*
- * reporter/store/query_runs.c: stored runs as rows (query_runs.h). Every
+ * reporter/store/query_runs.c: stored runs as rows (query_runs.h), and
+ * whether a run exists and how far it has been written (store_query.h). Every
  * query reads the same columns (RUN_COLUMNS) through one reader, then each
  * row's labels and leaked bytes by class with two statements prepared once
  * per query: a run's labels and classes are a handful of rows.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "query_int.h"
 #include "query_runs.h"
+#include "store_query.h"
 
 #define RUN_COLUMNS \
 	"SELECT r.id, r.mode, r.program, r.argv, r.cwd, r.hostname, r.git_commit," \
@@ -191,5 +194,46 @@ int hl_query_program_runs(struct hl_store *s, const char *program, struct hl_run
 	sqlite3_bind_text(st, 1, program, -1, SQLITE_STATIC);
 	err = read_runs(s, st, out);
 	out->total = (int64_t)out->n;
+	return err;
+}
+
+int hl_query_run_exists(struct hl_store *s, int64_t run_id)
+{
+	sqlite3_stmt *st;
+	bool found;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM runs WHERE id = ?", -1, &st, NULL))
+		return hl_query_fail(s, "run");
+	sqlite3_bind_int64(st, 1, run_id);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	if (found)
+		return 0;
+	snprintf(s->error, sizeof(s->error), "no run %lld in the database", (long long)run_id);
+	return -ENOENT;
+}
+
+int hl_query_run_progress(struct hl_store *s, int64_t run_id, int64_t *processes, bool *ended)
+{
+	sqlite3_stmt *st;
+	int rc, err = hl_query_prepare(s,
+		"SELECT r.ended_ns IS NOT NULL,"
+		" (SELECT count(*) FROM processes p WHERE p.run_id = r.id)"
+		" FROM runs r WHERE r.id = ?1", &st);
+
+	if (err)
+		return err;
+	sqlite3_bind_int64(st, 1, run_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*ended = sqlite3_column_int(st, 0) != 0;
+		*processes = sqlite3_column_int64(st, 1);
+	} else if (rc == SQLITE_DONE) {
+		snprintf(s->error, sizeof(s->error), "no run %lld", (long long)run_id);
+		err = -ENOENT;
+	} else {
+		err = hl_query_fail(s, "query");
+	}
+	sqlite3_finalize(st);
 	return err;
 }

@@ -62,3 +62,22 @@ char *hl_like_pattern(const char *filter)
 	*o = 0;
 	return p;
 }
+
+size_t hl_find_by_id(const void *base, size_t n, size_t size, int64_t id)
+{
+	size_t lo = 0, hi = n;
+	int64_t at;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		memcpy(&at, (const char *)base + mid * size, sizeof(at));
+		if (at < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < n)
+		memcpy(&at, (const char *)base + lo * size, sizeof(at));
+	return lo < n && at == id ? lo : n;
+}

@@ -4,13 +4,12 @@
  * and the report model.
  */
 #include <errno.h>
-#include <jansson.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store.h"
-#include "store_int.h"
+#include "query_int.h"
 
 
 static int load_fail(struct hl_store *s, const char *what)
@@ -69,7 +68,8 @@ static uint64_t col_u64(sqlite3_stmt *st, int i)
 struct loader {
 	struct hl_store *s;
 	const struct hl_report_filter *filter;
-	sqlite3_stmt *stack, *leaks, *errors, *checks, *exec_next, *frames, *check_records,
+	struct hl_stack_reader stack; /* stacks by id (query_stacks.c) */
+	sqlite3_stmt *leaks, *errors, *checks, *exec_next, *frames, *check_records,
 		*unstopped, *timeline;
 	int64_t run_id;
 	/* The run's frames, by frames.id: records share their callers, and
@@ -87,17 +87,6 @@ struct loader {
 };
 
 static const char *const loader_sql[] = {
-	/* innermost first: from the stack's leaf up its callers */
-	"WITH RECURSIVE walk(position, frame_id) AS ("
-	" SELECT 0, leaf_frame_id FROM stacks WHERE id = ?1"
-	" UNION ALL SELECT w.position + 1, f.parent_id FROM walk w"
-	" JOIN frames f ON f.id = w.frame_id WHERE f.parent_id IS NOT NULL)"
-	" SELECT f.address, f.inlined, y.module, y.module_offset, y.function,"
-	" y.file, y.line, k.truncated FROM walk w"
-	" JOIN frames f ON f.id = w.frame_id"
-	" JOIN stacks k ON k.id = ?1"
-	" LEFT JOIN symbols y ON y.id = f.symbol_id"
-	" ORDER BY w.position",
 	"SELECT l.leak_class, l.bytes, l.blocks, l.inherited_blocks, l.suppressed, l.stack_id,"
 	" l.suppression, l.fingerprint, l.indirect_bytes, k.leaf_frame_id, k.truncated"
 	" FROM leaks l LEFT JOIN stacks k ON k.id = l.stack_id WHERE l.process_id = ?"
@@ -128,7 +117,7 @@ static const char *const loader_sql[] = {
 static int loader_open(struct loader *l, struct hl_store *s, int64_t run_id,
 		       const struct hl_report_filter *filter)
 {
-	sqlite3_stmt **st[] = { &l->stack, &l->leaks, &l->errors, &l->checks, &l->exec_next,
+	sqlite3_stmt **st[] = { &l->leaks, &l->errors, &l->checks, &l->exec_next,
 				&l->frames, &l->check_records, &l->unstopped, &l->timeline };
 
 	memset(l, 0, sizeof(*l));
@@ -138,12 +127,12 @@ static int loader_open(struct loader *l, struct hl_store *s, int64_t run_id,
 	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++)
 		if (sqlite3_prepare_v2(s->db, loader_sql[i], -1, st[i], NULL))
 			return load_fail(s, "preparing the report's queries");
-	return 0;
+	return hl_stack_reader_open(&l->stack, s);
 }
 
 static void loader_close(struct loader *l)
 {
-	sqlite3_finalize(l->stack);
+	hl_stack_reader_close(&l->stack);
 	sqlite3_finalize(l->leaks);
 	sqlite3_finalize(l->errors);
 	sqlite3_finalize(l->checks);
@@ -155,58 +144,51 @@ static void loader_close(struct loader *l)
 	free(l->tree);
 }
 
-static void argv_from_json(struct hl_report *r, const char *text,
+/* A stored argv (a JSON array of strings) into *argv: SQLite reads the
+ * JSON; what is not an array reads as no arguments, an element that is not
+ * a string as "". */
+static void argv_from_json(struct hl_store *s, struct hl_report *r, const char *text,
 			   const char ***argv, uint32_t *argc)
 {
-	json_t *a = text ? json_loads(text, 0, NULL) : NULL;
-	size_t n = json_is_array(a) ? json_array_size(a) : 0;
+	sqlite3_stmt *st = NULL;
+	size_t n = 0, cap = 0;
 
-	*argv = hl_bump_alloc(&r->arena, (n + 1) * sizeof(**argv));
-	*argc = (uint32_t)n;
-	for (size_t i = 0; i < n; i++) {
-		const char *v = json_string_value(json_array_get(a, i));
+	*argv = NULL;
+	if (text && sqlite3_prepare_v2(s->db,
+		"SELECT CASE WHEN type = 'text' THEN value ELSE '' END FROM json_each(coalesce("
+		" CASE WHEN json_valid(?1) THEN CASE WHEN json_type(?1) = 'array' THEN ?1 END END,"
+		" '[]'))", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			if (n + 1 >= cap) {
+				const char **grown;
 
-		(*argv)[i] = hl_bump_strdup(&r->arena, v ? v : "");
+				cap = cap ? 2 * cap : 8;
+				grown = hl_bump_alloc(&r->arena, cap * sizeof(*grown));
+				if (n)
+					memcpy(grown, *argv, n * sizeof(*grown));
+				*argv = grown;
+			}
+			(*argv)[n++] = col_text(r, st, 0);
+		}
 	}
-	json_decref(a);
+	sqlite3_finalize(st);
+	if (!*argv)
+		*argv = hl_bump_alloc(&r->arena, sizeof(**argv));
+	*argc = (uint32_t)n;
 }
 
 static int load_stack(struct loader *l, struct hl_report *r, int64_t stack_id,
 		      struct hl_report_stack *out)
 {
-	sqlite3_stmt *st = l->stack;
-	size_t cap = 0;
+	int err;
 
 	memset(out, 0, sizeof(*out));
 	if (stack_id <= 0)
 		return 0;
+	err = hl_stack_read(&l->stack, &r->arena, stack_id, out);
 	out->key = (uint64_t)stack_id << 2 | 2;
-	sqlite3_bind_int64(st, 1, stack_id);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct hl_frame_info *f;
-
-		if (out->nframes == cap) {
-			struct hl_frame_info *grown;
-
-			cap = cap ? cap * 2 : 16;
-			grown = hl_bump_alloc(&r->arena, cap * sizeof(*grown));
-			if (out->nframes)
-				memcpy(grown, out->frames, out->nframes * sizeof(*grown));
-			out->frames = grown;
-		}
-		f = &out->frames[out->nframes++];
-		f->address = col_u64(st, 0);
-		f->inlined = sqlite3_column_int(st, 1) != 0;
-		f->module = col_text(r, st, 2);
-		f->offset = col_u64(st, 3);
-		f->function = col_text(r, st, 4);
-		f->linkage = NULL; /* not stored */
-		f->file = col_text(r, st, 5);
-		f->line = (uint32_t)sqlite3_column_int(st, 6);
-		out->truncated = sqlite3_column_int(st, 7) != 0;
-	}
-	sqlite3_reset(st);
-	return 0;
+	return err;
 }
 
 /* Reads the run's call tree (frames rows, in id order) into ld->tree, once. */
@@ -241,17 +223,9 @@ static void load_tree(struct loader *ld)
 
 static const struct loaded_frame *tree_find(const struct loader *ld, int64_t id)
 {
-	size_t lo = 0, hi = ld->ntree;
+	size_t i = hl_find_by_id(ld->tree, ld->ntree, sizeof(*ld->tree), id);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ld->tree[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < ld->ntree && ld->tree[lo].id == id ? &ld->tree[lo] : NULL;
+	return i < ld->ntree ? &ld->tree[i] : NULL;
 }
 
 /* The stack from its innermost frame up through the loaded tree; false
@@ -539,14 +513,14 @@ static int load_unstopped(struct loader *ld, struct hl_report *r, int64_t proces
 	return 0;
 }
 
-static void fill_process(struct hl_report *r, sqlite3_stmt *st,
+static void fill_process(struct hl_store *s, struct hl_report *r, sqlite3_stmt *st,
 			 struct hl_report_process *p)
 {
 	p->pid = (uint32_t)sqlite3_column_int64(st, 1);
 	p->ppid = (uint32_t)sqlite3_column_int64(st, 2);
 	p->origin = col_text(r, st, 3);
 	p->exe = col_text(r, st, 4);
-	argv_from_json(r, (const char *)sqlite3_column_text(st, 5), &p->argv, &p->argc);
+	argv_from_json(s, r, (const char *)sqlite3_column_text(st, 5), &p->argv, &p->argc);
 	p->started_ns = col_u64(st, 6);
 	p->ended_ns = col_u64(st, 7);
 	p->how = col_text(r, st, 8);
@@ -656,7 +630,7 @@ static int load_processes(struct loader *ld, struct hl_report *r,
 			into = &one;
 		}
 		p = hl_report_new_process(into);
-		fill_process(into, st, p);
+		fill_process(s, into, st, p);
 		keep = process_wanted(ld->filter, p);
 		if (keep)
 			load_tree(ld);
@@ -737,7 +711,7 @@ static int load_run(struct hl_store *s, int64_t run_id, struct hl_report *r)
 	}
 	r->run_id = run_id;
 	r->mode = col_text(r, st, 0);
-	argv_from_json(r, (const char *)sqlite3_column_text(st, 1), &r->argv, &r->argc);
+	argv_from_json(s, r, (const char *)sqlite3_column_text(st, 1), &r->argv, &r->argc);
 	r->started_ns = col_u64(st, 2);
 	r->ended_ns = col_u64(st, 3);
 	r->exit_code = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 4);

@@ -1,9 +1,10 @@
 /*
- * reporter/store/store_query.h: the query layer. Every SQL statement that the
- * history, diff, gate and baseline commands (and the web UI) run over a
- * stored database is here, parameterised; the commands only format what
- * these functions return. The report of one run is loaded by
- * hl_store_load_report() (store_load.c), part of the same layer.
+ * reporter/store/store_query.h: the query layer. Every SQL statement that
+ * report, history, diff, gate, baseline, the web UI, the HTML report and
+ * speedscope run over a stored database is in reporter/store/, one file per
+ * question (query_*.c; the report of one run: store_load.c), parameterised,
+ * and returns model structs (reporter/model/), never JSON: the commands and
+ * the UI render what these functions return with reporter/formats/.
  *
  * Leak sites are named by their fingerprint (fingerprint.h). Results are
  * handed to a callback row by row, so a large history is never held whole;
@@ -12,7 +13,6 @@
 #ifndef HL_REPORTER_STORE_QUERY_H
 #define HL_REPORTER_STORE_QUERY_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -60,47 +60,25 @@ int hl_query_latest_run(struct hl_store *s, const struct hl_run_filter *f, int64
 /* Whether run_id exists: 0, or -ENOENT with a message in hl_store_error(). */
 int hl_query_run_exists(struct hl_store *s, int64_t run_id);
 
-/* ---- web UI: runs, one run, stacks, timeline, flame graph, diff, search ---- */
-
-#include "query_page.h"
-
-/* One run: its row, labels and processes (with parent_id for the process
- * tree, summaries and leak/error counts). -ENOENT if there is none. */
-int hl_query_run(struct hl_store *s, int64_t run_id, json_t **out);
 /* How far a run has been written: its processes so far and whether it has
  * ended (-ENOENT: no such run). Cheap enough to ask several times a second. */
 int hl_query_run_progress(struct hl_store *s, int64_t run_id, int64_t *processes, bool *ended);
-/* A run's leak records (by process, stack and class), largest first, paged;
- * filter matches any frame's function, file or module.
- * *out = {"total": N, "rows": [...]}. */
-int hl_query_leaks(struct hl_store *s, int64_t run_id, const struct hl_query_page *page,
-		   json_t **out);
-/* One stack's frames, innermost first: function, file, line, module,
- * offset, inlined. *out = {"id", "truncated", "frames": [...]}. */
-int hl_query_stack(struct hl_store *s, int64_t stack_id, json_t **out);
-/* A run's heap errors with their three stack ids. */
-int hl_query_errors(struct hl_store *s, int64_t run_id, json_t **out);
-/* A run's on-demand leak checks: *out = {"checks": one row per check and
- * leak class (its bytes and blocks), "records": the loss records each
- * check kept, with what changed since the check before}, in process and
- * check order. */
-int hl_query_checks(struct hl_store *s, int64_t run_id, json_t **out);
-/* A process's heap in use over time: {"time_ns": [...], "bytes": [...],
- * "blocks": [...]} (column arrays, the shape chart libraries take). */
-int hl_query_timeline(struct hl_store *s, int64_t process_id, json_t **out);
-/* A process's allocations as a call tree from the outermost frame:
- * {"name", "value", "children": [...]} where value is bytes allocated
- * (leaks=false) or bytes leaked (leaks=true) by the stacks through it.
- * Nodes worth less than a 4,000th of the total are left out (their bytes
- * stay in their caller's value). */
-int hl_query_flame(struct hl_store *s, int64_t process_id, bool leaks, json_t **out);
-/* A process's stacks as weighted samples, for profile viewers: rows of
- * {"stack_id", "bytes" (allocated), "leaked_bytes", "frames": [{function,
- * file, line, module, offset}, innermost first]}, stacks that allocated
- * nothing left out. */
-int hl_query_profile(struct hl_store *s, int64_t process_id, json_t **out);
-/* Symbols whose function, file or module contains term, with the runs and
- * bytes leaked through them. *out = {"rows": [...]} (at most limit). */
-int hl_query_search(struct hl_store *s, const char *term, int64_t limit, json_t **out);
+
+/* The rest of the layer, one file each: the run list and a program's runs
+ * (query_runs.h), one run with its processes (query_run_page.h), its heap
+ * errors, checks and timelines (query_run_rows.h), its loss records
+ * (query_leaks.h), stacks (query_stacks.h), flame graphs (query_flame.h),
+ * profiles (query_profile.h), the symbol search (query_search.h) and the
+ * web UI's own questions (query_views.h). */
+#include "query_flame.h"
+#include "query_leaks.h"
+#include "query_page.h"
+#include "query_profile.h"
+#include "query_run_page.h"
+#include "query_run_rows.h"
+#include "query_runs.h"
+#include "query_search.h"
+#include "query_stacks.h"
+#include "query_views.h"
 
 #endif /* HL_REPORTER_STORE_QUERY_H */

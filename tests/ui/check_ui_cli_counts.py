@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """tests/ui/check_ui_cli_counts.py: the web UI's API and `heapledger report
---format json` tell the same counts of a run. For each stored run (loss
-records of every class, suppressed, zero-byte, heap errors, a fork child)
-the run list's row, the run's page, a program's history and the leak
-table's total are compared with what the CLI's JSON report of the same run
-adds up to: processes, heap errors, loss records, bytes by the class each
-record is shown as (a suppressed record as "suppressed"), lost bytes and
-records per process.
+--format json` tell the same of a run. For each stored run (loss records of
+every class, suppressed, zero-byte, heap errors, a fork child) the run
+list's row, the run's page, a program's history and the leak table's total
+are compared with what the CLI's JSON report of the same run adds up to:
+processes, heap errors, loss records, bytes by the class each record is
+shown as (a suppressed record as "suppressed"), lost bytes and records per
+process; the run's labels; and each loss record's stack, which the two
+write with the same code (the same frames, field for field).
 
 usage: check_ui_cli_counts.py HEAPLEDGER VERDICT_CASES UI_LEAKER
 """
@@ -75,8 +76,21 @@ def compare(sv, db, row, history):
         same(run, "pid %d heap errors" % u["pid"], u["errors"], len(c["errors"]))
         same(run, "pid %d bytes in use" % u["pid"], u["in_use_bytes"],
              c["summary"]["in_use_bytes"])
-    same(run, "leak table rows", api(sv, "/api/runs/%d/leaks" % run)["total"],
-         sum(len(p["leaks"]) for p in procs))
+    same(run, "labels (run page)", page["labels"], doc["run"]["labels"])
+    same(run, "labels (run list)", row["labels"], doc["run"]["labels"])
+    leaks = api(sv, "/api/runs/%d/leaks" % run)
+    same(run, "leak table rows", leaks["total"], sum(len(p["leaks"]) for p in procs))
+    stacks = {}
+    for p in procs:
+        for l in p["leaks"]:
+            key = (p["pid"], l["kind"], l["bytes"], l["blocks"], l["suppressed"])
+            stacks.setdefault(key, []).append(l["stack"])
+    for r in leaks["rows"]:
+        key = (r["pid"], r["leak_class"], r["bytes"], r["blocks"], bool(r["suppressed"]))
+        frames = api(sv, "/api/stacks/%d" % r["stack_id"])["frames"]
+        if frames not in stacks.get(key, []):
+            fail("run %d, the stack of %s: the UI says %r, report --format json says %r" %
+                 (run, key, frames, stacks.get(key)))
     same(run, "heap error rows", len(api(sv, "/api/runs/%d/errors" % run)),
          sum(len(p["errors"]) for p in procs))
     return doc
@@ -92,8 +106,10 @@ def main():
         cmds = [([CASES, c], "") for c in ("indirect", "suppressed", "zero", "heaperror",
                                            "reachable", "possible", "_exit")] + \
             [([LEAKER, "a"], "scan=0")]
-        for cmd, options in cmds:
-            r = subprocess.run([HL, "run", "--db", db, "--suppressions", supp, "--"] + cmd,
+        for n, (cmd, options) in enumerate(cmds):
+            labels = ["--label", "case=%d" % n, "--label", "a=%s" % cmd[-1]] if n % 2 else []
+            r = subprocess.run([HL, "run", "--db", db, "--suppressions", supp] + labels +
+                               ["--"] + cmd,
                                capture_output=True, text=True, timeout=60,
                                env=dict(os.environ, HEAPLEDGER_OPTIONS=options))
             if "stored" not in r.stderr:

@@ -1,0 +1,45 @@
+/*
+ * reporter/store/query_errors.c: a run's heap errors as rows, with the ids
+ * of their stacks (query_run_rows.h).
+ */
+#include "query_int.h"
+#include "query_run_rows.h"
+
+static void read_error(struct hl_bump *a, sqlite3_stmt *st, struct hl_error_row *e)
+{
+	e->id = sqlite3_column_int64(st, 0);
+	e->process_id = sqlite3_column_int64(st, 1);
+	e->pid = sqlite3_column_int64(st, 2);
+	e->kind = hl_error_kind_parse(hl_col_text(st, 3));
+	e->call = hl_col_text_in(a, st, 4);
+	e->detail = (uint64_t)sqlite3_column_int64(st, 5);
+	e->address = (uint64_t)sqlite3_column_int64(st, 6);
+	e->block_address = hl_col_maybe(st, 7);
+	e->block_size = hl_col_maybe(st, 8);
+	e->stack_id = hl_col_maybe(st, 9);
+	e->alloc_stack_id = hl_col_maybe(st, 10);
+	e->free_stack_id = hl_col_maybe(st, 11);
+	e->time_ns = hl_col_maybe(st, 12);
+}
+
+int hl_query_errors(struct hl_store *s, int64_t run_id, struct hl_run_rows *out)
+{
+	sqlite3_stmt *st;
+	int rc, err = hl_query_prepare(s,
+		"SELECT e.id, p.id, p.pid, e.kind, e.call, e.detail, e.address,"
+		" e.block_address, e.block_size, e.stack_id, e.alloc_stack_id, e.free_stack_id,"
+		" e.time_ns FROM errors e JOIN processes p ON p.id = e.process_id"
+		" WHERE p.run_id = ?1 ORDER BY p.serial, e.id LIMIT ?2", &st);
+
+	if (err)
+		return err;
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_int64(st, 2, HL_QUERY_ROWS_MAX);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		hl_grow((void **)&out->errors, &out->errors_cap, out->nerrors, sizeof(*out->errors));
+		read_error(&out->arena, st, &out->errors[out->nerrors++]);
+	}
+	err = rc == SQLITE_DONE ? 0 : hl_query_fail(s, "heap errors");
+	sqlite3_finalize(st);
+	return err;
+}

@@ -1,0 +1,131 @@
+/*
+ * reporter/store/query_leaks.c: a run's loss records as the leak table
+ * lists them, largest first, a page at a time (query_leaks.h). A page is
+ * chosen by id before anything per record is computed, so a late page
+ * costs what the first does.
+ */
+#include <stdlib.h>
+
+#include "query_int.h"
+#include "query_leaks.h"
+
+/* A run's leak records: ?1 run, ?3 class or NULL. */
+#define LEAKS_OF_RUN \
+	" FROM leaks l JOIN processes p ON p.id = l.process_id" \
+	" WHERE p.run_id = ?1 AND " HL_CLASS_MATCH
+/* Where a record "is": the innermost frame in the program's own code (a
+ * module outside the system's library directories), with a source file if
+ * one has it, else by module and offset; only when every frame is the
+ * system's, the innermost with a source file. So code built without debug
+ * information is named by its module, never by libc's start, which has a
+ * file and is outermost. */
+#define SYSTEM_MODULE(y) \
+	"(" y ".module LIKE '/lib/%' OR " y ".module LIKE '/lib64/%' OR " y ".module LIKE '/usr/lib/%'" \
+	" OR " y ".module LIKE '/usr/lib64/%')"
+#define LEAK_SITE(column) \
+	" (WITH RECURSIVE walk(pos, frame_id) AS (SELECT 0, k.leaf_frame_id UNION ALL" \
+	"  SELECT w.pos + 1, f.parent_id FROM walk w JOIN frames f ON f.id = w.frame_id" \
+	"  WHERE f.parent_id IS NOT NULL) SELECT " column " FROM walk w" \
+	"  JOIN frames f ON f.id = w.frame_id JOIN symbols y ON y.id = f.symbol_id" \
+	"  ORDER BY coalesce(" SYSTEM_MODULE("y") ", 1), y.file IS NULL, w.pos LIMIT 1)"
+/* The records of page(id), and what is shown of each. */
+#define LEAKS_ROWS \
+	" SELECT l.id, p.id AS process_id, p.pid, l.stack_id, l.leak_class, l.bytes," \
+	" l.blocks, l.inherited_blocks, l.rank, l.suppressed, l.suppression," \
+	" k.depth, k.truncated," \
+	LEAK_SITE("y.function") " AS function," \
+	LEAK_SITE("y.file") " AS file," \
+	LEAK_SITE("y.line") " AS line," \
+	LEAK_SITE("y.module") " AS module," \
+	LEAK_SITE("y.module_offset") " AS module_offset" \
+	" FROM page JOIN leaks l ON l.id = page.id AND l.process_id = page.process_id" \
+	" JOIN processes p ON p.id = l.process_id" \
+	" LEFT JOIN stacks k ON k.id = l.stack_id ORDER BY l.bytes DESC, l.id, p.id"
+
+/* Unfiltered: one page chosen by id before anything per record is
+ * computed, so a late page costs what the first does (?4 limit, ?5 offset). */
+#define LEAKS_COUNT "SELECT count(*)" LEAKS_OF_RUN
+#define LEAKS_PAGE \
+	"WITH page(id, process_id) AS (SELECT l.id, p.id" LEAKS_OF_RUN \
+	" ORDER BY l.bytes DESC, l.id, p.id LIMIT ?4 OFFSET ?5)" LEAKS_ROWS
+/* Filtered: the page's records, chosen by stack_filter(), as a JSON array of
+ * [leaks.id, processes.id] (?4): a record shared by processes
+ * (processes.leaks_from) is a row of each. */
+#define LEAKS_PAGE_OF_IDS "WITH page(id, process_id) AS (SELECT json_extract(value, '$[0]')," \
+	" json_extract(value, '$[1]')" \
+	" FROM json_each(?4))" LEAKS_ROWS
+
+static void read_leak(struct hl_bump *a, sqlite3_stmt *st, struct hl_leak_row *l)
+{
+	l->id = sqlite3_column_int64(st, 0);
+	l->process_id = sqlite3_column_int64(st, 1);
+	l->pid = sqlite3_column_int64(st, 2);
+	l->stack_id = hl_col_maybe(st, 3);
+	l->leak_class = hl_leak_class_from_word(hl_col_text(st, 4));
+	l->bytes = (uint64_t)sqlite3_column_int64(st, 5);
+	l->blocks = (uint64_t)sqlite3_column_int64(st, 6);
+	l->inherited_blocks = (uint64_t)sqlite3_column_int64(st, 7);
+	l->rank = sqlite3_column_int64(st, 8);
+	l->suppressed = sqlite3_column_int(st, 9) != 0;
+	l->suppression = hl_col_text_in(a, st, 10);
+	l->depth = hl_col_maybe(st, 11);
+	l->truncated = hl_col_maybe(st, 12);
+	l->function = hl_col_text_in(a, st, 13);
+	l->file = hl_col_text_in(a, st, 14);
+	l->line = hl_col_maybe(st, 15);
+	l->module = hl_col_text_in(a, st, 16);
+	l->module_offset = hl_col_maybe(st, 17);
+}
+
+static int read_leaks(struct hl_store *s, sqlite3_stmt *st, struct hl_run_rows *out)
+{
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		hl_grow((void **)&out->leaks, &out->leaks_cap, out->nleaks, sizeof(*out->leaks));
+		read_leak(&out->arena, st, &out->leaks[out->nleaks++]);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : hl_query_fail(s, "leak records");
+}
+
+int hl_query_leaks(struct hl_store *s, int64_t run_id, const struct hl_query_page *page,
+		   struct hl_run_rows *out)
+{
+	char *like = page->filter && *page->filter ? hl_like_pattern(page->filter) : NULL;
+	const char *cls = page->leak_class && *page->leak_class ? page->leak_class : NULL;
+	sqlite3_stmt *st;
+	int64_t total = 0;
+	char *ids_text = NULL;
+	int err;
+
+	if (like) {
+		err = hl_leak_filter_page(s, run_id, like, cls, page, &total, &ids_text);
+		if (!err)
+			err = hl_query_prepare(s, LEAKS_PAGE_OF_IDS, &st);
+	} else {
+		err = hl_query_prepare(s, LEAKS_COUNT, &st);
+		if (!err) {
+			sqlite3_bind_int64(st, 1, run_id);
+			sqlite3_bind_text(st, 3, cls, -1, SQLITE_STATIC);
+			total = hl_query_count(st);
+			err = hl_query_prepare(s, LEAKS_PAGE, &st);
+		}
+	}
+	if (!err) {
+		sqlite3_bind_int64(st, 1, run_id);
+		sqlite3_bind_text(st, 3, cls, -1, SQLITE_STATIC);
+		if (like) {
+			sqlite3_bind_text(st, 4, ids_text, -1, SQLITE_STATIC);
+		} else {
+			sqlite3_bind_int64(st, 4, page->limit);
+			sqlite3_bind_int64(st, 5, page->offset);
+		}
+		err = read_leaks(s, st, out);
+	}
+	free(ids_text);
+	free(like);
+	out->leaks_total = total;
+	return err;
+}
+

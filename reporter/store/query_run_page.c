@@ -1,0 +1,79 @@
+/*
+ * reporter/store/query_run_page.c: one stored run with its processes
+ * (query_run_page.h). A process's summary columns come from the one list
+ * in model/run_rows.h (HL_SUMMARY_COLUMNS), so the query, the struct and
+ * the JSON cannot disagree on them.
+ */
+#include "query_run_page.h"
+
+#include "query_int.h"
+#include "query_runs.h"
+
+#define SUMMARY_COLUMN(column) " m." #column ","
+/* What a process leaked, bytes and records alike: HL_LOST_RECORD. */
+#define LOST_RECORD HL_LOST_RECORD
+#define PROCESS_ROWS \
+	"SELECT p.id, p.serial, p.pid, p.ppid, p.parent_id, p.origin, p.exe, p.argv," \
+	" p.started_ns, p.ended_ns, p.exit_how, p.exit_status, p.exit_signal, p.scanned," \
+	" p.no_exit_record, p.recovered_events, p.fatal_signal, p.fatal_code," \
+	" p.fatal_address, p.fatal_stack_id," \
+	HL_SUMMARY_COLUMNS(SUMMARY_COLUMN) \
+	" (SELECT count(*) FROM leaks l WHERE l.process_id = p.id)," \
+	" (SELECT coalesce(sum(l.bytes), 0) FROM leaks l WHERE l.process_id = p.id" \
+	"  AND " LOST_RECORD ")," \
+	" (SELECT count(*) FROM leaks l WHERE l.process_id = p.id AND " LOST_RECORD ")," \
+	" (SELECT count(*) FROM timeline t WHERE t.process_id = p.id)" \
+	" FROM processes p LEFT JOIN summaries m ON m.process_id = p.id" \
+	" WHERE p.run_id = ?1 ORDER BY p.serial"
+
+/* Where the columns after the summary's start. */
+#define FIRST_SUMMARY 20
+#define AFTER_SUMMARY (FIRST_SUMMARY + HL_SUMMARY_COUNT)
+
+static void read_process(struct hl_bump *a, sqlite3_stmt *st, struct hl_process_row *p)
+{
+	p->id = sqlite3_column_int64(st, 0);
+	p->serial = sqlite3_column_int64(st, 1);
+	p->pid = sqlite3_column_int64(st, 2);
+	p->ppid = sqlite3_column_int64(st, 3);
+	p->parent_id = hl_col_maybe(st, 4);
+	p->origin = hl_col_text_in(a, st, 5);
+	p->exe = hl_col_text_in(a, st, 6);
+	p->argv = hl_col_text_in(a, st, 7);
+	p->started_ns = hl_col_maybe(st, 8);
+	p->ended_ns = hl_col_maybe(st, 9);
+	p->exit_how = hl_col_text_in(a, st, 10);
+	p->exit_status = hl_col_maybe(st, 11);
+	p->exit_signal = hl_col_maybe(st, 12);
+	p->scanned = sqlite3_column_int(st, 13) != 0;
+	p->no_exit_record = sqlite3_column_int(st, 14) != 0;
+	p->recovered_events = hl_col_maybe(st, 15);
+	p->fatal_signal = hl_col_maybe(st, 16);
+	p->fatal_code = hl_col_maybe(st, 17);
+	p->fatal_address = hl_col_maybe(st, 18);
+	p->fatal_stack_id = hl_col_maybe(st, 19);
+	for (int i = 0; i < HL_SUMMARY_COUNT; i++)
+		p->summary[i] = hl_col_maybe(st, FIRST_SUMMARY + i);
+	p->leak_records = (uint64_t)sqlite3_column_int64(st, AFTER_SUMMARY);
+	p->leaked_bytes = (uint64_t)sqlite3_column_int64(st, AFTER_SUMMARY + 1);
+	p->leaked_records = (uint64_t)sqlite3_column_int64(st, AFTER_SUMMARY + 2);
+	p->samples = (uint64_t)sqlite3_column_int64(st, AFTER_SUMMARY + 3);
+}
+
+int hl_query_run(struct hl_store *s, int64_t run_id, struct hl_run_page *out)
+{
+	sqlite3_stmt *st;
+	int rc, err = hl_query_run_row(s, run_id, &out->run);
+
+	if (!err)
+		err = hl_query_prepare(s, PROCESS_ROWS, &st);
+	if (err)
+		return err;
+	sqlite3_bind_int64(st, 1, run_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		read_process(&out->run.arena, st, hl_run_page_add_process(out));
+	if (rc != SQLITE_DONE)
+		err = hl_query_fail(s, "processes");
+	sqlite3_finalize(st);
+	return err;
+}
