@@ -23,7 +23,8 @@
 
 #include "symbolize.h"
 
-struct hl_run; /* ingest/state.h: the run whose modules are scanned */
+struct hl_run;     /* ingest/state.h: the run whose modules are scanned */
+struct hl_process; /* ingest/state.h: a process leaving the run */
 
 struct hl_prefetch;
 
