@@ -476,6 +476,12 @@ void hl_caches_each_locked(void (*fn)(struct hl_thread_cache *tc, void *arg), vo
 /* After fork only this thread runs. The other threads' caches may have been
  * mid-update, so their ranges are abandoned (they stay allocated in the
  * child) and their counters retired; this thread's cache stays. */
+void hl_caches_fork_hold(void)
+{
+	hl_lock_reset(&caches_lock);
+	hl_lock(&caches_lock);
+}
+
 void hl_caches_fork_child(void)
 {
 	hl_lock_reset(&caches_lock);

@@ -257,6 +257,11 @@ void hl_cache_destroy(struct hl_thread_cache *tc);
 void hl_caches_lock(void);
 void hl_caches_unlock(void);
 void hl_caches_fork_child(void);
+/* First in a fork child: caches_lock held by the one thread there is. After
+ * fork() the prepare handler's hold was copied; a raw clone child that
+ * becomes a fork child at exit (process.c) had no prepare, so the lock is
+ * in whatever state the clone found it. */
+void hl_caches_fork_hold(void);
 /* Adds every live cache's counters to *out; caller holds hl_caches_lock. */
 void hl_caches_sum_locked(struct hl_thread_stats *out);
 /* Whether caches_lock is taken (the assertions of hl_stats_*_locked). */

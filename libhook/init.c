@@ -241,6 +241,7 @@ void hl_fork_child(void)
 	hl_process_own();
 	hl_misuse_fork_child();
 	hl_meta_fork_child();
+	hl_caches_fork_hold(); /* hl_checks_fork_child walks the caches */
 	hl_checks_fork_child();
 	hl_guard_fork_child();
 	hl_large_fork_child();

@@ -56,12 +56,12 @@ HL_COLD __attribute__((noreturn)) void hl_assert_fail(const char *expr, const ch
 #if HL_DEBUG >= 1
 #define hl_assert(x) ((x) ? (void)0 : hl_assert_fail(#x, __FILE__, __LINE__))
 #else
-#define hl_assert(x) ((void)sizeof(!(x))) /* compiled, never run: no unused warnings */
+#define hl_assert(x) ((void)(0 && (x))) /* compiled, never run: no unused warnings */
 #endif
 #if HL_DEBUG >= 2
 #define hl_assert_expensive(x) hl_assert(x)
 #else
-#define hl_assert_expensive(x) ((void)sizeof(!(x)))
+#define hl_assert_expensive(x) ((void)(0 && (x)))
 #endif
 /* The first line of a _locked function: its caller holds `lock`. The futex
  * word says that some thread holds it, not which, which is enough for the

@@ -32,12 +32,12 @@ __attribute__((cold, noreturn)) void hl_invariant_fail(const char *expr, const c
 #if HL_DEBUG >= 1
 #define hl_invariant(x) ((x) ? (void)0 : hl_invariant_fail(#x, __FILE__, __LINE__))
 #else
-#define hl_invariant(x) ((void)sizeof(!(x))) /* compiled, never run: no unused warnings */
+#define hl_invariant(x) ((void)(0 && (x))) /* compiled, never run: no unused warnings */
 #endif
 #if HL_DEBUG >= 2
 #define hl_invariant_expensive(x) hl_invariant(x)
 #else
-#define hl_invariant_expensive(x) ((void)sizeof(!(x)))
+#define hl_invariant_expensive(x) ((void)(0 && (x)))
 #endif
 #define HL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
