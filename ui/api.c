@@ -10,7 +10,9 @@
  *   /api/runs/ID/errors
  *   /api/runs/ID/summary                  the gate's verdict, top sites and stacks
  *   /api/stacks/ID                        frames, innermost first
+ *   /api/runs/ID/sizes                    allocation sizes, every process's added up
  *   /api/processes/ID/timeline
+ *   /api/processes/ID/sizes               allocation sizes by power-of-two bin
  *   /api/processes/ID/flame?kind=all|leaks
  *   /api/diff?a=ID&b=ID
  *   /api/search?q=TERM&limit
@@ -25,10 +27,12 @@
 #include "diff_json.h"
 #include "history_json.h"
 #include "heapledger/classes.h"
+#include "query_sizes.h"
 #include "query_summary.h"
 #include "query_views.h"
 #include "report.h"
 #include "run_rows_json.h"
+#include "size_bins_json.h"
 #include "runs_json.h"
 #include "store_query.h"
 #include "summary_json.h"
@@ -220,6 +224,15 @@ int hl_ui_summary(struct hl_store *store, int64_t run_id, json_t **out)
 	return err;
 }
 
+int hl_ui_sizes(struct hl_store *store, bool whole_run, int64_t id, json_t **out)
+{
+	struct hl_size_histogram sizes;
+	int err = hl_query_size_histogram(store, whole_run, id, &sizes);
+
+	*out = err ? NULL : hl_size_histogram_json(&sizes);
+	return err;
+}
+
 /* Each run of a page of runs gets its gate verdict ("verdict"), so the list
  * shows the gate's result beside the program's exit status. */
 static int add_verdicts(struct hl_store *store, json_t *rows)
@@ -377,6 +390,8 @@ static int route_runs(struct hl_store *store, const char *rest, struct request *
 		return route_rows(store, id, hl_query_checks, hl_check_rows_json, rq);
 	if (!strcmp(sub, "summary"))
 		return result(store, rq, hl_ui_summary(store, id, rq->body));
+	if (!strcmp(sub, "sizes"))
+		return result(store, rq, hl_ui_sizes(store, true, id, rq->body));
 	return answer(rq, 404, "no such page of a run");
 }
 
@@ -389,6 +404,8 @@ static int route_process(struct hl_store *store, const char *rest, struct reques
 		return answer(rq, 400, "a process id is a number");
 	if (!strcmp(sub, "timeline"))
 		return route_rows(store, id, hl_query_timeline, hl_timeline_json, rq);
+	if (!strcmp(sub, "sizes"))
+		return result(store, rq, hl_ui_sizes(store, false, id, rq->body));
 	if (strcmp(sub, "flame"))
 		return answer(rq, 404, "no such page of a process");
 	if (kind && strcmp(kind, "all") && strcmp(kind, "leaks"))

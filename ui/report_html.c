@@ -218,6 +218,21 @@ static int add_summary(struct hl_store *s, json_t *answers, int64_t run_id)
 	return err;
 }
 
+/* answers["runs/ID/sizes"] or ["processes/ID/sizes"]: the size histogram. */
+static int add_sizes(struct hl_store *s, json_t *answers, bool whole_run, int64_t id)
+{
+	char key[64];
+	json_t *sizes;
+	int err = hl_ui_sizes(s, whole_run, id, &sizes);
+
+	if (err)
+		return err;
+	snprintf(key, sizeof(key), "%s/%lld/sizes", whole_run ? "runs" : "processes",
+		 (long long)id);
+	json_object_set_new(answers, key, sizes);
+	return 0;
+}
+
 static int flame(struct hl_store *s, int64_t process_id, bool leaks, json_t **out)
 {
 	struct hl_flame f;
@@ -256,7 +271,7 @@ static int add_process(struct hl_store *s, json_t *answers, const struct hl_proc
 	}
 	snprintf(key, sizeof(key), "processes/%lld/flame", (long long)id);
 	json_object_set_new(answers, key, json_pack("{soso}", "leaks", leaks, "all", all));
-	return 0;
+	return add_sizes(s, answers, false, id);
 }
 
 static int collect(struct hl_store *s, int64_t run_id, json_t *answers)
@@ -277,6 +292,8 @@ static int collect(struct hl_store *s, int64_t run_id, json_t *answers)
 		err = add_leaks(s, answers, run_id);
 		if (!err)
 			err = add_summary(s, answers, run_id);
+		if (!err)
+			err = add_sizes(s, answers, true, run_id);
 	}
 	if (!err)
 		err = add_rows(s, answers, run_id);

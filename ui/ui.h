@@ -50,6 +50,9 @@ json_t *hl_ui_error_rows_json(const struct hl_run_rows *r);
 /* GET /api/runs/ID/summary: the run's summary, its verdict counted with the
  * gate's default options (what `heapledger gate RUN` says). 0 or -errno. */
 int hl_ui_summary(struct hl_store *store, int64_t run_id, json_t **out);
+/* GET /api/runs/ID/sizes (whole_run) or /api/processes/ID/sizes: the
+ * allocation-size histogram (formats/size_bins_json.h). 0 or -errno. */
+int hl_ui_sizes(struct hl_store *store, bool whole_run, int64_t id, json_t **out);
 int hl_ui_api(struct hl_store *store, const char *path,
 	      const char *(*get)(const char *param, void *cls), void *cls, json_t **body);
 

@@ -323,6 +323,13 @@ void hl_state_live_remove(struct hl_process *p, const struct hl_block *b)
 	live_remove(p, b);
 }
 
+/* The size histogram's one count per allocation: kept to this function,
+ * so the counting can move (to the hook, per stack) in one piece. */
+static inline void size_counted(struct hl_process *p, uint64_t size)
+{
+	hl_size_bins_count(&p->sizes, size);
+}
+
 static inline void count_alloc(struct hl_process *p, const struct hl_block *nb)
 {
 	struct hl_process_stack *s = stack_at(p, nb->stack_id);
@@ -331,6 +338,7 @@ static inline void count_alloc(struct hl_process *p, const struct hl_block *nb)
 		return; /* the parent counted it */
 	p->allocs++;
 	p->bytes_allocated += nb->size;
+	size_counted(p, nb->size);
 	if (s) {
 		s->allocs++;
 		s->bytes += nb->size;

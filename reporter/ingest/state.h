@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include "heapledger/classes.h"
+#include "heapledger/size_bins.h"
 #include "heapledger/wire.h"
 #include "leak_group.h"
 #include "table.h"
@@ -197,6 +198,7 @@ struct hl_process {
 	uint64_t events;             /* allocs + frees seen */
 
 	uint64_t allocs, frees, bytes_allocated;
+	struct hl_size_bins sizes;   /* those allocations by size (size_bins.h) */
 	uint64_t in_use_bytes, in_use_blocks, peak_bytes;
 	uint64_t inherited_bytes, inherited_blocks;
 	uint64_t dropped_events;     /* DROPPED records summed */

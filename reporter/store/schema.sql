@@ -496,3 +496,17 @@ ALTER TABLE processes ADD COLUMN fatal_signal INTEGER;
 ALTER TABLE processes ADD COLUMN fatal_code INTEGER;
 ALTER TABLE processes ADD COLUMN fatal_address INTEGER;
 ALTER TABLE processes ADD COLUMN fatal_stack_id INTEGER REFERENCES stacks(id);
+
+-- migrate 16
+-- The allocation-size histogram of a process: its allocations (a realloc
+-- counts with its new size; inherited blocks in the parent only) and their
+-- bytes, by power-of-two bin (include/heapledger/size_bins.h: bin 0 is
+-- size 0, bin k sizes 2^(k-1) .. 2^k - 1). Only the bins it used have a
+-- row, at most 65 a process. None for processes stored before this.
+CREATE TABLE size_bins (
+  process_id INTEGER NOT NULL REFERENCES processes(id) ON DELETE CASCADE,
+  bin INTEGER NOT NULL,               -- 0..64
+  allocs INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
+  PRIMARY KEY (process_id, bin)
+) WITHOUT ROWID;

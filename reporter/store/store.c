@@ -220,7 +220,7 @@ int hl_store_run_delete(struct hl_store *s, int64_t run_id)
 enum {
 	ST_PROCESS, ST_SUMMARY, ST_SYMBOL, ST_SYMBOL_FIND, ST_FRAME, ST_SAVEPOINT, ST_RELEASE,
 	ST_FRAMES, ST_FRAME_BASE, ST_STACK_BASE, ST_SITE, ST_ERROR,
-	ST_CHECK, ST_CHECK_RECORD, ST_UNSTOPPED, ST_COUNT
+	ST_CHECK, ST_CHECK_RECORD, ST_UNSTOPPED, ST_SIZE_BIN, ST_COUNT
 };
 
 /* Frame rows go in FRAMES_PER_INSERT at a time: most of a row's cost was
@@ -266,6 +266,7 @@ static const char *const statement_sql[ST_COUNT] = {
 		" new_blocks, fingerprint, suppressed, suppression)"
 		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_UNSTOPPED] = "INSERT INTO unstopped_threads(process_id, check_seq, tid) VALUES (?,?,?)",
+	[ST_SIZE_BIN] = "INSERT INTO size_bins(process_id, bin, allocs, bytes) VALUES (?,?,?,?)",
 };
 
 struct writer {
@@ -1156,6 +1157,25 @@ static int write_timeline(struct writer *w)
 	return err ? err : batch_flush(w, w->samples);
 }
 
+/* The allocation-size histogram: a row per bin the process used. */
+static int write_size_bins(struct writer *w)
+{
+	const struct hl_size_bins *h = &w->p->sizes;
+	sqlite3_stmt *st = w->st[ST_SIZE_BIN];
+	int err = 0;
+
+	for (unsigned bin = 0; bin < HL_SIZE_BINS && !err; bin++) {
+		if (!h->allocs[bin])
+			continue;
+		sqlite3_bind_int64(st, 1, w->process_id);
+		sqlite3_bind_int64(st, 2, bin);
+		sqlite3_bind_int64(st, 3, (int64_t)h->allocs[bin]);
+		sqlite3_bind_int64(st, 4, (int64_t)h->bytes[bin]);
+		err = step_done(w->s, st);
+	}
+	return err;
+}
+
 /* The threads a scan could not stop: check_seq 0 for the exit scan. */
 static int write_unstopped(struct writer *w, uint32_t check_seq, const uint32_t *tids, size_t n)
 {
@@ -1257,6 +1277,8 @@ static int write_all(struct writer *w)
 		err = write_errors(w);
 	if (!err)
 		err = write_timeline(w);
+	if (!err)
+		err = write_size_bins(w);
 	if (!err)
 		err = write_checks(w);
 	return err;

@@ -75,6 +75,8 @@ static const struct import_table tables[] = {
 	    { "alloc_stack_id", "stacks" }, { "free_stack_id", "stacks" } } },
 	{ "timeline", "process_id IN (SELECT id FROM temp.imp_processes)",
 	  { { "process_id", "processes" } } },
+	{ "size_bins", "process_id IN (SELECT id FROM temp.imp_processes)",
+	  { { "process_id", "processes" } } },
 	{ "checks", "process_id IN (SELECT id FROM temp.imp_processes)",
 	  { { "process_id", "processes" } } },
 	{ "check_records", "process_id IN (SELECT id FROM temp.imp_processes)",

@@ -199,6 +199,49 @@ def check_summary(sv, db, source, heapledger):
         fail("the summary of no run is not 404")
 
 
+# ui_leaker's allocations, by power-of-two bin (bin k: 2^(k-1) .. 2^k - 1):
+# the parent's 800 blocks of 1024 bytes (bin 11), leak_alpha's 300 (bin 9)
+# and, given "b", leak_beta's 700 (bin 10); its fork child's 48 (bin 6).
+# Empty bins between used ones are listed (the histogram has no gaps).
+SIZES_PARENT_B = {9: (1, 300), 10: (1, 700), 11: (800, 800 * 1024)}
+SIZES_RUN_B = {6: (1, 48), 7: (0, 0), 8: (0, 0), **SIZES_PARENT_B}
+SIZES_RUN_A = {6: (1, 48), 7: (0, 0), 8: (0, 0), 9: (1, 300), 10: (0, 0), 11: (800, 800 * 1024)}
+
+
+def bins_of(answer):
+    return {b["bin"]: (b["allocs"], b["bytes"]) for b in answer["bins"]}
+
+
+def check_sizes(sv, db):
+    """The allocation-size histograms of a run and of a process equal the
+    sizes ui_leaker allocates (hand-counted above), with each bin's sizes
+    and the totals the summaries hold."""
+    run = get_json(sv, "/api/runs/2")
+    parent = run["processes"][0]
+    for path, want in (("/api/runs/2/sizes", SIZES_RUN_B), ("/api/runs/1/sizes", SIZES_RUN_A),
+                       ("/api/runs/3/sizes", SIZES_RUN_A),
+                       ("/api/processes/%d/sizes" % parent["id"], SIZES_PARENT_B)):
+        got = get_json(sv, path)
+        if bins_of(got) != want or [b["bin"] for b in got["bins"]] != sorted(want):
+            fail("%s: bins %s, want %s" % (path, bins_of(got), want))
+        for b in got["bins"]:
+            if (b["low"], b["high"]) != (2 ** (b["bin"] - 1), 2 ** b["bin"] - 1):
+                fail("%s: bin %d holds %d..%d" % (path, b["bin"], b["low"], b["high"]))
+        if (got["allocs"], got["bytes"]) != (sum(a for a, _ in want.values()),
+                                             sum(n for _, n in want.values())):
+            fail("%s: totals %d allocations, %d bytes" % (path, got["allocs"], got["bytes"]))
+    allocs, nbytes = [count(db, "SELECT sum(m.%s) FROM summaries m JOIN processes p ON p.id ="
+                            " m.process_id WHERE p.run_id = 2" % c) for c in ("allocs", "bytes_allocated")]
+    got = get_json(sv, "/api/runs/2/sizes")
+    if (got["allocs"], got["bytes"], got["processes"], got["counted"]) != (allocs, nbytes, 2, 2):
+        fail("run 2 sizes %s; the summaries hold %d allocations, %d bytes" % (got, allocs, nbytes))
+    for path in ("/api/runs/99/sizes", "/api/processes/99999/sizes"):
+        if get(sv, path)[0] != 404:
+            fail("%s: want 404" % path)
+    if get(sv, "/api/processes/x/sizes")[0] != 400:
+        fail("/api/processes/x/sizes: want 400")
+
+
 def check_refusals(sv):
     status, body = get(sv, "/")
     if status != 200 or b"app.js" not in body:
@@ -413,6 +456,7 @@ def main():
         try:
             check_api(sv, db, source, heapledger)
             check_summary(sv, db, source, heapledger)
+            check_sizes(sv, db)
             check_refusals(sv)
             check_events(sv)
         finally:

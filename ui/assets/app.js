@@ -309,6 +309,36 @@ function runSummary(run, sum) {
       stackRanking('most-bytes', 'Most bytes allocated', sum.most_bytes, [['bytes', r => bytes(r.value)], ['allocs', r => r.count]])));
 }
 
+/* ---- allocation sizes ---- */
+
+/* A bin's sizes (heapledger/size_bins.h: bin k holds 2^(k-1) .. 2^k - 1). */
+function sizeRange(b) {
+  if (!b.bin) return '0 B';
+  if (b.low === b.high) return byteTick(b.low);
+  return `${byteTick(b.low)} – ${b.high === null ? '' : '<' + byteTick(b.high + 1)}`;
+}
+
+/* The allocation-size histogram (GET .../sizes) as a table of bins with a
+ * bar per bin, scaled to the bin with the most allocations. */
+function sizeTable(id, sizes) {
+  if (!sizes.bins.length)
+    return h('p', { id, class: 'muted' }, sizes.counted || !sizes.processes ? 'no allocations'
+      : 'no size histogram: stored by a heapledger that did not keep one');
+  const most = Math.max(...sizes.bins.map(b => b.allocs));
+  const rows = sizes.bins.map(b => {
+    const fill = h('span', { class: 'size-fill' });
+    fill.style.width = (100 * b.allocs / most).toFixed(1) + '%';
+    return h('tr', { 'data-bin': b.bin }, h('td', { class: 'num' }, sizeRange(b)),
+      num(b.allocs.toLocaleString('en-US')), h('td', { class: 'size-bar' }, fill),
+      h('td', { class: 'num', 'data-bytes': b.bytes }, bytes(b.bytes)));
+  });
+  return h('table', { id, class: 'sizes' },
+    h('tr', null, h('th', { class: 'num' }, 'size'), h('th', { class: 'num' }, 'allocations'), h('th', null, ''),
+      h('th', { class: 'num' }, 'bytes allocated')), rows,
+    h('tr', { class: 'total' }, h('td', { class: 'num' }, 'all'), num(sizes.allocs.toLocaleString('en-US')),
+      h('td'), num(bytes(sizes.bytes))));
+}
+
 /* ---- one run ---- */
 
 /* A run of a thousand processes lays out in a second: long lists show
@@ -628,12 +658,15 @@ async function processViews(proc, box) {
     if (!chart) return;
     if (search.value.trim()) chart.search(search.value.trim()); else { chart.clear(); details.textContent = ''; }
   };
+  const sizesBox = h('div', { id: 'process-sizes-box' });
   box.replaceChildren(h('h2', null, `Heap in use over time (pid ${proc.pid})`), tlEl,
+    h('h2', null, `Allocation sizes (pid ${proc.pid})`), sizesBox,
     h('h2', null, 'Flame graph'), h('div', { class: 'bar' }, kind, view, search,
       h('label', null, below, ' frames below main'),
       h('span', { class: 'muted' }, 'click a frame to zoom, again to zoom out')),
     flameEl, details, h('h2', null, 'Functions'), fnBox);
   timelineChart(tlEl, await api(`processes/${proc.id}/timeline`), proc.started_ns);
+  sizesBox.replaceChildren(sizeTable('process-sizes', await api(`processes/${proc.id}/sizes`)));
   await load();
 }
 
@@ -809,6 +842,8 @@ async function pageRun(id) {
   firstLeaks.catch(() => {});
   const summary = api(`runs/${id}/summary`);
   summary.catch(() => {});
+  const sizes = api(`runs/${id}/sizes`);
+  sizes.catch(() => {});
   const run = await api('runs/' + id);
   const procs = run.processes;
   const views = h('div', { id: 'process-views' });
@@ -832,6 +867,8 @@ async function pageRun(id) {
       : h('span', { class: 'muted' }, `the first run of ${run.program || '?'}`), ' · ',
       h('a', { href: '#/history' + qs({ program: run.program }) }, 'history of ' + (run.program || '?'))),
     runSummary(run, await summary),
+    h('h2', null, procs.length > 1 ? `Allocation sizes (all ${procs.length} processes)` : 'Allocation sizes'),
+    sizeTable('run-sizes', await sizes),
     tests.length > 1 ? [h('h2', null, `Tests (${tests.length})`), capped(testTable, tests)] : null,
     h('h2', null, `Processes (${procs.length})`), capped(processTree, procs),
     h('h2', null, 'Heap summary'), capped(summaryTable, procs),

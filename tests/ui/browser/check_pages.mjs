@@ -104,6 +104,20 @@ async function flameGraph(page) {
   return total;
 }
 
+// The allocation-size table #id: its bins as {bin: [allocations, bytes]}
+// read from what it shows (the allocations column, the bytes' attribute
+// beside their text), checked against want, the hand-counted sizes.
+async function sizeTable(page, id, want) {
+  const rows = await page.$$eval(`#${id} tr[data-bin]`, trs => trs.map(tr => ({
+    bin: +tr.dataset.bin, range: tr.cells[0].textContent, allocs: +tr.cells[1].textContent.replace(/,/g, ''),
+    bytes: +tr.cells[3].dataset.bytes, text: tr.cells[3].textContent })));
+  const got = Object.fromEntries(rows.map(r => [r.bin, [r.allocs, r.bytes]]));
+  check(JSON.stringify(got) === JSON.stringify(want), `${id}: bins ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+  const big = rows.find(r => r.bin === 11);
+  if (big) check(big.range === '1 KiB – <2 KiB' && big.text === '800.0 KiB', `${id}: bin 11 reads ${big.range}, ${big.text}`);
+  return rows;
+}
+
 // The summary at the top of a run page: the gate's badge, the top leak
 // site (leak_beta, the run's largest), which a click opens to its stack.
 async function summary(page) {
@@ -174,6 +188,11 @@ async function runPage(page) {
   check(tl.y.every(v => BINARY_TICK.test(v)), 'heap y ticks in binary steps: ' + tl.y);
   check(tl.x.every(v => / s$/.test(v)), 'heap x axis in seconds since start: ' + tl.x);
   check(await page.locator('#timeline canvas').count() === 1, 'timeline canvas');
+  await sizeTable(page, 'run-sizes', expect.sizes_run);
+  const charted = (await page.locator('#process-views h2').first().innerText()).match(/pid (\d+)/)[1];
+  await page.waitForSelector('#process-sizes tr[data-bin]', { timeout: 10000 });
+  await sizeTable(page, 'process-sizes', expect.sizes_by_pid[charted]);
+  await page.locator('#run-sizes').screenshot({ path: path.join(shots, 'sizes.png') });
   const leaked = await flameGraph(page);
   await shot(page, 'run');
   await callTrees(page);
@@ -324,6 +343,7 @@ async function htmlReport(browser) {
   await expandLeak(page, 'leak_beta', expect.beta_line);
   const points = await page.evaluate(() => window.hlCharts.timeline.data[0].length);
   check(points === await chartedPoints(page), `report timeline has ${points} points`);
+  await sizeTable(page, 'run-sizes', expect.sizes_run);
   await flameGraph(page);
   await shot(page, 'report');
   check(requests.length === 0, 'the report asked the network for: ' + requests.join(' '));
