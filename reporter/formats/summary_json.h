@@ -17,7 +17,9 @@
  *  "unscanned_blocks", "failing": [{pid, command, bytes, blocks, errors,
  *  unseen}]}, "leaked": {class: {bytes, blocks, records}}, "top_sites":
  *  [{fingerprint, function, leak_class, bytes, blocks, where}], "peak":
- *  {process_id, pid, bytes, stacks}, "most_allocations", "most_bytes",
+ *  {process_id, pid, bytes, stacks, at_peak: the stacks' values are what
+ *  they held when that process peaked (false: their own peaks, a process
+ *  stored before the database kept that)}, "most_allocations", "most_bytes",
  *  "errors": {kind: count}}; a stack of a list is {stack_id, function,
  *  file, line, module, module_offset, value, count}. */
 json_t *hl_run_summary_json(const struct hl_run_summary *sum, const struct hl_gate_options *o);

@@ -279,16 +279,33 @@ static inline void event_counted(struct hl_process *p, uint64_t ticks)
  * older than the blocks, were ignored, and showed up as "frees without their
  * allocation" plus as many leaks (every fork-then-free program). */
 
+/* Peak consumers: what each stack held at the process's peak, without a
+ * walk of every stack at each new peak. A new peak bumps peak_gen; a stack
+ * that changes for the first time since keeps what it held until then,
+ * which is what it held at that peak (state.h, hl_stack_at_peak). One
+ * compare per change, a store at the first change after a peak. */
+static inline void stack_changing(const struct hl_process *p, struct hl_process_stack *s)
+{
+	if (s->at_peak_gen != p->peak_gen) {
+		s->at_peak_bytes = s->live_bytes;
+		s->at_peak_gen = p->peak_gen;
+	}
+}
+
 /* A block enters or leaves the live set (the set the leak report is made of;
  * in_use and the per-stack live counters always describe it exactly). */
 static inline void live_add(struct hl_process *p, const struct hl_block *b)
 {
 	struct hl_process_stack *s = stack_at(p, b->stack_id);
 
+	if (s)
+		stack_changing(p, s); /* before the peak this block may make */
 	p->in_use_bytes += b->size;
 	p->in_use_blocks++;
-	if (p->in_use_bytes > p->peak_bytes)
+	if (p->in_use_bytes > p->peak_bytes) {
 		p->peak_bytes = p->in_use_bytes;
+		p->peak_gen++;
+	}
 	if (b->flags & HL_BLOCK_INHERITED) {
 		p->inherited_bytes += b->size;
 		p->inherited_blocks++;
@@ -312,6 +329,7 @@ static inline void live_remove(struct hl_process *p, const struct hl_block *b)
 		p->inherited_blocks--;
 	}
 	if (s) {
+		stack_changing(p, s);
 		s->live_bytes -= b->size;
 		s->live_blocks--;
 		s->frees++;

@@ -51,6 +51,11 @@ struct hl_process_stack {
 	uint64_t live_bytes;      /* bytes outstanding now */
 	uint64_t live_blocks;     /* blocks outstanding now */
 	uint64_t peak_live_bytes; /* highest live_bytes */
+	/* live_bytes at the process's peak (hl_process.peak_gen): kept when the
+	 * stack first changes after a new peak, so while at_peak_gen is not
+	 * the process's peak_gen it is live_bytes itself (hl_stack_at_peak) */
+	uint64_t at_peak_bytes;
+	uint64_t at_peak_gen;
 	uint64_t leaked_bytes;    /* outstanding at the end (set by finish) */
 	uint64_t leaked_blocks;
 };
@@ -200,6 +205,7 @@ struct hl_process {
 	uint64_t allocs, frees, bytes_allocated;
 	struct hl_size_bins sizes;   /* those allocations by size (size_bins.h) */
 	uint64_t in_use_bytes, in_use_blocks, peak_bytes;
+	uint64_t peak_gen;           /* new peaks of in_use_bytes so far (hl_stack_at_peak) */
 	uint64_t inherited_bytes, inherited_blocks;
 	uint64_t dropped_events;     /* DROPPED records summed */
 	uint64_t dropped_stacks;     /* DROPPED.stacks summed: allocations left without a stack */
@@ -337,6 +343,13 @@ void hl_process_finish(struct hl_process *p);
 uint64_t hl_process_ticks_to_realtime(const struct hl_process *p, uint64_t ticks);
 /* A hash of depth return addresses, never 0. */
 uint64_t hl_stack_frames_hash(const uint64_t *frames, uint32_t depth);
+/* What stack s held when p's heap in use reached its peak (peak_bytes, the
+ * first moment it got there, in arrival order). */
+static inline uint64_t hl_stack_at_peak(const struct hl_process *p,
+					const struct hl_process_stack *s)
+{
+	return s->at_peak_gen == p->peak_gen ? s->at_peak_bytes : s->live_bytes;
+}
 /* Stack by reference (index + 1), or NULL for 0/out of range. */
 struct hl_process_stack *hl_process_stack(const struct hl_process *p, uint32_t ref);
 /* The module containing address as seen when stack was defined, or NULL. */

@@ -213,11 +213,20 @@ static int ranked(struct hl_store *s, const char *sql, int64_t id, struct hl_sum
 	" JOIN processes p ON p.id = a.process_id JOIN stacks k ON k.id = a.stack_id" \
 	" WHERE p.run_id = ?1 GROUP BY coalesce(k.fingerprint, k.id) HAVING sum(a." column ") > 0" \
 	" ORDER BY 2 DESC, 1 LIMIT ?2"
-/* One process's stacks by their own peak in use. ?1 process, ?2 how many. */
+/* One process's stacks by what they held at its peak. ?1 process, ?2 how
+ * many. */
+#define AT_PEAK_STACKS \
+	"SELECT a.stack_id, a.at_peak_bytes, a.allocs FROM stack_aggregates a" \
+	" WHERE a.process_id = ?1 AND a.at_peak_bytes > 0" \
+	" ORDER BY a.at_peak_bytes DESC, a.stack_id LIMIT ?2"
+/* Processes stored before at_peak_bytes (NULL): by their own peak in use. */
 #define PEAK_STACKS \
 	"SELECT a.stack_id, a.peak_live_bytes, a.allocs FROM stack_aggregates a" \
 	" WHERE a.process_id = ?1 AND a.peak_live_bytes > 0" \
 	" ORDER BY a.peak_live_bytes DESC, a.stack_id LIMIT ?2"
+#define HAS_AT_PEAK \
+	"SELECT EXISTS (SELECT 1 FROM stack_aggregates a" \
+	" WHERE a.process_id = ?1 AND a.at_peak_bytes IS NOT NULL)"
 
 static int peak_process(struct hl_store *s, struct hl_run_summary *sum)
 {
@@ -239,7 +248,18 @@ static int peak_process(struct hl_store *s, struct hl_run_summary *sum)
 	}
 	if ((err = finish(s, st, rc)) || !sum->peak_process_id)
 		return err;
-	return ranked(s, PEAK_STACKS, sum->peak_process_id, &sum->peak_stacks);
+	if ((err = prepare(s, HAS_AT_PEAK, &st)))
+		return err;
+	sqlite3_bind_int64(st, 1, sum->peak_process_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		sum->peak_at_moment = sqlite3_column_int(st, 0) != 0;
+		rc = SQLITE_DONE;
+	}
+	if ((err = finish(s, st, rc)))
+		return err;
+	return ranked(s, sum->peak_at_moment ? AT_PEAK_STACKS : PEAK_STACKS, sum->peak_process_id,
+		      &sum->peak_stacks);
 }
 
 /* ---- leaks by class, leak sites, errors ------------------------------------ */

@@ -2,8 +2,8 @@
  * reporter/store/query_summary.h: the answers to a developer's first
  * questions about a stored run, as C values (formats/summary_json.h writes
  * them): did it pass the gate and why, what leaked by class, where it
- * leaked most, which process peaked highest and which stacks held the most
- * then, which stacks allocated most often and most bytes, and the heap
+ * leaked most, which process peaked highest and which stacks held how much
+ * at that moment, which stacks allocated most often and most bytes, and the heap
  * errors by kind. Part of the one query layer: SQL here, no JSON.
  *
  * The verdict is the gate's (model/gate.h), counted over the stored run as
@@ -61,7 +61,11 @@ struct hl_run_summary {
 	int64_t peak_process_id;      /* the process whose heap peaked highest, 0: none */
 	uint32_t peak_pid;
 	uint64_t peak_bytes;
-	struct hl_summary_list peak_stacks; /* its stacks by their own peak in use */
+	/* its stacks by the bytes they held when its heap peaked (peak_at_moment),
+	 * or, for a process stored before the database kept that, by their own
+	 * peak in use */
+	struct hl_summary_list peak_stacks;
+	bool peak_at_moment;
 	struct hl_summary_list most_allocs; /* the run's stacks by allocations */
 	struct hl_summary_list most_bytes;  /* the run's stacks by bytes allocated */
 	uint64_t error_counts[HL_ERROR_KIND_COUNT]; /* heap errors by enum hl_error_kind */

@@ -510,3 +510,20 @@ CREATE TABLE size_bins (
   bytes INTEGER NOT NULL,
   PRIMARY KEY (process_id, bin)
 ) WITHOUT ROWID;
+
+-- migrate 17
+-- Peak consumers: what each stack held at the moment its process's heap
+-- in use reached its peak (summaries.peak_bytes; ingest/state.c keeps it
+-- with one compare per change), where peak_live_bytes is each stack's own
+-- highest, reached at any time. A process's at_peak_bytes add up to its
+-- peak but for blocks without a stack and, in a fork child, blocks it
+-- inherited from stacks it never allocated from (it has no row for
+-- those). NULL for rows stored before.
+ALTER TABLE stack_aggregate_rows ADD COLUMN at_peak_bytes INTEGER;
+DROP VIEW stack_aggregates;
+CREATE VIEW stack_aggregates(process_id, stack_id, allocs, bytes, frees, peak_live_bytes,
+                             leaked_bytes, leaked_blocks, at_peak_bytes) AS
+  SELECT p.id, a.stack_id, a.allocs, a.bytes, a.frees, a.peak_live_bytes, a.leaked_bytes,
+         a.leaked_blocks, a.at_peak_bytes
+  FROM processes p JOIN stack_aggregate_rows a
+    ON a.process_id = coalesce(p.aggregates_from, p.id);

@@ -187,6 +187,21 @@ def check_summary(sv, db, source, heapledger):
     if summ["peak"]["bytes"] != peak or not summ["peak"]["stacks"] or \
             summ["peak"]["stacks"][0]["value"] > peak:
         fail("peak %s, the database's %d" % (summ["peak"], peak))
+    # Peak consumers at the peak: ui_leaker's heap peaks with its 800
+    # blocks of 1024 bytes, all allocated in main, before leak_alpha and
+    # leak_beta allocate (their own peaks, 300 and 700, come later): main's
+    # stack alone, with all of the peak.
+    held = [(s["function"], s["value"]) for s in summ["peak"]["stacks"]]
+    if peak != 800 * 1024 or not summ["peak"]["at_peak"] or held != [("main", 800 * 1024)]:
+        fail("peak consumers %s (at_peak %s), want main's 819200 alone" % (held, summ["peak"]["at_peak"]))
+    # What each stack held at its process's peak adds up to that peak (a
+    # fork child has no row for a stack it only inherited blocks from).
+    for pid, at_peak, top in sqlite3.connect("file:%s?mode=ro" % db, uri=True).execute(
+            "SELECT p.id, (SELECT sum(a.at_peak_bytes) FROM stack_aggregates a WHERE a.process_id = p.id),"
+            " m.peak_bytes FROM processes p JOIN summaries m ON m.process_id = p.id"
+            " WHERE p.origin != 'fork'"):
+        if at_peak != top:
+            fail("process %d: its stacks held %s at its peak of %d" % (pid, at_peak, top))
     con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
     most = con.execute("SELECT min(a.stack_id), sum(a.allocs) FROM stack_aggregate_rows a"
                        " JOIN processes p ON p.id = a.process_id JOIN stacks k ON k.id = a.stack_id"

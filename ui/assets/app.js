@@ -303,8 +303,10 @@ function runSummary(run, sum) {
     h('div', { class: 'chips', id: 'leaked-by-class' }, classes.length ? classes : h('span', { class: 'muted' }, 'no blocks left at exit'), errs),
     h('div', { class: 'cards' },
       stackRanking('top-sites', 'Top leak sites', sites, [['bytes', r => bytes(r.value)], ['blocks', r => r.count]]),
-      stackRanking('peak-stacks', sum.peak.pid ? `Peak: pid ${sum.peak.pid} at ${bytes(sum.peak.bytes)}; most in use` : 'Peak consumers',
-        sum.peak.stacks, [['peak in use', r => bytes(r.value)], ['allocs', r => r.count]]),
+      stackRanking('peak-stacks', !sum.peak.pid ? 'Peak consumers' : sum.peak.at_peak
+        ? `Peak consumers: pid ${sum.peak.pid} at ${bytes(sum.peak.bytes)}, held then by`
+        : `Peak: pid ${sum.peak.pid} at ${bytes(sum.peak.bytes)}; most in use at their own peaks`,
+      sum.peak.stacks, [[sum.peak.at_peak ? 'held at the peak' : 'peak in use', r => bytes(r.value)], ['allocs', r => r.count]]),
       stackRanking('most-allocations', 'Most allocations', sum.most_allocations, [['allocs', r => r.value.toLocaleString('en-US')]]),
       stackRanking('most-bytes', 'Most bytes allocated', sum.most_bytes, [['bytes', r => bytes(r.value)], ['allocs', r => r.count]])));
 }
