@@ -17,6 +17,7 @@
  *   /api/diff?a=ID&b=ID
  *   /api/search?q=TERM&limit
  *   /api/history?program=NAME             runs and leak sites of one program
+ *   /api/trend?program=NAME&upto=ID&limit  the newest runs of a program up to a run
  *   /api/vocabulary                       leak classes and error kinds, every spelling
  */
 #include <errno.h>
@@ -348,6 +349,22 @@ static int route_stack(struct hl_store *store, int64_t id, struct request *rq)
 	return result(store, rq, err);
 }
 
+/* The newest runs of a program up to a run, oldest first, with their
+ * leaked bytes: the runs list's sparklines, whatever its page holds. */
+static int route_trend(struct hl_store *store, const char *program, int64_t upto, int64_t limit,
+		       struct request *rq)
+{
+	struct hl_run_list runs;
+	int err;
+
+	hl_run_list_init(&runs);
+	err = hl_query_program_trend(store, program, upto, limit, &runs);
+	if (!err)
+		*rq->body = hl_history_runs_json(&runs);
+	hl_run_list_destroy(&runs);
+	return result(store, rq, err);
+}
+
 /* A program's runs and leak sites, oldest first. */
 static int route_history(struct hl_store *store, const char *program, struct request *rq)
 {
@@ -494,6 +511,14 @@ int hl_ui_api(struct hl_store *store, const char *path,
 		if (!param_number(&rq, "limit", 200, PAGE_MAX, &limit))
 			return answer(&rq, 400, "limit is a number (at most 5000)");
 		return route_search(store, q, limit, &rq);
+	}
+	if (!strcmp(path, "trend")) {
+		const char *program = get("program", cls);
+
+		if (!program || !*program || !parse_number(get("upto", cls), INT64_MAX, &a) ||
+		    !param_number(&rq, "limit", 20, 200, &limit))
+			return answer(&rq, 400, "trend needs program, upto (a run id) and limit (at most 200)");
+		return route_trend(store, program, a, limit, &rq);
 	}
 	if (!strcmp(path, "history")) {
 		const char *program = get("program", cls);

@@ -197,6 +197,24 @@ int hl_query_program_runs(struct hl_store *s, const char *program, struct hl_run
 	return err;
 }
 
+int hl_query_program_trend(struct hl_store *s, const char *program, int64_t upto, int64_t limit,
+			   struct hl_run_list *out)
+{
+	sqlite3_stmt *st;
+	int err = hl_query_prepare(s, "SELECT * FROM (" RUN_COLUMNS " FROM runs r"
+				   " WHERE r.program = ?1 AND r.id <= ?2 ORDER BY r.id DESC LIMIT ?3)"
+				   " ORDER BY 1", &st);
+
+	if (err)
+		return err;
+	sqlite3_bind_text(st, 1, program, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, upto);
+	sqlite3_bind_int64(st, 3, limit);
+	err = read_runs(s, st, out);
+	out->total = (int64_t)out->n;
+	return err;
+}
+
 int hl_query_run_exists(struct hl_store *s, int64_t run_id)
 {
 	sqlite3_stmt *st;

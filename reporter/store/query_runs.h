@@ -23,5 +23,10 @@ int hl_query_runs(struct hl_store *s, const struct hl_query_page *page, struct h
 int hl_query_run_row(struct hl_store *s, int64_t run_id, struct hl_run_list *out);
 /* The runs of a program (runs.program), oldest first. */
 int hl_query_program_runs(struct hl_store *s, const char *program, struct hl_run_list *out);
+/* The newest `limit` runs of a program up to run upto (by id), oldest first:
+ * a program's trend beside a run of a page of runs, whatever the page and
+ * its filter hold. 0 or -errno. */
+int hl_query_program_trend(struct hl_store *s, const char *program, int64_t upto, int64_t limit,
+			   struct hl_run_list *out);
 
 #endif /* HL_REPORTER_QUERY_RUNS_H */

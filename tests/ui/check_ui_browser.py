@@ -237,6 +237,12 @@ def main():
                 " FROM processes p WHERE p.run_id = 2").fetchall()),
             "report": report,
             "hostile": hostile,
+            # Bytes lost (lost classes, not suppressed) by runs 1 and 2, of
+            # ui_leaker: run 2's sparkline, whatever the page shows.
+            "lost_by_run": [count(db, "SELECT coalesce(sum(l.bytes), 0) FROM leaks l JOIN processes p"
+                                  " ON p.id = l.process_id WHERE p.run_id = ? AND NOT l.suppressed AND"
+                                  " l.leak_class IN ('unknown', 'definitely', 'indirectly', 'possibly')", run)
+                            for run in (1, 2)],
             "sizes_run": SIZES_RUN,
             # By pid of run 2: the charts show one process's.
             "sizes_by_pid": {pid: SIZES_CHILD if origin == "fork" else SIZES_PARENT

@@ -176,7 +176,7 @@ async function pageRuns(params) {
   const form = h('form', { class: 'bar', onsubmit: e => { e.preventDefault(); location.hash = '#/' + qs({ filter: input.value }); } },
     input, h('button', { type: 'submit' }, 'filter'),
     pager(data.total, offset, o => { location.hash = '#/' + qs({ filter, offset: o }); }));
-  const trend = leakTrends(data.rows);
+  const trend = await leakTrends(data.rows);
   const rows = data.rows.map(r => {
     const labels = Object.entries(r.labels || {}).map(([k, v]) => k + '=' + v).join(' ');
     const leaked = c => bytes(r.leaked?.[c] || 0);
@@ -197,7 +197,7 @@ async function pageRuns(params) {
   show(h('h1', null, 'Runs'), form,
     h('table', { id: 'runs' }, h('tr', null, ...['run', 'gate', 'program', 'mode', 'labels', 'commit', 'started', 'exit status']
       .map(t => h('th', null, t)), ...[...VOCAB.leak_classes.map(c => c.label), 'errors', 'peak heap']
-      .map(t => h('th', { class: 'num' }, t)), h('th', { title: 'bytes lost by the runs of this program on this page, oldest first' }, 'lost, by run')), rows));
+      .map(t => h('th', { class: 'num' }, t)), h('th', { title: `bytes lost by the last ${TREND} runs of this program up to this one, oldest first` }, 'lost, by run')), rows));
 }
 
 /* ---- the gate's verdict, trends ---- */
@@ -216,16 +216,23 @@ function lostBytes(r) {
   return VOCAB.leak_classes.filter(c => c.lost).reduce((n, c) => n + (r.leaked?.[c.word] || 0), 0);
 }
 
-/* Per run of the page, the lost bytes of its program's runs on the page up
- * to it, oldest first. */
-function leakTrends(rows) {
+const TREND = 20;
+
+/* Per run of the page, the lost bytes of its program's last TREND runs up to
+ * it, oldest first, from every stored run (GET /api/trend: one request per
+ * program of the page), whatever the page and its filter show. */
+async function leakTrends(rows) {
   const byProgram = new Map(), out = new Map();
-  for (const r of rows.slice().reverse()) {
-    const k = r.program || '';
-    if (!byProgram.has(k)) byProgram.set(k, []);
-    byProgram.get(k).push(lostBytes(r));
-    out.set(r.id, byProgram.get(k).slice(-20));
+  for (const r of rows) {
+    if (!r.program) { out.set(r.id, [lostBytes(r)]); continue; }
+    const p = byProgram.get(r.program) || { upto: 0, n: 0 };
+    byProgram.set(r.program, { upto: Math.max(p.upto, r.id), n: p.n + 1 });
   }
+  await Promise.all([...byProgram].map(async ([program, p]) => {
+    const runs = await api('trend', { program, upto: p.upto, limit: Math.min(200, p.n + TREND - 1) });
+    for (const r of rows.filter(x => x.program === program))
+      out.set(r.id, runs.filter(x => x.id <= r.id).slice(-TREND).map(lostBytes));
+  }));
   return out;
 }
 

@@ -50,6 +50,12 @@ async function runsPage(page) {
   await page.click('form.bar button[type=submit]');
   await ready(page);
   check(await page.locator('#runs tr[data-run]').count() === 1, 'runs filtered by "daemon"');
+  // Run 2 (`ui_leaker b`) alone on the page: its sparkline still holds
+  // run 1 of the same program, which the filter leaves off the page.
+  await go(page, '#/?filter=' + encodeURIComponent('"b"'));
+  check(await page.locator('#runs tr[data-run]').count() === 1, 'runs filtered by "b": run 2 alone');
+  const spark = await page.getAttribute('#runs tr[data-run="2"] svg.spark', 'data-values');
+  check(spark === expect.lost_by_run.join(','), `run 2's sparkline ${spark}, want ${expect.lost_by_run}`);
 }
 
 // The stored timeline points of the process the charts show.
