@@ -15,7 +15,7 @@ SRC=$ROOT/bench
 LIBDIR=/usr/lib/x86_64-linux-gnu
 EFENCE=/usr/lib/libefence.so.0 # Debian's electric-fence
 
-ALL_WORKLOADS=(churn ring2 ring8 realloc mixed python python-src sqlite sqlite-src cc1 scan)
+ALL_WORKLOADS=(churn ring2 ring8 realloc mixed python python-src sqlite sqlite-src cc1 scan forkshell)
 SYNTHETIC=" churn ring2 ring8 realloc mixed "
 # Built here from source, so LSan and ASan can run them too.
 REBUILT=" churn ring2 ring8 realloc mixed python-src sqlite-src "
@@ -58,7 +58,9 @@ usage: bench/run.sh [options]
                         python-src sqlite sqlite-src cc1, or the groups ring,
                         synthetic, real;
                         scan: the leak scan section (bench/scan.sh: exit
-                        scan of 1 M and 10 M blocks, on-demand check)
+                        scan of 1 M and 10 M blocks, on-demand check);
+                        forkshell: the reporter on a long shell script
+                        (bench/forkshell.sh)
   --allocators V[,V...] columns: glibc jemalloc mimalloc tcmalloc heapledger
                         heapledger-nostack (stacks=0) hl-run heaptrack lsan
                         asan hl-full hl-run-full (checks=full, preloaded and
@@ -147,7 +149,7 @@ expand_workloads() {
 		ring) echo ring2 ring8 ;;
 		synthetic) echo churn ring2 ring8 realloc mixed ;;
 		real) echo python python-src sqlite sqlite-src cc1 ;;
-		churn | ring2 | ring8 | realloc | mixed | python | python-src | sqlite | sqlite-src | cc1 | scan) echo "$w" ;;
+		churn | ring2 | ring8 | realloc | mixed | python | python-src | sqlite | sqlite-src | cc1 | scan | forkshell) echo "$w" ;;
 		*) echo "run.sh: unknown workload '$w'" >&2; exit 2 ;;
 		esac
 	done
@@ -160,9 +162,14 @@ else
 fi
 # The leak scan is a section of its own (bench/scan.sh), not a workload row.
 run_scan=0
+run_forkshell=0
 kept=()
 for w in "${workloads[@]}"; do
-	if [ "$w" = scan ]; then run_scan=1; else kept+=("$w"); fi
+	case $w in
+	scan) run_scan=1 ;;
+	forkshell) run_forkshell=1 ;;
+	*) kept+=("$w") ;;
+	esac
 done
 workloads=("${kept[@]}")
 
@@ -572,6 +579,12 @@ if [ $run_scan = 1 ]; then
 	"$SRC/scan.sh" "${scan_args[@]}" >"$work/scan.md" ||
 		printf '## Leak scan\n\nFAILED: bench/scan.sh exited with an error.\n' >"$work/scan.md"
 fi
+if [ $run_forkshell = 1 ]; then
+	fork_args=(--build "$build" --lib "$lib" --reporter "$reporter")
+	[ $quick = 0 ] || fork_args+=(--sizes "100 500")
+	"$SRC/forkshell.sh" "${fork_args[@]}" >"$work/forkshell.md" ||
+		printf '## Reporter on a fork-heavy shell script\n\nFAILED: bench/forkshell.sh exited with an error.\n' >"$work/forkshell.md"
+fi
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # --- the report --------------------------------------------------------------------
@@ -615,6 +628,10 @@ mkdir -p "$(dirname "$out")"
 	if [ $run_scan = 1 ]; then
 		echo
 		cat "$work/scan.md"
+	fi
+	if [ $run_forkshell = 1 ]; then
+		echo
+		cat "$work/forkshell.md"
 	fi
 } >"$out.tmp"
 mv "$out.tmp" "$out"

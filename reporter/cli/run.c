@@ -6,7 +6,11 @@
  * subreaper so orphans are reaped here and their wait status is known), and
  * when prog has exited and every connection has closed (or the grace period
  * ran out) prints the report to stderr, stores the run, writes --json, and
- * exits with prog's own status (128+signal if it was killed).
+ * exits with prog's own status (128+signal if it was killed). While prog
+ * runs, ended processes are reported, stored and freed in rounds (see
+ * stream_ended), so memory follows what is live, not how many processes a
+ * long script started; the text, --json and the gate still come at the end,
+ * in the order of HELLO.
  *
  * prog keeps our stdin/stdout/stderr; we never read or write its stdin or
  * stdout. SIGINT/SIGQUIT from the terminal reach prog directly (same process
@@ -297,9 +301,130 @@ static bool reap_children(struct hl_run *run, pid_t main_pid, int *main_status,
 	}
 }
 
+/* The database is opened (created, migrated) in a thread while the program
+ * runs: that is mostly waiting for the disk (a new database syncs its
+ * journal, the file and its directory 4 times before it is in WAL mode),
+ * which took 10-30 ms after every program's exit here, before the store
+ * could begin. If it fails, the store opens it again after the exit as it
+ * did before, so every error is told the same way. */
+struct early_db {
+	pthread_t thread;
+	const char *path;
+	struct hl_store *store;
+	int err;
+	bool started;
+};
+
+static struct hl_store *early_db_take(struct early_db *e);
+
+/* Ended processes reported and freed while the run goes on, as the daemon
+ * does, so that the reporter's memory follows what is live, not how many
+ * processes have ended (a shell script of 5,000 commands held 494 MB). */
+struct run_stream {
+	struct hl_output out;     /* opened at the first process reported early */
+	struct early_db *db;
+	bool opened;              /* out's run row exists */
+	size_t streamed;          /* processes reported and freed during the run */
+	size_t held_max;          /* most ended processes held at once */
+	/* Their counters, for HEAPLEDGER_TIMING's lines: */
+	uint64_t events, tombstones_forgotten, tombstones_dropped;
+};
+
+/* An ended image waits this long, so an exec'd successor can say HELLO
+ * first and it is reported as replaced (the daemon's settle time). */
+#define HL_RUN_SETTLE_NS 500000000ull
+/* Ended, settled processes held before they are reported early: a short
+ * run reports everything at its end, in one transaction, as before. */
+#define HL_RUN_STREAM_AFTER 32u
+
+/* An image whose stream ended on EXEC waits up to this long for its
+ * successor's HELLO while its pid lives: on a loaded machine (load 15 on 2
+ * cores) the new image can take longer than the settle time to load the
+ * hook, and the old one would be reported as replaced by an untracked
+ * image, the new one without its parent. */
+#define HL_RUN_EXEC_WAIT_NS 5000000000ull
+
+static bool pid_exists(uint32_t pid)
+{
+	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+static bool process_settled(const struct hl_process *p, uint64_t now)
+{
+	uint64_t waited = now - p->closed_mono_ns;
+
+	if (!p->closed || waited < HL_RUN_SETTLE_NS)
+		return false;
+	return !p->exec_pending || p->exec_successor || waited >= HL_RUN_EXEC_WAIT_NS ||
+	       !pid_exists(p->pid);
+}
+
+/* Creates the run row before the first process is stored early. */
+static void stream_open(struct run_stream *st, const struct run_options *o)
+{
+	struct hl_report *r = o->report;
+
+	st->opened = true;
+	st->out.store = early_db_take(st->db);
+	st->out.batch = false; /* a transaction per process: others may write meanwhile */
+	if (!o->no_db || o->json_path) {
+		hl_runinfo_uuid(r);
+		hl_runinfo_git(r);
+		hl_runinfo_host(r);
+	}
+	hl_output_open_db(&st->out, r);
+}
+
+/* Reports, stores and frees the settled processes once enough wait. */
+static void stream_ended(struct hl_run *run, const struct run_options *o,
+			 struct run_stream *st, struct hl_prefetch *pf)
+{
+	uint64_t now = hl_now_monotonic_ns();
+	size_t ready = 0, closed = 0;
+
+	for (size_t i = 0; i < run->nprocs; i++) {
+		closed += run->procs[i]->closed;
+		ready += process_settled(run->procs[i], now);
+	}
+	if (closed > st->held_max)
+		st->held_max = closed;
+	if (ready < HL_RUN_STREAM_AFTER)
+		return;
+	hl_prefetch_pause(pf); /* the symbolizer is ours meanwhile */
+	if (!st->opened)
+		stream_open(st, o);
+	/* One transaction per round, not per process (a commit each made a
+	 * 2,000-command script 10x slower); the lock is held for one round. */
+	bool batched = st->out.store && hl_store_batch_begin(st->out.store) == 0;
+	for (size_t i = 0; i < run->nprocs;) {
+		struct hl_process *p = run->procs[i];
+
+		if (!process_settled(p, now)) {
+			i++;
+			continue;
+		}
+		hl_process_finish(p);
+		hl_policy_apply(&o->policy, p, st->out.sym);
+		hl_report_add_process(o->report, p, st->out.sym, (unsigned)o->depth);
+		if (st->out.store)
+			hl_output_store(&st->out, p);
+		st->events += p->events;
+		st->tombstones_forgotten += p->tombstones_forgotten;
+		st->tombstones_dropped += p->tombstones_dropped;
+		hl_prefetch_forget(pf, p);
+		hl_run_detach(run, p);
+		hl_process_destroy(p);
+		st->streamed++;
+	}
+	if (batched && hl_store_batch_end(st->out.store))
+		hl_log("database %s: %s; processes reported during the run were not stored",
+		       st->out.db_path, hl_store_error(st->out.store));
+	hl_prefetch_resume(pf);
+}
+
 /* Runs the event loop until prog and its tree are done (bounded). */
 static void serve(struct hl_listener *l, const struct run_options *o, pid_t main_pid,
-		  int *main_status, struct hl_prefetch *pf)
+		  int *main_status, struct hl_prefetch *pf, struct run_stream *st)
 {
 	bool main_done = false, others = true;
 	uint64_t deadline = 0;
@@ -319,6 +444,8 @@ static void serve(struct hl_listener *l, const struct run_options *o, pid_t main
 		}
 		hl_prefetch_scan(pf, l->run);
 		others = reap_children(l->run, main_pid, main_status, &main_done);
+		if (!main_done)
+			stream_ended(l->run, o, st, pf);
 		if (!main_done)
 			continue;
 		if (!deadline)
@@ -399,20 +526,6 @@ static void write_json(const char *path, struct hl_report *r)
 		hl_log("cannot write --json %s: %s", path, strerror(errno ? errno : EIO));
 }
 
-/* The database is opened (created, migrated) in a thread while the program
- * runs: that is mostly waiting for the disk (a new database syncs its
- * journal, the file and its directory 4 times before it is in WAL mode),
- * which took 10-30 ms after every program's exit here, before the store
- * could begin. If it fails, the store opens it again after the exit as it
- * did before, so every error is told the same way. */
-struct early_db {
-	pthread_t thread;
-	const char *path;
-	struct hl_store *store;
-	int err;
-	bool started;
-};
-
 static void *early_db_main(void *arg)
 {
 	struct early_db *e = arg;
@@ -461,17 +574,17 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void report_run(struct hl_run *run, const struct run_options *o,
-		       struct hl_report *r, struct hl_symbolizer *sym, size_t prefetched,
-		       struct early_db *db)
+static int report_process_by_serial(const void *a, const void *b)
 {
-	struct hl_output out = {
-		.sym = sym,
-		.store = early_db_take(db),
-		.db_path = o->no_db ? NULL : o->db_path,
-		.max_frames = (unsigned)o->depth,
-		.batch = true,
-	};
+	const struct hl_report_process *x = a, *y = b;
+
+	return x->serial < y->serial ? -1 : x->serial > y->serial;
+}
+
+static void report_run(struct hl_run *run, const struct run_options *o,
+		       struct hl_report *r, size_t prefetched, struct run_stream *st)
+{
+	struct hl_output out = st->out;
 	const char *timing = getenv("HEAPLEDGER_TIMING");
 	uint64_t t_start = hl_now_monotonic_ns(), t_model, t_printed, t_stored;
 	uint64_t cpu_start = thread_cpu_ns(), cpu_model, cpu_printed, cpu_stored;
@@ -482,6 +595,9 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 		hl_policy_apply(&o->policy, run->procs[i], out.sym);
 		hl_report_add_process(r, run->procs[i], out.sym, (unsigned)o->depth);
 	}
+	/* Processes reported early came first: back to the order of HELLO. */
+	if (st->streamed)
+		qsort(r->procs, r->nprocs, sizeof(*r->procs), report_process_by_serial);
 	t_model = hl_now_monotonic_ns();
 	cpu_model = thread_cpu_ns();
 	if (!r->nprocs && (o->trace || o->exclude))
@@ -506,7 +622,11 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 		r->exit_code = HL_EXIT_FAILURE;
 	t_printed = hl_now_monotonic_ns();
 	cpu_printed = thread_cpu_ns();
-	hl_output_open_db(&out, r);
+	if (!st->opened)
+		hl_output_open_db(&out, r);
+	else if (out.store && run->nprocs && hl_store_batch_begin(out.store) != 0)
+		hl_log("database %s: %s; storing process by process", out.db_path,
+		       hl_store_error(out.store)); /* the last ones, in one transaction */
 	for (size_t i = 0; i < run->nprocs && out.store; i++)
 		hl_output_store(&out, run->procs[i]);
 	hl_output_close(&out, r->ended_ns, r->exit_code);
@@ -521,7 +641,8 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 		write_json(o->json_path, r);
 	if (timing && *timing && strcmp(timing, "0") != 0) {
 		uint64_t t_end = hl_now_monotonic_ns(), t0 = timing_exit_ns ? timing_exit_ns : t_start;
-		uint64_t events = 0, forgotten = 0, pruned = 0;
+		uint64_t events = st->events, forgotten = st->tombstones_forgotten;
+		uint64_t pruned = st->tombstones_dropped;
 
 		for (size_t i = 0; i < run->nprocs; i++) {
 			events += run->procs[i]->events;
@@ -553,6 +674,8 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 		hl_log("timing: remembered frees (state.h): %llu forgotten once no older event "
 		       "could come, %llu dropped at the bound", (unsigned long long)forgotten,
 		       (unsigned long long)pruned);
+		hl_log("timing: %zu ended processes reported and freed during the run; at most "
+		       "%zu ended processes held at once", st->streamed, st->held_max);
 
 		/* ms after the program was reaped: */
 		hl_log("timing: %zu addresses symbolized during the run; after it: connections "
@@ -628,6 +751,7 @@ int hl_run_command(int argc, char **argv, const struct hl_report_view *valgrind_
 	struct hl_symbolizer *sym;
 	struct hl_prefetch *pf;
 	struct early_db db = { 0 };
+	struct run_stream st = { 0 };
 	size_t prefetched;
 	char lib[PATH_MAX];
 	int status = 0, err, exec_errno;
@@ -659,7 +783,7 @@ int hl_run_command(int argc, char **argv, const struct hl_report_view *valgrind_
 	}
 	hl_run_init(&run);
 	run.run_id = new_run_id();
-	run.share_frames = true; /* every process stays until the report */
+	run.share_frames = true; /* a fork child's stacks are its parent's */
 	err = hl_listen_open_private(&l, &run);
 	if (err) {
 		hl_log("run: cannot create the socket: %s", strerror(-err));
@@ -692,19 +816,28 @@ int hl_run_command(int argc, char **argv, const struct hl_report_view *valgrind_
 	early_db_start(&db, o.no_db ? NULL : o.db_path);
 	sym = hl_symbolizer_new();
 	pf = hl_prefetch_start(sym);
-	serve(&l, &o, pid, &status, pf);
+	st.db = &db;
+	st.out = (struct hl_output){
+		.sym = sym,
+		.db_path = o.no_db ? NULL : o.db_path,
+		.max_frames = (unsigned)o.depth,
+		.batch = true,
+	};
+	serve(&l, &o, pid, &status, pf, &st);
 	hl_listen_close(&l);
 	prefetched = hl_prefetch_stop(pf);
 	r.ended_ns = hl_now_realtime_ns();
 	r.exit_code = exit_code_of(status);
-	if (!run.nprocs)
+	if (!run.nprocs && !st.streamed)
 		r.unreported = unreported_reason(&r, o.command[0], status);
-	if (!o.no_db || o.json_path) {
+	if ((!o.no_db || o.json_path) && !st.opened) {
 		hl_runinfo_uuid(&r);
 		hl_runinfo_git(&r);
 		hl_runinfo_host(&r);
 	}
-	report_run(&run, &o, &r, sym, prefetched, &db);
+	if (!st.opened)
+		st.out.store = early_db_take(&db);
+	report_run(&run, &o, &r, prefetched, &st);
 	status = r.exit_code; /* the program's, or --error-exitcode's */
 	hl_symbolizer_free(sym);
 	hl_report_destroy(&r);

@@ -274,8 +274,9 @@ struct hl_run {
 	/* Set before the first record: the return addresses of equal stacks
 	 * are kept once for the run (a fork child sends its parent's stacks
 	 * again: a shell's 400 children held 27 MiB of copies), instead of in
-	 * each process's arena. For a run whose processes all live until it
-	 * ends (`heapledger run`), not a daemon's (it frees each process). */
+	 * each process's arena. For `heapledger run`: the copies are the run's
+	 * distinct stacks and stay until it ends, after the processes that
+	 * sent them are freed; not a daemon's, which has no end. */
 	bool share_frames;
 	struct hl_table frames_by_hash; /* stack hash -> [depth, frames...] (in size) */
 	struct hl_arena frames_arena;

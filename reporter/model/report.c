@@ -297,6 +297,7 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 
 	rp->pid = p->pid;
 	rp->ppid = p->ppid;
+	rp->serial = p->serial;
 	/* Copies: a daemon forgets the process before the report is gone. */
 	rp->exe = hl_arena_strdup(&r->arena, p->exe);
 	rp->argv = hl_arena_alloc(&r->arena, (p->argc + 1) * sizeof(*rp->argv));

@@ -99,6 +99,7 @@ struct hl_report_sample {
 
 struct hl_report_process {
 	uint32_t pid, ppid;
+	uint64_t serial;              /* order of HELLO within the run (the report's order) */
 	const char *exe;
 	const char **argv;
 	uint32_t argc;

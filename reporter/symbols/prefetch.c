@@ -37,6 +37,13 @@ struct hl_prefetch {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	bool stop;                /* under lock */
+	bool paused;              /* under lock: the symbolizer is the main thread's */
+	bool busy;                /* under lock: the thread is symbolizing an item */
+	pthread_cond_t idle;      /* signalled when busy clears while paused */
+	/* Module copies of forgotten processes: queued items may still point
+	 * at them, so they are freed once the queue is empty (main thread). */
+	struct pf_proc *retired;
+	size_t nretired, retired_cap;
 	struct pf_item *queue;    /* under lock: [head, count) pending */
 	size_t head, count, cap;
 	size_t queued;            /* ever queued (main thread) */
@@ -56,15 +63,19 @@ static void *prefetch_main(void *arg)
 		struct pf_item it;
 		size_t n;
 
-		while (!pf->stop && pf->head == pf->count)
+		while (!pf->stop && (pf->paused || pf->head == pf->count))
 			pthread_cond_wait(&pf->wake, &pf->lock);
 		if (pf->stop)
 			break;
 		it = pf->queue[pf->head++];
+		pf->busy = true;
 		pthread_mutex_unlock(&pf->lock);
 		hl_symbolize(pf->sym, it.module, it.address, &n);
 		pf->done++;
 		pthread_mutex_lock(&pf->lock);
+		pf->busy = false;
+		if (pf->paused)
+			pthread_cond_signal(&pf->idle);
 	}
 	pthread_mutex_unlock(&pf->lock);
 	return NULL;
@@ -77,9 +88,11 @@ struct hl_prefetch *hl_prefetch_start(struct hl_symbolizer *sym)
 	pf->sym = sym;
 	pthread_mutex_init(&pf->lock, NULL);
 	pthread_cond_init(&pf->wake, NULL);
+	pthread_cond_init(&pf->idle, NULL);
 	hl_table_init(&pf->seen);
 	if (pthread_create(&pf->thread, NULL, prefetch_main, pf) != 0) {
 		pthread_cond_destroy(&pf->wake);
+		pthread_cond_destroy(&pf->idle);
 		pthread_mutex_destroy(&pf->lock);
 		free(pf);
 		return NULL;
@@ -185,6 +198,60 @@ void hl_prefetch_scan(struct hl_prefetch *pf, const struct hl_run *run)
 	free(items);
 }
 
+static void pf_proc_free(struct pf_proc *pp)
+{
+	for (size_t j = 0; j < pp->nmodules; j++) {
+		if (pp->modules[j]) {
+			free(pp->modules[j]->path);
+			free(pp->modules[j]);
+		}
+	}
+	free(pp->modules);
+}
+
+void hl_prefetch_pause(struct hl_prefetch *pf)
+{
+	if (!pf)
+		return;
+	pthread_mutex_lock(&pf->lock);
+	pf->paused = true;
+	while (pf->busy)
+		pthread_cond_wait(&pf->idle, &pf->lock);
+	if (pf->head == pf->count) {
+		for (size_t i = 0; i < pf->nretired; i++)
+			pf_proc_free(&pf->retired[i]);
+		pf->nretired = 0;
+	}
+	pthread_mutex_unlock(&pf->lock);
+}
+
+void hl_prefetch_resume(struct hl_prefetch *pf)
+{
+	if (!pf)
+		return;
+	pthread_mutex_lock(&pf->lock);
+	pf->paused = false;
+	pthread_cond_signal(&pf->wake);
+	pthread_mutex_unlock(&pf->lock);
+}
+
+void hl_prefetch_forget(struct hl_prefetch *pf, const struct hl_process *p)
+{
+	if (!pf)
+		return;
+	for (size_t i = 0; i < pf->nprocs; i++) {
+		if (pf->procs[i].p != p)
+			continue;
+		hl_grow((void **)&pf->retired, &pf->retired_cap, pf->nretired,
+			sizeof(*pf->retired));
+		pf->retired[pf->nretired++] = pf->procs[i];
+		memmove(&pf->procs[i], &pf->procs[i + 1],
+			(pf->nprocs - i - 1) * sizeof(*pf->procs));
+		pf->nprocs--;
+		return;
+	}
+}
+
 size_t hl_prefetch_stop(struct hl_prefetch *pf)
 {
 	size_t done;
@@ -197,19 +264,16 @@ size_t hl_prefetch_stop(struct hl_prefetch *pf)
 	pthread_mutex_unlock(&pf->lock);
 	pthread_join(pf->thread, NULL);
 	done = pf->done;
-	for (size_t i = 0; i < pf->nprocs; i++) {
-		for (size_t j = 0; j < pf->procs[i].nmodules; j++) {
-			if (pf->procs[i].modules[j]) {
-				free(pf->procs[i].modules[j]->path);
-				free(pf->procs[i].modules[j]);
-			}
-		}
-		free(pf->procs[i].modules);
-	}
+	for (size_t i = 0; i < pf->nprocs; i++)
+		pf_proc_free(&pf->procs[i]);
+	for (size_t i = 0; i < pf->nretired; i++)
+		pf_proc_free(&pf->retired[i]);
 	free(pf->procs);
+	free(pf->retired);
 	free(pf->queue);
 	hl_table_destroy(&pf->seen);
 	pthread_cond_destroy(&pf->wake);
+	pthread_cond_destroy(&pf->idle);
 	pthread_mutex_destroy(&pf->lock);
 	free(pf);
 	return done;

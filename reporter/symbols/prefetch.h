@@ -29,8 +29,16 @@ struct hl_prefetch;
 /* NULL if the thread cannot be started (then nothing is prefetched). */
 struct hl_prefetch *hl_prefetch_start(struct hl_symbolizer *sym);
 /* Queues the return addresses of the stacks that are new in run since the
- * last call. Main thread only; run->procs must only grow (run mode). */
+ * last call. Main thread only; run->procs only grows, or loses a process
+ * hl_prefetch_forget was told of. */
 void hl_prefetch_scan(struct hl_prefetch *pf, const struct hl_run *run);
+/* Takes the symbolizer back until hl_prefetch_resume: the thread finishes
+ * the address in progress and waits. pf may be NULL. */
+void hl_prefetch_pause(struct hl_prefetch *pf);
+void hl_prefetch_resume(struct hl_prefetch *pf);
+/* p is leaving run->procs (reported and freed while the run goes on):
+ * forgets what was seen of it, so the scan goes on with the others. */
+void hl_prefetch_forget(struct hl_prefetch *pf, const struct hl_process *p);
 /* Stops the thread, frees everything; returns how many addresses it
  * symbolized. pf may be NULL. */
 size_t hl_prefetch_stop(struct hl_prefetch *pf);
