@@ -340,7 +340,7 @@ int hl_report_write_sarif(const struct hl_report *r, const char *root, FILE *out
 
 		/* a base URI ends with '/', or the last segment is dropped */
 		json_object_set_new(run, "originalUriBaseIds",
-				    json_pack("{s:{s:s++}}", SRCROOT, "uri", uri,
+				    json_pack("{s:{s:s+}}", SRCROOT, "uri", uri,
 					      n && uri[n - 1] == '/' ? "" : "/"));
 		free(uri);
 	}
