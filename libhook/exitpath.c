@@ -35,6 +35,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fatal.h"
 #include "scan.h"
 #include "track.h"
 
@@ -89,8 +90,8 @@ HL_API __attribute__((noreturn)) void abort(void)
 {
 	/* Inside the hook (an assertion while unwinding or sending) our own
 	 * locks may be held: no report then, just the abort. */
-	if (hl_guard_depth == 0)
-		hl_exit_report(HL_EXIT_ABORT, SIGABRT);
+	if (hl_guard_depth == 0 && !hl_fatal_handles(SIGABRT))
+		hl_exit_report(HL_EXIT_ABORT, SIGABRT); /* else SIGABRT's handler reports (fatal.c) */
 	if (real_abort)
 		real_abort();
 	signal(SIGABRT, SIG_DFL);

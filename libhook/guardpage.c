@@ -364,8 +364,10 @@ static bool pool_reserve(uint32_t want)
 		void *base = hl_os_reserve((size_t)n * slot_bytes);
 		if (base == NULL)
 			continue;
-		slots = hl_os_map((size_t)n * sizeof(*slots));
-		fifo = hl_os_map((size_t)n * sizeof(*fifo));
+		/* Hook metadata, so the leak scan never reads the slot records'
+		 * block addresses as roots (every guarded leak looked reachable). */
+		slots = hl_meta_alloc((size_t)n * sizeof(*slots));
+		fifo = hl_meta_alloc((size_t)n * sizeof(*fifo));
 		if (slots == NULL || fifo == NULL)
 			return false;
 		slot_count = n;

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fatal.h"
 #include "heap.h"
 #include "leakcheck.h"
 #include "sigchain.h"
@@ -262,6 +263,7 @@ void hl_exit_report(unsigned how, int status)
 	hl_checks_sweep(HL_CALL_EXIT); /* checks=full: guard bytes and quarantine, last look */
 	if (hl_track_exit(how, status))
 		return; /* the reporter prints the summary */
+	hl_fatal_print(fd);
 	if (hl_options.summary)
 		hl_summary_print(fd);
 	if (hl_options.leaks)
@@ -304,6 +306,7 @@ __attribute__((constructor)) static void hl_start(void)
 	pthread_atfork(hl_fork_prepare, hl_fork_parent, hl_fork_child);
 	on_exit(on_exit_status, NULL);
 	hl_track_init();
+	hl_fatal_init(); /* before check_signal's handler, which replaces ours */
 	hl_leakcheck_init();
 	hl_cache_options_known(); /* the main thread's cache predates the options */
 }

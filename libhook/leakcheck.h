@@ -44,7 +44,8 @@ void hl_leakcheck_unlock(void);
 /* True if a process ending so (enum hl_exit_how) gets the exit scan. */
 static inline bool hl_leakcheck_scans_at(unsigned how)
 {
-	return hl_options.scan && (how == HL_EXIT_NORMAL || how == HL_EXIT_UNDERSCORE);
+	return hl_options.scan &&
+	       (how == HL_EXIT_NORMAL || how == HL_EXIT_UNDERSCORE || how == HL_EXIT_SIGNAL);
 }
 /* Before the exit scan (no lock held): where the exiting thread's stack
  * starts, then glibc's and libstdc++'s freeres (freeres=1). */

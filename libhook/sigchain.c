@@ -23,9 +23,17 @@
  * The kernel action is installed with SA_ONSTACK (a program that handles
  * stack overflows on a sigaltstack still gets them) and SA_SIGINFO.
  *
+ * A signal with only "last" functions (a crash report: fatal.c) is claimed
+ * only while the program's action is SIG_DFL, since nothing of the hook's
+ * would run otherwise: any other action the program sets goes to the kernel
+ * as it is, and setting SIG_DFL again claims it again. So a SIG_IGN the
+ * program sets or inherited (nohup, a shell's background job) is the
+ * kernel's and survives exec, as it would without the hook.
+ *
  * Invariants: a claimed signal's kernel action is chain_handler until the
  * default action is taken; program_action[sig] is what the program last
  * asked for (what the kernel had when the signal was claimed, at first).
+ * An unclaimed signal's action is the kernel's.
  * Writes take chain_lock; the handler reads without it (a handler cannot
  * wait for a lock its own thread may hold), so an action being replaced
  * while its signal arrives is the old or the new one, as with the kernel.
@@ -93,18 +101,25 @@ static void call_program(int sig, siginfo_t *info, void *context, struct sigacti
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+void hl_sigchain_release(int sig)
+{
+	struct sigaction dfl;
+	if (sig <= 0 || sig >= SIGNALS_MAX)
+		return;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	chains[sig].claimed = false;
+	kernel_sigaction(sig, &dfl, NULL);
+}
+
 /* No handler of the program's: the default action, after the last stage. */
 static void take_default(int sig, siginfo_t *info, void *context, struct chain *c)
 {
 	for (unsigned i = 0; i < c->nlast; i++)
 		if (c->last[i](sig, info, context))
 			return;
-	struct sigaction dfl;
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigemptyset(&dfl.sa_mask);
-	c->claimed = false;
-	kernel_sigaction(sig, &dfl, NULL);
+	hl_sigchain_release(sig);
 	if (!is_fault(info))
 		raise(sig); /* blocked until this handler returns, then delivered */
 }
@@ -125,6 +140,18 @@ static void chain_handler(int sig, siginfo_t *info, void *context)
 		call_program(sig, info, context, action);
 out:
 	errno = saved;
+}
+
+static bool is_default(const struct sigaction *act)
+{
+	return act->sa_handler == SIG_DFL; /* the kernel's test, SA_SIGINFO or not */
+}
+
+/* True if the kernel's action for sig is SIG_DFL (or cannot be read). */
+static bool kernel_is_default(int sig)
+{
+	struct sigaction now;
+	return kernel_sigaction(sig, NULL, &now) != 0 || is_default(&now);
 }
 
 /* Puts chain_handler in front of the program's action for sig. */
@@ -159,10 +186,16 @@ bool hl_sigchain_add(int sig, enum hl_sigchain_stage stage, hl_sigchain_fn fn)
 		c->last[c->nlast++] = fn;
 	else
 		goto out_unlock;
-	ok = claim_locked(sig);
+	ok = c->nfirst == 0 && !kernel_is_default(sig) ? true : claim_locked(sig);
 out_unlock:
 	hl_unlock(&chain_lock);
 	return ok;
+}
+
+bool hl_sigchain_reaches_default(int sig)
+{
+	return sig > 0 && sig < SIGNALS_MAX && chains[sig].claimed &&
+	       is_default(&chains[sig].program_action);
 }
 
 void hl_sigchain_init(void)
@@ -175,24 +208,56 @@ void hl_sigchain_init(void)
 
 #ifndef HL_UNIT_TEST /* a unit test program keeps libc's (and a sanitizer's) */
 
-static bool is_claimed(int sig)
+/* True if the chain has a say in sig's action: claimed, or waiting for
+ * the program to set SIG_DFL again (a signal with only last functions). */
+static bool is_chained(int sig)
 {
-	return sig > 0 && sig < SIGNALS_MAX && chains[sig].claimed;
+	return sig > 0 && sig < SIGNALS_MAX && (chains[sig].claimed || chains[sig].nlast > 0);
+}
+
+/* A signal with last functions only, unclaimed: the program's action is the
+ * kernel's; SIG_DFL claims it again (the program sees its previous action). */
+static int set_unclaimed_locked(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct chain *c = &chains[sig];
+	struct sigaction previous;
+	if (act == NULL || !is_default(act) || c->nfirst > 0)
+		return kernel_sigaction(sig, act, old);
+	if (kernel_sigaction(sig, NULL, &previous) != 0 || !claim_locked(sig))
+		return kernel_sigaction(sig, act, old);
+	c->program_action = *act;
+	if (old != NULL)
+		*old = previous;
+	return 0;
 }
 
 HL_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	if (!is_claimed(sig))
+	int ret = 0;
+	if (!is_chained(sig))
 		return kernel_sigaction(sig, act, old);
 	hl_lock(&chain_lock);
 	struct chain *c = &chains[sig];
+	if (!c->claimed) {
+		ret = set_unclaimed_locked(sig, act, old);
+		goto out_unlock;
+	}
+	if (act != NULL && c->nfirst == 0 && !is_default(act)) {
+		/* Nothing of ours runs under the program's action: the kernel's. */
+		ret = kernel_sigaction(sig, act, NULL);
+		if (ret != 0)
+			goto out_unlock;
+		c->claimed = false;
+	}
 	if (old != NULL)
 		*old = c->program_action;
 	if (act != NULL)
 		c->program_action = *act;
+out_unlock:
 	hl_unlock(&chain_lock);
-	return 0;
+	return ret;
 }
+
 
 static sighandler_t set_handler(int sig, sighandler_t handler, int flags)
 {
@@ -210,7 +275,7 @@ static sighandler_t set_handler(int sig, sighandler_t handler, int flags)
  * resets the handler and does not block the signal in it. */
 HL_API sighandler_t signal(int sig, sighandler_t handler)
 {
-	if (!is_claimed(sig)) {
+	if (!is_chained(sig)) {
 		/* libc's own, for what it does with bad numbers too */
 		static sighandler_t (*real)(int, sighandler_t);
 		if (real == NULL)
@@ -229,7 +294,7 @@ HL_API sighandler_t bsd_signal(int sig, sighandler_t handler)
 
 HL_API sighandler_t sysv_signal(int sig, sighandler_t handler)
 {
-	if (!is_claimed(sig)) {
+	if (!is_chained(sig)) {
 		static sighandler_t (*real)(int, sighandler_t);
 		if (real == NULL)
 			real = (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, "sysv_signal");

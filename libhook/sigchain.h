@@ -17,8 +17,16 @@ enum hl_sigchain_stage {
 typedef bool (*hl_sigchain_fn)(int sig, siginfo_t *info, void *context);
 
 /* Runs fn for sig at `stage` from now on (at most 4 per stage and signal);
- * false if sig cannot be handled or the table is full. */
+ * false if sig cannot be handled or the table is full. A signal with LAST
+ * functions only is claimed while the program's action is SIG_DFL (then
+ * or later): a SIG_IGN it inherited stays the kernel's. */
 bool hl_sigchain_add(int sig, enum hl_sigchain_stage stage, hl_sigchain_fn fn);
+/* True if a delivery of sig now would reach the LAST functions: the chain
+ * holds it and the program's action is SIG_DFL. */
+bool hl_sigchain_reaches_default(int sig);
+/* Puts SIG_DFL in the kernel now and lets go of sig (the chain's own way to
+ * the default action; also for a watchdog that must end the process). */
+void hl_sigchain_release(int sig);
 /* Resolves libc's sigaction while that is safe (the constructor). */
 void hl_sigchain_init(void);
 

@@ -20,6 +20,7 @@
 #include "listen.h"
 #include "report_formats.h"
 #include "report_speedscope.h"
+#include "stored_verdict.h"
 #include "ui.h"
 
 /* The git top level of the current directory (the nearest directory up
@@ -234,8 +235,9 @@ static int report_streamed(struct hl_store *store, int64_t id, const struct hl_r
 
 int hl_cmd_report(int argc, char **argv)
 {
-	const char *db = NULL, *format = "text", *sarif_root = NULL;
+	const char *db = NULL, *format = "text", *sarif_root = NULL, *baseline_arg = NULL;
 	unsigned long run_id = 0;
+	struct hl_baseline baseline = { 0 };
 	char git_top[PATH_MAX];
 	struct hl_report_view view = { .show_kinds = HL_SHOW_DEFAULT };
 	struct hl_report_filter filter = { 0 };
@@ -248,12 +250,13 @@ int hl_cmd_report(int argc, char **argv)
 		HL_ARG_STRING("program", 0, "NAME", &filter.program,
 			      "only the processes whose executable or argv[0] is named NAME (a basename)"),
 		HL_ARG_CALL("kind", 0, "KINDS", hl_report_parse_kind_filter, &filter.kinds,
-			    "only loss records of these kinds (definite,indirect,possible,reachable,"
-			    "unknown,suppressed or all), and the processes that have one or a heap error"),
+			    "only loss records of these kinds (definite, indirect, possible,"
+			    " reachable, unknown, suppressed, comma-separated, or all), and the"
+			    " processes that have one or a heap error"),
 		HL_ARG_CHOICE("format", 0, "text|json|html|speedscope|sarif|junit|valgrind-xml", &format,
 			      "text (default), json, html (the web UI's run page as one file),"
 			      " speedscope (allocation and leak profiles), sarif (SARIF 2.1.0:"
-			      " a result per leak site), junit (a testcase per process) or"
+			      " a result per leak site), junit (a testcase per test program) or"
 			      " valgrind-xml (memcheck's XML, protocol 4)"),
 		HL_ARG_STRING("sarif-root", 0, "DIR", &sarif_root,
 			      "sarif: the source root, whose files are written relative to it"
@@ -261,6 +264,10 @@ int hl_cmd_report(int argc, char **argv)
 			      " directory, if any)"),
 		HL_VIEW_ARGS(&view),
 		/* junit's failures are the gate's */
+		HL_ARG_STRING("baseline", 0, "RUN|FILE", &baseline_arg,
+			      "junit: fail only on leak sites this run or baseline file does not"
+			      " have, as `gate --baseline` does; sarif: each result's"
+			      " baselineState says whether the baseline has its site"),
 		HL_GATE_KIND_ARGS(&gate_options),
 		HL_ARG_END
 	};
@@ -286,6 +293,14 @@ int hl_cmd_report(int argc, char **argv)
 		err = hl_store_latest_run(store, &id);
 	else
 		id = (int64_t)run_id;
+	if (!err && baseline_arg) {
+		err = hl_baseline_from_arg(store, "report", baseline_arg, &baseline);
+		gate_options.baseline = &baseline;
+		if (err) {
+			hl_store_close(store);
+			return HL_EXIT_FAILURE;
+		}
+	}
 	hl_report_init(&r);
 	r.view = view;
 	r.view.kind_filter = filter.kinds;
@@ -306,13 +321,14 @@ int hl_cmd_report(int argc, char **argv)
 	} else if (!strcmp(format, "sarif")) {
 		if (!sarif_root && git_toplevel(git_top, sizeof(git_top)))
 			sarif_root = git_top;
-		err = hl_report_write_sarif(&r, sarif_root, stdout);
+		err = hl_report_write_sarif(&r, sarif_root, baseline_arg ? &baseline : NULL, stdout);
 	} else if (!strcmp(format, "junit")) {
 		err = hl_report_write_junit(&r, &gate_options, stdout);
 	} else if (!strcmp(format, "valgrind-xml")) {
 		err = hl_report_write_valgrind_xml(&r, r.procs, r.nprocs, stdout);
 	}
 	hl_report_destroy(&r);
+	hl_baseline_destroy(&baseline);
 	hl_store_close(store);
 	if (!err && fflush(stdout) != 0)
 		err = -errno;

@@ -41,6 +41,7 @@ packages=(
 	python3 git perl                                 # integration tests run these under the hook
 	valgrind                                         # the oracle of the tests that compare with memcheck
 	cmake                                            # the `ctest -T memcheck` recipe's test (tests/recipes/ctest)
+	python3-yaml                                     # the CI recipes' test reads their YAML (tests/recipes)
 )
 package_packages=(
 	debhelper lintian                                # dpkg-buildpackage; the package test (tests/package)

@@ -108,6 +108,7 @@ enum hl_wire_type {
 	HL_REC_CHECK = 16,        /* ends the LIVE set of an on-demand leak check */
 	HL_REC_EXEC = 17,         /* the image is about to be replaced by exec */
 	HL_REC_OPTIONS = 18,      /* the user's HEAPLEDGER_OPTIONS that shape the report */
+	HL_REC_FATAL = 19,        /* a signal is ending the process: where it arrived */
 	HL_REC_TYPE_COUNT
 };
 
@@ -285,10 +286,56 @@ enum hl_exit_how {
 	HL_EXIT_NORMAL = 0,   /* exit() or return from main; `status` is valid */
 	HL_EXIT_UNDERSCORE = 1, /* _exit/_Exit; `status` is valid, no destructors ran */
 	HL_EXIT_ABORT = 2,    /* abort() was called */
-	HL_EXIT_SIGNAL = 3,   /* reporter-side only: killed by signal `status` */
+	HL_EXIT_SIGNAL = 3,   /* killed by signal `status`: sent by the hook after FATAL
+			       * (scanned), else the reporter's reading of the wait status */
 	HL_EXIT_EXEC = 4,     /* reporter-side only: image replaced by exec */
 	HL_EXIT_UNKNOWN = 5,  /* reporter-side only: connection closed without EXIT */
 };
+
+/* FATAL: a signal whose default action ends the process arrived and the
+ * hook's handler ran (the program had none of its own). The hook then scans
+ * and sends the LIVE set and EXIT (how HL_EXIT_SIGNAL, status the signal),
+ * and lets the signal end the process as it would have. */
+struct hl_rec_fatal {
+	struct hl_wire_header h;
+	uint32_t signal;
+	int32_t code;      /* si_code: SEGV_MAPERR, ...; <= 0 when a process sent it */
+	uint64_t address;  /* si_addr for SIGSEGV, SIGBUS, SIGILL, SIGFPE; else 0 */
+	uint32_t stack_id; /* the receiving thread's stack, the faulting frame first; 0 if none */
+	uint32_t tid;      /* the receiving thread */
+	uint64_t ticks;
+};
+
+/* valgrind's words for a fault's si_code ("Access not within mapped region
+ * at address 0x0"), or NULL: the signal was sent, or is not a fault. One
+ * table for the hook's standalone report and the reporter's. */
+static inline const char *hl_wire_fault_words(uint32_t signal, int32_t code)
+{
+	switch (signal * 16 + (uint32_t)(code > 0 && code < 16 ? code : 0)) {
+	case 11 * 16 + 1: return "Access not within mapped region";  /* SIGSEGV SEGV_MAPERR */
+	case 11 * 16 + 2: return "Bad permissions for mapped region"; /* SEGV_ACCERR */
+	case 7 * 16 + 1: return "Invalid address alignment";         /* SIGBUS BUS_ADRALN */
+	case 7 * 16 + 2: return "Non-existent physical address";     /* BUS_ADRERR */
+	case 7 * 16 + 3: return "Hardware error";                    /* BUS_OBJERR */
+	case 8 * 16 + 1: return "Integer divide by zero";            /* SIGFPE FPE_INTDIV */
+	case 8 * 16 + 2: return "Integer overflow";                  /* FPE_INTOVF */
+	case 8 * 16 + 3: return "FP divide by zero";                 /* FPE_FLTDIV */
+	case 8 * 16 + 4: return "FP overflow";
+	case 8 * 16 + 5: return "FP underflow";
+	case 8 * 16 + 6: return "FP inexact";
+	case 8 * 16 + 7: return "FP invalid operation";
+	case 8 * 16 + 8: return "FP subscript out of range";
+	case 4 * 16 + 1: return "Illegal opcode";                    /* SIGILL ILL_ILLOPC */
+	case 4 * 16 + 2: return "Illegal operand";
+	case 4 * 16 + 3: return "Illegal addressing mode";
+	case 4 * 16 + 4: return "Illegal trap";
+	case 4 * 16 + 5: return "Privileged opcode";
+	case 4 * 16 + 6: return "Privileged register";
+	case 4 * 16 + 7: return "Coprocessor error";
+	case 4 * 16 + 8: return "Internal stack error";
+	default: return NULL;
+	}
+}
 
 struct hl_rec_exit {
 	struct hl_wire_header h;
@@ -494,7 +541,7 @@ struct hl_rec_dropped {
  *     FREE:    ticks, address
  *     REALLOC: ticks, old_address, new_address, size, stack_id
  *     RECORD:  none; a whole record follows (header first, `length` bytes,
- *              unaligned): THREAD_START, THREAD_END, FORK, ERROR or DROPPED,
+ *              unaligned): THREAD_START, THREAD_END, FORK, ERROR, DROPPED or FATAL,
  *              at most HL_PACK_MAX_RECORD bytes.
  * Unused size bits are 0. Stored values:
  *   ticks        ticks - BATCH.base_ticks, modulo 2^64;
@@ -724,6 +771,7 @@ _Static_assert(sizeof(struct hl_rec_realloc) == 48, "realloc");
 _Static_assert(sizeof(struct hl_rec_thread) == 24, "thread");
 _Static_assert(sizeof(struct hl_rec_fork) == 24, "fork");
 _Static_assert(sizeof(struct hl_rec_exit) == 32, "exit");
+_Static_assert(sizeof(struct hl_rec_fatal) == 40, "fatal");
 _Static_assert(sizeof(struct hl_wire_live_block) == 24, "live_block");
 _Static_assert(sizeof(struct hl_rec_live) == 16, "live");
 _Static_assert(sizeof(struct hl_wire_live_indirect) == 16, "live_indirect");
@@ -771,6 +819,7 @@ static inline uint32_t hl_wire_min_length(uint8_t type)
 	case HL_REC_CHECK: return sizeof(struct hl_rec_check);
 	case HL_REC_EXEC: return sizeof(struct hl_rec_exec);
 	case HL_REC_OPTIONS: return sizeof(struct hl_rec_options);
+	case HL_REC_FATAL: return sizeof(struct hl_rec_fatal);
 	default: return 0;
 	}
 }

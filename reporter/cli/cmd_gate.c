@@ -14,68 +14,7 @@
 #include "gate.h"
 #include "policy.h"
 #include "store_query.h"
-#include "suppress.h"
-
-static int add_site_to_baseline(void *ctx, const struct hl_run_site *site)
-{
-	struct hl_baseline *b = ctx;
-
-	if (!hl_baseline_has(b, site->fingerprint)) {
-		hl_baseline_add(b, site->fingerprint);
-		hl_baseline_sort(b);
-	}
-	return 0;
-}
-
-static bool all_digits(const char *s)
-{
-	return *s && strspn(s, "0123456789") == strlen(s);
-}
-
-/* --baseline RUN|FILE: a stored run's sites, or a baseline file (a name
- * that is a number and no file is a run id). */
-static int load_baseline(struct hl_store *s, const char *arg, struct hl_baseline *b)
-{
-	struct stat st;
-	char err[512];
-	int rc;
-
-	if (all_digits(arg) && stat(arg, &st) != 0) {
-		int64_t id = strtoll(arg, NULL, 10);
-
-		rc = hl_query_run_exists(s, id);
-		if (!rc)
-			rc = hl_query_run_sites(s, id, add_site_to_baseline, b);
-		if (rc)
-			hl_log("gate: --baseline %s: %s", arg, hl_store_error(s));
-		return rc;
-	}
-	rc = hl_baseline_load(b, arg, err, sizeof(err));
-	if (rc)
-		hl_log("gate: --baseline: %s", err);
-	return rc;
-}
-
-/* Applies the command's suppressions to the leaks the stored run did not
- * already mark suppressed. */
-static void suppress_loaded(struct hl_report *r, struct hl_policy *pol)
-{
-	for (size_t i = 0; i < r->nprocs; i++) {
-		for (size_t j = 0; j < r->procs[i].nleaks; j++) {
-			struct hl_report_leak *l = &r->procs[i].leaks[j];
-			const struct hl_suppression *s;
-
-			if (l->suppressed)
-				continue;
-			s = hl_supp_match(pol->supp, l->stack.frames, l->stack.nframes, l->leak_class,
-					  l->bytes, l->blocks);
-			if (s) {
-				l->suppressed = true;
-				l->suppression = s->name;
-			}
-		}
-	}
-}
+#include "stored_verdict.h"
 
 /* Opens db and loads run_id (0: the latest) into r. */
 static int load_run(const char *db, unsigned long run_id, struct hl_store **s,
@@ -138,11 +77,11 @@ int hl_cmd_gate(int argc, char **argv)
 	hl_gate_init(&gate);
 	err = load_run(db, run_id, &store, &r);
 	if (!err && baseline_arg) {
-		err = load_baseline(store, baseline_arg, &baseline);
+		err = hl_baseline_from_arg(store, "gate", baseline_arg, &baseline);
 		pol.gate_options.baseline = &baseline;
 	}
 	if (!err) {
-		suppress_loaded(&r, &pol);
+		hl_suppress_stored(&r, &pol);
 		for (size_t i = 0; i < r.nprocs; i++)
 			hl_gate_count_report(&gate, &pol.gate_options, &r.procs[i]);
 		if (!r.ended_ns)

@@ -169,12 +169,15 @@ static void print_delta(const struct hl_site_delta *s)
 {
 	const struct hl_leak_site *t = s->b ? s->b : s->a;
 
-	printf("%-9s %s  %llu bytes in %llu blocks -> %llu bytes in %llu blocks  %s\n",
-	       hl_site_change_name(s->change), t->fingerprint,
-	       (unsigned long long)(s->a ? s->a->bytes : 0),
-	       (unsigned long long)(s->a ? s->a->blocks : 0),
-	       (unsigned long long)(s->b ? s->b->bytes : 0),
-	       (unsigned long long)(s->b ? s->b->blocks : 0), t->function ? t->function : "?");
+	uint64_t bytes_a = s->a ? s->a->bytes : 0, blocks_a = s->a ? s->a->blocks : 0;
+	uint64_t bytes_b = s->b ? s->b->bytes : 0, blocks_b = s->b ? s->b->blocks : 0;
+
+	printf("%-9s %s  %llu %s in %llu %s -> %llu %s in %llu %s  %s\n",
+	       hl_site_change_name(s->change), t->fingerprint, (unsigned long long)bytes_a,
+	       hl_plural(bytes_a, "byte", "bytes"), (unsigned long long)blocks_a,
+	       hl_plural(blocks_a, "block", "blocks"), (unsigned long long)bytes_b,
+	       hl_plural(bytes_b, "byte", "bytes"), (unsigned long long)blocks_b,
+	       hl_plural(blocks_b, "block", "blocks"), t->function ? t->function : "?");
 }
 
 static int print_diff(const struct hl_site_diff *d, bool json)
@@ -192,8 +195,8 @@ static int print_diff(const struct hl_site_diff *d, bool json)
 	for (size_t i = 0; i < d->n; i++)
 		if (d->v[i].change != HL_SITE_UNCHANGED)
 			print_delta(&d->v[i]);
-	printf("heapledger: run %lld -> run %lld: %zu new, %zu fixed, %zu changed, %zu"
-	       " unchanged leak sites\n", (long long)d->run_a, (long long)d->run_b,
+	printf("heapledger: run %lld -> run %lld: leak sites: %zu new, %zu fixed, %zu changed, %zu"
+	       " unchanged\n", (long long)d->run_a, (long long)d->run_b,
 	       d->counts[HL_SITE_NEW], d->counts[HL_SITE_FIXED], d->counts[HL_SITE_CHANGED],
 	       d->counts[HL_SITE_UNCHANGED]);
 	return 0;

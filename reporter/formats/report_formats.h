@@ -1,7 +1,7 @@
 /*
  * reporter/formats/report_formats.h: the report in the formats CI services read:
  * SARIF 2.1.0 (code scanning: one result per leak site) and JUnit XML (test
- * reports: one testcase per process, one failure per leak or heap error).
+ * reports: one testcase per test program, failed where the gate fails it).
  * Both return 0 or -EIO. And valgrind memcheck's XML (protocol 4) and the
  * --log-file/--xml-file files of `run` (report_valgrind.c).
  */
@@ -12,10 +12,14 @@
 
 #include "report.h"
 
-/* root: the source root (files under it are written relative to it, with
- * uriBaseId SRCROOT), NULL for absolute file: URIs only. */
-int hl_report_write_sarif(const struct hl_report *r, const char *root, FILE *out);
+struct hl_baseline;
 struct hl_gate_options;
+/* root: the source root (files under it are written relative to it, with
+ * uriBaseId SRCROOT), NULL for absolute file: URIs only. baseline: each
+ * result's baselineState says whether the baseline holds its site (NULL:
+ * no baselineState). */
+int hl_report_write_sarif(const struct hl_report *r, const char *root,
+			  const struct hl_baseline *baseline, FILE *out);
 /* One testcase per test program, failed exactly where the gate fails (o:
  * its kinds and thresholds). */
 int hl_report_write_junit(const struct hl_report *r, const struct hl_gate_options *o,

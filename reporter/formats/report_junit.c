@@ -108,9 +108,11 @@ static void failure_details(FILE *out, const struct hl_report_process *p,
 		if (!hl_gate_count_leak(&scratch, o, l->leak_class, l->suppressed, l->fingerprint,
 					l->bytes, l->blocks))
 			continue;
-		fprintf(out, "pid %u: %llu bytes in %llu blocks are %s", p->pid,
-			(unsigned long long)l->bytes, (unsigned long long)l->blocks,
-			hl_leak_class_info(l->leak_class)->phrase);
+		char text[HL_BYTES_IN_BLOCKS_LEN];
+
+		fprintf(out, "pid %u: %s %s %s", p->pid,
+			hl_fmt_bytes_in_blocks(text, l->bytes, l->blocks),
+			hl_plural(l->blocks, "is", "are"), hl_leak_class_info(l->leak_class)->phrase);
 		if (l->fingerprint)
 			fprintf(out, " (site %s)", l->fingerprint);
 		fputc('\n', out);
@@ -127,7 +129,7 @@ static void testcase(FILE *out, const struct hl_report *r, size_t first,
 	const struct hl_report_process *p = &r->procs[first];
 	uint64_t started = p->started_ns, ended = p->ended_ns;
 	struct hl_gate g;
-	char a[32], b[32];
+	char e[HL_BYTES_IN_BLOCKS_LEN];
 
 	judge(r, first, o, &g);
 	for (size_t i = first; i < r->nprocs; i++) {
@@ -140,10 +142,10 @@ static void testcase(FILE *out, const struct hl_report *r, size_t first,
 	testcase_name(out, p);
 	fprintf(out, "\" time=\"%.3f\">\n", ended > started ? (double)(ended - started) / 1e9 : 0.0);
 	if (hl_gate_failed(&g, o)) {
-		fprintf(out, "   <failure type=\"heapledger\" message=\"%s bytes in %s blocks leaked in"
-			" %llu records, %llu heap errors", hl_fmt_grouped(a, g.bytes),
-			hl_fmt_grouped(b, g.blocks), (unsigned long long)g.records,
-			(unsigned long long)g.errors);
+		fprintf(out, "   <failure type=\"heapledger\" message=\"%s leaked in %llu %s,"
+			" %llu heap %s", hl_fmt_bytes_in_blocks(e, g.bytes, g.blocks),
+			(unsigned long long)g.records, hl_plural(g.records, "record", "records"),
+			(unsigned long long)g.errors, hl_plural(g.errors, "error", "errors"));
 		if (hl_gate_incomplete(&g)) {
 			fputs("; the verdict is incomplete: ", out);
 			hl_report_xml_text(out, hl_gate_incomplete(&g));
@@ -160,11 +162,11 @@ static void testcase(FILE *out, const struct hl_report *r, size_t first,
 			}
 		fputs("</failure>\n", out);
 	}
-	fprintf(out, "   <system-out>%llu processes; suppressed %s bytes in %s blocks; not counted"
-		" by the gate: %s bytes in %s blocks no scan classified</system-out>\n",
-		(unsigned long long)g.processes, hl_fmt_grouped(a, g.suppressed_bytes),
-		hl_fmt_grouped(b, g.suppressed_blocks), hl_fmt_grouped(a, g.unscanned_bytes),
-		hl_fmt_grouped(b, g.unscanned_blocks));
+	fprintf(out, "   <system-out>%llu %s; suppressed %s; not counted by the gate: ",
+		(unsigned long long)g.processes, hl_plural(g.processes, "process", "processes"),
+		hl_fmt_bytes_in_blocks(e, g.suppressed_bytes, g.suppressed_blocks));
+	fprintf(out, "%s no scan classified</system-out>\n",
+		hl_fmt_bytes_in_blocks(e, g.unscanned_bytes, g.unscanned_blocks));
 	fputs("  </testcase>\n", out);
 	hl_gate_destroy(&g);
 }

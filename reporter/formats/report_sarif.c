@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "fingerprint.h"
+#include "gate.h"
 #include "report.h"
 #include "report_formats.h"
 
@@ -193,7 +194,7 @@ static const char *site_function(const struct hl_report_leak *l, const char *roo
 /* The result of l's site and class, found or added: records of one
  * fingerprint, class and suppression add up into one result. */
 static json_t *site_result(json_t *results, json_t *by_site, const struct hl_report_leak *l,
-			   const char *root)
+			   const char *root, const struct hl_baseline *baseline)
 {
 	char key[160], rule[64];
 	json_t *r;
@@ -219,6 +220,12 @@ static json_t *site_result(json_t *results, json_t *by_site, const struct hl_rep
 				    json_pack("{s:s}", SITE_KEY, l->fingerprint));
 		json_object_set(by_site, key, r);
 	}
+	/* SARIF's own word for "the baseline has this site": a service that
+	 * shows only new results shows what the gate fails on. */
+	if (baseline)
+		json_object_set_new(r, "baselineState",
+				    json_string(l->fingerprint && hl_baseline_has(baseline, l->fingerprint)
+						? "unchanged" : "new"));
 	if (l->suppressed)
 		json_object_set_new(r, "suppressions", json_pack("[{s:s,s:s}]", "kind", "external",
 			"justification", l->suppression ? l->suppression : "suppressed"));
@@ -240,10 +247,12 @@ static void finish_result(json_t *r, unsigned leak_class, const char *function)
 	json_int_t blocks = json_integer_value(json_object_get(r, "blocks"));
 	json_int_t procs = json_integer_value(json_object_get(r, "processes"));
 
-	snprintf(text, sizeof(text), "%lld bytes in %lld blocks are %s in %lld process%s,"
-		 " allocated in %s", (long long)bytes, (long long)blocks,
-		 hl_leak_class_info(leak_class)->phrase, (long long)procs,
-		 procs == 1 ? "" : "es", function);
+	char amount[HL_BYTES_IN_BLOCKS_LEN];
+
+	snprintf(text, sizeof(text), "%s %s %s in %lld %s, allocated in %s",
+		 hl_fmt_bytes_in_blocks(amount, (uint64_t)bytes, (uint64_t)blocks),
+		 hl_plural((uint64_t)blocks, "is", "are"), hl_leak_class_info(leak_class)->phrase,
+		 (long long)procs, hl_plural((uint64_t)procs, "process", "processes"), function);
 	json_object_set_new(r, "message", json_pack("{s:s}", "text", text));
 	json_object_set_new(r, "properties", json_pack("{s:I,s:I,s:I}", "bytes", bytes, "blocks",
 						       blocks, "processes", procs));
@@ -300,7 +309,8 @@ static json_t *rules_json(void)
 	return a;
 }
 
-int hl_report_write_sarif(const struct hl_report *r, const char *root, FILE *out)
+int hl_report_write_sarif(const struct hl_report *r, const char *root,
+			  const struct hl_baseline *baseline, FILE *out)
 {
 	json_t *results = json_array(), *by_site = json_object(), *run, *doc, *driver;
 	int err;
@@ -312,7 +322,7 @@ int hl_report_write_sarif(const struct hl_report *r, const char *root, FILE *out
 			json_array_append_new(results, error_result(p, &p->errors[j], root));
 		for (size_t j = 0; j < p->nleaks; j++) {
 			const struct hl_report_leak *l = &p->leaks[j];
-			json_t *res = site_result(results, by_site, l, root);
+			json_t *res = site_result(results, by_site, l, root, baseline);
 
 			add_count(res, "bytes", l->bytes);
 			add_count(res, "blocks", l->blocks);

@@ -7,6 +7,9 @@
  * ==pid==. Which kinds are printed with their stacks is r->view's choice;
  * every record keeps its number and is counted in the summary either way.
  */
+#define _GNU_SOURCE /* sigabbrev_np */
+#include <inttypes.h>
+#include <signal.h>
 #include <string.h>
 
 #include "report.h"
@@ -592,6 +595,23 @@ static void print_leaks(const struct hl_report *r, const struct hl_report_proces
 	}
 }
 
+/* valgrind's words for a process a signal ended, when the hook saw it. */
+static void print_fatal(const struct hl_report_process *p, const struct hl_report_view *view,
+			FILE *out)
+{
+	const char *abbrev = sigabbrev_np(p->fatal.signal);
+
+	if (!p->fatal.signal)
+		return;
+	fprintf(out, "==%u== Process terminating with default action of signal %d (SIG%s)\n",
+		p->pid, p->fatal.signal, abbrev ? abbrev : "?");
+	if (p->fatal.fault)
+		fprintf(out, "==%u==  %s at address 0x%" PRIx64 "\n", p->pid, p->fatal.fault,
+			p->fatal.address);
+	print_stack(out, p->pid, &p->fatal.stack, view);
+	fprintf(out, "==%u==\n", p->pid);
+}
+
 /* valgrind -q: the errors and loss records only, with the reasons a
  * process was not scanned (a result must never look clean by omission). */
 static void print_errors_only(const struct hl_report *r, const struct hl_report_process *p,
@@ -612,10 +632,12 @@ void hl_report_print_process_text(const struct hl_report *r,
 	if (r->view.silent_forks && !strcmp(p->origin, "fork"))
 		return;
 	if (r->view.errors_only) {
+		print_fatal(p, &r->view, out); /* valgrind -q says it too */
 		print_errors_only(r, p, out);
 		return;
 	}
 	print_header(p, out);
+	print_fatal(p, &r->view, out);
 	print_summary(p, out);
 	print_checks(r, p, out);
 	print_errors(p, &r->view, out);

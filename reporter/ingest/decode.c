@@ -36,6 +36,7 @@ static const char *const type_names[HL_REC_TYPE_COUNT] = {
 	[HL_REC_CHECK] = "CHECK",
 	[HL_REC_EXEC] = "EXEC",
 	[HL_REC_OPTIONS] = "OPTIONS",
+	[HL_REC_FATAL] = "FATAL",
 };
 
 const char *hl_decode_type_name(unsigned type)
@@ -237,6 +238,15 @@ const char *hl_decode_check_layout(const struct hl_wire_header *rec)
 		if (rec->flags)
 			return "OPTIONS with unknown flags";
 		return NULL;
+	case HL_REC_FATAL: {
+		const struct hl_rec_fatal *fa = (const void *)rec;
+
+		if (rec->flags)
+			return "FATAL with unknown flags";
+		if (fa->signal == 0 || fa->signal > 64)
+			return "FATAL with a signal out of range";
+		return NULL;
+	}
 	case HL_REC_CHECK:
 		if (rec->flags || ((const struct hl_rec_check *)rec)->flags & ~HL_CHECK_FLAGS)
 			return "CHECK with unknown flags";
@@ -351,6 +361,8 @@ static const char *check_connection(struct hl_decoder *d,
 		return check_live_ids(d, (const void *)rec);
 	case HL_REC_ERROR:
 		return check_error_ids(d, (const void *)rec);
+	case HL_REC_FATAL:
+		return use_stack(d, ((const struct hl_rec_fatal *)rec)->stack_id);
 	default:
 		return NULL;
 	}
@@ -461,6 +473,7 @@ static uint32_t unpack_record(const uint8_t *p, size_t avail, union unpacked *ou
 	case HL_REC_FORK:
 	case HL_REC_ERROR:
 	case HL_REC_DROPPED:
+	case HL_REC_FATAL:
 		break;
 	default:
 		*why = "packed RECORD event carries a record that cannot be packed";

@@ -766,6 +766,14 @@ static void on_batch(struct hl_process *p, const struct hl_rec_batch *r)
 	p->clock_synced = true;
 }
 
+static void on_fatal(struct hl_process *p, const struct hl_rec_fatal *r)
+{
+	p->fatal.signal = r->signal;
+	p->fatal.code = r->code;
+	p->fatal.address = r->address;
+	p->fatal.stack = stack_ref(p, r->stack_id);
+}
+
 static void on_exit_rec(struct hl_process *p, const struct hl_rec_exit *r)
 {
 	p->has_exit = true;
@@ -949,6 +957,7 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec)
 		hl_tombwatch_thread_end(&p->tombwatch, ((const struct hl_rec_thread *)rec)->tid);
 		break;
 	case HL_REC_EXIT: on_exit_rec(p, (const void *)rec); break;
+	case HL_REC_FATAL: on_fatal(p, (const void *)rec); break;
 	case HL_REC_LIVE: on_live(p, (const void *)rec); break;
 	case HL_REC_CHECK: on_check(p, (const void *)rec); break;
 	case HL_REC_ERROR: on_error(p, (const void *)rec); break;

@@ -222,6 +222,12 @@ struct hl_process {
 	uint32_t nunstopped_tids;
 	bool scanned;                /* the exit set was scanned (set by finish) */
 	bool has_exit;               /* EXIT arrived */
+	struct {                     /* FATAL: the signal that ended it (wire.h) */
+		uint32_t signal;     /* 0: none arrived */
+		int32_t code;        /* si_code */
+		uint64_t address;    /* fault address */
+		uint32_t stack;      /* stack index + 1, 0 = none */
+	} fatal;
 	bool shared_buffers;         /* ended without EXIT, and its hook's shared event
 	                              * buffers were read (recover.h) */
 	uint64_t recovered_events;   /* events read from them */

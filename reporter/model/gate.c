@@ -237,26 +237,27 @@ void hl_gate_print_failing(const struct hl_gate *g, FILE *out)
 
 void hl_gate_print(const struct hl_gate *g, const struct hl_gate_options *o, FILE *out)
 {
-	char a[32], b[32], c[32], d[32];
+	char a[32], b[32], c[32], d[32], e[HL_BYTES_IN_BLOCKS_LEN];
 
 	fprintf(out, "heapledger: gate %s: %s %s in %s %s leaked in %llu %s of the"
-		" kinds counted, %llu heap %s; thresholds %s bytes, %s blocks",
+		" kinds counted, %llu heap %s; thresholds %s %s, %s %s",
 		hl_gate_failed(g, o) ? "FAILED" : "passed", hl_fmt_grouped(a, g->bytes),
 		hl_plural(g->bytes, "byte", "bytes"), hl_fmt_grouped(b, g->blocks),
 		hl_plural(g->blocks, "block", "blocks"), (unsigned long long)g->records,
 		hl_plural(g->records, "record", "records"), (unsigned long long)g->errors,
 		hl_plural(g->errors, "error", "errors"), hl_fmt_grouped(c, o->max_bytes),
-		hl_fmt_grouped(d, o->max_blocks));
+		hl_plural(o->max_bytes, "byte", "bytes"), hl_fmt_grouped(d, o->max_blocks),
+		hl_plural(o->max_blocks, "block", "blocks"));
 	if (g->suppressed_blocks)
-		fprintf(out, "; suppressed %s bytes in %s blocks", hl_fmt_grouped(a, g->suppressed_bytes),
-			hl_fmt_grouped(b, g->suppressed_blocks));
+		fprintf(out, "; suppressed %s", hl_fmt_bytes_in_blocks(e, g->suppressed_bytes,
+							       g->suppressed_blocks));
 	if (o->baseline)
-		fprintf(out, "; in the baseline %s bytes in %s blocks",
-			hl_fmt_grouped(a, g->known_bytes), hl_fmt_grouped(b, g->known_blocks));
+		fprintf(out, "; in the baseline %s",
+			hl_fmt_bytes_in_blocks(e, g->known_bytes, g->known_blocks));
 	if (g->unscanned_blocks)
-		fprintf(out, "; not counted: %s bytes in %s blocks that no leak scan classified"
+		fprintf(out, "; not counted: %s that no leak scan classified"
 			" (--errors-for-leak-kinds=...,unknown counts them)",
-			hl_fmt_grouped(a, g->unscanned_bytes), hl_fmt_grouped(b, g->unscanned_blocks));
+			hl_fmt_bytes_in_blocks(e, g->unscanned_bytes, g->unscanned_blocks));
 	fputc('\n', out);
 	if (hl_gate_incomplete(g))
 		fprintf(out, "heapledger: gate FAILED: the verdict is incomplete: %s\n",

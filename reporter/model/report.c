@@ -344,6 +344,13 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 	for (size_t i = 0; i < p->nleaks; i++)
 		leak_of(r, p, &p->leaks[i], sym, max_frames, &rp->leaks[i]);
 	add_errors(r, rp, p, sym, max_frames);
+	if (p->fatal.signal) {
+		rp->fatal.signal = (int32_t)p->fatal.signal;
+		rp->fatal.code = p->fatal.code;
+		rp->fatal.address = p->fatal.address;
+		rp->fatal.fault = hl_wire_fault_words(p->fatal.signal, p->fatal.code);
+		stack_of(p, p->fatal.stack, sym, max_frames, &rp->fatal.stack);
+	}
 	rp->ntimeline = p->nsamples;
 	rp->timeline = hl_arena_alloc(&r->arena, (p->nsamples + 1) * sizeof(*rp->timeline));
 	for (size_t i = 0; i < p->nsamples; i++)

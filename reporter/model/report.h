@@ -127,6 +127,13 @@ struct hl_report_process {
 	bool unstopped;               /* scanned while a thread ran: its stack read whole */
 	uint32_t *unstopped_tids;     /* which threads, if the hook named them */
 	size_t nunstopped_tids;
+	struct {                      /* the signal that ended it, when the hook saw it */
+		int32_t signal;       /* 0: none (killed unseen, or not by a signal) */
+		int32_t code;         /* si_code */
+		uint64_t address;     /* the fault address */
+		const char *fault;    /* valgrind's words for the fault, or NULL */
+		struct hl_report_stack stack; /* where it arrived, the faulting frame first */
+	} fatal;
 	const char *exec_path;        /* how == "exec": the image that replaced it, or NULL */
 	bool exec_untracked;          /* how == "exec": the new image never reported (LD_PRELOAD
 				       * unset, --trace/--exclude, a static program) */

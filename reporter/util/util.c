@@ -163,6 +163,16 @@ char *hl_fmt_grouped(char *buf, uint64_t v)
 	return buf;
 }
 
+char *hl_fmt_bytes_in_blocks(char *buf, uint64_t bytes, uint64_t blocks)
+{
+	char a[32], b[32];
+
+	snprintf(buf, HL_BYTES_IN_BLOCKS_LEN, "%s %s in %s %s", hl_fmt_grouped(a, bytes),
+		 hl_plural(bytes, "byte", "bytes"), hl_fmt_grouped(b, blocks),
+		 hl_plural(blocks, "block", "blocks"));
+	return buf;
+}
+
 char *hl_fmt_hex(char *buf, const uint8_t *bytes, size_t len)
 {
 	static const char digits[] = "0123456789abcdef";

@@ -58,6 +58,11 @@ static inline const char *hl_plural(uint64_t n, const char *one, const char *man
 	return n == 1 ? one : many;
 }
 
+/* "1,024 bytes in 1 block" into buf (HL_BYTES_IN_BLOCKS_LEN bytes), grouped
+ * and in heapledger's own plurals; returns buf. */
+#define HL_BYTES_IN_BLOCKS_LEN 80
+char *hl_fmt_bytes_in_blocks(char *buf, uint64_t bytes, uint64_t blocks);
+
 /* `len` bytes as 2 * len lowercase hex digits and a NUL into buf (build-ids:
  * the database and the debug cache's file names); returns buf. */
 char *hl_fmt_hex(char *buf, const uint8_t *bytes, size_t len);

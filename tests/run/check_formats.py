@@ -143,8 +143,11 @@ def check_sarif(doc, report):
         words = {"definitely": "definitely lost", "indirectly": "indirectly lost",
                  "possibly": "possibly lost", "reachable": "still reachable", "unknown": "lost"}
         text = r["message"]["text"]
-        if not text.startswith("%d bytes in %d blocks are %s in %d process" % (
-                want[0], want[1], words[kind], want[2])):
+        def n(count, one, many):
+            return "%d %s" % (count, one if count == 1 else many)
+        if not text.startswith("%s in %s %s %s in %s" % (
+                n(want[0], "byte", "bytes"), n(want[1], "block", "blocks"),
+                "is" if want[1] == 1 else "are", words[kind], n(want[2], "process", "processes"))):
             fail("site %s: message %r" % (key, text))
         if len(related) != len(mine[0]["stack"]):
             fail("site %s: %d related locations for %d frames" % (key, len(related),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/scan/check_exit_paths.py HEAPLEDGER -- ARGV...:
+"""tests/scan/check_exit_paths.py HEAPLEDGER [--hook LIB] [--checks MODE] -- ARGV...:
 every process ARGV makes is classified as valgrind classifies it, wherever
 it ends (_exit, a fork child's _exit, a fatal signal). valgrind runs here as
 the oracle (--trace-children=yes --leak-check=full --show-leak-kinds=all);
@@ -8,10 +8,19 @@ heapledger under `heapledger run --json`. The per-process class totals
 are compared as a multiset, since the two runs' pids differ. An image
 replaced by exec is left out of both (valgrind does not scan it). The exit
 status of ARGV must be the same with and without either tool, its stdout the
-same with and without heapledger, and every process must have been scanned."""
+same with and without heapledger, and every process must have been scanned.
+
+A process a signal ended must also say what valgrind says of it: the signal,
+its fault words ("Access not within mapped region") and the first frame in
+the program itself. With --hook, ARGV runs under the hook alone (LD_PRELOAD,
+no reporter) and bare, with core dumps allowed, in a scratch directory: the
+signal that ends it and whether it dumped core must be the same. With
+--checks, heapledger and the hook run with that checks= mode (guard: its
+fault handler sees SIGSEGV first, and must pass the crash on)."""
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -19,6 +28,38 @@ import tempfile
 CLASSES = ("definitely lost", "indirectly lost", "possibly lost", "still reachable")
 KINDS = {"definitely": 0, "indirectly": 1, "possibly": 2, "reachable": 3}
 LINE = re.compile(r"^==(\d+)== (.*)$")
+TERMINATING = re.compile(r"Process terminating with default action of signal (\d+)")
+FRAME = re.compile(r"(?:at|by) 0x[0-9A-Fa-f]+: (\S+) \((\S+?):\d+\)")
+
+
+def program_file(argv):
+    return os.path.basename(argv[0]) + ".c"
+
+
+def valgrind_crashes(log, source):
+    """(signal, fault words, first frame in the program) per crash."""
+    found, crash = [], None
+    for line in log.splitlines():
+        m = LINE.match(line)
+        if not m:
+            continue
+        text = m.group(2).strip()
+        t = TERMINATING.search(text)
+        if t:
+            crash = [int(t.group(1)), None, None]
+            found.append(crash)
+            continue
+        if crash is None:
+            continue
+        if " at address " in text and crash[1] is None and crash[2] is None:
+            crash[1] = text.split(" at address ")[0]
+            continue
+        f = FRAME.search(text)
+        if f and crash[2] is None and os.path.basename(f.group(2)) == source:
+            crash[2] = f.group(1)
+        if not text:
+            crash = None
+    return sorted(tuple(c) for c in found)
 
 
 def valgrind_images(argv, work):
@@ -50,13 +91,14 @@ def valgrind_images(argv, work):
     return rc, sorted(found), open(log, errors="replace").read()
 
 
-def heapledger_images(heapledger, argv, work):
+def heapledger_images(heapledger, argv, work, source, checks):
     out = os.path.join(work, "hl.json")
-    run = subprocess.run([heapledger, "run", "--no-db", "--json", out, "--"] + argv,
+    mode = ["--checks", checks] if checks else []
+    run = subprocess.run([heapledger, "run", "--no-db", "--json", out] + mode + ["--"] + argv,
                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
     doc = json.load(open(out))
-    found, unscanned = [], []
+    found, unscanned, crashes = [], [], []
     for p in doc["processes"]:
         if p["exit"]["how"] == "exec":
             continue
@@ -69,7 +111,23 @@ def heapledger_images(heapledger, argv, work):
                 classes[2 * i] += leak["bytes"]
                 classes[2 * i + 1] += leak["blocks"]
         found.append(tuple(classes))
-    return run, sorted(found), unscanned
+    # The crash as the text report words it, valgrind's way.
+    crashes = valgrind_crashes(run.stderr.decode(errors="replace"), source)
+    return run, sorted(found), unscanned, crashes
+
+
+def ended(argv, work, env):
+    """(signal, core dumped) of ARGV run with core dumps allowed in work."""
+    def allow_core():
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY,) * 2)
+    proc = subprocess.Popen(argv, cwd=work, env=env, preexec_fn=allow_core,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    _, status = os.waitpid(proc.pid, 0)
+    proc.returncode = 0  # reaped here
+    if not os.WIFSIGNALED(status):
+        return (0, False)
+    return (os.WTERMSIG(status), os.WCOREDUMP(status))
 
 
 def main():
@@ -79,12 +137,23 @@ def main():
     # LD_LIBRARY_PATH was not set: a shell keeps one block per variable.
     os.environ.pop("LD_LIBRARY_PATH", None)
     heapledger = sys.argv[1]
+    ours = sys.argv[:sys.argv.index("--")]
+    hook = ours[ours.index("--hook") + 1] if "--hook" in ours else None
+    checks = ours[ours.index("--checks") + 1] if "--checks" in ours else None
+    hook_env = dict(os.environ, LD_PRELOAD=hook or "")
+    if checks:
+        hook_env["HEAPLEDGER_OPTIONS"] = "checks=" + checks
     argv = sys.argv[sys.argv.index("--") + 1:]
+    source = program_file(argv)
     plain = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                            stderr=subprocess.DEVNULL)
     with tempfile.TemporaryDirectory() as work:
         vg_rc, vg, vg_log = valgrind_images(argv, work)
-        run, hl, unscanned = heapledger_images(heapledger, argv, work)
+        run, hl, unscanned, hl_crashes = heapledger_images(heapledger, argv, work, source, checks)
+        vg_crashes = valgrind_crashes(vg_log, source)
+        if hook:
+            bare = ended(argv, work, dict(os.environ))
+            hooked = ended(argv, work, hook_env)
     hl_rc = run.returncode
     print("valgrind:   %s (status %d)" % (vg, vg_rc))
     print("heapledger: %s (status %d)" % (hl, hl_rc))
@@ -93,7 +162,16 @@ def main():
         failed.append("not scanned: %s" % unscanned)
     if vg != hl:
         failed.append("classes differ")
-    if plain.returncode != vg_rc or plain.returncode != hl_rc:
+    print("crashes: valgrind %s, heapledger %s" % (vg_crashes, hl_crashes))
+    if vg_crashes != hl_crashes:
+        failed.append("crash reports differ")
+    if hook:
+        print("ended (signal, core dumped): bare %s, under the hook %s" % (bare, hooked))
+        if bare != hooked or not bare[0]:
+            failed.append("the signal or the core dump changed")
+    # `heapledger run` exits 128 + N for a program a signal N ended, as a shell does.
+    hl_as_plain = -(hl_rc - 128) if plain.returncode < 0 and hl_rc > 128 else hl_rc
+    if plain.returncode != vg_rc or plain.returncode != hl_as_plain:
         failed.append("exit status: plain %d, valgrind %d, heapledger %d"
                       % (plain.returncode, vg_rc, hl_rc))
     # What the program wrote, and only that (valgrind's freeres writes the

@@ -9,9 +9,26 @@
  *             _exit (one with _Exit); a child keeps a pointer to a block it
  *             inherited, and the runner itself ends with _exit
  *   threads   a forked child starts and joins threads, then exits
+ *   segv      writes through a null pointer (SIGSEGV, "Access not within
+ *             mapped region at address 0x0") in crash_site()
+ *   abort     calls abort() (SIGABRT)
+ *   bus       touches a page of an empty memfd mapping (SIGBUS,
+ *             "Non-existent physical address")
+ *   term      a forked helper server blocks until its parent sends SIGTERM;
+ *             the parent waits for it and exits 0
+ *   redefault sets its own SIGTERM handler, then SIG_DFL again, then raises
+ *             SIGTERM: the default action ends it
+ *   handlers  the program's own signal actions under the hook: sigaction
+ *             answers SIG_DFL where it set none, its own SIGTERM handler
+ *             runs, and a SIGHUP it ignores stays ignored across exec (it
+ *             runs itself again as `ignored`, which raises SIGHUP); prints
+ *             what it saw, so a difference shows in stdout
+ *   ignored   raises SIGHUP (ignored since before exec) and carries on
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,13 +101,129 @@ static int threads(void)
 	return 0;
 }
 
+/* Something kept and something lost before each crash. */
+static void before_crash(void)
+{
+	kept = malloc(64);
+	leak(40);
+}
+
+static volatile sig_atomic_t fired;
+
+static void on_signal(int sig)
+{
+	fired = sig;
+}
+
+static __attribute__((noinline)) void crash_site(const char *mode)
+{
+	if (!strcmp(mode, "segv")) {
+		*(volatile int *)sink = 1; /* sink is NULL */
+	} else if (!strcmp(mode, "abort")) {
+		abort();
+	} else if (!strcmp(mode, "bus")) {
+		int fd = memfd_create("exit_paths", 0); /* empty: no page behind the mapping */
+		volatile char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		p[0] = 1;
+	} else if (!strcmp(mode, "redefault")) {
+		signal(SIGTERM, on_signal);
+		signal(SIGTERM, SIG_DFL);
+		raise(SIGTERM);
+	}
+}
+
+static int helper_server(void)
+{
+	int ready[2];
+	if (pipe(ready) != 0)
+		return 1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		before_crash();
+		close(ready[0]);
+		if (write(ready[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause(); /* serves until told to stop */
+	}
+	char c;
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		return 1;
+	kill(pid, SIGTERM);
+	int status;
+	waitpid(pid, &status, 0);
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM ? 0 : 1;
+}
+
+static const char *action_name(const struct sigaction *sa)
+{
+	if (sa->sa_handler == SIG_DFL)
+		return "default";
+	if (sa->sa_handler == SIG_IGN)
+		return "ignored";
+	return sa->sa_handler == on_signal ? "the program's handler" : "another handler";
+}
+
+static int handlers(const char *self)
+{
+	struct sigaction now;
+	int status;
+	before_crash();
+	sigaction(SIGTERM, NULL, &now);
+	printf("SIGTERM at start: %s\n", action_name(&now));
+	sigaction(SIGSEGV, NULL, &now);
+	printf("SIGSEGV at start: %s\n", action_name(&now));
+	signal(SIGTERM, on_signal);
+	raise(SIGTERM);
+	printf("own handler ran for signal %d\n", (int)fired);
+	sigaction(SIGTERM, NULL, &now);
+	printf("SIGTERM now: %s\n", action_name(&now));
+	printf("SIGHUP was: %s\n", signal(SIGHUP, SIG_IGN) == SIG_DFL ? "default" : "other");
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl(self, self, "ignored", (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	if (WIFSIGNALED(status))
+		printf("child killed by signal %d\n", WTERMSIG(status));
+	else
+		printf("child exited %d\n", WEXITSTATUS(status));
+	return 0;
+}
+
+static int ignored(void)
+{
+	struct sigaction now;
+	sigaction(SIGHUP, NULL, &now);
+	printf("SIGHUP after exec: %s\n", action_name(&now));
+	fflush(stdout);
+	raise(SIGHUP);
+	printf("SIGHUP raised, still running\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
+	if (!strcmp(mode, "segv") || !strcmp(mode, "abort") || !strcmp(mode, "bus") ||
+	    !strcmp(mode, "redefault")) {
+		before_crash();
+		crash_site(mode);
+		return 3; /* not reached */
+	}
+	if (!strcmp(mode, "term"))
+		return helper_server();
+	if (!strcmp(mode, "handlers"))
+		return handlers(argv[0]);
+	if (!strcmp(mode, "ignored"))
+		return ignored();
 	if (!strcmp(mode, "runner"))
 		return runner();
 	if (!strcmp(mode, "threads"))
 		return threads();
-	fprintf(stderr, "usage: exit_paths runner|threads\n");
+	fprintf(stderr, "usage: exit_paths runner|threads|segv|abort|bus|term|redefault|handlers|ignored\n");
 	return 2;
 }
