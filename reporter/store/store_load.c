@@ -11,6 +11,7 @@
 
 #include "store.h"
 #include "store_int.h"
+#include "text_bytes.h"
 
 
 static int load_fail(struct hl_store *s, const char *what)
@@ -164,9 +165,9 @@ static void argv_from_json(struct hl_report *r, const char *text,
 	*argv = hl_arena_alloc(&r->arena, (n + 1) * sizeof(**argv));
 	*argc = (uint32_t)n;
 	for (size_t i = 0; i < n; i++) {
-		const char *v = json_string_value(json_array_get(a, i));
+		const char *v = hl_json_bytes_dup(&r->arena, json_array_get(a, i));
 
-		(*argv)[i] = hl_arena_strdup(&r->arena, v ? v : "");
+		(*argv)[i] = v ? v : "";
 	}
 	json_decref(a);
 }
