@@ -1,7 +1,8 @@
 /*
  * ui/api.c: the web UI's JSON API, one route per query of the query layer
- * (reporter/store/store_query.h). It only parses parameters and picks the query;
- * no SQL here. Every malformed parameter is a 400, never a guess.
+ * (reporter/store/store_query.h), rendered by reporter/formats/ (the same
+ * writers as the CLI's where both show the same thing). It only parses
+ * parameters, picks the query and the writer; no SQL and no JSON shapes here. Every malformed parameter is a 400, never a guess.
  *
  *   /api/runs?offset&limit&filter         runs, newest first
  *   /api/runs/ID                          a run, its processes, the run before
@@ -21,8 +22,11 @@
 #include <string.h>
 
 #include "diff_json.h"
+#include "history_json.h"
 #include "heapledger/classes.h"
+#include "query_runs.h"
 #include "query_views.h"
+#include "runs_json.h"
 #include "store_query.h"
 #include "ui.h"
 
@@ -116,6 +120,40 @@ static int route_run(struct hl_store *store, int64_t id, struct request *rq)
 	return 200;
 }
 
+static int route_run_list(struct hl_store *store, const struct hl_query_page *page,
+			  struct request *rq)
+{
+	struct hl_run_list runs;
+	int err;
+
+	hl_run_list_init(&runs);
+	err = hl_query_runs(store, page, &runs);
+	if (!err)
+		*rq->body = hl_run_list_json(&runs);
+	hl_run_list_destroy(&runs);
+	return result(store, rq, err);
+}
+
+/* A program's runs and leak sites, oldest first. */
+static int route_history(struct hl_store *store, const char *program, struct request *rq)
+{
+	struct hl_run_filter f = { .program = program };
+	struct hl_run_list runs;
+	json_t *sites = json_array();
+	size_t nruns;
+	int err = hl_query_history(store, &f, hl_site_history_append, sites, &nruns);
+
+	hl_run_list_init(&runs);
+	if (!err)
+		err = hl_query_program_runs(store, program, &runs);
+	if (!err)
+		*rq->body = hl_program_history_json(program, &runs, sites);
+	else
+		json_decref(sites);
+	hl_run_list_destroy(&runs);
+	return result(store, rq, err);
+}
+
 static int route_runs(struct hl_store *store, const char *rest, struct request *rq)
 {
 	struct hl_query_page page;
@@ -125,7 +163,7 @@ static int route_runs(struct hl_store *store, const char *rest, struct request *
 	if (!param_page(rq, &page))
 		return answer(rq, 400, "offset and limit are numbers (limit at most 5000)");
 	if (!*rest)
-		return result(store, rq, hl_query_runs(store, &page, rq->body));
+		return route_run_list(store, &page, rq);
 	if (!path_id(rest, &id, &sub))
 		return answer(rq, 400, "a run id is a number");
 	if (!*sub)
@@ -243,7 +281,7 @@ int hl_ui_api(struct hl_store *store, const char *path,
 
 		if (!program || !*program)
 			return answer(&rq, 400, "history needs program");
-		return result(store, &rq, hl_query_program_history(store, program, body));
+		return route_history(store, program, &rq);
 	}
 	return answer(&rq, 404, "no such API path");
 }

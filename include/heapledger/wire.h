@@ -652,7 +652,12 @@ static inline uint32_t hl_pack_read_fields(const uint8_t *src, uint16_t op, unsi
 
 /* Reads the event at src, of which `avail` bytes are there, into *event,
  * *kind and fields[]; returns its length without a RECORD's record, or 0 if
- * it is malformed or runs past avail. */
+ * it is malformed or runs past avail. Always inlined: called out of line,
+ * its fields went through memory and its tests were not folded into the
+ * caller's (78 instructions an event, 30-40 inlined). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
 static inline uint32_t hl_pack_read(const uint8_t *src, size_t avail, unsigned *event,
 				    unsigned *kind, uint64_t fields[HL_PACK_MAX_FIELDS])
 {

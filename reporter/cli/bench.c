@@ -123,8 +123,7 @@ static int ingest(int fd, struct hl_run *run, uint64_t *bytes)
 	size_t fill = 0;
 	int err = 0;
 
-	hl_decode_init(&d, hl_state_record, &cs);
-	d.hint = hl_state_hint;
+	hl_state_decoder_init(&d, &cs);
 	for (;;) {
 		ssize_t n = read(fd, buf + fill, HL_CONN_BUFFER - fill);
 		long used;

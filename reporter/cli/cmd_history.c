@@ -2,7 +2,9 @@
  * reporter/cli/cmd_history.c: `heapledger history` (each leak site across the
  * stored runs: first and last run, how many runs, bytes run by run) and
  * `heapledger diff RUN_A RUN_B` (sites new in B, fixed since A, changed).
- * The SQL is in store_query.c; this file only arranges and prints.
+ * The SQL is in the query layer (store_query.h), the JSON in
+ * formats/history_json.c and diff_json.c (the web UI's too); this file only
+ * arranges and prints the text.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -12,6 +14,7 @@
 #include "args.h"
 #include "cli.h"
 #include "diff_json.h"
+#include "history_json.h"
 #include "store_query.h"
 #include "util.h"
 
@@ -52,36 +55,14 @@ struct history_ctx {
 	size_t count;
 };
 
-static json_t *history_json(const struct hl_site_history *h)
-{
-	json_t *o = json_object(), *runs = json_array();
-
-	json_object_set_new(o, "fingerprint", json_string(h->fingerprint));
-	json_object_set_new(o, "function", h->function ? json_string(h->function) : json_null());
-	json_object_set_new(o, "first_run", json_integer(h->first_run));
-	json_object_set_new(o, "last_run", json_integer(h->last_run));
-	json_object_set_new(o, "runs", json_integer((json_int_t)h->runs));
-	for (size_t i = 0; i < h->nruns; i++) {
-		json_t *r = json_object();
-
-		json_object_set_new(r, "run", json_integer(h->run_ids[i]));
-		json_object_set_new(r, "bytes", json_integer((json_int_t)h->bytes[i]));
-		json_array_append_new(runs, r);
-	}
-	json_object_set_new(o, "bytes_by_run", runs);
-	return o;
-}
-
 static int on_history(void *ctx, const struct hl_site_history *h)
 {
 	struct history_ctx *c = ctx;
 	size_t from = h->nruns > HISTORY_TREND_RUNS ? h->nruns - HISTORY_TREND_RUNS : 0;
 
 	c->count++;
-	if (c->json) {
-		json_array_append_new(c->sites, history_json(h));
-		return 0;
-	}
+	if (c->json)
+		return hl_site_history_append(c->sites, h);
 	printf("%-16s %6lld %6lld %5llu  ", h->fingerprint, (long long)h->first_run,
 	       (long long)h->last_run, (unsigned long long)h->runs);
 	for (size_t i = from; i < h->nruns; i++) {
@@ -141,12 +122,8 @@ int hl_cmd_history(int argc, char **argv)
 	if (err) {
 		hl_log("history: %s: %s", db, hl_store_error(store));
 	} else if (c.json) {
-		json_t *doc = json_object();
+		json_t *doc = hl_history_json(nruns, c.sites);
 
-		json_object_set_new(doc, "format", json_string("heapledger-history"));
-		json_object_set_new(doc, "version", json_integer(1));
-		json_object_set_new(doc, "runs", json_integer((json_int_t)nruns));
-		json_object_set_new(doc, "sites", c.sites);
 		c.sites = NULL;
 		err = json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER) ? -EIO : 0;
 		putchar('\n');

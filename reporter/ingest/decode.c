@@ -575,6 +575,116 @@ static long unpack_batch(struct hl_decoder *d, const struct hl_rec_batch *b)
 	return why ? packed_fail(d, expanded, why) : 0;
 }
 
+/* hl_decode_stack_known, inlined where every event asks. */
+static inline bool stack_is_known(const struct hl_decoder *d, uint32_t id)
+{
+	return id == 0 || id_is_defined(d->stack_ids, d->stack_bytes, id);
+}
+
+/* The packed event at p (avail bytes left in the batch) as *ev, if it is an
+ * ALLOC, FREE or REALLOC that passes every check its full-size record would
+ * (hl_decode_check_layout, check_connection); returns its length, or 0: a
+ * RECORD event, or one with something wrong, which the general path takes
+ * (and names what is wrong). */
+static inline uint32_t event_of(const struct hl_decoder *d, const struct hl_rec_batch *b,
+				const uint8_t *p, size_t avail, struct hl_event *ev)
+{
+	unsigned event, kind;
+	uint64_t f[HL_PACK_MAX_FIELDS];
+	uint32_t n = hl_pack_read(p, avail, &event, &kind, f);
+
+	if (n == 0 || kind >= HL_KIND_COUNT)
+		return 0;
+	ev->ticks = b->base_ticks + f[0];
+	ev->address = b->base_address + hl_unzigzag(f[1]);
+	ev->kind = (uint8_t)kind;
+	ev->reserved = 0;
+	switch (event) {
+	case HL_PACK_ALLOC:
+		if (f[3] > UINT32_MAX || !stack_is_known(d, (uint32_t)f[3]))
+			return 0;
+		ev->type = HL_REC_ALLOC;
+		ev->new_address = 0;
+		ev->size = f[2];
+		ev->stack_id = (uint32_t)f[3];
+		break;
+	case HL_PACK_FREE:
+		ev->type = HL_REC_FREE;
+		ev->new_address = 0;
+		ev->size = 0;
+		ev->stack_id = 0;
+		break;
+	case HL_PACK_REALLOC:
+		if (kind != 0 || f[4] > UINT32_MAX || !stack_is_known(d, (uint32_t)f[4]))
+			return 0;
+		ev->type = HL_REC_REALLOC;
+		ev->new_address = ev->address + hl_unzigzag(f[2]);
+		ev->size = f[3];
+		ev->stack_id = (uint32_t)f[4];
+		if (ev->new_address == 0)
+			return 0;
+		break;
+	default:
+		return 0;
+	}
+	return ev->address != 0 ? n : 0;
+}
+
+/* Hands n decoded events to the events sink. */
+static long events_flush(struct hl_decoder *d, const struct hl_event *ev, size_t n)
+{
+	int err = d->events(d->ctx, ev, n);
+
+	if (err) {
+		if (!d->error[0])
+			snprintf(d->error, sizeof(d->error), "cannot process %s record",
+				 hl_decode_type_name(ev[0].type));
+		return err;
+	}
+	d->records += n;
+	return 0;
+}
+
+/* unpack_batch for a decoder with an events sink: runs of valid ALLOC, FREE
+ * and REALLOC events go to it HL_DECODE_EVENTS at a time; any other event
+ * (a RECORD, or one with something wrong) takes the general path, in order
+ * after the run before it. */
+static long unpack_batch_events(struct hl_decoder *d, const struct hl_rec_batch *b)
+{
+	const uint8_t *p = (const uint8_t *)(b + 1);
+	const uint8_t *end = p + b->packed_bytes;
+	struct hl_event ev[HL_DECODE_EVENTS];
+	uint64_t index = 0; /* events of the batch handed on */
+	size_t n = 0;
+	long err;
+
+	while (p < end) {
+		union unpacked u;
+		const char *why = NULL, *bad = NULL;
+		uint32_t len = event_of(d, b, p, (size_t)(end - p), &ev[n]);
+
+		if (len) {
+			p += len;
+			if (++n < HL_DECODE_EVENTS)
+				continue;
+		}
+		if (n && (err = events_flush(d, ev, n)))
+			return err;
+		index += n;
+		n = 0;
+		if (len)
+			continue;
+		len = unpack_event(b, p, (size_t)(end - p), &u, &why);
+		if (len == 0)
+			return packed_fail(d, index, why);
+		if ((err = accept_record(d, &u.h, &bad)))
+			return bad ? packed_fail(d, index, bad) : err;
+		p += len;
+		index++;
+	}
+	return n ? events_flush(d, ev, n) : 0;
+}
+
 long hl_decode_feed(struct hl_decoder *d, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
@@ -615,7 +725,8 @@ long hl_decode_feed(struct hl_decoder *d, const void *buf, size_t len)
 
 			if (b->sequence >= d->batch_end)
 				d->batch_end = b->sequence + 1;
-			if ((err = unpack_batch(d, b)))
+			err = d->events ? unpack_batch_events(d, b) : unpack_batch(d, b);
+			if (err)
 				return err;
 		}
 		d->bytes += rec->length;

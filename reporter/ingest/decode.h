@@ -46,9 +46,36 @@ typedef bool (*hl_decode_hint_fn)(void *ctx, const struct hl_wire_header *rec);
 
 #define HL_DECODE_LOOKAHEAD 8
 
+/* A packed ALLOC, FREE or REALLOC (wire.h, "Packed events") as the decoder
+ * hands it to an events sink: validated as its full-size record would be
+ * (addresses not 0, a known kind, stack ids defined), its bases applied. */
+struct hl_event {
+	uint64_t address;     /* the block; REALLOC: the old block */
+	uint64_t new_address; /* REALLOC: the new block, else 0 */
+	uint64_t size;        /* ALLOC, REALLOC: bytes asked for */
+	uint64_t ticks;
+	uint32_t stack_id;    /* ALLOC, REALLOC: wire stack id (0: none) */
+	uint8_t type;         /* HL_REC_ALLOC, HL_REC_FREE or HL_REC_REALLOC */
+	uint8_t kind;         /* enum hl_alloc_kind (REALLOC: HL_KIND_MALLOC) */
+	uint16_t reserved;
+};
+
+/* Optional: takes `n` packed events of the current BATCH at once, in stream
+ * order, instead of one full-size record each through the sink (which then
+ * receives only the other records, in order with them). The events sink
+ * prefetches for itself, so no hints are given for the batches it takes.
+ * Returns 0 or -errno, as the sink. Most of the stream is these events: the
+ * record built for each, the call per record and its dispatch were half of
+ * the reporter's instructions an event. */
+typedef int (*hl_decode_events_fn)(void *ctx, const struct hl_event *ev, size_t n);
+
+/* Events handed to an events sink at most at once. */
+#define HL_DECODE_EVENTS 64
+
 struct hl_decoder {
 	hl_decode_sink_fn sink; /* receives each valid record */
 	hl_decode_hint_fn hint; /* NULL, or told of records ahead (set after init) */
+	hl_decode_events_fn events; /* NULL, or takes packed events (set after init) */
 	void *ctx;              /* passed to sink and hint */
 	bool hello_seen;        /* HELLO was accepted */
 	uint32_t pid;           /* from HELLO, for log lines */

@@ -262,8 +262,7 @@ static void accept_all(struct hl_listener *l)
 		c->state.run = l->run;
 		c->state.shared = &c->shared;
 		c->state.decoder = &c->decoder;
-		hl_decode_init(&c->decoder, hl_state_record, &c->state);
-		c->decoder.hint = hl_state_hint;
+		hl_state_decoder_init(&c->decoder, &c->state);
 		ev.data.ptr = c;
 		if (epoll_ctl(l->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			hl_log("connection %u: epoll: %s", c->id, strerror(errno));

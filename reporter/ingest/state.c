@@ -4,6 +4,7 @@
  */
 #include "state.h"
 
+#include "decode.h"
 #include "recover.h"
 
 #include <errno.h>
@@ -131,9 +132,15 @@ const char *hl_error_call_name(uint32_t call)
 
 /* ---- stacks and modules ------------------------------------------------- */
 
-struct hl_stack *hl_process_stack(const struct hl_process *p, uint32_t ref)
+/* hl_process_stack, inlined where every event asks. */
+static inline struct hl_stack *stack_at(const struct hl_process *p, uint32_t ref)
 {
 	return ref && ref <= p->nstacks ? &p->stacks[ref - 1] : NULL;
+}
+
+struct hl_stack *hl_process_stack(const struct hl_process *p, uint32_t ref)
+{
+	return stack_at(p, ref);
 }
 
 /* Wire stack id -> stack reference. The decoder guarantees the id exists. */
@@ -298,7 +305,7 @@ static inline void event_counted(struct hl_process *p, uint64_t ticks)
  * in_use and the per-stack live counters always describe it exactly). */
 static inline void live_add(struct hl_process *p, const struct hl_block *b)
 {
-	struct hl_stack *s = hl_process_stack(p, b->stack_id);
+	struct hl_stack *s = stack_at(p, b->stack_id);
 
 	p->in_use_bytes += b->size;
 	p->in_use_blocks++;
@@ -318,7 +325,7 @@ static inline void live_add(struct hl_process *p, const struct hl_block *b)
 
 static inline void live_remove(struct hl_process *p, const struct hl_block *b)
 {
-	struct hl_stack *s = hl_process_stack(p, b->stack_id);
+	struct hl_stack *s = stack_at(p, b->stack_id);
 
 	p->in_use_bytes -= b->size;
 	p->in_use_blocks--;
@@ -335,7 +342,7 @@ static inline void live_remove(struct hl_process *p, const struct hl_block *b)
 
 static inline void count_alloc(struct hl_process *p, const struct hl_block *nb)
 {
-	struct hl_stack *s = hl_process_stack(p, nb->stack_id);
+	struct hl_stack *s = stack_at(p, nb->stack_id);
 
 	if (nb->flags & HL_BLOCK_INHERITED)
 		return; /* the parent counted it */
@@ -534,6 +541,31 @@ static void block_free(struct hl_process *p, uint64_t address, uint64_t ticks,
 
 /* ---- records --------------------------------------------------------------- */
 
+/* An allocation or realloc event of this process's own (not inherited). */
+static inline void event_alloc(struct hl_process *p, const struct hl_block *nb)
+{
+	block_alloc(p, nb);
+	hl_tombwatch_event(&p->tombwatch, nb->ticks);
+	event_counted(p, nb->ticks);
+}
+
+static inline void event_free(struct hl_process *p, uint64_t address, uint64_t ticks,
+			      unsigned kind)
+{
+	block_free(p, address, ticks, kind);
+	hl_tombwatch_event(&p->tombwatch, ticks);
+	event_counted(p, ticks);
+}
+
+/* realloc: the old block freed and the new one allocated at the same
+ * instant, one event. */
+static inline void event_realloc(struct hl_process *p, uint64_t old_address,
+				 const struct hl_block *nb)
+{
+	block_free(p, old_address, nb->ticks, HL_KIND_MALLOC);
+	event_alloc(p, nb);
+}
+
 static void on_alloc(struct hl_process *p, const struct hl_rec_alloc *r)
 {
 	struct hl_block nb = {
@@ -555,9 +587,7 @@ static void on_alloc(struct hl_process *p, const struct hl_rec_alloc *r)
 		p->events++;
 		return;
 	}
-	block_alloc(p, &nb);
-	hl_tombwatch_event(&p->tombwatch, r->ticks);
-	event_counted(p, r->ticks);
+	event_alloc(p, &nb);
 }
 
 static void on_realloc(struct hl_process *p, const struct hl_rec_realloc *r)
@@ -568,10 +598,7 @@ static void on_realloc(struct hl_process *p, const struct hl_rec_realloc *r)
 		.flags = HL_BLOCK_REALLOC,
 	};
 
-	block_free(p, r->old_address, r->ticks, HL_KIND_MALLOC);
-	block_alloc(p, &nb);
-	hl_tombwatch_event(&p->tombwatch, r->ticks);
-	event_counted(p, r->ticks);
+	event_realloc(p, r->old_address, &nb);
 }
 
 /* Part of an on-demand check's set: its totals by class, and its blocks
@@ -942,9 +969,7 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec)
 	case HL_REC_FREE: {
 		const struct hl_rec_free *f = (const void *)rec;
 
-		block_free(p, f->address, f->ticks, f->h.flags);
-		hl_tombwatch_event(&p->tombwatch, f->ticks);
-		event_counted(p, f->ticks);
+		event_free(p, f->address, f->ticks, f->h.flags);
 		break;
 	}
 	case HL_REC_REALLOC: on_realloc(p, (const void *)rec); break;
@@ -973,6 +998,60 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec)
 
 /* Below this many block table slots (1 MiB) the table stays in cache. */
 #define HL_HINT_MIN_SLOTS (1u << 15)
+/* Events ahead whose table slots hl_state_events prefetches. */
+#define HL_EVENTS_AHEAD 8
+
+static inline void event_prefetch(const struct hl_process *p, const struct hl_event *ev)
+{
+	hl_table_prefetch(&p->live, ev->address);
+	if (ev->type == HL_REC_REALLOC)
+		hl_table_prefetch(&p->live, ev->new_address);
+}
+
+int hl_state_events(void *ctx, const struct hl_event *ev, size_t n)
+{
+	struct hl_conn_state *cs = ctx;
+	struct hl_process *p = cs->proc;
+
+	/* What hl_state_record does per record; no event reads seq. */
+	p->seq += n;
+	p->exec_pending = NULL;
+	/* The run's first events are prefetched up front, so every event is,
+	 * HL_EVENTS_AHEAD before its turn (as the decoder's hints were). */
+	for (size_t i = 0; i < n && i < HL_EVENTS_AHEAD && p->live.capacity >= HL_HINT_MIN_SLOTS; i++)
+		event_prefetch(p, &ev[i]);
+	for (size_t i = 0; i < n; i++) {
+		const struct hl_event *e = &ev[i];
+		struct hl_block nb = {
+			.address = e->address, .size = e->size, .ticks = e->ticks,
+			.stack_id = stack_ref(p, e->stack_id), .kind = e->kind,
+		};
+
+		if (i + HL_EVENTS_AHEAD < n && p->live.capacity >= HL_HINT_MIN_SLOTS)
+			event_prefetch(p, &ev[i + HL_EVENTS_AHEAD]);
+		switch (e->type) {
+		case HL_REC_ALLOC:
+			event_alloc(p, &nb);
+			break;
+		case HL_REC_FREE:
+			event_free(p, e->address, e->ticks, e->kind);
+			break;
+		default:
+			nb.address = e->new_address;
+			nb.flags = HL_BLOCK_REALLOC;
+			event_realloc(p, e->address, &nb);
+			break;
+		}
+	}
+	return 0;
+}
+
+void hl_state_decoder_init(struct hl_decoder *d, struct hl_conn_state *cs)
+{
+	hl_decode_init(d, hl_state_record, cs);
+	d->events = hl_state_events;
+	d->hint = hl_state_hint;
+}
 
 bool hl_state_hint(void *ctx, const struct hl_wire_header *rec)
 {

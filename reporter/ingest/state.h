@@ -313,6 +313,13 @@ struct hl_conn_state {
 	const struct hl_decoder *decoder;
 };
 int hl_state_record(void *ctx, const struct hl_wire_header *rec);
+/* Sets up d to decode a connection's records into cs: sink, events sink
+ * and hints. */
+void hl_state_decoder_init(struct hl_decoder *d, struct hl_conn_state *cs);
+/* Decoder events sink (hl_decode_events_fn): the packed events of a batch,
+ * applied as their full-size records would be by hl_state_record. */
+struct hl_event;
+int hl_state_events(void *ctx, const struct hl_event *ev, size_t n);
 /* Decoder hint (hl_decode_hint_fn): prefetches the block table slots an
  * ALLOC, FREE or REALLOC record ahead will look up, once the table is too
  * large for the caches (false before: the hints would cost more). */

@@ -11,19 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_int.h"
+#include "query_int.h"
 #include "util.h"
-
-static int query_fail(struct hl_store *s, const char *what)
-{
-	snprintf(s->error, sizeof(s->error), "%s: %s", what, sqlite3_errmsg(s->db));
-	return -EIO;
-}
-
-static const char *text(sqlite3_stmt *st, int i)
-{
-	return (const char *)sqlite3_column_text(st, i);
-}
 
 /* The ids of the runs f selects: "SELECT id FROM runs WHERE ..." with its
  * parameters numbered from 1; bind_filter binds them. */
@@ -67,7 +56,7 @@ static int prepare_filtered(struct hl_store *s, const struct hl_run_filter *f,
 
 	free(sql);
 	if (rc != SQLITE_OK)
-		return query_fail(s, "query");
+		return hl_query_fail(s, "query");
 	bind_filter(*st, f);
 	return 0;
 }
@@ -93,7 +82,7 @@ int hl_query_run_exists(struct hl_store *s, int64_t run_id)
 	bool found;
 
 	if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM runs WHERE id = ?", -1, &st, NULL))
-		return query_fail(s, "run");
+		return hl_query_fail(s, "run");
 	sqlite3_bind_int64(st, 1, run_id);
 	found = sqlite3_step(st) == SQLITE_ROW;
 	sqlite3_finalize(st);
@@ -116,15 +105,15 @@ int hl_query_run_sites(struct hl_store *s, int64_t run_id, hl_run_site_fn fn, vo
 		" WHERE p.run_id = ?1 AND l.fingerprint IS NOT NULL"
 		" GROUP BY l.fingerprint, l.leak_class, l.suppressed"
 		" ORDER BY l.fingerprint, l.leak_class, l.suppressed", -1, &st, NULL))
-		return query_fail(s, "run sites");
+		return hl_query_fail(s, "run sites");
 	sqlite3_bind_int64(st, 1, run_id);
 	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct hl_run_site site = {
-			.fingerprint = text(st, 0),
-			.function = text(st, 1),
-			.leak_class = hl_leak_class_from_word(text(st, 2)),
+			.fingerprint = hl_col_text(st, 0),
+			.function = hl_col_text(st, 1),
+			.leak_class = hl_leak_class_from_word(hl_col_text(st, 2)),
 			.suppressed = sqlite3_column_int(st, 7) != 0,
-			.suppression = text(st, 3),
+			.suppression = hl_col_text(st, 3),
 			.bytes = (uint64_t)sqlite3_column_int64(st, 4),
 			.blocks = (uint64_t)sqlite3_column_int64(st, 5),
 			.processes = (uint64_t)sqlite3_column_int64(st, 6),
@@ -133,7 +122,7 @@ int hl_query_run_sites(struct hl_store *s, int64_t run_id, hl_run_site_fn fn, vo
 		err = fn(ctx, &site);
 	}
 	if (!err && rc != SQLITE_DONE)
-		err = query_fail(s, "run sites");
+		err = hl_query_fail(s, "run sites");
 	sqlite3_finalize(st);
 	return err;
 }
@@ -231,13 +220,13 @@ int hl_query_history(struct hl_store *s, const struct hl_run_filter *f,
 		" WHERE l.fingerprint IS NOT NULL AND l.suppressed = 0 AND p.run_id IN (",
 		") GROUP BY l.fingerprint, p.run_id ORDER BY l.fingerprint, p.run_id", &st);
 	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *row_fp = text(st, 0);
+		const char *row_fp = hl_col_text(st, 0);
 		int64_t run = sqlite3_column_int64(st, 1);
 
 		if (!fp || strcmp(fp, row_fp)) {
 			err = emit_site(&h, bytes, &fp, &function, fn, ctx);
 			fp = hl_xstrdup(row_fp);
-			function = text(st, 3) ? hl_xstrdup(text(st, 3)) : NULL;
+			function = hl_col_text(st, 3) ? hl_xstrdup(hl_col_text(st, 3)) : NULL;
 			h.first_run = run;
 		}
 		bytes[run_index(ids, h.nruns, run)] = (uint64_t)sqlite3_column_int64(st, 2);
@@ -245,7 +234,7 @@ int hl_query_history(struct hl_store *s, const struct hl_run_filter *f,
 		h.runs++;
 	}
 	if (!err && rc != SQLITE_DONE)
-		err = query_fail(s, "history");
+		err = hl_query_fail(s, "history");
 	if (!err)
 		err = emit_site(&h, bytes, &fp, &function, fn, ctx);
 	free(fp);
@@ -259,12 +248,6 @@ int hl_query_history(struct hl_store *s, const struct hl_run_filter *f,
 /* ==== the web UI's section: rows as JSON for its pages ==================== */
 
 /* ---- rows as JSON ----------------------------------------------------------- */
-
-static int prepare(struct hl_store *s, const char *sql, sqlite3_stmt **st)
-{
-	return sqlite3_prepare_v2(s->db, sql, -1, st, NULL) == SQLITE_OK ? 0 :
-	       query_fail(s, "prepare");
-}
 
 static json_t *column_json(sqlite3_stmt *st, int i)
 {
@@ -295,7 +278,7 @@ static int rows_json(struct hl_store *s, sqlite3_stmt *st, json_t **out)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		json_array_append_new(*out, row_json(st));
 	if (rc != SQLITE_DONE) {
-		query_fail(s, "query");
+		hl_query_fail(s, "query");
 		sqlite3_finalize(st);
 		json_decref(*out);
 		*out = NULL;
@@ -305,31 +288,6 @@ static int rows_json(struct hl_store *s, sqlite3_stmt *st, json_t **out)
 	return 0;
 }
 
-static int64_t count_rows(sqlite3_stmt *st)
-{
-	int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-
-	sqlite3_finalize(st);
-	return n;
-}
-
-/* "%filter%" for LIKE, with the filter's own % and _ escaped by '\'. */
-static char *like_pattern(const char *filter)
-{
-	size_t n = filter ? strlen(filter) : 0;
-	char *p = hl_xmalloc(2 * n + 3), *o = p;
-
-	*o++ = '%';
-	for (size_t i = 0; i < n; i++) {
-		if (filter[i] == '%' || filter[i] == '_' || filter[i] == '\\')
-			*o++ = '\\';
-		*o++ = filter[i];
-	}
-	*o++ = '%';
-	*o = 0;
-	return p;
-}
-
 static json_t *paged(int64_t total, json_t *rows)
 {
 	return json_pack("{sIso}", "total", (json_int_t)total, "rows", rows);
@@ -337,15 +295,6 @@ static json_t *paged(int64_t total, json_t *rows)
 
 /* ---- web UI: runs ------------------------------------------------------------ */
 
-#define RUNS_MATCH \
-	" FROM runs r WHERE (?1 IS NULL OR r.program LIKE ?1 ESCAPE '\\'" \
-	" OR r.argv LIKE ?1 ESCAPE '\\' OR r.git_commit LIKE ?1 ESCAPE '\\'" \
-	" OR r.mode LIKE ?1 ESCAPE '\\' OR EXISTS (SELECT 1 FROM run_labels b" \
-	" WHERE b.run_id = r.id AND (b.key || '=' || coalesce(b.value, '')) LIKE ?1 ESCAPE '\\'))"
-
-/* Bytes leaked per class over a run's processes, as a JSON object: one pass
- * over the run's leaks (a sum per class was five, 0.4 s for a run of
- * 100,000 records). */
 /* A record of lost bytes: a lost class, not suppressed. */
 #define LOST_RECORD \
 	"l.leak_class IN ('definitely', 'indirectly', 'possibly', 'unknown') AND l.suppressed = 0"
@@ -353,74 +302,13 @@ static json_t *paged(int64_t total, json_t *rows)
 /* A suppressed record counts as "suppressed", whatever its class: it is
  * never shown as lost. */
 #define SHOWN_CLASS "CASE WHEN l.suppressed THEN 'suppressed' ELSE l.leak_class END"
-#define LEAKED_BY_CLASS \
-	"(SELECT json_group_object(c, b) FROM (SELECT " SHOWN_CLASS " AS c, sum(l.bytes) AS b" \
-	" FROM leaks l JOIN processes p ON p.id = l.process_id WHERE p.run_id = r.id" \
-	" GROUP BY c)) AS leaked"
-
-/* Columns the query returns as JSON text become JSON values. */
-static void parse_json_columns(json_t *rows, const char *const *names, size_t n)
-{
-	json_t *row;
-	size_t i;
-
-	json_array_foreach(rows, i, row) {
-		for (size_t k = 0; k < n; k++) {
-			const char *text = json_string_value(json_object_get(row, names[k]));
-			json_t *v = text ? json_loads(text, 0, NULL) : NULL;
-
-			json_object_set_new(row, names[k], v ? v : json_object());
-		}
-	}
-}
-
-int hl_query_runs(struct hl_store *s, const struct hl_query_page *page, json_t **out)
-{
-	char *like = page->filter && *page->filter ? like_pattern(page->filter) : NULL;
-	sqlite3_stmt *st;
-	int64_t total;
-	json_t *rows;
-	int err = prepare(s, "SELECT count(*)" RUNS_MATCH, &st);
-
-	if (!err) {
-		sqlite3_bind_text(st, 1, like, -1, SQLITE_STATIC);
-		total = count_rows(st);
-		err = prepare(s,
-			"SELECT r.id, r.mode, r.program, r.argv, r.git_commit, r.hostname,"
-			" r.started_ns, r.ended_ns, r.exit_code,"
-			" (SELECT json_group_object(b.key, b.value) FROM run_labels b"
-			"  WHERE b.run_id = r.id) AS labels,"
-			" (SELECT count(*) FROM processes p WHERE p.run_id = r.id) AS processes,"
-			" " LEAKED_BY_CLASS ","
-			" (SELECT coalesce(sum(m.errors), 0) FROM summaries m JOIN processes p"
-			"  ON p.id = m.process_id WHERE p.run_id = r.id) AS errors,"
-			" (SELECT coalesce(max(m.peak_bytes), 0) FROM summaries m JOIN processes p"
-			"  ON p.id = m.process_id WHERE p.run_id = r.id) AS peak_bytes"
-			RUNS_MATCH " ORDER BY r.id DESC LIMIT ?2 OFFSET ?3", &st);
-	}
-	if (!err) {
-		sqlite3_bind_text(st, 1, like, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 2, page->limit);
-		sqlite3_bind_int64(st, 3, page->offset);
-		err = rows_json(s, st, &rows);
-	}
-	free(like);
-	if (!err) {
-		static const char *const objects[] = { "labels", "leaked" };
-
-		parse_json_columns(rows, objects, HL_ARRAY_SIZE(objects));
-		*out = paged(total, rows);
-	}
-	return err;
-}
-
 /* ---- web UI: one run ------------------------------------------------------- */
 
 int hl_query_run(struct hl_store *s, int64_t run_id, json_t **out)
 {
 	sqlite3_stmt *st;
 	json_t *runs, *procs;
-	int err = prepare(s,
+	int err = hl_query_prepare(s,
 		"SELECT r.id, r.mode, r.program, r.argv, r.cwd, r.hostname, r.git_commit,"
 		" r.started_ns, r.ended_ns, r.exit_code,"
 		" (SELECT json_group_object(b.key, b.value) FROM run_labels b"
@@ -436,7 +324,7 @@ int hl_query_run(struct hl_store *s, int64_t run_id, json_t **out)
 		snprintf(s->error, sizeof(s->error), "no run %lld", (long long)run_id);
 		return -ENOENT;
 	}
-	err = prepare(s,
+	err = hl_query_prepare(s,
 		"SELECT p.id, p.serial, p.pid, p.ppid, p.parent_id, p.origin, p.exe, p.argv,"
 		" p.started_ns, p.ended_ns, p.exit_how, p.exit_status, p.exit_signal, p.scanned,"
 		" p.no_exit_record, p.recovered_events, m.in_use_bytes, m.in_use_blocks, m.allocs, m.frees, m.bytes_allocated,"
@@ -469,7 +357,7 @@ int hl_query_run(struct hl_store *s, int64_t run_id, json_t **out)
 int hl_query_run_progress(struct hl_store *s, int64_t run_id, int64_t *processes, bool *ended)
 {
 	sqlite3_stmt *st;
-	int rc, err = prepare(s,
+	int rc, err = hl_query_prepare(s,
 		"SELECT r.ended_ns IS NOT NULL,"
 		" (SELECT count(*) FROM processes p WHERE p.run_id = r.id)"
 		" FROM runs r WHERE r.id = ?1", &st);
@@ -485,7 +373,7 @@ int hl_query_run_progress(struct hl_store *s, int64_t run_id, int64_t *processes
 		snprintf(s->error, sizeof(s->error), "no run %lld", (long long)run_id);
 		err = -ENOENT;
 	} else {
-		err = query_fail(s, "query");
+		err = hl_query_fail(s, "query");
 	}
 	sqlite3_finalize(st);
 	return err;
@@ -614,7 +502,7 @@ static int load_frames(struct hl_store *s, int64_t run_id, const char *like,
 		       struct frame_tree *t)
 {
 	sqlite3_stmt *st;
-	int rc, err = prepare(s, FILTER_FRAMES, &st);
+	int rc, err = hl_query_prepare(s, FILTER_FRAMES, &st);
 
 	if (err)
 		return err;
@@ -631,7 +519,7 @@ static int load_frames(struct hl_store *s, int64_t run_id, const char *like,
 			.state = sqlite3_column_int(st, 2) ? FRAME_PASSES : FRAME_UNKNOWN,
 		};
 	}
-	err = rc == SQLITE_DONE ? 0 : query_fail(s, "query");
+	err = rc == SQLITE_DONE ? 0 : hl_query_fail(s, "query");
 	sqlite3_finalize(st);
 	return err;
 }
@@ -649,7 +537,7 @@ static int stack_filter(struct hl_store *s, int64_t run_id, const char *like, co
 	*total = 0;
 	*ids = json_array();
 	if (!err)
-		err = prepare(s, FILTER_RECORDS, &st);
+		err = hl_query_prepare(s, FILTER_RECORDS, &st);
 	if (!err) {
 		sqlite3_bind_int64(st, 1, run_id);
 		sqlite3_bind_text(st, 3, cls, -1, SQLITE_STATIC);
@@ -663,7 +551,7 @@ static int stack_filter(struct hl_store *s, int64_t run_id, const char *like, co
 					(json_int_t)sqlite3_column_int64(st, 2)));
 			++*total;
 		}
-		err = rc == SQLITE_DONE ? 0 : query_fail(s, "query");
+		err = rc == SQLITE_DONE ? 0 : hl_query_fail(s, "query");
 		sqlite3_finalize(st);
 	}
 	free(path);
@@ -674,7 +562,7 @@ static int stack_filter(struct hl_store *s, int64_t run_id, const char *like, co
 int hl_query_leaks(struct hl_store *s, int64_t run_id, const struct hl_query_page *page,
 		   json_t **out)
 {
-	char *like = page->filter && *page->filter ? like_pattern(page->filter) : NULL;
+	char *like = page->filter && *page->filter ? hl_like_pattern(page->filter) : NULL;
 	const char *cls = page->leak_class && *page->leak_class ? page->leak_class : NULL;
 	sqlite3_stmt *st;
 	int64_t total = 0;
@@ -687,14 +575,14 @@ int hl_query_leaks(struct hl_store *s, int64_t run_id, const struct hl_query_pag
 		ids_text = err ? NULL : json_dumps(ids, JSON_COMPACT);
 		json_decref(ids);
 		if (!err)
-			err = prepare(s, LEAKS_PAGE_OF_IDS, &st);
+			err = hl_query_prepare(s, LEAKS_PAGE_OF_IDS, &st);
 	} else {
-		err = prepare(s, LEAKS_COUNT, &st);
+		err = hl_query_prepare(s, LEAKS_COUNT, &st);
 		if (!err) {
 			sqlite3_bind_int64(st, 1, run_id);
 			sqlite3_bind_text(st, 3, cls, -1, SQLITE_STATIC);
-			total = count_rows(st);
-			err = prepare(s, LEAKS_PAGE, &st);
+			total = hl_query_count(st);
+			err = hl_query_prepare(s, LEAKS_PAGE, &st);
 		}
 	}
 	if (!err) {
@@ -719,7 +607,7 @@ int hl_query_stack(struct hl_store *s, int64_t stack_id, json_t **out)
 {
 	sqlite3_stmt *st;
 	json_t *frames;
-	int err = prepare(s,
+	int err = hl_query_prepare(s,
 		"WITH RECURSIVE walk(position, frame_id) AS ("
 		" SELECT 0, leaf_frame_id FROM stacks WHERE id = ?1"
 		" UNION ALL SELECT w.position + 1, f.parent_id FROM walk w"
@@ -733,20 +621,20 @@ int hl_query_stack(struct hl_store *s, int64_t stack_id, json_t **out)
 	sqlite3_bind_int64(st, 1, stack_id);
 	if ((err = rows_json(s, st, &frames)))
 		return err;
-	if ((err = prepare(s, "SELECT truncated FROM stacks WHERE id = ?1", &st))) {
+	if ((err = hl_query_prepare(s, "SELECT truncated FROM stacks WHERE id = ?1", &st))) {
 		json_decref(frames);
 		return err;
 	}
 	sqlite3_bind_int64(st, 1, stack_id);
 	*out = json_pack("{sIsbso}", "id", (json_int_t)stack_id,
-			 "truncated", count_rows(st) != 0, "frames", frames);
+			 "truncated", hl_query_count(st) != 0, "frames", frames);
 	return 0;
 }
 
 int hl_query_errors(struct hl_store *s, int64_t run_id, json_t **out)
 {
 	sqlite3_stmt *st;
-	int err = prepare(s,
+	int err = hl_query_prepare(s,
 		"SELECT e.id, p.id AS process_id, p.pid, e.kind, e.call, e.detail, e.address,"
 		" e.block_address, e.block_size, e.stack_id, e.alloc_stack_id, e.free_stack_id, e.time_ns"
 		" FROM errors e JOIN processes p ON p.id = e.process_id"
@@ -762,7 +650,7 @@ int hl_query_checks(struct hl_store *s, int64_t run_id, json_t **out)
 {
 	json_t *checks = NULL, *records = NULL;
 	sqlite3_stmt *st;
-	int err = prepare(s,
+	int err = hl_query_prepare(s,
 		"SELECT p.id AS process_id, p.pid, c.seq, c.time_ns, c.by_signal,"
 		" c.all_threads_stopped, c.scanned, c.records_total, c.leak_class, c.bytes, c.blocks"
 		" FROM checks c JOIN processes p ON p.id = c.process_id"
@@ -774,7 +662,7 @@ int hl_query_checks(struct hl_store *s, int64_t run_id, json_t **out)
 	sqlite3_bind_int64(st, 1, run_id);
 	if ((err = rows_json(s, st, &checks)))
 		return err;
-	err = prepare(s,
+	err = hl_query_prepare(s,
 		"SELECT p.id AS process_id, p.pid, r.seq, r.rank, r.stack_id, r.leak_class,"
 		" r.bytes, r.indirect_bytes, r.blocks, r.new_bytes, r.new_indirect_bytes, r.new_blocks"
 		" FROM check_records r JOIN processes p ON p.id = r.process_id"
@@ -797,7 +685,7 @@ int hl_query_timeline(struct hl_store *s, int64_t process_id, json_t **out)
 {
 	json_t *times = json_array(), *bytes = json_array(), *blocks = json_array();
 	sqlite3_stmt *st;
-	int rc, err = prepare(s,
+	int rc, err = hl_query_prepare(s,
 		"SELECT time_ns, in_use_bytes, in_use_blocks FROM timeline"
 		" WHERE process_id = ?1 ORDER BY time_ns", &st);
 
@@ -808,7 +696,7 @@ int hl_query_timeline(struct hl_store *s, int64_t process_id, json_t **out)
 			json_array_append_new(bytes, json_integer(sqlite3_column_int64(st, 1)));
 			json_array_append_new(blocks, json_integer(sqlite3_column_int64(st, 2)));
 		}
-		err = rc == SQLITE_DONE ? 0 : query_fail(s, "timeline");
+		err = rc == SQLITE_DONE ? 0 : hl_query_fail(s, "timeline");
 		sqlite3_finalize(st);
 	}
 	*out = json_pack("{sososo}", "time_ns", times, "bytes", bytes, "blocks", blocks);
@@ -868,7 +756,7 @@ static char *frame_name(sqlite3_stmt *st)
 static int flame_load_frames(struct hl_store *s, struct flame *f, int64_t process_id)
 {
 	sqlite3_stmt *st;
-	int rc, err = prepare(s,
+	int rc, err = hl_query_prepare(s,
 		"SELECT f.id, f.parent_id, y.function, y.module, y.module_offset FROM frames f"
 		" LEFT JOIN symbols y ON y.id = f.symbol_id"
 		" WHERE f.run_id = (SELECT run_id FROM processes WHERE id = ?1)"
@@ -888,14 +776,14 @@ static int flame_load_frames(struct hl_store *s, struct flame *f, int64_t proces
 		n->name = frame_name(st);
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : query_fail(s, "frames");
+	return rc == SQLITE_DONE ? 0 : hl_query_fail(s, "frames");
 }
 
 /* Adds each stack's bytes to its leaf and every caller up to the root. */
 static int flame_add_values(struct hl_store *s, struct flame *f, int64_t process_id, bool leaks)
 {
 	sqlite3_stmt *st;
-	int rc, err = prepare(s, leaks ?
+	int rc, err = hl_query_prepare(s, leaks ?
 		"SELECT k.leaf_frame_id, sum(l.bytes) FROM leaks l JOIN stacks k"
 		" ON k.id = l.stack_id WHERE l.process_id = ?1 AND l.suppressed = 0"
 		" AND l.leak_class <> 'reachable' GROUP BY k.leaf_frame_id" :
@@ -915,7 +803,7 @@ static int flame_add_values(struct hl_store *s, struct flame *f, int64_t process
 		}
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : query_fail(s, "flame values");
+	return rc == SQLITE_DONE ? 0 : hl_query_fail(s, "flame values");
 }
 
 /* Nodes below min_value (a 4,000th of the whole: under a pixel in any
@@ -978,7 +866,7 @@ int hl_query_profile(struct hl_store *s, int64_t process_id, json_t **out)
 	sqlite3_stmt *st;
 	json_t *row = NULL, *frames = NULL;
 	int64_t stack = -1;
-	int rc, err = prepare(s,
+	int rc, err = hl_query_prepare(s,
 		"WITH RECURSIVE walk(stack_id, pos, frame_id) AS ("
 		" SELECT k.id, 0, k.leaf_frame_id FROM stacks k JOIN stack_aggregates a"
 		" ON a.stack_id = k.id WHERE a.process_id = ?1 AND a.bytes > 0"
@@ -1013,55 +901,17 @@ int hl_query_profile(struct hl_store *s, int64_t process_id, json_t **out)
 		return 0;
 	json_decref(*out);
 	*out = NULL;
-	return query_fail(s, "profile");
+	return hl_query_fail(s, "profile");
 }
 
 /* ---- web UI: diff and search --------------------------------------------- */
 
-static int history_site(void *ctx, const struct hl_site_history *h)
-{
-	json_t *bytes = json_array();
-
-	for (size_t i = 0; i < h->nruns; i++)
-		json_array_append_new(bytes, json_integer((json_int_t)h->bytes[i]));
-	json_array_append_new(ctx, json_pack("{ssss?sIsIsIso}", "fingerprint", h->fingerprint,
-		"function", h->function, "first_run", (json_int_t)h->first_run,
-		"last_run", (json_int_t)h->last_run, "runs", (json_int_t)h->runs,
-		"bytes", bytes));
-	return 0;
-}
-
-int hl_query_program_history(struct hl_store *s, const char *program, json_t **out)
-{
-	struct hl_run_filter f = { .program = program };
-	json_t *sites = json_array(), *runs = NULL;
-	size_t nruns;
-	sqlite3_stmt *st;
-	int err = hl_query_history(s, &f, history_site, sites, &nruns);
-
-	if (!err)
-		err = prepare(s,
-			"SELECT r.id, r.started_ns, r.git_commit, r.exit_code, " LEAKED_BY_CLASS
-			" FROM runs r WHERE r.program = ?1 ORDER BY r.id", &st);
-	if (!err) {
-		sqlite3_bind_text(st, 1, program, -1, SQLITE_STATIC);
-		err = rows_json(s, st, &runs);
-	}
-	if (err) {
-		json_decref(sites);
-		return err;
-	}
-	parse_json_columns(runs, (const char *const[]){ "leaked" }, 1);
-	*out = json_pack("{sssoso}", "program", program, "runs", runs, "sites", sites);
-	return 0;
-}
-
 int hl_query_search(struct hl_store *s, const char *term, int64_t limit, json_t **out)
 {
-	char *like = like_pattern(term);
+	char *like = hl_like_pattern(term);
 	sqlite3_stmt *st;
 	json_t *rows;
-	int err = prepare(s,
+	int err = hl_query_prepare(s,
 		"SELECT y.function, y.file, y.line, y.module, count(DISTINCT f.run_id) AS runs,"
 		" max(f.run_id) AS last_run, min(f.run_id) AS first_run"
 		" FROM symbols y JOIN frames f ON f.symbol_id = y.id"

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "site_diff.h"
+#include "site_history.h"
 #include "store.h"
 
 /* Which runs a query covers: every condition given must hold. */
@@ -48,17 +49,6 @@ int hl_query_run_sites(struct hl_store *s, int64_t run_id, hl_run_site_fn fn, vo
  * by fingerprint), finished; 0 or -errno. */
 int hl_query_leak_sites(struct hl_store *s, int64_t run_id, struct hl_site_list *out);
 
-/* One site across the runs a filter selects. */
-struct hl_site_history {
-	const char *fingerprint;
-	const char *function;
-	int64_t first_run, last_run;  /* first and last selected run that leaked there */
-	uint64_t runs;                /* selected runs that leaked there */
-	const int64_t *run_ids;       /* the selected runs, oldest first (nruns) */
-	const uint64_t *bytes;        /* bytes leaked there in each of them (0: none) */
-	size_t nruns;
-};
-typedef int (*hl_site_history_fn)(void *ctx, const struct hl_site_history *h);
 /* Calls fn for each site leaked in a run the filter selects (its records
  * no suppression matched: a suppressed leak is no leak to fix), ordered by
  * fingerprint. *nruns_out: how many runs were selected. */
@@ -72,21 +62,8 @@ int hl_query_run_exists(struct hl_store *s, int64_t run_id);
 
 /* ---- web UI: runs, one run, stacks, timeline, flame graph, diff, search ---- */
 
-/* A page of rows: at most `limit` rows from `offset`; `filter` is a
- * substring that rows must contain (in the fields each query names), or
- * NULL; `leak_class` narrows leak rows to one class, or NULL. */
-struct hl_query_page {
-	int64_t offset;
-	int64_t limit;
-	const char *filter;
-	const char *leak_class;
-};
+#include "query_page.h"
 
-/* Runs, newest first, with "labels" {key: value}, "leaked" {class: bytes},
- * errors and peak heap; filter matches program, argv, git commit, labels
- * (key=value) or mode.
- * *out = {"total": N, "rows": [...]}. */
-int hl_query_runs(struct hl_store *s, const struct hl_query_page *page, json_t **out);
 /* One run: its row, labels and processes (with parent_id for the process
  * tree, summaries and leak/error counts). -ENOENT if there is none. */
 int hl_query_run(struct hl_store *s, int64_t run_id, json_t **out);
@@ -122,11 +99,6 @@ int hl_query_flame(struct hl_store *s, int64_t process_id, bool leaks, json_t **
  * file, line, module, offset}, innermost first]}, stacks that allocated
  * nothing left out. */
 int hl_query_profile(struct hl_store *s, int64_t process_id, json_t **out);
-/* A program's leak history: its runs, oldest first, with bytes leaked per
- * class, and every leak site (by fingerprint) with its first and last run,
- * how many runs leaked there and the bytes in each run (hl_query_history).
- * *out = {"program", "runs": [...], "sites": [...]}. */
-int hl_query_program_history(struct hl_store *s, const char *program, json_t **out);
 /* Symbols whose function, file or module contains term, with the runs and
  * bytes leaked through them. *out = {"rows": [...]} (at most limit). */
 int hl_query_search(struct hl_store *s, const char *term, int64_t limit, json_t **out);

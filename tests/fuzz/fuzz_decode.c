@@ -2,7 +2,8 @@
  * tests/fuzz/fuzz_decode.c: libFuzzer target for the reporter's decoder and
  * the state it drives. Any input may be rejected, none may crash, hang or
  * leak. The first byte picks how the input is split into reads, so records
- * spanning reads are exercised too.
+ * spanning reads are exercised too, and (its low bit) whether packed events
+ * go to the events sink or one record each to the sink.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,6 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cs.run = &run;
 	cs.proc = NULL;
 	hl_decode_init(&d, hl_state_record, &cs);
+	if (data[0] & 1) /* packed events through the events sink, or one record each */
+		d.events = hl_state_events;
 	while (off < size) {
 		size_t n = size - off < piece ? size - off : piece;
 		long used;

@@ -1,7 +1,8 @@
 /*
  * tests/reporter/test_state.c: live state and the reconciler: totals and
  * peak, out-of-order frees and re-allocations ordered by ticks, fork
- * inheritance, exec, LIVE classes, leak grouping, endings without EXIT.
+ * inheritance, exec, LIVE classes, leak grouping, endings without EXIT;
+ * packed events through the events sink as through the record sink.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -865,6 +866,130 @@ static void sim_run(uint64_t seed, bool announce, uint64_t *mismatches, uint64_t
 	hl_run_destroy(&f.run);
 }
 
+/* One stream of packed batches from two threads (events out of order
+ * between them, reallocs, RECORD events amid the runs, more blocks than
+ * the table keeps in cache) through a decoder with the events sink
+ * (hl_state_decoder_init) and through one taking a record at a time: the
+ * process's state is the same, counter by counter and block by block. */
+static void encode_two_threads(struct hl_enc *e)
+{
+	const char *argv[] = { "prog" };
+	uint64_t frames[2] = { 0x401000, 0x401100 };
+	uint64_t seed = 7, clock[2] = { 10, 11 };
+
+	hl_enc_hello(e, 20, 1, HL_ORIGIN_START, "/bin/prog", 1, argv);
+	hl_enc_batch(e, 20, 1, 0);
+	hl_enc_stack(e, 1, frames, 2, 0);
+	frames[0] = 0x402000;
+	hl_enc_stack(e, 2, frames, 2, 0);
+	for (uint64_t batch = 1; batch <= 12; batch++) {
+		uint32_t tid = 20 + (uint32_t)(batch % 2);
+		uint64_t base = 0x10000000 + (batch % 2) * 0x1000000;
+		uint64_t *ticks = &clock[batch % 2];
+
+		hl_enc_batch_packed(e, tid, *ticks, batch, *ticks, base);
+		if (batch <= 2)
+			hl_enc_pack_thread(e, HL_REC_THREAD_START, tid, *ticks);
+		for (int i = 0; i < 7000; i++) {
+			uint64_t r = sim_rand(&seed);
+			uint64_t address = 0x10000000 + (r % 4096) * 64; /* both threads' */
+
+			*ticks += 2; /* the two threads' events interleave in time */
+			switch (r % 7) {
+			case 0: case 1: case 2:
+				hl_enc_pack_alloc(e, address, 8 + r % 500, *ticks, 1 + (uint32_t)(r % 2),
+						  (unsigned)(r >> 8) % HL_KIND_COUNT);
+				break;
+			case 3: case 4:
+				hl_enc_pack_free(e, address, *ticks, (unsigned)(r >> 8) % HL_KIND_COUNT);
+				break;
+			case 5:
+				hl_enc_pack_realloc(e, address, address + 0x40000 * (1 + r % 3),
+						    16 + r % 900, *ticks, 2);
+				break;
+			default:
+				if (i % 500 == 0)
+					hl_enc_pack_thread(e, HL_REC_THREAD_START, tid + 100, *ticks);
+				else
+					hl_enc_pack_alloc(e, base + 0x800000 + (uint64_t)i * 32, 24,
+							  *ticks, 0, HL_KIND_MALLOC);
+				break;
+			}
+		}
+	}
+	hl_enc_exit(e, HL_EXIT_NORMAL, 0, clock[0] + clock[1]);
+}
+
+static struct hl_process *decode_all(struct feed *f, bool events)
+{
+	hl_run_init(&f->run);
+	f->cs.run = &f->run;
+	f->cs.proc = NULL;
+	if (events)
+		hl_state_decoder_init(&f->d, &f->cs);
+	else
+		hl_decode_init(&f->d, hl_state_record, &f->cs);
+	assert_int_equal(hl_decode_feed(&f->d, f->e.buf, f->e.len), (long)f->e.len);
+	hl_process_closed(f->cs.proc);
+	hl_process_finish(f->cs.proc);
+	return f->cs.proc;
+}
+
+static void test_events_sink_same_state(void **state)
+{
+	struct feed one = { 0 }, each = { 0 };
+	struct hl_process *a, *b;
+	uint64_t live = 0;
+
+	hl_enc_init(&one.e);
+	encode_two_threads(&one.e);
+	hl_enc_init(&each.e);
+	encode_two_threads(&each.e);
+	a = decode_all(&one, true);
+	b = decode_all(&each, false);
+	assert_int_equal(one.d.records, each.d.records);
+	assert_int_equal(a->seq, b->seq);
+	assert_true(a->reordering && b->reordering);
+	assert_int_equal(a->allocs, b->allocs);
+	assert_int_equal(a->frees, b->frees);
+	assert_int_equal(a->bytes_allocated, b->bytes_allocated);
+	assert_int_equal(a->in_use_bytes, b->in_use_bytes);
+	assert_int_equal(a->in_use_blocks, b->in_use_blocks);
+	assert_int_equal(a->peak_bytes, b->peak_bytes);
+	assert_int_equal(a->stale_allocs, b->stale_allocs);
+	assert_int_equal(a->tombstones, b->tombstones);
+	assert_int_equal(a->unmatched_frees, b->unmatched_frees);
+	assert_int_equal(a->unfreed_superseded, b->unfreed_superseded);
+	assert_int_equal(a->threads, b->threads);
+	assert_int_equal(a->nsamples, b->nsamples);
+	assert_memory_equal(a->samples, b->samples, a->nsamples * sizeof(*a->samples));
+	assert_int_equal(a->nstacks, b->nstacks);
+	for (size_t i = 0; i < a->nstacks; i++) {
+		assert_int_equal(a->stacks[i].allocs, b->stacks[i].allocs);
+		assert_int_equal(a->stacks[i].bytes, b->stacks[i].bytes);
+		assert_int_equal(a->stacks[i].frees, b->stacks[i].frees);
+		assert_int_equal(a->stacks[i].peak_live_bytes, b->stacks[i].peak_live_bytes);
+		assert_int_equal(a->stacks[i].leaked_bytes, b->stacks[i].leaked_bytes);
+	}
+	assert_int_equal(a->live.count, b->live.count);
+	for (struct hl_block *x = hl_table_next(&a->live, NULL); x; x = hl_table_next(&a->live, x)) {
+		const struct hl_block *y = hl_table_find(&b->live, x->address);
+
+		assert_non_null(y);
+		assert_memory_equal(x, y, sizeof(*x));
+		live += !(x->flags & HL_BLOCK_FREED);
+	}
+	/* the stream is what it is meant to be: enough blocks for the table's
+	 * prefetching, some of them left over, tombstones of two threads */
+	assert_true(a->live.capacity >= (1u << 15));
+	assert_true(live > 1000 && a->allocs > 40000 && a->tombstones > 0);
+	assert_int_equal(a->nleaks, b->nleaks);
+	feed_end(&one);
+	feed_end(&each);
+	hl_run_destroy(&one.run);
+	hl_run_destroy(&each.run);
+}
+
 static void test_shuffled_batches(void **state)
 {
 	uint64_t mismatches = 0, forgotten = 0;
@@ -889,6 +1014,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_totals_and_leaks),
+		cmocka_unit_test(test_events_sink_same_state),
 		cmocka_unit_test(test_free_after_reuse),
 		cmocka_unit_test(test_free_before_alloc),
 		cmocka_unit_test(test_older_alloc_late),

@@ -140,7 +140,8 @@ def check_api(sv, db, source, heapledger):
     hist = get_json(sv, "/api/history?program=ui_leaker")
     sites = {s["function"]: s for s in hist["sites"]}
     if [r["id"] for r in hist["runs"]] != [1, 2] or sites["leak_beta"]["first_run"] != 2 or \
-            sites["leak_alpha"]["first_run"] != 1 or sites["leak_alpha"]["bytes"] != [600, 600]:
+            sites["leak_alpha"]["first_run"] != 1 or \
+            [r["bytes"] for r in sites["leak_alpha"]["bytes_by_run"]] != [600, 600]:
         fail("history: %s" % hist)
     if get(sv, "/api/history")[0] != 400:
         fail("history without a program")

@@ -543,6 +543,9 @@ function siteState(s, newest) {
   return 'still leaking';
 }
 
+/* A history site's bytes in the newest run (bytes_by_run: oldest first). */
+const newestBytes = s => s.bytes_by_run.length ? s.bytes_by_run[s.bytes_by_run.length - 1].bytes : 0;
+
 async function pageHistory(params) {
   const program = params.get('program') || '';
   const hist = await api('history', { program });
@@ -550,7 +553,7 @@ async function pageHistory(params) {
   const newest = runs.length ? runs[runs.length - 1].id : 0;
   const chartEl = h('div', { id: 'history-chart', class: 'chart' });
   const sites = hist.sites.slice().sort((a, b) => (b.last_run === newest) - (a.last_run === newest) ||
-    b.bytes[b.bytes.length - 1] - a.bytes[a.bytes.length - 1] || b.last_run - a.last_run);
+    newestBytes(b) - newestBytes(a) || b.last_run - a.last_run);
   show(h('h1', null, `History of ${program}`),
     h('p', { class: 'muted' }, `${runs.length} runs, ${hist.sites.length} leak sites; bytes leaked by class per run, oldest first.`), chartEl,
     h('h2', null, 'Leak sites'),
@@ -561,7 +564,7 @@ async function pageHistory(params) {
         h('td', null, siteState(s, newest)),
         h('td', null, h('a', { href: '#/run/' + s.first_run }, 'run ' + s.first_run)),
         h('td', null, h('a', { href: '#/run/' + s.last_run }, 'run ' + s.last_run)),
-        num(s.runs), num(bytes(s.bytes[s.bytes.length - 1]))))),
+        num(s.runs), num(bytes(newestBytes(s)))))),
     h('h2', null, 'Runs'),
     h('table', { id: 'history' }, h('tr', null, ['run', 'started', 'commit', 'definitely', 'indirectly', 'possibly', 'unclassified', '']
       .map(t => h('th', null, t))),

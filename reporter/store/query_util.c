@@ -1,0 +1,64 @@
+/*
+ * reporter/store/query_util.c: the query layer's shared helpers
+ * (query_int.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "query_int.h"
+
+int hl_query_fail(struct hl_store *s, const char *what)
+{
+	snprintf(s->error, sizeof(s->error), "%s: %s", what, sqlite3_errmsg(s->db));
+	return -EIO;
+}
+
+int hl_query_prepare(struct hl_store *s, const char *sql, sqlite3_stmt **st)
+{
+	return sqlite3_prepare_v2(s->db, sql, -1, st, NULL) == SQLITE_OK ? 0 :
+	       hl_query_fail(s, "prepare");
+}
+
+int64_t hl_query_count(sqlite3_stmt *st)
+{
+	int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+
+	sqlite3_finalize(st);
+	return n;
+}
+
+const char *hl_col_text(sqlite3_stmt *st, int i)
+{
+	return (const char *)sqlite3_column_text(st, i);
+}
+
+const char *hl_col_text_in(struct hl_arena *a, sqlite3_stmt *st, int i)
+{
+	const char *t = hl_col_text(st, i);
+
+	return t ? hl_arena_strndup(a, t, (size_t)sqlite3_column_bytes(st, i)) : NULL;
+}
+
+struct hl_maybe hl_col_maybe(sqlite3_stmt *st, int i)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return (struct hl_maybe){ 0, false };
+	return (struct hl_maybe){ sqlite3_column_int64(st, i), true };
+}
+
+char *hl_like_pattern(const char *filter)
+{
+	size_t n = filter ? strlen(filter) : 0;
+	char *p = hl_xmalloc(2 * n + 3), *o = p;
+
+	*o++ = '%';
+	for (size_t i = 0; i < n; i++) {
+		if (filter[i] == '%' || filter[i] == '_' || filter[i] == '\\')
+			*o++ = '\\';
+		*o++ = filter[i];
+	}
+	*o++ = '%';
+	*o = 0;
+	return p;
+}
