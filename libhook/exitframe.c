@@ -54,12 +54,22 @@ void hl_exit_frame_set(uintptr_t sp, const uintptr_t *regs, unsigned nregs)
 	exit_sp = sp;
 }
 
+/* libc's exit(), looked up at start: a dl* call at exit would free the
+ * error message a failed dlopen of the program left pending, inside the
+ * guard, where that free is not sent (leakcheck.c, freeres_resolve). */
+static void *libc_exit;
+
+void hl_exit_frame_init(void)
+{
+	libc_exit = dlsym(RTLD_DEFAULT, "exit");
+}
+
 /* The exiting function (libc's exit() unless named): [lo, hi). */
 static bool exit_span(uintptr_t *lo, uintptr_t *hi)
 {
 	Dl_info info;
 	const ElfW(Sym) *sym = NULL;
-	void *fn = exit_fn ? (void *)exit_fn : dlsym(RTLD_DEFAULT, "exit");
+	void *fn = exit_fn ? (void *)exit_fn : libc_exit;
 	if (fn == NULL || !dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) || sym == NULL ||
 	    sym->st_size == 0)
 		return false;

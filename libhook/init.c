@@ -22,6 +22,7 @@
 #include "fatal.h"
 #include "heap.h"
 #include "leakcheck.h"
+#include "scan.h"
 #include "sigchain.h"
 
 HL_TLS int hl_guard_depth;
@@ -307,6 +308,7 @@ __attribute__((constructor)) static void hl_start(void)
 	on_exit(on_exit_status, NULL);
 	hl_track_init();
 	hl_fatal_init(); /* before check_signal's handler, which replaces ours */
+	hl_exit_frame_init();
 	hl_leakcheck_init();
 	hl_cache_options_known(); /* the main thread's cache predates the options */
 }

@@ -96,17 +96,25 @@ static int find_libstdcxx(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* Looked up only where they exist: a failed dlsym allocates its error
- * message, which would show in the counters valgrind's do not have. */
+ * message, which would show in the counters valgrind's do not have. Looked
+ * up at start (hl_leakcheck_init) and, for a libstdc++ loaded later, at
+ * exit outside the guard: every dl* call frees the error message a failed
+ * dlopen of the program left pending, and that free, made inside the guard,
+ * was never sent, so the reporter kept the program's block live while the
+ * hook had none to scan ("not scanned"). */
 static void freeres_resolve(void)
 {
 	bool cxx = false;
+	if (cxx_freeres && libc_freeres)
+		return;
 	if (!hl_walk_begin())
 		return; /* no freeres: a fork child that must not walk */
 	dl_iterate_phdr(find_libstdcxx, &cxx);
 	hl_walk_end();
-	if (cxx)
+	if (cxx && !cxx_freeres)
 		cxx_freeres = (void (*)(void))dlsym(RTLD_DEFAULT, "_ZN9__gnu_cxx9__freeresEv");
-	libc_freeres = (void (*)(void))dlsym(RTLD_DEFAULT, "__libc_freeres");
+	if (!libc_freeres)
+		libc_freeres = (void (*)(void))dlsym(RTLD_DEFAULT, "__libc_freeres");
 }
 
 /* glibc's list of open streams (libio), walked under its lock. */
@@ -134,9 +142,7 @@ void hl_leakcheck_exit_prepare(unsigned how)
 	if (how == HL_EXIT_SIGNAL || !hl_options.freeres || !hl_options.scan ||
 	    hl_world_thread_count() > 1)
 		return;
-	hl_guard_enter();
-	freeres_resolve();
-	hl_guard_leave();
+	freeres_resolve(); /* not guarded: see there */
 	if (how == HL_EXIT_UNDERSCORE && libc_freeres)
 		stdio_discard();
 	if (cxx_freeres)
@@ -291,6 +297,8 @@ static void start_helper(void)
 
 void hl_leakcheck_init(void)
 {
+	if (hl_options.freeres && hl_options.scan)
+		freeres_resolve();
 	if (hl_options.check_signal == 0)
 		return;
 	start_helper();

@@ -111,6 +111,7 @@ void hl_scan_save_registers(uintptr_t *regs);
 void hl_exit_frame_from(const void *fn);
 void hl_exit_frame_set(uintptr_t sp, const uintptr_t *regs, unsigned nregs);
 void hl_exit_frame_find(void);
+void hl_exit_frame_init(void); /* at start: looks up libc's exit() */
 bool hl_exit_frame(uintptr_t *sp, uintptr_t *regs);
 /* A clone() child runs on a stack of its own, and the copy of its parent's
  * stack below the parent's stack pointer at clone() is dead: stale words

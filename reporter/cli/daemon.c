@@ -97,6 +97,7 @@ static int parse_daemon_options(int argc, char **argv, const char **socket_path,
 				struct hl_output *out, struct hl_report *r)
 {
 	bool no_db = false;
+	const char *clean = NULL;
 	/* One line per option (args.h explains the macros). */
 	const struct hl_arg args[] = {
 		HL_ARG_STRING("socket", 0, "PATH", socket_path,
@@ -111,6 +112,9 @@ static int parse_daemon_options(int argc, char **argv, const char **socket_path,
 				" before its HELLO (default 30000; 0: never); one idle between"
 				" records stays"),
 		HL_VIEW_ARGS(&out->view),
+		HL_ARG_CHOICE("clean-processes", 0, "line|full", &clean,
+			      "a process with no loss record shown, no heap error and no warning:"
+			      " one line (default) or its whole report"),
 		HL_ARG_CALL("label", 0, "KEY=VALUE", hl_runinfo_label_arg, r,
 			    "store a label with the run (repeatable)"),
 		HL_POLICY_ARGS(&policy),
@@ -129,6 +133,7 @@ static int parse_daemon_options(int argc, char **argv, const char **socket_path,
 	rc = hl_args_parse(&cmd, argc, argv, &first);
 	if (rc >= 0)
 		return rc;
+	out->view.brief_clean = !clean || !strcmp(clean, "line");
 	if (no_db)
 		out->db_path = NULL;
 	else if (!out->db_path && !(out->db_path = hl_default_db(true)))

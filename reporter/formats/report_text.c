@@ -8,6 +8,7 @@
  * every record keeps its number and is counted in the summary either way.
  */
 #define _GNU_SOURCE /* sigabbrev_np */
+#include <assert.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <string.h>
@@ -68,7 +69,9 @@ static bool is_exec(const struct hl_report_process *p)
 	return !strcmp(p->how, "exec");
 }
 
-static void print_header(const struct hl_report_process *p, FILE *out)
+/* "==PID== heapledger: process PID (argv), test T: how it ended" without
+ * the newline. */
+static void print_header_words(const struct hl_report_process *p, FILE *out)
 {
 	char end[4200];
 
@@ -85,7 +88,13 @@ static void print_header(const struct hl_report_process *p, FILE *out)
 		fprintf(out, ", forked from %u", p->ppid);
 	else if (!strcmp(p->origin, "exec"))
 		fprintf(out, ", exec'd");
-	fprintf(out, ": %s\n", end);
+	fprintf(out, ": %s", end);
+}
+
+static void print_header(const struct hl_report_process *p, FILE *out)
+{
+	print_header_words(p, out);
+	fputc('\n', out);
 }
 
 /* An image replaced by exec lost its heap with it: what it held is no
@@ -626,11 +635,74 @@ static void print_errors_only(const struct hl_report *r, const struct hl_report_
 		print_error_summary(p, &r->view, out);
 }
 
+/* Whether view.brief_clean may print p as one line: it ended on its own
+ * and the full report would show nothing but its summaries. */
+static bool nothing_to_show(const struct hl_report *r, const struct hl_report_process *p)
+{
+	char why[512];
+
+	if (strcmp(p->how, "exit") && strcmp(p->how, "_exit") && strcmp(p->how, "exec"))
+		return false;
+	if (p->fatal.signal || p->nerrors || p->nchecks || p->unstopped || p->no_exit_record ||
+	    p->dropped_events || p->dropped_stacks || p->unmatched_frees ||
+	    p->unfreed_superseded || p->live_mismatch ||
+	    hl_report_not_scanned(p, why, sizeof(why)) || hl_report_stream_cut(p, why, sizeof(why)))
+		return false;
+	for (size_t i = 0; i < p->nleaks; i++)
+		if (leak_shown(&p->leaks[i], &r->view) || p->leaks[i].leak_class == HL_CLASS_UNKNOWN)
+			return false;
+	return true;
+}
+
+/* The one line of a process with nothing to show: its header, then what
+ * it still held, by class ("still reachable", "suppressed"). */
+static void print_brief(const struct hl_report_process *p, FILE *out)
+{
+	uint64_t bytes[HL_LEAK_CLASS_COUNT] = { 0 }, blocks[HL_LEAK_CLASS_COUNT] = { 0 }, sbytes = 0,
+		 sblocks = 0;
+	char text[HL_BYTES_IN_BLOCKS_LEN];
+	const char *sep = "";
+
+	print_header_words(p, out);
+	for (size_t i = 0; i < p->nleaks; i++) {
+		const struct hl_report_leak *l = &p->leaks[i];
+
+		assert(l->leak_class < HL_LEAK_CLASS_COUNT);
+		if (l->suppressed) {
+			sbytes += l->bytes;
+			sblocks += l->blocks;
+		} else {
+			bytes[l->leak_class] += l->bytes;
+			blocks[l->leak_class] += l->blocks;
+		}
+	}
+	fputs("; no leaks, no errors", out);
+	if (is_exec(p) || (!p->nleaks && p->in_use_blocks == 0)) {
+		fputc('\n', out);
+		return;
+	}
+	fputs(" (", out);
+	for (unsigned k = 0; k < HL_LEAK_CLASS_COUNT; k++) {
+		if (!blocks[k])
+			continue;
+		fprintf(out, "%s%s %s", sep, hl_fmt_bytes_in_blocks(text, bytes[k], blocks[k]),
+			hl_leak_class_info(k)->phrase);
+		sep = ", ";
+	}
+	if (sblocks)
+		fprintf(out, "%s%s suppressed", sep, hl_fmt_bytes_in_blocks(text, sbytes, sblocks));
+	fputs(")\n", out);
+}
+
 void hl_report_print_process_text(const struct hl_report *r,
 				  const struct hl_report_process *p, FILE *out)
 {
 	if (r->view.silent_forks && !strcmp(p->origin, "fork"))
 		return;
+	if (r->view.brief_clean && !r->view.errors_only && nothing_to_show(r, p)) {
+		print_brief(p, out);
+		return;
+	}
 	if (r->view.errors_only) {
 		print_fatal(p, &r->view, out); /* valgrind -q says it too */
 		print_errors_only(r, p, out);

@@ -181,6 +181,10 @@ struct hl_report_view {
 	bool error_summary;           /* with errors_only: the ERROR SUMMARY line too (-s) */
 	bool below_main;              /* stacks go on below main (--show-below-main=yes) */
 	bool silent_forks;            /* fork children print nothing (--child-silent-after-fork) */
+	/* a process that ended by exit, _exit or exec with nothing to show (no
+	 * loss record shown, no heap error, no check, no warning, scanned)
+	 * prints one line: a suite under a daemon is read for what leaks */
+	bool brief_clean;
 };
 
 /* Which loss records of an on-demand check the text shows, as valgrind's

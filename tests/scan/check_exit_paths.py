@@ -8,7 +8,8 @@ heapledger under `heapledger run --json`. The per-process class totals
 are compared as a multiset, since the two runs' pids differ. An image
 replaced by exec is left out of both (valgrind does not scan it). The exit
 status of ARGV must be the same with and without either tool, its stdout the
-same with and without heapledger, and every process must have been scanned.
+same with and without heapledger, and every process must have been scanned,
+with the hook's live set and the reporter's in agreement.
 
 A process a signal ended must also say what valgrind says of it: the signal,
 its fault words ("Access not within mapped region") and the first frame in
@@ -104,6 +105,12 @@ def heapledger_images(heapledger, argv, work, source, checks):
             continue
         if not p["scan"]["scanned"] and p["summary"]["in_use_blocks"]:
             unscanned.append((p["pid"], p["exit"], p["scan"]))
+        # the hook's live set and the reporter's agree (nothing freed unsent)
+        stream = {k: p["summary"][k] for k in ("unmatched_frees", "unfreed_superseded",
+                                               "live_mismatch", "dropped_events")
+                  if p["summary"].get(k)}
+        if stream:
+            unscanned.append((p["pid"], "event stream inconsistent", stream))
         classes = [0] * 8
         for leak in p["leaks"]:
             i = KINDS.get(leak["kind"])
