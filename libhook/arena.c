@@ -87,7 +87,9 @@ static void absorb_locked(struct hl_range *next)
  * big enough to stand alone, is filed as a free range. Returns r, allocated. */
 static struct hl_range *split_front_locked(struct hl_arena *a, struct hl_range *r, size_t size)
 {
+	hl_assert(hl_block_is_free(r) && size <= r->size && size % HL_ALIGN == 0);
 	size_t rest = r->size - size;
+	r->flags |= HL_RANGE_ALLOCATED; /* before the tail is filed: no free neighbours */
 	if (rest >= HL_RANGE_MIN) {
 		struct hl_range *tail = (struct hl_range *)((char *)r + size);
 		tail->flags = 0;
@@ -96,13 +98,13 @@ static struct hl_range *split_front_locked(struct hl_arena *a, struct hl_range *
 		hl_blockmap_set_locked(tail);
 		hl_bins_insert_locked(a, tail);
 	}
-	r->flags |= HL_RANGE_ALLOCATED;
 	a->last_fresh = hand_out_locked(r);
 	return r;
 }
 
 static struct hl_range *take_or_grow_locked(struct hl_arena *a, size_t size)
 {
+	hl_assert_held(&a->lock);
 	struct hl_range *r = hl_bins_take_locked(a, size);
 	if (r == NULL)
 		r = hl_segment_new_locked(a);
@@ -111,6 +113,7 @@ static struct hl_range *take_or_grow_locked(struct hl_arena *a, size_t size)
 
 struct hl_range *hl_arena_alloc_locked(struct hl_arena *a, size_t size)
 {
+	hl_assert_held(&a->lock);
 	hl_segment_age_spares_locked(a);
 	struct hl_range *r = take_or_grow_locked(a, size);
 	if (r == NULL)
@@ -124,6 +127,7 @@ static unsigned carve_from_locked(struct hl_arena *a, struct hl_range *r, size_t
 				  unsigned want, struct hl_range **out)
 {
 	unsigned n = 0;
+	hl_assert(hl_block_is_free(r) && size % HL_ALIGN == 0);
 	while (n < want && r->size >= size) {
 		size_t rest = r->size - size;
 		if (rest < HL_RANGE_MIN) {
@@ -154,6 +158,7 @@ static bool range_is_recycled(struct hl_range *r)
 unsigned hl_arena_carve_locked(struct hl_arena *a, size_t size, unsigned want,
 			       struct hl_range **out)
 {
+	hl_assert_held(&a->lock);
 	hl_segment_age_spares_locked(a);
 	/* Best: one recycled range that holds the whole batch, so the blocks
 	 * sit side by side, which is what the program's next accesses like. */
@@ -182,8 +187,21 @@ unsigned hl_arena_carve_locked(struct hl_arena *a, size_t size, unsigned want,
 	return n;
 }
 
+/* What freeing r relies on: it is a range of this arena (header check,
+ * owner), in use, and its boundary tags agree with both neighbours. */
+static bool range_is_freeable(struct hl_arena *a, struct hl_range *r)
+{
+	uint8_t flags = hl_range_flags(r);
+	return hl_range_check_ok(r) && hl_segment_of(r)->arena == a &&
+	       (flags & HL_RANGE_ALLOCATED) && !(flags & (HL_RANGE_SENTINEL | HL_RANGE_LARGE)) &&
+	       hl_range_next(r)->prev_size == r->size &&
+	       ((flags & HL_RANGE_MAPPING_START) || hl_range_prev(r)->size == r->prev_size);
+}
+
 void hl_arena_free_locked(struct hl_arena *a, struct hl_range *r)
 {
+	hl_assert_held(&a->lock);
+	hl_assert(range_is_freeable(a, r));
 	r->flags &= HL_RANGE_MAPPING_START; /* the one flag a free range keeps */
 	struct hl_range *next = hl_range_next(r);
 	if (hl_block_is_free(next)) {
@@ -206,11 +224,13 @@ void hl_arena_free_locked(struct hl_arena *a, struct hl_range *r)
 		return;
 	}
 	hl_bins_insert_locked(a, r);
-	hl_assert_expensive(hl_arena_is_valid_locked(a));
+	hl_assert_expensive(hl_arena_is_valid_sampled_locked(a));
 }
 
 void hl_arena_shrink_locked(struct hl_arena *a, struct hl_range *r, size_t size)
 {
+	hl_assert_held(&a->lock);
+	hl_assert(size <= r->size && size % HL_ALIGN == 0);
 	size_t rest = r->size - size;
 	if (rest < HL_RANGE_MIN)
 		return;
@@ -224,6 +244,8 @@ void hl_arena_shrink_locked(struct hl_arena *a, struct hl_range *r, size_t size)
 
 bool hl_arena_grow_locked(struct hl_arena *a, struct hl_range *r, size_t size)
 {
+	hl_assert_held(&a->lock);
+	hl_assert(size % HL_ALIGN == 0);
 	struct hl_range *next = hl_range_next(r);
 	if (!hl_block_is_free(next) || (size_t)r->size + next->size < size)
 		return false;
@@ -248,6 +270,8 @@ bool hl_arena_grow_locked(struct hl_arena *a, struct hl_range *r, size_t size)
 struct hl_range *hl_arena_alloc_aligned_locked(struct hl_arena *a, size_t size,
 					       size_t alignment)
 {
+	hl_assert_held(&a->lock);
+	hl_assert(alignment > HL_ALIGN && (alignment & (alignment - 1)) == 0);
 	struct hl_range *r = hl_arena_alloc_locked(a, size + alignment + HL_RANGE_MIN);
 	if (r == NULL)
 		return NULL;

@@ -14,8 +14,19 @@ static struct hl_free_links *links_of(struct hl_range *r)
 	return (struct hl_free_links *)hl_range_data(r);
 }
 
+/* A range about to be filed is free, whole, and has no free neighbour (free
+ * coalesces both ways, so two free ranges never touch). */
+static bool range_is_fileable(struct hl_range *r)
+{
+	return hl_block_is_free(r) && r->size >= HL_RANGE_MIN && r->size % HL_ALIGN == 0 &&
+	       hl_range_check_ok(r) && !hl_block_is_free(hl_range_next(r)) &&
+	       ((hl_range_flags(r) & HL_RANGE_MAPPING_START) || !hl_block_is_free(hl_range_prev(r)));
+}
+
 void hl_bins_insert_locked(struct hl_arena *a, struct hl_range *r)
 {
+	hl_assert_held(&a->lock);
+	hl_assert(range_is_fileable(r));
 	unsigned cls = hl_class_floor(r->size);
 	struct hl_range *head = a->free_heads[cls];
 	links_of(r)->next = head;
@@ -28,9 +39,12 @@ void hl_bins_insert_locked(struct hl_arena *a, struct hl_range *r)
 
 void hl_bins_remove_locked(struct hl_arena *a, struct hl_range *r)
 {
+	hl_assert_held(&a->lock);
 	unsigned cls = hl_class_floor(r->size);
 	struct hl_range *next = links_of(r)->next;
 	struct hl_range *prev = links_of(r)->prev;
+	/* filed: free, and either first of its class or linked from its prev */
+	hl_assert(hl_block_is_free(r) && (prev ? links_of(prev)->next == r : a->free_heads[cls] == r));
 	if (next)
 		links_of(next)->prev = prev;
 	if (prev) {
@@ -65,6 +79,7 @@ static unsigned first_nonempty(struct hl_arena *a, unsigned cls)
 
 struct hl_range *hl_bins_take_locked(struct hl_arena *a, size_t size)
 {
+	hl_assert_held(&a->lock);
 	unsigned cls = first_nonempty(a, class_ceil(size));
 	if (cls >= HL_TLSF_CLASSES)
 		return NULL;

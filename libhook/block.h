@@ -61,9 +61,11 @@ HL_INLINE uint8_t hl_range_flags(const struct hl_range *r)
 	return __atomic_load_n(&r->flags, __ATOMIC_RELAXED);
 }
 
-/* The calling thread puts a range it holds into its cache, or takes it out. */
+/* The calling thread puts a range it holds into its cache, or takes it out.
+ * A cached range stays allocated in its arena's eyes (types.h). */
 HL_INLINE void hl_range_mark_cached(struct hl_range *r)
 {
+	hl_assert(hl_range_flags(r) & HL_RANGE_ALLOCATED);
 	__atomic_store_n(&r->flags, (uint8_t)(hl_range_flags(r) | HL_RANGE_CACHED),
 			 __ATOMIC_RELAXED);
 }
@@ -180,17 +182,21 @@ HL_INLINE bool hl_blockmap_test(const void *p)
 	return (__atomic_load_n(&map[g / 64], __ATOMIC_RELAXED) >> (g % 64)) & 1u;
 }
 
-/* Range r now starts where it is (it was cut from a larger one); arena lock held. */
+/* Range r now starts where it is (it was cut from a larger one); arena lock
+ * held. No range started there before: the bit was clear. */
 HL_INLINE void hl_blockmap_set_locked(const struct hl_range *r)
 {
+	hl_assert(!hl_blockmap_test(r + 1));
 	uintptr_t g = hl_blockmap_granule(r + 1);
 	uint64_t *word = &hl_blockmap_of((uintptr_t)r & ~(uintptr_t)(HL_SEGMENT_SIZE - 1))[g / 64];
 	__atomic_store_n(word, *word | (uint64_t)1 << (g % 64), __ATOMIC_RELAXED);
 }
 
-/* Range r was merged into its left neighbour; arena lock held. */
+/* Range r was merged into its left neighbour; arena lock held. A range
+ * started there: the bit was set. */
 HL_INLINE void hl_blockmap_clear_locked(const struct hl_range *r)
 {
+	hl_assert(hl_blockmap_test(r + 1));
 	uintptr_t g = hl_blockmap_granule(r + 1);
 	uint64_t *word = &hl_blockmap_of((uintptr_t)r & ~(uintptr_t)(HL_SEGMENT_SIZE - 1))[g / 64];
 	__atomic_store_n(word, *word & ~((uint64_t)1 << (g % 64)), __ATOMIC_RELAXED);

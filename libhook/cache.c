@@ -450,8 +450,14 @@ void hl_caches_unlock(void)
 	hl_unlock(&caches_lock);
 }
 
+bool hl_caches_lock_is_held(void)
+{
+	return hl_lock_is_held(&caches_lock);
+}
+
 void hl_caches_sum_locked(struct hl_thread_stats *out)
 {
+	hl_assert_held(&caches_lock);
 	for (struct hl_thread_cache *tc = caches; tc; tc = tc->next) {
 		out->allocs += hl_relaxed_load(&tc->stats.allocs);
 		out->frees += hl_relaxed_load(&tc->stats.frees);
@@ -462,6 +468,7 @@ void hl_caches_sum_locked(struct hl_thread_stats *out)
 
 void hl_caches_each_locked(void (*fn)(struct hl_thread_cache *tc, void *arg), void *arg)
 {
+	hl_assert_held(&caches_lock);
 	for (struct hl_thread_cache *tc = caches; tc; tc = tc->next)
 		fn(tc, arg);
 }
@@ -472,6 +479,7 @@ void hl_caches_each_locked(void (*fn)(struct hl_thread_cache *tc, void *arg), vo
 void hl_caches_fork_child(void)
 {
 	hl_lock_reset(&caches_lock);
+	hl_lock(&caches_lock); /* the only thread: for the _locked calls' asserts */
 	struct hl_thread_cache *self = hl_tcache;
 	struct hl_thread_cache *tc = caches;
 	while (tc != NULL) {
@@ -481,6 +489,7 @@ void hl_caches_fork_child(void)
 		tc = next;
 	}
 	caches = self;
+	hl_unlock(&caches_lock);
 	/* Only this thread is left to take packets back: an arena that had
 	 * other threads now has none, and senders give to it directly. */
 	for (unsigned i = 0; i < hl_arena_count; i++)

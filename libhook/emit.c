@@ -178,6 +178,7 @@ uint64_t hl_emit_dropped(void)
 
 static int state_swap_locked(int s)
 {
+	hl_assert_held(&write_lock);
 	state_mirror = s;
 	return atomic_exchange(state_word, s);
 }
@@ -186,6 +187,7 @@ static int state_swap_locked(int s)
  * kernel has none (Linux < 4.14): then no buffer is shared either. */
 static bool state_page_locked(void)
 {
+	hl_assert_held(&write_lock);
 	if (state_word != &state_static)
 		return true;
 	size_t page = hl_os_page_size();
@@ -203,6 +205,7 @@ static bool state_page_locked(void)
 
 static void disconnect_locked(const char *why)
 {
+	hl_assert_held(&write_lock);
 	hl_fd_release(&sock); /* closed only if the number is still ours */
 	if (state_swap_locked(EMIT_LOST) == EMIT_LIVE) {
 		hl_notice(why);
@@ -230,6 +233,7 @@ static bool wait_ready(int fd, short events)
  * the first bytes. */
 static bool send_iov_fd_locked(struct iovec *iov, int count, int pass_fd)
 {
+	hl_assert_held(&write_lock);
 	if (atomic_load_explicit(state_word, memory_order_relaxed) != EMIT_LIVE)
 		return false;
 	if (hl_unlikely(!hl_process_is_owner()))
@@ -287,17 +291,25 @@ static bool send_iov_fd_locked(struct iovec *iov, int count, int pass_fd)
 
 static bool send_iov_locked(struct iovec *iov, int count)
 {
+	hl_assert_held(&write_lock);
 	return send_iov_fd_locked(iov, count, -1);
+}
+
+bool hl_emit_lock_is_held(void)
+{
+	return hl_lock_is_held(&write_lock);
 }
 
 bool hl_emit_send_locked(const void *data, size_t len)
 {
+	hl_assert_held(&write_lock);
 	struct iovec iov = { (void *)data, len };
 	return send_iov_locked(&iov, 1);
 }
 
 static bool scratch_flush_locked(void)
 {
+	hl_assert_held(&write_lock);
 	bool ok = scratch_used == 0 || hl_emit_send_locked(scratch, scratch_used);
 	scratch_used = 0;
 	return ok;
@@ -306,6 +318,7 @@ static bool scratch_flush_locked(void)
 /* Room for `len` bytes in the scratch buffer, flushing it first if needed. */
 static void *scratch_reserve_locked(size_t len)
 {
+	hl_assert_held(&write_lock);
 	if (scratch_used + len > sizeof(scratch) && !scratch_flush_locked())
 		return NULL;
 	void *p = scratch + scratch_used;
@@ -316,6 +329,7 @@ static void *scratch_reserve_locked(size_t len)
 /* Sends STACK records for ids not yet sent on this connection. */
 static bool send_stacks_locked(void)
 {
+	hl_assert_held(&write_lock);
 	uint32_t end = hl_stack_next_id();
 	for (; stacks_sent < end; stacks_sent++) {
 		const struct hl_stack *s = hl_stack_get(stacks_sent);
@@ -340,6 +354,7 @@ static bool send_stacks_locked(void)
  * report says how much may be missing. */
 static bool send_dropped_locked(void)
 {
+	hl_assert_held(&write_lock);
 	uint64_t now = atomic_load_explicit(&dropped, memory_order_relaxed);
 	uint64_t lost = hl_stack_lost();
 	if (now == dropped_sent && lost == lost_stacks_sent)
@@ -363,6 +378,7 @@ void hl_emit_count_dropped(uint64_t n)
 /* Everything a batch may name, sent before it (and the DROPPED count). */
 static bool send_definitions_locked(void)
 {
+	hl_assert_held(&write_lock);
 	return hl_modules_send_locked() && send_stacks_locked() && send_dropped_locked();
 }
 
@@ -371,6 +387,7 @@ static bool send_definitions_locked(void)
 static bool send_batch_locked(uint32_t tid, const uint8_t *events, uint32_t bytes,
 			      uint64_t base_ticks, uint64_t base_address)
 {
+	hl_assert_held(&write_lock);
 	uint32_t padded = hl_wire_padded(bytes);
 	struct hl_rec_batch batch = {
 		.h = hl_wire_hdr(HL_REC_BATCH, 0, (uint32_t)sizeof(batch) + padded),
@@ -392,6 +409,7 @@ static bool send_batch_locked(uint32_t tid, const uint8_t *events, uint32_t byte
  * to it: bases do not change until the owner empties the buffer. */
 static void buffer_send_locked(struct emit_buffer *b)
 {
+	hl_assert_held(&write_lock);
 	uint32_t used = atomic_load_explicit(&b->used, memory_order_acquire);
 	uint32_t records = atomic_load_explicit(&b->records, memory_order_relaxed);
 	if (used == b->sent || !send_definitions_locked())
@@ -467,6 +485,7 @@ static void buffer_start(struct emit_buffer *b, uint32_t tid)
  * used it), else private memory. */
 static struct emit_buffer *buffer_alloc_locked(void)
 {
+	hl_assert_held(&write_lock);
 	struct emit_buffer *b = hl_shared_slot_take_locked();
 	if (b != NULL)
 		memset(b, 0, offsetof(struct emit_buffer, data));
@@ -475,6 +494,7 @@ static struct emit_buffer *buffer_alloc_locked(void)
 
 static void buffer_free_locked(struct emit_buffer *b)
 {
+	hl_assert_held(&write_lock);
 	if (!hl_shared_slot_give_locked(b))
 		hl_meta_free(b, sizeof(*b));
 }
@@ -502,6 +522,7 @@ static HL_NOINLINE struct emit_buffer *buffer_create(void)
 
 static void buffer_unlink_locked(struct emit_buffer *b)
 {
+	hl_assert_held(&write_lock);
 	if (b->prev)
 		b->prev->next = b->next;
 	else
@@ -690,6 +711,7 @@ void hl_emit_thread_exit(void)
 
 static void flush_all_locked(void)
 {
+	hl_assert_held(&write_lock);
 	for (struct emit_buffer *b = buffers; b; b = b->next)
 		buffer_send_locked(b);
 }
@@ -739,6 +761,7 @@ static uint64_t run_id_from_env(void)
 /* HELLO in scratch: header, exe path, argv strings, padding. */
 static bool send_hello_locked(uint32_t origin, uint32_t ppid)
 {
+	hl_assert_held(&write_lock);
 	const char *exe = hl_modules_exe_path();
 	uint32_t exe_len = (uint32_t)strlen(exe) + 1, argc;
 	struct hl_rec_hello *hello = (void *)scratch;
@@ -805,6 +828,7 @@ static bool send_hello_locked(uint32_t origin, uint32_t ppid)
 /* A fresh connection on `fd`: nothing was sent on it yet. */
 static bool start_locked(int fd, uint32_t origin, uint32_t ppid)
 {
+	hl_assert_held(&write_lock);
 	if (!hl_fd_keep(&sock, fd))
 		return false;
 	state_swap_locked(EMIT_LIVE);
@@ -1070,6 +1094,7 @@ static void unstopped_write(void *at, const struct hl_unstopped *u)
 
 static void send_exit_locked(unsigned how, int status, const struct hl_unstopped *unstopped)
 {
+	hl_assert_held(&write_lock);
 	uint32_t len = (uint32_t)sizeof(struct hl_rec_exit) + unstopped_tail(unstopped);
 	struct hl_rec_exit *rec = scratch_reserve_locked(len);
 	if (rec == NULL)
@@ -1193,7 +1218,10 @@ void hl_emit_fork_record(pid_t child)
  * thread's unflushed events (the parent's) are dropped. */
 void hl_emit_fork_child(void)
 {
+	/* Held since prepare, and this thread is the only one: kept while the
+	 * buffers are sorted, as the _locked calls below assert. */
 	hl_lock_reset(&write_lock);
+	hl_lock(&write_lock);
 	struct emit_buffer *own = tls_buffer;
 	/* First, before a byte is written: the shared buffers are the parent's
 	 * pages until the child has its own. */
@@ -1215,6 +1243,7 @@ void hl_emit_fork_child(void)
 	hl_fd_release(&sock);
 	int was = state_mirror; /* the page of state_word reads EMIT_OFF here */
 	state_swap_locked(EMIT_OFF);
+	hl_unlock(&write_lock);
 	const char *path = hl_env_get(HL_ENV_SOCKET);
 	/* The child's heap is an exact copy of the parent's at the instant of
 	 * fork, blocks other threads were busy with included: it is sent as the

@@ -241,6 +241,7 @@ static size_t ring_slot(size_t i)
 /* Doubles the ring; false if there is no memory for it. */
 static bool ring_grow_locked(void)
 {
+	hl_assert_held(&quarantine_lock);
 	size_t cap = ring_cap ? ring_cap * 2 : 4096;
 	struct hl_range **bigger = hl_meta_alloc(cap * sizeof(*bigger));
 	if (bigger == NULL)
@@ -264,6 +265,7 @@ static uint64_t held_bytes(struct hl_range *r)
 
 static struct hl_range *ring_pop_locked(void)
 {
+	hl_assert_held(&quarantine_lock);
 	struct hl_range *r = ring[ring_head];
 	ring_head = ring_slot(1);
 	ring_count--;
@@ -274,6 +276,7 @@ static struct hl_range *ring_pop_locked(void)
 /* Appends a block to the FIFO; false if there is no room to remember it. */
 static bool ring_push_locked(struct hl_range *r)
 {
+	hl_assert_held(&quarantine_lock);
 	if (ring_count == ring_cap && !ring_grow_locked())
 		return false;
 	ring[ring_slot(ring_count)] = r;
@@ -290,6 +293,7 @@ static bool ring_push_locked(struct hl_range *r)
  * blocks in all; returns how many are in out. */
 static unsigned ring_put_locked(struct hl_range *const *in, unsigned n, struct hl_range **out)
 {
+	hl_assert_held(&quarantine_lock);
 	uint64_t limit = (uint64_t)hl_options.quarantine_mib << 20;
 	unsigned nout = 0;
 	for (unsigned i = 0; i < n; i++)
@@ -354,6 +358,7 @@ static void ring_leave(struct hl_range **out, unsigned nout, unsigned call)
  * before quarantine_lock); returns the blocks to check and release. */
 static unsigned cache_flush_locked(struct hl_quarantine_cache *q, struct hl_range **out)
 {
+	hl_assert_held(&q->lock);
 	hl_lock(&quarantine_lock);
 	unsigned nout = ring_put_locked(q->blocks, q->count, out);
 	hl_unlock(&quarantine_lock);
@@ -569,5 +574,7 @@ void hl_checks_fork_parent(void)
 void hl_checks_fork_child(void)
 {
 	hl_lock_reset(&quarantine_lock);
+	hl_lock(&quarantine_lock); /* the only thread: for ring_push_locked's assert */
 	hl_caches_each_locked(cache_adopt, NULL);
+	hl_unlock(&quarantine_lock);
 }

@@ -149,6 +149,7 @@ static void say_once(_Atomic bool *said, const char *message)
 /* A slot for a new block, FRESH or FREED, or UINT32_MAX. */
 static uint32_t slot_take_locked(void)
 {
+	hl_assert_held(&guard_lock);
 	bool fresh_left = next_fresh < slot_count;
 	if (fifo_count != 0 && (fifo_pages > fifo_bound || !fresh_left)) {
 		uint32_t i = fifo[fifo_head];
@@ -162,6 +163,7 @@ static uint32_t slot_take_locked(void)
 
 static void slot_put_locked(uint32_t i)
 {
+	hl_assert_held(&guard_lock);
 	fifo[(fifo_head + fifo_count) % slot_count] = i;
 	fifo_count++;
 	fifo_pages += slots[i].pages;

@@ -69,6 +69,7 @@ HL_INLINE uint32_t hl_range_stack_id(const struct hl_range *r)
  * (the range is the caller's: live, or being handed out). */
 HL_INLINE void hl_range_set_owner(struct hl_range *r, uint32_t stack_id, unsigned kind)
 {
+	hl_assert(stack_id <= HL_STACK_ID_MAX && kind < HL_KIND_COUNT);
 	r->stack_kind = (stack_id << 4) | (kind & 15u);
 	hl_range_hand_out(r, kind);
 }
@@ -77,12 +78,14 @@ HL_INLINE void hl_range_set_owner(struct hl_range *r, uint32_t stack_id, unsigne
  * tracked paths record the stack after the allocator returned the block). */
 HL_INLINE void hl_range_set_stack(struct hl_range *r, uint32_t stack_id)
 {
+	hl_assert(stack_id <= HL_STACK_ID_MAX);
 	r->stack_kind = (stack_id << 4) | (r->stack_kind & 15u);
 }
 
 /* Sets r's size and keeps the right neighbour's boundary tag in step. */
 HL_INLINE void hl_range_set_size(struct hl_range *r, uint32_t size)
 {
+	hl_assert(size >= HL_RANGE_MIN && size % HL_ALIGN == 0);
 	r->size = size;
 	r->check = hl_range_check_of(r, size);
 	hl_range_next(r)->prev_size = size;
@@ -219,6 +222,11 @@ HL_INLINE struct hl_arena *hl_arena_of(struct hl_range *r)
 
 /* Every invariant of the arena holds (walk.c); for tests and HL_DEBUG=2. */
 bool hl_arena_is_valid_locked(struct hl_arena *a);
+/* The same walk on every 256th call, else true: HL_DEBUG=2's check on each
+ * free into an arena, which a walk per free made unusable on programs that
+ * free much (an 8 MiB quarantine's test ran past 4 minutes, threads queued
+ * on the lock the walk held). */
+bool hl_arena_is_valid_sampled_locked(struct hl_arena *a);
 
 void hl_arenas_lock_all(void);
 void hl_arenas_unlock_all(void);
@@ -251,6 +259,8 @@ void hl_caches_unlock(void);
 void hl_caches_fork_child(void);
 /* Adds every live cache's counters to *out; caller holds hl_caches_lock. */
 void hl_caches_sum_locked(struct hl_thread_stats *out);
+/* Whether caches_lock is taken (the assertions of hl_stats_*_locked). */
+bool hl_caches_lock_is_held(void);
 /* Calls fn on every live cache; caller holds hl_caches_lock (or is the
  * only thread, in a fork child). */
 void hl_caches_each_locked(void (*fn)(struct hl_thread_cache *tc, void *arg), void *arg);

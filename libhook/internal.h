@@ -49,18 +49,28 @@
 #define HL_DEBUG 0
 #endif
 
-/* A failed assertion prints from a static buffer and aborts, never allocates. */
-HL_COLD void hl_assert_fail(const char *expr, const char *file, int line);
+/* A failed assertion prints from a static buffer and dies of SIGABRT, never
+ * allocates and never goes through abort(): the hook interposes that, and
+ * its exit report would wait for locks the failing code may hold. */
+HL_COLD __attribute__((noreturn)) void hl_assert_fail(const char *expr, const char *file, int line);
 #if HL_DEBUG >= 1
 #define hl_assert(x) ((x) ? (void)0 : hl_assert_fail(#x, __FILE__, __LINE__))
 #else
-#define hl_assert(x) ((void)0)
+#define hl_assert(x) ((void)sizeof(!(x))) /* compiled, never run: no unused warnings */
 #endif
 #if HL_DEBUG >= 2
 #define hl_assert_expensive(x) hl_assert(x)
 #else
-#define hl_assert_expensive(x) ((void)0)
+#define hl_assert_expensive(x) ((void)sizeof(!(x)))
 #endif
+/* The first line of a _locked function: its caller holds `lock`. The futex
+ * word says that some thread holds it, not which, which is enough for the
+ * mistake this catches, a caller that took no lock at all (SQLite's
+ * mutex_held asserts do the same). */
+#define hl_assert_held(lock) hl_assert(hl_lock_is_held(lock))
+/* Whether the program was built with hl_assert on (tests that show an
+ * assertion fires skip themselves when it is off). */
+#define HL_ASSERTS_ON (HL_DEBUG >= 1)
 
 /* ---- os.c: the only file that talks to mmap ------------------------------ */
 

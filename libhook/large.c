@@ -65,6 +65,7 @@ static bool live_insert_raw(uintptr_t *table, size_t capacity, uintptr_t key)
 
 static bool live_grow_locked(void)
 {
+	hl_assert_held(&large_lock);
 	size_t capacity = live_capacity ? live_capacity : 64;
 	if (live_count * 2 >= capacity)
 		capacity *= 2;
@@ -83,6 +84,7 @@ static bool live_grow_locked(void)
 
 static bool live_add_locked(uintptr_t key, size_t map_bytes)
 {
+	hl_assert_held(&large_lock);
 	if ((live_used + 1) * 2 > live_capacity && !live_grow_locked())
 		return false;
 	if (live_insert_raw(live_set, live_capacity, key))
@@ -98,6 +100,7 @@ static bool live_add_locked(uintptr_t key, size_t map_bytes)
 
 static size_t live_index_locked(uintptr_t key)
 {
+	hl_assert_held(&large_lock);
 	if (live_capacity == 0)
 		return SIZE_MAX;
 	for (size_t i = hash_of(key, live_capacity);; i = (i + 1) & (live_capacity - 1)) {
@@ -110,6 +113,7 @@ static size_t live_index_locked(uintptr_t key)
 
 static void live_remove_locked(uintptr_t key, size_t map_bytes)
 {
+	hl_assert_held(&large_lock);
 	size_t i = live_index_locked(key);
 	if (i != SIZE_MAX) {
 		live_set[i] = HL_TOMBSTONE;
@@ -125,6 +129,7 @@ static void live_remove_locked(uintptr_t key, size_t map_bytes)
  * glibc's time on the mixed benchmark without it.) */
 static void *cache_take_locked(size_t bytes, size_t *got)
 {
+	hl_assert_held(&large_lock);
 	int best = -1;
 	for (int i = 0; i < HL_LARGE_CACHE_SLOTS; i++) {
 		size_t have = cached[i].bytes;
@@ -144,6 +149,7 @@ static void *cache_take_locked(size_t bytes, size_t *got)
 
 static bool cache_put_locked(void *base, size_t bytes)
 {
+	hl_assert_held(&large_lock);
 	if (cached_bytes + bytes > ((size_t)hl_options.large_cache_mib << 20))
 		return false;
 	for (int i = 0; i < HL_LARGE_CACHE_SLOTS; i++) {
@@ -162,6 +168,7 @@ static bool cache_put_locked(void *base, size_t bytes)
  * out[]; the caller unmaps them after dropping the lock. */
 static int cache_expire_locked(uint64_t cutoff_ms, struct large_slot out[HL_LARGE_CACHE_SLOTS])
 {
+	hl_assert_held(&large_lock);
 	int n = 0;
 	if (cached_bytes == 0)
 		return 0;
@@ -377,6 +384,7 @@ void *hl_large_find(const void *address, size_t *size)
  * (header NULL). */
 void hl_large_visit_locked(hl_large_visit_fn fn, void *arg)
 {
+	hl_assert_held(&large_lock);
 	for (size_t i = 0; i < live_capacity; i++) {
 		if (live_set[i] <= HL_TOMBSTONE)
 			continue;

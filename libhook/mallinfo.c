@@ -81,6 +81,7 @@ static void size_line_add(struct size_line *line, uint64_t size)
 static void census_arena_locked(struct hl_arena *a, struct arena_census *c,
 				struct size_line *sizes /* OUT: per class, or NULL */)
 {
+	hl_assert_held(&a->lock);
 	c->segments = a->segment_count;
 	c->system = (uint64_t)a->segment_count * HL_SEGMENT_SIZE;
 	c->system_max = (uint64_t)a->segment_peak * HL_SEGMENT_SIZE;

@@ -43,6 +43,7 @@ static size_t meta_round_to_pages(size_t bytes)
 
 static void meta_maps_add_locked(void *p, size_t bytes)
 {
+	hl_assert_held(&meta_lock);
 	for (unsigned i = 0; p && i < HL_META_MAPS; i++) {
 		if (meta_maps[i].p == NULL) {
 			meta_maps[i].p = p;
@@ -54,6 +55,7 @@ static void meta_maps_add_locked(void *p, size_t bytes)
 
 static void meta_maps_remove_locked(void *p)
 {
+	hl_assert_held(&meta_lock);
 	for (unsigned i = 0; i < HL_META_MAPS; i++)
 		if (meta_maps[i].p == p)
 			meta_maps[i].p = NULL;
@@ -61,6 +63,7 @@ static void meta_maps_remove_locked(void *p)
 
 void hl_meta_visit_locked(void (*fn)(void *p, size_t bytes, void *arg), void *arg)
 {
+	hl_assert_held(&meta_lock);
 	for (unsigned i = 0; i < HL_META_MAPS; i++)
 		if (meta_maps[i].p)
 			fn(meta_maps[i].p, meta_maps[i].bytes, arg);
@@ -68,6 +71,7 @@ void hl_meta_visit_locked(void (*fn)(void *p, size_t bytes, void *arg), void *ar
 
 static void *meta_carve_locked(size_t bytes)
 {
+	hl_assert_held(&meta_lock);
 	if (meta_bump_left < bytes) {
 		char *chunk = hl_os_map(HL_META_CHUNK);
 		if (chunk == NULL)

@@ -80,6 +80,7 @@ static uint32_t find_build_id(struct dl_phdr_info *info, const uint8_t **out)
 
 static struct module *module_find_locked(uint64_t base, uint64_t low)
 {
+	hl_assert_held(&modules_lock);
 	for (struct module *m = modules; m; m = m->next)
 		if (!m->unloaded && m->base == base && m->low == low)
 			return m;
@@ -88,6 +89,7 @@ static struct module *module_find_locked(uint64_t base, uint64_t low)
 
 static void module_add_locked(struct dl_phdr_info *info, uint64_t low, uint64_t high)
 {
+	hl_assert_held(&modules_lock);
 	const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name
 								  : hl_modules_exe_path();
 	uint32_t path_len = (uint32_t)strnlen(path, HL_WIRE_MAX_PATH - 1) + 1;
@@ -186,6 +188,7 @@ void hl_modules_scan(void)
 
 bool hl_modules_send_locked(void)
 {
+	hl_assert(hl_emit_lock_is_held());
 	bool ok = true;
 	hl_lock(&modules_lock);
 	/* Oldest first, so ids arrive in order; the list is newest first and
@@ -215,6 +218,7 @@ bool hl_modules_send_locked(void)
 
 void hl_modules_reset_sent_locked(void)
 {
+	hl_assert(hl_emit_lock_is_held());
 	hl_lock(&modules_lock);
 	for (struct module *m = modules; m; m = m->next)
 		m->load_sent = m->unload_sent = false;

@@ -24,6 +24,7 @@
 
 static void segment_link_locked(struct hl_arena *a, struct hl_segment *seg)
 {
+	hl_assert_held(&a->lock);
 	seg->prev = NULL;
 	seg->next = a->segments;
 	if (a->segments)
@@ -35,6 +36,8 @@ static void segment_link_locked(struct hl_arena *a, struct hl_segment *seg)
 
 static void segment_unlink_locked(struct hl_arena *a, struct hl_segment *seg)
 {
+	hl_assert_held(&a->lock);
+	hl_assert(seg->arena == a && a->segment_count > 0);
 	if (seg->prev)
 		seg->prev->next = seg->next;
 	else
@@ -55,12 +58,14 @@ static struct hl_range *segment_format(struct hl_segment *seg)
 	r->prev_size = 0;
 	r->flags = HL_RANGE_MAPPING_START;
 	hl_range_set_size(r, size);
-	hl_blockmap_set_locked(r); /* a spare's map has this bit alone */
+	if (!hl_blockmap_test(hl_range_data(r))) /* a spare's map has this bit alone */
+		hl_blockmap_set_locked(r);
 	return r;
 }
 
 static struct hl_segment *spare_pop_locked(struct hl_arena *a)
 {
+	hl_assert_held(&a->lock);
 	struct hl_segment *seg = a->spares;
 	if (seg != NULL) {
 		a->spares = seg->spare_next;
@@ -73,6 +78,7 @@ static struct hl_segment *spare_pop_locked(struct hl_arena *a)
 
 struct hl_range *hl_segment_new_locked(struct hl_arena *a)
 {
+	hl_assert_held(&a->lock);
 	struct hl_segment *seg = spare_pop_locked(a);
 	if (seg != NULL)
 		return segment_format(seg);
@@ -96,6 +102,7 @@ bool hl_segment_is_whole(struct hl_range *r)
 
 static void segment_unmap_locked(struct hl_arena *a, struct hl_segment *seg)
 {
+	hl_assert_held(&a->lock);
 	segment_unlink_locked(a, seg);
 	hl_registry_clear(seg, HL_SEGMENT_SIZE);
 	atomic_fetch_sub_explicit(&hl_mapped_bytes, HL_SEGMENT_SIZE, memory_order_relaxed);
@@ -106,6 +113,7 @@ static void segment_unmap_locked(struct hl_arena *a, struct hl_segment *seg)
  * then starts without an mmap call. */
 static void spare_trim_locked(struct hl_segment *seg)
 {
+	hl_assert_held(&seg->arena->lock);
 	if (seg->spare_trimmed)
 		return;
 	seg->spare_trimmed = 1;
@@ -118,6 +126,7 @@ static void spare_trim_locked(struct hl_segment *seg)
  * is newest first, so they form its tail. */
 static void spares_release_locked(struct hl_arena *a, uint64_t cutoff_ms)
 {
+	hl_assert_held(&a->lock);
 	struct hl_segment **link = &a->spares;
 	while (*link != NULL && (*link)->spare_since_ms > cutoff_ms)
 		link = &(*link)->spare_next;
@@ -139,6 +148,7 @@ static void spares_release_locked(struct hl_arena *a, uint64_t cutoff_ms)
 
 void hl_segment_age_spares_locked(struct hl_arena *a)
 {
+	hl_assert_held(&a->lock);
 	if (a->spares == NULL)
 		return;
 	uint64_t now = hl_os_now_ms();
@@ -148,12 +158,15 @@ void hl_segment_age_spares_locked(struct hl_arena *a)
 
 void hl_segment_trim_locked(struct hl_arena *a)
 {
+	hl_assert_held(&a->lock);
 	spares_release_locked(a, UINT64_MAX);
 }
 
 void hl_segment_release_locked(struct hl_arena *a, struct hl_range *r)
 {
+	hl_assert_held(&a->lock);
 	struct hl_segment *seg = hl_segment_of(r);
+	hl_assert(hl_segment_is_whole(r) && hl_block_is_free(r) && seg->arena == a);
 	hl_segment_age_spares_locked(a);
 	seg->spare_since_ms = hl_os_now_ms();
 	seg->spare_trimmed = 0;

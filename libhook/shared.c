@@ -83,6 +83,7 @@ int hl_shared_fd_take(size_t buffer_bytes, uint32_t data_offset, uint32_t data_b
 
 void *hl_shared_slot_take_locked(void)
 {
+	hl_assert(hl_emit_lock_is_held());
 	if (area == NULL || area_dead)
 		return NULL;
 	for (uint32_t w = 0; w < sizeof(taken) / sizeof(taken[0]); w++) {
@@ -110,6 +111,7 @@ static bool slot_index(const void *p, uint32_t *i)
 
 bool hl_shared_slot_give_locked(void *slot)
 {
+	hl_assert(hl_emit_lock_is_held());
 	uint32_t i;
 	if (!slot_index(slot, &i))
 		return false;

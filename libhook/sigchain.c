@@ -157,6 +157,7 @@ static bool kernel_is_default(int sig)
 /* Puts chain_handler in front of the program's action for sig. */
 static bool claim_locked(int sig)
 {
+	hl_assert_held(&chain_lock);
 	struct chain *c = &chains[sig];
 	if (c->claimed)
 		return true;

@@ -296,6 +296,7 @@ static struct stack_table *table_new(size_t slots)
 /* Keeps the load at most one half; false if there is no room. */
 static bool table_reserve_locked(void)
 {
+	hl_assert_held(&intern_lock);
 	struct stack_table *t = atomic_load_explicit(&table, memory_order_relaxed);
 	if (t && (table_count + 1) * 2 <= t->mask + 1)
 		return true;
@@ -313,6 +314,7 @@ static bool table_reserve_locked(void)
 
 static struct hl_stack *entry_new_locked(size_t bytes)
 {
+	hl_assert_held(&intern_lock);
 	bytes = (bytes + 15) & ~(size_t)15;
 	if ((size_t)(arena_end - arena_next) < bytes) {
 		arena_next = hl_meta_alloc(ARENA_BYTES);
@@ -330,6 +332,7 @@ static struct hl_stack *entry_new_locked(size_t bytes)
 /* Makes id `id` resolvable by hl_stack_get; false when out of ids/memory. */
 static bool id_slot_set_locked(uint32_t id, struct hl_stack *s)
 {
+	hl_assert_held(&intern_lock);
 	uint32_t chunk = id / CHUNK_IDS;
 	if (chunk >= MAX_CHUNKS)
 		return false;

@@ -39,6 +39,7 @@ void hl_stats_publish(struct hl_thread_cache *tc)
 
 void hl_stats_retire_locked(struct hl_thread_cache *tc)
 {
+	hl_assert(hl_caches_lock_is_held());
 	struct hl_thread_stats *ts = &tc->stats;
 	retired.allocs += hl_relaxed_load(&ts->allocs);
 	retired.frees += hl_relaxed_load(&ts->frees);
@@ -52,6 +53,7 @@ void hl_stats_retire_locked(struct hl_thread_cache *tc)
  * so the seed can be off by its last few operations; documented above. */
 void hl_stats_go_multithreaded_locked(struct hl_thread_stats *sum)
 {
+	hl_assert(hl_caches_lock_is_held());
 	int64_t total = hl_stats_in_use(&retired) + hl_stats_in_use(sum);
 	atomic_store_explicit(&global_in_use, total, memory_order_relaxed);
 	raise_peak(hl_relaxed_load(&hl_single_thread_peak));

@@ -11,6 +11,7 @@
 
 static void walk_segment_locked(struct hl_segment *seg, hl_walk_fn fn, void *arg)
 {
+	hl_assert_held(&seg->arena->lock);
 	for (struct hl_range *r = hl_segment_first_range(seg); !(hl_range_flags(r) & HL_RANGE_SENTINEL);
 	     r = hl_range_next(r)) {
 		if (hl_block_is_live(r))
@@ -69,8 +70,17 @@ static size_t blockmap_count(struct hl_segment *seg)
  * no other, no two free ranges touch, every free range is filed under its
  * class and every filed range is free. For tests and
  * HL_DEBUG=2; caller holds the lock. Returns false at the first violation. */
+bool hl_arena_is_valid_sampled_locked(struct hl_arena *a)
+{
+	static _Atomic unsigned calls;
+	if (atomic_fetch_add_explicit(&calls, 1, memory_order_relaxed) % 256 != 0)
+		return true;
+	return hl_arena_is_valid_locked(a);
+}
+
 bool hl_arena_is_valid_locked(struct hl_arena *a)
 {
+	hl_assert_held(&a->lock);
 	size_t free_seen = 0, filed = 0;
 	for (struct hl_segment *seg = a->segments; seg; seg = seg->next) {
 		if (seg->arena != a || seg->magic != (HL_SEGMENT_MAGIC ^ (uintptr_t)seg))

@@ -5,6 +5,10 @@
 # already ran against the main build, and these keep CI's time low).
 #
 #   build-release  gcc, --buildtype=release (-O3: more warnings)
+#   build-debug    gcc, -Dhl_debug=2: every hl_assert of the hook and
+#                  hl_invariant of the reporter, and the validators that walk
+#                  a whole arena or block table; the unit and integration
+#                  suites (the invariants must hold under real programs)
 #   build-clang    clang, debugoptimized, and the reporter's block table on
 #                  its portable probe (-Dtable_simd=portable), as on arm64
 #   build-asan     gcc with ASan+UBSan (halt on the first report; warnings
@@ -52,6 +56,17 @@ build() {
 	meson test -C "$dir" --suite unit --print-errorlogs
 }
 
+# checked NAME: the unit and integration suites with every assertion on.
+checked() {
+	local dir=$parent/$1
+	log "$dir: -Dhl_debug=2, suites unit and integration"
+	if [ ! -f "$dir/meson-private/coredata.dat" ]; then
+		meson setup "$dir" -Dwerror=true -Dhl_debug=2 >/dev/null
+	fi
+	ninja -C "$dir" ${JOBS:+-j "$JOBS"} >/dev/null
+	meson test -C "$dir" --suite unit --suite integration --print-errorlogs
+}
+
 # sanitized NAME: the reporter's suite under ASan+UBSan. fake_client gets
 # libhlnothing preloaded ahead of the ASan runtime, harmless for an empty
 # library, hence verify_asan_link_order=0.
@@ -94,6 +109,7 @@ log "$main_build: the Debian package test"
 meson test -C "$main_build" --setup package --suite package --print-errorlogs || status=1
 sanitized build-asan || status=1
 build build-release gcc g++ --buildtype=release || status=1
+checked build-debug || status=1
 if command -v clang >/dev/null; then
 	build build-clang clang clang++ -Dtable_simd=portable || status=1
 	tsan build-tsan || status=1

@@ -175,12 +175,16 @@ static int add_checks(struct hl_store *s, json_t *answers, int64_t run_id)
 	return err;
 }
 
-static int add_process(struct hl_store *s, json_t *answers, int64_t id)
+static int add_process(struct hl_store *s, json_t *answers, const json_t *proc)
 {
-	json_t *timeline, *leaks, *all;
+	json_int_t id = json_integer_value(json_object_get(proc, "id"));
+	json_t *timeline, *leaks, *all, *stack;
 	char key[64];
-	int err = hl_query_timeline(s, id, &timeline);
+	int err = add_stack(s, answers, json_integer_value(json_object_get(proc, "fatal_stack_id")),
+			    &stack); /* where a fatal signal arrived */
 
+	if (!err)
+		err = hl_query_timeline(s, id, &timeline);
 	if (err)
 		return err;
 	snprintf(key, sizeof(key), "processes/%lld/timeline", (long long)id);
@@ -216,7 +220,7 @@ static int collect(struct hl_store *s, int64_t run_id, json_t *answers)
 	json_array_foreach(json_object_get(run, "processes"), i, proc) {
 		if (err)
 			break;
-		err = add_process(s, answers, json_integer_value(json_object_get(proc, "id")));
+		err = add_process(s, answers, proc);
 	}
 	return err;
 }

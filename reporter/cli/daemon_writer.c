@@ -28,7 +28,7 @@ struct hl_daemon_writer {
 static uint64_t process_bytes(const struct hl_process *p)
 {
 	return (uint64_t)p->live.capacity * (sizeof(struct hl_block) + 1) +
-	       (uint64_t)p->nstacks * (sizeof(struct hl_stack) + 64) + 4096;
+	       (uint64_t)p->nstacks * (sizeof(struct hl_process_stack) + 64) + 4096;
 }
 
 static void report_and_store(struct hl_daemon_writer *w, struct hl_process *p)

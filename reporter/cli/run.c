@@ -509,7 +509,7 @@ static const char *unreported_reason(struct hl_report *r, const char *prog, int 
 			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	else
 		return NULL;
-	return hl_arena_strdup(&r->arena, why);
+	return hl_bump_strdup(&r->arena, why);
 }
 
 static void write_json(const char *path, struct hl_report *r)

@@ -58,7 +58,7 @@ static json_t *stack_json_new(const struct hl_report_stack *s)
  * they are C strings, so the text "\u0000 after a quote is never theirs),
  * and the text is put in its place, indented as jansson would have. */
 struct hl_json_stacks {
-	struct hl_table by_key;  /* mixed key -> index in v (in size) */
+	struct hl_map by_key;    /* mixed key -> index in v */
 	struct json_stack {
 		uint64_t key;
 		size_t nframes;
@@ -83,7 +83,7 @@ void hl_report_json_forget(struct hl_report *r)
 		free(c->v[i].nested);
 	}
 	free(c->v);
-	hl_table_destroy(&c->by_key);
+	hl_map_destroy(&c->by_key);
 	free(c);
 	r->json_stacks = NULL;
 }
@@ -100,17 +100,17 @@ static json_t *stack_json(struct hl_report *r, const struct hl_report_stack *s)
 		return stack_json_new(s);
 	if (!c) {
 		c = r->json_stacks = hl_xcalloc(1, sizeof(*c));
-		hl_table_init(&c->by_key);
+		hl_map_init(&c->by_key);
 	}
 	h = (s->key * 0x9e3779b97f4a7c15ull ^ s->nframes * 0xff51afd7ed558ccdull ^ s->truncated)
 	    << 4;
 	h = h ? h : 16;
-	for (struct hl_block *b = hl_table_find(&c->by_key, h); b && index == SIZE_MAX;
-	     b = hl_table_find_next(&c->by_key, h, b)) {
-		const struct json_stack *e = &c->v[b->size];
+	for (const uint64_t *v = hl_map_find(&c->by_key, h); v && index == SIZE_MAX;
+	     v = hl_map_find_next(&c->by_key, h, v)) {
+		const struct json_stack *e = &c->v[*v];
 
 		if (e->key == s->key && e->nframes == s->nframes && e->truncated == s->truncated)
-			index = b->size;
+			index = *v;
 	}
 	if (index == SIZE_MAX) {
 		json_t *a = stack_json_new(s);
@@ -121,7 +121,7 @@ static json_t *stack_json(struct hl_report *r, const struct hl_report_stack *s)
 			return stack_json_new(s); /* no memory: written in place */
 		hl_grow((void **)&c->v, &c->cap, c->n, sizeof(*c->v));
 		c->v[c->n] = (struct json_stack){ s->key, s->nframes, s->truncated, text, NULL, 0, 0 };
-		hl_table_insert(&c->by_key, h)->size = c->n;
+		hl_map_insert(&c->by_key, h, c->n);
 		index = c->n++;
 	}
 	placeholder[0] = 0;
@@ -228,7 +228,27 @@ static json_t *error_json(struct hl_report *r, const struct hl_report_error *e)
 	return o;
 }
 
-static json_t *exit_json(const struct hl_report_process *p)
+/* The signal that ended it, as the hook saw it arrive (the text report's
+ * "Process terminating with default action of signal N"), or null. */
+static json_t *fatal_json(struct hl_report *r, const struct hl_report_process *p)
+{
+	char name[24], address[24];
+	json_t *o;
+
+	if (!p->fatal.signal)
+		return json_null();
+	o = json_object();
+	snprintf(address, sizeof(address), "0x%llx", (unsigned long long)p->fatal.address);
+	json_object_set_new(o, "signal", json_integer(p->fatal.signal));
+	json_object_set_new(o, "name", json_string(hl_report_signal_name(p->fatal.signal, name, sizeof(name))));
+	json_object_set_new(o, "si_code", json_integer(p->fatal.code));
+	json_object_set_new(o, "fault", str_or_null(p->fatal.fault));
+	json_object_set_new(o, "address", p->fatal.fault ? json_string(address) : json_null());
+	json_object_set_new(o, "stack", stack_json(r, &p->fatal.stack));
+	return o;
+}
+
+static json_t *exit_json(struct hl_report *r, const struct hl_report_process *p)
 {
 	json_t *o = json_object();
 
@@ -241,6 +261,7 @@ static json_t *exit_json(const struct hl_report_process *p)
 		json_object_set_new(o, "image", str_or_null(p->exec_path));
 		json_object_set_new(o, "tracked", json_boolean(!p->exec_untracked));
 	}
+	json_object_set_new(o, "fatal", fatal_json(r, p));
 	json_object_set_new(o, "exit_record", json_boolean(!p->no_exit_record));
 	if (p->no_exit_record)
 		json_object_set_new(o, "recovered_events", p->recovered_events >= 0 ?
@@ -412,7 +433,7 @@ static json_t *process_json(struct hl_report *r, const struct hl_report_process 
 	json_object_set_new(o, "origin", json_string(p->origin));
 	json_object_set_new(o, "started_ns", u64(p->started_ns));
 	json_object_set_new(o, "ended_ns", u64(p->ended_ns));
-	json_object_set_new(o, "exit", exit_json(p));
+	json_object_set_new(o, "exit", exit_json(r, p));
 	json_object_set_new(o, "stream_incomplete", stream_cut_json(p));
 	json_object_set_new(o, "summary", summary_json(p));
 	json_object_set_new(o, "scan", scan_json(p));

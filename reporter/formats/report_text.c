@@ -7,10 +7,8 @@
  * ==pid==. Which kinds are printed with their stacks is r->view's choice;
  * every record keeps its number and is counted in the summary either way.
  */
-#define _GNU_SOURCE /* sigabbrev_np */
 #include <assert.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <string.h>
 
 #include "report.h"
@@ -309,6 +307,7 @@ static void print_error_summary(const struct hl_report_process *p,
  * suppressed whatever its class (valgrind's rule). */
 struct leak_totals {
 	uint64_t bytes[HL_CLASS_SUPPRESSED + 1], blocks[HL_CLASS_SUPPRESSED + 1];
+	bool saturated; /* a sum did not fit in 64 bits (hl_add_saturating) */
 };
 
 static unsigned kind_class(const struct hl_report_leak *l)
@@ -324,8 +323,8 @@ static void leak_totals(const struct hl_report_process *p, struct leak_totals *t
 	for (size_t i = 0; i < p->nleaks; i++) {
 		unsigned c = kind_class(&p->leaks[i]);
 
-		t->bytes[c] += p->leaks[i].bytes;
-		t->blocks[c] += p->leaks[i].blocks;
+		t->saturated |= hl_add_saturating(&t->bytes[c], p->leaks[i].bytes);
+		t->saturated |= hl_add_saturating(&t->blocks[c], p->leaks[i].blocks);
 	}
 }
 
@@ -376,6 +375,9 @@ static void print_leak_summary(const struct hl_report_process *p,
 		print_total(p, &t, HL_CLASS_UNKNOWN, out);
 	if (p->scanned || t.blocks[HL_CLASS_SUPPRESSED])
 		print_total(p, &t, HL_CLASS_SUPPRESSED, out);
+	if (t.saturated)
+		fprintf(out, "==%u== warning: a leak total does not fit in 64 bits: shown as the "
+			"largest value, not wrapped (the gate fails such a run)\n", p->pid);
 	if (t.blocks[HL_CLASS_REACHABLE] && !(view->show_kinds & HL_SHOW_REACHABLE)) {
 		fprintf(out, "==%u== Reachable blocks (those to which a pointer was found) "
 			"are not shown.\n", p->pid);
@@ -608,12 +610,12 @@ static void print_leaks(const struct hl_report *r, const struct hl_report_proces
 static void print_fatal(const struct hl_report_process *p, const struct hl_report_view *view,
 			FILE *out)
 {
-	const char *abbrev = sigabbrev_np(p->fatal.signal);
+	char name[24];
 
 	if (!p->fatal.signal)
 		return;
-	fprintf(out, "==%u== Process terminating with default action of signal %d (SIG%s)\n",
-		p->pid, p->fatal.signal, abbrev ? abbrev : "?");
+	fprintf(out, "==%u== Process terminating with default action of signal %d (%s)\n",
+		p->pid, p->fatal.signal, hl_report_signal_name(p->fatal.signal, name, sizeof(name)));
 	if (p->fatal.fault)
 		fprintf(out, "==%u==  %s at address 0x%" PRIx64 "\n", p->pid, p->fatal.fault,
 			p->fatal.address);

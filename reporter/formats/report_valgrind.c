@@ -14,7 +14,9 @@
  * name, never written as errors (valgrind's rule). A record no leak scan
  * classified has no kind of its own in the protocol: it is written as
  * definitely lost, its text saying "not classified", so a gate reading the
- * XML fails on it as heapledger's own gate does.
+ * XML fails on it as heapledger's own gate does. A process a signal ended
+ * (the hook saw it arrive) has its <fatal_signal>, between the heap errors
+ * and the FINISHED status, as valgrind writes it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -252,9 +254,34 @@ static void header(FILE *out, const struct hl_report *r, const struct hl_report_
 		element(out, "    ", "arg", p->argv[i]);
 	fputs("  </argv>\n</args>\n\n<status>\n  <state>RUNNING</state>\n  <time>", out);
 	elapsed(out, 0);
-	fputs("</time>\n</status>\n\n<status>\n  <state>FINISHED</state>\n  <time>", out);
+	fputs("</time>\n</status>\n\n", out);
+}
+
+/* The run is over: after the errors found while it ran and the signal that
+ * ended it, before the leaks found at the end (valgrind's order). */
+static void finished(FILE *out, const struct hl_report_process *p)
+{
+	fputs("<status>\n  <state>FINISHED</state>\n  <time>", out);
 	elapsed(out, p && p->ended_ns > p->started_ns ? p->ended_ns - p->started_ns : 0);
 	fputs("</time>\n</status>\n\n", out);
+}
+
+/* <fatal_signal>: the signal that ended p, when the hook saw it arrive. */
+static void fatal_signal(FILE *out, const struct hl_report *r, const struct hl_report_process *p)
+{
+	char name[24];
+
+	if (!p->fatal.signal)
+		return;
+	fprintf(out, "<fatal_signal>\n  <tid>1</tid>\n  <signo>%d</signo>\n", p->fatal.signal);
+	element(out, "  ", "signame", hl_report_signal_name(p->fatal.signal, name, sizeof(name)));
+	fprintf(out, "  <sicode>%d</sicode>\n", p->fatal.code);
+	if (p->fatal.fault) {
+		element(out, "  ", "event", p->fatal.fault);
+		fprintf(out, "  <siaddr>0x%llx</siaddr>\n", (unsigned long long)p->fatal.address);
+	}
+	stack(out, &p->fatal.stack, r->view.num_callers);
+	fputs("</fatal_signal>\n\n", out);
 }
 
 /* <suppcounts>: how many loss records each suppression matched. */
@@ -297,6 +324,9 @@ int hl_report_write_valgrind_xml(const struct hl_report *r, const struct hl_repo
 		for (size_t j = 0; j < procs[i].nerrors; j++)
 			heap_error(out, r, &procs[i].errors[j], unique++);
 	heap_errors = unique;
+	for (size_t i = 0; i < n; i++)
+		fatal_signal(out, r, &procs[i]);
+	finished(out, n ? &procs[0] : NULL);
 	/* The on-demand checks, in order, before the leaks at exit (valgrind
 	 * writes a leak_check's records when it runs). */
 	for (size_t i = 0; i < n; i++)

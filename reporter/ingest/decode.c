@@ -401,6 +401,8 @@ static const char *check_header(const struct hl_wire_header *h)
 /* Hands a record that passed every check to the sink. */
 static inline long sink_record(struct hl_decoder *d, const struct hl_wire_header *rec)
 {
+	/* what decode.h promises every sink: a header that passed, 8-aligned */
+	hl_invariant(check_header(rec) == NULL && (uintptr_t)rec % 8 == 0);
 	int err = d->sink ? d->sink(d->ctx, rec) : 0;
 
 	if (err) {

@@ -12,17 +12,16 @@
 void hl_grouping_init(struct hl_leak_grouping *g)
 {
 	memset(g, 0, sizeof(*g));
-	hl_table_init(&g->index);
+	hl_map_init(&g->index);
 }
 
 void hl_grouping_destroy(struct hl_leak_grouping *g)
 {
-	hl_table_destroy(&g->index);
+	hl_map_destroy(&g->index);
 	free(g->v);
 	memset(g, 0, sizeof(*g));
 }
 
-/* +1: a key is never 0 (the table's empty address). */
 static uint64_t group_key(uint32_t stack, uint8_t leak_class)
 {
 	return ((uint64_t)stack << 3 | (leak_class & 7u)) + 1;
@@ -31,22 +30,21 @@ static uint64_t group_key(uint32_t stack, uint8_t leak_class)
 struct hl_leak_group *hl_grouping_find(const struct hl_leak_grouping *g, uint32_t stack,
 				       uint8_t leak_class)
 {
-	const struct hl_block *b = hl_table_find(&g->index, group_key(stack, leak_class));
+	const uint64_t *slot = hl_map_find(&g->index, group_key(stack, leak_class));
 
-	return b ? &g->v[b->size] : NULL;
+	return slot ? &g->v[*slot] : NULL;
 }
 
 struct hl_leak_group *hl_grouping_get(struct hl_leak_grouping *g, uint32_t stack,
 				      uint8_t leak_class)
 {
 	bool added;
-	struct hl_block *b = hl_table_find_or_insert(&g->index, group_key(stack, leak_class),
-						     &added);
+	uint64_t *slot = hl_map_find_or_insert(&g->index, group_key(stack, leak_class), &added);
 	struct hl_leak_group *l;
 
 	if (!added)
-		return &g->v[b->size];
-	b->size = g->n;
+		return &g->v[*slot];
+	*slot = g->n;
 	hl_grow((void **)&g->v, &g->cap, g->n, sizeof(*g->v));
 	l = &g->v[g->n++];
 	memset(l, 0, sizeof(*l));

@@ -15,7 +15,7 @@ struct hl_leak_group;
 
 /* Groups being built: an index from (stack, class) to the group's slot. */
 struct hl_leak_grouping {
-	struct hl_table index;       /* key (stack << 3 | class) + 1, size = slot */
+	struct hl_map index;         /* (stack << 3 | class) + 1 -> index in v */
 	struct hl_leak_group *v;     /* the groups, in order of first block */
 	size_t n, cap;
 };

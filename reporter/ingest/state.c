@@ -1,8 +1,14 @@
 /*
  * reporter/ingest/state.c: applies validated records to a process's live state and
- * reconciles out-of-order alloc/free pairs by ticks (see state.h).
+ * reconciles out-of-order alloc/free pairs by ticks (see state.h): the run's
+ * processes, their stacks and modules, the timeline, the block table's
+ * reconciliation and each record's effect, the record dispatcher. The hot
+ * path of ingest is all here, in one translation unit. A process's birth
+ * (HELLO, fork, exec) is lifecycle.c's, its end finish.c's.
  */
 #include "state.h"
+
+#include "state_int.h"
 
 #include "decode.h"
 #include "recover.h"
@@ -40,7 +46,7 @@ static void process_destroy(struct hl_process *p)
 	hl_grouping_destroy(&p->check_groups);
 	hl_grouping_destroy(&p->check_prev);
 	free(p->live_indirect);
-	hl_arena_free(&p->arena);
+	hl_bump_free(&p->arena);
 	free(p);
 }
 
@@ -50,8 +56,8 @@ void hl_run_destroy(struct hl_run *run)
 		process_destroy(run->procs[i]);
 	free(run->procs);
 	free(run->reaped);
-	hl_table_destroy(&run->frames_by_hash);
-	hl_arena_free(&run->frames_arena);
+	hl_map_destroy(&run->frames_by_hash);
+	hl_bump_free(&run->frames_arena);
 	hl_run_init(run);
 }
 
@@ -77,7 +83,7 @@ void hl_run_detach(struct hl_run *run, struct hl_process *p)
 	 * names the parent for the database, exec_successor_exe the image that
 	 * replaced it for the report. */
 	if (p->exec_successor && !p->exec_successor_exe)
-		p->exec_successor_exe = hl_arena_strdup(&p->arena, p->exec_successor->exe);
+		p->exec_successor_exe = hl_bump_strdup(&p->arena, p->exec_successor->exe);
 	p->parent = NULL;
 	p->exec_successor = NULL;
 }
@@ -102,43 +108,15 @@ void hl_run_note_reaped(struct hl_run *run, pid_t pid, int status)
 	run->nreaped++;
 }
 
-/* ---- names -------------------------------------------------------------- */
-
-const char *hl_exit_how_name(uint32_t how)
-{
-	static const char *const names[] = {
-		[HL_EXIT_NORMAL] = "exit", [HL_EXIT_UNDERSCORE] = "_exit",
-		[HL_EXIT_ABORT] = "abort", [HL_EXIT_SIGNAL] = "signal",
-		[HL_EXIT_EXEC] = "exec", [HL_EXIT_UNKNOWN] = "unknown",
-	};
-	return how < HL_ARRAY_SIZE(names) ? names[how] : "unknown";
-}
-
-const char *hl_error_call_name(uint32_t call)
-{
-	static const char *const names[] = {
-		[HL_CALL_FREE] = "free",
-		[HL_CALL_REALLOC] = "realloc",
-		[HL_CALL_USABLE_SIZE] = "malloc_usable_size",
-		[HL_CALL_DELETE] = "delete",
-		[HL_CALL_DELETE_ARRAY] = "delete[]",
-		[HL_CALL_EXIT] = "exit",
-		[HL_CALL_CHECK] = "leak check",
-		[HL_CALL_READ] = "read",
-		[HL_CALL_WRITE] = "write",
-	};
-	return call < HL_ARRAY_SIZE(names) ? names[call] : "unknown";
-}
-
 /* ---- stacks and modules ------------------------------------------------- */
 
 /* hl_process_stack, inlined where every event asks. */
-static inline struct hl_stack *stack_at(const struct hl_process *p, uint32_t ref)
+static inline struct hl_process_stack *stack_at(const struct hl_process *p, uint32_t ref)
 {
 	return ref && ref <= p->nstacks ? &p->stacks[ref - 1] : NULL;
 }
 
-struct hl_stack *hl_process_stack(const struct hl_process *p, uint32_t ref)
+struct hl_process_stack *hl_process_stack(const struct hl_process *p, uint32_t ref)
 {
 	return stack_at(p, ref);
 }
@@ -149,7 +127,7 @@ static inline uint32_t stack_ref(const struct hl_process *p, uint32_t wire_id)
 	return wire_id && wire_id < p->stack_by_wire_cap ? p->stack_by_wire[wire_id] : 0;
 }
 
-static struct hl_stack *stack_add(struct hl_process *p)
+struct hl_process_stack *hl_state_stack_add(struct hl_process *p)
 {
 	hl_grow((void **)&p->stacks, &p->stacks_cap, p->nstacks, sizeof(*p->stacks));
 	return &p->stacks[p->nstacks++];
@@ -174,22 +152,22 @@ static uint64_t *shared_frames(struct hl_run *run, const uint64_t *frames, uint3
 	uint64_t key = hash << 4; /* the table ignores the low 4 bits; hash is odd */
 	uint64_t *kept;
 
-	for (struct hl_block *b = hl_table_find(&run->frames_by_hash, key); b;
-	     b = hl_table_find_next(&run->frames_by_hash, key, b)) {
-		kept = (uint64_t *)(uintptr_t)b->size;
+	for (uint64_t *v = hl_map_find(&run->frames_by_hash, key); v;
+	     v = hl_map_find_next(&run->frames_by_hash, key, v)) {
+		kept = hl_map_ptr(*v);
 		if (kept[0] == depth && !memcmp(kept + 1, frames, (size_t)depth * 8))
 			return kept + 1;
 	}
-	kept = hl_arena_alloc(&run->frames_arena, ((size_t)depth + 1) * 8);
+	kept = hl_bump_alloc(&run->frames_arena, ((size_t)depth + 1) * 8);
 	kept[0] = depth;
 	memcpy(kept + 1, frames, (size_t)depth * 8);
-	hl_table_insert(&run->frames_by_hash, key)->size = (uint64_t)(uintptr_t)kept;
+	hl_map_insert(&run->frames_by_hash, key, hl_map_of_ptr(kept));
 	return kept + 1;
 }
 
 static void on_stack(struct hl_process *p, const struct hl_rec_stack *r)
 {
-	struct hl_stack *s = stack_add(p);
+	struct hl_process_stack *s = hl_state_stack_add(p);
 	const uint64_t *frames = (const uint64_t *)(r + 1);
 
 	s->wire_id = r->stack_id;
@@ -200,7 +178,7 @@ static void on_stack(struct hl_process *p, const struct hl_rec_stack *r)
 	if (p->run && p->run->share_frames) {
 		s->frames = shared_frames(p->run, frames, s->depth, s->frames_hash);
 	} else {
-		s->frames = hl_arena_alloc(&p->arena, (size_t)r->depth * 8);
+		s->frames = hl_bump_alloc(&p->arena, (size_t)r->depth * 8);
 		memcpy(s->frames, frames, (size_t)r->depth * 8);
 	}
 	hl_grow((void **)&p->stack_by_wire, &p->stack_by_wire_cap, r->stack_id,
@@ -208,7 +186,7 @@ static void on_stack(struct hl_process *p, const struct hl_rec_stack *r)
 	p->stack_by_wire[r->stack_id] = (uint32_t)p->nstacks;
 }
 
-static struct hl_module *module_add(struct hl_process *p)
+struct hl_module *hl_state_module_add(struct hl_process *p)
 {
 	hl_grow((void **)&p->modules, &p->modules_cap, p->nmodules,
 		sizeof(*p->modules));
@@ -217,13 +195,13 @@ static struct hl_module *module_add(struct hl_process *p)
 
 static void on_module_load(struct hl_process *p, const struct hl_rec_module_load *r)
 {
-	struct hl_module *m = module_add(p);
+	struct hl_module *m = hl_state_module_add(p);
 	const uint8_t *build_id = (const uint8_t *)(r + 1);
 
 	m->wire_id = r->module_id;
 	m->build_id_len = r->build_id_len;
 	memcpy(m->build_id, build_id, r->build_id_len);
-	m->path = hl_arena_strdup(&p->arena, (const char *)build_id + r->build_id_len);
+	m->path = hl_bump_strdup(&p->arena, (const char *)build_id + r->build_id_len);
 	m->base = r->base;
 	m->low = r->low;
 	m->high = r->high;
@@ -261,7 +239,7 @@ const struct hl_module *hl_process_module_for(const struct hl_process *p,
 
 /* ---- timeline ------------------------------------------------------------ */
 
-static void sample_take(struct hl_process *p, uint64_t ticks)
+void hl_state_sample_take(struct hl_process *p, uint64_t ticks)
 {
 	if (p->nsamples == HL_TIMELINE_MAX) {
 		/* Thin by half and sample half as often: bounded, evenly spread. */
@@ -287,7 +265,7 @@ static inline void event_counted(struct hl_process *p, uint64_t ticks)
 	p->events++;
 	if (--p->sample_countdown == 0) {
 		p->sample_countdown = p->sample_every;
-		sample_take(p, ticks);
+		hl_state_sample_take(p, ticks);
 	}
 }
 
@@ -305,7 +283,7 @@ static inline void event_counted(struct hl_process *p, uint64_t ticks)
  * in_use and the per-stack live counters always describe it exactly). */
 static inline void live_add(struct hl_process *p, const struct hl_block *b)
 {
-	struct hl_stack *s = stack_at(p, b->stack_id);
+	struct hl_process_stack *s = stack_at(p, b->stack_id);
 
 	p->in_use_bytes += b->size;
 	p->in_use_blocks++;
@@ -325,7 +303,7 @@ static inline void live_add(struct hl_process *p, const struct hl_block *b)
 
 static inline void live_remove(struct hl_process *p, const struct hl_block *b)
 {
-	struct hl_stack *s = stack_at(p, b->stack_id);
+	struct hl_process_stack *s = stack_at(p, b->stack_id);
 
 	p->in_use_bytes -= b->size;
 	p->in_use_blocks--;
@@ -340,9 +318,14 @@ static inline void live_remove(struct hl_process *p, const struct hl_block *b)
 	}
 }
 
+void hl_state_live_remove(struct hl_process *p, const struct hl_block *b)
+{
+	live_remove(p, b);
+}
+
 static inline void count_alloc(struct hl_process *p, const struct hl_block *nb)
 {
-	struct hl_stack *s = stack_at(p, nb->stack_id);
+	struct hl_process_stack *s = stack_at(p, nb->stack_id);
 
 	if (nb->flags & HL_BLOCK_INHERITED)
 		return; /* the parent counted it */
@@ -477,7 +460,7 @@ static void forget_expired(struct hl_conn_state *cs, struct hl_process *p)
 
 /* An allocation (size, stack, ticks, flags in nb). The entry of its address
  * holds the newest event seen there; the newer one wins. */
-static void block_alloc(struct hl_process *p, const struct hl_block *nb)
+void hl_state_block_alloc(struct hl_process *p, const struct hl_block *nb)
 {
 	bool added;
 	struct hl_block *b = hl_table_find_or_insert(&p->live, nb->address, &added);
@@ -544,7 +527,7 @@ static void block_free(struct hl_process *p, uint64_t address, uint64_t ticks,
 /* An allocation or realloc event of this process's own (not inherited). */
 static inline void event_alloc(struct hl_process *p, const struct hl_block *nb)
 {
-	block_alloc(p, nb);
+	hl_state_block_alloc(p, nb);
 	hl_tombwatch_event(&p->tombwatch, nb->ticks);
 	event_counted(p, nb->ticks);
 }
@@ -579,11 +562,11 @@ static void on_alloc(struct hl_process *p, const struct hl_rec_alloc *r)
 		nb.flags = HL_BLOCK_INHERITED;
 		nb.ticks = 0; /* see HL_INHERITED_TICKS */
 		p->inherited_at_fork++;
-		block_alloc(p, &nb);
+		hl_state_block_alloc(p, &nb);
 		/* The copy is one instant, not a heap growing over time: no
 		 * timeline sample of its own (a shell's subshell took 20 at the
 		 * same time, one per 256 inherited blocks), as when the child
-		 * inherits the parent's table (inherit_from). */
+		 * inherits the parent's table (hl_state_inherit_from). */
 		p->events++;
 		return;
 	}
@@ -828,119 +811,13 @@ uint64_t hl_process_ticks_to_realtime(const struct hl_process *p, uint64_t ticks
 	return (uint64_t)((double)p->sync_real[0] + delta);
 }
 
-/* ---- HELLO: new images, forks, execs ------------------------------------ */
-
-static struct hl_process *run_find_pid(struct hl_run *run, uint32_t pid,
-				       const struct hl_process *except)
-{
-	for (size_t i = run->nprocs; i-- > 0;)
-		if (run->procs[i]->pid == pid && run->procs[i] != except)
-			return run->procs[i];
-	return NULL;
-}
-
-static void inherit_from(struct hl_process *child, const struct hl_process *parent)
-{
-	for (size_t i = 0; i < parent->nmodules; i++) {
-		struct hl_module *m = module_add(child);
-
-		*m = parent->modules[i];
-		m->wire_id = 0;
-		m->path = hl_arena_strdup(&child->arena, m->path);
-		m->load_seq = 0;
-		m->unload_seq = m->unload_seq ? 1 : 0;
-	}
-	for (size_t i = 0; i < parent->nstacks; i++) {
-		struct hl_stack *s = stack_add(child);
-		const struct hl_stack *ps = &parent->stacks[i];
-
-		memset(s, 0, sizeof(*s));
-		s->depth = ps->depth;
-		s->truncated = ps->truncated;
-		s->frames = hl_arena_alloc(&child->arena, (size_t)s->depth * 8);
-		memcpy(s->frames, ps->frames, (size_t)s->depth * 8);
-		s->frames_hash = ps->frames_hash;
-	}
-	/* Blocks keep their stack references: the child's first stacks are
-	 * the parent's, in the same order. Counters start from the copy. */
-	for (struct hl_block *b = hl_table_next(&parent->live, NULL); b;
-	     b = hl_table_next(&parent->live, b)) {
-		struct hl_block nb = *b;
-
-		if (b->flags & HL_BLOCK_FREED)
-			continue;
-		nb.flags = HL_BLOCK_INHERITED;
-		nb.ticks = 0; /* see HL_INHERITED_TICKS */
-		block_alloc(child, &nb);
-		child->inherited_at_fork++;
-	}
-}
-
-static char **argv_copy(struct hl_process *p, const char *s, uint32_t argc)
-{
-	char **argv = hl_arena_alloc(&p->arena, (argc + 1) * sizeof(*argv));
-
-	for (uint32_t i = 0; i < argc; i++) {
-		argv[i] = hl_arena_strdup(&p->arena, s);
-		s += strlen(s) + 1;
-	}
-	return argv;
-}
-
-static struct hl_process *on_hello(struct hl_run *run, const struct hl_rec_hello *r)
-{
-	struct hl_process *p = hl_xcalloc(1, sizeof(*p));
-	const char *exe = (const char *)(r + 1);
-	struct hl_process *other;
-
-	hl_arena_init(&p->arena);
-	p->run = run;
-	hl_tombwatch_init(&p->tombwatch);
-	p->pid = r->pid;
-	p->ppid = r->ppid;
-	p->origin = r->origin;
-	p->hook_flags = r->hook_flags;
-	p->stack_depth = r->stack_depth;
-	p->run_id = r->run_id;
-	p->start_realtime_ns = r->start_realtime_ns;
-	p->exe = hl_arena_strdup(&p->arena, exe);
-	p->argc = r->argc;
-	p->argv = argv_copy(p, exe + r->exe_len, r->argc);
-	if (r->test_len)
-		p->test_name = hl_arena_strdup(&p->arena, exe + r->exe_len + r->argv_len);
-	p->sample_every = 256;
-	p->sample_countdown = 256;
-	p->how = HL_EXIT_UNKNOWN;
-
-	/* The parent's (or previous image's) records that are already in
-	 * flight come first: the hook flushes them before fork and exec. A
-	 * child that sends its own snapshot of what it inherited needs none. */
-	bool snapshot = r->origin == HL_ORIGIN_FORK && (r->hook_flags & HL_HOOK_FORK_SNAPSHOT);
-	if (run->drain && r->origin != HL_ORIGIN_START && !snapshot)
-		run->drain(run->drain_ctx, r->origin == HL_ORIGIN_FORK ? r->ppid : r->pid);
-	if (r->origin == HL_ORIGIN_FORK && (other = run_find_pid(run, r->ppid, NULL))) {
-		p->parent = other;
-		if (!snapshot)
-			inherit_from(p, other);
-	} else if (r->origin == HL_ORIGIN_EXEC && (other = run_find_pid(run, r->pid, NULL))) {
-		p->parent = other;
-		other->exec_successor = p;
-	}
-	p->parent_serial = p->parent ? p->parent->serial : 0;
-	hl_grow((void **)&run->procs, &run->procs_cap, run->nprocs, sizeof(p));
-	run->procs[run->nprocs++] = p;
-	/* Not nprocs: a daemon forgets stored processes, serials stay unique. */
-	p->serial = ++run->next_serial;
-	return p;
-}
-
 int hl_state_record(void *ctx, const struct hl_wire_header *rec)
 {
 	struct hl_conn_state *cs = ctx;
 	struct hl_process *p = cs->proc;
 
 	if (rec->type == HL_REC_HELLO) {
-		cs->proc = on_hello(cs->run, (const void *)rec);
+		cs->proc = hl_state_on_hello(cs->run, (const void *)rec);
 		return 0;
 	}
 	p->seq++;
@@ -948,7 +825,7 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec)
 	p->exec_pending = NULL;
 	switch (rec->type) {
 	case HL_REC_EXEC:
-		p->exec_pending = hl_arena_strdup(&p->arena,
+		p->exec_pending = hl_bump_strdup(&p->arena,
 						  (const char *)((const struct hl_rec_exec *)rec + 1));
 		break;
 	case HL_REC_OPTIONS: {
@@ -1077,175 +954,4 @@ bool hl_state_hint(void *ctx, const struct hl_wire_header *rec)
 		break;
 	}
 	return true;
-}
-
-/* ---- the end of a process ------------------------------------------------ */
-
-static void settle(struct hl_process *p, bool group);
-
-void hl_process_closed(struct hl_process *p)
-{
-	p->closed = true;
-	p->closed_mono_ns = hl_now_monotonic_ns();
-	if (!p->end_realtime_ns)
-		p->end_realtime_ns = hl_now_realtime_ns();
-	/* A fork child of a hook that sends its own heap at fork: nothing
-	 * reads its block table after its stream (its own children send
-	 * theirs too), so its loss records are made now, while the table is
-	 * in cache, and the table is freed. A shell's 400 command
-	 * substitutions held 107 MiB of tables until the end of the run. */
-	if (p->origin == HL_ORIGIN_FORK && (p->hook_flags & HL_HOOK_FORK_SNAPSHOT)) {
-		settle(p, true);
-		hl_table_destroy(&p->live);
-	}
-}
-
-static const struct hl_reaped *reaped_for(const struct hl_run *run, uint32_t pid)
-{
-	for (size_t i = run->nreaped; i-- > 0;)
-		if ((uint32_t)run->reaped[i].pid == pid)
-			return &run->reaped[i];
-	return NULL;
-}
-
-/* How an image without an EXIT record ended. */
-static void resolve_end(struct hl_process *p)
-{
-	const struct hl_reaped *r;
-
-	if (p->has_exit)
-		return;
-	/* Replaced by exec: the new image said HELLO, or, when it reports
-	 * nothing (not traced, LD_PRELOAD removed), the stream ended on EXEC. */
-	if (p->exec_successor || p->exec_pending) {
-		p->how = HL_EXIT_EXEC;
-		p->status = 0;
-		return;
-	}
-	r = reaped_for(p->run, p->pid);
-	if (r && WIFSIGNALED(r->status)) {
-		p->how = HL_EXIT_SIGNAL;
-		p->status = WTERMSIG(r->status);
-	} else if (r && WIFEXITED(r->status)) {
-		/* Exited without running the hook's exit path: _exit. */
-		p->how = HL_EXIT_UNDERSCORE;
-		p->status = WEXITSTATUS(r->status);
-	} else {
-		p->how = HL_EXIT_UNKNOWN;
-		p->status = 0;
-	}
-}
-
-/* Groups the outstanding blocks by (stack, class) into loss records. */
-static void group_leaks(struct hl_process *p)
-{
-	struct hl_leak_grouping groups;
-
-	hl_grouping_init(&groups);
-	for (struct hl_block *b = hl_table_next(&p->live, NULL); b;
-	     b = hl_table_next(&p->live, b)) {
-		struct hl_leak_group *g;
-		struct hl_stack *s = hl_process_stack(p, b->stack_id);
-
-		if (b->flags & HL_BLOCK_FREED)
-			continue;
-		g = hl_grouping_get(&groups, b->stack_id, b->leak_class);
-		if (!g->blocks) {
-			g->alloc_kind = b->kind;
-			g->by_realloc = (b->flags & HL_BLOCK_REALLOC) != 0;
-		}
-		g->bytes += b->size;
-		g->blocks++;
-		g->inherited_blocks += (b->flags & HL_BLOCK_INHERITED) != 0;
-		if (s) {
-			s->leaked_bytes += b->size;
-			s->leaked_blocks++;
-		}
-	}
-	for (size_t i = 0; i < p->nlive_indirect; i++) {
-		const struct hl_live_indirect *ind = &p->live_indirect[i];
-		const struct hl_block *b = hl_table_find(&p->live, ind->address);
-		struct hl_leak_group *g;
-
-		if (!b || (b->flags & HL_BLOCK_FREED))
-			continue;
-		g = hl_grouping_find(&groups, b->stack_id, b->leak_class);
-		if (g)
-			g->indirect_bytes += ind->bytes;
-	}
-	p->leaks = hl_grouping_sorted(&groups, &p->nleaks);
-	hl_grouping_destroy(&groups);
-}
-
-/* With a LIVE set from the hook, blocks it did not list were freed in ways
- * we did not see (lost events): drop them, counted as a mismatch. */
-static void trust_live_set(struct hl_process *p)
-{
-	struct hl_block *b = hl_table_next(&p->live, NULL);
-
-	while (b) {
-		if (!(b->flags & (HL_BLOCK_LIVE_SEEN | HL_BLOCK_FREED))) {
-			p->live_mismatch++;
-			p->live_only_blocks--; /* freed without a FREE we saw */
-			live_remove(p, b);
-			hl_table_remove(&p->live, b);
-		}
-		b = hl_table_next(&p->live, b); /* removal moves no entry */
-	}
-}
-
-/* Every free matches exactly one allocation, so whatever the order of
- * arrival the counts must balance: frees = allocations (own, inherited, or
- * only known from LIVE) - blocks live at the end. The difference is what
- * the stream left unexplained. */
-static void count_inconsistencies(struct hl_process *p)
-{
-	uint64_t expected = p->allocs + p->inherited_at_fork + p->live_only_blocks;
-
-	expected = expected > p->in_use_blocks ? expected - p->in_use_blocks : 0;
-	p->unmatched_frees = p->frees > expected ? p->frees - expected : 0;
-	p->unfreed_superseded = expected > p->frees ? expected - p->frees : 0;
-}
-
-/* What the end of a process makes of its block table: the hook's exit set
- * trusted, the inconsistencies counted, and (group) the outstanding blocks
- * grouped into loss records. Needs only what the stream said (EXIT, LIVE),
- * not how the process ended. */
-static void settle(struct hl_process *p, bool group)
-{
-	if (p->settled)
-		return;
-	p->settled = true;
-	if (p->live_seen && p->has_exit)
-		trust_live_set(p);
-	count_inconsistencies(p);
-	if (group)
-		group_leaks(p);
-}
-
-/* Undoes group_leaks (an image replaced by exec leaked nothing). */
-static void ungroup_leaks(struct hl_process *p)
-{
-	free(p->leaks);
-	p->leaks = NULL;
-	p->nleaks = 0;
-	for (size_t i = 0; i < p->nstacks; i++)
-		p->stacks[i].leaked_bytes = p->stacks[i].leaked_blocks = 0;
-}
-
-void hl_process_finish(struct hl_process *p)
-{
-	if (p->finished)
-		return;
-	p->finished = true;
-	resolve_end(p);
-	/* exec replaced the image and its heap with it: nothing leaked. A
-	 * fork child that execs so never reports what it inherited. */
-	if (!p->settled)
-		settle(p, p->how != HL_EXIT_EXEC);
-	else if (p->how == HL_EXIT_EXEC)
-		ungroup_leaks(p);
-	p->scanned = p->live_scanned && p->has_exit;
-	if (p->samples || p->events)
-		sample_take(p, p->sync_ticks[1] > 0 ? p->sync_ticks[1] : 0);
 }

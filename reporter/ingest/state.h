@@ -36,7 +36,7 @@
 #include "tombwatch.h"
 #include "util.h"
 
-struct hl_stack {
+struct hl_process_stack {
 	uint32_t wire_id;         /* id on the defining connection, 0 if inherited */
 	uint16_t depth;           /* frames */
 	uint16_t truncated;       /* the real stack was deeper */
@@ -182,7 +182,7 @@ struct hl_process {
 	uint64_t inherited_at_fork;  /* blocks copied from the parent */
 	uint64_t live_only_blocks;   /* net blocks only the LIVE set knew of */
 
-	struct hl_stack *stacks;     /* nstacks, index + 1 is the stack reference */
+	struct hl_process_stack *stacks;     /* nstacks, index + 1 is the stack reference */
 	size_t nstacks, stacks_cap;
 	uint32_t *stack_by_wire;     /* wire id -> stack index + 1 */
 	size_t stack_by_wire_cap;
@@ -257,7 +257,7 @@ struct hl_process {
 	struct hl_leak_group *leaks; /* after finish, in loss record order
 				      * (valgrind's: largest last) */
 	size_t nleaks;
-	struct hl_arena arena;       /* strings and frames */
+	struct hl_bump arena;       /* strings and frames */
 };
 
 /* Wait status of a process that the reporter reaped. */
@@ -284,8 +284,8 @@ struct hl_run {
 	 * distinct stacks and stay until it ends, after the processes that
 	 * sent them are freed; not a daemon's, which has no end. */
 	bool share_frames;
-	struct hl_table frames_by_hash; /* stack hash -> [depth, frames...] (in size) */
-	struct hl_arena frames_arena;
+	struct hl_map frames_by_hash; /* stack hash -> [depth, frames...] (a pointer) */
+	struct hl_bump frames_arena;
 };
 
 void hl_run_init(struct hl_run *run);
@@ -336,7 +336,7 @@ uint64_t hl_process_ticks_to_realtime(const struct hl_process *p, uint64_t ticks
 /* A hash of depth return addresses, never 0. */
 uint64_t hl_stack_frames_hash(const uint64_t *frames, uint32_t depth);
 /* Stack by reference (index + 1), or NULL for 0/out of range. */
-struct hl_stack *hl_process_stack(const struct hl_process *p, uint32_t ref);
+struct hl_process_stack *hl_process_stack(const struct hl_process *p, uint32_t ref);
 /* The module containing address as seen when stack was defined, or NULL. */
 const struct hl_module *hl_process_module_for(const struct hl_process *p,
 					      uint64_t address, uint64_t seq);

@@ -4,6 +4,7 @@
  */
 #include "table.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,32 @@
 #define CTRL_EMPTY 0x80u   /* free, in a group not full since the table was built */
 #define CTRL_DELETED 0xfeu /* removed from a group that had been full */
 #define MIN_CAPACITY 1024u
+
+/* Every invariant of table.h, by a walk of the whole table (HL_DEBUG=2,
+ * where the table is rebuilt or copied: a walk already):
+ * the count is the number of used control bytes, a slot not in use reads
+ * address 0, and growth_left is what the 7/8 bound leaves after the used
+ * and DELETED slots. */
+bool hl_table_is_valid(const struct hl_table *t)
+{
+	size_t used = 0, deleted = 0;
+
+	if (t->capacity == 0)
+		return t->count == 0 && t->slots == NULL;
+	if ((t->capacity & (t->capacity - 1)) || t->capacity < GROUP)
+		return false;
+	for (size_t i = 0; i < t->capacity; i++) {
+		if (t->ctrl[i] < CTRL_EMPTY)
+			used++;
+		else if (t->ctrl[i] == CTRL_DELETED)
+			deleted++;
+		else if (t->ctrl[i] != CTRL_EMPTY)
+			return false;
+		if (t->ctrl[i] >= CTRL_EMPTY && t->slots[i].address != 0)
+			return false;
+	}
+	return used == t->count && used + deleted + t->growth_left == t->capacity / 8 * 7;
+}
 
 void hl_table_init(struct hl_table *t)
 {
@@ -129,6 +156,9 @@ static struct hl_block *place(struct hl_table *t, uint64_t address)
 	while (!(m = group_free(t->ctrl + g * GROUP)))
 		g = next_group(t, g, &step);
 	i = g * GROUP + (unsigned)__builtin_ctz(m);
+	/* a slot not in use reads address 0; the 7/8 bound leaves room */
+	hl_invariant(t->slots[i].address == 0);
+	hl_invariant(t->ctrl[i] != CTRL_EMPTY || t->growth_left > 0);
 	if (t->ctrl[i] == CTRL_EMPTY)
 		t->growth_left--;
 	t->ctrl[i] = tag_of(h);
@@ -145,6 +175,7 @@ static void rebuild(struct hl_table *t, size_t capacity)
 	size_t old_capacity = t->capacity;
 	unsigned log2_groups = 0;
 
+	hl_invariant(capacity >= MIN_CAPACITY && (capacity & (capacity - 1)) == 0);
 	while (((size_t)GROUP << log2_groups) < capacity)
 		log2_groups++;
 	t->slots = hl_xcalloc(capacity, sizeof(*t->slots));
@@ -160,6 +191,7 @@ static void rebuild(struct hl_table *t, size_t capacity)
 			*place(t, old[i].address) = old[i];
 	free(old);
 	free(old_ctrl);
+	hl_invariant_expensive(hl_table_is_valid(t));
 }
 
 /* Room for one more entry: grows when over 7/16 of the slots are live,
@@ -206,6 +238,10 @@ void hl_table_remove(struct hl_table *t, struct hl_block *slot)
 {
 	size_t i = (size_t)(slot - t->slots);
 
+	/* slot is one of this table's, in use: removing twice, or a pointer
+	 * kept across an insert that moved the entries, breaks the count */
+	hl_invariant(slot >= t->slots && i < t->capacity && t->ctrl[i] < CTRL_EMPTY &&
+		     t->count > 0);
 	/* A group with an EMPTY byte has never been full (a removal from a
 	 * full group leaves DELETED; EMPTY bytes come from a rebuild, or from
 	 * this rule, which needs one already there), so no lookup went on past
@@ -230,14 +266,63 @@ void hl_table_copy(struct hl_table *dst, const struct hl_table *src)
 	memcpy(dst->slots, src->slots, src->capacity * sizeof(*src->slots));
 	dst->ctrl = hl_xmalloc(src->capacity);
 	memcpy(dst->ctrl, src->ctrl, src->capacity);
+	hl_invariant_expensive(hl_table_is_valid(dst));
 }
 
 struct hl_block *hl_table_next(const struct hl_table *t, struct hl_block *prev)
 {
 	size_t i = prev ? (size_t)(prev - t->slots) + 1 : 0;
 
+	hl_invariant(i <= t->capacity);
 	for (; i < t->capacity; i++)
 		if (t->ctrl[i] < CTRL_EMPTY)
 			return &t->slots[i];
 	return NULL;
+}
+
+/* ---- maps: a slot's address is the key, its size the value ----------------- */
+
+static struct hl_block *slot_of_value(const uint64_t *value)
+{
+	return (struct hl_block *)((uintptr_t)value - offsetof(struct hl_block, size));
+}
+
+static uint64_t *value_of(struct hl_block *b)
+{
+	return b ? &b->size : NULL;
+}
+
+void hl_map_init(struct hl_map *m)
+{
+	hl_table_init(&m->table);
+}
+
+void hl_map_destroy(struct hl_map *m)
+{
+	hl_table_destroy(&m->table);
+}
+
+size_t hl_map_count(const struct hl_map *m)
+{
+	return m->table.count;
+}
+
+uint64_t *hl_map_find(const struct hl_map *m, uint64_t key)
+{
+	return value_of(hl_table_find(&m->table, key));
+}
+
+uint64_t *hl_map_find_next(const struct hl_map *m, uint64_t key, const uint64_t *prev)
+{
+	return value_of(hl_table_find_next(&m->table, key, prev ? slot_of_value(prev) : NULL));
+}
+
+void hl_map_insert(struct hl_map *m, uint64_t key, uint64_t value)
+{
+	hl_table_insert(&m->table, key)->size = value;
+}
+
+uint64_t *hl_map_find_or_insert(struct hl_map *m, uint64_t key, bool *added)
+{
+	return value_of(hl_table_find_or_insert(&m->table, key, added));
 }

@@ -101,9 +101,49 @@ static inline uint64_t hl_table_hash(uint64_t address)
  * line, as this did before, missed most of the time. */
 void hl_table_prefetch(const struct hl_table *t, uint64_t address);
 
+/* Every invariant above, by a walk of the whole table: for tests, and at
+ * HL_DEBUG=2 where the table is rebuilt or copied (a walk already). */
+bool hl_table_is_valid(const struct hl_table *t);
+
 /* Iteration: for (b = hl_table_next(t, NULL); b; b = hl_table_next(t, b)).
  * Removing the entry b during iteration is fine (nothing moves on removal;
  * its slot reads address 0 afterwards); inserting is not. */
 struct hl_block *hl_table_next(const struct hl_table *t, struct hl_block *prev);
+
+/* ---- maps: 64-bit keys to 64-bit values, on the same probing ------------- *
+ *
+ * The reporter's other lookups (an index, a database id or a pointer by a
+ * hash, an address or an offset) are maps of their own type: a map's value
+ * is never a block's `size` read as something else. Keys may repeat, as in
+ * the block table (hl_map_find_next walks the entries of one key, for maps
+ * keyed by a hash whose callers compare the values' identities). A value is
+ * returned as a pointer to it, valid until the next insert; 0 is a key like
+ * any other. Inside, an entry is a table slot whose address is the key and
+ * whose size is the value: that correspondence is written in table.c only. */
+struct hl_map {
+	struct hl_table table;
+};
+
+void hl_map_init(struct hl_map *m);
+void hl_map_destroy(struct hl_map *m);
+size_t hl_map_count(const struct hl_map *m);
+/* The value of the first entry with this key, or NULL. */
+uint64_t *hl_map_find(const struct hl_map *m, uint64_t key);
+/* The value of the next entry with this key after `prev` (NULL: the first). */
+uint64_t *hl_map_find_next(const struct hl_map *m, uint64_t key, const uint64_t *prev);
+/* A new entry for key (always added), its value set. */
+void hl_map_insert(struct hl_map *m, uint64_t key, uint64_t value);
+/* The first entry's value, or else (*added set) a new entry's, value 0. */
+uint64_t *hl_map_find_or_insert(struct hl_map *m, uint64_t key, bool *added);
+
+/* Pointers as map values. */
+static inline uint64_t hl_map_of_ptr(const void *p)
+{
+	return (uint64_t)(uintptr_t)p;
+}
+static inline void *hl_map_ptr(uint64_t value)
+{
+	return (void *)(uintptr_t)value;
+}
 
 #endif /* HL_REPORTER_TABLE_H */

@@ -59,10 +59,8 @@ static unsigned kind_bit(unsigned leak_class)
  * never wraps (crafted imported numbers would wrap a leak to 0 bytes). */
 static void add_checked(struct hl_gate *g, uint64_t *total, uint64_t n)
 {
-	if (__builtin_add_overflow(*total, n, total)) {
-		*total = UINT64_MAX;
+	if (hl_add_saturating(total, n))
 		g->overflow = true;
-	}
 }
 
 bool hl_gate_count_leak(struct hl_gate *g, const struct hl_gate_options *o,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "stack_memo.h"
+#include "state.h"
 #include "suppress.h"
 #include "util.h"
 

@@ -1,20 +1,23 @@
 /*
  * reporter/model/report.c: builds the report model from finished processes.
  */
+#define _GNU_SOURCE /* sigabbrev_np */
 #include "report.h"
 #include "from_live.h"
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "stack_memo.h"
+#include "state.h"
 
 void hl_report_init(struct hl_report *r)
 {
 	memset(r, 0, sizeof(*r));
-	hl_arena_init(&r->arena);
+	hl_bump_init(&r->arena);
 	r->mode = "run";
 	r->exit_code = -1;
 	r->view.show_kinds = HL_SHOW_DEFAULT;
@@ -124,7 +127,7 @@ void hl_report_destroy(struct hl_report *r)
 {
 	hl_report_json_forget(r);
 	free(r->procs);
-	hl_arena_free(&r->arena);
+	hl_bump_free(&r->arena);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -177,6 +180,17 @@ void hl_report_describe_end(const struct hl_report_process *p, char *buf, size_t
 		snprintf(buf, len, "ended without an exit record (unknown)");
 }
 
+const char *hl_report_signal_name(int sig, char *buf, size_t len)
+{
+	const char *abbrev = sig > 0 ? sigabbrev_np(sig) : NULL;
+
+	if (!sig)
+		snprintf(buf, len, "%s", "");
+	else
+		snprintf(buf, len, "SIG%s", abbrev ? abbrev : "?");
+	return buf;
+}
+
 bool hl_report_not_scanned(const struct hl_report_process *p, char *buf, size_t len)
 {
 	if (p->scanned || !strcmp(p->how, "exec") || !p->in_use_blocks)
@@ -225,7 +239,7 @@ static void add_errors(struct hl_report *r, struct hl_report_process *rp,
 		       unsigned max_frames)
 {
 	rp->nerrors = p->nerrors;
-	rp->errors = hl_arena_alloc(&r->arena, p->nerrors * sizeof(*rp->errors));
+	rp->errors = hl_bump_alloc(&r->arena, p->nerrors * sizeof(*rp->errors));
 	for (size_t i = 0; i < p->nerrors; i++) {
 		const struct hl_error_event *e = &p->errors[i];
 		struct hl_report_error *re = &rp->errors[i];
@@ -272,16 +286,16 @@ static void leak_of(struct hl_report *r, struct hl_process *p,
 	l->indirect_bytes = g->indirect_bytes;
 	l->blocks = g->blocks;
 	l->inherited_blocks = g->inherited_blocks;
-	l->suppression = g->suppression ? hl_arena_strdup(&r->arena, g->suppression) : NULL;
+	l->suppression = g->suppression ? hl_bump_strdup(&r->arena, g->suppression) : NULL;
 	l->suppressed = l->suppression || g->leak_class == HL_CLASS_SUPPRESSED;
-	l->fingerprint = g->fingerprint[0] ? hl_arena_strdup(&r->arena, g->fingerprint) : NULL;
+	l->fingerprint = g->fingerprint[0] ? hl_bump_strdup(&r->arena, g->fingerprint) : NULL;
 	l->allocator = allocator_of(g);
 	stack_of(p, g->stack, sym, max_frames, &l->stack);
 }
 
 static uint32_t *tids_copy(struct hl_report *r, const uint32_t *tids, size_t n)
 {
-	uint32_t *v = hl_arena_alloc(&r->arena, (n + 1) * sizeof(*v));
+	uint32_t *v = hl_bump_alloc(&r->arena, (n + 1) * sizeof(*v));
 
 	if (n)
 		memcpy(v, tids, n * sizeof(*v));
@@ -299,10 +313,10 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 	rp->ppid = p->ppid;
 	rp->serial = p->serial;
 	/* Copies: a daemon forgets the process before the report is gone. */
-	rp->exe = hl_arena_strdup(&r->arena, p->exe);
-	rp->argv = hl_arena_alloc(&r->arena, (p->argc + 1) * sizeof(*rp->argv));
+	rp->exe = hl_bump_strdup(&r->arena, p->exe);
+	rp->argv = hl_bump_alloc(&r->arena, (p->argc + 1) * sizeof(*rp->argv));
 	for (uint32_t i = 0; i < p->argc; i++)
-		rp->argv[i] = hl_arena_strdup(&r->arena, p->argv[i]);
+		rp->argv[i] = hl_bump_strdup(&r->arena, p->argv[i]);
 	rp->argc = p->argc;
 	rp->origin = origin_name(p->origin);
 	rp->how = hl_exit_how_name(p->how);
@@ -328,7 +342,7 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 		rp->unstopped_tids = tids_copy(r, p->unstopped_tids, p->nunstopped_tids);
 		rp->nunstopped_tids = p->nunstopped_tids;
 	}
-	rp->test_name = p->test_name ? hl_arena_strdup(&r->arena, p->test_name) : NULL;
+	rp->test_name = p->test_name ? hl_bump_strdup(&r->arena, p->test_name) : NULL;
 	rp->max_leaks_given = p->options_given & HL_OPTIONS_MAX_LEAKS;
 	rp->max_leaks = p->max_leaks;
 	/* exec is no cut: the hook sends everything before it execs. */
@@ -337,10 +351,10 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 	const char *successor = p->exec_successor ? p->exec_successor->exe : p->exec_successor_exe;
 
 	if (p->how == HL_EXIT_EXEC && (successor || p->exec_pending))
-		rp->exec_path = hl_arena_strdup(&r->arena, successor ? successor : p->exec_pending);
+		rp->exec_path = hl_bump_strdup(&r->arena, successor ? successor : p->exec_pending);
 	rp->exec_untracked = p->how == HL_EXIT_EXEC && !successor;
 	rp->nleaks = p->nleaks;
-	rp->leaks = hl_arena_alloc(&r->arena, p->nleaks * sizeof(*rp->leaks));
+	rp->leaks = hl_bump_alloc(&r->arena, p->nleaks * sizeof(*rp->leaks));
 	for (size_t i = 0; i < p->nleaks; i++)
 		leak_of(r, p, &p->leaks[i], sym, max_frames, &rp->leaks[i]);
 	add_errors(r, rp, p, sym, max_frames);
@@ -352,14 +366,14 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 		stack_of(p, p->fatal.stack, sym, max_frames, &rp->fatal.stack);
 	}
 	rp->ntimeline = p->nsamples;
-	rp->timeline = hl_arena_alloc(&r->arena, (p->nsamples + 1) * sizeof(*rp->timeline));
+	rp->timeline = hl_bump_alloc(&r->arena, (p->nsamples + 1) * sizeof(*rp->timeline));
 	for (size_t i = 0; i < p->nsamples; i++)
 		rp->timeline[i] = (struct hl_report_sample){
 			hl_process_ticks_to_realtime(p, p->samples[i].ticks),
 			p->samples[i].in_use_bytes, p->samples[i].in_use_blocks,
 		};
 	rp->nchecks = p->nchecks;
-	rp->checks = hl_arena_alloc(&r->arena, (p->nchecks + 1) * sizeof(*rp->checks));
+	rp->checks = hl_bump_alloc(&r->arena, (p->nchecks + 1) * sizeof(*rp->checks));
 	for (size_t i = 0; i < p->nchecks; i++) {
 		const struct hl_check *c = &p->checks[i];
 		struct hl_report_check *rc = &rp->checks[i];
@@ -373,7 +387,7 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 		memcpy(rc->blocks, c->blocks, sizeof(rc->blocks));
 		rc->records_total = c->records_total;
 		rc->nrecords = c->nrecords;
-		rc->records = hl_arena_alloc(&r->arena, (c->nrecords + 1) * sizeof(*rc->records));
+		rc->records = hl_bump_alloc(&r->arena, (c->nrecords + 1) * sizeof(*rc->records));
 		for (size_t j = 0; j < c->nrecords; j++) {
 			const struct hl_check_record *cr = &c->records[j];
 			struct hl_report_check_record *out = &rc->records[j];

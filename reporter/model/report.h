@@ -241,7 +241,7 @@ struct hl_report {
 	const char *unreported;
 	struct hl_report_process *procs;
 	size_t nprocs, procs_cap;
-	struct hl_arena arena;
+	struct hl_bump arena;
 	struct hl_json_stacks *json_stacks; /* report_json.c's stacks written, by key */
 };
 
@@ -251,6 +251,9 @@ void hl_report_destroy(struct hl_report *r);
 /* A new zeroed process entry (for the database loader). */
 struct hl_report_process *hl_report_new_process(struct hl_report *r);
 
+/* A signal as valgrind names it ("SIGSEGV"), into buf; "" for 0 (the
+ * hook saw no fatal signal). */
+const char *hl_report_signal_name(int sig, char *buf, size_t len);
 /* How p ended, in words: "exited with status 0", "replaced by exec of X"... */
 void hl_report_describe_end(const struct hl_report_process *p, char *buf, size_t len);
 /* True, with the reason in buf, when p holds blocks that no leak scan

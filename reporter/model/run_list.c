@@ -9,13 +9,13 @@
 void hl_run_list_init(struct hl_run_list *l)
 {
 	memset(l, 0, sizeof(*l));
-	hl_arena_init(&l->arena);
+	hl_bump_init(&l->arena);
 }
 
 void hl_run_list_destroy(struct hl_run_list *l)
 {
 	free(l->rows);
-	hl_arena_free(&l->arena);
+	hl_bump_free(&l->arena);
 	hl_run_list_init(l);
 }
 

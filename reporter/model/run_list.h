@@ -63,7 +63,7 @@ struct hl_run_list {
 	struct hl_run_row *rows;
 	size_t n, cap;
 	int64_t total;                /* rows the query matched, before paging */
-	struct hl_arena arena;
+	struct hl_bump arena;
 };
 
 void hl_run_list_init(struct hl_run_list *l);

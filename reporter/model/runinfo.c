@@ -78,10 +78,10 @@ void hl_runinfo_host(struct hl_report *r)
 	char cwd[4096], host[256];
 
 	if (getcwd(cwd, sizeof(cwd)))
-		r->cwd = hl_arena_strdup(&r->arena, cwd);
+		r->cwd = hl_bump_strdup(&r->arena, cwd);
 	if (gethostname(host, sizeof(host)) == 0) {
 		host[sizeof(host) - 1] = 0;
-		r->hostname = hl_arena_strdup(&r->arena, host);
+		r->hostname = hl_bump_strdup(&r->arena, host);
 	}
 }
 
@@ -97,8 +97,8 @@ void hl_runinfo_git(struct hl_report *r)
 		const char *b = nonempty_env(ci_vars[i].branch);
 
 		if (c && b) {
-			r->git_commit = hl_arena_strdup(&r->arena, c);
-			r->git_branch = hl_arena_strdup(&r->arena, b);
+			r->git_commit = hl_bump_strdup(&r->arena, c);
+			r->git_branch = hl_bump_strdup(&r->arena, b);
 			return;
 		}
 	}
@@ -106,10 +106,10 @@ void hl_runinfo_git(struct hl_report *r)
 		return;
 	if (!git_line(head, line, sizeof(line)))
 		return;
-	r->git_commit = hl_arena_strdup(&r->arena, line);
+	r->git_commit = hl_bump_strdup(&r->arena, line);
 	/* A detached HEAD has no branch: git prints "HEAD". */
 	if (git_line(branch, line, sizeof(line)) && strcmp(line, "HEAD") != 0)
-		r->git_branch = hl_arena_strdup(&r->arena, line);
+		r->git_branch = hl_bump_strdup(&r->arena, line);
 }
 
 void hl_runinfo_uuid(struct hl_report *r)
@@ -130,7 +130,7 @@ void hl_runinfo_uuid(struct hl_report *r)
 		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
 		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
 		 b[12], b[13], b[14], b[15]);
-	r->uuid = hl_arena_strdup(&r->arena, text);
+	r->uuid = hl_bump_strdup(&r->arena, text);
 }
 
 void hl_runinfo_test_name(struct hl_report *r)
@@ -145,7 +145,7 @@ void hl_runinfo_test_name(struct hl_report *r)
 		if (!strcmp(r->label_keys[i], "test"))
 			return;
 	len = strlen("test=") + strlen(name) + 1;
-	label = hl_arena_alloc(&r->arena, len);
+	label = hl_bump_alloc(&r->arena, len);
 	snprintf(label, len, "test=%s", name);
 	hl_runinfo_add_label(r, label);
 }
@@ -157,14 +157,14 @@ int hl_runinfo_add_label(struct hl_report *r, const char *key_value)
 
 	if (!eq || eq == key_value)
 		return -EINVAL;
-	keys = hl_arena_alloc(&r->arena, (r->nlabels + 1) * sizeof(*keys));
-	values = hl_arena_alloc(&r->arena, (r->nlabels + 1) * sizeof(*values));
+	keys = hl_bump_alloc(&r->arena, (r->nlabels + 1) * sizeof(*keys));
+	values = hl_bump_alloc(&r->arena, (r->nlabels + 1) * sizeof(*values));
 	for (size_t i = 0; i < r->nlabels; i++) {
 		keys[i] = r->label_keys[i];
 		values[i] = r->label_values[i];
 	}
-	keys[r->nlabels] = hl_arena_strndup(&r->arena, key_value, (size_t)(eq - key_value));
-	values[r->nlabels] = hl_arena_strdup(&r->arena, eq + 1);
+	keys[r->nlabels] = hl_bump_strndup(&r->arena, key_value, (size_t)(eq - key_value));
+	values[r->nlabels] = hl_bump_strdup(&r->arena, eq + 1);
 	/* A key given twice keeps its last value (run_labels' key is unique). */
 	for (size_t i = 0; i < r->nlabels; i++) {
 		if (!strcmp(keys[i], keys[r->nlabels])) {

@@ -97,7 +97,7 @@ static uint64_t new_serial(void)
 void hl_supp_init(struct hl_suppressions *set)
 {
 	memset(set, 0, sizeof(*set));
-	hl_arena_init(&set->arena);
+	hl_bump_init(&set->arena);
 	set->serial = new_serial();
 }
 
@@ -107,7 +107,7 @@ void hl_supp_destroy(struct hl_suppressions *set)
 {
 	memo_free(set->memo);
 	free(set->v);
-	hl_arena_free(&set->arena);
+	hl_bump_free(&set->arena);
 	memset(set, 0, sizeof(*set));
 }
 
@@ -297,7 +297,7 @@ struct hl_supp_memo {
 	size_t n, cap;
 	uint32_t *slots;     /* entry index + 1, 0: empty; linear probing */
 	size_t nslots;       /* a power of two, at most half full */
-	struct hl_arena arena; /* the strings and string arrays */
+	struct hl_bump arena; /* the strings and string arrays */
 	size_t bytes;        /* in the arena */
 };
 
@@ -307,7 +307,7 @@ static void memo_free(struct hl_supp_memo *m)
 		return;
 	free(m->v);
 	free(m->slots);
-	hl_arena_free(&m->arena);
+	hl_bump_free(&m->arena);
 	free(m);
 }
 
@@ -419,7 +419,7 @@ static void memo_add(struct hl_suppressions *set, uint64_t hash,
 	}
 	if (!m) {
 		m = set->memo = hl_xcalloc(1, sizeof(*m));
-		hl_arena_init(&m->arena);
+		hl_bump_init(&m->arena);
 	}
 	if ((m->n + 1) * 2 > m->nslots)
 		memo_rehash(m);
@@ -429,14 +429,14 @@ static void memo_add(struct hl_suppressions *set, uint64_t hash,
 	e->nframes = n;
 	e->kind = kind;
 	e->verdict = verdict;
-	e->strs = hl_arena_alloc(&m->arena, (3 * n + 1) * sizeof(*e->strs));
+	e->strs = hl_bump_alloc(&m->arena, (3 * n + 1) * sizeof(*e->strs));
 	m->bytes += (3 * n + 1) * sizeof(*e->strs);
 	for (size_t i = 0; i < n; i++) {
 		const char *f[3] = { frames[i].function, frames[i].module,
 				     key_file(set, &frames[i]) };
 
 		for (size_t k = 0; k < 3; k++) {
-			e->strs[3 * i + k] = f[k] ? hl_arena_strdup(&m->arena, f[k]) : NULL;
+			e->strs[3 * i + k] = f[k] ? hl_bump_strdup(&m->arena, f[k]) : NULL;
 			m->bytes += f[k] ? strlen(f[k]) + 1 : 0;
 		}
 	}
@@ -540,8 +540,8 @@ static struct hl_suppression *new_entry(struct parser *ps, const char *name, uns
 	hl_grow((void **)&ps->set->v, &ps->set->cap, ps->set->n, sizeof(*s));
 	s = &ps->set->v[ps->set->n++];
 	memset(s, 0, sizeof(*s));
-	s->name = hl_arena_strdup(&ps->set->arena, name);
-	s->file = hl_arena_strdup(&ps->set->arena, ps->file);
+	s->name = hl_bump_strdup(&ps->set->arena, name);
+	s->file = hl_bump_strdup(&ps->set->arena, ps->file);
 	s->line = line;
 	s->kinds = HL_SUPP_KIND_ALL;
 	return s;
@@ -576,9 +576,9 @@ static const char *function_pattern(struct parser *ps, const char *pattern)
 	const char *kept;
 
 	if (strncmp(pattern, "_Z", 2) || strpbrk(pattern, "*?"))
-		return hl_arena_strdup(&ps->set->arena, pattern);
+		return hl_bump_strdup(&ps->set->arena, pattern);
 	demangled = __cxa_demangle(pattern, NULL, NULL, &status);
-	kept = hl_arena_strdup(&ps->set->arena, status == 0 && demangled ? demangled : pattern);
+	kept = hl_bump_strdup(&ps->set->arena, status == 0 && demangled ? demangled : pattern);
 	free(demangled);
 	return kept;
 }
@@ -594,7 +594,7 @@ static int add_frame_line(struct parser *ps, const char *text)
 		f.pattern = function_pattern(ps, text + 4);
 	} else if (!strncmp(text, "obj:", 4) && text[4]) {
 		f.type = HL_SUPP_OBJ;
-		f.pattern = hl_arena_strdup(&ps->set->arena, text + 4);
+		f.pattern = hl_bump_strdup(&ps->set->arena, text + 4);
 	} else {
 		return parse_error(ps, ps->line, "expected fun:NAME, obj:PATH, '...' or '}', not '%s'",
 				   text);
@@ -673,7 +673,7 @@ static int parse_block(struct parser *ps, struct reader *r)
 	s->leak = leak;
 	s->kinds = kinds;
 	s->nframes = ps->nframes;
-	s->frames = hl_arena_alloc(&ps->set->arena, (ps->nframes + 1) * sizeof(*s->frames));
+	s->frames = hl_bump_alloc(&ps->set->arena, (ps->nframes + 1) * sizeof(*s->frames));
 	if (ps->nframes) /* frames may be NULL then (UBSan) */
 		memcpy(s->frames, ps->frames, ps->nframes * sizeof(*s->frames));
 out_free_name:

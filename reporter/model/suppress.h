@@ -83,7 +83,7 @@ struct hl_supp_memo;
 struct hl_suppressions {
 	struct hl_suppression *v;
 	size_t n, cap;
-	struct hl_arena arena;   /* names, patterns, frames */
+	struct hl_bump arena;   /* names, patterns, frames */
 	/* Verdicts of hl_supp_match by stack and leak kind, kept for the set's
 	 * life (a fork child reports its parent's stacks again; each new verdict
 	 * walks every suppression and globs every frame). NULL until the first

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "fingerprint.h"
+#include "state.h"
 #include "text_bytes.h"
 
 /* Where we are in the document, for messages: "processes[2].leaks[0]". */
@@ -85,13 +86,13 @@ static bool is_count(const json_t *v) { return json_is_integer(v) && json_intege
 static bool is_int_or_null(const json_t *v) { return json_is_integer(v) || json_is_null(v); }
 
 /* A string field (arena copy), or NULL for null when allowed. */
-static const char *get_str(struct reader *rd, struct hl_arena *a, json_t *o, const char *where,
+static const char *get_str(struct reader *rd, struct hl_bump *a, json_t *o, const char *where,
 			   const char *key, bool nullable)
 {
 	json_t *v = member(rd, o, where, key, nullable ? is_string_or_null : is_string,
 			   nullable ? "a string or null" : "a string");
 
-	return v && json_is_string(v) ? hl_arena_strdup(a, json_string_value(v)) : NULL;
+	return v && json_is_string(v) ? hl_bump_strdup(a, json_string_value(v)) : NULL;
 }
 
 /* A whole number >= 0 (u64 fields were written as their bits in an int64). */
@@ -159,14 +160,14 @@ static const struct hl_module *module_for(struct hl_process *p, const char *path
 	hl_grow((void **)&p->modules, &p->modules_cap, p->nmodules, sizeof(*m));
 	m = &p->modules[p->nmodules++];
 	memset(m, 0, sizeof(*m));
-	m->path = hl_arena_strdup(&p->arena, path);
+	m->path = hl_bump_strdup(&p->arena, path);
 	m->base = base;
 	m->low = address;
 	m->high = address + 1;
 	return m;
 }
 
-static bool read_frame(struct reader *rd, struct hl_arena *a, json_t *f, const char *where,
+static bool read_frame(struct reader *rd, struct hl_bump *a, json_t *f, const char *where,
 		       struct hl_frame_info *out)
 {
 	json_t *line, *offset;
@@ -202,7 +203,7 @@ static uint32_t read_stack(struct reader *rd, struct hl_json_import *im, struct 
 	size_t n = json_array_size(frames), ngroups = 0;
 	struct hl_frame_info *fi;
 	uint64_t *addresses;
-	struct hl_stack *s;
+	struct hl_process_stack *s;
 	char path[256];
 
 	if (site)
@@ -211,8 +212,8 @@ static uint32_t read_stack(struct reader *rd, struct hl_json_import *im, struct 
 		return bad(rd, where, "not an array of frames");
 	if (!n)
 		return 0;
-	fi = hl_arena_alloc(&p->arena, n * sizeof(*fi));
-	addresses = hl_arena_alloc(&p->arena, n * sizeof(*addresses));
+	fi = hl_bump_alloc(&p->arena, n * sizeof(*fi));
+	addresses = hl_bump_alloc(&p->arena, n * sizeof(*addresses));
 	for (size_t i = 0; i < n; i++)
 		if (!read_frame(rd, &p->arena, json_array_get(frames, i),
 				at(path, sizeof(path), where, NULL, (long)i), &fi[i]))
@@ -286,7 +287,7 @@ static void read_leak(struct reader *rd, struct hl_json_import *im, struct hl_pr
 	else if (fp)
 		memcpy(g->fingerprint, fp, HL_FINGERPRINT_LEN + 1);
 	if (stack && !rd->failed) {
-		struct hl_stack *s;
+		struct hl_process_stack *s;
 
 		g->stack = read_stack(rd, im, p, stack, get_bool(rd, l, where, "stack_truncated"),
 				      at(path, sizeof(path), where, "stack", 0), &g->site_function);
@@ -457,6 +458,32 @@ static void read_exit(struct reader *rd, json_t *e, const char *where, struct hl
 	}
 }
 
+/* exit.fatal: the signal that ended it as the hook saw it, or null (and
+ * absent from reports written before it was kept). */
+static void read_fatal(struct reader *rd, struct hl_json_import *im, json_t *e, const char *where,
+		       struct hl_process *p)
+{
+	json_t *f = json_object_get(e, "fatal"), *stack;
+	char path[256], stack_path[300];
+	uint64_t sig;
+
+	if (!f || json_is_null(f))
+		return;
+	at(path, sizeof(path), where, "fatal", 0);
+	if (!json_is_object(f))
+		return (void)bad(rd, path, "not an object or null");
+	sig = get_u64(rd, f, path, "signal");
+	if (!rd->failed && (sig == 0 || sig > 64))
+		return (void)bad(rd, path, "signal %llu is out of range", (unsigned long long)sig);
+	p->fatal.signal = (uint32_t)sig;
+	p->fatal.code = (int32_t)get_i64(rd, f, path, "si_code");
+	p->fatal.address = get_hex(rd, f, path, "address", true);
+	stack = member(rd, f, path, "stack", is_array, "an array of frames");
+	if (stack && !rd->failed)
+		p->fatal.stack = read_stack(rd, im, p, stack, false,
+					    at(stack_path, sizeof(stack_path), path, "stack", 0), NULL);
+}
+
 static void read_summary(struct reader *rd, json_t *s, const char *where, struct hl_process *p)
 {
 	p->in_use_bytes = get_u64(rd, s, where, "in_use_bytes");
@@ -475,7 +502,7 @@ static void read_summary(struct reader *rd, json_t *s, const char *where, struct
 }
 
 /* A byte string's lossless form (text_bytes.h): an array of bytes 1-255. */
-static char *read_bytes(struct reader *rd, struct hl_arena *a, json_t *v, const char *path)
+static char *read_bytes(struct reader *rd, struct hl_bump *a, json_t *v, const char *path)
 {
 	char *b = json_is_array(v) ? hl_json_bytes_dup(a, v) : NULL;
 
@@ -485,7 +512,7 @@ static char *read_bytes(struct reader *rd, struct hl_arena *a, json_t *v, const 
 }
 
 /* argv_bytes, beside argv: the words that are not UTF-8, exactly. */
-static void read_argv_bytes(struct reader *rd, struct hl_arena *a, json_t *o,
+static void read_argv_bytes(struct reader *rd, struct hl_bump *a, json_t *o,
 			    const char *where, char **argv, size_t n)
 {
 	json_t *raw = json_object_get(o, "argv_bytes");
@@ -512,7 +539,7 @@ static void read_argv_bytes(struct reader *rd, struct hl_arena *a, json_t *o,
 }
 
 /* exe_bytes: the executable's path exactly when it is not UTF-8. */
-static void read_exe_bytes(struct reader *rd, struct hl_arena *a, json_t *o,
+static void read_exe_bytes(struct reader *rd, struct hl_bump *a, json_t *o,
 			   const char *where, char **exe)
 {
 	json_t *raw = json_object_get(o, "exe_bytes");
@@ -526,12 +553,12 @@ static void read_exe_bytes(struct reader *rd, struct hl_arena *a, json_t *o,
 		*exe = b;
 }
 
-static char **read_argv(struct reader *rd, struct hl_arena *a, json_t *o, const char *where,
+static char **read_argv(struct reader *rd, struct hl_bump *a, json_t *o, const char *where,
 			uint32_t *argc)
 {
 	json_t *v = member(rd, o, where, "argv", is_array, "an array of strings");
 	size_t n = json_array_size(v);
-	char **argv = hl_arena_alloc(a, (n + 1) * sizeof(*argv));
+	char **argv = hl_bump_alloc(a, (n + 1) * sizeof(*argv));
 	char path[256];
 
 	*argc = 0;
@@ -543,7 +570,7 @@ static char **read_argv(struct reader *rd, struct hl_arena *a, json_t *o, const 
 		if (!json_is_string(s))
 			return bad(rd, at(path, sizeof(path), where, "argv", (long)i), "not a string"),
 			       argv;
-		argv[i] = hl_arena_strdup(a, json_string_value(s));
+		argv[i] = hl_bump_strdup(a, json_string_value(s));
 	}
 	*argc = (uint32_t)n;
 	read_argv_bytes(rd, a, o, where, argv, n);
@@ -554,7 +581,7 @@ static struct hl_process *new_process(struct hl_json_import *im)
 {
 	struct hl_process *p = hl_xcalloc(1, sizeof(*p));
 
-	hl_arena_init(&p->arena);
+	hl_bump_init(&p->arena);
 	hl_table_init(&p->live);
 	/* Ticks are CLOCK_REALTIME ns: errors and checks keep their times. */
 	p->clock_synced = true;
@@ -620,6 +647,8 @@ static void read_process(struct reader *rd, struct hl_json_import *im, json_t *o
 	if (rd->failed)
 		return;
 	read_exit(rd, exit_o, at(path, sizeof(path), where, "exit", 0), p);
+	if (!rd->failed)
+		read_fatal(rd, im, exit_o, at(path, sizeof(path), where, "exit", 0), p);
 	read_summary(rd, summary, at(path, sizeof(path), where, "summary", 0), p);
 	p->scanned = get_bool(rd, scan, at(path, sizeof(path), where, "scan", 0), "scanned");
 	p->live_unstopped = p->scanned &&
@@ -681,14 +710,14 @@ static void read_labels(struct reader *rd, struct hl_report *r, json_t *labels)
 	json_t *v;
 	char path[256];
 
-	r->label_keys = hl_arena_alloc(&r->arena, (n + 1) * sizeof(*r->label_keys));
-	r->label_values = hl_arena_alloc(&r->arena, (n + 1) * sizeof(*r->label_values));
+	r->label_keys = hl_bump_alloc(&r->arena, (n + 1) * sizeof(*r->label_keys));
+	r->label_values = hl_bump_alloc(&r->arena, (n + 1) * sizeof(*r->label_values));
 	json_object_foreach(labels, key, v) {
 		if (!json_is_string(v) || !*key)
 			return (void)bad(rd, at(path, sizeof(path), "run.labels", key, 0),
 					 "a label is a non-empty key with a string value");
-		r->label_keys[i] = hl_arena_strdup(&r->arena, key);
-		r->label_values[i++] = hl_arena_strdup(&r->arena, json_string_value(v));
+		r->label_keys[i] = hl_bump_strdup(&r->arena, key);
+		r->label_values[i++] = hl_bump_strdup(&r->arena, json_string_value(v));
 	}
 	r->nlabels = i;
 }
@@ -712,7 +741,7 @@ static void read_run(struct reader *rd, struct hl_report *r, json_t *run)
 	r->git_commit = get_str(rd, &r->arena, run, "run", "git_commit", true);
 	r->git_branch = get_str(rd, &r->arena, run, "run", "git_branch", true);
 	r->unreported = json_is_string(json_object_get(run, "unreported")) ?
-		hl_arena_strdup(&r->arena, json_string_value(json_object_get(run, "unreported"))) :
+		hl_bump_strdup(&r->arena, json_string_value(json_object_get(run, "unreported"))) :
 		NULL;
 	/* Not in the first reports: absent is unknown. */
 	if (json_object_get(run, "cwd"))

@@ -20,8 +20,9 @@
 #include <stddef.h>
 
 #include "report.h"
-#include "state.h"
 #include "symbolize.h"
+
+struct hl_process; /* ingest/state.h: what an imported process becomes */
 
 struct hl_json_import {
 	struct hl_report run;       /* mode, argv, times, exit code, uuid, git, labels */

@@ -25,7 +25,7 @@ int64_t hl_query_count(sqlite3_stmt *st);
 /* Column i as text, NULL for NULL, valid until the next step. */
 const char *hl_col_text(sqlite3_stmt *st, int i);
 /* The same, copied into a (NULL stays NULL). */
-const char *hl_col_text_in(struct hl_arena *a, sqlite3_stmt *st, int i);
+const char *hl_col_text_in(struct hl_bump *a, sqlite3_stmt *st, int i);
 /* Column i as a value that may be NULL. */
 struct hl_maybe hl_col_maybe(sqlite3_stmt *st, int i);
 

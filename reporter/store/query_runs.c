@@ -72,7 +72,7 @@ static int read_labels(struct run_reader *rd, struct hl_run_row *row)
 
 		if (row->nlabels == cap) {
 			cap = cap ? 2 * cap : 4;
-			grown = hl_arena_alloc(&rd->out->arena, cap * sizeof(*grown));
+			grown = hl_bump_alloc(&rd->out->arena, cap * sizeof(*grown));
 			for (size_t i = 0; i < row->nlabels; i++)
 				grown[i] = row->labels[i];
 			row->labels = grown;
@@ -103,7 +103,7 @@ static int read_leaked(struct run_reader *rd, struct hl_run_row *row)
 /* One row of RUN_COLUMNS, with its labels and leaked bytes. */
 static int read_run(struct run_reader *rd, sqlite3_stmt *st)
 {
-	struct hl_arena *a = &rd->out->arena;
+	struct hl_bump *a = &rd->out->arena;
 	struct hl_run_row *row = hl_run_list_add(rd->out);
 	int err;
 

@@ -33,11 +33,11 @@ const char *hl_col_text(sqlite3_stmt *st, int i)
 	return (const char *)sqlite3_column_text(st, i);
 }
 
-const char *hl_col_text_in(struct hl_arena *a, sqlite3_stmt *st, int i)
+const char *hl_col_text_in(struct hl_bump *a, sqlite3_stmt *st, int i)
 {
 	const char *t = hl_col_text(st, i);
 
-	return t ? hl_arena_strndup(a, t, (size_t)sqlite3_column_bytes(st, i)) : NULL;
+	return t ? hl_bump_strndup(a, t, (size_t)sqlite3_column_bytes(st, i)) : NULL;
 }
 
 struct hl_maybe hl_col_maybe(sqlite3_stmt *st, int i)

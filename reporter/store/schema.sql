@@ -484,3 +484,15 @@ CREATE INDEX unstopped_threads_process ON unstopped_threads(process_id, check_se
 ALTER TABLE check_records ADD COLUMN fingerprint TEXT;
 ALTER TABLE check_records ADD COLUMN suppressed INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE check_records ADD COLUMN suppression TEXT;
+
+-- migrate 15
+-- The signal that ended a process, as the hook's handler saw it arrive
+-- (valgrind's "Process terminating with default action of signal N"):
+-- the signal, its si_code (<= 0: sent by a process), the fault address
+-- (faults only, else 0) and the stack where it arrived, the interrupted
+-- frame first. NULL when no such report came: exit_signal alone then says
+-- the process was killed unseen (SIGKILL, or a handler of its own).
+ALTER TABLE processes ADD COLUMN fatal_signal INTEGER;
+ALTER TABLE processes ADD COLUMN fatal_code INTEGER;
+ALTER TABLE processes ADD COLUMN fatal_address INTEGER;
+ALTER TABLE processes ADD COLUMN fatal_stack_id INTEGER REFERENCES stacks(id);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "frame_tree.h"
+#include "state.h"
 #include "store_int.h"
 #include "text_bytes.h"
 #include "util.h"
@@ -103,11 +104,11 @@ int hl_store_batch_end(struct hl_store *s)
 
 void hl_store_forget_run(struct hl_store *s)
 {
-	hl_table_clear(&s->symbols);
-	hl_table_clear(&s->sites);
-	hl_table_clear(&s->stacks);
+	hl_map_destroy(&s->symbols);
+	hl_map_destroy(&s->sites);
+	hl_map_destroy(&s->stacks);
 	for (int k = 0; k < HL_STORE_SETS; k++)
-		hl_table_clear(&s->sets[k]);
+		hl_map_destroy(&s->sets[k]);
 	hl_frame_tree_destroy(&s->tree);
 	s->symbols_run = 0;
 }
@@ -238,8 +239,9 @@ static const char *const statement_sql[ST_COUNT] = {
 	[ST_PROCESS] = "INSERT INTO processes(run_id, serial, pid, ppid, parent_id, origin,"
 		" exe, argv, started_ns, ended_ns, exit_how, exit_status, exit_signal,"
 		" scanned, test_name, all_threads_stopped, no_exit_record, recovered_events,"
-		" modules_from, aggregates_from, leaks_from)"
-		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		" modules_from, aggregates_from, leaks_from, fatal_signal, fatal_code,"
+		" fatal_address, fatal_stack_id)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_SUMMARY] = "INSERT INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_SYMBOL] = "INSERT INTO symbols(key, module, module_offset, function,"
 		" file, line) VALUES (?,?,?,?,?,?)",
@@ -380,6 +382,8 @@ static void update_orphans(struct hl_store *s, int64_t run_id, const struct hl_p
 	s->orphans[s->norphans++] = (struct hl_store_orphan){ run_id, p->parent_serial, p->db_id };
 }
 
+static void bind_stack(struct writer *w, sqlite3_stmt *st, int i, uint32_t ref);
+
 static int write_process_row(struct writer *w)
 {
 	struct hl_process *p = w->p;
@@ -416,6 +420,13 @@ static int write_process_row(struct writer *w)
 	for (int k = 0; k < HL_STORE_SETS; k++)
 		if (w->set_from[k])
 			sqlite3_bind_int64(st, 19 + k, w->set_from[k]);
+	_Static_assert(HL_STORE_SETS == 3, "fatal_signal is column 22");
+	if (p->fatal.signal) {
+		sqlite3_bind_int(st, 22, (int)p->fatal.signal);
+		sqlite3_bind_int(st, 23, p->fatal.code);
+		sqlite3_bind_int64(st, 24, (int64_t)p->fatal.address);
+		bind_stack(w, st, 25, p->fatal.stack);
+	}
 	err = step_done(w->s, st);
 	free(argv);
 	w->process_id = sqlite3_last_insert_rowid(w->s->db);
@@ -465,13 +476,13 @@ static int symbol_id(struct writer *w, const struct hl_frame_info *f, int64_t *i
 {
 	struct hl_store *s = w->s;
 	uint64_t key = (uint64_t)(uintptr_t)f;
-	struct hl_block *b = hl_table_find(&s->symbols, key);
+	const uint64_t *known = hl_map_find(&s->symbols, key);
 	sqlite3_stmt *find = w->st[ST_SYMBOL_FIND];
 	int64_t content;
 	int rc, err;
 
-	if (b) {
-		*id = (int64_t)b->size;
+	if (known) {
+		*id = (int64_t)*known;
 		return 0;
 	}
 	content = hl_symbol_key(f->module, f->module != NULL, f->offset, f->function, f->file,
@@ -489,7 +500,7 @@ static int symbol_id(struct writer *w, const struct hl_frame_info *f, int64_t *i
 			return err;
 		*id = sqlite3_last_insert_rowid(s->db);
 	}
-	hl_table_insert(&s->symbols, key)->size = (uint64_t)*id;
+	hl_map_insert(&s->symbols, key, (uint64_t)*id);
 	return 0;
 }
 
@@ -544,7 +555,7 @@ static uint64_t module_key(const struct hl_module *m)
 	return (h ^ (h >> 31)) | 1; /* 0 is "no module" */
 }
 
-static uint64_t frame_module_key(const struct writer *w, const struct hl_stack *stack,
+static uint64_t frame_module_key(const struct writer *w, const struct hl_process_stack *stack,
 				 uint32_t i)
 {
 	const struct hl_module *m = hl_process_module_for(w->p, stack->frames[i], stack->seq);
@@ -581,7 +592,7 @@ static uint64_t layout_key(const struct writer *w)
  * frame. Never 0. The hash is the identity (63 bits: two different stacks
  * of a run of n stacks share one with a chance of n^2 / 2^64, 5e-10 for
  * 100k stacks); so are the hashes of a process's sets (find_sets). */
-static int64_t stack_hash(const struct writer *w, const struct hl_stack *stack)
+static int64_t stack_hash(const struct writer *w, const struct hl_process_stack *stack)
 {
 	uint64_t h = ((uint64_t)stack->depth << 1 | (stack->truncated != 0)) + 0x9e3779b97f4a7c15ull;
 
@@ -606,7 +617,7 @@ static int64_t stack_hash(const struct writer *w, const struct hl_stack *stack)
  * frames.id (0 for a stack without frames). The outer frames it shares
  * with the previous stack take their nodes from w->path, without a lookup
  * or symbolization (cc1's 7.8k stacks: 77% of their 157k return addresses). */
-static int write_frames(struct writer *w, const struct hl_stack *stack, int64_t *leaf)
+static int write_frames(struct writer *w, const struct hl_process_stack *stack, int64_t *leaf)
 {
 	uint32_t node = 0, shared = 0;
 	int err = 0;
@@ -719,7 +730,7 @@ static int batch_add(struct writer *w, struct batch *b, size_t index)
 static void bind_stack_row(struct writer *w, sqlite3_stmt *st, int i, size_t index)
 {
 	const struct new_stack *n = &w->new_stacks[index];
-	const struct hl_stack *stack = &w->p->stacks[n->index];
+	const struct hl_process_stack *stack = &w->p->stacks[n->index];
 
 	sqlite3_bind_int64(st, i, n->id);
 	sqlite3_bind_int64(st, i + 1, w->run_id);
@@ -750,22 +761,22 @@ static void bind_aggregate_row(struct writer *w, sqlite3_stmt *st, int i, size_t
  * stored with the same content, else a new row with its frames. */
 static int write_stack(struct writer *w, size_t index)
 {
-	const struct hl_stack *stack = &w->p->stacks[index];
+	const struct hl_process_stack *stack = &w->p->stacks[index];
 	int64_t hash = stack_hash(w, stack);
 	bool added;
-	struct hl_block *known = hl_table_find_or_insert(&w->s->stacks, (uint64_t)hash, &added);
+	uint64_t *known = hl_map_find_or_insert(&w->s->stacks, (uint64_t)hash, &added);
 	struct new_stack *n;
 	int64_t leaf;
 	int err;
 
 	if (!added) {
-		w->stack_ids[index] = (int64_t)known->size;
+		w->stack_ids[index] = (int64_t)*known;
 		return 0;
 	}
 	if ((err = write_frames(w, stack, &leaf)))
 		return err;
 	w->stack_ids[index] = ++w->last_stack_id;
-	known->size = (uint64_t)w->last_stack_id;
+	*known = (uint64_t)w->last_stack_id;
 	hl_grow((void **)&w->new_stacks, &w->new_stacks_cap, w->nnew_stacks,
 		sizeof(*w->new_stacks));
 	n = &w->new_stacks[w->nnew_stacks++];
@@ -791,7 +802,7 @@ static void build_aggregates(struct writer *w)
 	size_t n = 0;
 
 	for (size_t i = 0; i < p->nstacks; i++) {
-		const struct hl_stack *stack = &p->stacks[i];
+		const struct hl_process_stack *stack = &p->stacks[i];
 
 		if (!stack->allocs || w->stack_ids[i] <= 0)
 			continue;
@@ -851,8 +862,8 @@ static int load_run_maps(struct writer *w)
 		return err;
 	sqlite3_bind_int64(st, 1, w->run_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		hl_table_insert(&s->stacks, (uint64_t)sqlite3_column_int64(st, 0))->size =
-			(uint64_t)sqlite3_column_int64(st, 1);
+		hl_map_insert(&s->stacks, (uint64_t)sqlite3_column_int64(st, 0),
+			      (uint64_t)sqlite3_column_int64(st, 1));
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : fail(s, rc, "stacks");
 }
@@ -894,6 +905,8 @@ static int write_stacks(struct writer *w)
 			if (refs[j] && refs[j] <= p->nstacks)
 				w->stack_ids[refs[j] - 1] = -1; /* needed */
 	}
+	if (p->fatal.stack && p->fatal.stack <= p->nstacks)
+		w->stack_ids[p->fatal.stack - 1] = -1; /* needed */
 	for (size_t i = 0; i < p->nchecks; i++)
 		for (size_t j = 0; j < p->checks[i].nrecords; j++) {
 			uint32_t ref = p->checks[i].records[j].g.stack;
@@ -936,7 +949,7 @@ static int write_site(struct writer *w, const struct hl_leak_group *g)
 	bool added = true;
 
 	if (key)
-		hl_table_find_or_insert(&w->s->sites, key, &added);
+		hl_map_find_or_insert(&w->s->sites, key, &added);
 	if (!added)
 		return 0;
 	sqlite3_bind_text(st, 1, g->fingerprint, -1, SQLITE_STATIC);
@@ -1043,10 +1056,10 @@ static void find_sets(struct writer *w)
 	w->set_hash[HL_STORE_SET_AGGREGATES] = aggregates_hash(w);
 	w->set_hash[HL_STORE_SET_LEAKS] = leaks_hash(w);
 	for (int k = 0; k < HL_STORE_SETS; k++) {
-		const struct hl_block *b = w->set_hash[k] ?
-			hl_table_find(&w->s->sets[k], w->set_hash[k]) : NULL;
+		const uint64_t *from = w->set_hash[k] ?
+			hl_map_find(&w->s->sets[k], w->set_hash[k]) : NULL;
 
-		w->set_from[k] = b ? (int64_t)b->size : 0;
+		w->set_from[k] = from ? (int64_t)*from : 0;
 	}
 }
 
@@ -1055,8 +1068,7 @@ static void remember_sets(struct writer *w)
 {
 	for (int k = 0; k < HL_STORE_SETS; k++)
 		if (w->set_hash[k] && !w->set_from[k])
-			hl_table_insert(&w->s->sets[k], w->set_hash[k])->size =
-				(uint64_t)w->process_id;
+			hl_map_insert(&w->s->sets[k], w->set_hash[k], (uint64_t)w->process_id);
 }
 
 static int write_leaks(struct writer *w)

@@ -15,8 +15,11 @@
 #include <stdint.h>
 
 #include "report.h"
-#include "state.h"
 #include "symbolize.h"
+
+/* A finished process of the live reconciler (ingest/state.h), stored whole;
+ * the store reads it, never the reconciler's other types. */
+struct hl_process;
 
 struct hl_store;
 

@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "state.h"
 #include "store.h"
 #include "store_int.h"
 #include "util.h"
@@ -43,7 +44,7 @@
 struct import_table {
 	const char *name;
 	const char *where;        /* rows of the imported runs (temp.imp_runs, imp_processes) */
-	const char *remap[6][2];  /* column -> table whose ids it holds */
+	const char *remap[7][2];  /* column -> table whose ids it holds */
 };
 
 static const struct import_table tables[] = {
@@ -52,7 +53,7 @@ static const struct import_table tables[] = {
 	{ "processes", "run_id IN (SELECT id FROM temp.imp_runs)",
 	  { { "id", "processes" }, { "run_id", "runs" }, { "parent_id", "processes" },
 	    { "leaks_from", "processes" }, { "aggregates_from", "processes" },
-	    { "modules_from", "processes" } } },
+	    { "modules_from", "processes" }, { "fatal_stack_id", "stacks" } } },
 	{ "summaries", "process_id IN (SELECT id FROM temp.imp_processes)",
 	  { { "process_id", "processes" } } },
 	{ "module_rows", "process_id IN (SELECT id FROM temp.imp_processes)",

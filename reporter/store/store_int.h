@@ -18,9 +18,9 @@ struct hl_store {
 	/* What the run being written already has, so the next process of the
 	 * run names it instead of storing it again (store.c). */
 	int64_t symbols_run;     /* run these maps belong to */
-	struct hl_table symbols; /* frame_info pointer -> symbols.id */
-	struct hl_table sites;   /* fingerprints whose leak_sites row has this run */
-	struct hl_table stacks;  /* stack hash -> stacks.id */
+	struct hl_map symbols;   /* frame_info pointer -> symbols.id */
+	struct hl_map sites;     /* fingerprints whose leak_sites row has this run (keys) */
+	struct hl_map stacks;    /* stack hash -> stacks.id */
 	bool batch;              /* in hl_store_batch_begin's transaction */
 #define HL_STORE_STATEMENTS 32
 	sqlite3_stmt *statements[HL_STORE_STATEMENTS]; /* the writer's, prepared on first use */
@@ -30,7 +30,7 @@ struct hl_store {
 #define HL_STORE_SET_AGGREGATES 1
 #define HL_STORE_SET_LEAKS 2
 #define HL_STORE_SETS 3
-	struct hl_table sets[HL_STORE_SETS];
+	struct hl_map sets[HL_STORE_SETS];
 	struct hl_frame_tree tree; /* the run's call tree; node n is frames.id frame_ids[n - 1] */
 	int64_t *frame_ids;
 	size_t frame_ids_cap;

@@ -36,11 +36,11 @@ int hl_store_latest_run(struct hl_store *s, int64_t *run_id)
 	return -ENOENT;
 }
 
-static const char *col_text_in(struct hl_arena *a, sqlite3_stmt *st, int i)
+static const char *col_text_in(struct hl_bump *a, sqlite3_stmt *st, int i)
 {
 	const unsigned char *t = sqlite3_column_text(st, i);
 
-	return t ? hl_arena_strdup(a, (const char *)t) : NULL;
+	return t ? hl_bump_strdup(a, (const char *)t) : NULL;
 }
 
 static const char *col_text(struct hl_report *r, sqlite3_stmt *st, int i)
@@ -84,7 +84,7 @@ struct loader {
 	} *tree;
 	size_t ntree, tree_cap;
 	bool tree_loaded;
-	struct hl_arena *tree_arena;
+	struct hl_bump *tree_arena;
 };
 
 static const char *const loader_sql[] = {
@@ -162,7 +162,7 @@ static void argv_from_json(struct hl_report *r, const char *text,
 	json_t *a = text ? json_loads(text, 0, NULL) : NULL;
 	size_t n = json_is_array(a) ? json_array_size(a) : 0;
 
-	*argv = hl_arena_alloc(&r->arena, (n + 1) * sizeof(**argv));
+	*argv = hl_bump_alloc(&r->arena, (n + 1) * sizeof(**argv));
 	*argc = (uint32_t)n;
 	for (size_t i = 0; i < n; i++) {
 		const char *v = hl_json_bytes_dup(&r->arena, json_array_get(a, i));
@@ -190,7 +190,7 @@ static int load_stack(struct loader *l, struct hl_report *r, int64_t stack_id,
 			struct hl_frame_info *grown;
 
 			cap = cap ? cap * 2 : 16;
-			grown = hl_arena_alloc(&r->arena, cap * sizeof(*grown));
+			grown = hl_bump_alloc(&r->arena, cap * sizeof(*grown));
 			if (out->nframes)
 				memcpy(grown, out->frames, out->nframes * sizeof(*grown));
 			out->frames = grown;
@@ -214,7 +214,7 @@ static int load_stack(struct loader *l, struct hl_report *r, int64_t stack_id,
 static void load_tree(struct loader *ld)
 {
 	sqlite3_stmt *st = ld->frames;
-	struct hl_arena *a = ld->tree_arena;
+	struct hl_bump *a = ld->tree_arena;
 
 	if (ld->tree_loaded)
 		return;
@@ -278,7 +278,7 @@ static bool stack_from_tree(const struct loader *ld, struct hl_report *r, int64_
 	if (!leaf)
 		return true;
 	out->nframes = n + 1;
-	out->frames = hl_arena_alloc(&r->arena, out->nframes * sizeof(*out->frames));
+	out->frames = hl_bump_alloc(&r->arena, out->nframes * sizeof(*out->frames));
 	n = 0;
 	for (const struct loaded_frame *f = tree_find(ld, leaf); f;
 	     f = f->parent ? tree_find(ld, f->parent) : NULL)
@@ -318,7 +318,7 @@ static int load_leaks(struct loader *ld, struct hl_report *r, int64_t process_id
 			struct hl_report_leak *grown;
 
 			cap = cap ? cap * 2 : 16;
-			grown = hl_arena_alloc(&r->arena, cap * sizeof(*grown));
+			grown = hl_bump_alloc(&r->arena, cap * sizeof(*grown));
 			if (p->nleaks)
 				memcpy(grown, p->leaks, p->nleaks * sizeof(*grown));
 			p->leaks = grown;
@@ -352,7 +352,7 @@ static int load_errors(struct loader *ld, struct hl_report *r, int64_t process_i
 	while (!err && sqlite3_step(st) == SQLITE_ROW) {
 		struct hl_report_error *e;
 		struct hl_report_error *grown =
-			hl_arena_alloc(&r->arena, (p->nerrors + 1) * sizeof(*grown));
+			hl_bump_alloc(&r->arena, (p->nerrors + 1) * sizeof(*grown));
 
 		if (p->nerrors)
 			memcpy(grown, p->errors, p->nerrors * sizeof(*grown));
@@ -392,7 +392,7 @@ static int load_checks(struct loader *ld, struct hl_report *r, int64_t process_i
 				struct hl_report_check *grown;
 
 				cap = cap ? cap * 2 : 8;
-				grown = hl_arena_alloc(&r->arena, cap * sizeof(*grown));
+				grown = hl_bump_alloc(&r->arena, cap * sizeof(*grown));
 				if (p->nchecks)
 					memcpy(grown, p->checks, p->nchecks * sizeof(*grown));
 				p->checks = grown;
@@ -430,7 +430,7 @@ static struct hl_report_check *check_by_seq(struct hl_report_process *p, uint32_
 /* Appends one element of `size` bytes to an arena array of *n. */
 static void *arena_append(struct hl_report *r, void **v, size_t *n, size_t size)
 {
-	char *grown = hl_arena_alloc(&r->arena, (*n + 1) * size);
+	char *grown = hl_bump_alloc(&r->arena, (*n + 1) * size);
 
 	if (*n)
 		memcpy(grown, *v, *n * size);
@@ -464,7 +464,7 @@ static int load_check_records(struct loader *ld, struct hl_report *r, int64_t pr
 			struct hl_report_check_record *grown;
 
 			cap = cap ? cap * 2 : 16;
-			grown = hl_arena_alloc(&r->arena, cap * sizeof(*grown));
+			grown = hl_bump_alloc(&r->arena, cap * sizeof(*grown));
 			if (c->nrecords)
 				memcpy(grown, c->records, c->nrecords * sizeof(*grown));
 			c->records = grown;
@@ -506,7 +506,7 @@ static int load_timeline(struct loader *ld, struct hl_report *r, int64_t process
 			struct hl_report_sample *grown;
 
 			cap = cap ? cap * 2 : 8;
-			grown = hl_arena_alloc(&r->arena, cap * sizeof(*grown));
+			grown = hl_bump_alloc(&r->arena, cap * sizeof(*grown));
 			if (p->ntimeline)
 				memcpy(grown, p->timeline, p->ntimeline * sizeof(*grown));
 			p->timeline = grown;
@@ -570,6 +570,21 @@ static void fill_process(struct hl_report *r, sqlite3_stmt *st,
 	p->no_exit_record = sqlite3_column_int(st, 27) != 0;
 	p->recovered_events = sqlite3_column_type(st, 28) == SQLITE_NULL ?
 				      -1 : sqlite3_column_int64(st, 28);
+	if (sqlite3_column_type(st, 29) != SQLITE_NULL) {
+		p->fatal.signal = sqlite3_column_int(st, 29);
+		p->fatal.code = sqlite3_column_int(st, 30);
+		p->fatal.address = col_u64(st, 31);
+		p->fatal.fault = hl_wire_fault_words((uint32_t)p->fatal.signal, p->fatal.code);
+	}
+}
+
+/* Where the signal that ended it arrived (column 32), if the hook saw it. */
+static int load_fatal_stack(struct loader *ld, struct hl_report *r, sqlite3_stmt *st,
+			    struct hl_report_process *p)
+{
+	if (!p->fatal.signal)
+		return 0;
+	return load_stack(ld, r, sqlite3_column_int64(st, 32), &p->fatal.stack);
 }
 
 /* Whether the process passes --process and --program (the basename of its
@@ -624,7 +639,8 @@ static int load_processes(struct loader *ld, struct hl_report *r,
 		" in_use_blocks, allocs, frees, bytes_allocated, peak_bytes,"
 		" inherited_bytes, inherited_blocks, dropped_events, unmatched_frees,"
 		" unfreed_superseded, live_mismatch, test_name, p.serial, all_threads_stopped,"
-		" no_exit_record, recovered_events"
+		" no_exit_record, recovered_events, fatal_signal, fatal_code, fatal_address,"
+		" fatal_stack_id"
 		" FROM processes p JOIN summaries s ON s.process_id = p.id"
 		" WHERE p.run_id = ? ORDER BY p.serial", -1, &st, NULL))
 		return load_fail(s, "processes");
@@ -647,6 +663,8 @@ static int load_processes(struct loader *ld, struct hl_report *r,
 			load_tree(ld);
 		if (keep)
 			err = load_leaks(ld, into, id, p);
+		if (keep && !err)
+			err = load_fatal_stack(ld, into, st, p);
 		if (keep && !err)
 			err = load_errors(ld, into, id, p);
 		if (keep && !err)
@@ -686,8 +704,8 @@ static int load_labels(struct hl_store *s, int64_t run_id, struct hl_report *r)
 	while (sqlite3_step(st) == SQLITE_ROW)
 		n++;
 	sqlite3_reset(st);
-	r->label_keys = hl_arena_alloc(&r->arena, (n + 1) * sizeof(*r->label_keys));
-	r->label_values = hl_arena_alloc(&r->arena, (n + 1) * sizeof(*r->label_values));
+	r->label_keys = hl_bump_alloc(&r->arena, (n + 1) * sizeof(*r->label_keys));
+	r->label_values = hl_bump_alloc(&r->arena, (n + 1) * sizeof(*r->label_values));
 	r->nlabels = 0;
 	while (r->nlabels < n && sqlite3_step(st) == SQLITE_ROW) {
 		r->label_keys[r->nlabels] = col_text(r, st, 0);

@@ -444,11 +444,11 @@ int hl_store_open(const char *path, bool readonly, struct hl_store **out)
 	int version, err;
 
 	*out = s;
-	hl_table_init(&s->symbols);
-	hl_table_init(&s->sites);
-	hl_table_init(&s->stacks);
+	hl_map_init(&s->symbols);
+	hl_map_init(&s->sites);
+	hl_map_init(&s->stacks);
 	for (int k = 0; k < HL_STORE_SETS; k++)
-		hl_table_init(&s->sets[k]);
+		hl_map_init(&s->sets[k]);
 	hl_frame_tree_init(&s->tree);
 	if (!readonly)
 		return open_for_writing(s, path);
@@ -481,11 +481,11 @@ int hl_store_open_strict_ro(const char *path, struct hl_store **out)
 	int err;
 
 	*out = s;
-	hl_table_init(&s->symbols);
-	hl_table_init(&s->sites);
-	hl_table_init(&s->stacks);
+	hl_map_init(&s->symbols);
+	hl_map_init(&s->sites);
+	hl_map_init(&s->stacks);
 	for (int k = 0; k < HL_STORE_SETS; k++)
-		hl_table_init(&s->sets[k]);
+		hl_map_init(&s->sets[k]);
 	hl_frame_tree_init(&s->tree);
 	err = open_for_reading(s, path, &version);
 	if (err || version == want)
@@ -507,11 +507,11 @@ void hl_store_close(struct hl_store *s)
 	for (size_t i = 0; i < HL_STORE_STATEMENTS; i++)
 		sqlite3_finalize(s->statements[i]);
 	sqlite3_close(s->db);
-	hl_table_destroy(&s->symbols);
-	hl_table_destroy(&s->sites);
-	hl_table_destroy(&s->stacks);
+	hl_map_destroy(&s->symbols);
+	hl_map_destroy(&s->sites);
+	hl_map_destroy(&s->stacks);
 	for (int k = 0; k < HL_STORE_SETS; k++)
-		hl_table_destroy(&s->sets[k]);
+		hl_map_destroy(&s->sets[k]);
 	hl_frame_tree_destroy(&s->tree);
 	free(s->frame_ids);
 	free(s->orphans);

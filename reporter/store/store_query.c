@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "query_int.h"
+#include "report.h"
 #include "util.h"
 
 /* The ids of the runs f selects: "SELECT id FROM runs WHERE ..." with its
@@ -304,6 +305,27 @@ static json_t *paged(int64_t total, json_t *rows)
 #define SHOWN_CLASS "CASE WHEN l.suppressed THEN 'suppressed' ELSE l.leak_class END"
 /* ---- web UI: one run ------------------------------------------------------- */
 
+/* fatal_name ("SIGSEGV") and fatal_fault (valgrind's words for a fault,
+ * or null) beside a process's fatal_signal, as the text report words them. */
+static void name_fatal_signals(json_t *procs)
+{
+	size_t i;
+	json_t *p;
+
+	json_array_foreach(procs, i, p) {
+		json_int_t sig = json_integer_value(json_object_get(p, "fatal_signal"));
+		json_int_t code = json_integer_value(json_object_get(p, "fatal_code"));
+		const char *fault = hl_wire_fault_words((uint32_t)sig, (int32_t)code);
+		char name[24];
+
+		if (!sig)
+			continue;
+		json_object_set_new(p, "fatal_name",
+				    json_string(hl_report_signal_name((int)sig, name, sizeof(name))));
+		json_object_set_new(p, "fatal_fault", fault ? json_string(fault) : json_null());
+	}
+}
+
 int hl_query_run(struct hl_store *s, int64_t run_id, json_t **out)
 {
 	sqlite3_stmt *st;
@@ -327,7 +349,8 @@ int hl_query_run(struct hl_store *s, int64_t run_id, json_t **out)
 	err = hl_query_prepare(s,
 		"SELECT p.id, p.serial, p.pid, p.ppid, p.parent_id, p.origin, p.exe, p.argv,"
 		" p.started_ns, p.ended_ns, p.exit_how, p.exit_status, p.exit_signal, p.scanned,"
-		" p.no_exit_record, p.recovered_events, m.in_use_bytes, m.in_use_blocks, m.allocs, m.frees, m.bytes_allocated,"
+		" p.no_exit_record, p.recovered_events, p.fatal_signal, p.fatal_code,"
+		" p.fatal_address, p.fatal_stack_id, m.in_use_bytes, m.in_use_blocks, m.allocs, m.frees, m.bytes_allocated,"
 		" m.peak_bytes, m.inherited_bytes, m.inherited_blocks, m.dropped_events,"
 		" m.unmatched_frees, m.unfreed_superseded, m.live_mismatch, m.errors,"
 		" (SELECT count(*) FROM leaks l WHERE l.process_id = p.id) AS leak_records,"
@@ -348,6 +371,7 @@ int hl_query_run(struct hl_store *s, int64_t run_id, json_t **out)
 		json_decref(runs);
 		return err;
 	}
+	name_fatal_signals(procs);
 	*out = json_incref(json_array_get(runs, 0));
 	json_decref(runs);
 	json_object_set_new(*out, "processes", procs);

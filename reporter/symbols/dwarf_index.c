@@ -33,7 +33,7 @@ struct unit_range {
 struct hl_dwarf_index {
 	struct cu_index *cus;
 	size_t n, cap;
-	struct hl_table by_cu; /* unit DIE offset + 1 -> index in cus (size) */
+	struct hl_map by_cu;   /* unit DIE offset + 1 -> index in cus */
 	struct unit_range *units; /* sorted by low; built by unit_at */
 	size_t nunits, units_cap;
 	bool units_built;
@@ -43,7 +43,7 @@ struct hl_dwarf_index *hl_dwarf_index_new(void)
 {
 	struct hl_dwarf_index *x = hl_xcalloc(1, sizeof(*x));
 
-	hl_table_init(&x->by_cu);
+	hl_map_init(&x->by_cu);
 	return x;
 }
 
@@ -55,7 +55,7 @@ void hl_dwarf_index_free(struct hl_dwarf_index *x)
 		free(x->cus[i].ranges);
 	free(x->cus);
 	free(x->units);
-	hl_table_destroy(&x->by_cu);
+	hl_map_destroy(&x->by_cu);
 	free(x);
 }
 
@@ -111,17 +111,17 @@ static int range_cmp(const void *a, const void *b)
 static struct cu_index *cu_for(struct hl_dwarf_index *x, Dwarf_Die *cudie)
 {
 	uint64_t key = (uint64_t)dwarf_dieoffset(cudie) + 1;
-	struct hl_block *slot = hl_table_find(&x->by_cu, key);
+	const uint64_t *slot = hl_map_find(&x->by_cu, key);
 	struct cu_index *ci;
 
 	if (slot)
-		return &x->cus[slot->size];
+		return &x->cus[*slot];
 	hl_grow((void **)&x->cus, &x->cap, x->n, sizeof(*x->cus));
 	ci = &x->cus[x->n];
 	memset(ci, 0, sizeof(*ci));
 	collect(ci, cudie, 0);
 	qsort(ci->ranges, ci->n, sizeof(*ci->ranges), range_cmp);
-	hl_table_insert(&x->by_cu, key)->size = x->n++;
+	hl_map_insert(&x->by_cu, key, x->n++);
 	return ci;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "state.h"
 #include "table.h"
 #include "util.h"
 
@@ -51,7 +52,7 @@ struct hl_prefetch {
 	/* main thread only */
 	struct pf_proc *procs;
 	size_t nprocs, procs_cap;
-	struct hl_table seen;     /* addresses queued once (key: address) */
+	struct hl_map seen;       /* addresses queued once (the keys; values 0) */
 };
 
 static void *prefetch_main(void *arg)
@@ -89,7 +90,7 @@ struct hl_prefetch *hl_prefetch_start(struct hl_symbolizer *sym)
 	pthread_mutex_init(&pf->lock, NULL);
 	pthread_cond_init(&pf->wake, NULL);
 	pthread_cond_init(&pf->idle, NULL);
-	hl_table_init(&pf->seen);
+	hl_map_init(&pf->seen);
 	if (pthread_create(&pf->thread, NULL, prefetch_main, pf) != 0) {
 		pthread_cond_destroy(&pf->wake);
 		pthread_cond_destroy(&pf->idle);
@@ -170,21 +171,21 @@ void hl_prefetch_scan(struct hl_prefetch *pf, const struct hl_run *run)
 		if (!pp)
 			break; /* the list changed under us: stop prefetching */
 		for (; pp->nstacks_seen < p->nstacks; pp->nstacks_seen++) {
-			const struct hl_stack *s = &p->stacks[pp->nstacks_seen];
+			const struct hl_process_stack *s = &p->stacks[pp->nstacks_seen];
 
 			for (uint32_t f = 0; f < s->depth; f++) {
 				uint64_t a = s->frames[f];
 				const struct hl_module *m;
 
 				if (!a || pf->queued >= PREFETCH_MAX_QUEUED ||
-				    hl_table_find(&pf->seen, a))
+				    hl_map_find(&pf->seen, a))
 					continue;
 				/* As the report will look it up (the stack's seq
 				 * fixes which modules were loaded). */
 				m = hl_process_module_for(p, a, s->seq);
 				if (!m)
 					continue;
-				hl_table_insert(&pf->seen, a);
+				hl_map_insert(&pf->seen, a, 0);
 				hl_grow((void **)&items, &cap, nitems, sizeof(*items));
 				items[nitems].module =
 					module_copy(pp, p, (size_t)(m - p->modules));
@@ -271,7 +272,7 @@ size_t hl_prefetch_stop(struct hl_prefetch *pf)
 	free(pf->procs);
 	free(pf->retired);
 	free(pf->queue);
-	hl_table_destroy(&pf->seen);
+	hl_map_destroy(&pf->seen);
 	pthread_cond_destroy(&pf->wake);
 	pthread_cond_destroy(&pf->idle);
 	pthread_mutex_destroy(&pf->lock);

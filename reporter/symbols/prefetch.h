@@ -14,15 +14,18 @@
  * (module path, bias, build-id; addresses) into a queue under a lock. The
  * symbolizer belongs to the thread from hl_prefetch_start until
  * hl_prefetch_stop, which lets it finish the address in progress, drops the
- * rest of the queue and joins it.
+ * rest of the queue and joins it, except between hl_prefetch_pause and
+ * hl_prefetch_resume (the main thread reports ended processes meanwhile).
  */
 #ifndef HL_REPORTER_PREFETCH_H
 #define HL_REPORTER_PREFETCH_H
 
 #include <stddef.h>
 
-#include "state.h"
 #include "symbolize.h"
+
+struct hl_run; /* ingest/state.h: the run whose modules are scanned */
+struct hl_process; /* ingest/state.h: one of its processes */
 
 struct hl_prefetch;
 

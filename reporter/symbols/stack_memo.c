@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "state.h"
 #include "suppress.h"
 #include "table.h"
 #include "util.h"
@@ -39,10 +40,10 @@ struct entry {
 
 struct hl_stack_memo {
 	uint64_t serial;         /* names this memo in a process's stack_syms */
-	struct hl_table entries; /* key hash -> struct entry * (in size) */
+	struct hl_map entries;   /* key hash -> struct entry * */
 	struct layout *layouts;  /* id - 1 */
 	size_t nlayouts, layouts_cap;
-	struct hl_arena arena;
+	struct hl_bump arena;
 };
 
 struct hl_stack_memo *hl_stack_memo_new(void)
@@ -51,8 +52,8 @@ struct hl_stack_memo *hl_stack_memo_new(void)
 	struct hl_stack_memo *m = hl_xcalloc(1, sizeof(*m));
 
 	m->serial = ++serials;
-	hl_table_init(&m->entries);
-	hl_arena_init(&m->arena);
+	hl_map_init(&m->entries);
+	hl_bump_init(&m->arena);
 	return m;
 }
 
@@ -60,9 +61,9 @@ void hl_stack_memo_free(struct hl_stack_memo *m)
 {
 	if (!m)
 		return;
-	hl_table_destroy(&m->entries);
+	hl_map_destroy(&m->entries);
 	free(m->layouts);
-	hl_arena_free(&m->arena);
+	hl_bump_free(&m->arena);
 	free(m);
 }
 
@@ -101,7 +102,7 @@ static uint32_t layout_of(struct hl_stack_memo *m, struct hl_symbolizer *sym,
 			id = (uint32_t)i + 1;
 	}
 	if (!overlap && !id) {
-		struct layout_module *kept = hl_arena_alloc(&m->arena, (p->nmodules + 1) * sizeof(*kept));
+		struct layout_module *kept = hl_bump_alloc(&m->arena, (p->nmodules + 1) * sizeof(*kept));
 
 		memcpy(kept, mods, p->nmodules * sizeof(*kept));
 		hl_grow((void **)&m->layouts, &m->layouts_cap, m->nlayouts, sizeof(*m->layouts));
@@ -114,7 +115,7 @@ static uint32_t layout_of(struct hl_stack_memo *m, struct hl_symbolizer *sym,
 
 /* The module id of each frame of s, for a process without a layout. */
 static void frame_modules(const struct hl_process *p, const uint32_t *ids,
-			  const struct hl_stack *s, uint32_t *out)
+			  const struct hl_process_stack *s, uint32_t *out)
 {
 	for (uint32_t i = 0; i < s->depth; i++) {
 		const struct hl_module *mod = hl_process_module_for(p, s->frames[i], s->seq);
@@ -123,7 +124,7 @@ static void frame_modules(const struct hl_process *p, const uint32_t *ids,
 	}
 }
 
-static bool entry_is(const struct entry *e, uint32_t layout, const struct hl_stack *s,
+static bool entry_is(const struct entry *e, uint32_t layout, const struct hl_process_stack *s,
 		     const uint32_t *modules)
 {
 	return e->layout == layout && e->sym.depth == s->depth &&
@@ -134,10 +135,10 @@ static bool entry_is(const struct entry *e, uint32_t layout, const struct hl_sta
 
 /* Symbolizes s into a new entry. */
 static void entry_fill(struct hl_stack_memo *m, struct hl_symbolizer *sym,
-		       const struct hl_process *p, const struct hl_stack *s, struct entry *e)
+		       const struct hl_process *p, const struct hl_process_stack *s, struct entry *e)
 {
 	struct hl_frame_info *frames = NULL;
-	uint8_t *per = hl_arena_alloc(&m->arena, s->depth + 1u);
+	uint8_t *per = hl_bump_alloc(&m->arena, s->depth + 1u);
 	size_t n = 0, cap = 0;
 
 	for (uint32_t i = 0; i < s->depth; i++) {
@@ -153,7 +154,7 @@ static void entry_fill(struct hl_stack_memo *m, struct hl_symbolizer *sym,
 		n += count;
 		per[i] = (uint8_t)count; /* at most HL_MAX_INLINE + 1 */
 	}
-	e->sym.frames = n ? memcpy(hl_arena_alloc(&m->arena, n * sizeof(*frames)), frames,
+	e->sym.frames = n ? memcpy(hl_bump_alloc(&m->arena, n * sizeof(*frames)), frames,
 				   n * sizeof(*frames)) : NULL;
 	free(frames);
 	e->sym.nframes = n;
@@ -168,7 +169,7 @@ static void entry_fill(struct hl_stack_memo *m, struct hl_symbolizer *sym,
 static struct hl_stack_sym *lookup(struct hl_stack_memo *m, struct hl_symbolizer *sym,
 				   struct hl_process *p, size_t i)
 {
-	const struct hl_stack *s = &p->stacks[i];
+	const struct hl_process_stack *s = &p->stacks[i];
 	uint32_t layout = p->stack_syms_layout;
 	uint32_t *modules = NULL;
 	uint64_t h = mix(mix(mix(0x2545f4914f6cdd1dull, layout),
@@ -183,27 +184,26 @@ static struct hl_stack_sym *lookup(struct hl_stack_memo *m, struct hl_symbolizer
 			h = mix(h, modules[j]);
 	}
 	h = h << 4 ? h << 4 : 16; /* a table key: never 0 */
-	for (struct hl_block *b = hl_table_find(&m->entries, h); b;
-	     b = hl_table_find_next(&m->entries, h, b)) {
-		e = (struct entry *)(uintptr_t)b->size;
+	for (uint64_t *v = hl_map_find(&m->entries, h); v; v = hl_map_find_next(&m->entries, h, v)) {
+		e = hl_map_ptr(*v);
 		if (entry_is(e, layout, s, modules)) {
 			free(modules);
 			return &e->sym;
 		}
 	}
-	e = hl_arena_alloc(&m->arena, sizeof(*e));
+	e = hl_bump_alloc(&m->arena, sizeof(*e));
 	e->layout = layout;
-	e->addresses = memcpy(hl_arena_alloc(&m->arena, (size_t)s->depth * 8 + 8), s->frames,
+	e->addresses = memcpy(hl_bump_alloc(&m->arena, (size_t)s->depth * 8 + 8), s->frames,
 			      (size_t)s->depth * 8);
 	if (modules) {
-		e->modules = memcpy(hl_arena_alloc(&m->arena, (size_t)s->depth * sizeof(*modules) + 4),
+		e->modules = memcpy(hl_bump_alloc(&m->arena, (size_t)s->depth * sizeof(*modules) + 4),
 				    modules, (size_t)s->depth * sizeof(*modules));
 		free(modules);
 	}
 	e->sym.depth = s->depth;
 	e->sym.truncated = s->truncated != 0;
 	entry_fill(m, sym, p, s, e);
-	hl_table_insert(&m->entries, h)->size = (uint64_t)(uintptr_t)e;
+	hl_map_insert(&m->entries, h, hl_map_of_ptr(e));
 	return &e->sym;
 }
 

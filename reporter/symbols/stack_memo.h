@@ -31,8 +31,9 @@
 #include <stdint.h>
 
 #include "fingerprint.h"
-#include "state.h"
 #include "symbolize.h"
+
+struct hl_process; /* ingest/state.h: whose stack and modules */
 
 /* One distinct stack, symbolized. Owned by the memo; never written once
  * returned (reports point at frames). */

@@ -17,6 +17,7 @@
 #include "debug_cache.h"
 #include "dwarf_index.h"
 #include "stack_memo.h"
+#include "state.h"
 #include "util.h"
 
 /* From libstdc++ (linked for this alone); declared here to keep the reporter
@@ -85,8 +86,8 @@ struct hl_symbolizer {
 	size_t nmodules, modules_cap;
 	struct sym_file **files;
 	size_t nfiles, files_cap;
-	struct hl_table cache; /* hash -> sym_result (pointer in size) */
-	struct hl_arena arena;
+	struct hl_map cache;   /* hash -> struct sym_result * */
+	struct hl_bump arena;
 	char *debug_cache_dir;   /* NULL: no cache of inflated debug files */
 	bool debug_cache_warned; /* said once why the cache could not be used */
 	struct hl_symbolizer_stats stats;
@@ -180,8 +181,8 @@ struct hl_symbolizer *hl_symbolizer_new(void)
 		unsetenv("DEBUGINFOD_URLS");
 
 	s->debug_cache_dir = hl_debug_cache_dir();
-	hl_table_init(&s->cache);
-	hl_arena_init(&s->arena);
+	hl_map_init(&s->cache);
+	hl_bump_init(&s->arena);
 	return s;
 }
 
@@ -190,8 +191,8 @@ struct hl_symbolizer *hl_symbolizer_new_given(void)
 	struct hl_symbolizer *s = hl_xcalloc(1, sizeof(*s));
 
 	s->given_only = true;
-	hl_table_init(&s->cache);
-	hl_arena_init(&s->arena);
+	hl_map_init(&s->cache);
+	hl_bump_init(&s->arena);
 	return s;
 }
 
@@ -219,9 +220,9 @@ void hl_symbolizer_free(struct hl_symbolizer *s)
 	for (size_t i = 0; i < s->nmodules; i++)
 		free(s->modules[i].path);
 	free(s->modules);
-	hl_table_destroy(&s->cache);
+	hl_map_destroy(&s->cache);
 	hl_stack_memo_free(s->stack_memo);
-	hl_arena_free(&s->arena);
+	hl_bump_free(&s->arena);
 	free(s->debug_cache_dir);
 	free(s);
 }
@@ -337,9 +338,9 @@ static const char *demangle(struct hl_symbolizer *s, const char *name)
 	if (!name)
 		return NULL;
 	if (strncmp(name, "_Z", 2) != 0)
-		return hl_arena_strdup(&s->arena, name);
+		return hl_bump_strdup(&s->arena, name);
 	out = __cxa_demangle(name, NULL, NULL, &status);
-	kept = hl_arena_strdup(&s->arena, status == 0 && out ? out : name);
+	kept = hl_bump_strdup(&s->arena, status == 0 && out ? out : name);
 	free(out);
 	return kept;
 }
@@ -348,7 +349,7 @@ static const char *demangle(struct hl_symbolizer *s, const char *name)
  * not mangled. */
 static const char *linkage_of(struct hl_symbolizer *s, const char *name)
 {
-	return name && !strncmp(name, "_Z", 2) ? hl_arena_strdup(&s->arena, name) : NULL;
+	return name && !strncmp(name, "_Z", 2) ? hl_bump_strdup(&s->arena, name) : NULL;
 }
 
 /* Name of a subprogram or inlined-subroutine DIE, following abstract
@@ -369,7 +370,7 @@ static const char *die_function_name(struct hl_symbolizer *s, Dwarf_Die *die,
 		return *linkage = linkage_of(s, name), demangle(s, name);
 	if (dwarf_attr_integrate(die, DW_AT_name, &attr) &&
 	    (name = dwarf_formstring(&attr)))
-		return hl_arena_strdup(&s->arena, name);
+		return hl_bump_strdup(&s->arena, name);
 	return NULL;
 }
 
@@ -392,7 +393,7 @@ static void die_call_site(struct hl_symbolizer *s, Dwarf_Die *cudie,
 	if (dwarf_getsrcfiles(cudie, &files, &nfiles) != 0 || file_index >= nfiles)
 		return;
 	file = dwarf_filesrc(files, file_index, NULL, NULL);
-	out->file = file ? hl_arena_strdup(&s->arena, file) : NULL;
+	out->file = file ? hl_bump_strdup(&s->arena, file) : NULL;
 }
 
 /* The unit DIE holding pc: through .debug_aranges (elfutils), else from
@@ -429,7 +430,7 @@ static void line_at(struct hl_symbolizer *s, struct sym_file *sf, Dwarf_Addr pc,
 		file = dwarf_linesrc(dline, NULL, NULL);
 		dwarf_lineno(dline, &lineno);
 	}
-	frame->file = file ? hl_arena_strdup(&s->arena, file) : NULL;
+	frame->file = file ? hl_bump_strdup(&s->arena, file) : NULL;
 	frame->line = lineno > 0 ? (uint32_t)lineno : 0;
 }
 
@@ -640,7 +641,7 @@ static void symbolize_in(struct hl_symbolizer *s, struct sym_module *sm,
 		}
 	}
 	r->count = n;
-	r->frames = hl_arena_alloc(&s->arena, n * sizeof(*frames));
+	r->frames = hl_bump_alloc(&s->arena, n * sizeof(*frames));
 	memcpy(r->frames, frames, n * sizeof(*frames));
 }
 
@@ -655,9 +656,8 @@ static struct sym_result *cached(struct hl_symbolizer *s, uint32_t module, uint6
 {
 	uint64_t key = cache_key(module, address);
 
-	for (struct hl_block *slot = hl_table_find(&s->cache, key); slot;
-	     slot = hl_table_find_next(&s->cache, key, slot)) {
-		struct sym_result *r = (struct sym_result *)(uintptr_t)slot->size;
+	for (uint64_t *v = hl_map_find(&s->cache, key); v; v = hl_map_find_next(&s->cache, key, v)) {
+		struct sym_result *r = hl_map_ptr(*v);
 
 		if (r->module == module && r->address == address)
 			return r;
@@ -665,9 +665,9 @@ static struct sym_result *cached(struct hl_symbolizer *s, uint32_t module, uint6
 	return NULL;
 }
 
-static const char *arena_strdup_or_null(struct hl_arena *a, const char *s)
+static const char *arena_strdup_or_null(struct hl_bump *a, const char *s)
 {
-	return s ? hl_arena_strdup(a, s) : NULL;
+	return s ? hl_bump_strdup(a, s) : NULL;
 }
 
 void hl_symbolizer_add(struct hl_symbolizer *s, const struct hl_module *m, uint64_t address,
@@ -678,18 +678,18 @@ void hl_symbolizer_add(struct hl_symbolizer *s, const struct hl_module *m, uint6
 
 	if (!count || cached(s, module, address))
 		return;
-	r = hl_arena_alloc(&s->arena, sizeof(*r));
+	r = hl_bump_alloc(&s->arena, sizeof(*r));
 	r->module = module;
 	r->address = address;
 	r->count = count;
-	r->frames = hl_arena_alloc(&s->arena, count * sizeof(*r->frames));
+	r->frames = hl_bump_alloc(&s->arena, count * sizeof(*r->frames));
 	for (size_t i = 0; i < count; i++) {
 		r->frames[i] = frames[i];
 		r->frames[i].function = arena_strdup_or_null(&s->arena, frames[i].function);
 		r->frames[i].file = arena_strdup_or_null(&s->arena, frames[i].file);
 		r->frames[i].module = arena_strdup_or_null(&s->arena, frames[i].module);
 	}
-	hl_table_insert(&s->cache, cache_key(module, address))->size = (uint64_t)(uintptr_t)r;
+	hl_map_insert(&s->cache, cache_key(module, address), hl_map_of_ptr(r));
 }
 
 const struct hl_frame_info *hl_symbolize(struct hl_symbolizer *s,
@@ -698,25 +698,23 @@ const struct hl_frame_info *hl_symbolize(struct hl_symbolizer *s,
 {
 	uint32_t module = m ? module_index(s, m) : 0;
 	uint64_t key = cache_key(module, address);
-	struct hl_block *slot;
 	struct sym_result *r = cached(s, module, address);
 
 	if (r) {
 		*count = r->count;
 		return r->frames;
 	}
-	r = hl_arena_alloc(&s->arena, sizeof(*r));
+	r = hl_bump_alloc(&s->arena, sizeof(*r));
 	r->module = module;
 	r->address = address;
 	if (module) {
 		symbolize_in(s, &s->modules[module - 1], address, r);
 	} else {
 		r->count = 1;
-		r->frames = hl_arena_alloc(&s->arena, sizeof(*r->frames));
+		r->frames = hl_bump_alloc(&s->arena, sizeof(*r->frames));
 		r->frames[0].address = address;
 	}
-	slot = hl_table_insert(&s->cache, key);
-	slot->size = (uint64_t)(uintptr_t)r;
+	hl_map_insert(&s->cache, key, hl_map_of_ptr(r));
 	*count = r->count;
 	return r->frames;
 }

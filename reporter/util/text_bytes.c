@@ -95,17 +95,17 @@ json_t *hl_json_text(const char *s)
 	return v;
 }
 
-char *hl_json_bytes_dup(struct hl_arena *a, const json_t *v)
+char *hl_json_bytes_dup(struct hl_bump *a, const json_t *v)
 {
 	size_t n;
 	char *out;
 
 	if (json_is_string(v))
-		return hl_arena_strdup(a, json_string_value(v));
+		return hl_bump_strdup(a, json_string_value(v));
 	if (!json_is_array(v))
 		return NULL;
 	n = json_array_size(v);
-	out = hl_arena_alloc(a, n + 1);
+	out = hl_bump_alloc(a, n + 1);
 	for (size_t i = 0; i < n; i++) {
 		const json_t *b = json_array_get(v, i);
 		json_int_t byte = json_is_integer(b) ? json_integer_value(b) : 0;

@@ -32,6 +32,6 @@ json_t *hl_json_bytes(const char *s);
 json_t *hl_json_text(const char *s);
 /* The bytes of a value hl_json_bytes made, copied into a (NUL-terminated),
  * or NULL when v is neither a string nor an array of integers 1-255. */
-char *hl_json_bytes_dup(struct hl_arena *a, const json_t *v);
+char *hl_json_bytes_dup(struct hl_bump *a, const json_t *v);
 
 #endif

@@ -32,6 +32,12 @@ void hl_log(const char *fmt, ...)
 	fprintf(stderr, "heapledger: %s\n", line);
 }
 
+void hl_invariant_fail(const char *expr, const char *file, int line)
+{
+	fprintf(stderr, "heapledger: invariant failed: %s at %s:%d\n", expr, file, line);
+	abort();
+}
+
 static void hl_oom(size_t bytes)
 {
 	fprintf(stderr, "heapledger: out of memory (%zu bytes)\n", bytes);
@@ -87,18 +93,18 @@ void hl_grow(void **array, size_t *capacity, size_t need, size_t elem)
 	*capacity = cap;
 }
 
-struct hl_arena_chunk {
-	struct hl_arena_chunk *next;
+struct hl_bump_chunk {
+	struct hl_bump_chunk *next;
 	size_t pad; /* keeps data 16-aligned */
 	char data[];
 };
 
-void hl_arena_init(struct hl_arena *a)
+void hl_bump_init(struct hl_bump *a)
 {
 	memset(a, 0, sizeof(*a));
 }
 
-void *hl_arena_alloc(struct hl_arena *a, size_t bytes)
+void *hl_bump_alloc(struct hl_bump *a, size_t bytes)
 {
 	void *p;
 
@@ -108,7 +114,7 @@ void *hl_arena_alloc(struct hl_arena *a, size_t bytes)
 		 * arena holds a few strings, and 400 of them held 64 KiB each. */
 		size_t size = !a->head ? 4096 : a->size < 65536 ? a->size * 2 : 65536;
 		size = bytes > size ? bytes : size;
-		struct hl_arena_chunk *c = hl_xmalloc(sizeof(*c) + size);
+		struct hl_bump_chunk *c = hl_xmalloc(sizeof(*c) + size);
 
 		c->next = a->head;
 		a->head = c;
@@ -121,31 +127,31 @@ void *hl_arena_alloc(struct hl_arena *a, size_t bytes)
 	return p;
 }
 
-char *hl_arena_strndup(struct hl_arena *a, const char *s, size_t len)
+char *hl_bump_strndup(struct hl_bump *a, const char *s, size_t len)
 {
-	char *p = hl_arena_alloc(a, len + 1);
+	char *p = hl_bump_alloc(a, len + 1);
 
 	memcpy(p, s, len);
 	p[len] = 0;
 	return p;
 }
 
-char *hl_arena_strdup(struct hl_arena *a, const char *s)
+char *hl_bump_strdup(struct hl_bump *a, const char *s)
 {
-	return s ? hl_arena_strndup(a, s, strlen(s)) : NULL;
+	return s ? hl_bump_strndup(a, s, strlen(s)) : NULL;
 }
 
-void hl_arena_free(struct hl_arena *a)
+void hl_bump_free(struct hl_bump *a)
 {
-	struct hl_arena_chunk *c = a->head;
+	struct hl_bump_chunk *c = a->head;
 
 	while (c) {
-		struct hl_arena_chunk *next = c->next;
+		struct hl_bump_chunk *next = c->next;
 
 		free(c);
 		c = next;
 	}
-	hl_arena_init(a);
+	hl_bump_init(a);
 }
 
 char *hl_fmt_grouped(char *buf, uint64_t v)

@@ -17,6 +17,28 @@
 #include <string.h>
 
 #define HL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* The reporter's assertions, the twin of the hook's hl_assert: an invariant
+ * a header states in prose, checked where the code relies on it, when built
+ * with -Dhl_debug=1 or more (HL_DEBUG); hl_invariant_expensive (walks of a
+ * whole table) at 2. A failure names the expression and aborts. Not
+ * assert(): release builds define NDEBUG, and the level is one option for
+ * both sides. */
+#ifndef HL_DEBUG
+#define HL_DEBUG 0
+#endif
+__attribute__((cold, noreturn)) void hl_invariant_fail(const char *expr, const char *file,
+							int line);
+#if HL_DEBUG >= 1
+#define hl_invariant(x) ((x) ? (void)0 : hl_invariant_fail(#x, __FILE__, __LINE__))
+#else
+#define hl_invariant(x) ((void)sizeof(!(x))) /* compiled, never run: no unused warnings */
+#endif
+#if HL_DEBUG >= 2
+#define hl_invariant_expensive(x) hl_invariant(x)
+#else
+#define hl_invariant_expensive(x) ((void)sizeof(!(x)))
+#endif
 #define HL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* "heapledger: <message>\n" to stderr. */
@@ -34,17 +56,29 @@ char *hl_xstrdup(const char *s);
 void hl_grow(void **array, size_t *capacity, size_t need, size_t elem);
 
 /* Bump allocator: many small allocations freed together. */
-struct hl_arena_chunk;
-struct hl_arena {
-	struct hl_arena_chunk *head; /* newest chunk, linked to older ones */
+struct hl_bump_chunk;
+struct hl_bump {
+	struct hl_bump_chunk *head; /* newest chunk, linked to older ones */
 	size_t used;                 /* bytes used in head */
 	size_t size;                 /* usable bytes in head */
 };
-void hl_arena_init(struct hl_arena *a);
-void *hl_arena_alloc(struct hl_arena *a, size_t bytes); /* 8-aligned, zeroed */
-char *hl_arena_strdup(struct hl_arena *a, const char *s);
-char *hl_arena_strndup(struct hl_arena *a, const char *s, size_t len);
-void hl_arena_free(struct hl_arena *a);
+void hl_bump_init(struct hl_bump *a);
+void *hl_bump_alloc(struct hl_bump *a, size_t bytes); /* 8-aligned, zeroed */
+char *hl_bump_strdup(struct hl_bump *a, const char *s);
+char *hl_bump_strndup(struct hl_bump *a, const char *s, size_t len);
+void hl_bump_free(struct hl_bump *a);
+
+/* *total += n, or *total = UINT64_MAX and true when the sum does not fit:
+ * totals of records read from outside (an imported report's crafted
+ * numbers) saturate and say so, never wrap to a small number. The gate and
+ * the text LEAK SUMMARY both add with it, so they agree. */
+static inline bool hl_add_saturating(uint64_t *total, uint64_t n)
+{
+	if (!__builtin_add_overflow(*total, n, total))
+		return false;
+	*total = UINT64_MAX;
+	return true;
+}
 
 /* 1234567 -> "1,234,567" into buf (at least 32 bytes); returns buf. */
 char *hl_fmt_grouped(char *buf, uint64_t v);

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "../expect_abort.h"
 #include "heap.h"
 
 /* Calls through a volatile pointer so the compiler cannot fold or elide the
@@ -518,7 +519,11 @@ static void test_heap_walk_and_find(void **state)
 static void test_freed_segments_go_back(void **state)
 {
 	struct heapledger_stats s0, s1, s2;
+	unsigned retain_ms = hl_options.retain_ms;
 	malloc_trim(0); /* spares of earlier tests would be reused */
+	/* However slow the frees (-Dhl_debug=2 checks each), none ages out
+	 * while they run. */
+	hl_options.retain_ms = 3600000;
 	heapledger_get_stats(&s0);
 	enum { COUNT = 2000 };
 	static void *blocks[COUNT];
@@ -532,6 +537,7 @@ static void test_freed_segments_go_back(void **state)
 	/* Freed segments stay mapped as spares for a while... */
 	heapledger_get_stats(&s2);
 	assert_true(s2.mapped_bytes >= s1.mapped_bytes - 2 * HL_SEGMENT_SIZE);
+	hl_options.retain_ms = retain_ms;
 	/* ...and once older than retain_ms the next segment request of their
 	 * arena unmaps all but one. (Not a timing assertion: any delay past
 	 * retain_ms gives the same result.) */
@@ -714,6 +720,58 @@ static void test_options_parse(void **state)
 	hl_options = saved;
 }
 
+/* ---- invariants that run (HL_DEBUG >= 1): each violation aborts ---------- */
+
+/* A _locked function called by a caller that took no lock. */
+static void free_without_lock(void)
+{
+	struct hl_arena *a = &test_arena;
+	hl_lock(&a->lock);
+	struct hl_range *r = hl_arena_alloc_locked(a, 64);
+	hl_unlock(&a->lock);
+	hl_arena_free_locked(a, r);
+}
+
+/* A boundary tag that disagrees with the left neighbour's size (types.h:
+ * coalescing trusts it to find that neighbour). */
+static void free_with_broken_boundary_tag(void)
+{
+	struct hl_arena *a = &test_arena;
+	hl_lock(&a->lock);
+	hl_arena_alloc_locked(a, 64);
+	struct hl_range *r = hl_arena_alloc_locked(a, 64);
+	r->prev_size += HL_ALIGN;
+	hl_arena_free_locked(a, r);
+	hl_unlock(&a->lock);
+}
+
+/* A range filed in a class list twice: its neighbour free is filed already,
+ * so filing this one would leave two free ranges touching. */
+static void file_beside_a_free_range(void)
+{
+	struct hl_arena *a = &test_arena;
+	hl_lock(&a->lock);
+	struct hl_range *left = hl_arena_alloc_locked(a, 64);
+	struct hl_range *r = hl_arena_alloc_locked(a, 64);
+	hl_arena_alloc_locked(a, 64); /* keeps r's right neighbour allocated */
+	hl_arena_free_locked(a, left);
+	r->flags = 0;
+	hl_bins_insert_locked(a, r);
+	hl_unlock(&a->lock);
+}
+
+static void test_assertions_fire(void **state)
+{
+	if (!HL_ASSERTS_ON)
+		skip(); /* built with -Dhl_debug=0 */
+	assert_true(dies_of_abort_saying(free_without_lock,
+					 "assertion failed: hl_lock_is_held(&a->lock)"));
+	assert_true(dies_of_abort_saying(free_with_broken_boundary_tag,
+					 "assertion failed: range_is_freeable(a, r)"));
+	assert_true(dies_of_abort_saying(file_beside_a_free_range,
+					 "assertion failed: range_is_fileable(r)"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -745,6 +803,7 @@ int main(void)
 		cmocka_unit_test(test_options_parse),
 		cmocka_unit_test(test_address_fits),
 		cmocka_unit_test(test_large_shrink_past_4gib),
+		cmocka_unit_test(test_assertions_fire),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -398,7 +398,7 @@ static void test_json_shared_stacks(void **state)
 		rp->origin = "start";
 		rp->how = "exit";
 		rp->nleaks = HL_ARRAY_SIZE(stacks);
-		rp->leaks = hl_arena_alloc(&r.arena, rp->nleaks * sizeof(*rp->leaks));
+		rp->leaks = hl_bump_alloc(&r.arena, rp->nleaks * sizeof(*rp->leaks));
 		for (size_t i = 0; i < rp->nleaks; i++) {
 			rp->leaks[i].leak_class = HL_CLASS_DEFINITE;
 			rp->leaks[i].bytes = i + 1;

@@ -20,6 +20,7 @@
 #include "encode.h"
 #include "from_live.h"
 #include "report.h"
+#include "state.h"
 #include "store.h"
 
 static struct hl_process *make_process(struct hl_run *run)

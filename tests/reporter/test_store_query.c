@@ -18,6 +18,7 @@
 #include "encode.h"
 #include "report.h"
 #include "runinfo.h"
+#include "state.h"
 #include "store_query.h"
 
 /* A finished process leaking 10 bytes at stack 1 and 20 at stack 2. */

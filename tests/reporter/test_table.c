@@ -3,7 +3,8 @@
  * inserts, removals, repeated keys (also spread over several groups),
  * growth past a million, steady churn that must reuse removed slots
  * instead of growing, a table of DELETED slots rebuilt at its own size
- * instead of grown, removal while iterating, copies.
+ * instead of grown, removal while iterating, copies; the invariants of
+ * table.h checked by their validator, and their assertions firing.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,7 +13,9 @@
 #include <cmocka.h>
 #include <stdlib.h>
 
+#include "../expect_abort.h"
 #include "table.h"
+#include "util.h"
 
 static void test_million(void **state)
 {
@@ -232,7 +235,54 @@ static void test_deleted_slots_rebuilt_in_place(void **state)
 	assert_int_equal(t.growth_left, FILL - 1);
 	assert_int_equal(hl_table_find(&t, keys[FILL])->size, 7);
 	assert_null(hl_table_find(&t, keys[0]));
+	assert_true(hl_table_is_valid(&t));
 	hl_table_destroy(&t);
+}
+
+/* The validator holds through churn, and finds each kind of breakage. */
+static void test_validator(void **state)
+{
+	struct hl_table t;
+
+	hl_table_init(&t);
+	assert_true(hl_table_is_valid(&t));
+	for (uint64_t i = 1; i <= 5000; i++)
+		hl_table_insert(&t, i * 16);
+	for (uint64_t i = 1; i <= 5000; i += 2)
+		hl_table_remove(&t, hl_table_find(&t, i * 16));
+	assert_true(hl_table_is_valid(&t));
+	t.count++;
+	assert_false(hl_table_is_valid(&t)); /* a count that misses a slot */
+	t.count--;
+	struct hl_block *unused = hl_table_find(&t, 16 * 2);
+	hl_table_remove(&t, unused);
+	unused->address = 48; /* a slot not in use that does not read 0 */
+	assert_false(hl_table_is_valid(&t));
+	unused->address = 0;
+	t.growth_left++;
+	assert_false(hl_table_is_valid(&t)); /* room past the 7/8 bound */
+	t.growth_left--;
+	assert_true(hl_table_is_valid(&t));
+	hl_table_destroy(&t);
+}
+
+/* An entry removed twice (a pointer kept past its removal). */
+static void remove_twice(void)
+{
+	struct hl_table t;
+
+	hl_table_init(&t);
+	struct hl_block *b = hl_table_insert(&t, 16);
+	hl_table_insert(&t, 32);
+	hl_table_remove(&t, b);
+	hl_table_remove(&t, b);
+}
+
+static void test_invariant_fires(void **state)
+{
+	if (HL_DEBUG < 1)
+		skip(); /* built with -Dhl_debug=0 */
+	assert_true(dies_of_abort_saying(remove_twice, "invariant failed: slot >= t->slots"));
 }
 
 int main(void)
@@ -245,6 +295,8 @@ int main(void)
 		cmocka_unit_test(test_steady_churn_bounded),
 		cmocka_unit_test(test_remove_while_iterating_and_copy),
 		cmocka_unit_test(test_deleted_slots_rebuilt_in_place),
+		cmocka_unit_test(test_validator),
+		cmocka_unit_test(test_invariant_fires),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,7 +12,8 @@ fails closed and never writes to its input.
 - A database of an older schema: refused, not upgraded in place.
 - A legitimate database and report import, the input unchanged.
 - Leak totals that do not fit in 64 bits (crafted numbers in a report): the
-  gate fails, it does not wrap them to a small number that passes.
+  gate fails, it does not wrap them to a small number that passes, and the
+  text LEAK SUMMARY shows them saturated and says so.
 
 usage: check_import_hostile.py HEAPLEDGER VERDICT_CASES
 """
@@ -153,6 +154,29 @@ def main():
                 fail("gate on crafted totals: %s" % g.stdout)
         elif p.returncode != 125 or crafted not in p.stderr:
             fail("import of crafted totals: exit %d\n%s" % (p.returncode, p.stderr))
+
+        # Numbers JSON carries (below 2^63) whose sum passes 2^64 and would
+        # wrap to 2: imported, the gate fails, and the text LEAK SUMMARY
+        # agrees with it: saturated and said, not "2 bytes".
+        crafted = os.path.join(tmp, "crafted3.json")
+        doc = json.load(open(report))
+        doc["run"]["uuid"] = str(uuid.uuid4())
+        leaks = doc["processes"][0]["leaks"]
+        leaks.append(dict(leaks[0]))
+        for leak, size in zip(leaks, [(1 << 63) - 1, (1 << 63) - 1, 4]):
+            leak["bytes"] = size
+            leak["kind"] = "definitely"
+        json.dump(doc, open(crafted, "w"))
+        cdb = os.path.join(tmp, "crafted3.db")
+        hl(["import", "--db", cdb, crafted], 0)
+        g = hl(["gate", "--db", cdb, "--leak-bytes-threshold=1000"], 1)
+        if "does not fit in 64 bits" not in g.stdout + g.stderr:
+            fail("gate on crafted totals: %s%s" % (g.stdout, g.stderr))
+        r = subprocess.run([HL, "report", "--db", cdb], capture_output=True, text=True)
+        lost = [l for l in r.stdout.splitlines() if "definitely lost:" in l]
+        if (len(lost) != 1 or "18,446,744,073,709,551,615 bytes" not in lost[0] or
+                "does not fit in 64 bits" not in r.stdout):
+            fail("text LEAK SUMMARY of crafted totals: %s%s" % (r.stdout, r.stderr))
     print("ok")
 
 

@@ -38,7 +38,7 @@ def check_exec(heapledger, exec_unset, work):
     procs = json.load(open(out))["processes"]
     end = procs[0]["exit"]
     if len(procs) != 1 or end != {"how": "exec", "image": "/bin/true", "tracked": False,
-                                "exit_record": True}:
+                                "fatal": None, "exit_record": True}:
         fail("exec: JSON exit %s (%d processes)" % (end, len(procs)))
     p = subprocess.run([heapledger, "report", "--db", db], capture_output=True, text=True)
     if "replaced by exec (not tracked)" not in p.stdout + p.stderr:

@@ -79,9 +79,33 @@ function argvText(json) {
 }
 
 function exitText(p) {
+  if (p.fatal_signal) return fatalText(p);
   if (p.exit_how === 'signal') return 'signal ' + p.exit_signal;
   if (p.exit_how === 'exit' || p.exit_how === '_exit') return p.exit_how + ' ' + p.exit_status;
   return p.exit_how;
+}
+
+/* As the text report says it: "Process terminating with default action of
+ * signal 11 (SIGSEGV)", then the fault's words and address. */
+function fatalText(p) {
+  const address = '0x' + BigInt.asUintN(64, BigInt(p.fatal_address || 0)).toString(16);
+  return `terminated by signal ${p.fatal_signal} (${p.fatal_name})` +
+    (p.fatal_fault ? `: ${p.fatal_fault} at address ${address}` : '');
+}
+
+/* Where the fatal signal arrived, opened on a click. */
+function fatalWhere(p) {
+  if (!p.fatal_signal) return null;
+  const box = h('div', { class: 'fatal-stack', hidden: true });
+  const link = h('a', { href: '#', class: 'fatal-where' }, ' (where)');
+  link.onclick = async e => {
+    e.preventDefault();
+    if (!box.hidden) { box.hidden = true; return; }
+    box.replaceChildren(await stackBlock(p.fatal_stack_id, 'Process terminating with default action of signal ' +
+      `${p.fatal_signal} (${p.fatal_name}):`));
+    box.hidden = false;
+  };
+  return [link, box];
 }
 
 function num(v) { return h('td', { class: 'num' }, v); }
@@ -187,6 +211,7 @@ function processTree(procs) {
     `${p.origin} pid ${p.pid}: `, h('b', null, p.exe.split('/').pop()), ` — ${exitText(p)}, `,
     `${bytes(p.leaked_bytes)} leaked in ${p.leaked_records} records, peak ${bytes(p.peak_bytes)}`,
     p.errors ? h('span', { class: 'error' }, `, ${p.errors} heap errors`) : null,
+    fatalWhere(p),
     kids.has(p.id) ? list(p.id) : null)));
   /* Roots: no parent, or a parent not in this run. */
   for (const p of procs) if (p.parent_id && !known.has(p.parent_id)) kids.get(0)?.push(p) ?? kids.set(0, [p]);

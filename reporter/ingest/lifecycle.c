@@ -1,0 +1,121 @@
+/*
+ * reporter/ingest/lifecycle.c: a process's birth in the reporter's state:
+ * HELLO makes a new image, a fork child starts with a copy of its parent's
+ * stacks, modules and live blocks (the blocks marked inherited, entering
+ * the child's table at ticks 0), an exec image follows its predecessor.
+ * Records after HELLO are state.c's; the end of a process is finish.c's.
+ */
+#include "state.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "state_int.h"
+
+/* ---- HELLO: new images, forks, execs ------------------------------------ */
+
+static struct hl_process *run_find_pid(struct hl_run *run, uint32_t pid,
+				       const struct hl_process *except)
+{
+	for (size_t i = run->nprocs; i-- > 0;)
+		if (run->procs[i]->pid == pid && run->procs[i] != except)
+			return run->procs[i];
+	return NULL;
+}
+
+void hl_state_inherit_from(struct hl_process *child, const struct hl_process *parent)
+{
+	for (size_t i = 0; i < parent->nmodules; i++) {
+		struct hl_module *m = hl_state_module_add(child);
+
+		*m = parent->modules[i];
+		m->wire_id = 0;
+		m->path = hl_bump_strdup(&child->arena, m->path);
+		m->load_seq = 0;
+		m->unload_seq = m->unload_seq ? 1 : 0;
+	}
+	for (size_t i = 0; i < parent->nstacks; i++) {
+		struct hl_process_stack *s = hl_state_stack_add(child);
+		const struct hl_process_stack *ps = &parent->stacks[i];
+
+		memset(s, 0, sizeof(*s));
+		s->depth = ps->depth;
+		s->truncated = ps->truncated;
+		s->frames = hl_bump_alloc(&child->arena, (size_t)s->depth * 8);
+		memcpy(s->frames, ps->frames, (size_t)s->depth * 8);
+		s->frames_hash = ps->frames_hash;
+	}
+	/* Blocks keep their stack references: the child's first stacks are
+	 * the parent's, in the same order. Counters start from the copy. */
+	for (struct hl_block *b = hl_table_next(&parent->live, NULL); b;
+	     b = hl_table_next(&parent->live, b)) {
+		struct hl_block nb = *b;
+
+		if (b->flags & HL_BLOCK_FREED)
+			continue;
+		nb.flags = HL_BLOCK_INHERITED;
+		nb.ticks = 0; /* see HL_INHERITED_TICKS */
+		hl_state_block_alloc(child, &nb);
+		child->inherited_at_fork++;
+	}
+}
+
+static char **argv_copy(struct hl_process *p, const char *s, uint32_t argc)
+{
+	char **argv = hl_bump_alloc(&p->arena, (argc + 1) * sizeof(*argv));
+
+	for (uint32_t i = 0; i < argc; i++) {
+		argv[i] = hl_bump_strdup(&p->arena, s);
+		s += strlen(s) + 1;
+	}
+	return argv;
+}
+
+struct hl_process *hl_state_on_hello(struct hl_run *run, const struct hl_rec_hello *r)
+{
+	struct hl_process *p = hl_xcalloc(1, sizeof(*p));
+	const char *exe = (const char *)(r + 1);
+	struct hl_process *other;
+
+	hl_bump_init(&p->arena);
+	p->run = run;
+	hl_tombwatch_init(&p->tombwatch);
+	p->pid = r->pid;
+	p->ppid = r->ppid;
+	p->origin = r->origin;
+	p->hook_flags = r->hook_flags;
+	p->stack_depth = r->stack_depth;
+	p->run_id = r->run_id;
+	p->start_realtime_ns = r->start_realtime_ns;
+	p->exe = hl_bump_strdup(&p->arena, exe);
+	p->argc = r->argc;
+	p->argv = argv_copy(p, exe + r->exe_len, r->argc);
+	if (r->test_len)
+		p->test_name = hl_bump_strdup(&p->arena, exe + r->exe_len + r->argv_len);
+	p->sample_every = 256;
+	p->sample_countdown = 256;
+	p->how = HL_EXIT_UNKNOWN;
+
+	/* The parent's (or previous image's) records that are already in
+	 * flight come first: the hook flushes them before fork and exec. A
+	 * child that sends its own snapshot of what it inherited needs none. */
+	bool snapshot = r->origin == HL_ORIGIN_FORK && (r->hook_flags & HL_HOOK_FORK_SNAPSHOT);
+	if (run->drain && r->origin != HL_ORIGIN_START && !snapshot)
+		run->drain(run->drain_ctx, r->origin == HL_ORIGIN_FORK ? r->ppid : r->pid);
+	if (r->origin == HL_ORIGIN_FORK && (other = run_find_pid(run, r->ppid, NULL))) {
+		p->parent = other;
+		if (!snapshot)
+			hl_state_inherit_from(p, other);
+	} else if (r->origin == HL_ORIGIN_EXEC && (other = run_find_pid(run, r->pid, NULL))) {
+		p->parent = other;
+		other->exec_successor = p;
+	}
+	p->parent_serial = p->parent ? p->parent->serial : 0;
+	hl_grow((void **)&run->procs, &run->procs_cap, run->nprocs, sizeof(p));
+	run->procs[run->nprocs++] = p;
+	/* Not nprocs: a daemon forgets stored processes, serials stay unique. */
+	p->serial = ++run->next_serial;
+	return p;
+}
