@@ -13,8 +13,10 @@
  * pointer and callee-saved registers of its caller are the ones read.
  * Nothing is interposed, so no frame of ours sits in the program's stacks.
  * _exit and _Exit are interposed (exitpath.c): they name themselves
- * (hl_exit_frame_from) and the walk stops at their caller instead. After a
- * fatal signal the interrupted context is the frame (hl_exit_frame_set).
+ * (hl_exit_frame_from) and the walk stops at their caller instead; so does
+ * abort(), whose SIGABRT handler walks up through the signal frame to it.
+ * After any other fatal signal the interrupted context is the frame
+ * (hl_exit_frame_set).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -45,6 +47,11 @@ uintptr_t hl_exit_frame_inherited_sp(void)
 void hl_exit_frame_from(const void *fn)
 {
 	exit_fn = fn;
+}
+
+bool hl_exit_frame_named(void)
+{
+	return exit_fn != NULL;
 }
 
 void hl_exit_frame_set(uintptr_t sp, const uintptr_t *regs, unsigned nregs)

@@ -4,7 +4,9 @@
  * _exit/_Exit run no destructors and abort runs nothing at all, so they are
  * interposed: the hook reports (after _exit, the leak scan valgrind runs at
  * exit_group; LIVE set and EXIT to the reporter, or the standalone summary)
- * and then ends the process the way the program asked.
+ * and then ends the process the way the program asked. So is syscall(),
+ * for a program's own syscall(SYS_exit_group, n), which is taken as
+ * _exit(n) (an exit_group made with inline assembly is not seen).
  * exec replaces the image: execve/execv/execvp/execvpe are interposed to
  * send every thread's buffered events and an EXEC record first (an image
  * whose stream ends on it was replaced, even by one that never reports)
@@ -31,6 +33,8 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -56,12 +60,22 @@ void hl_exitpath_init(void)
 	real_clone = (clone_fn)dlsym(RTLD_NEXT, "clone");
 }
 
+/* The program's own syscall(SYS_exit_group, ...) is taken for _exit once;
+ * the hook's own exit_group (after its report) goes straight through. */
+static _Atomic bool exit_group_taken;
+
+__attribute__((noreturn)) void hl_exit_group(int status)
+{
+	atomic_store(&exit_group_taken, true);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
 #ifndef HL_UNIT_TEST /* a unit test program must keep libc's exit path */
 
 static __attribute__((noreturn)) void exit_group(int status)
 {
-	for (;;)
-		syscall(SYS_exit_group, status);
+	hl_exit_group(status);
 }
 
 /* The scan reads the exiting thread from the caller of `fn` up; not in a
@@ -86,8 +100,37 @@ HL_API __attribute__((noreturn)) void _Exit(int status)
 	exit_group(status);
 }
 
+/*
+ * syscall(): the raw exit_group a program makes itself (valgrind scans
+ * there, whatever the path) gets _exit's scan. Everything else, the hook's
+ * own calls included, goes on to libc's with the six argument registers as
+ * they came (glibc's syscall() reads six whatever the number).
+ */
+HL_API long syscall(long number, ...)
+{
+	static long (*real_syscall)(long, ...);
+	long a[6];
+	va_list ap;
+	va_start(ap, number);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (number == SYS_exit_group && hl_process_kind() != HL_PROCESS_SHARER &&
+	    !atomic_exchange(&exit_group_taken, true))
+		_exit((int)a[0]);
+	if (real_syscall == NULL)
+		real_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	return real_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
 HL_API __attribute__((noreturn)) void abort(void)
 {
+	/* SIGABRT's report reads this thread from abort()'s caller up, as _exit
+	 * does: libc's abort, raise and pthread_kill frames lie over the dead
+	 * frames of the hook's allocation path, and slots they never write (a
+	 * sigset_t, alignment padding) still held the address of a block the
+	 * program had lost (memcheck skips them as undefined). */
+	exit_frame_from((const void *)abort);
 	/* Inside the hook (an assertion while unwinding or sending) our own
 	 * locks may be held: no report then, just the abort. */
 	if (hl_guard_depth == 0 && !hl_fatal_handles(SIGABRT))

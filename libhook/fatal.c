@@ -153,6 +153,8 @@ static uint32_t interrupted_stack(ucontext_t *uc)
 			unw_word_t ip = 0;
 			if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || ip == 0)
 				break;
+			if (depth && hl_stack_is_own((uintptr_t)ip))
+				continue; /* our abort(): valgrind shows libc's, then its caller */
 			frames[depth] = depth == 0 ? (uint64_t)ip + 1 : (uint64_t)ip;
 			depth++;
 		} while (depth < max && unw_step(&cursor) > 0);
@@ -190,8 +192,7 @@ static __attribute__((noreturn)) void die_by(int sig)
 	sigaddset(&set, sig);
 	syscall(SYS_tgkill, getpid(), own_tid(), sig);
 	syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &set, NULL, _NSIG / 8);
-	for (;;)
-		syscall(SYS_exit_group, 128 + sig);
+	hl_exit_group(128 + sig);
 }
 
 static void watchdog_handler(int sig, siginfo_t *info, void *context)
@@ -254,7 +255,10 @@ static void fatal_report(int sig, siginfo_t *info, ucontext_t *uc)
 	if (hl_emit_is_live())
 		hl_emit_record(&rec, sizeof(rec));
 	hl_guard_leave();
-	exit_frame_from_context(uc);
+	/* abort() named itself: the scan starts at its caller, found by
+	 * walking up through this signal frame (exitframe.c). */
+	if (!(sig == SIGABRT && hl_exit_frame_named()))
+		exit_frame_from_context(uc);
 	hl_exit_report(HL_EXIT_SIGNAL, sig);
 	watchdog_disarm(timer);
 }

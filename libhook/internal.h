@@ -227,6 +227,9 @@ void hl_init(void);
  * reporter or prints the standalone summary and leak list. Runs at most once;
  * the exit-path interposers (_exit, abort) call it too. */
 void hl_exit_report(unsigned how, int status);
+/* Ends the process now with exit_group(status), past the hook's own
+ * syscall() interposer (exitpath.c). */
+__attribute__((noreturn)) void hl_exit_group(int status);
 
 /* The fork handlers (pthread_atfork), also run around a clone() that makes
  * a process with its own memory (exitpath.c). */

@@ -110,6 +110,9 @@ void hl_scan_save_registers(uintptr_t *regs);
  * hl_exit_frame_set gives them directly (a fatal signal's context). */
 void hl_exit_frame_from(const void *fn);
 void hl_exit_frame_set(uintptr_t sp, const uintptr_t *regs, unsigned nregs);
+/* True once a function named itself with hl_exit_frame_from (abort():
+ * its SIGABRT's report then walks up to it instead of using the context). */
+bool hl_exit_frame_named(void);
 void hl_exit_frame_find(void);
 void hl_exit_frame_init(void); /* at start: looks up libc's exit() */
 bool hl_exit_frame(uintptr_t *sp, uintptr_t *regs);

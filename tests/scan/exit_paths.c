@@ -11,7 +11,8 @@
  *   threads   a forked child starts and joins threads, then exits
  *   segv      writes through a null pointer (SIGSEGV, "Access not within
  *             mapped region at address 0x0") in crash_site()
- *   abort     calls abort() (SIGABRT)
+ *   abort     calls abort() (SIGABRT) over dead stack that holds the lost
+ *             block's address
  *   bus       touches a page of an empty memfd mapping (SIGBUS,
  *             "Non-existent physical address")
  *   term      a forked helper server blocks until its parent sends SIGTERM;
@@ -24,19 +25,24 @@
  *             runs itself again as `ignored`, which raises SIGHUP); prints
  *             what it saw, so a difference shows in stdout
  *   ignored   raises SIGHUP (ignored since before exec) and carries on
+ *   rawexit   ends with syscall(SYS_exit_group, 5), no libc exit path
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static void *kept;                /* still reachable */
 static void *volatile sink;       /* defeats dead-store elimination */
+#define HIDDEN ((uintptr_t)0x5555555555555555u)
+static volatile uintptr_t last_lost; /* the latest lost block ^ HIDDEN: not a pointer */
 
 static __attribute__((noinline)) void leak(size_t size)
 {
@@ -44,6 +50,18 @@ static __attribute__((noinline)) void leak(size_t size)
 	memset(p, 0x5a, size);
 	sink = p;
 	sink = NULL; /* the only pointer is gone: definitely lost */
+	last_lost = (uintptr_t)p ^ HIDDEN;
+}
+
+/* Dead stack full of the lost block's address, where the next calls' frames
+ * will lie (a program's earlier deep calls leave such words; memcheck takes
+ * a new frame's unwritten slots as undefined and never reads them). */
+static __attribute__((noinline)) int stale_words(void)
+{
+	volatile uintptr_t words[512];
+	for (size_t i = 0; i < 512; i++)
+		words[i] = last_lost ^ HIDDEN;
+	return words[511] != 0;
 }
 
 static void child_test(int n)
@@ -120,7 +138,8 @@ static __attribute__((noinline)) void crash_site(const char *mode)
 	if (!strcmp(mode, "segv")) {
 		*(volatile int *)sink = 1; /* sink is NULL */
 	} else if (!strcmp(mode, "abort")) {
-		abort();
+		if (stale_words())
+			abort();
 	} else if (!strcmp(mode, "bus")) {
 		int fd = memfd_create("exit_paths", 0); /* empty: no page behind the mapping */
 		volatile char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -216,6 +235,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "term"))
 		return helper_server();
+	if (!strcmp(mode, "rawexit")) {
+		before_crash();
+		syscall(SYS_exit_group, 5);
+	}
 	if (!strcmp(mode, "handlers"))
 		return handlers(argv[0]);
 	if (!strcmp(mode, "ignored"))
@@ -224,6 +247,6 @@ int main(int argc, char **argv)
 		return runner();
 	if (!strcmp(mode, "threads"))
 		return threads();
-	fprintf(stderr, "usage: exit_paths runner|threads|segv|abort|bus|term|redefault|handlers|ignored\n");
+	fprintf(stderr, "usage: exit_paths runner|threads|segv|abort|bus|term|redefault|handlers|ignored|rawexit\n");
 	return 2;
 }
