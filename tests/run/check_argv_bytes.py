@@ -8,7 +8,9 @@ are not UTF-8 (Latin-1, lone bytes, a control character beside markup) under
   UTF-8 shown as U+FFFD) and argv_bytes / exe_bytes give the exact bytes, for
   the process and the run;
 - the database gives back that same report, and so does a new database the
-  JSON report is imported into (`heapledger import`);
+  JSON report is imported into (`heapledger import`); `heapledger gate`
+  names the process by its exact command, and the web UI's summary lists it
+  among the failing processes (bytes that are not UTF-8 shown as U+FFFD);
 - the XML report is well formed: xmllint, the oracle, accepts it, and each
   byte that is not UTF-8 is written as \\xNN.
 
@@ -17,10 +19,13 @@ usage: check_argv_bytes.py HEAPLEDGER LEAKER
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.parse
+import urllib.request
 
 WORDS = [b"caf\xe9", b"ok", b"\x01<&>", b"\xff\xfe", "ünï".encode()]
 
@@ -68,6 +73,35 @@ def report_json(heapledger, db):
     return json.loads(out.stdout)
 
 
+def check_gate(heapledger, db, argv):
+    out = subprocess.run([heapledger, "gate", "--db", db], capture_output=True, check=False)
+    command = b" ".join(argv)
+    if command not in out.stdout + out.stderr:
+        fail("gate does not name the command %r:\n%s"
+             % (command, (out.stdout + out.stderr).decode(errors="replace")))
+
+
+def check_ui_summary(heapledger, db, argv):
+    ui = subprocess.Popen([heapledger, "ui", "--db", db, "--port", "0"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = ui.stdout.readline()
+        m = re.search(r" at (http://\S+)", line)
+        if not m:
+            fail("ui printed %r" % line)
+        url = urllib.parse.urlsplit(m.group(1))
+        token = urllib.parse.parse_qs(url.query)["token"][0]
+        with urllib.request.urlopen("http://127.0.0.1:%d/api/runs/1/summary?token=%s"
+                                    % (url.port, token), timeout=30) as r:
+            verdict = json.load(r)["verdict"]
+    finally:
+        ui.terminate()
+        ui.wait(timeout=30)
+    shown = b" ".join(argv).decode(errors="replace")
+    if [p["command"] for p in verdict["failing"]] != [shown]:
+        fail("ui summary: failing %r, expected the command %r" % (verdict["failing"], shown))
+
+
 def check_xml(xml, argv):
     lint = subprocess.run(["xmllint", "--noout", xml], capture_output=True, check=False)
     if lint.returncode != 0:
@@ -108,6 +142,8 @@ def main():
         if imp.returncode != 0:
             fail("import: " + imp.stderr.decode(errors="replace"))
         check_report(report_json(heapledger, imported), argv, exe, "imported")
+        check_gate(heapledger, db, argv)
+        check_ui_summary(heapledger, db, argv)
         check_xml(xml, argv)
     print("PASS")
 
