@@ -231,6 +231,8 @@ struct hl_process {
 	bool shared_buffers;         /* ended without EXIT, and its hook's shared event
 	                              * buffers were read (recover.h) */
 	uint64_t recovered_events;   /* events read from them */
+	uint32_t standalone;         /* enum hl_standalone: why its hook went on
+	                              * standalone (hl_process_standalone) */
 	bool closed;                 /* connection ended */
 	bool settled;                /* loss records made (settle) */
 	bool finished;               /* hl_process_finish ran */
@@ -329,6 +331,15 @@ bool hl_state_hint(void *ctx, const struct hl_wire_header *rec);
  * fork (HL_HOOK_FORK_SNAPSHOT) has its loss records made and its block
  * table freed then: nothing reads it afterwards. */
 void hl_process_closed(struct hl_process *p);
+/* p's process still runs and is not exiting (/proc/PID/stat). */
+bool hl_process_runs_on(const struct hl_process *p);
+/* At the end of p's stream without EXIT: why its hook went on standalone,
+ * `stored` as the hook left it in the shared area (hl_recover_standalone),
+ * else HL_STANDALONE_DESCRIPTOR when the process `ran_on`: the program
+ * closed or replaced the descriptor before its hook noticed. ran_on is
+ * asked first: a hook that notices later stores why before its process
+ * exits, so it is read then. */
+void hl_process_standalone(struct hl_process *p, bool ran_on, uint32_t stored);
 /* Decides how p ended, reconciles what is left, groups the leaks. Idempotent. */
 void hl_process_finish(struct hl_process *p);
 /* ticks -> CLOCK_REALTIME ns, using the BATCH clock pairs. */
