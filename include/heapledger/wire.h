@@ -771,6 +771,8 @@ enum hl_standalone {
 	HL_STANDALONE_STALLED = 1,    /* the reporter took no byte for wait_ms */
 	HL_STANDALONE_LOST = 2,       /* a send failed: the reporter closed the connection */
 	HL_STANDALONE_DESCRIPTOR = 3, /* the program closed or replaced the hook's descriptor */
+	HL_STANDALONE_UNOBSERVED = 4, /* reporter-side only: a fork child its parent's FORK
+				       * named never connected (HELLO never came) */
 	HL_STANDALONE_COUNT
 };
 

@@ -297,5 +297,5 @@ uint32_t hl_recover_standalone(const struct hl_shared_view *view)
 	if (a == NULL)
 		return HL_STANDALONE_NONE;
 	why = __atomic_load_n(&a->standalone, __ATOMIC_ACQUIRE);
-	return why < HL_STANDALONE_COUNT ? why : HL_STANDALONE_NONE;
+	return why <= HL_STANDALONE_DESCRIPTOR ? why : HL_STANDALONE_NONE; /* the hook's */
 }

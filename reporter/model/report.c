@@ -202,13 +202,12 @@ bool hl_report_not_scanned(const struct hl_report_process *p, char *buf, size_t 
 	return true;
 }
 
-/* enum hl_standalone, every spelling of it: its name (JSON, database), the
- * words after "the hook went on standalone after", and the whole sentence
- * the gate prints. */
+/* enum hl_standalone, every spelling of it: its name (JSON, database), and
+ * the sentence the gate prints (and the text report's warning begins with). */
 #define STANDALONE(name, words) \
-	{ name, words, "data missing: the hook went on standalone after " words }
+	{ name, "data missing: the hook went on standalone after " words }
 static const struct {
-	const char *name, *words, *sentence;
+	const char *name, *sentence;
 } standalone_table[HL_STANDALONE_COUNT] = {
 	[HL_STANDALONE_STALLED] = STANDALONE("reporter_stalled",
 					     "the reporter stopped reading for wait_ms"
@@ -218,6 +217,10 @@ static const struct {
 	[HL_STANDALONE_DESCRIPTOR] = STANDALONE("descriptor_taken",
 						"the program closed or replaced (dup2) heapledger's"
 						" descriptor"),
+	[HL_STANDALONE_UNOBSERVED] = { "not_observed",
+				       "not observed: a forked child its parent reported never"
+				       " connected to heapledger (it lost HEAPLEDGER_SOCKET, or its"
+				       " connection failed)" },
 };
 #undef STANDALONE
 
@@ -239,22 +242,20 @@ int hl_report_standalone_parse(const char *name)
 	return -1;
 }
 
-const char *hl_report_standalone_words(uint32_t why)
-{
-	return why < HL_STANDALONE_COUNT ? standalone_table[why].words : NULL;
-}
-
 bool hl_report_stream_cut(const struct hl_report_process *p, char *buf, size_t len)
 {
-	const char *standalone = hl_report_standalone_words(p->standalone);
+	const char *standalone = hl_report_standalone_sentence(p->standalone);
 	char end[256];
 
 	if (!p->no_exit_record)
 		return false;
+	if (p->standalone == HL_STANDALONE_UNOBSERVED) {
+		snprintf(buf, len, "%s: nothing it did is known", standalone);
+		return true;
+	}
 	if (standalone) {
-		snprintf(buf, len, "data missing: the hook went on standalone after %s; its event"
-			 " stream ended without its exit record, so what the process allocated and"
-			 " freed after that is not known", standalone);
+		snprintf(buf, len, "%s; its event stream ended without its exit record, so what the"
+			 " process allocated and freed after that is not known", standalone);
 		return true;
 	}
 	if (!strcmp(p->how, "unknown"))

@@ -281,15 +281,13 @@ bool hl_report_not_scanned(const struct hl_report_process *p, char *buf, size_t 
 bool hl_report_stream_cut(const struct hl_report_process *p, char *buf, size_t len);
 
 /* enum hl_standalone's name in JSON and the database ("reporter_stalled",
- * "connection_lost", "descriptor_taken"), NULL for NONE; and back: the enum,
- * or -1 for a name that is none of them. */
+ * "connection_lost", "descriptor_taken", "not_observed"), NULL for NONE;
+ * and back: the enum, or -1 for a name that is none of them. */
 const char *hl_report_standalone_name(uint32_t why);
 int hl_report_standalone_parse(const char *name);
-/* Why the hook went on standalone, in words for "data missing: the hook went
- * on standalone after WORDS" ("the reporter stopped reading for wait_ms"),
- * NULL for NONE. */
-const char *hl_report_standalone_words(uint32_t why);
-/* "data missing: the hook went on standalone after WORDS", NULL for NONE. */
+/* Why, in a sentence ("data missing: the hook went on standalone after the
+ * reporter stopped reading for wait_ms ...", "not observed: a forked child
+ * ..."), NULL for NONE. */
 const char *hl_report_standalone_sentence(uint32_t why);
 
 /* Valgrind-style text, as r->view says. */

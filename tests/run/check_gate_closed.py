@@ -25,6 +25,7 @@ INCOMPLETE = "gate FAILED: the verdict is incomplete: "
 MISSING = "data missing: the hook went on standalone after "
 DESCRIPTOR = "the program closed or replaced (dup2) heapledger's descriptor"
 STALLED = "the reporter stopped reading for wait_ms"
+UNOBSERVED = "not observed: a forked child its parent reported never connected to heapledger"
 
 
 def fail(msg):
@@ -141,6 +142,29 @@ def stalled_reporter(tmp):
     standalone_doors(db, "reporter_stalled", STALLED, "stall")
 
 
+def unobserved_fork(tmp):
+    """A fork child its parent's FORK names never connects: not observed,
+    and the gate fails closed, live, stored, imported and under the daemon."""
+    db = os.path.join(tmp, "unseen.db")
+    out = run([HL, "run", "--db", db, "--error-exitcode=7", "--", CASES, "forkunseen"], 7,
+              "run forkunseen")
+    expect(out, UNOBSERVED, "run forkunseen")
+    expect(out, INCOMPLETE + UNOBSERVED, "run forkunseen")
+    out = run([HL, "gate", "--db", db], 1, "gate forkunseen")
+    expect(out, INCOMPLETE + UNOBSERVED, "gate forkunseen")
+    doc = json.loads(run([HL, "report", "--db", db, "--format", "json"], 0, "json forkunseen"))
+    procs = [(p["origin"], p["exit"].get("standalone")) for p in doc["processes"]]
+    if sorted(procs) != [("fork", "not_observed"), ("start", None)]:
+        fail("forkunseen: processes %r" % procs)
+    sock, ddb = os.path.join(tmp, "unseen.sock"), os.path.join(tmp, "unseend.db")
+    daemon = daemon_util.start(HL, sock, ddb, ["--error-exitcode=7"])
+    env = dict(os.environ, HEAPLEDGER_SOCKET=sock, LD_PRELOAD=os.environ["HEAPLEDGER_LIB"])
+    run([CASES, "forkunseen"], 0, "forkunseen under the daemon", env=env)
+    err = daemon_util.stop(daemon)
+    if daemon.returncode != 7 or INCOMPLETE + UNOBSERVED not in err:
+        fail("daemon forkunseen: exit %d, expected 7\n%s" % (daemon.returncode, err[-3000:]))
+
+
 def dropped_events(tmp):
     out = run([HL, "run", "--no-db", "--error-exitcode=7", "--", VFORK, "vfork-alloc"], 7,
               "run vfork-alloc")
@@ -185,6 +209,7 @@ def main():
         zero_byte_leak(tmp)
         closed_descriptor(tmp)
         stalled_reporter(tmp)
+        unobserved_fork(tmp)
         dropped_events(tmp)
         run_never_closed(tmp)
         run_without_process(tmp)

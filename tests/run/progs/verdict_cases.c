@@ -16,6 +16,9 @@
  *               leaks 100 bytes heapledger cannot see
  *   dup2fds     dup2()s /dev/null over every descriptor from 3 to 4095
  *               (heapledger's too), then leaks 100 bytes unseen
+ *   forkunseen  points HEAPLEDGER_SOCKET nowhere, then forks: the child
+ *               never connects (its parent's FORK names it), leaks 100
+ *               bytes and exits; the parent waits for it and exits clean
  *   stall FILE  creates FILE.ready (its hook is connected by then), waits
  *               for FILE, then allocates and frees until its hook gives up
  *               on a stopped reporter, then leaks 100 bytes */
@@ -23,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 void *volatile global_reachable;
@@ -134,6 +138,17 @@ int main(int argc, char **argv)
 			if (fd != null)
 				dup2(null, fd);
 		leak_unseen();
+	} else if (!strcmp(mode, "forkunseen")) {
+		pid_t child;
+
+		setenv("HEAPLEDGER_SOCKET", "/nonexistent/heapledger.sock", 1);
+		child = fork();
+		if (child == 0) {
+			leak_unseen();
+			exit(0);
+		}
+		if (child > 0)
+			waitpid(child, NULL, 0);
 	} else if (!strcmp(mode, "stall") && argc > 2) {
 		char ready[4096];
 		FILE *f;
