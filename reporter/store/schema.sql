@@ -498,6 +498,15 @@ ALTER TABLE processes ADD COLUMN fatal_address INTEGER;
 ALTER TABLE processes ADD COLUMN fatal_stack_id INTEGER REFERENCES stacks(id);
 
 -- migrate 16
+-- Why a process's hook went on standalone before its end (the stream ended
+-- without its exit record): reporter_stalled (the reporter took no byte for
+-- wait_ms), connection_lost, descriptor_taken (the program closed or
+-- replaced heapledger's descriptor), not_observed (a fork child its parent's
+-- FORK named that never connected: a row with no events). NULL when it did
+-- not, or nobody knows.
+ALTER TABLE processes ADD COLUMN standalone TEXT;
+
+-- migrate 17
 -- The allocation-size histogram of a process: its allocations (a realloc
 -- counts with its new size; inherited blocks in the parent only) and their
 -- bytes, by power-of-two bin (include/heapledger/size_bins.h: bin 0 is
@@ -511,7 +520,7 @@ CREATE TABLE size_bins (
   PRIMARY KEY (process_id, bin)
 ) WITHOUT ROWID;
 
--- migrate 17
+-- migrate 18
 -- Peak consumers: what each stack held at the moment its process's heap
 -- in use reached its peak (summaries.peak_bytes; ingest/state.c keeps it
 -- with one compare per change), where peak_live_bytes is each stack's own
