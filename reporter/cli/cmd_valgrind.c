@@ -6,7 +6,8 @@
  *
  * A valgrind command line promises overflow and use-after-free checking, so
  * the program runs with checks=full (guard bytes, a quarantine of freed
- * blocks), and the run is `heapledger run` with the equivalent options: one
+ * blocks) and guard_sample=1 (each block up to guard_max against a PROT_NONE
+ * page while the guard pool has slots: reads after free fault), and the run is `heapledger run` with the equivalent options: one
  * code path for the run, the gate, the text and the files.
  *
  * It takes every option valgrind's memcheck takes, with valgrind's names,
@@ -594,7 +595,11 @@ static void set_hook_options(const struct vg_options *o)
 {
 	const char *old = getenv(HL_ENV_OPTIONS);
 	char buf[4096];
-	int used = 0;
+	/* Every block up to guard_max against a PROT_NONE page, freed ones
+	 * left PROT_NONE: reads after free and past the end fault at the
+	 * instruction, as memcheck names it (the guard bytes and the
+	 * quarantine see only writes, and late). */
+	int used = snprintf(buf, sizeof(buf), "%s", "guard_sample=1:");
 
 	if (o->malloc_fill != NOT_GIVEN)
 		used += snprintf(buf + used, sizeof(buf) - (size_t)used, "malloc_fill=%lu:",
@@ -605,8 +610,6 @@ static void set_hook_options(const struct vg_options *o)
 	/* one hook key runs both freeres (glibc's, then libstdc++'s) */
 	if (is_no(o->libc_freeres) || is_no(o->cxx_freeres))
 		used += snprintf(buf + used, sizeof(buf) - (size_t)used, "freeres=0:");
-	if (!used)
-		return;
 	snprintf(buf + used, sizeof(buf) - (size_t)used, "%s", old ? old : "");
 	setenv(HL_ENV_OPTIONS, buf, 1);
 }
