@@ -25,7 +25,7 @@ static void print_frame(FILE *out, uint32_t pid, const struct hl_frame_info *f,
 			const char *function, bool first)
 {
 	fprintf(out, "==%u==    %s 0x%llx: ", pid, first ? "at" : "by",
-		(unsigned long long)f->address);
+		(unsigned long long)hl_frame_shown_address(f));
 	fputs(function ? function : "???", out);
 	if (f->file && f->line)
 		fprintf(out, " (%s:%u)", base_name(f->file), f->line);
@@ -33,7 +33,7 @@ static void print_frame(FILE *out, uint32_t pid, const struct hl_frame_info *f,
 		fprintf(out, " (in %s)", f->module);
 	else if (f->module)
 		fprintf(out, " (%s+0x%llx)", base_name(f->module),
-			(unsigned long long)f->offset);
+			(unsigned long long)(f->offset - (f->address != 0)));
 	fputc('\n', out);
 }
 
