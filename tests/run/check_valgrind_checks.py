@@ -16,6 +16,9 @@ command line:
    have no effect named once on stderr, and every memcheck option a user
    may pass is accepted;
  - -q prints only errors and loss records, as valgrind's -q does;
+ - --time-stamp=yes stamps every line as valgrind stamps its own;
+ - `heapledger run` in the default mode (no checks=full) shows where a
+   double-freed block was first freed, at valgrind's line;
  - an option valgrind does not know, or a value it refuses, exits as
    valgrind exits (1), in valgrind's words, and runs nothing; so does
    --log-file=%q{VAR} with VAR unset, naming VAR.
@@ -137,6 +140,33 @@ r = run([hl, "valgrind"] + ACCEPTED + [cases, "leak"])  # one line, as valgrind 
 if r.returncode != 0 or "Unknown option" in r.stderr or "Bad option" in r.stderr:
     fail("%s: exit %d\n%s" % (" ".join(ACCEPTED), r.returncode, r.stderr))
 print("ok: %d memcheck options accepted on one command line" % len(ACCEPTED))
+
+# a double free in the default mode (`heapledger run`, no checks=full) says
+# where the block was freed first, at valgrind's line
+FREED = re.compile(r"==\d+==  Address 0x[0-9A-Fa-f]+ is 0 bytes inside a block of size 30 free'd\n"
+                   r"(?:==\d+==    (?:at|by) 0x[0-9A-Fa-f]+: .*\n)*?"
+                   r"==\d+==    (?:at|by) 0x[0-9A-Fa-f]+: (\S+) \((memcheck_cases\.cpp:\d+)\)")
+vg, ours = both(["valgrind", cases, "double"], [hl, "run", "--no-db", "--", cases, "double"])
+want, got = FREED.search(vg.stderr), FREED.search(ours.stderr)
+if not want:
+    fail("valgrind shows no free stack for the double free:\n" + vg.stderr)
+if not got or got.groups() != want.groups():
+    fail("double free in the default mode: free stack %s, valgrind's %s\n%s" % (
+        got and got.groups(), want.groups(), ours.stderr))
+print("ok: double free in the default mode, first freed at %s (%s) as valgrind says" % want.groups())
+
+# --time-stamp=yes: every ==...== line carries valgrind's elapsed-time stamp
+STAMPED = re.compile(r"^==\d\d:\d\d:\d\d:\d\d\.\d\d\d \d+== ")
+stamp_line = ["--time-stamp=yes", "--leak-check=full", cases, "leak"]
+vg, ours = both(["valgrind"] + stamp_line, [hl, "valgrind"] + stamp_line)
+for name, out in (("valgrind", vg.stderr), ("heapledger valgrind", ours.stderr)):
+    lines = [l for l in out.splitlines() if l.startswith("==")]
+    bad = [l for l in lines if not STAMPED.match(l)]
+    if not lines or bad or "definitely lost in loss record" not in out:
+        fail("--time-stamp=yes: %s printed lines without the stamp: %s\n%s" % (name, bad[:3], out))
+if "--time-stamp" in ours.stderr:
+    fail("--time-stamp=yes is named as having no effect:\n" + ours.stderr)
+print("ok: --time-stamp=yes: " + [l for l in ours.stderr.splitlines() if "loss record" in l][0])
 
 # refused as valgrind refuses: status 1, valgrind's words, nothing run
 marker = os.path.join(tmp, "ran")
