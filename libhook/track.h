@@ -137,6 +137,10 @@ struct hl_stack_memo_key {
  * Fills *key for hl_stack_memo_fill. frame: the caller's
  * __builtin_frame_address(0), where the walk to the program's frame starts. */
 uint32_t hl_stack_memo_lookup(struct hl_stack_memo_key *key, void *frame);
+/* The first return address outside the hook (the program's call of
+ * malloc or free), found as hl_stack_memo_lookup finds it; 0 when this
+ * thread has no memo or the walk fails. */
+uintptr_t hl_stack_memo_caller(void *frame);
 /* Remembers stack `id`, just captured by libunwind, under *key. */
 void hl_stack_memo_fill(struct hl_stack_memo_key *key, uint32_t id);
 /* The thread is ending: its memo is freed. */
