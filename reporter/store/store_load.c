@@ -144,9 +144,9 @@ static void loader_close(struct loader *l)
 	free(l->tree);
 }
 
-/* A stored argv (a JSON array of strings) into *argv: SQLite reads the
- * JSON; what is not an array reads as no arguments, an element that is not
- * a string as "". */
+/* A stored argv (a JSON array of words, each a string or the array of its
+ * bytes) into *argv: SQLite reads the JSON; what is not an array reads as
+ * no arguments, an element that is neither word form as "". */
 static void argv_from_json(struct hl_store *s, struct hl_report *r, const char *text,
 			   const char ***argv, uint32_t *argc)
 {
@@ -155,9 +155,9 @@ static void argv_from_json(struct hl_store *s, struct hl_report *r, const char *
 
 	*argv = NULL;
 	if (text && sqlite3_prepare_v2(s->db,
-		"SELECT CASE WHEN type = 'text' THEN value ELSE '' END FROM json_each(coalesce("
+		"SELECT coalesce(" HL_SQL_ARGV_WORD("a") ", '') FROM json_each(coalesce("
 		" CASE WHEN json_valid(?1) THEN CASE WHEN json_type(?1) = 'array' THEN ?1 END END,"
-		" '[]'))", -1, &st, NULL) == SQLITE_OK) {
+		" '[]')) a", -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			if (n + 1 >= cap) {
