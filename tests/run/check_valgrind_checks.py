@@ -156,7 +156,7 @@ if not got or got.groups() != want.groups():
 print("ok: double free in the default mode, first freed at %s (%s) as valgrind says" % want.groups())
 
 # --time-stamp=yes: every ==...== line carries valgrind's elapsed-time stamp
-STAMPED = re.compile(r"^==\d\d:\d\d:\d\d:\d\d\.\d\d\d \d+== ")
+STAMPED = re.compile(r"^==\d\d:\d\d:\d\d:\d\d\.\d\d\d \d+==( |$)")
 stamp_line = ["--time-stamp=yes", "--leak-check=full", cases, "leak"]
 vg, ours = both(["valgrind"] + stamp_line, [hl, "valgrind"] + stamp_line)
 for name, out in (("valgrind", vg.stderr), ("heapledger valgrind", ours.stderr)):
