@@ -207,6 +207,13 @@ bool hl_shared_fork_child(const void *keep);
 void hl_shared_fd_drop(void);
 /* Buffers are in a memfd the reporter may read. */
 bool hl_shared_is_shared(void);
+/* The hook's own ending for a reporter that stopped reading (wire.h,
+ * "The hook's own ending"): the standalone report's leak counts by class,
+ * then how the process ends, which publishes them. No-ops without a shared
+ * area (the hook never connected). */
+void hl_shared_end_counts(bool scanned, const uint64_t *bytes, const uint64_t *blocks,
+			  unsigned nclasses);
+void hl_shared_end(unsigned how, int status);
 
 /* ---- emit_*.c: per-thread buffers and the socket writer ------------------- */
 

@@ -342,6 +342,8 @@ static void conn_end(struct hl_listener *l, struct hl_conn *c, const char *why)
 	if (!why && p && !p->has_exit) {
 		p->shared_buffers = c->shared.base != NULL;
 		p->recovered_events = hl_recover_feed(&c->shared, &c->decoder, p);
+		if (!hl_recover_ending(&c->shared, &p->hook_ending))
+			p->hook_ending.ended = 0;
 	}
 	hl_recover_release(&c->shared);
 	epoll_ctl(l->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);

@@ -231,6 +231,8 @@ struct hl_process {
 	bool shared_buffers;         /* ended without EXIT, and its hook's shared event
 	                              * buffers were read (recover.h) */
 	uint64_t recovered_events;   /* events read from them */
+	struct hl_shared_ending hook_ending; /* ended without EXIT: how its hook, gone on
+	                              * standalone, said it ended (wire.h); ended 0: none */
 	bool closed;                 /* connection ended */
 	bool settled;                /* loss records made (settle) */
 	bool finished;               /* hl_process_finish ran */
