@@ -37,6 +37,11 @@ uint64_t hl_recover_feed(const struct hl_shared_view *view, struct hl_decoder *d
  * if the hook wrote one and its values are in range. */
 bool hl_recover_ending(const struct hl_shared_view *view, struct hl_shared_ending *out);
 
+/* Why the hook went on standalone, as it stored it in the area before it
+ * closed the connection (enum hl_standalone; NONE if there is no area or
+ * the value is not one of them). */
+uint32_t hl_recover_standalone(const struct hl_shared_view *view);
+
 void hl_recover_release(struct hl_shared_view *view);
 
 /* What thread tid has committed and we have not received, read from its

@@ -549,6 +549,13 @@ static void fill_process(struct hl_store *s, struct hl_report *r, sqlite3_stmt *
 		p->fatal.address = col_u64(st, 31);
 		p->fatal.fault = hl_wire_fault_words((uint32_t)p->fatal.signal, p->fatal.code);
 	}
+	/* column 33; a name it does not know (a newer writer's) reads as none:
+	 * the missing exit record still fails the gate */
+	if (p->no_exit_record) {
+		int why = hl_report_standalone_parse((const char *)sqlite3_column_text(st, 33));
+
+		p->standalone = why > 0 ? (uint32_t)why : HL_STANDALONE_NONE;
+	}
 }
 
 /* Where the signal that ended it arrived (column 32), if the hook saw it. */
@@ -613,7 +620,7 @@ static int load_processes(struct loader *ld, struct hl_report *r,
 		" inherited_bytes, inherited_blocks, dropped_events, unmatched_frees,"
 		" unfreed_superseded, live_mismatch, test_name, p.serial, all_threads_stopped,"
 		" no_exit_record, recovered_events, fatal_signal, fatal_code, fatal_address,"
-		" fatal_stack_id"
+		" fatal_stack_id, standalone"
 		" FROM processes p JOIN summaries s ON s.process_id = p.id"
 		" WHERE p.run_id = ? ORDER BY p.serial", -1, &st, NULL))
 		return load_fail(s, "processes");
