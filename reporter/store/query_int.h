@@ -24,6 +24,15 @@ int hl_query_prepare(struct hl_store *s, const char *sql, sqlite3_stmt **st);
 /* Steps a statement that yields one count and finalizes it (0 if none). */
 int64_t hl_query_count(sqlite3_stmt *st);
 
+/* Reads the current row of st into the element at row (strings into a). */
+typedef void hl_query_row_fn(struct hl_bump *a, sqlite3_stmt *st, void *row);
+/* Steps st (bound) to its end, each row read by read into a new element of
+ * size bytes at the end of the hl_grow array *array (*n of *cap); then
+ * resets st, which the caller finalizes or binds again. 0, or
+ * hl_query_fail(s, what) if a step failed. The one row loop of the layer. */
+int hl_query_rows(struct hl_store *s, sqlite3_stmt *st, const char *what, struct hl_bump *a,
+		  hl_query_row_fn *read, void **array, size_t *n, size_t *cap, size_t size);
+
 /* Column i as text, NULL for NULL, valid until the next step. */
 const char *hl_col_text(sqlite3_stmt *st, int i);
 /* The same, copied into a (NULL stays NULL). */
@@ -42,6 +51,27 @@ void hl_stack_reader_close(struct hl_stack_reader *r);
 /* stack_id's frames, innermost first, into out (key 0), strings in a. */
 int hl_stack_read(struct hl_stack_reader *r, struct hl_bump *a, int64_t stack_id,
 		  struct hl_report_stack *out);
+
+/* A frame of a run's call tree (frames.id order: hl_find_by_id finds it). */
+struct hl_frame_row {
+	int64_t id, parent;           /* frames.id, its caller's (0: outermost) */
+	struct hl_frame_info info;    /* strings in the arena the reader was given */
+};
+/* Every frame of run_id, in id order, appended to the hl_grow array *v
+ * (*n of *cap); 0 or -errno. */
+int hl_query_run_frames(struct hl_store *s, int64_t run_id, struct hl_bump *a,
+			struct hl_frame_row **v, size_t *n, size_t *cap);
+
+/* The statements of struct hl_process_rows, one in each row's file. */
+extern const char *const hl_process_leaks_sql, *const hl_process_errors_sql,
+	*const hl_process_checks_sql, *const hl_process_records_sql,
+	*const hl_process_unstopped_sql, *const hl_process_timeline_sql;
+
+/* A stored argv (a JSON array of strings, read by SQLite's json_each) into
+ * *argv (argc elements, then room for one more), strings in a; what is not
+ * an array reads as no arguments, an element that is not a string as "". */
+void hl_query_argv(struct hl_store *s, struct hl_bump *a, const char *text, const char ***argv,
+		   uint32_t *argc);
 
 /* The class a loss record is shown as: a suppressed record counts as
  * "suppressed", whatever its class (it is never shown as lost). */

@@ -28,6 +28,20 @@ int64_t hl_query_count(sqlite3_stmt *st)
 	return n;
 }
 
+int hl_query_rows(struct hl_store *s, sqlite3_stmt *st, const char *what, struct hl_bump *a,
+		  hl_query_row_fn *read, void **array, size_t *n, size_t *cap, size_t size)
+{
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		hl_grow(array, cap, *n, size);
+		read(a, st, (char *)*array + *n * size);
+		++*n;
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : hl_query_fail(s, what);
+}
+
 const char *hl_col_text(sqlite3_stmt *st, int i)
 {
 	return (const char *)sqlite3_column_text(st, i);
