@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/setup.sh [--package] [--bench] [--ci] [--no-build]: make a fresh
+# scripts/setup.sh [--package] [--bench] [--ci] [--no-build] [--print-packages]: make a fresh
 # Debian 12 machine able to build heapledger, run its demo and its tests,
 # then configure and build it.
 #
@@ -10,6 +10,9 @@
 #   --ci         also what scripts/ci_builds.sh needs: clang (its second
 #                compiler and the TSan build) and the --package tools
 #   --no-build   install packages only; do not configure or build
+#   --print-packages
+#                print the Debian packages the other options ask for, one
+#                a line, and exit: install nothing, build nothing
 #
 # Idempotent: packages are only fetched when one of them is missing, and an
 # existing build directory is reconfigured rather than recreated.
@@ -56,12 +59,14 @@ ci_packages=(
 )
 
 build=yes
+print_only=no
 for arg in "$@"; do
 	case $arg in
 	--package) packages+=("${package_packages[@]}") ;;
 	--bench) packages+=("${bench_packages[@]}") ;;
 	--ci) packages+=("${ci_packages[@]}" "${package_packages[@]}") ;;
 	--no-build) build=no ;;
+	--print-packages) print_only=yes ;;
 	-h | --help)
 		sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0"
 		exit 0 ;;
@@ -129,6 +134,12 @@ configure_and_build() {
 	ninja -C "$build_dir" ${JOBS:+-j "$JOBS"}
 }
 
+# --package and --ci both bring the packaging tools: name each package once.
+mapfile -t packages < <(printf '%s\n' "${packages[@]}" | awk '!seen[$0]++')
+if [ "$print_only" = yes ]; then
+	printf '%s\n' "${packages[@]}"
+	exit 0
+fi
 install_packages
 install_npm
 [ "$build" = yes ] || exit 0

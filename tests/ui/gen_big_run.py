@@ -4,7 +4,7 @@ made by a real `heapledger run` (so its schema is the binary's): PROCS
 processes, RECORDS leak records in the first one, each on its own stack
 main -> mid_J -> fn_K (fn_K at src/file_{K % 300}.c:{K % 900 + 1}, mid_J
 at src/mid.c), and 4,096 timeline samples. The web UI's large-data
-figures (ui/README.md) are measured on it, and ui_http checks the stack
+figures (doc/design.md, "The web UI on a large run") are measured on it, and ui_http checks the stack
 filter's answers over it.
 
 Usage: gen_big_run.py DB [RECORDS [PROCS]]; prints the new run's id.
