@@ -73,13 +73,23 @@ extern const char *const hl_process_leaks_sql, *const hl_process_errors_sql,
 void hl_query_argv(struct hl_store *s, struct hl_bump *a, const char *text, const char ***argv,
 		   uint32_t *argc);
 
+/* Class words in SQL come from classes.h, through two functions every
+ * connection has (hl_query_register_classes): hl_class_word('HL_CLASS_X')
+ * is class HL_CLASS_X's word, hl_lost_classes() the JSON array of the
+ * words of the lost classes (hl_leak_class_is_lost). Both are constant, so
+ * SQLite computes them once per statement. No statement spells a class. */
+#define HL_SQL_CLASS(e) "hl_class_word('" #e "')"
+#define HL_SQL_LOST_CLASSES "(SELECT value FROM json_each(hl_lost_classes()))"
+/* Registers those functions on db; SQLITE_OK or SQLite's error. */
+int hl_query_register_classes(sqlite3 *db);
+
 /* The class a loss record is shown as: a suppressed record counts as
  * "suppressed", whatever its class (it is never shown as lost). */
-#define HL_SHOWN_CLASS "CASE WHEN l.suppressed THEN 'suppressed' ELSE l.leak_class END"
+#define HL_SHOWN_CLASS \
+	"CASE WHEN l.suppressed THEN " HL_SQL_CLASS(HL_CLASS_SUPPRESSED) " ELSE l.leak_class END"
 /* A record of lost bytes: a lost class, not suppressed (reachable and
  * suppressed apart). */
-#define HL_LOST_RECORD \
-	"l.leak_class IN ('definitely', 'indirectly', 'possibly', 'unknown') AND l.suppressed = 0"
+#define HL_LOST_RECORD "l.leak_class IN " HL_SQL_LOST_CLASSES " AND l.suppressed = 0"
 /* The leak table's class filter (?3): NULL every record, a class word the
  * records shown as that class, "lost" the lost ones (what leaks: not still
  * reachable, not suppressed), the web UI's default. */

@@ -36,7 +36,7 @@
 /* One pass over the run's loss records, by the class each is shown as (a
  * sum per class was five passes, 0.4 s for a run of 100,000 records). */
 #define RUN_LEAKED \
-	"SELECT CASE WHEN l.suppressed THEN 'suppressed' ELSE l.leak_class END AS c," \
+	"SELECT " HL_SHOWN_CLASS " AS c," \
 	" sum(l.bytes), count(*) FROM leaks l JOIN processes p ON p.id = l.process_id" \
 	" WHERE p.run_id = ?1 GROUP BY c"
 

@@ -95,3 +95,61 @@ size_t hl_find_by_id(const void *base, size_t n, size_t size, int64_t id)
 		memcpy(&at, (const char *)base + lo * size, sizeof(at));
 	return lo < n && at == id ? lo : n;
 }
+
+/* hl_class_word('HL_CLASS_X'): the word of the class named (NULL for a
+ * name classes.h does not have). */
+static void sql_class_word(sqlite3_context *ctx, int argc, sqlite3_value **v)
+{
+	static const struct {
+		const char *name;
+		unsigned leak_class;
+	} names[] = {
+#define HL_CLASS_NAME_ROW(e, word, token, phrase, label, xml, sarif) { #e, e },
+		HL_LEAK_CLASS_TABLE(HL_CLASS_NAME_ROW)
+#undef HL_CLASS_NAME_ROW
+	};
+	const char *name = (const char *)sqlite3_value_text(v[0]);
+
+	(void)argc;
+	for (size_t i = 0; name && i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(name, names[i].name)) {
+			sqlite3_result_text(ctx, hl_leak_class_name(names[i].leak_class), -1,
+					    SQLITE_STATIC);
+			return;
+		}
+	}
+	sqlite3_result_null(ctx);
+}
+
+/* hl_lost_classes(): ["unknown","definitely",...], the lost classes' words. */
+static void sql_lost_classes(sqlite3_context *ctx, int argc, sqlite3_value **v)
+{
+	char list[256] = "[";
+
+	(void)argc;
+	(void)v;
+	for (unsigned c = 0; c < HL_LEAK_CLASS_COUNT; c++) {
+		if (!hl_leak_class_is_lost(c))
+			continue;
+		if (list[1])
+			strcat(list, ",");
+		strcat(list, "\"");
+		strcat(list, hl_leak_class_name(c));
+		strcat(list, "\"");
+	}
+	strcat(list, "]");
+	sqlite3_result_text(ctx, list, -1, SQLITE_TRANSIENT);
+}
+
+int hl_query_register_classes(sqlite3 *db)
+{
+	int rc = sqlite3_create_function(db, "hl_class_word", 1,
+					 SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+					 sql_class_word, NULL, NULL);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_function(db, "hl_lost_classes", 0,
+					     SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+					     NULL, sql_lost_classes, NULL, NULL);
+	return rc;
+}
