@@ -12,19 +12,26 @@
 #define SUMMARY_COLUMN(column) " m." #column ","
 /* What a process leaked, bytes and records alike: HL_LOST_RECORD. */
 #define LOST_RECORD HL_LOST_RECORD
-#define PROCESS_ROWS \
+#define PROCESS_COLUMNS \
 	"SELECT p.id, p.serial, p.pid, p.ppid, p.parent_id, p.origin, p.exe, p.argv," \
 	" p.started_ns, p.ended_ns, p.exit_how, p.exit_status, p.exit_signal, p.scanned," \
 	" p.no_exit_record, p.recovered_events, p.fatal_signal, p.fatal_code," \
 	" p.fatal_address, p.fatal_stack_id, p.test_name, p.all_threads_stopped," \
-	HL_SUMMARY_COLUMNS(SUMMARY_COLUMN) \
+	HL_SUMMARY_COLUMNS(SUMMARY_COLUMN)
+/* What the run page counts of each process (not the report: it reads
+ * the records themselves). */
+#define PROCESS_COUNTS \
 	" (SELECT count(*) FROM leaks l WHERE l.process_id = p.id)," \
 	" (SELECT coalesce(sum(l.bytes), 0) FROM leaks l WHERE l.process_id = p.id" \
 	"  AND " LOST_RECORD ")," \
 	" (SELECT count(*) FROM leaks l WHERE l.process_id = p.id AND " LOST_RECORD ")," \
-	" (SELECT count(*) FROM timeline t WHERE t.process_id = p.id)" \
+	" (SELECT count(*) FROM timeline t WHERE t.process_id = p.id)"
+#define PROCESS_FROM \
 	" FROM processes p LEFT JOIN summaries m ON m.process_id = p.id" \
 	" WHERE p.run_id = ?1 ORDER BY p.serial"
+#define PROCESS_ROWS PROCESS_COLUMNS PROCESS_COUNTS PROCESS_FROM
+/* The same without the counts: the summary's last column ends the list. */
+#define PROCESS_ROWS_UNCOUNTED PROCESS_COLUMNS " NULL" PROCESS_FROM
 
 /* Where the columns after the summary's start. */
 #define FIRST_SUMMARY 22
@@ -56,6 +63,8 @@ static void read_process(struct hl_bump *a, sqlite3_stmt *st, struct hl_process_
 	p->all_threads_stopped = sqlite3_column_int(st, 21) != 0;
 	for (int i = 0; i < HL_SUMMARY_COUNT; i++)
 		p->summary[i] = hl_col_maybe(st, FIRST_SUMMARY + i);
+	if (sqlite3_column_count(st) <= AFTER_SUMMARY + 1)
+		return; /* PROCESS_ROWS_UNCOUNTED */
 	p->leak_records = (uint64_t)sqlite3_column_int64(st, AFTER_SUMMARY);
 	p->leaked_bytes = (uint64_t)sqlite3_column_int64(st, AFTER_SUMMARY + 1);
 	p->leaked_records = (uint64_t)sqlite3_column_int64(st, AFTER_SUMMARY + 2);
@@ -67,10 +76,11 @@ static void read_process_row(struct hl_bump *a, sqlite3_stmt *st, void *row)
 	read_process(a, st, row);
 }
 
-int hl_query_processes(struct hl_store *s, int64_t run_id, struct hl_run_page *out)
+static int query_processes(struct hl_store *s, int64_t run_id, const char *sql,
+			   struct hl_run_page *out)
 {
 	sqlite3_stmt *st;
-	int err = hl_query_prepare(s, PROCESS_ROWS, &st);
+	int err = hl_query_prepare(s, sql, &st);
 
 	if (err)
 		return err;
@@ -81,9 +91,14 @@ int hl_query_processes(struct hl_store *s, int64_t run_id, struct hl_run_page *o
 	return err;
 }
 
+int hl_query_processes(struct hl_store *s, int64_t run_id, struct hl_run_page *out)
+{
+	return query_processes(s, run_id, PROCESS_ROWS_UNCOUNTED, out);
+}
+
 int hl_query_run(struct hl_store *s, int64_t run_id, struct hl_run_page *out)
 {
 	int err = hl_query_run_row(s, run_id, &out->run);
 
-	return err ? err : hl_query_processes(s, run_id, out);
+	return err ? err : query_processes(s, run_id, PROCESS_ROWS, out);
 }

@@ -14,14 +14,19 @@
 #include "query_runs.h"
 #include "store_query.h"
 
-#define RUN_COLUMNS \
+/* A run's own columns (all the report's header needs), then what its
+ * processes add up to (the lists'). */
+#define RUN_HEADER_COLUMNS \
 	"SELECT r.id, r.mode, r.program, r.argv, r.cwd, r.hostname, r.git_commit," \
-	" r.started_ns, r.ended_ns, r.exit_code," \
+	" r.started_ns, r.ended_ns, r.exit_code, r.uuid, r.git_branch"
+#define RUN_HEADER_NCOLUMNS 12
+#define RUN_COLUMNS \
+	RUN_HEADER_COLUMNS "," \
 	" (SELECT count(*) FROM processes p WHERE p.run_id = r.id)," \
 	" (SELECT coalesce(sum(m.errors), 0) FROM summaries m JOIN processes p" \
 	"  ON p.id = m.process_id WHERE p.run_id = r.id)," \
 	" (SELECT coalesce(max(m.peak_bytes), 0) FROM summaries m JOIN processes p" \
-	"  ON p.id = m.process_id WHERE p.run_id = r.id), r.uuid, r.git_branch"
+	"  ON p.id = m.process_id WHERE p.run_id = r.id)"
 
 /* What the run list's filter matches (?1: a LIKE pattern, or NULL: all). */
 #define RUNS_MATCH \
@@ -123,15 +128,15 @@ static int read_run(struct run_reader *rd, sqlite3_stmt *st)
 	row->started_ns = sqlite3_column_int64(st, 7);
 	row->ended_ns = hl_col_maybe(st, 8);
 	row->exit_code = hl_col_maybe(st, 9);
-	row->processes = (uint64_t)sqlite3_column_int64(st, 10);
-	row->errors = (uint64_t)sqlite3_column_int64(st, 11);
-	row->peak_bytes = (uint64_t)sqlite3_column_int64(st, 12);
-	row->uuid = hl_col_text_in(a, st, 13);
-	row->git_branch = hl_col_text_in(a, st, 14);
+	row->uuid = hl_col_text_in(a, st, 10);
+	row->git_branch = hl_col_text_in(a, st, 11);
 	err = read_labels(rd, row);
-	if (!err)
-		err = read_leaked(rd, row);
-	return err;
+	if (err || sqlite3_column_count(st) == RUN_HEADER_NCOLUMNS)
+		return err; /* a header: no totals */
+	row->processes = (uint64_t)sqlite3_column_int64(st, 12);
+	row->errors = (uint64_t)sqlite3_column_int64(st, 13);
+	row->peak_bytes = (uint64_t)sqlite3_column_int64(st, 14);
+	return read_leaked(rd, row);
 }
 
 /* Every row of st (bound), then st finalized. */
@@ -177,12 +182,17 @@ int hl_query_runs(struct hl_store *s, const struct hl_query_page *page, struct h
 	return err;
 }
 
-/* The run run_id, its labels read by labels_sql. */
+/* The run run_id: columns (RUN_COLUMNS or RUN_HEADER_COLUMNS), its labels
+ * read by labels_sql. */
 static int run_row(struct hl_store *s, int64_t run_id, struct hl_run_list *out,
-		   const char *labels_sql)
+		   const char *columns, const char *labels_sql)
 {
+	char sql[1024];
 	sqlite3_stmt *st;
-	int err = hl_query_prepare(s, RUN_COLUMNS " FROM runs r WHERE r.id = ?1", &st);
+	int err;
+
+	snprintf(sql, sizeof(sql), "%s FROM runs r WHERE r.id = ?1", columns);
+	err = hl_query_prepare(s, sql, &st);
 
 	if (err)
 		return err;
@@ -198,12 +208,12 @@ static int run_row(struct hl_store *s, int64_t run_id, struct hl_run_list *out,
 
 int hl_query_run_row(struct hl_store *s, int64_t run_id, struct hl_run_list *out)
 {
-	return run_row(s, run_id, out, RUN_LABELS);
+	return run_row(s, run_id, out, RUN_COLUMNS, RUN_LABELS);
 }
 
 int hl_query_run_header(struct hl_store *s, int64_t run_id, struct hl_run_list *out)
 {
-	return run_row(s, run_id, out, RUN_LABELS_AS_GIVEN);
+	return run_row(s, run_id, out, RUN_HEADER_COLUMNS, RUN_LABELS_AS_GIVEN);
 }
 
 int hl_store_latest_run(struct hl_store *s, int64_t *run_id)
