@@ -246,7 +246,7 @@ struct hl_options {
 #undef HL_OPTION_FIELD
 extern struct hl_options hl_options;
 /* Bit HL_OPTION_INDEX_<key> is set once the user gave that key a valid value
- * (the reporter is told which keys were given, not the defaults: emit.c). */
+ * (the reporter is told which keys were given, not the defaults: emit_conn.c). */
 extern uint64_t hl_options_given;
 /* Applies "key=value:key=value" to hl_options; bad entries are reported.
  * stacks=0 wins over any depth. */
@@ -288,7 +288,7 @@ HL_INLINE void hl_guard_leave(void)
 	hl_guard_depth--;
 }
 
-/* ---- tracking (track.c, stack.c, emit.c, modules.c) --------------------- */
+/* ---- tracking (track.c, stack.c, emit_*.c, modules.c) --------------------- */
 
 /* True once tracking is on: stacks are captured and/or a reporter listens. The
  * allocator tests it before every call below. */

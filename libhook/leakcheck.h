@@ -1,6 +1,6 @@
 /*
  * libhook/leakcheck.h: running the leak scan (leakcheck.c) for its users:
- * the exit path (init.c, track.c), the event stream (emit.c) and the
+ * the exit path (init.c, track.c), the event stream (emit_*.c) and the
  * public heapledger_check_leaks().
  */
 #ifndef HL_LEAKCHECK_H
@@ -38,7 +38,7 @@ static inline unsigned hl_unstopped_named(const struct hl_unstopped *u)
  * hl_leakcheck_lock and no allocator lock. */
 bool hl_leakcheck_run(const struct hl_scan_origin *origin, hl_leakcheck_fn consume, void *arg,
 		      struct hl_unstopped *unstopped);
-/* One scan at a time: taken before emit.c's write lock. */
+/* One scan at a time: taken before emit_conn.c's write lock. */
 void hl_leakcheck_lock(void);
 void hl_leakcheck_unlock(void);
 /* True if a process ending so (enum hl_exit_how) gets the exit scan. */
@@ -56,7 +56,7 @@ void hl_leakcheck_print_exit(int fd, unsigned how);
 void hl_leakcheck_init(void);
 void hl_leakcheck_fork_child(void);
 
-/* emit.c: an on-demand check's LIVE set and CHECK record to the reporter;
+/* emit_live.c: an on-demand check's LIVE set and CHECK record to the reporter;
  * false if not connected or the scan could not run. */
 bool hl_emit_check(const struct hl_scan_origin *origin, uint32_t seq, uint32_t flags);
 

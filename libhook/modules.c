@@ -11,7 +11,7 @@
  * sends them all again on its own connection); every field but `unloaded`
  * and the sent flags is immutable once linked; all of it is guarded by
  * modules_lock, which is taken inside the loader lock (scan callback) and
- * inside emit.c's write_lock (sending), never the other way round.
+ * inside emit_conn.c's write_lock (sending), never the other way round.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>

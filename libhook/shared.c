@@ -2,7 +2,7 @@
  * libhook/shared.c: the shared event-buffer area, so a killed process's
  * buffered events still reach the reporter.
  *
- * Every thread's emit buffer (emit.c) is a slot of one memfd, mapped once
+ * Every thread's emit buffer (emit_events.c) is a slot of one memfd, mapped once
  * per process image and passed to the reporter with HELLO (wire.h, "Shared
  * event buffers", has the layout and the reporter's side). The descriptor
  * lives only from the area's creation to HELLO's send: the program's
@@ -10,13 +10,13 @@
  * keeps the memory. The memfd is sealed so the reporter's mapping of it can
  * never fault on a shrunk file.
  *
- * The slot bitmap changes only under emit.c's write_lock. A forked child
+ * The slot bitmap changes only under emit_conn.c's write_lock. A forked child
  * shares the parent's pages (MAP_SHARED survives fork), so its first act is
  * to put a memfd of its own at the same address (hl_shared_fork_child): the
  * forking thread's buffer keeps its address, its contents start over, and
  * the parent's slots are never written by the child. Threads beyond
  * HL_SHARED_SLOTS, or a process where the memfd cannot be made, get
- * private buffers (emit.c falls back to hl_meta_alloc): sent as before,
+ * private buffers (emit_events.c falls back to hl_meta_alloc): sent as before,
  * not recoverable after a kill.
  */
 #define _GNU_SOURCE

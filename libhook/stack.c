@@ -16,7 +16,7 @@
  *  - a slot goes from NULL to an entry once and never changes again;
  *  - an entry's id is in id_chunks and next_id covers it (release) before the
  *    entry is put in any table, so whoever finds an id can hl_stack_get it,
- *    and emit.c, which sends ids below hl_stack_next_id() before each batch,
+ *    and emit_conn.c, which sends ids below hl_stack_next_id() before each batch,
  *    always sends a STACK before the first event naming it;
  *  - readers probe without a lock; a miss is confirmed under intern_lock in
  *    the current table. Growing publishes a new table; old tables stay
@@ -348,7 +348,7 @@ static bool id_slot_set_locked(uint32_t id, struct hl_stack *s)
 }
 
 /* Captures that could not be kept (no memory, no id left): their events
- * carry stack 0, and DROPPED says how many (emit.c). */
+ * carry stack 0, and DROPPED says how many (emit_conn.c). */
 static _Atomic uint64_t lost;
 #ifdef HL_UNIT_TEST
 bool hl_stack_test_refuse;
@@ -422,7 +422,7 @@ uint32_t hl_stack_next_id(void)
 	return atomic_load_explicit(&next_id, memory_order_acquire);
 }
 
-/* The child keeps every stack: its live blocks name them, and emit.c sends
+/* The child keeps every stack: its live blocks name them, and emit_live.c sends
  * them again on the child's own connection. */
 void hl_stack_fork_prepare(void)
 {

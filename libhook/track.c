@@ -1,6 +1,6 @@
 /*
  * libhook/track.c: the hl_track_* entry points the allocator calls, and the
- * glue between capture (stack.c), the event stream (emit.c), modules
+ * glue between capture (stack.c), the event stream (emit_*.c), modules
  * (modules.c) and the standalone leak list.
  *
  * Modes, fixed at hl_track_init:

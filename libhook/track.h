@@ -1,6 +1,6 @@
 /*
  * libhook/track.h: declarations shared by the tracking files (track.c,
- * stack.c, emit.c, modules.c, exitpath.c). The allocator sees only the
+ * stack.c, emit_*.c, modules.c, exitpath.c). The allocator sees only the
  * hl_track_* entry points in internal.h.
  *
  * Lock order and every other concurrency rule: types.h, "Concurrency".
@@ -208,7 +208,7 @@ void hl_shared_fd_drop(void);
 /* Buffers are in a memfd the reporter may read. */
 bool hl_shared_is_shared(void);
 
-/* ---- emit.c: per-thread buffers and the socket writer -------------------- */
+/* ---- emit_*.c: per-thread buffers and the socket writer ------------------- */
 
 /* Connects to the reporter at `path` and sends HELLO; false if it cannot. */
 bool hl_emit_connect(const char *path, uint32_t origin, uint32_t ppid);

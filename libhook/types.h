@@ -40,7 +40,7 @@
  * thread holding one may take only locks to its right:
  *
  *   loader lock (dl_iterate_phdr, dladdr) -> modules_lock -> meta_lock
- *   write_lock (emit.c) -> modules_lock -> arena locks (LIVE walk, one at a
+ *   write_lock (emit_conn.c) -> modules_lock -> arena locks (LIVE walk, one at a
  *       time) -> large_lock -> meta_lock
  *   intern_lock (stack.c) -> meta_lock
  *   orphan_lock (alloc.c) -> arena lock -> meta_lock
@@ -74,14 +74,14 @@
  *    arena lock, read relaxed;
  *  - the stack table (stack.c): lookups are lock-free, published ids are
  *    immutable (acquire on next_id); interning a new stack takes intern_lock;
- *  - emit buffers (emit.c): the owner thread appends and publishes `used`
+ *  - emit buffers (emit_events.c): the owner thread appends and publishes `used`
  *    with release; a sender under write_lock reads [sent, used) with acquire.
  *    They live in a memfd the reporter maps (shared.c); it reads them only
  *    once the stream has ended, and checks every value it reads;
- *  - the connection state (emit.c state_word): relaxed loads on the event
+ *  - the connection state (emit_conn.c hl_emit_state_word): relaxed loads on the event
  *    path, changed under write_lock; on a wipe-on-fork page, so a raw clone
  *    child reads EMIT_OFF and leaves the parent's shared buffers alone;
- *  - counters (stats.c, emit.c's dropped) are relaxed atomics: sums, not
+ *  - counters (stats.c, emit_conn.c's dropped count) are relaxed atomics: sums, not
  *    orderings. A thread's own counters and marks (hl_thread_cache.stats,
  *    alloc_mark, published_bytes; heap.h hl_counter_add) have one writer,
  *    their thread (plus, once, the thread that makes the program
@@ -99,7 +99,7 @@
  * write_lock, modules_lock, intern_lock (track.c), orphan_lock, caches_lock,
  * every arena lock, large_lock and meta_lock; the parent releases them in
  * reverse; the child, the only thread left, resets them all and rebuilds its
- * per-process state (emit.c first maps a memfd of its own over the shared
+ * per-process state (emit_conn.c first maps a memfd of its own over the shared
  * event buffers, whose pages it would otherwise share with the parent, then
  * drops other threads' buffers and reconnects).
  * clone() without CLONE_VM runs the same handlers (exitpath.c). A vfork child

@@ -67,9 +67,10 @@ extern const char *const hl_process_leaks_sql, *const hl_process_errors_sql,
 	*const hl_process_checks_sql, *const hl_process_records_sql,
 	*const hl_process_unstopped_sql, *const hl_process_timeline_sql;
 
-/* A stored argv (a JSON array of strings, read by SQLite's json_each) into
- * *argv (argc elements, then room for one more), strings in a; what is not
- * an array reads as no arguments, an element that is not a string as "". */
+/* A stored argv (a JSON array of words, each a string or the array of its
+ * bytes: HL_SQL_ARGV_WORD; read by SQLite's json_each) into *argv (argc
+ * elements, then room for one more), strings in a; what is not an array
+ * reads as no arguments, an element that is neither word form as "". */
 void hl_query_argv(struct hl_store *s, struct hl_bump *a, const char *text, const char ***argv,
 		   uint32_t *argc);
 

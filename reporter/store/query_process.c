@@ -53,9 +53,9 @@ void hl_query_argv(struct hl_store *s, struct hl_bump *a, const char *text, cons
 	sqlite3_stmt *st = NULL;
 
 	if (text && sqlite3_prepare_v2(s->db,
-		"SELECT CASE WHEN type = 'text' THEN value ELSE '' END FROM json_each(coalesce("
+		"SELECT coalesce(" HL_SQL_ARGV_WORD("a") ", '') FROM json_each(coalesce("
 		" CASE WHEN json_valid(?1) THEN CASE WHEN json_type(?1) = 'array' THEN ?1 END END,"
-		" '[]'))", -1, &st, NULL) == SQLITE_OK) {
+		" '[]')) a", -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
 		hl_query_rows(s, st, "argv", a, read_arg, (void **)&v, &n, &cap, sizeof(*v));
 	}

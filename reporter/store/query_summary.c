@@ -47,7 +47,8 @@ static int finish(struct hl_store *s, sqlite3_stmt *st, int rc)
 
 /* What the gate reads of a process, with its loss records in p->leaks. */
 #define GATE_PROCESSES \
-	"SELECT p.id, p.pid, p.exe, (SELECT group_concat(a.value, ' ') FROM json_each(p.argv) a)," \
+	"SELECT p.id, p.pid, p.exe, (SELECT group_concat(coalesce(" HL_SQL_ARGV_WORD("a") ", ''), ' ')" \
+	" FROM json_each(p.argv) a)," \
 	" p.test_name, p.no_exit_record, p.exit_how, coalesce(m.dropped_events, 0)," \
 	" (SELECT count(*) FROM errors e WHERE e.process_id = p.id)" \
 	" FROM processes p LEFT JOIN summaries m ON m.process_id = p.id" \

@@ -14,6 +14,7 @@
 #include "frame_tree.h"
 #include "state.h"
 #include "store_int.h"
+#include "text_bytes.h"
 #include "util.h"
 
 
@@ -125,7 +126,7 @@ static char *argv_to_json(const char *const *argv, uint32_t argc)
 	char *text;
 
 	for (uint32_t i = 0; i < argc; i++)
-		json_array_append_new(a, json_string(argv[i]));
+		json_array_append_new(a, hl_json_bytes(argv[i])); /* text_bytes.h */
 	text = json_dumps(a, JSON_COMPACT);
 	json_decref(a);
 	return text;

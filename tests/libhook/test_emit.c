@@ -1,5 +1,5 @@
 /*
- * tests/libhook/test_emit.c: the event stream (libhook/emit.c, track.c).
+ * tests/libhook/test_emit.c: the event stream (libhook/emit_*.c, track.c).
  * Records go through a socketpair and are read back with the reporter's own
  * decoder (reporter/decode.c), which validates every length and id; the
  * fault tests close the peer mid-run.
@@ -203,7 +203,7 @@ static void *thread_allocs_few(void *arg)
 	return NULL;
 }
 
-/* Event times (emit.c event_ticks): a lone thread's dense events share a
+/* Event times (emit_events.c event_ticks): a lone thread's dense events share a
  * clock reading among at most 8, never out of order; sparse events and,
  * once a second thread had events, every event read the clock. In a child:
  * `threaded` must start false. Returns which check failed, 0 if none. */
