@@ -438,6 +438,24 @@ static void read_check(struct reader *rd, struct hl_json_import *im, struct hl_p
 	read_check_records(rd, im, p, c, where, out);
 }
 
+/* exit.standalone: why the hook went on standalone, or null (and absent
+ * from reports written before it was kept). */
+static void read_standalone(struct reader *rd, json_t *e, const char *where,
+			    struct hl_process *p)
+{
+	json_t *v = json_object_get(e, "standalone");
+	char path[256];
+	int why;
+
+	if (!v || json_is_null(v) || p->has_exit)
+		return;
+	why = hl_report_standalone_parse(json_string_value(v));
+	if (why < 0)
+		return (void)bad(rd, at(path, sizeof(path), where, "standalone", 0),
+				 "not reporter_stalled, connection_lost, descriptor_taken, not_observed or null");
+	p->standalone = (uint32_t)why;
+}
+
 static void read_exit(struct reader *rd, json_t *e, const char *where, struct hl_process *p)
 {
 	const char *how = get_str(rd, &p->arena, e, where, "how", false);
@@ -456,6 +474,7 @@ static void read_exit(struct reader *rd, json_t *e, const char *where, struct hl
 		p->shared_buffers = true;
 		p->recovered_events = (uint64_t)json_integer_value(recovered);
 	}
+	read_standalone(rd, e, where, p);
 }
 
 /* exit.fatal: the signal that ended it as the hook saw it, or null (and

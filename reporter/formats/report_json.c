@@ -228,9 +228,12 @@ static json_t *exit_json(struct hl_report *r, const struct hl_report_process *p)
 	}
 	json_object_set_new(o, "fatal", fatal_json(r, p));
 	json_object_set_new(o, "exit_record", json_boolean(!p->no_exit_record));
-	if (p->no_exit_record)
+	if (p->no_exit_record) {
 		json_object_set_new(o, "recovered_events", p->recovered_events >= 0 ?
 				    json_integer(p->recovered_events) : json_null());
+		json_object_set_new(o, "standalone",
+				    hl_json_text(hl_report_standalone_name(p->standalone)));
+	}
 	return o;
 }
 

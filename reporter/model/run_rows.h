@@ -55,6 +55,7 @@ struct hl_process_row {
 	struct hl_maybe fatal_signal, fatal_code, fatal_address, fatal_stack_id;
 	const char *test_name;        /* $HEAPLEDGER_TEST_NAME, NULL if none */
 	bool all_threads_stopped;     /* its exit scan stopped every thread */
+	const char *standalone;       /* why its hook went on standalone, as stored, or NULL */
 	/* unknown, all of them, for a process with no summary row yet */
 	struct hl_maybe summary[HL_SUMMARY_COUNT];
 	uint64_t leak_records;        /* its loss records, every class */

@@ -16,7 +16,7 @@
 	"SELECT p.id, p.serial, p.pid, p.ppid, p.parent_id, p.origin, p.exe, p.argv," \
 	" p.started_ns, p.ended_ns, p.exit_how, p.exit_status, p.exit_signal, p.scanned," \
 	" p.no_exit_record, p.recovered_events, p.fatal_signal, p.fatal_code," \
-	" p.fatal_address, p.fatal_stack_id, p.test_name, p.all_threads_stopped," \
+	" p.fatal_address, p.fatal_stack_id, p.test_name, p.all_threads_stopped, p.standalone," \
 	HL_SUMMARY_COLUMNS(SUMMARY_COLUMN)
 /* What the run page counts of each process (not the report: it reads
  * the records themselves). */
@@ -34,7 +34,7 @@
 #define PROCESS_ROWS_UNCOUNTED PROCESS_COLUMNS " NULL" PROCESS_FROM
 
 /* Where the columns after the summary's start. */
-#define FIRST_SUMMARY 22
+#define FIRST_SUMMARY 23
 #define AFTER_SUMMARY (FIRST_SUMMARY + HL_SUMMARY_COUNT)
 
 static void read_process(struct hl_bump *a, sqlite3_stmt *st, struct hl_process_row *p)
@@ -61,6 +61,7 @@ static void read_process(struct hl_bump *a, sqlite3_stmt *st, struct hl_process_
 	p->fatal_stack_id = hl_col_maybe(st, 19);
 	p->test_name = hl_col_text_in(a, st, 20);
 	p->all_threads_stopped = sqlite3_column_int(st, 21) != 0;
+	p->standalone = hl_col_text_in(a, st, 22);
 	for (int i = 0; i < HL_SUMMARY_COUNT; i++)
 		p->summary[i] = hl_col_maybe(st, FIRST_SUMMARY + i);
 	if (sqlite3_column_count(st) <= AFTER_SUMMARY + 1)

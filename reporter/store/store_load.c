@@ -391,6 +391,13 @@ static void fill_process(struct hl_store *s, struct hl_report *r,
 		p->fatal.address = (uint64_t)row->fatal_address.value;
 		p->fatal.fault = hl_wire_fault_words((uint32_t)p->fatal.signal, p->fatal.code);
 	}
+	/* a name it does not know (a newer writer's) reads as none: the
+	 * missing exit record still fails the gate */
+	if (p->no_exit_record) {
+		int why = hl_report_standalone_parse(row->standalone);
+
+		p->standalone = why > 0 ? (uint32_t)why : HL_STANDALONE_NONE;
+	}
 }
 
 /* Whether the process passes --process and --program (the basename of its
