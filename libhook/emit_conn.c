@@ -106,9 +106,13 @@ static bool state_page_locked(void)
 	return true;
 }
 
-static void disconnect_locked(const char *why)
+/* Goes on standalone; `reason` (enum hl_standalone) reaches the reporter
+ * through the shared area, stored before the socket closes. */
+static void disconnect_locked(uint32_t reason, const char *why)
 {
 	hl_assert_held(&hl_emit_write_lock);
+	if (atomic_load_explicit(hl_emit_state_word, memory_order_relaxed) == EMIT_LIVE)
+		hl_shared_note_standalone_locked(reason);
 	hl_fd_release(&hl_emit_sock); /* closed only if the number is still ours */
 	if (hl_emit_state_swap_locked(EMIT_LOST) == EMIT_LIVE) {
 		hl_notice(why);
@@ -142,7 +146,8 @@ static bool send_iov_fd_locked(struct iovec *iov, int count, int pass_fd)
 	if (hl_unlikely(!hl_process_is_owner()))
 		return false; /* a vfork or raw clone child: the connection is not its own */
 	if (!hl_fd_is_ours(&hl_emit_sock)) {
-		disconnect_locked("the program took the reporter connection's descriptor; "
+		disconnect_locked(HL_STANDALONE_DESCRIPTOR,
+				  "the program took the reporter connection's descriptor; "
 				  "continuing standalone, events are dropped");
 		return false;
 	}
@@ -168,12 +173,14 @@ static bool send_iov_fd_locked(struct iovec *iov, int count, int pass_fd)
 			if (wait_ready(hl_emit_sock.fd, POLLOUT))
 				continue;
 			reporter_stuck = true;
-			disconnect_locked("the reporter stopped reading (wait_ms passed); "
+			disconnect_locked(HL_STANDALONE_STALLED,
+					  "the reporter stopped reading (wait_ms passed); "
 					  "continuing standalone, events are dropped");
 			return false;
 		}
 		if (n <= 0) {
-			disconnect_locked("reporter connection lost; continuing standalone, "
+			disconnect_locked(HL_STANDALONE_LOST,
+					  "reporter connection lost; continuing standalone, "
 					  "events are dropped");
 			return false;
 		}

@@ -17,7 +17,8 @@
  * the parent's slots are never written by the child. Threads beyond
  * HL_SHARED_SLOTS, or a process where the memfd cannot be made, get
  * private buffers (emit_events.c falls back to hl_meta_alloc): sent as before,
- * not recoverable after a kill.
+ * not recoverable after a kill. The area's header also tells why the hook
+ * went on standalone (wire.h, enum hl_standalone), when the socket cannot.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -135,6 +136,7 @@ bool hl_shared_fork_child(const void *keep)
 	if (kept)
 		taken[keep_index / 64] |= 1ull << (keep_index % 64);
 	struct hl_shared_area header = *area;
+	header.standalone = HL_STANDALONE_NONE; /* the parent's, not ours */
 	pending_fd = memfd_map(area, &p);
 	if (pending_fd < 0) {
 		/* No memfd: private pages, never the parent's. */
@@ -161,4 +163,11 @@ void hl_shared_fd_drop(void)
 bool hl_shared_is_shared(void)
 {
 	return area_shared;
+}
+
+void hl_shared_note_standalone_locked(uint32_t why)
+{
+	hl_assert(hl_emit_lock_is_held());
+	if (area != NULL && area_shared && !area_dead)
+		__atomic_store_n(&area->standalone, why, __ATOMIC_RELEASE);
 }

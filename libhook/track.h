@@ -207,6 +207,9 @@ bool hl_shared_fork_child(const void *keep);
 void hl_shared_fd_drop(void);
 /* Buffers are in a memfd the reporter may read. */
 bool hl_shared_is_shared(void);
+/* Tells the reporter, through the area, why the hook goes on standalone
+ * (enum hl_standalone); before the connection closes. write_lock. */
+void hl_shared_note_standalone_locked(uint32_t why);
 
 /* ---- emit_*.c: per-thread buffers and the socket writer ------------------- */
 

@@ -43,6 +43,7 @@ packages=(
 	chromium nodejs                                  # ui: pages tested in a real browser (npm: install_npm below)
 	python3 git perl                                 # integration tests run these under the hook
 	valgrind                                         # the oracle of the tests that compare with memcheck
+	libxml2-utils                                    # xmllint: the oracle of the XML reports' tests
 	cmake                                            # the `ctest -T memcheck` recipe's test (tests/recipes/ctest)
 	python3-yaml                                     # the CI recipes' test reads their YAML (tests/recipes)
 )

@@ -737,8 +737,9 @@ static inline uint32_t hl_pack_read(const uint8_t *src, size_t avail, unsigned *
  * of each slot with 0 < tid, start = sending_end if it received BATCH
  * sending_sequence, else `sent`, start <= used <= data_bytes, as one more
  * BATCH of `tid` with base_ticks and base_address, stack ids it never saw
- * defined taken as 0. A process whose threads outnumber the slots keeps
- * the others' buffers private (not recoverable). */
+ * defined taken as 0, and reads `standalone` (enum hl_standalone). A
+ * process whose threads outnumber the slots keeps the others' buffers
+ * private (not recoverable). */
 #define HL_SHARED_MAGIC 0x6873726c64676c68ull /* "hlgdlrsh" */
 #define HL_SHARED_VERSION 1
 
@@ -750,7 +751,29 @@ struct hl_shared_area {
 	uint32_t slot_bytes;  /* distance between slots */
 	uint32_t data_offset; /* packed events' offset within a slot */
 	uint32_t data_bytes;  /* room for packed events in a slot */
-	uint32_t reserved;
+	uint32_t standalone;  /* enum hl_standalone: why the hook went on standalone */
+};
+
+/* Why a connected hook went on standalone (struct hl_shared_area's
+ * `standalone`). The hook stores it, once, before it closes the connection,
+ * so a reporter that reads the area at the end of the stream finds it: the
+ * socket itself is gone or full then. Why: the report said only that the
+ * stream ended without its exit record; a user could not tell a stalled
+ * reporter from a program that closed heapledger's descriptor. A program
+ * that closes or dup2()s over the descriptor ends the stream before its
+ * hook notices (at the next send); a reporter that sees the process run on
+ * after its stream ended without EXIT or EXEC, with nothing stored here,
+ * takes it as HL_STANDALONE_DESCRIPTOR. A hook that never connected sends
+ * nothing, so the reporter learns of it only as a process that never
+ * appeared. */
+enum hl_standalone {
+	HL_STANDALONE_NONE = 0,       /* connected to its end, or killed */
+	HL_STANDALONE_STALLED = 1,    /* the reporter took no byte for wait_ms */
+	HL_STANDALONE_LOST = 2,       /* a send failed: the reporter closed the connection */
+	HL_STANDALONE_DESCRIPTOR = 3, /* the program closed or replaced the hook's descriptor */
+	HL_STANDALONE_UNOBSERVED = 4, /* reporter-side only: a fork child its parent's FORK
+				       * named never connected (HELLO never came) */
+	HL_STANDALONE_COUNT
 };
 
 struct hl_shared_slot {

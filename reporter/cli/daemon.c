@@ -227,6 +227,7 @@ int hl_cmd_daemon(int argc, char **argv)
 	w = hl_daemon_writer_start(&out, &policy);
 	rc = daemon_loop(&l, w);
 	hl_listen_close(&l);
+	hl_run_add_unobserved(&run); /* fork children that never connected */
 	settle(&run, w, true);
 	hl_daemon_writer_stop(w);
 	hl_policy_print_used(&policy, stderr);

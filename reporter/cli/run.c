@@ -826,6 +826,7 @@ int hl_run_command(int argc, char **argv, const struct hl_report_view *valgrind_
 	serve(&l, &o, pid, &status, pf, &st);
 	hl_listen_close(&l);
 	prefetched = hl_prefetch_stop(pf);
+	hl_run_add_unobserved(&run); /* fork children that never connected */
 	r.ended_ns = hl_now_realtime_ns();
 	r.exit_code = exit_code_of(status);
 	if (!run.nprocs && !st.streamed)

@@ -1,7 +1,8 @@
 /*
  * reporter/formats/json_values.h: model values as JSON values, the same way
  * in every JSON writer: a string the model does not know (NULL) and an
- * integer the database holds as NULL are both null.
+ * integer the database holds as NULL are both null; text that is not UTF-8
+ * is shown with U+FFFD (its exact bytes: hl_json_bytes, text_bytes.h).
  */
 #ifndef HL_REPORTER_JSON_VALUES_H
 #define HL_REPORTER_JSON_VALUES_H
@@ -9,11 +10,7 @@
 #include <jansson.h>
 
 #include "run_list.h"
-
-static inline json_t *hl_json_text(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
+#include "text_bytes.h" /* hl_json_text: a string (bytes not UTF-8 as U+FFFD) or null */
 
 static inline json_t *hl_json_maybe(struct hl_maybe v)
 {

@@ -12,6 +12,7 @@
 #include "json_values.h"
 #include "report.h"
 #include "table.h"
+#include "text_bytes.h"
 
 /* The stacks of a report written as JSON so far, by key (hl_report_stack):
  * a fork child's loss records are its parent's stacks, and making their
@@ -227,9 +228,12 @@ static json_t *exit_json(struct hl_report *r, const struct hl_report_process *p)
 	}
 	json_object_set_new(o, "fatal", fatal_json(r, p));
 	json_object_set_new(o, "exit_record", json_boolean(!p->no_exit_record));
-	if (p->no_exit_record)
+	if (p->no_exit_record) {
 		json_object_set_new(o, "recovered_events", p->recovered_events >= 0 ?
 				    json_integer(p->recovered_events) : json_null());
+		json_object_set_new(o, "standalone",
+				    hl_json_text(hl_report_standalone_name(p->standalone)));
+	}
 	return o;
 }
 
@@ -243,7 +247,7 @@ static json_t *scan_json(const struct hl_report_process *p)
 
 	json_object_set_new(o, "scanned", json_boolean(p->scanned));
 	json_object_set_new(o, "not_scanned", hl_report_not_scanned(p, why, sizeof(why)) ?
-					      json_string(why) : json_null());
+					      hl_json_text(why) : json_null());
 	json_object_set_new(o, "all_threads_stopped", json_boolean(!p->unstopped));
 	json_object_set_new(o, "unstopped_tids", tids_json(p->unstopped_tids, p->nunstopped_tids));
 	return o;
@@ -254,7 +258,7 @@ static json_t *stream_cut_json(const struct hl_report_process *p)
 {
 	char why[600];
 
-	return hl_report_stream_cut(p, why, sizeof(why)) ? json_string(why) : json_null();
+	return hl_report_stream_cut(p, why, sizeof(why)) ? hl_json_text(why) : json_null();
 }
 
 static json_t *summary_json(const struct hl_report_process *p)
@@ -283,8 +287,32 @@ static json_t *argv_json(const char *const *argv, uint32_t argc)
 	json_t *a = json_array();
 
 	for (uint32_t i = 0; i < argc; i++)
-		json_array_append_new(a, json_string(argv[i]));
+		json_array_append_new(a, hl_json_text(argv[i]));
 	return a;
+}
+
+/* argv_bytes: null when every word is UTF-8, else beside argv each word that
+ * is not as its bytes, the others null (text_bytes.h). */
+static json_t *argv_bytes_json(const char *const *argv, uint32_t argc)
+{
+	json_t *a = NULL;
+
+	for (uint32_t i = 0; i < argc; i++) {
+		if (hl_utf8_is_valid(argv[i]))
+			continue;
+		if (!a) {
+			a = json_array();
+			for (uint32_t j = 0; j < argc; j++)
+				json_array_append_new(a, json_null());
+		}
+		json_array_set_new(a, i, hl_json_bytes(argv[i]));
+	}
+	return a ? a : json_null();
+}
+
+static json_t *exe_bytes_json(const char *exe)
+{
+	return exe && !hl_utf8_is_valid(exe) ? hl_json_bytes(exe) : json_null();
 }
 
 /* Thread ids (the threads that did not stop for a scan). */
@@ -365,8 +393,10 @@ static json_t *process_json(struct hl_report *r, const struct hl_report_process 
 
 	json_object_set_new(o, "pid", json_integer(p->pid));
 	json_object_set_new(o, "ppid", json_integer(p->ppid));
-	json_object_set_new(o, "exe", json_string(p->exe));
+	json_object_set_new(o, "exe", hl_json_text(p->exe));
 	json_object_set_new(o, "argv", argv_json(p->argv, p->argc));
+	json_object_set_new(o, "exe_bytes", exe_bytes_json(p->exe));
+	json_object_set_new(o, "argv_bytes", argv_bytes_json(p->argv, p->argc));
 	json_object_set_new(o, "test", hl_json_text(p->test_name));
 	json_object_set_new(o, "origin", json_string(p->origin));
 	json_object_set_new(o, "started_ns", hl_json_u64(p->started_ns));
@@ -398,7 +428,7 @@ static json_t *labels_json(const struct hl_report *r)
 	json_t *o = json_object();
 
 	for (size_t i = 0; i < r->nlabels; i++)
-		json_object_set_new(o, r->label_keys[i], json_string(r->label_values[i]));
+		json_object_set_new(o, r->label_keys[i], hl_json_text(r->label_values[i]));
 	return o;
 }
 
@@ -412,6 +442,7 @@ int hl_report_json_begin(const struct hl_report *r, FILE *out)
 	json_object_set_new(run, "id", r->run_id ? json_integer(r->run_id) : json_null());
 	json_object_set_new(run, "mode", json_string(r->mode));
 	json_object_set_new(run, "argv", argv_json(r->argv, r->argc));
+	json_object_set_new(run, "argv_bytes", argv_bytes_json(r->argv, r->argc));
 	json_object_set_new(run, "started_ns", hl_json_u64(r->started_ns));
 	json_object_set_new(run, "ended_ns", hl_json_u64(r->ended_ns));
 	json_object_set_new(run, "exit_code",

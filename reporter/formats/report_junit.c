@@ -17,24 +17,42 @@
 #include "gate.h"
 #include "report.h"
 #include "report_formats.h"
+#include "text_bytes.h"
 
+/* Whether the UTF-8 character at s (len bytes) is one XML 1.0 allows. */
+static bool xml_char_allowed(const unsigned char *s, size_t len)
+{
+	if (len == 1)
+		return s[0] >= 0x20 || s[0] == '\t' || s[0] == '\n' || s[0] == '\r';
+	/* U+FFFE and U+FFFF (EF BF BE/BF) are not characters */
+	return !(len == 3 && s[0] == 0xef && s[1] == 0xbf && s[2] >= 0xbe);
+}
+
+/* Markup escaped; a byte that is not UTF-8, or a character XML may not
+ * hold, as the text \xNN, so the document stays well formed whatever the
+ * bytes of an argv word or a path (text_bytes.h). */
 void hl_report_xml_text(FILE *out, const char *s)
 {
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	size_t n = s ? strlen(s) : 0;
 
-		if (c == '&')
+	for (size_t i = 0, len; i < n; i += len) {
+		const unsigned char *c = (const unsigned char *)s + i;
+
+		len = hl_utf8_char_len(c, n - i);
+		if (!len || !xml_char_allowed(c, len)) {
+			for (size_t j = 0; j < (len ? len : 1); j++)
+				fprintf(out, "\\x%02x", c[j]);
+			len = len ? len : 1;
+		} else if (*c == '&')
 			fputs("&amp;", out);
-		else if (c == '<')
+		else if (*c == '<')
 			fputs("&lt;", out);
-		else if (c == '>')
+		else if (*c == '>')
 			fputs("&gt;", out);
-		else if (c == '"')
+		else if (*c == '"')
 			fputs("&quot;", out);
-		else if (c < 0x20 && c != '\t' && c != '\n')
-			fputc('?', out);
 		else
-			fputc(c, out);
+			fwrite(c, 1, len, out);
 	}
 }
 

@@ -11,7 +11,8 @@
  * source root are relative URIs with uriBaseId SRCROOT (declared in
  * originalUriBaseIds), others absolute file: URIs. A suppressed site
  * carries a SARIF suppression with the suppression's name. Heap errors are
- * results of their own.
+ * results of their own. A process heapledger could not see to its end is
+ * an error-level toolExecutionNotification, with why.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -309,10 +310,39 @@ static json_t *rules_json(void)
 	return a;
 }
 
+/* The processes heapledger could not see to their end (the stream ended
+ * without the exit record; why, when the hook went on standalone), as
+ * error-level toolExecutionNotifications of one invocation; NULL if none. */
+static json_t *invocations_json(const struct hl_report *r)
+{
+	json_t *notes = json_array();
+	char why[600], text[700];
+
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct hl_report_process *p = &r->procs[i];
+		const char *name = hl_report_standalone_name(p->standalone);
+
+		if (!hl_report_stream_cut(p, why, sizeof(why)))
+			continue;
+		snprintf(text, sizeof(text), "process %u (%s): %s", p->pid,
+			 p->argc ? p->argv[0] : p->exe ? p->exe : "?", why);
+		json_array_append_new(notes, json_pack("{s:s,s:{s:s},s:{s:i,s:s?}}", "level",
+						       "error", "message", "text", text,
+						       "properties", "pid", (int)p->pid,
+						       "standalone", name));
+	}
+	if (!json_array_size(notes)) {
+		json_decref(notes);
+		return NULL;
+	}
+	return json_pack("[{s:b,s:o}]", "executionSuccessful", 1, "toolExecutionNotifications",
+			 notes);
+}
+
 int hl_report_write_sarif(const struct hl_report *r, const char *root,
 			  const struct hl_baseline *baseline, FILE *out)
 {
-	json_t *results = json_array(), *by_site = json_object(), *run, *doc, *driver;
+	json_t *results = json_array(), *by_site = json_object(), *run, *doc, *driver, *invocations;
 	int err;
 
 	for (size_t i = 0; i < r->nprocs; i++) {
@@ -354,6 +384,8 @@ int hl_report_write_sarif(const struct hl_report *r, const char *root,
 					      n && uri[n - 1] == '/' ? "" : "/"));
 		free(uri);
 	}
+	if ((invocations = invocations_json(r)))
+		json_object_set_new(run, "invocations", invocations);
 	if (r->uuid)
 		json_object_set_new(run, "automationDetails",
 				    json_pack("{s:s}", "guid", r->uuid));

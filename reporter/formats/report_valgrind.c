@@ -16,7 +16,10 @@
  * definitely lost, its text saying "not classified", so a gate reading the
  * XML fails on it as heapledger's own gate does. A process a signal ended
  * (the hook saw it arrive) has its <fatal_signal>, between the heap errors
- * and the FINISHED status, as valgrind writes it.
+ * and the FINISHED status, as valgrind writes it; then, for a process
+ * whose event stream ended without its exit record, a <clientmsg> saying
+ * what is missing and why (the hook went on standalone: the reporter
+ * stalled, the program took heapledger's descriptor).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -284,6 +287,21 @@ static void fatal_signal(FILE *out, const struct hl_report *r, const struct hl_r
 	fputs("</fatal_signal>\n\n", out);
 }
 
+/* What heapledger could not see of p (its stream ended without its exit
+ * record: why, when its hook went on standalone), as a <clientmsg>: the
+ * protocol's element for a message that is not an error, which readers
+ * show as text. */
+static void stream_cut(FILE *out, const struct hl_report_process *p)
+{
+	char why[600];
+
+	if (!hl_report_stream_cut(p, why, sizeof(why)))
+		return;
+	fputs("<clientmsg>\n  <tid>1</tid>\n", out);
+	element(out, "  ", "text", why);
+	fputs("</clientmsg>\n\n", out);
+}
+
 /* <suppcounts>: how many loss records each suppression matched. */
 static void suppcounts(FILE *out, const struct hl_report_process *procs, size_t n)
 {
@@ -324,8 +342,10 @@ int hl_report_write_valgrind_xml(const struct hl_report *r, const struct hl_repo
 		for (size_t j = 0; j < procs[i].nerrors; j++)
 			heap_error(out, r, &procs[i].errors[j], unique++);
 	heap_errors = unique;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		fatal_signal(out, r, &procs[i]);
+		stream_cut(out, &procs[i]);
+	}
 	finished(out, n ? &procs[0] : NULL);
 	/* The on-demand checks, in order, before the leaks at exit (valgrind
 	 * writes a leak_check's records when it runs). */

@@ -3,16 +3,13 @@
  */
 #include "summary_json.h"
 
-static json_t *text_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
+#include "json_values.h"
 
 static json_t *stack_json(const struct hl_summary_stack *e)
 {
 	return json_pack("{s:I,s:o,s:o,s:I,s:o,s:I,s:I,s:I}", "stack_id", (json_int_t)e->stack_id,
-			 "function", text_or_null(e->function), "file", text_or_null(e->file),
-			 "line", (json_int_t)e->line, "module", text_or_null(e->module),
+			 "function", hl_json_text(e->function), "file", hl_json_text(e->file),
+			 "line", (json_int_t)e->line, "module", hl_json_text(e->module),
 			 "module_offset", (json_int_t)e->module_offset, "value",
 			 (json_int_t)e->value, "count", (json_int_t)e->count);
 }
@@ -29,7 +26,7 @@ static json_t *list_json(const struct hl_summary_list *l)
 json_t *hl_gate_verdict_json(const struct hl_gate *g, const struct hl_gate_options *o)
 {
 	return json_pack("{s:b,s:o}", "failed", hl_gate_failed(g, o), "incomplete",
-			 text_or_null(hl_gate_incomplete(g)));
+			 hl_json_text(hl_gate_incomplete(g)));
 }
 
 static json_t *verdict_json(const struct hl_gate *g, const struct hl_gate_options *o)
@@ -42,10 +39,10 @@ static json_t *verdict_json(const struct hl_gate *g, const struct hl_gate_option
 	for (size_t i = 0; i < g->nfailing; i++) {
 		const struct hl_gate_process *p = &g->failing[i];
 
-		json_array_append_new(failing, json_pack("{s:I,s:s,s:I,s:I,s:I,s:o}", "pid",
-			(json_int_t)p->pid, "command", p->command, "bytes", (json_int_t)p->bytes,
+		json_array_append_new(failing, json_pack("{s:I,s:o,s:I,s:I,s:I,s:o}", "pid",
+			(json_int_t)p->pid, "command", hl_json_text(p->command), "bytes", (json_int_t)p->bytes,
 			"blocks", (json_int_t)p->blocks, "errors", (json_int_t)p->errors,
-			"unseen", text_or_null(p->unseen)));
+			"unseen", hl_json_text(p->unseen)));
 	}
 	json_object_set_new(v, "kinds", kinds);
 	json_object_set_new(v, "failing", failing);
@@ -69,7 +66,7 @@ static json_t *sites_json(const struct hl_run_summary *sum)
 		const struct hl_summary_site *t = &sum->top_sites[i];
 
 		json_array_append_new(a, json_pack("{s:s,s:o,s:s,s:I,s:I,s:o}", "fingerprint",
-			t->site->fingerprint, "function", text_or_null(t->site->function),
+			t->site->fingerprint, "function", hl_json_text(t->site->function),
 			"leak_class", hl_leak_class_name(t->site->leak_class), "bytes",
 			(json_int_t)t->site->bytes, "blocks", (json_int_t)t->site->blocks,
 			"where", t->where.stack_id ? stack_json(&t->where) : json_null()));

@@ -7,6 +7,7 @@
 #include "state.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -60,6 +61,42 @@ void hl_process_closed(struct hl_process *p)
 		settle(p, true);
 		hl_table_destroy(&p->live);
 	}
+}
+
+/* p's pid names a process that is not exiting: not a zombie, and without
+ * PF_EXITING in /proc/PID/stat's flags (field 9), which the kernel sets
+ * before it closes an exiting process's descriptors, so a process killed
+ * while its stream ends is never taken for one that ran on. */
+bool hl_process_runs_on(const struct hl_process *p)
+{
+	uint32_t pid = p->pid;
+	char path[64], buf[1024], state;
+	const char *rest;
+	unsigned long flags;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	rest = strrchr(buf, ')'); /* the command may hold spaces and parentheses */
+	if (!rest || sscanf(rest + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+		return false;
+	return state != 'Z' && state != 'X' && state != 'x' && !(flags & 0x4 /* PF_EXITING */);
+}
+
+void hl_process_standalone(struct hl_process *p, bool ran_on, uint32_t stored)
+{
+	if (p->has_exit || p->exec_pending || p->exec_successor)
+		p->standalone = HL_STANDALONE_NONE;
+	else if (stored != HL_STANDALONE_NONE)
+		p->standalone = stored;
+	else if (ran_on)
+		p->standalone = HL_STANDALONE_DESCRIPTOR;
 }
 
 static const struct hl_reaped *reaped_for(const struct hl_run *run, uint32_t pid)

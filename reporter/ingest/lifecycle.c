@@ -112,10 +112,82 @@ struct hl_process *hl_state_on_hello(struct hl_run *run, const struct hl_rec_hel
 		p->parent = other;
 		other->exec_successor = p;
 	}
+	if (r->origin == HL_ORIGIN_FORK)
+		hl_run_note_fork(run, r->ppid, r->pid, NULL, false);
 	p->parent_serial = p->parent ? p->parent->serial : 0;
 	hl_grow((void **)&run->procs, &run->procs_cap, run->nprocs, sizeof(p));
 	run->procs[run->nprocs++] = p;
 	/* Not nprocs: a daemon forgets stored processes, serials stay unique. */
 	p->serial = ++run->next_serial;
 	return p;
+}
+
+/* ---- forks: children that never connected -------------------------------- */
+
+void hl_run_note_fork(struct hl_run *run, uint32_t ppid, uint32_t pid, const char *exe,
+		      bool from_parent)
+{
+	for (size_t i = 0; i < run->nforks; i++) {
+		struct hl_fork_note *f = &run->forks[i];
+
+		if (f->ppid == ppid && f->pid == pid && f->from_parent != from_parent) {
+			free(f->exe); /* both sides came: nothing left to say */
+			*f = run->forks[--run->nforks];
+			return;
+		}
+	}
+	hl_grow((void **)&run->forks, &run->forks_cap, run->nforks, sizeof(*run->forks));
+	run->forks[run->nforks++] = (struct hl_fork_note){
+		.ppid = ppid, .pid = pid, .from_parent = from_parent,
+		.realtime_ns = hl_now_realtime_ns(),
+		.exe = from_parent && exe ? hl_xstrdup(exe) : NULL,
+	};
+}
+
+/* The process of a child that never said HELLO: its parent's image, no
+ * events, no exit record. */
+static void add_unobserved(struct hl_run *run, const struct hl_fork_note *f)
+{
+	const char *exe = f->exe ? f->exe : "";
+	size_t exe_len = strlen(exe) + 1;
+	struct hl_rec_hello *hello = hl_xcalloc(1, sizeof(*hello) + exe_len);
+	struct hl_process *p;
+
+	hello->pid = f->pid;
+	hello->ppid = f->ppid;
+	hello->origin = HL_ORIGIN_FORK;
+	hello->hook_flags = HL_HOOK_FORK_SNAPSHOT; /* inherits nothing: none of it is known */
+	hello->start_realtime_ns = f->realtime_ns;
+	hello->exe_len = (uint32_t)exe_len;
+	memcpy(hello + 1, exe, exe_len);
+	p = hl_state_on_hello(run, hello);
+	free(hello);
+	p->standalone = HL_STANDALONE_UNOBSERVED;
+	hl_process_closed(p);
+}
+
+size_t hl_run_add_unobserved(struct hl_run *run)
+{
+	size_t added = 0;
+
+	/* on_hello notes the fork again (from the child's side): take the list */
+	struct hl_fork_note *forks = run->forks;
+	size_t n = run->nforks;
+
+	run->forks = NULL;
+	run->nforks = run->forks_cap = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (forks[i].from_parent) {
+			add_unobserved(run, &forks[i]);
+			added++;
+		}
+		free(forks[i].exe);
+	}
+	free(forks);
+	for (size_t i = 0; i < run->nforks; i++)
+		free(run->forks[i].exe);
+	free(run->forks);
+	run->forks = NULL;
+	run->nforks = run->forks_cap = 0;
+	return added;
 }

@@ -340,8 +340,12 @@ static void conn_end(struct hl_listener *l, struct hl_conn *c, const char *why)
 
 	/* Ended without EXIT: what its threads had committed and not sent. */
 	if (!why && p && !p->has_exit) {
+		/* asked before the area is read (hl_process_standalone) */
+		bool ran_on = !p->exec_pending && hl_process_runs_on(p);
+
 		p->shared_buffers = c->shared.base != NULL;
 		p->recovered_events = hl_recover_feed(&c->shared, &c->decoder, p);
+		hl_process_standalone(p, ran_on, hl_recover_standalone(&c->shared));
 	}
 	hl_recover_release(&c->shared);
 	epoll_ctl(l->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);

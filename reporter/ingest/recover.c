@@ -288,3 +288,14 @@ bool hl_recover_thread_pending(const struct hl_shared_view *view, uint32_t tid,
 	}
 	return false;
 }
+
+uint32_t hl_recover_standalone(const struct hl_shared_view *view)
+{
+	const struct hl_shared_area *a = view_area(view);
+	uint32_t why;
+
+	if (a == NULL)
+		return HL_STANDALONE_NONE;
+	why = __atomic_load_n(&a->standalone, __ATOMIC_ACQUIRE);
+	return why <= HL_STANDALONE_DESCRIPTOR ? why : HL_STANDALONE_NONE; /* the hook's */
+}

@@ -33,6 +33,11 @@ ssize_t hl_recover_read(int fd, void *buf, size_t len, struct hl_shared_view *vi
 uint64_t hl_recover_feed(const struct hl_shared_view *view, struct hl_decoder *d,
 			 const struct hl_process *p);
 
+/* Why the hook went on standalone, as it stored it in the area before it
+ * closed the connection (enum hl_standalone; NONE if there is no area or
+ * the value is not one of them). */
+uint32_t hl_recover_standalone(const struct hl_shared_view *view);
+
 void hl_recover_release(struct hl_shared_view *view);
 
 /* What thread tid has committed and we have not received, read from its

@@ -56,6 +56,9 @@ void hl_run_destroy(struct hl_run *run)
 	for (size_t i = 0; i < run->nprocs; i++)
 		process_destroy(run->procs[i]);
 	free(run->procs);
+	for (size_t i = 0; i < run->nforks; i++)
+		free(run->forks[i].exe);
+	free(run->forks);
 	free(run->reaped);
 	hl_map_destroy(&run->frames_by_hash);
 	hl_bump_free(&run->frames_arena);
@@ -925,7 +928,11 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec)
 		if (rec->length >= sizeof(struct hl_rec_dropped))
 			p->dropped_stacks += ((const struct hl_rec_dropped *)rec)->stacks;
 		break;
-	default: break; /* FORK, unknown types: nothing to keep */
+	case HL_REC_FORK:
+		hl_run_note_fork(cs->run, p->pid, ((const struct hl_rec_fork *)rec)->child_pid,
+				 p->exe, true);
+		break;
+	default: break; /* unknown types: nothing to keep */
 	}
 	return 0;
 }

@@ -247,6 +247,8 @@ struct hl_process {
 	bool shared_buffers;         /* ended without EXIT, and its hook's shared event
 	                              * buffers were read (recover.h) */
 	uint64_t recovered_events;   /* events read from them */
+	uint32_t standalone;         /* enum hl_standalone: why its hook went on
+	                              * standalone (hl_process_standalone) */
 	bool closed;                 /* connection ended */
 	bool settled;                /* loss records made (settle) */
 	bool finished;               /* hl_process_finish ran */
@@ -282,9 +284,21 @@ struct hl_reaped {
 	int status;
 };
 
+/* A fork heard of from one side only: the parent's FORK record, or the
+ * child's HELLO (origin FORK). The other side's arrival forgets it; a FORK
+ * left alone at the end is a child that never connected (not observed). */
+struct hl_fork_note {
+	uint32_t ppid, pid;
+	bool from_parent;            /* FORK came, HELLO not yet; else the reverse */
+	uint64_t realtime_ns;        /* when it was heard of */
+	char *exe;                   /* from_parent: the parent's image (malloc'd) */
+};
+
 struct hl_run {
 	struct hl_process **procs;   /* every image that sent HELLO, in order */
 	size_t nprocs, procs_cap;
+	struct hl_fork_note *forks;  /* forks heard of from one side only */
+	size_t nforks, forks_cap;
 	struct hl_reaped *reaped;    /* wait statuses we know */
 	size_t nreaped, reaped_cap;
 	/* Reads and processes what is already buffered for connections of pid,
@@ -305,6 +319,16 @@ struct hl_run {
 };
 
 void hl_run_init(struct hl_run *run);
+/* A fork of child pid by ppid, heard of from the parent's FORK record
+ * (exe: the parent's image) or, from_parent false, the child's HELLO. */
+void hl_run_note_fork(struct hl_run *run, uint32_t ppid, uint32_t pid, const char *exe,
+		      bool from_parent);
+/* At the end of the run: each fork child that its parent's FORK named but
+ * that never said HELLO (it lost HEAPLEDGER_SOCKET, its connection failed)
+ * becomes a process of the run that heapledger did not observe (no exit
+ * record, standalone HL_STANDALONE_UNOBSERVED), so the report and the gate
+ * say so rather than pass it. Returns how many. */
+size_t hl_run_add_unobserved(struct hl_run *run);
 void hl_run_destroy(struct hl_run *run);
 void hl_run_note_reaped(struct hl_run *run, pid_t pid, int status);
 /* Frees the blocks, tables and stacks of a finished process that was stored
@@ -345,6 +369,15 @@ bool hl_state_hint(void *ctx, const struct hl_wire_header *rec);
  * fork (HL_HOOK_FORK_SNAPSHOT) has its loss records made and its block
  * table freed then: nothing reads it afterwards. */
 void hl_process_closed(struct hl_process *p);
+/* p's process still runs and is not exiting (/proc/PID/stat). */
+bool hl_process_runs_on(const struct hl_process *p);
+/* At the end of p's stream without EXIT: why its hook went on standalone,
+ * `stored` as the hook left it in the shared area (hl_recover_standalone),
+ * else HL_STANDALONE_DESCRIPTOR when the process `ran_on`: the program
+ * closed or replaced the descriptor before its hook noticed. ran_on is
+ * asked first: a hook that notices later stores why before its process
+ * exits, so it is read then. */
+void hl_process_standalone(struct hl_process *p, bool ran_on, uint32_t stored);
 /* Decides how p ended, reconciles what is left, groups the leaks. Idempotent. */
 void hl_process_finish(struct hl_process *p);
 /* ticks -> CLOCK_REALTIME ns, using the BATCH clock pairs. */

@@ -91,8 +91,11 @@ bool hl_gate_count_leak(struct hl_gate *g, const struct hl_gate_options *o,
 }
 
 /* Why heapledger could not see all of a process, or NULL. */
-static const char *unseen_reason(bool cut, bool signalled, uint64_t dropped)
+static const char *unseen_reason(bool cut, bool signalled, uint32_t standalone,
+				 uint64_t dropped)
 {
+	if (cut && hl_report_standalone_sentence(standalone))
+		return hl_report_standalone_sentence(standalone);
 	if (cut && signalled)
 		return "killed by a signal before its exit record: its leaks are not all known";
 	if (cut)
@@ -104,10 +107,12 @@ static const char *unseen_reason(bool cut, bool signalled, uint64_t dropped)
 	return NULL;
 }
 
-static void count_unseen(struct hl_gate *g, bool cut, uint64_t dropped)
+static void count_unseen(struct hl_gate *g, bool cut, uint32_t standalone, uint64_t dropped)
 {
 	g->cut += cut;
 	g->dropped += dropped > 0;
+	if (cut && !g->standalone)
+		g->standalone = hl_report_standalone_sentence(standalone);
 }
 
 /* Notes the process if it added counted leaks or errors: "test NAME: argv"
@@ -156,10 +161,11 @@ void hl_gate_count_process(struct hl_gate *g, const struct hl_gate_options *o,
 				   l->suppression || l->leak_class == HL_CLASS_SUPPRESSED,
 				   l->fingerprint[0] ? l->fingerprint : NULL, l->bytes, l->blocks);
 	}
-	count_unseen(g, cut, p->dropped_events);
+	count_unseen(g, cut, p->standalone, p->dropped_events);
 	note_process(g, p->pid, (const char *const *)p->argv, p->argc, p->exe, p->test_name,
 		     g->records - records, g->bytes - bytes, g->blocks - blocks, p->nerrors,
-		     unseen_reason(cut, p->how == HL_EXIT_SIGNAL, p->dropped_events));
+		     unseen_reason(cut, p->how == HL_EXIT_SIGNAL, p->standalone,
+				   p->dropped_events));
 }
 
 void hl_gate_count_report(struct hl_gate *g, const struct hl_gate_options *o,
@@ -173,11 +179,11 @@ void hl_gate_count_report(struct hl_gate *g, const struct hl_gate_options *o,
 		hl_gate_count_leak(g, o, l->leak_class, l->suppressed, l->fingerprint, l->bytes,
 				   l->blocks);
 	}
-	count_unseen(g, p->no_exit_record, p->dropped_events);
+	count_unseen(g, p->no_exit_record, p->standalone, p->dropped_events);
 	note_process(g, p->pid, p->argv, p->argc, p->exe, p->test_name, g->records - records,
 		     g->bytes - bytes, g->blocks - blocks, p->nerrors,
 		     unseen_reason(p->no_exit_record, p->how && !strcmp(p->how, "signal"),
-				   p->dropped_events));
+				   p->standalone, p->dropped_events));
 }
 
 void hl_gate_count_open_run(struct hl_gate *g)
@@ -193,6 +199,8 @@ const char *hl_gate_incomplete(const struct hl_gate *g)
 		return "no process reported to heapledger";
 	if (g->overflow)
 		return "a leak or error total does not fit in 64 bits";
+	if (g->standalone)
+		return g->standalone;
 	if (g->cut)
 		return "heapledger did not see every process to its end (an event stream ended"
 		       " without its exit record)";

@@ -90,6 +90,8 @@ struct hl_gate {
 	/* Why the verdict is incomplete (each fails the gate): */
 	uint64_t cut;            /* processes whose stream ended without its exit record */
 	uint64_t dropped;        /* processes whose hook dropped events */
+	const char *standalone;  /* the first such process's hook went on standalone:
+				  * why (hl_report_standalone_sentence), or NULL */
 	bool overflow;           /* a total did not fit in 64 bits (crafted import) */
 	bool run_open;           /* the stored run was never closed */
 	struct hl_gate_process *failing; /* processes with counted leaks or errors */

@@ -202,12 +202,62 @@ bool hl_report_not_scanned(const struct hl_report_process *p, char *buf, size_t 
 	return true;
 }
 
+/* enum hl_standalone, every spelling of it: its name (JSON, database), and
+ * the sentence the gate prints (and the text report's warning begins with). */
+#define STANDALONE(name, words) \
+	{ name, "data missing: the hook went on standalone after " words }
+static const struct {
+	const char *name, *sentence;
+} standalone_table[HL_STANDALONE_COUNT] = {
+	[HL_STANDALONE_STALLED] = STANDALONE("reporter_stalled",
+					     "the reporter stopped reading for wait_ms"
+					     " (HEAPLEDGER_OPTIONS, default 10 s)"),
+	[HL_STANDALONE_LOST] = STANDALONE("connection_lost",
+					  "its connection to the reporter failed mid-run"),
+	[HL_STANDALONE_DESCRIPTOR] = STANDALONE("descriptor_taken",
+						"the program closed or replaced (dup2) heapledger's"
+						" descriptor"),
+	[HL_STANDALONE_UNOBSERVED] = { "not_observed",
+				       "not observed: a forked child its parent reported never"
+				       " connected to heapledger (it lost HEAPLEDGER_SOCKET, or its"
+				       " connection failed)" },
+};
+#undef STANDALONE
+
+const char *hl_report_standalone_sentence(uint32_t why)
+{
+	return why < HL_STANDALONE_COUNT ? standalone_table[why].sentence : NULL;
+}
+
+const char *hl_report_standalone_name(uint32_t why)
+{
+	return why < HL_STANDALONE_COUNT ? standalone_table[why].name : NULL;
+}
+
+int hl_report_standalone_parse(const char *name)
+{
+	for (uint32_t i = 1; i < HL_STANDALONE_COUNT; i++)
+		if (name && !strcmp(name, standalone_table[i].name))
+			return (int)i;
+	return -1;
+}
+
 bool hl_report_stream_cut(const struct hl_report_process *p, char *buf, size_t len)
 {
+	const char *standalone = hl_report_standalone_sentence(p->standalone);
 	char end[256];
 
 	if (!p->no_exit_record)
 		return false;
+	if (p->standalone == HL_STANDALONE_UNOBSERVED) {
+		snprintf(buf, len, "%s: nothing it did is known", standalone);
+		return true;
+	}
+	if (standalone) {
+		snprintf(buf, len, "%s; its event stream ended without its exit record, so what the"
+			 " process allocated and freed after that is not known", standalone);
+		return true;
+	}
 	if (!strcmp(p->how, "unknown"))
 		snprintf(end, sizeof(end), "the connection closed; how the process ended is unknown");
 	else if (!strcmp(p->how, "signal"))
@@ -348,6 +398,7 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 	/* exec is no cut: the hook sends everything before it execs. */
 	rp->no_exit_record = !p->has_exit && p->how != HL_EXIT_EXEC;
 	rp->recovered_events = p->shared_buffers ? (int64_t)p->recovered_events : -1;
+	rp->standalone = rp->no_exit_record ? p->standalone : HL_STANDALONE_NONE;
 	const char *successor = p->exec_successor ? p->exec_successor->exe : p->exec_successor_exe;
 
 	if (p->how == HL_EXIT_EXEC && (successor || p->exec_pending))

@@ -136,6 +136,9 @@ struct hl_report_process {
 	                               * connection lost): unsent events are missing */
 	int64_t recovered_events;     /* then: events read from its shared event buffers,
 	                               * -1 when it had none */
+	uint32_t standalone;          /* enum hl_standalone: why its hook went on standalone
+	                               * (the reporter stalled, the connection failed, the
+	                               * program took the descriptor), NONE if it did not */
 	bool unstopped;               /* scanned while a thread ran: its stack read whole */
 	uint32_t *unstopped_tids;     /* which threads, if the hook named them */
 	size_t nunstopped_tids;
@@ -276,6 +279,16 @@ bool hl_report_not_scanned(const struct hl_report_process *p, char *buf, size_t 
  * stream ended without its EXIT record: the events the hook had not sent
  * yet (each thread's latest) never arrived. */
 bool hl_report_stream_cut(const struct hl_report_process *p, char *buf, size_t len);
+
+/* enum hl_standalone's name in JSON and the database ("reporter_stalled",
+ * "connection_lost", "descriptor_taken", "not_observed"), NULL for NONE;
+ * and back: the enum, or -1 for a name that is none of them. */
+const char *hl_report_standalone_name(uint32_t why);
+int hl_report_standalone_parse(const char *name);
+/* Why, in a sentence ("data missing: the hook went on standalone after the
+ * reporter stopped reading for wait_ms ...", "not observed: a forked child
+ * ..."), NULL for NONE. */
+const char *hl_report_standalone_sentence(uint32_t why);
 
 /* Valgrind-style text, as r->view says. */
 void hl_report_print_text(const struct hl_report *r, FILE *out);

@@ -25,6 +25,7 @@
 
 #include "fingerprint.h"
 #include "state.h"
+#include "text_bytes.h"
 
 /* Where we are in the document, for messages: "processes[2].leaks[0]". */
 struct reader {
@@ -437,6 +438,24 @@ static void read_check(struct reader *rd, struct hl_json_import *im, struct hl_p
 	read_check_records(rd, im, p, c, where, out);
 }
 
+/* exit.standalone: why the hook went on standalone, or null (and absent
+ * from reports written before it was kept). */
+static void read_standalone(struct reader *rd, json_t *e, const char *where,
+			    struct hl_process *p)
+{
+	json_t *v = json_object_get(e, "standalone");
+	char path[256];
+	int why;
+
+	if (!v || json_is_null(v) || p->has_exit)
+		return;
+	why = hl_report_standalone_parse(json_string_value(v));
+	if (why < 0)
+		return (void)bad(rd, at(path, sizeof(path), where, "standalone", 0),
+				 "not reporter_stalled, connection_lost, descriptor_taken, not_observed or null");
+	p->standalone = (uint32_t)why;
+}
+
 static void read_exit(struct reader *rd, json_t *e, const char *where, struct hl_process *p)
 {
 	const char *how = get_str(rd, &p->arena, e, where, "how", false);
@@ -455,6 +474,7 @@ static void read_exit(struct reader *rd, json_t *e, const char *where, struct hl
 		p->shared_buffers = true;
 		p->recovered_events = (uint64_t)json_integer_value(recovered);
 	}
+	read_standalone(rd, e, where, p);
 }
 
 /* exit.fatal: the signal that ended it as the hook saw it, or null (and
@@ -500,6 +520,58 @@ static void read_summary(struct reader *rd, json_t *s, const char *where, struct
 	p->live_mismatch = get_u64(rd, s, where, "live_mismatch");
 }
 
+/* A byte string's lossless form (text_bytes.h): an array of bytes 1-255. */
+static char *read_bytes(struct reader *rd, struct hl_bump *a, json_t *v, const char *path)
+{
+	char *b = json_is_array(v) ? hl_json_bytes_dup(a, v) : NULL;
+
+	if (!b)
+		bad(rd, path, "not an array of byte values 1-255");
+	return b;
+}
+
+/* argv_bytes, beside argv: the words that are not UTF-8, exactly. */
+static void read_argv_bytes(struct reader *rd, struct hl_bump *a, json_t *o,
+			    const char *where, char **argv, size_t n)
+{
+	json_t *raw = json_object_get(o, "argv_bytes");
+	char path[256];
+
+	if (!raw || json_is_null(raw))
+		return;
+	if (!json_is_array(raw) || json_array_size(raw) != n) {
+		bad(rd, at(path, sizeof(path), where, "argv_bytes", 0),
+		    "not null or an array as long as argv");
+		return;
+	}
+	for (size_t i = 0; i < n && !rd->failed; i++) {
+		json_t *word = json_array_get(raw, i);
+		char *b;
+
+		if (json_is_null(word))
+			continue;
+		at(path, sizeof(path), where, "argv_bytes", 0);
+		b = read_bytes(rd, a, word, path);
+		if (b)
+			argv[i] = b;
+	}
+}
+
+/* exe_bytes: the executable's path exactly when it is not UTF-8. */
+static void read_exe_bytes(struct reader *rd, struct hl_bump *a, json_t *o,
+			   const char *where, char **exe)
+{
+	json_t *raw = json_object_get(o, "exe_bytes");
+	char path[256];
+	char *b;
+
+	if (!raw || json_is_null(raw))
+		return;
+	b = read_bytes(rd, a, raw, at(path, sizeof(path), where, "exe_bytes", 0));
+	if (b)
+		*exe = b;
+}
+
 static char **read_argv(struct reader *rd, struct hl_bump *a, json_t *o, const char *where,
 			uint32_t *argc)
 {
@@ -520,6 +592,7 @@ static char **read_argv(struct reader *rd, struct hl_bump *a, json_t *o, const c
 		argv[i] = hl_bump_strdup(a, json_string_value(s));
 	}
 	*argc = (uint32_t)n;
+	read_argv_bytes(rd, a, o, where, argv, n);
 	return argv;
 }
 
@@ -585,6 +658,7 @@ static void read_process(struct reader *rd, struct hl_json_import *im, json_t *o
 	p->origin = name_index(rd, at(path, sizeof(path), where, "origin", 0), origin, origin_name,
 			       HL_ORIGIN_START, HL_ORIGIN_EXEC + 1);
 	p->exe = (char *)get_str(rd, &p->arena, o, where, "exe", false);
+	read_exe_bytes(rd, &p->arena, o, where, &p->exe);
 	p->argv = read_argv(rd, &p->arena, o, where, &p->argc);
 	p->test_name = get_str(rd, &p->arena, o, where, "test", true);
 	p->start_realtime_ns = get_u64(rd, o, where, "started_ns");

@@ -47,9 +47,10 @@ static int finish(struct hl_store *s, sqlite3_stmt *st, int rc)
 
 /* What the gate reads of a process, with its loss records in p->leaks. */
 #define GATE_PROCESSES \
-	"SELECT p.id, p.pid, p.exe, (SELECT group_concat(a.value, ' ') FROM json_each(p.argv) a)," \
+	"SELECT p.id, p.pid, p.exe, (SELECT group_concat(coalesce(" HL_SQL_ARGV_WORD("a") ", ''), ' ')" \
+	" FROM json_each(p.argv) a)," \
 	" p.test_name, p.no_exit_record, p.exit_how, coalesce(m.dropped_events, 0)," \
-	" (SELECT count(*) FROM errors e WHERE e.process_id = p.id)" \
+	" (SELECT count(*) FROM errors e WHERE e.process_id = p.id), p.standalone" \
 	" FROM processes p LEFT JOIN summaries m ON m.process_id = p.id" \
 	" WHERE p.run_id = ?1 ORDER BY p.serial"
 #define GATE_LEAKS \
@@ -102,6 +103,7 @@ static int count_process(struct hl_store *s, sqlite3_stmt *procs, sqlite3_stmt *
 			 struct gate_leaks *gl, const struct hl_gate_options *o, struct hl_gate *g)
 {
 	const char *command = text(procs, 3);
+	int standalone = hl_report_standalone_parse(text(procs, 9));
 	struct hl_report_process p = {
 		.pid = (uint32_t)sqlite3_column_int64(procs, 1),
 		.exe = text(procs, 2),
@@ -112,6 +114,7 @@ static int count_process(struct hl_store *s, sqlite3_stmt *procs, sqlite3_stmt *
 		.how = text(procs, 6),
 		.dropped_events = (uint64_t)sqlite3_column_int64(procs, 7),
 		.nerrors = (size_t)sqlite3_column_int64(procs, 8),
+		.standalone = standalone > 0 ? (uint32_t)standalone : HL_STANDALONE_NONE,
 	};
 	int err = load_gate_leaks(s, leaks, sqlite3_column_int64(procs, 0), gl);
 

@@ -498,6 +498,15 @@ ALTER TABLE processes ADD COLUMN fatal_address INTEGER;
 ALTER TABLE processes ADD COLUMN fatal_stack_id INTEGER REFERENCES stacks(id);
 
 -- migrate 16
+-- Why a process's hook went on standalone before its end (the stream ended
+-- without its exit record): reporter_stalled (the reporter took no byte for
+-- wait_ms), connection_lost, descriptor_taken (the program closed or
+-- replaced heapledger's descriptor), not_observed (a fork child its parent's
+-- FORK named that never connected: a row with no events). NULL when it did
+-- not, or nobody knows.
+ALTER TABLE processes ADD COLUMN standalone TEXT;
+
+-- migrate 17
 -- Temporary allocations by stack: blocks freed right after their
 -- allocation, with no other allocation or free of the same thread in
 -- between (heaptrack's "temporary"; realloc counts as a free, then an

@@ -14,6 +14,7 @@
 #include "frame_tree.h"
 #include "state.h"
 #include "store_int.h"
+#include "text_bytes.h"
 #include "util.h"
 
 
@@ -125,7 +126,7 @@ static char *argv_to_json(const char *const *argv, uint32_t argc)
 	char *text;
 
 	for (uint32_t i = 0; i < argc; i++)
-		json_array_append_new(a, json_string(argv[i]));
+		json_array_append_new(a, hl_json_bytes(argv[i])); /* text_bytes.h */
 	text = json_dumps(a, JSON_COMPACT);
 	json_decref(a);
 	return text;
@@ -239,8 +240,8 @@ static const char *const statement_sql[ST_COUNT] = {
 		" exe, argv, started_ns, ended_ns, exit_how, exit_status, exit_signal,"
 		" scanned, test_name, all_threads_stopped, no_exit_record, recovered_events,"
 		" modules_from, aggregates_from, leaks_from, fatal_signal, fatal_code,"
-		" fatal_address, fatal_stack_id)"
-		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		" fatal_address, fatal_stack_id, standalone)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_SUMMARY] = "INSERT INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_SYMBOL] = "INSERT INTO symbols(key, module, module_offset, function,"
 		" file, line) VALUES (?,?,?,?,?,?)",
@@ -427,6 +428,9 @@ static int write_process_row(struct writer *w)
 		sqlite3_bind_int64(st, 24, (int64_t)p->fatal.address);
 		bind_stack(w, st, 25, p->fatal.stack);
 	}
+	if (!p->has_exit && p->how != HL_EXIT_EXEC && hl_report_standalone_name(p->standalone))
+		sqlite3_bind_text(st, 26, hl_report_standalone_name(p->standalone), -1,
+				  SQLITE_STATIC);
 	err = step_done(w->s, st);
 	free(argv);
 	w->process_id = sqlite3_last_insert_rowid(w->s->db);

@@ -50,6 +50,13 @@ char *hl_store_file_uri(const char *path, const char *query);
  * in C and, registered on every connection, in SQL (migrate 12). */
 int64_t hl_symbol_key(const char *module, bool has_offset, uint64_t offset,
 		      const char *function, const char *file, uint32_t line);
+/* An argv word of a stored JSON array (the row `a` of json_each over it) as
+ * its bytes: a string is itself, an array of byte values 1-255 (a word that
+ * is not UTF-8, text_bytes.h) the bytes it lists, via the aggregate
+ * hl_bytes() registered on every connection; anything else NULL. */
+#define HL_SQL_ARGV_WORD(a) \
+	"CASE " a ".type WHEN 'text' THEN " a ".value WHEN 'array' THEN" \
+	" (SELECT hl_bytes(byte.value) FROM json_each(" a ".value) byte) END"
 /* Forgets the maps of the run being written (a new run, or a rollback took
  * their rows away). */
 void hl_store_forget_run(struct hl_store *s);

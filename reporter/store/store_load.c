@@ -144,9 +144,9 @@ static void loader_close(struct loader *l)
 	free(l->tree);
 }
 
-/* A stored argv (a JSON array of strings) into *argv: SQLite reads the
- * JSON; what is not an array reads as no arguments, an element that is not
- * a string as "". */
+/* A stored argv (a JSON array of words, each a string or the array of its
+ * bytes) into *argv: SQLite reads the JSON; what is not an array reads as
+ * no arguments, an element that is neither word form as "". */
 static void argv_from_json(struct hl_store *s, struct hl_report *r, const char *text,
 			   const char ***argv, uint32_t *argc)
 {
@@ -155,9 +155,9 @@ static void argv_from_json(struct hl_store *s, struct hl_report *r, const char *
 
 	*argv = NULL;
 	if (text && sqlite3_prepare_v2(s->db,
-		"SELECT CASE WHEN type = 'text' THEN value ELSE '' END FROM json_each(coalesce("
+		"SELECT coalesce(" HL_SQL_ARGV_WORD("a") ", '') FROM json_each(coalesce("
 		" CASE WHEN json_valid(?1) THEN CASE WHEN json_type(?1) = 'array' THEN ?1 END END,"
-		" '[]'))", -1, &st, NULL) == SQLITE_OK) {
+		" '[]')) a", -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			if (n + 1 >= cap) {
@@ -549,6 +549,13 @@ static void fill_process(struct hl_store *s, struct hl_report *r, sqlite3_stmt *
 		p->fatal.address = col_u64(st, 31);
 		p->fatal.fault = hl_wire_fault_words((uint32_t)p->fatal.signal, p->fatal.code);
 	}
+	/* column 33; a name it does not know (a newer writer's) reads as none:
+	 * the missing exit record still fails the gate */
+	if (p->no_exit_record) {
+		int why = hl_report_standalone_parse((const char *)sqlite3_column_text(st, 33));
+
+		p->standalone = why > 0 ? (uint32_t)why : HL_STANDALONE_NONE;
+	}
 }
 
 /* Where the signal that ended it arrived (column 32), if the hook saw it. */
@@ -613,7 +620,7 @@ static int load_processes(struct loader *ld, struct hl_report *r,
 		" inherited_bytes, inherited_blocks, dropped_events, unmatched_frees,"
 		" unfreed_superseded, live_mismatch, test_name, p.serial, all_threads_stopped,"
 		" no_exit_record, recovered_events, fatal_signal, fatal_code, fatal_address,"
-		" fatal_stack_id"
+		" fatal_stack_id, standalone"
 		" FROM processes p JOIN summaries s ON s.process_id = p.id"
 		" WHERE p.run_id = ? ORDER BY p.serial", -1, &st, NULL))
 		return load_fail(s, "processes");

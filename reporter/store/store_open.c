@@ -298,6 +298,44 @@ static void sql_symbol_key(sqlite3_context *ctx, int argc, sqlite3_value **v)
 			     (uint32_t)sqlite3_value_int64(v[4])));
 }
 
+/* hl_bytes(v), an aggregate: the text made of the byte values v of its rows
+ * in order, NULL when one is not an integer 1-255 (HL_SQL_ARGV_WORD). */
+struct sql_bytes {
+	char *buf;
+	size_t n, cap;
+	bool bad;  /* a value that is not a byte 1-255 */
+};
+
+static void sql_bytes_step(sqlite3_context *ctx, int argc, sqlite3_value **v)
+{
+	struct sql_bytes *b = sqlite3_aggregate_context(ctx, sizeof(*b));
+	sqlite3_int64 byte = sqlite3_value_int64(v[0]);
+
+	(void)argc;
+	if (!b || b->bad)
+		return;
+	if (sqlite3_value_type(v[0]) != SQLITE_INTEGER || byte < 1 || byte > 255) {
+		b->bad = true;
+		return;
+	}
+	hl_grow((void **)&b->buf, &b->cap, b->n + 1, 1);
+	b->buf[b->n++] = (char)byte;
+}
+
+static void sql_bytes_final(sqlite3_context *ctx)
+{
+	struct sql_bytes *b = sqlite3_aggregate_context(ctx, 0);
+
+	if (b && b->bad)
+		sqlite3_result_null(ctx);
+	else if (b && b->n)
+		sqlite3_result_text(ctx, b->buf, (int)b->n, SQLITE_TRANSIENT);
+	else
+		sqlite3_result_text(ctx, "", 0, SQLITE_STATIC);
+	if (b)
+		free(b->buf);
+}
+
 /* ---- opening ----------------------------------------------------------------- */
 
 static int open_db(struct hl_store *s, const char *name, int flags)
@@ -316,6 +354,10 @@ static int open_db(struct hl_store *s, const char *name, int flags)
 	rc = sqlite3_create_function(s->db, "hl_symbol_key", 5,
 				     SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_symbol_key,
 				     NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_function(s->db, "hl_bytes", 1,
+					     SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+					     NULL, NULL, sql_bytes_step, sql_bytes_final);
 	return rc == SQLITE_OK ? 0 : hl_store_fail(s, rc, name);
 }
 

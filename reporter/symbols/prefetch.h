@@ -14,7 +14,8 @@
  * (module path, bias, build-id; addresses) into a queue under a lock. The
  * symbolizer belongs to the thread from hl_prefetch_start until
  * hl_prefetch_stop, which lets it finish the address in progress, drops the
- * rest of the queue and joins it.
+ * rest of the queue and joins it, except between hl_prefetch_pause and
+ * hl_prefetch_resume (the main thread reports ended processes meanwhile).
  */
 #ifndef HL_REPORTER_PREFETCH_H
 #define HL_REPORTER_PREFETCH_H

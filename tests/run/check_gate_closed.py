@@ -8,6 +8,7 @@ a zero-byte leak is a leak (valgrind, run here as the oracle, exits 1 on
 usage: check_gate_closed.py HEAPLEDGER VERDICT_CASES VFORK_CLONE
 (HEAPLEDGER_LIB names libheapledger.so)
 """
+import json
 import os
 import shutil
 import signal
@@ -21,6 +22,10 @@ import daemon_util
 
 HL, CASES, VFORK = sys.argv[1:4]
 INCOMPLETE = "gate FAILED: the verdict is incomplete: "
+MISSING = "data missing: the hook went on standalone after "
+DESCRIPTOR = "the program closed or replaced (dup2) heapledger's descriptor"
+STALLED = "the reporter stopped reading for wait_ms"
+UNOBSERVED = "not observed: a forked child its parent reported never connected to heapledger"
 
 
 def fail(msg):
@@ -62,28 +67,60 @@ def zero_byte_leak(tmp):
             "valgrind zero (the oracle)")
 
 
+def standalone_doors(db, reason, words, what):
+    """Every output of the stored run says why its hook went on standalone."""
+    out = run([HL, "gate", "--db", db], 1, "gate " + what)
+    expect(out, INCOMPLETE + MISSING + words, "gate " + what)
+    doc = json.loads(run([HL, "report", "--db", db, "--format", "json"], 0, "json " + what))
+    exits = [p["exit"] for p in doc["processes"]]
+    if [e.get("standalone") for e in exits] != [reason]:
+        fail("%s: JSON exit.standalone %r, expected [%r]" % (what, exits, reason))
+    xml = run([HL, "report", "--db", db, "--format", "valgrind-xml"], 0, "xml " + what)
+    expect(xml, "<clientmsg>", "xml " + what)
+    expect(xml, MISSING + words, "xml " + what)
+    sarif = json.loads(run([HL, "report", "--db", db, "--format", "sarif"], 0,
+                           "sarif " + what))
+    notes = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    if [n["properties"]["standalone"] for n in notes] != [reason] or \
+            MISSING + words not in notes[0]["message"]["text"]:
+        fail("%s: SARIF notifications %r" % (what, notes))
+    junit = run([HL, "report", "--db", db, "--format", "junit"], 0, "junit " + what)
+    expect(junit, MISSING + words, "junit " + what)
+    # the JSON report keeps it through an import into another database
+    js, idb = db + ".json", db + ".imported.db"
+    with open(js, "w") as f:
+        json.dump(doc, f)
+    run([HL, "import", "--db", idb, js], 0, "import " + what)
+    out = run([HL, "gate", "--db", idb], 1, "gate imported " + what)
+    expect(out, INCOMPLETE + MISSING + words, "gate imported " + what)
+
+
 def closed_descriptor(tmp):
-    """The program closes heapledger's descriptor, then leaks: unseen."""
+    """The program closes heapledger's descriptor, then leaks: unseen, and
+    every door says why."""
     db = os.path.join(tmp, "fds.db")
     out = run([HL, "run", "--db", db, "--error-exitcode=7", "--errors-for-leak-kinds=all",
                "--", CASES, "closefds"], 7, "run closefds")
     expect(out, "heapledger could not see this process to its end", "run closefds")
-    expect(out, "closed heapledger's descriptor", "run closefds")
-    expect(out, INCOMPLETE + "heapledger did not see every process to its end", "run closefds")
+    expect(out, MISSING + DESCRIPTOR, "run closefds")
+    expect(out, INCOMPLETE + MISSING + DESCRIPTOR, "run closefds")
     if "All heap blocks were freed" in out:
         fail("run closefds claims no leaks are possible:\n" + out[-3000:])
-    out = run([HL, "gate", "--db", db], 1, "gate closefds")
-    expect(out, INCOMPLETE + "heapledger did not see every process to its end", "gate closefds")
-    expect(out, "its event stream ended without its exit record", "gate closefds")
+    standalone_doors(db, "descriptor_taken", DESCRIPTOR, "closefds")
+    # dup2 over it: the same, for the same reason
+    db = os.path.join(tmp, "dup2.db")
+    out = run([HL, "run", "--db", db, "--error-exitcode=7", "--", CASES, "dup2fds"], 7,
+              "run dup2fds")
+    expect(out, INCOMPLETE + MISSING + DESCRIPTOR, "run dup2fds")
 
 
 def stalled_reporter(tmp):
     """The reporter stops reading for longer than wait_ms: the hook goes on
     standalone (as it must: the program comes first), the run says so and
     fails."""
-    flag = os.path.join(tmp, "go")
+    flag, db = os.path.join(tmp, "go"), os.path.join(tmp, "stall.db")
     env = dict(os.environ, HEAPLEDGER_OPTIONS="wait_ms=100")
-    p = subprocess.Popen([HL, "run", "--no-db", "--error-exitcode=7", "--", CASES, "stall",
+    p = subprocess.Popen([HL, "run", "--db", db, "--error-exitcode=7", "--", CASES, "stall",
                           flag], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=env)
     while not os.path.exists(flag + ".ready"):
@@ -100,7 +137,32 @@ def stalled_reporter(tmp):
     if p.returncode != 7:
         fail("run stall: exit %d, expected 7\n%s" % (p.returncode, err[-3000:]))
     expect(err, "the reporter stopped reading (wait_ms passed)", "run stall")
-    expect(err, INCOMPLETE + "heapledger did not see every process to its end", "run stall")
+    expect(err, MISSING + STALLED, "run stall")
+    expect(err, INCOMPLETE + MISSING + STALLED, "run stall")
+    standalone_doors(db, "reporter_stalled", STALLED, "stall")
+
+
+def unobserved_fork(tmp):
+    """A fork child its parent's FORK names never connects: not observed,
+    and the gate fails closed, live, stored, imported and under the daemon."""
+    db = os.path.join(tmp, "unseen.db")
+    out = run([HL, "run", "--db", db, "--error-exitcode=7", "--", CASES, "forkunseen"], 7,
+              "run forkunseen")
+    expect(out, UNOBSERVED, "run forkunseen")
+    expect(out, INCOMPLETE + UNOBSERVED, "run forkunseen")
+    out = run([HL, "gate", "--db", db], 1, "gate forkunseen")
+    expect(out, INCOMPLETE + UNOBSERVED, "gate forkunseen")
+    doc = json.loads(run([HL, "report", "--db", db, "--format", "json"], 0, "json forkunseen"))
+    procs = [(p["origin"], p["exit"].get("standalone")) for p in doc["processes"]]
+    if sorted(procs) != [("fork", "not_observed"), ("start", None)]:
+        fail("forkunseen: processes %r" % procs)
+    sock, ddb = os.path.join(tmp, "unseen.sock"), os.path.join(tmp, "unseend.db")
+    daemon = daemon_util.start(HL, sock, ddb, ["--error-exitcode=7"])
+    env = dict(os.environ, HEAPLEDGER_SOCKET=sock, LD_PRELOAD=os.environ["HEAPLEDGER_LIB"])
+    run([CASES, "forkunseen"], 0, "forkunseen under the daemon", env=env)
+    err = daemon_util.stop(daemon)
+    if daemon.returncode != 7 or INCOMPLETE + UNOBSERVED not in err:
+        fail("daemon forkunseen: exit %d, expected 7\n%s" % (daemon.returncode, err[-3000:]))
 
 
 def dropped_events(tmp):
@@ -147,6 +209,7 @@ def main():
         zero_byte_leak(tmp)
         closed_descriptor(tmp)
         stalled_reporter(tmp)
+        unobserved_fork(tmp)
         dropped_events(tmp)
         run_never_closed(tmp)
         run_without_process(tmp)

@@ -79,8 +79,10 @@ function when(ns) {
   return ns ? new Date(ns / 1e6).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '';
 }
 
+// A word that is not UTF-8 is stored as the array of its bytes (doc/manual.md).
 function argvText(json) {
-  try { return JSON.parse(json).join(' '); } catch (e) { return json || ''; }
+  const word = (w) => Array.isArray(w) ? new TextDecoder().decode(new Uint8Array(w)) : w;
+  try { return JSON.parse(json).map(word).join(' '); } catch (e) { return json || ''; }
 }
 
 function exitText(p) {

@@ -14,12 +14,19 @@
  *   _exit       64 bytes definitely lost, then _exit(0)
  *   closefds    closes every descriptor above 2 (heapledger's too), then
  *               leaks 100 bytes heapledger cannot see
+ *   dup2fds     dup2()s /dev/null over every descriptor from 3 to 4095
+ *               (heapledger's too), then leaks 100 bytes unseen
+ *   forkunseen  points HEAPLEDGER_SOCKET nowhere, then forks: the child
+ *               never connects (its parent's FORK names it), leaks 100
+ *               bytes and exits; the parent waits for it and exits clean
  *   stall FILE  creates FILE.ready (its hook is connected by then), waits
  *               for FILE, then allocates and frees until its hook gives up
  *               on a stopped reporter, then leaks 100 bytes */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 void *volatile global_reachable;
@@ -124,6 +131,24 @@ int main(int argc, char **argv)
 		for (int fd = 3; fd < 4096; fd++)
 			close(fd);
 		leak_unseen();
+	} else if (!strcmp(mode, "dup2fds")) {
+		int null = open("/dev/null", O_RDONLY);
+
+		for (int fd = 3; null >= 0 && fd < 4096; fd++)
+			if (fd != null)
+				dup2(null, fd);
+		leak_unseen();
+	} else if (!strcmp(mode, "forkunseen")) {
+		pid_t child;
+
+		setenv("HEAPLEDGER_SOCKET", "/nonexistent/heapledger.sock", 1);
+		child = fork();
+		if (child == 0) {
+			leak_unseen();
+			exit(0);
+		}
+		if (child > 0)
+			waitpid(child, NULL, 0);
 	} else if (!strcmp(mode, "stall") && argc > 2) {
 		char ready[4096];
 		FILE *f;
