@@ -452,7 +452,7 @@ void hl_caches_unlock(void)
 
 bool hl_caches_lock_is_held(void)
 {
-	return hl_lock_is_held(&caches_lock);
+	return hl_lock_is_held(&caches_lock) && hl_lock_is_mine(&caches_lock);
 }
 
 void hl_caches_sum_locked(struct hl_thread_stats *out)

@@ -207,7 +207,7 @@ bool hl_emit_send_iov_locked(struct iovec *iov, int count)
 
 bool hl_emit_lock_is_held(void)
 {
-	return hl_lock_is_held(&hl_emit_write_lock);
+	return hl_lock_is_held(&hl_emit_write_lock) && hl_lock_is_mine(&hl_emit_write_lock);
 }
 
 bool hl_emit_send_locked(const void *data, size_t len)

@@ -264,7 +264,8 @@ void hl_caches_fork_child(void);
 void hl_caches_fork_hold(void);
 /* Adds every live cache's counters to *out; caller holds hl_caches_lock. */
 void hl_caches_sum_locked(struct hl_thread_stats *out);
-/* Whether caches_lock is taken (the assertions of hl_stats_*_locked). */
+/* Whether the caller holds caches_lock (the owner in debug builds, lock.h;
+ * the assertions of hl_stats_*_locked). */
 bool hl_caches_lock_is_held(void);
 /* Calls fn on every live cache; caller holds hl_caches_lock (or is the
  * only thread, in a fork child). */

@@ -63,11 +63,10 @@ HL_COLD __attribute__((noreturn)) void hl_assert_fail(const char *expr, const ch
 #else
 #define hl_assert_expensive(x) ((void)(0 && (x)))
 #endif
-/* The first line of a _locked function: its caller holds `lock`. The futex
- * word says that some thread holds it, not which, which is enough for the
- * mistake this catches, a caller that took no lock at all (SQLite's
- * mutex_held asserts do the same). */
-#define hl_assert_held(lock) hl_assert(hl_lock_is_held(lock))
+/* The first line of a _locked function: its caller holds `lock` (the
+ * futex word says some thread holds it; in debug builds the recorded owner
+ * says it is this one, lock.h). */
+#define hl_assert_held(lock) hl_assert(hl_lock_is_held(lock) && hl_lock_is_mine(lock))
 /* Whether the program was built with hl_assert on (tests that show an
  * assertion fires skip themselves when it is off). */
 #define HL_ASSERTS_ON (HL_DEBUG >= 1)

@@ -42,6 +42,7 @@ void hl_lock_slow(struct hl_lock *lock)
 	/* Mark contended; whoever unlocks sees 2 and wakes a waiter. */
 	while (atomic_exchange_explicit(&lock->state, 2, memory_order_acquire) != 0)
 		futex_wait(&lock->state, 2);
+	hl_lock_owner_set(lock, true);
 }
 
 void hl_unlock_slow(struct hl_lock *lock)

@@ -234,8 +234,9 @@ void hl_emit_record(const void *rec, uint32_t len);
 /* Writes whole records from the calling thread outside any batch (module
  * records), under the write lock; false if the connection is gone. */
 bool hl_emit_send_locked(const void *data, size_t len);
-/* Whether write_lock is taken (the assertions of the _locked functions
- * of other files that write_lock guards: shared.c, modules.c). */
+/* Whether the caller holds write_lock (debug builds check the owner; lock.h)
+ * (the assertions of the _locked functions of other files that write_lock
+ * guards: shared.c, modules.c). */
 bool hl_emit_lock_is_held(void);
 /* Sends what every thread has buffered (exec, exit). */
 void hl_emit_flush_all(void);

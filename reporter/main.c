@@ -318,6 +318,7 @@ int hl_cmd_report(int argc, char **argv)
 	}
 	hl_report_init(&r);
 	r.view = view;
+	r.gate_kinds = gate_options.kinds; /* SARIF and XML rate records as the gate */
 	r.view.kind_filter = filter.kinds;
 	if (!err && !strcmp(format, "html"))
 		err = hl_ui_write_html_report(store, id, stdout);

@@ -29,14 +29,17 @@
  *   phrase       valgrind's record text: "N bytes in M blocks are <phrase>"
  *   label        the LEAK SUMMARY line's name
  *   xml_kind     valgrind's XML <kind>
- *   sarif_level  the SARIF result level of a record of that class
+ *   sarif_level  the SARIF level of a record of that class that the gate
+ *                does not count (one it counts is an error: model/gate.h,
+ *                hl_gate_sarif_level)
  * A record no scan classified (UNKNOWN: the process was killed or ran no
- * scan) is written as valgrind writes a definite leak in XML and is an
- * error in SARIF, since nothing says it is harmless.
+ * scan) is rated as the gate rates it (it counts only when asked): an
+ * error in SARIF and valgrind XML's definite leak when it counts, else a
+ * warning and XML's still reachable (its text: "are lost", no class).
  */
 #define HL_LEAK_CLASS_TABLE(X)                                                                    \
 	X(HL_CLASS_UNKNOWN, "unknown", "unknown", "lost", "not classified",                      \
-	  "Leak_DefinitelyLost", "error")                                                           \
+	  "Leak_DefinitelyLost", "warning")                                                         \
 	X(HL_CLASS_DEFINITE, "definitely", "definite", "definitely lost", "definitely lost",        \
 	  "Leak_DefinitelyLost", "error")                                                           \
 	X(HL_CLASS_INDIRECT, "indirectly", "indirect", "indirectly lost", "indirectly lost",        \

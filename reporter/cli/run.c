@@ -776,6 +776,7 @@ int hl_run_command(int argc, char **argv, const struct hl_report_view *valgrind_
 	 * does with --error-exitcode (a log grepped for "0 errors" agrees). */
 	if (o.policy.gate_options.error_exitcode)
 		r.view.leak_error_kinds = hl_gate_show_kinds(&o.policy.gate_options);
+	r.gate_kinds = o.policy.gate_options.kinds; /* --xml-file rates records as the gate */
 	hl_runinfo_test_name(&r);
 	if (hl_find_hook_library(lib, sizeof(lib))) {
 		hl_log("run: cannot find libheapledger.so (set HEAPLEDGER_LIB)");

@@ -10,7 +10,9 @@
  * GitHub code scanning shows a path) and a SARIF stack. Files under the
  * source root are relative URIs with uriBaseId SRCROOT (declared in
  * originalUriBaseIds), others absolute file: URIs. A suppressed site
- * carries a SARIF suppression with the suppression's name. Heap errors are
+ * carries a SARIF suppression with the suppression's name. A result is an
+ * error exactly when the gate counts it (--errors-for-leak-kinds, gate.h's
+ * one rule), so code scanning fails where the gate fails. Heap errors are
  * results of their own. A process heapledger could not see to its end is
  * an error-level toolExecutionNotification, with why.
  */
@@ -176,9 +178,13 @@ static void add_stack(json_t *result, const struct hl_report_stack *s, const cha
 	}
 }
 
-static const char *leak_level(unsigned leak_class)
+/* The gate's rule (gate.h): an error exactly when the gate counts it; a
+ * suppressed record keeps its class's level (its suppression hides it). */
+static const char *leak_level(const struct hl_report_leak *l, unsigned gate_kinds)
 {
-	return hl_leak_class_info(leak_class)->sarif_level;
+	if (l->suppressed)
+		return hl_leak_class_info(l->leak_class)->sarif_level;
+	return hl_gate_sarif_level(gate_kinds, l->leak_class);
 }
 
 /* The function a site is named after: its primary frame's. */
@@ -195,7 +201,7 @@ static const char *site_function(const struct hl_report_leak *l, const char *roo
 /* The result of l's site and class, found or added: records of one
  * fingerprint, class and suppression add up into one result. */
 static json_t *site_result(json_t *results, json_t *by_site, const struct hl_report_leak *l,
-			   const char *root, const struct hl_baseline *baseline)
+			   const char *root, const struct hl_baseline *baseline, unsigned gate_kinds)
 {
 	char key[160], rule[64];
 	json_t *r;
@@ -208,7 +214,7 @@ static json_t *site_result(json_t *results, json_t *by_site, const struct hl_rep
 	r = json_object();
 	snprintf(rule, sizeof(rule), "leak/%s", hl_leak_class_name(l->leak_class));
 	json_object_set_new(r, "ruleId", json_string(rule));
-	json_object_set_new(r, "level", json_string(leak_level(l->leak_class)));
+	json_object_set_new(r, "level", json_string(leak_level(l, gate_kinds)));
 	json_object_set_new(r, "kind", json_string("fail"));
 	json_object_set_new(r, "bytes", json_integer(0)); /* removed below */
 	json_object_set_new(r, "blocks", json_integer(0));
@@ -352,7 +358,7 @@ int hl_report_write_sarif(const struct hl_report *r, const char *root,
 			json_array_append_new(results, error_result(p, &p->errors[j], root));
 		for (size_t j = 0; j < p->nleaks; j++) {
 			const struct hl_report_leak *l = &p->leaks[j];
-			json_t *res = site_result(results, by_site, l, root, baseline);
+			json_t *res = site_result(results, by_site, l, root, baseline, r->gate_kinds);
 
 			add_count(res, "bytes", l->bytes);
 			add_count(res, "blocks", l->blocks);

@@ -12,9 +12,10 @@
  * or InvalidWrite (a redzone or a freed block's fill found overwritten) with
  * its stacks; suppressed records are counted in <suppcounts> by suppression
  * name, never written as errors (valgrind's rule). A record no leak scan
- * classified has no kind of its own in the protocol: it is written as
- * definitely lost, its text saying "not classified", so a gate reading the
- * XML fails on it as heapledger's own gate does. A process a signal ended
+ * classified has no kind of its own in the protocol: it is written as the
+ * gate rates it (gate.h, hl_gate_xml_kind), definitely lost when the gate
+ * counts it and still reachable when not, its text saying "are lost"
+ * (no class), so a gate reading the XML fails where heapledger's does. A process a signal ended
  * (the hook saw it arrive) has its <fatal_signal>, between the heap errors
  * and the FINISHED status, as valgrind writes it; then, for a process
  * whose event stream ended without its exit record, a <clientmsg> saying
@@ -28,13 +29,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gate.h"
 #include "report.h"
 #include "report_formats.h"
 #include "util.h"
 
-static const char *leak_kind(unsigned leak_class)
+static const char *leak_kind(const struct hl_report *r, unsigned leak_class)
 {
-	return hl_leak_class_info(leak_class)->xml_kind;
+	return hl_gate_xml_kind(r->gate_kinds, leak_class);
 }
 
 static const char *leak_words(unsigned leak_class)
@@ -109,7 +111,7 @@ static void leak_error(FILE *out, const struct hl_report *r, const struct hl_rep
 	char a[32], b[32], c[32], d[32], e[32], f[32];
 
 	fprintf(out, "<error>\n  <unique>0x%x</unique>\n  <tid>1</tid>\n  <kind>%s</kind>\n"
-		"  <xwhat>\n    <text>", unique, leak_kind(l->leak_class));
+		"  <xwhat>\n    <text>", unique, leak_kind(r, l->leak_class));
 	if (l->indirect_bytes)
 		fprintf(out, "%s (%s direct, %s indirect) bytes in %s blocks are %s in loss record %s of %s",
 			hl_fmt_grouped(a, l->bytes + l->indirect_bytes), hl_fmt_grouped(b, l->bytes),
@@ -151,7 +153,7 @@ static void check_error(FILE *out, const struct hl_report *r, const struct hl_re
 	char da[48], db[48], dc[48], dd[48];
 
 	fprintf(out, "<error>\n  <unique>0x%x</unique>\n  <tid>1</tid>\n  <kind>%s</kind>\n"
-		"  <xwhat>\n    <text>", unique, leak_kind(l->leak_class));
+		"  <xwhat>\n    <text>", unique, leak_kind(r, l->leak_class));
 	if (l->indirect_bytes)
 		fprintf(out, "%s%s (%s%s direct, %s%s indirect) bytes in %s%s blocks are %s in "
 			"%sloss record %s of %s", hl_fmt_grouped(a, l->bytes + l->indirect_bytes),

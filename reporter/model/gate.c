@@ -16,7 +16,7 @@
 void hl_gate_options_init(struct hl_gate_options *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->kinds = HL_SUPP_KIND_DEFINITE | HL_SUPP_KIND_INDIRECT;
+	o->kinds = HL_GATE_KINDS_DEFAULT;
 }
 
 const char *hl_gate_kinds_arg(const char *value, void *opts)
@@ -55,6 +55,27 @@ static unsigned kind_bit(unsigned leak_class)
 	return HL_GATE_KIND_UNKNOWN; /* no scan classified it */
 }
 
+bool hl_gate_counts_class(unsigned kinds, unsigned leak_class)
+{
+	return (kind_bit(leak_class) & kinds) != 0;
+}
+
+const char *hl_gate_sarif_level(unsigned kinds, unsigned leak_class)
+{
+	const char *level = hl_leak_class_info(leak_class)->sarif_level;
+
+	if (hl_gate_counts_class(kinds, leak_class))
+		return "error";
+	return strcmp(level, "error") ? level : "warning";
+}
+
+const char *hl_gate_xml_kind(unsigned kinds, unsigned leak_class)
+{
+	if (leak_class == HL_CLASS_UNKNOWN && !hl_gate_counts_class(kinds, leak_class))
+		return hl_leak_class_info(HL_CLASS_REACHABLE)->xml_kind;
+	return hl_leak_class_info(leak_class)->xml_kind;
+}
+
 /* *total += n, or sets g->overflow and keeps the largest value: a total
  * never wraps (crafted imported numbers would wrap a leak to 0 bytes). */
 static void add_checked(struct hl_gate *g, uint64_t *total, uint64_t n)
@@ -72,7 +93,7 @@ bool hl_gate_count_leak(struct hl_gate *g, const struct hl_gate_options *o,
 		add_checked(g, &g->suppressed_blocks, blocks);
 		return false;
 	}
-	if (!(kind_bit(leak_class) & o->kinds)) {
+	if (!hl_gate_counts_class(o->kinds, leak_class)) {
 		if (kind_bit(leak_class) == HL_GATE_KIND_UNKNOWN) {
 			add_checked(g, &g->unscanned_bytes, bytes);
 			add_checked(g, &g->unscanned_blocks, blocks);

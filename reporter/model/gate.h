@@ -98,6 +98,21 @@ struct hl_gate {
 	size_t nfailing, failing_cap;
 };
 
+/* The gate's default kinds, --errors-for-leak-kinds=definite,indirect. */
+#define HL_GATE_KINDS_DEFAULT (HL_CLASS_BIT(HL_CLASS_DEFINITE) | HL_CLASS_BIT(HL_CLASS_INDIRECT))
+
+/* The one rule every door renders: a loss record of leak_class, not
+ * suppressed, counts against a gate of `kinds` (hl_gate_options.kinds). */
+bool hl_gate_counts_class(unsigned kinds, unsigned leak_class);
+/* Its SARIF level: "error" when it counts, else its class's level but
+ * never "error" ("warning" then): code scanning fails where the gate does. */
+const char *hl_gate_sarif_level(unsigned kinds, unsigned leak_class);
+/* Its valgrind XML <kind>: its class's; a record no scan classified has no
+ * kind of its own in the protocol, so it is Leak_DefinitelyLost when it
+ * counts and Leak_StillReachable (which no reader fails on) when not, its
+ * text saying "are lost" (no class) either way. */
+const char *hl_gate_xml_kind(unsigned kinds, unsigned leak_class);
+
 /* The defaults: definite,indirect, no thresholds, no exit code. */
 void hl_gate_options_init(struct hl_gate_options *o);
 /* args.h callback of --errors-for-leak-kinds (o: the options). */

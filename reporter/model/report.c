@@ -4,6 +4,7 @@
 #define _GNU_SOURCE /* sigabbrev_np */
 #include "report.h"
 #include "from_live.h"
+#include "gate.h"
 
 #include <signal.h>
 #include <stdbool.h>
@@ -21,6 +22,7 @@ void hl_report_init(struct hl_report *r)
 	r->mode = "run";
 	r->exit_code = -1;
 	r->view.show_kinds = HL_SHOW_DEFAULT;
+	r->gate_kinds = HL_GATE_KINDS_DEFAULT;
 }
 
 struct kind_word {

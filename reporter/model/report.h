@@ -240,6 +240,9 @@ struct hl_report {
 	uint64_t started_ns, ended_ns;
 	int exit_code;                /* what heapledger run exits with, -1 unknown */
 	struct hl_report_view view;   /* text display options */
+	/* The kinds the gate counts (hl_gate_options.kinds): SARIF levels and
+	 * XML kinds render its rule (hl_gate_sarif_level, hl_gate_xml_kind). */
+	unsigned gate_kinds;
 	const char *uuid;             /* names the run in every database, NULL if none */
 	const char *git_commit;       /* NULL if unknown */
 	const char *git_branch;

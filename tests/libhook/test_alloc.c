@@ -732,6 +732,24 @@ static void free_without_lock(void)
 	hl_arena_free_locked(a, r);
 }
 
+static void *alloc_on_this_thread(void *arena)
+{
+	hl_arena_alloc_locked(arena, 64);
+	return NULL;
+}
+
+/* A _locked call from a thread that took no lock while another thread holds
+ * it: the futex word says "held", only the owner says not by the caller. */
+static void alloc_under_another_threads_lock(void)
+{
+	struct hl_arena *a = &test_arena;
+	pthread_t thread;
+	hl_lock(&a->lock);
+	if (pthread_create(&thread, NULL, alloc_on_this_thread, a) == 0)
+		pthread_join(thread, NULL);
+	hl_unlock(&a->lock);
+}
+
 /* A boundary tag that disagrees with the left neighbour's size (types.h:
  * coalescing trusts it to find that neighbour). */
 static void free_with_broken_boundary_tag(void)
@@ -766,6 +784,9 @@ static void test_assertions_fire(void **state)
 		skip(); /* built with -Dhl_debug=0 */
 	assert_true(dies_of_abort_saying(free_without_lock,
 					 "assertion failed: hl_lock_is_held(&a->lock)"));
+	assert_true(dies_of_abort_saying(alloc_under_another_threads_lock,
+					 "assertion failed: hl_lock_is_held(&a->lock) &&"
+					 " hl_lock_is_mine(&a->lock)"));
 	assert_true(dies_of_abort_saying(free_with_broken_boundary_tag,
 					 "assertion failed: range_is_freeable(a, r)"));
 	assert_true(dies_of_abort_saying(file_beside_a_free_range,
