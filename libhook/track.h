@@ -210,6 +210,13 @@ bool hl_shared_is_shared(void);
 /* Tells the reporter, through the area, why the hook goes on standalone
  * (enum hl_standalone); before the connection closes. write_lock. */
 void hl_shared_note_standalone_locked(uint32_t why);
+/* The hook's own ending for a reporter that stopped reading (wire.h,
+ * "The hook's own ending"): the standalone report's leak counts by class,
+ * then how the process ends, which publishes them. No-ops without a shared
+ * area (the hook never connected). */
+void hl_shared_end_counts(bool scanned, const uint64_t *bytes, const uint64_t *blocks,
+			  unsigned nclasses);
+void hl_shared_end(unsigned how, int status);
 
 /* ---- emit_*.c: per-thread buffers and the socket writer ------------------- */
 

@@ -249,6 +249,8 @@ struct hl_process {
 	uint64_t recovered_events;   /* events read from them */
 	uint32_t standalone;         /* enum hl_standalone: why its hook went on
 	                              * standalone (hl_process_standalone) */
+	struct hl_shared_ending hook_ending; /* ended without EXIT: how its hook, gone on
+	                              * standalone, said it ended (wire.h); ended 0: none */
 	bool closed;                 /* connection ended */
 	bool settled;                /* loss records made (settle) */
 	bool finished;               /* hl_process_finish ran */
