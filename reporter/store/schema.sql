@@ -505,3 +505,18 @@ ALTER TABLE processes ADD COLUMN fatal_stack_id INTEGER REFERENCES stacks(id);
 -- FORK named that never connected: a row with no events). NULL when it did
 -- not, or nobody knows.
 ALTER TABLE processes ADD COLUMN standalone TEXT;
+
+-- migrate 17
+-- Temporary allocations by stack: blocks freed right after their
+-- allocation, with no other allocation or free of the same thread in
+-- between (heaptrack's "temporary"; realloc counts as a free, then an
+-- allocation): the UI's "most temporary allocations". 0 in rows stored
+-- before this.
+ALTER TABLE stack_aggregate_rows ADD COLUMN temporaries INTEGER NOT NULL DEFAULT 0;
+DROP VIEW stack_aggregates;
+CREATE VIEW stack_aggregates(process_id, stack_id, allocs, bytes, frees, peak_live_bytes,
+                             leaked_bytes, leaked_blocks, temporaries) AS
+  SELECT p.id, a.stack_id, a.allocs, a.bytes, a.frees, a.peak_live_bytes, a.leaked_bytes,
+         a.leaked_blocks, a.temporaries
+  FROM processes p JOIN stack_aggregate_rows a
+    ON a.process_id = coalesce(p.aggregates_from, p.id);

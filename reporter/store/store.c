@@ -296,6 +296,7 @@ struct writer {
 	struct aggregate_row {
 		int64_t stack_id;
 		uint64_t allocs, bytes, frees, peak_live_bytes, leaked_bytes, leaked_blocks;
+		uint64_t temporaries;
 	} *aggregates_rows;
 	size_t naggregates, aggregates_cap;
 	struct batch *stacks, *aggregates, *leaks, *modules, *samples;
@@ -758,6 +759,7 @@ static void bind_aggregate_row(struct writer *w, sqlite3_stmt *st, int i, size_t
 	sqlite3_bind_int64(st, i + 5, (int64_t)a->peak_live_bytes);
 	sqlite3_bind_int64(st, i + 6, (int64_t)a->leaked_bytes);
 	sqlite3_bind_int64(st, i + 7, (int64_t)a->leaked_blocks);
+	sqlite3_bind_int64(st, i + 8, (int64_t)a->temporaries);
 }
 
 /* The run's row for the stack: the one an earlier process of the run
@@ -814,6 +816,7 @@ static void build_aggregates(struct writer *w)
 		w->aggregates_rows[w->naggregates++] = (struct aggregate_row){
 			w->stack_ids[i], stack->allocs, stack->bytes, stack->frees,
 			stack->peak_live_bytes, stack->leaked_bytes, stack->leaked_blocks,
+			stack->temporaries,
 		};
 	}
 	if (w->naggregates > 1)
@@ -833,6 +836,7 @@ static void build_aggregates(struct writer *w)
 		o->peak_live_bytes += a->peak_live_bytes;
 		o->leaked_bytes += a->leaked_bytes;
 		o->leaked_blocks += a->leaked_blocks;
+		o->temporaries += a->temporaries;
 	}
 	w->naggregates = n;
 }
@@ -1045,6 +1049,7 @@ static uint64_t aggregates_hash(const struct writer *w)
 		h = mix_u64(h, a->peak_live_bytes);
 		h = mix_u64(h, a->leaked_bytes);
 		h = mix_u64(h, a->leaked_blocks);
+		h = mix_u64(h, a->temporaries);
 	}
 	return h | 1;
 }
@@ -1277,7 +1282,8 @@ int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 	};
 	struct batch aggregates = {
 		"INSERT INTO stack_aggregate_rows(process_id, stack_id, allocs, bytes, frees,"
-		" peak_live_bytes, leaked_bytes, leaked_blocks) VALUES ", "(?,?,?,?,?,?,?,?)", 8,
+		" peak_live_bytes, leaked_bytes, leaked_blocks, temporaries) VALUES ",
+		"(?,?,?,?,?,?,?,?,?)", 9,
 		bind_aggregate_row, &cache[ST_COUNT + 2], &cache[ST_COUNT + 3], { 0 }, 0,
 	};
 	struct batch leaks = {
