@@ -377,7 +377,7 @@ void hl_release_sized(void *p, unsigned kind, size_t n)
 	if (hl_unlikely(hl_checks_redzone != 0))
 		hl_checks_check_release(r, hl_misuse_call_of(kind));
 	if (hl_unlikely(hl_track_frees))
-		hl_track_free(p, kind);
+		hl_track_free(p, kind, 0);
 	if (hl_unlikely(hl_checks_redzone != 0))
 		hl_checks_release(r, hl_misuse_call_of(kind), false);
 	else
@@ -449,12 +449,13 @@ void *hl_malloc_fast_tail(struct hl_thread_cache *tc, void *p, size_t n, unsigne
 	return p;
 }
 
-void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_cache_bin *bin, unsigned kind)
+void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_cache_bin *bin, unsigned kind,
+		       uintptr_t caller)
 {
 	/* Before the block can leave this thread's bin (below): another thread
 	 * that gets it must report its allocation after this free. */
 	if (hl_track_frees)
-		hl_track_free(hl_range_data(bin->head), kind);
+		hl_track_free(hl_range_data(bin->head), kind, caller);
 	/* Only a multithreaded program has blocks of other arenas (the fast
 	 * path calls here on every free then), so the single-threaded fast
 	 * path does not pay for this test. */

@@ -65,7 +65,7 @@ HL_INLINE void *hl_malloc_fast(size_t n, unsigned kind)
  * or tracked work after a fast free of the block now at the head of `bin`,
  * kept out of line so the fast path needs no stack frame. */
 HL_NOINLINE void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_cache_bin *bin,
-				   unsigned kind);
+				   unsigned kind, uintptr_t caller);
 
 /* Releases p for a call of family `kind` given n bytes (a sized delete;
  * HL_SIZE_UNKNOWN otherwise, a constant that folds the test away). */
@@ -97,7 +97,9 @@ HL_INLINE void hl_free_fast_sized(void *p, unsigned kind, size_t n)
 			bin->head = r;
 			if (hl_unlikely(--bin->room < 0 || hl_relaxed_load(&hl_multithreaded) ||
 					hl_track_frees))
-				hl_free_fast_tail(tc, bin, kind);
+				/* free()'s own return address: this is inlined into it */
+				hl_free_fast_tail(tc, bin, kind,
+						  (uintptr_t)__builtin_return_address(0));
 			return;
 		}
 	}

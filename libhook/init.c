@@ -26,6 +26,7 @@
 #include "leakcheck.h"
 #include "scan.h"
 #include "sigchain.h"
+#include "track.h"
 
 HL_TLS int hl_guard_depth;
 
@@ -290,6 +291,7 @@ void hl_exit_report(unsigned how, int status)
 		hl_track_print_leaks(fd, how);
 	if (hl_options.summary)
 		hl_misuse_print_summary(fd);
+	hl_shared_end(how, status); /* for a reporter that stalled, then read on */
 }
 
 /*

@@ -302,8 +302,10 @@ extern bool hl_track_frees;
 void hl_track_init(void);
 /* A block was handed out: returns the stack id to store in its header. */
 uint32_t hl_track_alloc(void *p, size_t size, unsigned kind);
-/* A block is about to be released. */
-void hl_track_free(void *p, unsigned kind);
+/* A block is about to be released. caller: the return address into the
+ * program's call of free or delete, 0 to find it by a walk (a segment
+ * block keeps it for a double free's report in the default mode). */
+void hl_track_free(void *p, unsigned kind, uintptr_t caller);
 /* A block was resized from old_p to p (maybe the same); returns the stack id
  * of the realloc call, stored in the header. */
 uint32_t hl_track_realloc(void *old_p, void *p, size_t size);
@@ -328,6 +330,9 @@ void hl_track_print_leaks(int fd, unsigned how);
 /* The stack of the calling code, for a misuse error: an id, or 0 when stacks
  * are off or the hook itself is running. */
 uint32_t hl_track_error_stack(void);
+/* A one-frame stack of return address ip (truncated: the frames above it
+ * were not kept), or 0 when ip is 0 or stacks are off. */
+uint32_t hl_track_caller_stack(uintptr_t ip);
 /* The stack of a faulting instruction at pc, from inside its signal handler:
  * pc first (as pc + 1, a return address's convention), then its callers. */
 uint32_t hl_track_fault_stack(uintptr_t pc);

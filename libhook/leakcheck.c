@@ -196,6 +196,8 @@ void hl_leakcheck_print_exit(int fd, unsigned how)
 	if (!report.scanned)
 		hl_heap_walk(add_walked, t);
 	hl_lossrec_print(fd, t, NULL, &report);
+	hl_shared_end_counts(report.scanned, t->class_bytes, t->class_blocks,
+			     sizeof(t->class_bytes) / sizeof(t->class_bytes[0]));
 	hl_lossrec_free(t);
 out_leave:
 	hl_guard_leave();

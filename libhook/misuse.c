@@ -106,6 +106,8 @@ void hl_misuse_bad_pointer(unsigned call, const void *p, enum hl_ptr_class c)
 			; /* its header is PROT_NONE: the slot's record says it all */
 		else if (describe_block(&m, hl_range_of(p)), hl_block_is_quarantined(hl_range_of(p)))
 			m.free_stack = hl_checks_free_stack(hl_range_of(p));
+		else /* the default mode keeps the caller of free only */
+			m.free_stack = hl_track_caller_stack(hl_block_free_caller(hl_range_of(p)));
 	} else if (c == HL_PTR_CORRUPT) {
 		m.kind = HL_ERROR_HEADER_CORRUPT;
 		m.block = p;

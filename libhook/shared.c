@@ -26,6 +26,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "heapledger/classes.h"
 #include "track.h"
 
 static struct hl_shared_area *area;  /* NULL until the first connection */
@@ -146,6 +147,7 @@ bool hl_shared_fork_child(const void *keep)
 			return false;
 		}
 	}
+	header.ending = (struct hl_shared_ending){ 0 }; /* the parent's, were it written */
 	*area = header;
 	return true;
 }
@@ -163,6 +165,39 @@ void hl_shared_fd_drop(void)
 bool hl_shared_is_shared(void)
 {
 	return area_shared;
+}
+
+_Static_assert(HL_LEAK_CLASS_COUNT <= HL_SHARED_CLASSES, "the ending holds every class");
+
+void hl_shared_end_counts(bool scanned, const uint64_t *bytes, const uint64_t *blocks,
+			  unsigned nclasses)
+{
+	if (area == NULL || area_dead || !area_shared)
+		return;
+	struct hl_shared_ending *e = &area->ending;
+	for (unsigned c = 0; c < nclasses && c < HL_SHARED_CLASSES; c++) {
+		e->bytes[c] = bytes[c];
+		e->blocks[c] = blocks[c];
+	}
+	e->scanned = scanned;
+	e->counted = 1;
+}
+
+void hl_shared_end(unsigned how, int status)
+{
+	if (area == NULL || area_dead || !area_shared)
+		return;
+	struct heapledger_stats stats;
+	hl_stats_get(&stats);
+	area->ending.in_use_bytes = stats.in_use_bytes;
+	area->ending.in_use_blocks = stats.in_use_blocks;
+	area->ending.allocs = stats.allocs;
+	area->ending.frees = stats.frees;
+	area->ending.bytes_allocated = stats.bytes_allocated;
+	area->ending.peak_bytes = stats.peak_bytes;
+	area->ending.how = how;
+	area->ending.status = status;
+	__atomic_store_n(&area->ending.ended, HL_SHARED_ENDED, __ATOMIC_RELEASE);
 }
 
 void hl_shared_note_standalone_locked(uint32_t why)

@@ -214,6 +214,13 @@ uint32_t hl_stack_memo_lookup(struct hl_stack_memo_key *key, void *frame)
 	return 0;
 }
 
+uintptr_t hl_stack_memo_caller(void *frame)
+{
+	uintptr_t ip0, slot0;
+	struct memo *m = tls_memo;
+	return m != NULL && find_key(m, frame, &ip0, &slot0) ? ip0 : 0;
+}
+
 /* Where this thread's stack ends, once per thread, without allocating
  * (pthread_getattr_np would, and the program's heap counters must stay
  * exact): the main thread's frames lie below __libc_stack_end; another

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "heap.h"
 #include "leakcheck.h"
 #include "track.h"
 
@@ -180,7 +181,7 @@ out_leave:
 	return id;
 }
 
-void hl_track_free(void *p, unsigned kind)
+void hl_track_free(void *p, unsigned kind, uintptr_t caller)
 {
 	if (hl_unlikely(!initialized)) {
 		early_event(2, p, NULL, 0, kind);
@@ -190,6 +191,9 @@ void hl_track_free(void *p, unsigned kind)
 		goto out_leave;
 	int saved = errno;
 	hl_emit_free((uintptr_t)p, kind);
+	if (capture_on && hl_checks_redzone == 0 && !(hl_range_flags(hl_range_of(p)) & HL_RANGE_LARGE))
+		hl_block_note_free_caller(hl_range_of(p), caller ? caller
+									 : hl_stack_memo_caller(__builtin_frame_address(0)));
 	errno = saved;
 out_leave:
 	hl_guard_leave();
@@ -201,6 +205,19 @@ uint32_t hl_track_free_stack(void)
 	if (hl_guard_enter() && capture_on) {
 		int saved = errno;
 		id = capture();
+		errno = saved;
+	}
+	hl_guard_leave();
+	return id;
+}
+
+uint32_t hl_track_caller_stack(uintptr_t ip)
+{
+	uint32_t id = 0;
+	uint64_t frame = ip;
+	if (hl_guard_enter() && capture_on && ip) {
+		int saved = errno;
+		id = hl_stack_intern(&frame, 1, true);
 		errno = saved;
 	}
 	hl_guard_leave();

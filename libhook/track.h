@@ -137,6 +137,10 @@ struct hl_stack_memo_key {
  * Fills *key for hl_stack_memo_fill. frame: the caller's
  * __builtin_frame_address(0), where the walk to the program's frame starts. */
 uint32_t hl_stack_memo_lookup(struct hl_stack_memo_key *key, void *frame);
+/* The first return address outside the hook (the program's call of
+ * malloc or free), found as hl_stack_memo_lookup finds it; 0 when this
+ * thread has no memo or the walk fails. */
+uintptr_t hl_stack_memo_caller(void *frame);
 /* Remembers stack `id`, just captured by libunwind, under *key. */
 void hl_stack_memo_fill(struct hl_stack_memo_key *key, uint32_t id);
 /* The thread is ending: its memo is freed. */
@@ -210,6 +214,13 @@ bool hl_shared_is_shared(void);
 /* Tells the reporter, through the area, why the hook goes on standalone
  * (enum hl_standalone); before the connection closes. write_lock. */
 void hl_shared_note_standalone_locked(uint32_t why);
+/* The hook's own ending for a reporter that stopped reading (wire.h,
+ * "The hook's own ending"): the standalone report's leak counts by class,
+ * then how the process ends, which publishes them. No-ops without a shared
+ * area (the hook never connected). */
+void hl_shared_end_counts(bool scanned, const uint64_t *bytes, const uint64_t *blocks,
+			  unsigned nclasses);
+void hl_shared_end(unsigned how, int status);
 
 /* ---- emit_*.c: per-thread buffers and the socket writer ------------------- */
 

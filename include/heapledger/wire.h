@@ -739,7 +739,35 @@ static inline uint32_t hl_pack_read(const uint8_t *src, size_t avail, unsigned *
  * BATCH of `tid` with base_ticks and base_address, stack ids it never saw
  * defined taken as 0, and reads `standalone` (enum hl_standalone). A
  * process whose threads outnumber the slots keeps the others' buffers
- * private (not recoverable). */
+ * private (not recoverable).
+ *
+ * The hook's own ending: a hook that went on standalone after it had
+ * connected (the reporter stopped reading for wait_ms, or the connection
+ * broke) prints its own report at exit, and writes into `ending` how the
+ * process ended, its report's leak counts and its heap's figures, `ended`
+ * last (a release
+ * store; the rest of the struct is zero until then, as the memfd began).
+ * A reporter whose stream ended without EXIT reads it: a stalled reporter
+ * that is continued reports the process as it really ended and with the
+ * hook's counts, not its own events, which stop where the hook gave up.
+ * An ending written after the reporter read the end of the stream is not
+ * seen (the reporter then goes by the wait status, as before). */
+#define HL_SHARED_ENDED 1
+#define HL_SHARED_CLASSES 8 /* room for enum hl_leak_class (classes.h) */
+
+struct hl_shared_ending {
+	uint32_t ended;     /* HL_SHARED_ENDED once the fields below are final */
+	uint32_t how;       /* enum hl_exit_how: NORMAL, UNDERSCORE, ABORT or SIGNAL */
+	int32_t status;     /* exit status, or the signal */
+	uint32_t counted;   /* 1: bytes and blocks hold the hook's leak report */
+	uint32_t scanned;   /* 1: classified by a leak scan; 0: HL_CLASS_UNKNOWN */
+	uint32_t reserved;
+	uint64_t bytes[HL_SHARED_CLASSES];  /* by enum hl_leak_class */
+	uint64_t blocks[HL_SHARED_CLASSES];
+	/* its heap at exit, as its HEAP SUMMARY (struct heapledger_stats) */
+	uint64_t in_use_bytes, in_use_blocks, allocs, frees, bytes_allocated, peak_bytes;
+};
+
 #define HL_SHARED_MAGIC 0x6873726c64676c68ull /* "hlgdlrsh" */
 #define HL_SHARED_VERSION 1
 
@@ -752,6 +780,7 @@ struct hl_shared_area {
 	uint32_t data_offset; /* packed events' offset within a slot */
 	uint32_t data_bytes;  /* room for packed events in a slot */
 	uint32_t standalone;  /* enum hl_standalone: why the hook went on standalone */
+	struct hl_shared_ending ending; /* the hook's own ending (above) */
 };
 
 /* Why a connected hook went on standalone (struct hl_shared_area's
@@ -807,8 +836,10 @@ _Static_assert(sizeof(struct hl_rec_error) == 72, "error");
 _Static_assert(sizeof(struct hl_rec_dropped) == 24, "dropped");
 _Static_assert(sizeof(struct hl_rec_check) == 24, "check");
 _Static_assert(sizeof(struct hl_rec_exec) == 16, "exec");
+_Static_assert(sizeof(struct hl_shared_ending) == 200, "shared_ending");
+
 _Static_assert(sizeof(struct hl_rec_options) == 16, "options");
-_Static_assert(sizeof(struct hl_shared_area) == 40, "shared_area");
+_Static_assert(sizeof(struct hl_shared_area) == 240, "shared_area");
 _Static_assert(sizeof(struct hl_shared_slot) == 40, "shared_slot");
 
 /* A record header for `type` of `len` bytes. */

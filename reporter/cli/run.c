@@ -739,6 +739,7 @@ static void take_valgrind_view(struct hl_report_view *view, const struct hl_repo
 	view->error_summary = vg->error_summary;
 	view->below_main = vg->below_main;
 	view->silent_forks = vg->silent_forks;
+	view->time_origin_ns = vg->time_origin_ns;
 }
 
 int hl_run_command(int argc, char **argv, const struct hl_report_view *valgrind_view)

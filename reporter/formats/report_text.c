@@ -9,7 +9,9 @@
  */
 #include <assert.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "report.h"
 #include "suppress.h"
@@ -25,7 +27,7 @@ static void print_frame(FILE *out, uint32_t pid, const struct hl_frame_info *f,
 			const char *function, bool first)
 {
 	fprintf(out, "==%u==    %s 0x%llx: ", pid, first ? "at" : "by",
-		(unsigned long long)f->address);
+		(unsigned long long)hl_frame_shown_address(f));
 	fputs(function ? function : "???", out);
 	if (f->file && f->line)
 		fprintf(out, " (%s:%u)", base_name(f->file), f->line);
@@ -33,7 +35,7 @@ static void print_frame(FILE *out, uint32_t pid, const struct hl_frame_info *f,
 		fprintf(out, " (in %s)", f->module);
 	else if (f->module)
 		fprintf(out, " (%s+0x%llx)", base_name(f->module),
-			(unsigned long long)f->offset);
+			(unsigned long long)(f->offset - (f->address != 0)));
 	fputc('\n', out);
 }
 
@@ -661,8 +663,8 @@ static void print_brief(const struct hl_report_process *p, FILE *out)
 	fputs(")\n", out);
 }
 
-void hl_report_print_process_text(const struct hl_report *r,
-				  const struct hl_report_process *p, FILE *out)
+static void print_process(const struct hl_report *r, const struct hl_report_process *p,
+			  FILE *out)
 {
 	if (r->view.silent_forks && !strcmp(p->origin, "fork"))
 		return;
@@ -697,6 +699,52 @@ void hl_report_print_process_text(const struct hl_report *r,
 	print_consistency(p, out);
 	print_error_summary(p, &r->view, out);
 	fprintf(out, "==%u==\n", p->pid);
+}
+
+/* valgrind's --time-stamp: "==dd:hh:mm:ss.mmm pid== " from "==pid== ". */
+static void print_stamped(const char *text, size_t len, uint64_t origin_ns, FILE *out)
+{
+	struct timespec now;
+	uint64_t ms;
+	char stamp[32];
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = ((uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec - origin_ns) / 1000000u;
+	snprintf(stamp, sizeof(stamp), "%02u:%02u:%02u:%02u.%03u ", (unsigned)(ms / 86400000u),
+		 (unsigned)(ms / 3600000u % 24), (unsigned)(ms / 60000u % 60),
+		 (unsigned)(ms / 1000u % 60), (unsigned)(ms % 1000u));
+	for (const char *line = text, *end = text + len; line < end;) {
+		const char *next = memchr(line, '\n', (size_t)(end - line));
+		size_t n = next ? (size_t)(next - line) + 1 : (size_t)(end - line);
+
+		if (n > 2 && line[0] == '=' && line[1] == '=') {
+			fputs("==", out);
+			fputs(stamp, out);
+			fwrite(line + 2, 1, n - 2, out);
+		} else {
+			fwrite(line, 1, n, out);
+		}
+		line += n;
+	}
+}
+
+void hl_report_print_process_text(const struct hl_report *r,
+				  const struct hl_report_process *p, FILE *out)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem;
+
+	if (!r->view.time_origin_ns || !(mem = open_memstream(&text, &len))) {
+		print_process(r, p, out);
+		return;
+	}
+	print_process(r, p, mem);
+	if (fclose(mem) == 0)
+		print_stamped(text, len, r->view.time_origin_ns, out);
+	else
+		print_process(r, p, out);
+	free(text);
 }
 
 void hl_report_print_text(const struct hl_report *r, FILE *out)

@@ -63,7 +63,7 @@ static void element(FILE *out, const char *indent, const char *name, const char 
 
 static void frame(FILE *out, const struct hl_frame_info *f)
 {
-	fprintf(out, "    <frame>\n      <ip>0x%llX</ip>\n", (unsigned long long)f->address);
+	fprintf(out, "    <frame>\n      <ip>0x%llX</ip>\n", (unsigned long long)hl_frame_shown_address(f));
 	if (f->module)
 		element(out, "      ", "obj", f->module);
 	if (f->function)

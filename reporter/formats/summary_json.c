@@ -88,12 +88,13 @@ json_t *hl_run_summary_json(const struct hl_run_summary *sum, const struct hl_ga
 		if (sum->error_counts[k])
 			json_object_set_new(errors, hl_error_kind_name(k),
 					    json_integer((json_int_t)sum->error_counts[k]));
-	return json_pack("{s:I,s:o,s:o,s:o,s:{s:I,s:I,s:I,s:o,s:b},s:o,s:o,s:o}", "run",
+	return json_pack("{s:I,s:o,s:o,s:o,s:{s:I,s:I,s:I,s:o,s:b},s:o,s:o,s:o,s:o}", "run",
 			 (json_int_t)sum->run_id, "verdict", verdict_json(&sum->gate, o), "leaked",
 			 leaked, "top_sites", sites_json(sum), "peak", "process_id",
 			 (json_int_t)sum->peak_process_id, "pid", (json_int_t)sum->peak_pid, "bytes",
 			 (json_int_t)sum->peak_bytes, "stacks", list_json(&sum->peak_stacks),
 			 "at_peak", sum->peak_at_moment,
 			 "most_allocations", list_json(&sum->most_allocs), "most_bytes",
-			 list_json(&sum->most_bytes), "errors", errors);
+			 list_json(&sum->most_bytes), "most_temporaries",
+			 list_json(&sum->most_temporaries), "errors", errors);
 }

@@ -121,6 +121,22 @@ static void resolve_end(struct hl_process *p)
 		p->status = 0;
 		return;
 	}
+	/* Its hook went on standalone (the reporter stalled) and said at its
+	 * exit how it ended (the wait status alone read as _exit) and what
+	 * its heap was (the events received stop where it gave up). */
+	if (p->hook_ending.ended) {
+		const struct hl_shared_ending *e = &p->hook_ending;
+
+		p->how = e->how;
+		p->status = e->status;
+		p->in_use_bytes = e->in_use_bytes;
+		p->in_use_blocks = e->in_use_blocks;
+		p->allocs = e->allocs;
+		p->frees = e->frees;
+		p->bytes_allocated = e->bytes_allocated;
+		p->peak_bytes = e->peak_bytes;
+		return;
+	}
 	r = reaped_for(p->run, p->pid);
 	if (r && WIFSIGNALED(r->status)) {
 		p->how = HL_EXIT_SIGNAL;
@@ -210,6 +226,30 @@ static void count_inconsistencies(struct hl_process *p)
  * trusted, the inconsistencies counted, and (group) the outstanding blocks
  * grouped into loss records. Needs only what the stream said (EXIT, LIVE),
  * not how the process ended. */
+/* The loss records of a process whose hook went on standalone: its own
+ * counts by class, which it took at exit (its report, printed where the
+ * program runs, has their stacks), as one record per class without a stack.
+ * The events received stop where the hook gave up: a block freed after
+ * that would count as leaked. */
+static void group_hook_counts(struct hl_process *p)
+{
+	struct hl_leak_grouping groups;
+	const struct hl_shared_ending *e = &p->hook_ending;
+
+	hl_grouping_init(&groups);
+	for (uint8_t c = 0; c < HL_LEAK_CLASS_COUNT; c++) {
+		struct hl_leak_group *g;
+
+		if (!e->blocks[c])
+			continue;
+		g = hl_grouping_get(&groups, 0, c);
+		g->bytes = e->bytes[c];
+		g->blocks = e->blocks[c];
+	}
+	p->leaks = hl_grouping_sorted(&groups, &p->nleaks);
+	hl_grouping_destroy(&groups);
+}
+
 static void settle(struct hl_process *p, bool group)
 {
 	if (p->settled)
@@ -218,7 +258,9 @@ static void settle(struct hl_process *p, bool group)
 	if (p->live_seen && p->has_exit)
 		trust_live_set(p);
 	count_inconsistencies(p);
-	if (group)
+	if (group && p->hook_ending.ended && p->hook_ending.counted)
+		group_hook_counts(p);
+	else if (group)
 		group_leaks(p);
 }
 
@@ -244,7 +286,8 @@ void hl_process_finish(struct hl_process *p)
 		settle(p, p->how != HL_EXIT_EXEC);
 	else if (p->how == HL_EXIT_EXEC)
 		ungroup_leaks(p);
-	p->scanned = p->live_scanned && p->has_exit;
+	p->scanned = (p->live_scanned && p->has_exit) ||
+		     (p->hook_ending.ended && p->hook_ending.counted && p->hook_ending.scanned);
 	if (p->samples || p->events)
 		hl_state_sample_take(p, p->sync_ticks[1] > 0 ? p->sync_ticks[1] : 0);
 }

@@ -345,6 +345,8 @@ static void conn_end(struct hl_listener *l, struct hl_conn *c, const char *why)
 
 		p->shared_buffers = c->shared.base != NULL;
 		p->recovered_events = hl_recover_feed(&c->shared, &c->decoder, p);
+		if (!hl_recover_ending(&c->shared, &p->hook_ending))
+			p->hook_ending.ended = 0;
 		hl_process_standalone(p, ran_on, hl_recover_standalone(&c->shared));
 	}
 	hl_recover_release(&c->shared);

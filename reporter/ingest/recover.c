@@ -205,6 +205,17 @@ uint64_t hl_recover_feed(const struct hl_shared_view *view, struct hl_decoder *d
 	return events;
 }
 
+bool hl_recover_ending(const struct hl_shared_view *view, struct hl_shared_ending *out)
+{
+	const struct hl_shared_area *a = view_area(view);
+
+	if (!a || __atomic_load_n(&a->ending.ended, __ATOMIC_ACQUIRE) != HL_SHARED_ENDED)
+		return false;
+	memcpy(out, &a->ending, sizeof(*out));
+	return out->ended == HL_SHARED_ENDED && out->how <= HL_EXIT_SIGNAL &&
+	       out->counted <= 1 && out->scanned <= 1;
+}
+
 /* The allocating addresses of the packed events in [p, p + len), relative
  * to base_address; false if one does not parse. */
 static bool pin_events(const uint8_t *p, uint32_t len, uint64_t base_address,

@@ -33,6 +33,10 @@ ssize_t hl_recover_read(int fd, void *buf, size_t len, struct hl_shared_view *vi
 uint64_t hl_recover_feed(const struct hl_shared_view *view, struct hl_decoder *d,
 			 const struct hl_process *p);
 
+/* The hook's own ending (wire.h, "The hook's own ending") into *out: true
+ * if the hook wrote one and its values are in range. */
+bool hl_recover_ending(const struct hl_shared_view *view, struct hl_shared_ending *out);
+
 /* Why the hook went on standalone, as it stored it in the area before it
  * closed the connection (enum hl_standalone; NONE if there is no area or
  * the value is not one of them). */

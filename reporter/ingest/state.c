@@ -32,6 +32,7 @@ static void process_free_tables(struct hl_process *p)
 static void process_destroy(struct hl_process *p)
 {
 	process_free_tables(p);
+	free(p->last_allocs);
 	free(p->stacks);
 	free(p->stack_by_wire);
 	free(p->modules);
@@ -296,11 +297,12 @@ static inline void stack_changing(const struct hl_process *p, struct hl_process_
 }
 
 /* A block enters or leaves the live set (the set the leak report is made of;
- * in_use and the per-stack live counters always describe it exactly). */
-static inline void live_add(struct hl_process *p, const struct hl_block *b)
+ * in_use and the per-stack live counters always describe it exactly). s is
+ * stack_at(p, b->stack_id): the callers look it up once for every counter
+ * of the event. */
+static inline void live_add(struct hl_process *p, const struct hl_block *b,
+			    struct hl_process_stack *s)
 {
-	struct hl_process_stack *s = stack_at(p, b->stack_id);
-
 	if (s)
 		stack_changing(p, s); /* before the peak this block may make */
 	p->in_use_bytes += b->size;
@@ -321,10 +323,9 @@ static inline void live_add(struct hl_process *p, const struct hl_block *b)
 	}
 }
 
-static inline void live_remove(struct hl_process *p, const struct hl_block *b)
+static inline void live_remove(struct hl_process *p, const struct hl_block *b,
+			       struct hl_process_stack *s)
 {
-	struct hl_process_stack *s = stack_at(p, b->stack_id);
-
 	p->in_use_bytes -= b->size;
 	p->in_use_blocks--;
 	if (b->flags & HL_BLOCK_INHERITED) {
@@ -341,7 +342,7 @@ static inline void live_remove(struct hl_process *p, const struct hl_block *b)
 
 void hl_state_live_remove(struct hl_process *p, const struct hl_block *b)
 {
-	live_remove(p, b);
+	live_remove(p, b, stack_at(p, b->stack_id));
 }
 
 /* The size histogram's one count per allocation: kept to this function,
@@ -351,10 +352,9 @@ static inline void size_counted(struct hl_process *p, uint64_t size)
 	hl_size_bins_count(&p->sizes, size);
 }
 
-static inline void count_alloc(struct hl_process *p, const struct hl_block *nb)
+static inline void count_alloc(struct hl_process *p, const struct hl_block *nb,
+			       struct hl_process_stack *s)
 {
-	struct hl_process_stack *s = stack_at(p, nb->stack_id);
-
 	if (nb->flags & HL_BLOCK_INHERITED)
 		return; /* the parent counted it */
 	p->allocs++;
@@ -364,6 +364,53 @@ static inline void count_alloc(struct hl_process *p, const struct hl_block *nb)
 		s->allocs++;
 		s->bytes += nb->size;
 	}
+}
+
+/* ---- temporary allocations ---------------------------------------------- */
+
+/* The thread of the batch now starting: its latest event's address if that
+ * event was an allocation (hl_process.last_alloc). The current thread has
+ * no entry in last_allocs; the outgoing one gets one unless its value is 0
+ * (as good as none). */
+static void last_alloc_switch(struct hl_process *p, uint32_t tid)
+{
+	if (tid == p->last_alloc_tid)
+		return;
+	if (p->last_alloc && p->last_alloc_tid) {
+		hl_grow((void **)&p->last_allocs, &p->last_allocs_cap, p->nlast_allocs,
+			sizeof(*p->last_allocs));
+		p->last_allocs[p->nlast_allocs++] =
+			(struct hl_last_alloc){ p->last_alloc_tid, p->last_alloc };
+	}
+	p->last_alloc = 0;
+	p->last_alloc_tid = tid;
+	for (size_t i = 0; i < p->nlast_allocs; i++)
+		if (p->last_allocs[i].tid == tid) {
+			p->last_alloc = p->last_allocs[i].address;
+			p->last_allocs[i] = p->last_allocs[--p->nlast_allocs];
+			break;
+		}
+}
+
+/* A block freed right after its allocation (hl_process.last_alloc); s is
+ * its stack. */
+static void temporary_counted(struct hl_process *p, struct hl_process_stack *s)
+{
+	p->temporaries++;
+	if (s)
+		s->temporaries++;
+}
+
+/* THREAD_END: the thread's entry goes (a later thread may reuse its tid). */
+static void last_alloc_thread_end(struct hl_process *p, uint32_t tid)
+{
+	if (tid == p->last_alloc_tid)
+		p->last_alloc = 0;
+	for (size_t i = 0; i < p->nlast_allocs; i++)
+		if (p->last_allocs[i].tid == tid) {
+			p->last_allocs[i] = p->last_allocs[--p->nlast_allocs];
+			break;
+		}
 }
 
 static int ticks_cmp(const void *a, const void *b)
@@ -493,11 +540,12 @@ void hl_state_block_alloc(struct hl_process *p, const struct hl_block *nb)
 {
 	bool added;
 	struct hl_block *b = hl_table_find_or_insert(&p->live, nb->address, &added);
+	struct hl_process_stack *s = stack_at(p, nb->stack_id);
 
-	count_alloc(p, nb);
+	count_alloc(p, nb, s);
 	if (added) {
 		*b = *nb;
-		live_add(p, b);
+		live_add(p, b, s);
 		return;
 	}
 	if (b->ticks > nb->ticks) {
@@ -511,20 +559,26 @@ void hl_state_block_alloc(struct hl_process *p, const struct hl_block *nb)
 	} else {
 		/* Two allocations of one address without a free between them
 		 * yet: the older one was freed and its free is still coming. */
-		live_remove(p, b);
+		live_remove(p, b, stack_at(p, b->stack_id));
 	}
 	*b = *nb;
-	live_add(p, b);
+	live_add(p, b, s);
 }
 
 static void block_free(struct hl_process *p, uint64_t address, uint64_t ticks,
 		       unsigned kind)
 {
 	struct hl_block *b = hl_table_find(&p->live, address);
+	bool temporary = address == p->last_alloc;
 
 	p->frees++;
+	p->last_alloc = 0;
 	if (hl_likely_state(b && !(b->flags & HL_BLOCK_FREED) && b->ticks <= ticks)) {
-		live_remove(p, b); /* the common case */
+		struct hl_process_stack *s = stack_at(p, b->stack_id);
+
+		if (temporary)
+			temporary_counted(p, s);
+		live_remove(p, b, s); /* the common case */
 		block_freed(p, b, ticks, kind);
 		return;
 	}
@@ -557,6 +611,7 @@ static void block_free(struct hl_process *p, uint64_t address, uint64_t ticks,
 static inline void event_alloc(struct hl_process *p, const struct hl_block *nb)
 {
 	hl_state_block_alloc(p, nb);
+	p->last_alloc = nb->address;
 	hl_tombwatch_event(&p->tombwatch, nb->ticks);
 	event_counted(p, nb->ticks);
 }
@@ -744,7 +799,7 @@ static void on_live(struct hl_process *p, const struct hl_rec_live *r)
 			b->kind = lb[i].kind;
 			b->flags = HL_BLOCK_LIVE_ONLY;
 			b->ticks = 0;
-			live_add(p, b);
+			live_add(p, b, stack_at(p, b->stack_id));
 			p->live_only_blocks++;
 			p->live_mismatch++;
 		}
@@ -793,6 +848,7 @@ static void on_batch(struct hl_process *p, const struct hl_rec_batch *r)
 	else if (r->tid != p->first_tid)
 		p->reordering = true;
 	hl_tombwatch_batch(&p->tombwatch, r->tid);
+	last_alloc_switch(p, r->tid);
 
 	p->sync_ticks[slot] = r->ticks;
 	p->sync_mono[slot] = r->monotonic_ns;
@@ -886,6 +942,7 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec)
 		break;
 	case HL_REC_THREAD_END:
 		hl_tombwatch_thread_end(&p->tombwatch, ((const struct hl_rec_thread *)rec)->tid);
+		last_alloc_thread_end(p, ((const struct hl_rec_thread *)rec)->tid);
 		break;
 	case HL_REC_EXIT: on_exit_rec(p, (const void *)rec); break;
 	case HL_REC_FATAL: on_fatal(p, (const void *)rec); break;

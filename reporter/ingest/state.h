@@ -48,6 +48,7 @@ struct hl_process_stack {
 	uint64_t allocs;          /* blocks allocated from this stack */
 	uint64_t bytes;           /* bytes allocated from this stack */
 	uint64_t frees;           /* of those, blocks freed */
+	uint64_t temporaries;     /* of those frees, temporary ones (hl_process.last_alloc) */
 	uint64_t live_bytes;      /* bytes outstanding now */
 	uint64_t live_blocks;     /* blocks outstanding now */
 	uint64_t peak_live_bytes; /* highest live_bytes */
@@ -204,6 +205,21 @@ struct hl_process {
 
 	uint64_t allocs, frees, bytes_allocated;
 	struct hl_size_bins sizes;   /* those allocations by size (size_bins.h) */
+	/* Temporary allocations as heaptrack counts them: a block whose free
+	 * comes right after its allocation, no allocation or free of the same
+	 * thread in between (realloc is a free, then an allocation). Kept per
+	 * thread, since threads' batches interleave in no fixed order:
+	 * last_alloc is the address of the current batch's thread's latest
+	 * event if that event was an allocation, else 0; the other threads'
+	 * wait in last_allocs (a thread's entry goes at its THREAD_END). */
+	uint64_t temporaries;
+	uint64_t last_alloc;
+	uint32_t last_alloc_tid;     /* whose last_alloc it is (0: none yet) */
+	struct hl_last_alloc {
+		uint32_t tid;
+		uint64_t address;
+	} *last_allocs;
+	size_t nlast_allocs, last_allocs_cap;
 	uint64_t in_use_bytes, in_use_blocks, peak_bytes;
 	uint64_t peak_gen;           /* new peaks of in_use_bytes so far (hl_stack_at_peak) */
 	uint64_t inherited_bytes, inherited_blocks;
@@ -241,6 +257,8 @@ struct hl_process {
 	uint64_t recovered_events;   /* events read from them */
 	uint32_t standalone;         /* enum hl_standalone: why its hook went on
 	                              * standalone (hl_process_standalone) */
+	struct hl_shared_ending hook_ending; /* ended without EXIT: how its hook, gone on
+	                              * standalone, said it ended (wire.h); ended 0: none */
 	bool closed;                 /* connection ended */
 	bool settled;                /* loss records made (settle) */
 	bool finished;               /* hl_process_finish ran */

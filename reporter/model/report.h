@@ -200,6 +200,10 @@ struct hl_report_view {
 	 * loss record shown, no heap error, no check, no warning, scanned)
 	 * prints one line: a suite under a daemon is read for what leaks */
 	bool brief_clean;
+	/* valgrind's --time-stamp=yes: CLOCK_MONOTONIC ns at the run's start,
+	 * and each ==pid== line's pid follows the time elapsed since then when
+	 * it is printed ("==00:00:00:01.234 4242== "); 0: no stamps */
+	uint64_t time_origin_ns;
 };
 
 /* Which loss records of an on-demand check the text shows, as valgrind's

@@ -47,6 +47,8 @@ struct hl_run_row {
 	const char *cwd;              /* NULL unknown (and in a list: not read) */
 	const char *hostname;         /* NULL unknown */
 	const char *git_commit;       /* NULL unknown */
+	const char *git_branch;       /* NULL unknown */
+	const char *uuid;             /* names the run in every database, NULL if none */
 	int64_t started_ns;           /* CLOCK_REALTIME */
 	struct hl_maybe ended_ns;     /* unknown while the run is being written */
 	struct hl_maybe exit_code;    /* what `heapledger run` exited with */

@@ -51,6 +51,7 @@ void hl_run_rows_destroy(struct hl_run_rows *r)
 	free(r->errors);
 	free(r->checks);
 	free(r->records);
+	free(r->unstopped);
 	free(r->samples);
 	hl_bump_free(&r->arena);
 	hl_run_rows_init(r);

@@ -53,6 +53,9 @@ struct hl_process_row {
 	/* the fatal signal the hook reported (unknown when none came), its
 	 * si_code, the faulting address and where it arrived */
 	struct hl_maybe fatal_signal, fatal_code, fatal_address, fatal_stack_id;
+	const char *test_name;        /* $HEAPLEDGER_TEST_NAME, NULL if none */
+	bool all_threads_stopped;     /* its exit scan stopped every thread */
+	const char *standalone;       /* why its hook went on standalone, as stored, or NULL */
 	/* unknown, all of them, for a process with no summary row yet */
 	struct hl_maybe summary[HL_SUMMARY_COUNT];
 	uint64_t leak_records;        /* its loss records, every class */
@@ -102,9 +105,20 @@ struct hl_check_record_row {
 	int64_t process_id, pid;
 	int64_t seq, rank;
 	struct hl_maybe stack_id;
+	struct hl_maybe leaf_frame_id, truncated; /* of its stack, unknown without one */
 	unsigned leak_class;
 	uint64_t bytes, indirect_bytes, blocks;
 	int64_t new_bytes, new_indirect_bytes, new_blocks;
+	bool suppressed;
+	const char *suppression;      /* the suppression's name, NULL if none */
+	const char *fingerprint;      /* leak site, NULL if unknown */
+};
+
+/* A thread a scan could not stop: seq 0 the exit scan's, else the
+ * on-demand check's. */
+struct hl_unstopped_row {
+	int64_t seq;
+	uint32_t tid;
 };
 
 /* A loss record of a run as the leak table lists it, with the frame that
@@ -119,7 +133,12 @@ struct hl_leak_row {
 	bool suppressed;
 	const char *suppression;      /* the suppression's name, NULL if none */
 	struct hl_maybe depth, truncated; /* of its stack, unknown without one */
-	const char *function, *file, *module; /* the frame named, NULL unknown */
+	struct hl_maybe leaf_frame_id; /* its stack's innermost frame (frames.id) */
+	uint64_t indirect_bytes;      /* blocks lost only through these */
+	const char *fingerprint;      /* leak site, NULL if unknown */
+	/* the frame named, NULL unknown; only in the leak table's pages
+	 * (a process's records for the report leave them unknown) */
+	const char *function, *file, *module;
 	struct hl_maybe line, module_offset;
 };
 
@@ -153,7 +172,9 @@ struct hl_run_rows {
 	size_t nchecks, checks_cap;
 	struct hl_check_record_row *records;
 	size_t nrecords, records_cap;
-	struct hl_report_sample *samples; /* a process's timeline, in time order */
+	struct hl_unstopped_row *unstopped;
+	size_t nunstopped, unstopped_cap;
+	struct hl_report_sample *samples; /* a process's timeline */
 	size_t nsamples, samples_cap;
 	struct hl_bump arena;
 };

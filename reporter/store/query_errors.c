@@ -1,12 +1,20 @@
 /*
- * reporter/store/query_errors.c: a run's heap errors as rows, with the ids
- * of their stacks (query_run_rows.h).
+ * reporter/store/query_errors.c: heap errors as rows, with the ids of
+ * their stacks (query_run_rows.h): a run's for the web UI, a process's for
+ * the report. One column list and one row reader for both.
  */
 #include "query_int.h"
 #include "query_run_rows.h"
 
-static void read_error(struct hl_bump *a, sqlite3_stmt *st, struct hl_error_row *e)
+#define ERROR_COLUMNS \
+	"SELECT e.id, p.id, p.pid, e.kind, e.call, e.detail, e.address," \
+	" e.block_address, e.block_size, e.stack_id, e.alloc_stack_id, e.free_stack_id," \
+	" e.time_ns FROM errors e JOIN processes p ON p.id = e.process_id"
+
+static void read_error(struct hl_bump *a, sqlite3_stmt *st, void *row)
 {
+	struct hl_error_row *e = row;
+
 	e->id = sqlite3_column_int64(st, 0);
 	e->process_id = sqlite3_column_int64(st, 1);
 	e->pid = sqlite3_column_int64(st, 2);
@@ -22,24 +30,31 @@ static void read_error(struct hl_bump *a, sqlite3_stmt *st, struct hl_error_row 
 	e->time_ns = hl_col_maybe(st, 12);
 }
 
+static int read_errors(struct hl_store *s, sqlite3_stmt *st, struct hl_run_rows *out)
+{
+	return hl_query_rows(s, st, "heap errors", &out->arena, read_error, (void **)&out->errors,
+			     &out->nerrors, &out->errors_cap, sizeof(*out->errors));
+}
+
 int hl_query_errors(struct hl_store *s, int64_t run_id, struct hl_run_rows *out)
 {
 	sqlite3_stmt *st;
-	int rc, err = hl_query_prepare(s,
-		"SELECT e.id, p.id, p.pid, e.kind, e.call, e.detail, e.address,"
-		" e.block_address, e.block_size, e.stack_id, e.alloc_stack_id, e.free_stack_id,"
-		" e.time_ns FROM errors e JOIN processes p ON p.id = e.process_id"
+	int err = hl_query_prepare(s, ERROR_COLUMNS
 		" WHERE p.run_id = ?1 ORDER BY p.serial, e.id LIMIT ?2", &st);
 
 	if (err)
 		return err;
 	sqlite3_bind_int64(st, 1, run_id);
 	sqlite3_bind_int64(st, 2, HL_QUERY_ROWS_MAX);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		hl_grow((void **)&out->errors, &out->errors_cap, out->nerrors, sizeof(*out->errors));
-		read_error(&out->arena, st, &out->errors[out->nerrors++]);
-	}
-	err = rc == SQLITE_DONE ? 0 : hl_query_fail(s, "heap errors");
+	err = read_errors(s, st, out);
 	sqlite3_finalize(st);
 	return err;
+}
+
+const char *const hl_process_errors_sql = ERROR_COLUMNS " WHERE e.process_id = ?1 ORDER BY e.id";
+
+int hl_process_errors(struct hl_process_rows *rd, int64_t process_id, struct hl_run_rows *out)
+{
+	sqlite3_bind_int64(rd->errors, 1, process_id);
+	return read_errors(rd->s, rd->errors, out);
 }

@@ -50,10 +50,21 @@ static char *frame_name(sqlite3_stmt *st)
 	return name;
 }
 
+/* A frames row as a node (its name malloc'd: the tree is freed whole). */
+static void read_node(struct hl_bump *a, sqlite3_stmt *st, void *row)
+{
+	struct flame_node *n = row;
+
+	(void)a;
+	n->id = sqlite3_column_int64(st, 0);
+	n->parent = sqlite3_column_int64(st, 1);
+	n->name = frame_name(st);
+}
+
 static int flame_load_frames(struct hl_store *s, struct flame *f, int64_t process_id)
 {
 	sqlite3_stmt *st;
-	int rc, err = hl_query_prepare(s,
+	int err = hl_query_prepare(s,
 		"SELECT f.id, f.parent_id, y.function, y.module, y.module_offset FROM frames f"
 		" LEFT JOIN symbols y ON y.id = f.symbol_id"
 		" WHERE f.run_id = (SELECT run_id FROM processes WHERE id = ?1)"
@@ -62,18 +73,10 @@ static int flame_load_frames(struct hl_store *s, struct flame *f, int64_t proces
 	if (err)
 		return err;
 	sqlite3_bind_int64(st, 1, process_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct flame_node *n;
-
-		hl_grow((void **)&f->nodes, &f->cap, f->n, sizeof(*f->nodes));
-		n = &f->nodes[f->n++];
-		memset(n, 0, sizeof(*n));
-		n->id = sqlite3_column_int64(st, 0);
-		n->parent = sqlite3_column_int64(st, 1);
-		n->name = frame_name(st);
-	}
+	err = hl_query_rows(s, st, "frames", NULL, read_node, (void **)&f->nodes, &f->n, &f->cap,
+			    sizeof(*f->nodes));
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : hl_query_fail(s, "frames");
+	return err;
 }
 
 /* Adds each stack's bytes to its leaf and every caller up to the root. */
@@ -83,7 +86,7 @@ static int flame_add_values(struct hl_store *s, struct flame *f, int64_t process
 	int rc, err = hl_query_prepare(s, leaks ?
 		"SELECT k.leaf_frame_id, sum(l.bytes) FROM leaks l JOIN stacks k"
 		" ON k.id = l.stack_id WHERE l.process_id = ?1 AND l.suppressed = 0"
-		" AND l.leak_class <> 'reachable' GROUP BY k.leaf_frame_id" :
+		" AND l.leak_class <> " HL_SQL_CLASS(HL_CLASS_REACHABLE) " GROUP BY k.leaf_frame_id" :
 		"SELECT k.leaf_frame_id, a.bytes FROM stack_aggregates a JOIN stacks k"
 		" ON k.id = a.stack_id WHERE a.process_id = ?1", &st);
 

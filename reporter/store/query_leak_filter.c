@@ -74,28 +74,28 @@ static bool frame_passes(struct frame_tree *t, int64_t id, int64_t **path, size_
 	return answer == FRAME_PASSES;
 }
 
+static void read_node(struct hl_bump *a, sqlite3_stmt *st, void *row)
+{
+	(void)a;
+	*(struct frame_node *)row = (struct frame_node){
+		.id = sqlite3_column_int64(st, 0),
+		.parent = sqlite3_column_int64(st, 1), /* NULL reads as 0 */
+		.state = sqlite3_column_int(st, 2) ? FRAME_PASSES : FRAME_UNKNOWN,
+	};
+}
+
 static int load_frames(struct hl_store *s, int64_t run_id, const char *like,
 		       struct frame_tree *t)
 {
 	sqlite3_stmt *st;
-	int rc, err = hl_query_prepare(s, FILTER_FRAMES, &st);
+	int err = hl_query_prepare(s, FILTER_FRAMES, &st);
 
 	if (err)
 		return err;
 	sqlite3_bind_int64(st, 1, run_id);
 	sqlite3_bind_text(st, 2, like, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (t->n == t->cap) {
-			t->cap = t->cap ? 2 * t->cap : 1024;
-			t->v = hl_xrealloc(t->v, t->cap * sizeof(*t->v));
-		}
-		t->v[t->n++] = (struct frame_node){
-			.id = sqlite3_column_int64(st, 0),
-			.parent = sqlite3_column_int64(st, 1), /* NULL reads as 0 */
-			.state = sqlite3_column_int(st, 2) ? FRAME_PASSES : FRAME_UNKNOWN,
-		};
-	}
-	err = rc == SQLITE_DONE ? 0 : hl_query_fail(s, "query");
+	err = hl_query_rows(s, st, "query", NULL, read_node, (void **)&t->v, &t->n, &t->cap,
+			    sizeof(*t->v));
 	sqlite3_finalize(st);
 	return err;
 }

@@ -8,6 +8,7 @@
 
 #include "query_int.h"
 #include "query_leaks.h"
+#include "query_run_rows.h"
 
 /* A run's leak records: ?1 run, ?3 class or NULL. */
 #define LEAKS_OF_RUN \
@@ -28,19 +29,26 @@
 	"  WHERE f.parent_id IS NOT NULL) SELECT " column " FROM walk w" \
 	"  JOIN frames f ON f.id = w.frame_id JOIN symbols y ON y.id = f.symbol_id" \
 	"  ORDER BY coalesce(" SYSTEM_MODULE("y") ", 1), y.file IS NULL, w.pos LIMIT 1)"
-/* The records of page(id), and what is shown of each. */
-#define LEAKS_ROWS \
+/* A loss record's columns, whoever reads it (then, for the leak table,
+ * the frame it is named by: LEAK_SITES). */
+#define LEAK_COLUMNS \
 	" SELECT l.id, p.id AS process_id, p.pid, l.stack_id, l.leak_class, l.bytes," \
 	" l.blocks, l.inherited_blocks, l.rank, l.suppressed, l.suppression," \
-	" k.depth, k.truncated," \
-	LEAK_SITE("y.function") " AS function," \
+	" k.depth, k.truncated, k.leaf_frame_id, l.indirect_bytes, l.fingerprint"
+#define LEAK_NCOLUMNS 16
+#define LEAK_SITES \
+	"," LEAK_SITE("y.function") " AS function," \
 	LEAK_SITE("y.file") " AS file," \
 	LEAK_SITE("y.line") " AS line," \
 	LEAK_SITE("y.module") " AS module," \
-	LEAK_SITE("y.module_offset") " AS module_offset" \
+	LEAK_SITE("y.module_offset") " AS module_offset"
+#define LEAK_STACK " LEFT JOIN stacks k ON k.id = l.stack_id"
+/* The records of page(id), and what is shown of each. */
+#define LEAKS_ROWS \
+	LEAK_COLUMNS LEAK_SITES \
 	" FROM page JOIN leaks l ON l.id = page.id AND l.process_id = page.process_id" \
 	" JOIN processes p ON p.id = l.process_id" \
-	" LEFT JOIN stacks k ON k.id = l.stack_id ORDER BY l.bytes DESC, l.id, p.id"
+	LEAK_STACK " ORDER BY l.bytes DESC, l.id, p.id"
 
 /* Unfiltered: one page chosen by id before anything per record is
  * computed, so a late page costs what the first does (?4 limit, ?5 offset). */
@@ -55,8 +63,10 @@
 	" json_extract(value, '$[1]')" \
 	" FROM json_each(?4))" LEAKS_ROWS
 
-static void read_leak(struct hl_bump *a, sqlite3_stmt *st, struct hl_leak_row *l)
+static void read_leak(struct hl_bump *a, sqlite3_stmt *st, void *row)
 {
+	struct hl_leak_row *l = row;
+
 	l->id = sqlite3_column_int64(st, 0);
 	l->process_id = sqlite3_column_int64(st, 1);
 	l->pid = sqlite3_column_int64(st, 2);
@@ -70,23 +80,22 @@ static void read_leak(struct hl_bump *a, sqlite3_stmt *st, struct hl_leak_row *l
 	l->suppression = hl_col_text_in(a, st, 10);
 	l->depth = hl_col_maybe(st, 11);
 	l->truncated = hl_col_maybe(st, 12);
-	l->function = hl_col_text_in(a, st, 13);
-	l->file = hl_col_text_in(a, st, 14);
-	l->line = hl_col_maybe(st, 15);
-	l->module = hl_col_text_in(a, st, 16);
-	l->module_offset = hl_col_maybe(st, 17);
+	l->leaf_frame_id = hl_col_maybe(st, 13);
+	l->indirect_bytes = (uint64_t)sqlite3_column_int64(st, 14);
+	l->fingerprint = hl_col_text_in(a, st, 15);
+	if (sqlite3_column_count(st) == LEAK_NCOLUMNS)
+		return;
+	l->function = hl_col_text_in(a, st, LEAK_NCOLUMNS);
+	l->file = hl_col_text_in(a, st, LEAK_NCOLUMNS + 1);
+	l->line = hl_col_maybe(st, LEAK_NCOLUMNS + 2);
+	l->module = hl_col_text_in(a, st, LEAK_NCOLUMNS + 3);
+	l->module_offset = hl_col_maybe(st, LEAK_NCOLUMNS + 4);
 }
 
 static int read_leaks(struct hl_store *s, sqlite3_stmt *st, struct hl_run_rows *out)
 {
-	int rc;
-
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		hl_grow((void **)&out->leaks, &out->leaks_cap, out->nleaks, sizeof(*out->leaks));
-		read_leak(&out->arena, st, &out->leaks[out->nleaks++]);
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : hl_query_fail(s, "leak records");
+	return hl_query_rows(s, st, "leak records", &out->arena, read_leak, (void **)&out->leaks,
+			     &out->nleaks, &out->leaks_cap, sizeof(*out->leaks));
 }
 
 int hl_query_leaks(struct hl_store *s, int64_t run_id, const struct hl_query_page *page,
@@ -122,6 +131,7 @@ int hl_query_leaks(struct hl_store *s, int64_t run_id, const struct hl_query_pag
 			sqlite3_bind_int64(st, 5, page->offset);
 		}
 		err = read_leaks(s, st, out);
+		sqlite3_finalize(st);
 	}
 	free(ids_text);
 	free(like);
@@ -129,3 +139,14 @@ int hl_query_leaks(struct hl_store *s, int64_t run_id, const struct hl_query_pag
 	return err;
 }
 
+/* A process's records for the report: loss record order, no frame named
+ * (the report prints whole stacks). */
+const char *const hl_process_leaks_sql =
+	LEAK_COLUMNS " FROM leaks l JOIN processes p ON p.id = l.process_id" LEAK_STACK
+	" WHERE l.process_id = ?1 ORDER BY l.rank";
+
+int hl_process_leaks(struct hl_process_rows *rd, int64_t process_id, struct hl_run_rows *out)
+{
+	sqlite3_bind_int64(rd->leaks, 1, process_id);
+	return read_leaks(rd->s, rd->leaks, out);
+}

@@ -12,22 +12,29 @@
 #define SUMMARY_COLUMN(column) " m." #column ","
 /* What a process leaked, bytes and records alike: HL_LOST_RECORD. */
 #define LOST_RECORD HL_LOST_RECORD
-#define PROCESS_ROWS \
+#define PROCESS_COLUMNS \
 	"SELECT p.id, p.serial, p.pid, p.ppid, p.parent_id, p.origin, p.exe, p.argv," \
 	" p.started_ns, p.ended_ns, p.exit_how, p.exit_status, p.exit_signal, p.scanned," \
 	" p.no_exit_record, p.recovered_events, p.fatal_signal, p.fatal_code," \
-	" p.fatal_address, p.fatal_stack_id," \
-	HL_SUMMARY_COLUMNS(SUMMARY_COLUMN) \
+	" p.fatal_address, p.fatal_stack_id, p.test_name, p.all_threads_stopped, p.standalone," \
+	HL_SUMMARY_COLUMNS(SUMMARY_COLUMN)
+/* What the run page counts of each process (not the report: it reads
+ * the records themselves). */
+#define PROCESS_COUNTS \
 	" (SELECT count(*) FROM leaks l WHERE l.process_id = p.id)," \
 	" (SELECT coalesce(sum(l.bytes), 0) FROM leaks l WHERE l.process_id = p.id" \
 	"  AND " LOST_RECORD ")," \
 	" (SELECT count(*) FROM leaks l WHERE l.process_id = p.id AND " LOST_RECORD ")," \
-	" (SELECT count(*) FROM timeline t WHERE t.process_id = p.id)" \
+	" (SELECT count(*) FROM timeline t WHERE t.process_id = p.id)"
+#define PROCESS_FROM \
 	" FROM processes p LEFT JOIN summaries m ON m.process_id = p.id" \
 	" WHERE p.run_id = ?1 ORDER BY p.serial"
+#define PROCESS_ROWS PROCESS_COLUMNS PROCESS_COUNTS PROCESS_FROM
+/* The same without the counts: the summary's last column ends the list. */
+#define PROCESS_ROWS_UNCOUNTED PROCESS_COLUMNS " NULL" PROCESS_FROM
 
 /* Where the columns after the summary's start. */
-#define FIRST_SUMMARY 20
+#define FIRST_SUMMARY 23
 #define AFTER_SUMMARY (FIRST_SUMMARY + HL_SUMMARY_COUNT)
 
 static void read_process(struct hl_bump *a, sqlite3_stmt *st, struct hl_process_row *p)
@@ -52,28 +59,47 @@ static void read_process(struct hl_bump *a, sqlite3_stmt *st, struct hl_process_
 	p->fatal_code = hl_col_maybe(st, 17);
 	p->fatal_address = hl_col_maybe(st, 18);
 	p->fatal_stack_id = hl_col_maybe(st, 19);
+	p->test_name = hl_col_text_in(a, st, 20);
+	p->all_threads_stopped = sqlite3_column_int(st, 21) != 0;
+	p->standalone = hl_col_text_in(a, st, 22);
 	for (int i = 0; i < HL_SUMMARY_COUNT; i++)
 		p->summary[i] = hl_col_maybe(st, FIRST_SUMMARY + i);
+	if (sqlite3_column_count(st) <= AFTER_SUMMARY + 1)
+		return; /* PROCESS_ROWS_UNCOUNTED */
 	p->leak_records = (uint64_t)sqlite3_column_int64(st, AFTER_SUMMARY);
 	p->leaked_bytes = (uint64_t)sqlite3_column_int64(st, AFTER_SUMMARY + 1);
 	p->leaked_records = (uint64_t)sqlite3_column_int64(st, AFTER_SUMMARY + 2);
 	p->samples = (uint64_t)sqlite3_column_int64(st, AFTER_SUMMARY + 3);
 }
 
-int hl_query_run(struct hl_store *s, int64_t run_id, struct hl_run_page *out)
+static void read_process_row(struct hl_bump *a, sqlite3_stmt *st, void *row)
+{
+	read_process(a, st, row);
+}
+
+static int query_processes(struct hl_store *s, int64_t run_id, const char *sql,
+			   struct hl_run_page *out)
 {
 	sqlite3_stmt *st;
-	int rc, err = hl_query_run_row(s, run_id, &out->run);
+	int err = hl_query_prepare(s, sql, &st);
 
-	if (!err)
-		err = hl_query_prepare(s, PROCESS_ROWS, &st);
 	if (err)
 		return err;
 	sqlite3_bind_int64(st, 1, run_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		read_process(&out->run.arena, st, hl_run_page_add_process(out));
-	if (rc != SQLITE_DONE)
-		err = hl_query_fail(s, "processes");
+	err = hl_query_rows(s, st, "processes", &out->run.arena, read_process_row,
+			    (void **)&out->procs, &out->nprocs, &out->procs_cap, sizeof(*out->procs));
 	sqlite3_finalize(st);
 	return err;
+}
+
+int hl_query_processes(struct hl_store *s, int64_t run_id, struct hl_run_page *out)
+{
+	return query_processes(s, run_id, PROCESS_ROWS_UNCOUNTED, out);
+}
+
+int hl_query_run(struct hl_store *s, int64_t run_id, struct hl_run_page *out)
+{
+	int err = hl_query_run_row(s, run_id, &out->run);
+
+	return err ? err : query_processes(s, run_id, PROCESS_ROWS, out);
 }

@@ -15,5 +15,9 @@
  * loss record counts and timeline sample counts) into out
  * (hl_run_page_init'ed). -ENOENT with a message when there is no such run. */
 int hl_query_run(struct hl_store *s, int64_t run_id, struct hl_run_page *out);
+/* Only its processes, appended to out, without their record and sample
+ * counts (left 0): the report reads the records themselves, and its
+ * header with hl_query_run_header. */
+int hl_query_processes(struct hl_store *s, int64_t run_id, struct hl_run_page *out);
 
 #endif /* HL_REPORTER_QUERY_RUN_PAGE_H */

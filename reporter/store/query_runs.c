@@ -14,9 +14,14 @@
 #include "query_runs.h"
 #include "store_query.h"
 
-#define RUN_COLUMNS \
+/* A run's own columns (all the report's header needs), then what its
+ * processes add up to (the lists'). */
+#define RUN_HEADER_COLUMNS \
 	"SELECT r.id, r.mode, r.program, r.argv, r.cwd, r.hostname, r.git_commit," \
-	" r.started_ns, r.ended_ns, r.exit_code," \
+	" r.started_ns, r.ended_ns, r.exit_code, r.uuid, r.git_branch"
+#define RUN_HEADER_NCOLUMNS 12
+#define RUN_COLUMNS \
+	RUN_HEADER_COLUMNS "," \
 	" (SELECT count(*) FROM processes p WHERE p.run_id = r.id)," \
 	" (SELECT coalesce(sum(m.errors), 0) FROM summaries m JOIN processes p" \
 	"  ON p.id = m.process_id WHERE p.run_id = r.id)," \
@@ -30,11 +35,13 @@
 	" OR r.mode LIKE ?1 ESCAPE '\\' OR EXISTS (SELECT 1 FROM run_labels b" \
 	" WHERE b.run_id = r.id AND (b.key || '=' || coalesce(b.value, '')) LIKE ?1 ESCAPE '\\'))"
 
+/* A run's labels by key (the lists), or as given (the report's header). */
 #define RUN_LABELS "SELECT key, value FROM run_labels WHERE run_id = ?1 ORDER BY key"
+#define RUN_LABELS_AS_GIVEN "SELECT key, value FROM run_labels WHERE run_id = ?1 ORDER BY rowid"
 /* One pass over the run's loss records, by the class each is shown as (a
  * sum per class was five passes, 0.4 s for a run of 100,000 records). */
 #define RUN_LEAKED \
-	"SELECT CASE WHEN l.suppressed THEN 'suppressed' ELSE l.leak_class END AS c," \
+	"SELECT " HL_SHOWN_CLASS " AS c," \
 	" sum(l.bytes), count(*) FROM leaks l JOIN processes p ON p.id = l.process_id" \
 	" WHERE p.run_id = ?1 GROUP BY c"
 
@@ -44,14 +51,15 @@ struct run_reader {
 	sqlite3_stmt *labels, *leaked;
 };
 
-static int reader_open(struct run_reader *rd, struct hl_store *s, struct hl_run_list *out)
+static int reader_open(struct run_reader *rd, struct hl_store *s, struct hl_run_list *out,
+		       const char *labels_sql)
 {
 	int err;
 
 	rd->s = s;
 	rd->out = out;
 	rd->labels = rd->leaked = NULL;
-	err = hl_query_prepare(s, RUN_LABELS, &rd->labels);
+	err = hl_query_prepare(s, labels_sql, &rd->labels);
 	if (!err)
 		err = hl_query_prepare(s, RUN_LEAKED, &rd->leaked);
 	return err;
@@ -120,20 +128,23 @@ static int read_run(struct run_reader *rd, sqlite3_stmt *st)
 	row->started_ns = sqlite3_column_int64(st, 7);
 	row->ended_ns = hl_col_maybe(st, 8);
 	row->exit_code = hl_col_maybe(st, 9);
-	row->processes = (uint64_t)sqlite3_column_int64(st, 10);
-	row->errors = (uint64_t)sqlite3_column_int64(st, 11);
-	row->peak_bytes = (uint64_t)sqlite3_column_int64(st, 12);
+	row->uuid = hl_col_text_in(a, st, 10);
+	row->git_branch = hl_col_text_in(a, st, 11);
 	err = read_labels(rd, row);
-	if (!err)
-		err = read_leaked(rd, row);
-	return err;
+	if (err || sqlite3_column_count(st) == RUN_HEADER_NCOLUMNS)
+		return err; /* a header: no totals */
+	row->processes = (uint64_t)sqlite3_column_int64(st, 12);
+	row->errors = (uint64_t)sqlite3_column_int64(st, 13);
+	row->peak_bytes = (uint64_t)sqlite3_column_int64(st, 14);
+	return read_leaked(rd, row);
 }
 
 /* Every row of st (bound), then st finalized. */
-static int read_runs(struct hl_store *s, sqlite3_stmt *st, struct hl_run_list *out)
+static int read_runs_labelled(struct hl_store *s, sqlite3_stmt *st, struct hl_run_list *out,
+			      const char *labels_sql)
 {
 	struct run_reader rd;
-	int rc = SQLITE_DONE, err = reader_open(&rd, s, out);
+	int rc = SQLITE_DONE, err = reader_open(&rd, s, out, labels_sql);
 
 	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW)
 		err = read_run(&rd, st);
@@ -142,6 +153,11 @@ static int read_runs(struct hl_store *s, sqlite3_stmt *st, struct hl_run_list *o
 	reader_close(&rd);
 	sqlite3_finalize(st);
 	return err;
+}
+
+static int read_runs(struct hl_store *s, sqlite3_stmt *st, struct hl_run_list *out)
+{
+	return read_runs_labelled(s, st, out, RUN_LABELS);
 }
 
 int hl_query_runs(struct hl_store *s, const struct hl_query_page *page, struct hl_run_list *out)
@@ -166,21 +182,52 @@ int hl_query_runs(struct hl_store *s, const struct hl_query_page *page, struct h
 	return err;
 }
 
-int hl_query_run_row(struct hl_store *s, int64_t run_id, struct hl_run_list *out)
+/* The run run_id: columns (RUN_COLUMNS or RUN_HEADER_COLUMNS), its labels
+ * read by labels_sql. */
+static int run_row(struct hl_store *s, int64_t run_id, struct hl_run_list *out,
+		   const char *columns, const char *labels_sql)
 {
+	char sql[1024];
 	sqlite3_stmt *st;
-	int err = hl_query_prepare(s, RUN_COLUMNS " FROM runs r WHERE r.id = ?1", &st);
+	int err;
+
+	snprintf(sql, sizeof(sql), "%s FROM runs r WHERE r.id = ?1", columns);
+	err = hl_query_prepare(s, sql, &st);
 
 	if (err)
 		return err;
 	sqlite3_bind_int64(st, 1, run_id);
-	err = read_runs(s, st, out);
+	err = read_runs_labelled(s, st, out, labels_sql);
 	if (!err && !out->n) {
 		snprintf(s->error, sizeof(s->error), "no run %lld", (long long)run_id);
 		err = -ENOENT;
 	}
 	out->total = (int64_t)out->n;
 	return err;
+}
+
+int hl_query_run_row(struct hl_store *s, int64_t run_id, struct hl_run_list *out)
+{
+	return run_row(s, run_id, out, RUN_COLUMNS, RUN_LABELS);
+}
+
+int hl_query_run_header(struct hl_store *s, int64_t run_id, struct hl_run_list *out)
+{
+	return run_row(s, run_id, out, RUN_HEADER_COLUMNS, RUN_LABELS_AS_GIVEN);
+}
+
+int hl_store_latest_run(struct hl_store *s, int64_t *run_id)
+{
+	sqlite3_stmt *st;
+	int err = hl_query_prepare(s, "SELECT max(id) FROM runs", &st);
+
+	if (err)
+		return err;
+	*run_id = hl_query_count(st);
+	if (*run_id > 0)
+		return 0;
+	snprintf(s->error, sizeof(s->error), "the database holds no runs");
+	return -ENOENT;
 }
 
 int hl_query_program_runs(struct hl_store *s, const char *program, struct hl_run_list *out)

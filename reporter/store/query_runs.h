@@ -21,6 +21,9 @@ int hl_query_runs(struct hl_store *s, const struct hl_query_page *page, struct h
 /* The run run_id as the one row of out; -ENOENT with a message when there
  * is none. */
 int hl_query_run_row(struct hl_store *s, int64_t run_id, struct hl_run_list *out);
+/* The run's own columns only, its labels in the order they were given:
+ * the report's header (what its processes add up to is left 0). */
+int hl_query_run_header(struct hl_store *s, int64_t run_id, struct hl_run_list *out);
 /* The runs of a program (runs.program), oldest first. */
 int hl_query_program_runs(struct hl_store *s, const char *program, struct hl_run_list *out);
 /* The newest `limit` runs of a program up to run upto (by id), oldest first:

@@ -8,8 +8,10 @@
 #include "query_int.h"
 #include "query_search.h"
 
-static void read_symbol(struct hl_bump *a, sqlite3_stmt *st, struct hl_symbol_row *y)
+static void read_symbol(struct hl_bump *a, sqlite3_stmt *st, void *row)
 {
+	struct hl_symbol_row *y = row;
+
 	y->function = hl_col_text_in(a, st, 0);
 	y->file = hl_col_text_in(a, st, 1);
 	y->line = hl_col_maybe(st, 2);
@@ -23,7 +25,7 @@ int hl_query_search(struct hl_store *s, const char *term, int64_t limit, struct 
 {
 	char *like = hl_like_pattern(term);
 	sqlite3_stmt *st;
-	int rc = SQLITE_DONE, err = hl_query_prepare(s,
+	int err = hl_query_prepare(s,
 		"SELECT y.function, y.file, y.line, y.module, count(DISTINCT f.run_id),"
 		" max(f.run_id) AS last_run, min(f.run_id)"
 		" FROM symbols y JOIN frames f ON f.symbol_id = y.id"
@@ -35,12 +37,8 @@ int hl_query_search(struct hl_store *s, const char *term, int64_t limit, struct 
 	if (!err) {
 		sqlite3_bind_text(st, 1, like, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 2, limit);
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			hl_grow((void **)&out->symbols, &out->symbols_cap, out->nsymbols,
-				sizeof(*out->symbols));
-			read_symbol(&out->arena, st, &out->symbols[out->nsymbols++]);
-		}
-		err = rc == SQLITE_DONE ? 0 : hl_query_fail(s, "search");
+		err = hl_query_rows(s, st, "search", &out->arena, read_symbol, (void **)&out->symbols,
+				    &out->nsymbols, &out->symbols_cap, sizeof(*out->symbols));
 		sqlite3_finalize(st);
 	}
 	free(like);

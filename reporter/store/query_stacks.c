@@ -95,3 +95,35 @@ int hl_query_stack(struct hl_store *s, int64_t stack_id, struct hl_bump *a,
 	hl_stack_reader_close(&r);
 	return err;
 }
+
+static void read_frame(struct hl_bump *a, sqlite3_stmt *st, void *row)
+{
+	struct hl_frame_row *f = row;
+
+	f->id = sqlite3_column_int64(st, 0);
+	f->parent = sqlite3_column_int64(st, 1);
+	f->info.address = (uint64_t)sqlite3_column_int64(st, 2);
+	f->info.inlined = sqlite3_column_int(st, 3) != 0;
+	f->info.module = hl_col_text_in(a, st, 4);
+	f->info.offset = (uint64_t)sqlite3_column_int64(st, 5);
+	f->info.function = hl_col_text_in(a, st, 6);
+	f->info.file = hl_col_text_in(a, st, 7);
+	f->info.line = (uint32_t)sqlite3_column_int(st, 8);
+}
+
+int hl_query_run_frames(struct hl_store *s, int64_t run_id, struct hl_bump *a,
+			struct hl_frame_row **v, size_t *n, size_t *cap)
+{
+	sqlite3_stmt *st;
+	int err = hl_query_prepare(s,
+		"SELECT f.id, f.parent_id, f.address, f.inlined, y.module, y.module_offset,"
+		" y.function, y.file, y.line FROM frames f LEFT JOIN symbols y ON y.id = f.symbol_id"
+		" WHERE f.run_id = ?1 ORDER BY f.id", &st);
+
+	if (err)
+		return err;
+	sqlite3_bind_int64(st, 1, run_id);
+	err = hl_query_rows(s, st, "frames", a, read_frame, (void **)v, n, cap, sizeof(**v));
+	sqlite3_finalize(st);
+	return err;
+}

@@ -390,6 +390,9 @@ int hl_query_run_summary(struct hl_store *s, int64_t run_id, const struct hl_gat
 	if (!err)
 		err = ranked(s, RUN_STACKS_BY("bytes", "allocs"), run_id, &out->most_bytes);
 	if (!err)
+		err = ranked(s, RUN_STACKS_BY("temporaries", "allocs"), run_id,
+			     &out->most_temporaries);
+	if (!err)
 		err = errors_by_kind(s, out);
 	return err;
 }
@@ -413,6 +416,7 @@ void hl_run_summary_destroy(struct hl_run_summary *sum)
 	list_destroy(&sum->peak_stacks);
 	list_destroy(&sum->most_allocs);
 	list_destroy(&sum->most_bytes);
+	list_destroy(&sum->most_temporaries);
 	hl_site_list_destroy(&sum->sites);
 	hl_gate_destroy(&sum->gate);
 }

@@ -3,7 +3,8 @@
  * questions about a stored run, as C values (formats/summary_json.h writes
  * them): did it pass the gate and why, what leaked by class, where it
  * leaked most, which process peaked highest and which stacks held how much
- * at that moment, which stacks allocated most often and most bytes, and the heap
+ * at that moment, which stacks allocated most often, most bytes and most
+ * temporary blocks, and the heap
  * errors by kind. Part of the one query layer: SQL here, no JSON.
  *
  * The verdict is the gate's (model/gate.h), counted over the stored run as
@@ -68,6 +69,9 @@ struct hl_run_summary {
 	bool peak_at_moment;
 	struct hl_summary_list most_allocs; /* the run's stacks by allocations */
 	struct hl_summary_list most_bytes;  /* the run's stacks by bytes allocated */
+	/* the run's stacks by temporary allocations (freed right after being
+	 * allocated, heaptrack's sense: stack_aggregates.temporaries) */
+	struct hl_summary_list most_temporaries;
 	uint64_t error_counts[HL_ERROR_KIND_COUNT]; /* heap errors by enum hl_error_kind */
 };
 

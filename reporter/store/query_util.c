@@ -28,6 +28,20 @@ int64_t hl_query_count(sqlite3_stmt *st)
 	return n;
 }
 
+int hl_query_rows(struct hl_store *s, sqlite3_stmt *st, const char *what, struct hl_bump *a,
+		  hl_query_row_fn *read, void **array, size_t *n, size_t *cap, size_t size)
+{
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		hl_grow(array, cap, *n, size);
+		read(a, st, (char *)*array + *n * size);
+		++*n;
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : hl_query_fail(s, what);
+}
+
 const char *hl_col_text(sqlite3_stmt *st, int i)
 {
 	return (const char *)sqlite3_column_text(st, i);
@@ -80,4 +94,62 @@ size_t hl_find_by_id(const void *base, size_t n, size_t size, int64_t id)
 	if (lo < n)
 		memcpy(&at, (const char *)base + lo * size, sizeof(at));
 	return lo < n && at == id ? lo : n;
+}
+
+/* hl_class_word('HL_CLASS_X'): the word of the class named (NULL for a
+ * name classes.h does not have). */
+static void sql_class_word(sqlite3_context *ctx, int argc, sqlite3_value **v)
+{
+	static const struct {
+		const char *name;
+		unsigned leak_class;
+	} names[] = {
+#define HL_CLASS_NAME_ROW(e, word, token, phrase, label, xml, sarif) { #e, e },
+		HL_LEAK_CLASS_TABLE(HL_CLASS_NAME_ROW)
+#undef HL_CLASS_NAME_ROW
+	};
+	const char *name = (const char *)sqlite3_value_text(v[0]);
+
+	(void)argc;
+	for (size_t i = 0; name && i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(name, names[i].name)) {
+			sqlite3_result_text(ctx, hl_leak_class_name(names[i].leak_class), -1,
+					    SQLITE_STATIC);
+			return;
+		}
+	}
+	sqlite3_result_null(ctx);
+}
+
+/* hl_lost_classes(): ["unknown","definitely",...], the lost classes' words. */
+static void sql_lost_classes(sqlite3_context *ctx, int argc, sqlite3_value **v)
+{
+	char list[256] = "[";
+
+	(void)argc;
+	(void)v;
+	for (unsigned c = 0; c < HL_LEAK_CLASS_COUNT; c++) {
+		if (!hl_leak_class_is_lost(c))
+			continue;
+		if (list[1])
+			strcat(list, ",");
+		strcat(list, "\"");
+		strcat(list, hl_leak_class_name(c));
+		strcat(list, "\"");
+	}
+	strcat(list, "]");
+	sqlite3_result_text(ctx, list, -1, SQLITE_TRANSIENT);
+}
+
+int hl_query_register_classes(sqlite3 *db)
+{
+	int rc = sqlite3_create_function(db, "hl_class_word", 1,
+					 SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+					 sql_class_word, NULL, NULL);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_function(db, "hl_lost_classes", 0,
+					     SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+					     NULL, sql_lost_classes, NULL, NULL);
+	return rc;
 }

@@ -507,6 +507,21 @@ ALTER TABLE processes ADD COLUMN fatal_stack_id INTEGER REFERENCES stacks(id);
 ALTER TABLE processes ADD COLUMN standalone TEXT;
 
 -- migrate 17
+-- Temporary allocations by stack: blocks freed right after their
+-- allocation, with no other allocation or free of the same thread in
+-- between (heaptrack's "temporary"; realloc counts as a free, then an
+-- allocation): the UI's "most temporary allocations". 0 in rows stored
+-- before this.
+ALTER TABLE stack_aggregate_rows ADD COLUMN temporaries INTEGER NOT NULL DEFAULT 0;
+DROP VIEW stack_aggregates;
+CREATE VIEW stack_aggregates(process_id, stack_id, allocs, bytes, frees, peak_live_bytes,
+                             leaked_bytes, leaked_blocks, temporaries) AS
+  SELECT p.id, a.stack_id, a.allocs, a.bytes, a.frees, a.peak_live_bytes, a.leaked_bytes,
+         a.leaked_blocks, a.temporaries
+  FROM processes p JOIN stack_aggregate_rows a
+    ON a.process_id = coalesce(p.aggregates_from, p.id);
+
+-- migrate 18
 -- The allocation-size histogram of a process: its allocations (a realloc
 -- counts with its new size; inherited blocks in the parent only) and their
 -- bytes, by power-of-two bin (include/heapledger/size_bins.h: bin 0 is
@@ -520,7 +535,7 @@ CREATE TABLE size_bins (
   PRIMARY KEY (process_id, bin)
 ) WITHOUT ROWID;
 
--- migrate 18
+-- migrate 19
 -- Peak consumers: what each stack held at the moment its process's heap
 -- in use reached its peak (summaries.peak_bytes; ingest/state.c keeps it
 -- with one compare per change), where peak_live_bytes is each stack's own
@@ -531,8 +546,8 @@ CREATE TABLE size_bins (
 ALTER TABLE stack_aggregate_rows ADD COLUMN at_peak_bytes INTEGER;
 DROP VIEW stack_aggregates;
 CREATE VIEW stack_aggregates(process_id, stack_id, allocs, bytes, frees, peak_live_bytes,
-                             leaked_bytes, leaked_blocks, at_peak_bytes) AS
+                             leaked_bytes, leaked_blocks, temporaries, at_peak_bytes) AS
   SELECT p.id, a.stack_id, a.allocs, a.bytes, a.frees, a.peak_live_bytes, a.leaked_bytes,
-         a.leaked_blocks, a.at_peak_bytes
+         a.leaked_blocks, a.temporaries, a.at_peak_bytes
   FROM processes p JOIN stack_aggregate_rows a
     ON a.process_id = coalesce(p.aggregates_from, p.id);

@@ -297,6 +297,7 @@ struct writer {
 	struct aggregate_row {
 		int64_t stack_id;
 		uint64_t allocs, bytes, frees, peak_live_bytes, leaked_bytes, leaked_blocks;
+		uint64_t temporaries;
 		uint64_t at_peak_bytes; /* held at the process's peak */
 	} *aggregates_rows;
 	size_t naggregates, aggregates_cap;
@@ -760,7 +761,8 @@ static void bind_aggregate_row(struct writer *w, sqlite3_stmt *st, int i, size_t
 	sqlite3_bind_int64(st, i + 5, (int64_t)a->peak_live_bytes);
 	sqlite3_bind_int64(st, i + 6, (int64_t)a->leaked_bytes);
 	sqlite3_bind_int64(st, i + 7, (int64_t)a->leaked_blocks);
-	sqlite3_bind_int64(st, i + 8, (int64_t)a->at_peak_bytes);
+	sqlite3_bind_int64(st, i + 8, (int64_t)a->temporaries);
+	sqlite3_bind_int64(st, i + 9, (int64_t)a->at_peak_bytes);
 }
 
 /* The run's row for the stack: the one an earlier process of the run
@@ -817,6 +819,7 @@ static void build_aggregates(struct writer *w)
 		w->aggregates_rows[w->naggregates++] = (struct aggregate_row){
 			w->stack_ids[i], stack->allocs, stack->bytes, stack->frees,
 			stack->peak_live_bytes, stack->leaked_bytes, stack->leaked_blocks,
+			stack->temporaries,
 			hl_stack_at_peak(p, stack),
 		};
 	}
@@ -837,6 +840,7 @@ static void build_aggregates(struct writer *w)
 		o->peak_live_bytes += a->peak_live_bytes;
 		o->leaked_bytes += a->leaked_bytes;
 		o->leaked_blocks += a->leaked_blocks;
+		o->temporaries += a->temporaries;
 		o->at_peak_bytes += a->at_peak_bytes;
 	}
 	w->naggregates = n;
@@ -1050,6 +1054,7 @@ static uint64_t aggregates_hash(const struct writer *w)
 		h = mix_u64(h, a->peak_live_bytes);
 		h = mix_u64(h, a->leaked_bytes);
 		h = mix_u64(h, a->leaked_blocks);
+		h = mix_u64(h, a->temporaries);
 		h = mix_u64(h, a->at_peak_bytes);
 	}
 	return h | 1;
@@ -1304,8 +1309,8 @@ int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 	};
 	struct batch aggregates = {
 		"INSERT INTO stack_aggregate_rows(process_id, stack_id, allocs, bytes, frees,"
-		" peak_live_bytes, leaked_bytes, leaked_blocks, at_peak_bytes) VALUES ",
-		"(?,?,?,?,?,?,?,?,?)", 9,
+		" peak_live_bytes, leaked_bytes, leaked_blocks, temporaries, at_peak_bytes) VALUES ",
+		"(?,?,?,?,?,?,?,?,?,?)", 10,
 		bind_aggregate_row, &cache[ST_COUNT + 2], &cache[ST_COUNT + 3], { 0 }, 0,
 	};
 	struct batch leaks = {

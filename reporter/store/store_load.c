@@ -1,227 +1,91 @@
 /*
- * reporter/store/store_load.c: reads a stored run back into a report, for
- * `heapledger report`. Kept apart from the writer: it only needs the SQL
- * and the report model.
+ * reporter/store/store_load.c: a stored run as a report (struct
+ * hl_report), for `heapledger report`, the gate and the formats. It holds
+ * no SQL: it assembles the report from what the query layer returns to
+ * the web UI as well (query_runs.c, query_run_page.c and the process rows
+ * of query_process.c), so both read the database one way.
+ *
+ * A process's rows are read when it is assembled and freed after, so a
+ * streamed report holds one process at a time.
  */
 #include <errno.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "store.h"
 #include "query_int.h"
+#include "query_run_page.h"
+#include "query_run_rows.h"
+#include "query_runs.h"
+#include "store.h"
 
-
-static int load_fail(struct hl_store *s, const char *what)
-{
-	snprintf(s->error, sizeof(s->error), "%s: %s", what, sqlite3_errmsg(s->db));
-	return -EIO;
-}
-
-int hl_store_latest_run(struct hl_store *s, int64_t *run_id)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	if (sqlite3_prepare_v2(s->db, "SELECT max(id) FROM runs", -1, &st, NULL))
-		return load_fail(s, "latest run");
-	rc = sqlite3_step(st);
-	*run_id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-	sqlite3_finalize(st);
-	if (*run_id > 0)
-		return 0;
-	snprintf(s->error, sizeof(s->error), "the database holds no runs");
-	return -ENOENT;
-}
-
-static const char *col_text_in(struct hl_bump *a, sqlite3_stmt *st, int i)
-{
-	const unsigned char *t = sqlite3_column_text(st, i);
-
-	return t ? hl_bump_strdup(a, (const char *)t) : NULL;
-}
-
-static const char *col_text(struct hl_report *r, sqlite3_stmt *st, int i)
-{
-	return col_text_in(&r->arena, st, i);
-}
-
-/* A stored class or error kind: its word (classes.h), UNKNOWN (0) for a
- * word this reader does not know. */
-static unsigned col_class(sqlite3_stmt *st, int i)
-{
-	return hl_leak_class_from_word((const char *)sqlite3_column_text(st, i));
-}
-
-static unsigned col_error_kind(sqlite3_stmt *st, int i)
-{
-	return hl_error_kind_parse((const char *)sqlite3_column_text(st, i));
-}
-
-static uint64_t col_u64(sqlite3_stmt *st, int i)
-{
-	return (uint64_t)sqlite3_column_int64(st, i);
-}
-
-/* The statements of one load, prepared once: preparing the stack walk for
- * every record was most of the time of `report` on a large run. */
+/* What one load reads with: the process rows' statements, the stack walk,
+ * and the run's call tree. */
 struct loader {
 	struct hl_store *s;
 	const struct hl_report_filter *filter;
+	struct hl_process_rows rows;  /* one process's rows (query_process.c) */
 	struct hl_stack_reader stack; /* stacks by id (query_stacks.c) */
-	sqlite3_stmt *leaks, *errors, *checks, *exec_next, *frames, *check_records,
-		*unstopped, *timeline;
 	int64_t run_id;
 	/* The run's frames, by frames.id: records share their callers, and
 	 * one read of the call tree replaced a recursive walk per record (435
 	 * processes, 73k records: 24 -> N s). Its processes share it, so it
 	 * is read once, when the first record needs it; its strings are in the
 	 * arena of the run's report, which outlives each streamed process. */
-	struct loaded_frame {
-		int64_t id, parent;
-		struct hl_frame_info info;
-	} *tree;
+	struct hl_frame_row *tree;
 	size_t ntree, tree_cap;
 	bool tree_loaded;
 	struct hl_bump *tree_arena;
 };
 
-static const char *const loader_sql[] = {
-	"SELECT l.leak_class, l.bytes, l.blocks, l.inherited_blocks, l.suppressed, l.stack_id,"
-	" l.suppression, l.fingerprint, l.indirect_bytes, k.leaf_frame_id, k.truncated"
-	" FROM leaks l LEFT JOIN stacks k ON k.id = l.stack_id WHERE l.process_id = ?"
-	" ORDER BY l.rank",
-	"SELECT kind, address, block_address, block_size, stack_id,"
-	" alloc_stack_id, free_stack_id, call, detail FROM errors WHERE process_id = ?"
-	" ORDER BY id",
-	"SELECT seq, time_ns, by_signal, all_threads_stopped, scanned, leak_class,"
-	" bytes, blocks, records_total FROM checks WHERE process_id = ? ORDER BY seq, rowid",
-	/* the image that replaced an image ended by exec: the next process of
-	 * the run with the same pid and origin exec */
-	"SELECT exe FROM processes WHERE run_id = ?1 AND pid = ?2 AND origin = 'exec'"
-	" AND serial > ?3 ORDER BY serial LIMIT 1",
-	"SELECT f.id, f.parent_id, f.address, f.inlined, y.module, y.module_offset,"
-	" y.function, y.file, y.line FROM frames f LEFT JOIN symbols y ON y.id = f.symbol_id"
-	" WHERE f.run_id = ? ORDER BY f.id",
-	"SELECT c.seq, c.rank, c.leak_class, c.bytes, c.indirect_bytes, c.blocks, c.new_bytes,"
-	" c.new_indirect_bytes, c.new_blocks, c.stack_id, k.leaf_frame_id, k.truncated,"
-	" c.fingerprint, c.suppressed, c.suppression"
-	" FROM check_records c LEFT JOIN stacks k ON k.id = c.stack_id WHERE c.process_id = ?"
-	" ORDER BY c.seq, c.rank",
-	"SELECT check_seq, tid FROM unstopped_threads WHERE process_id = ?"
-	" ORDER BY check_seq, rowid",
-	"SELECT time_ns, in_use_bytes, in_use_blocks FROM timeline WHERE process_id = ?"
-	" ORDER BY rowid", /* as taken (threads: not always in time order) */
-};
-
 static int loader_open(struct loader *l, struct hl_store *s, int64_t run_id,
 		       const struct hl_report_filter *filter)
 {
-	sqlite3_stmt **st[] = { &l->leaks, &l->errors, &l->checks, &l->exec_next,
-				&l->frames, &l->check_records, &l->unstopped, &l->timeline };
+	int err;
 
 	memset(l, 0, sizeof(*l));
 	l->s = s;
 	l->filter = filter;
 	l->run_id = run_id;
-	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++)
-		if (sqlite3_prepare_v2(s->db, loader_sql[i], -1, st[i], NULL))
-			return load_fail(s, "preparing the report's queries");
-	return hl_stack_reader_open(&l->stack, s);
+	err = hl_process_rows_open(&l->rows, s);
+	return err ? err : hl_stack_reader_open(&l->stack, s);
 }
 
 static void loader_close(struct loader *l)
 {
 	hl_stack_reader_close(&l->stack);
-	sqlite3_finalize(l->leaks);
-	sqlite3_finalize(l->errors);
-	sqlite3_finalize(l->checks);
-	sqlite3_finalize(l->exec_next);
-	sqlite3_finalize(l->frames);
-	sqlite3_finalize(l->check_records);
-	sqlite3_finalize(l->unstopped);
-	sqlite3_finalize(l->timeline);
+	hl_process_rows_close(&l->rows);
 	free(l->tree);
 }
 
-/* A stored argv (a JSON array of words, each a string or the array of its
- * bytes) into *argv: SQLite reads the JSON; what is not an array reads as
- * no arguments, an element that is neither word form as "". */
-static void argv_from_json(struct hl_store *s, struct hl_report *r, const char *text,
-			   const char ***argv, uint32_t *argc)
+static const char *copy_text(struct hl_report *r, const char *text)
 {
-	sqlite3_stmt *st = NULL;
-	size_t n = 0, cap = 0;
-
-	*argv = NULL;
-	if (text && sqlite3_prepare_v2(s->db,
-		"SELECT coalesce(" HL_SQL_ARGV_WORD("a") ", '') FROM json_each(coalesce("
-		" CASE WHEN json_valid(?1) THEN CASE WHEN json_type(?1) = 'array' THEN ?1 END END,"
-		" '[]')) a", -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			if (n + 1 >= cap) {
-				const char **grown;
-
-				cap = cap ? 2 * cap : 8;
-				grown = hl_bump_alloc(&r->arena, cap * sizeof(*grown));
-				if (n)
-					memcpy(grown, *argv, n * sizeof(*grown));
-				*argv = grown;
-			}
-			(*argv)[n++] = col_text(r, st, 0);
-		}
-	}
-	sqlite3_finalize(st);
-	if (!*argv)
-		*argv = hl_bump_alloc(&r->arena, sizeof(**argv));
-	*argc = (uint32_t)n;
+	return text ? hl_bump_strdup(&r->arena, text) : NULL;
 }
 
-static int load_stack(struct loader *l, struct hl_report *r, int64_t stack_id,
+static int load_stack(struct loader *l, struct hl_report *r, struct hl_maybe stack_id,
 		      struct hl_report_stack *out)
 {
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (stack_id <= 0)
+	if (stack_id.value <= 0)
 		return 0;
-	err = hl_stack_read(&l->stack, &r->arena, stack_id, out);
-	out->key = (uint64_t)stack_id << 2 | 2;
+	err = hl_stack_read(&l->stack, &r->arena, stack_id.value, out);
+	out->key = (uint64_t)stack_id.value << 2 | 2;
 	return err;
 }
 
-/* Reads the run's call tree (frames rows, in id order) into ld->tree, once. */
-static void load_tree(struct loader *ld)
+/* Reads the run's call tree into ld->tree, once. */
+static int load_tree(struct loader *ld)
 {
-	sqlite3_stmt *st = ld->frames;
-	struct hl_bump *a = ld->tree_arena;
-
 	if (ld->tree_loaded)
-		return;
+		return 0;
 	ld->tree_loaded = true;
-	ld->ntree = 0;
-	sqlite3_bind_int64(st, 1, ld->run_id);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct loaded_frame *f;
-
-		hl_grow((void **)&ld->tree, &ld->tree_cap, ld->ntree, sizeof(*ld->tree));
-		f = &ld->tree[ld->ntree++];
-		memset(f, 0, sizeof(*f));
-		f->id = sqlite3_column_int64(st, 0);
-		f->parent = sqlite3_column_int64(st, 1);
-		f->info.address = col_u64(st, 2);
-		f->info.inlined = sqlite3_column_int(st, 3) != 0;
-		f->info.module = col_text_in(a, st, 4);
-		f->info.offset = col_u64(st, 5);
-		f->info.function = col_text_in(a, st, 6);
-		f->info.file = col_text_in(a, st, 7);
-		f->info.line = (uint32_t)sqlite3_column_int(st, 8);
-	}
-	sqlite3_reset(st);
+	return hl_query_run_frames(ld->s, ld->run_id, ld->tree_arena, &ld->tree, &ld->ntree,
+				   &ld->tree_cap);
 }
 
-static const struct loaded_frame *tree_find(const struct loader *ld, int64_t id)
+static const struct hl_frame_row *tree_find(const struct loader *ld, int64_t id)
 {
 	size_t i = hl_find_by_id(ld->tree, ld->ntree, sizeof(*ld->tree), id);
 
@@ -235,7 +99,7 @@ static bool stack_from_tree(const struct loader *ld, struct hl_report *r, int64_
 {
 	size_t n = 0;
 
-	for (const struct loaded_frame *f = tree_find(ld, leaf); f; n++) {
+	for (const struct hl_frame_row *f = tree_find(ld, leaf); f; n++) {
 		if (!f->parent)
 			break;
 		if (!(f = tree_find(ld, f->parent)))
@@ -253,151 +117,116 @@ static bool stack_from_tree(const struct loader *ld, struct hl_report *r, int64_
 	out->nframes = n + 1;
 	out->frames = hl_bump_alloc(&r->arena, out->nframes * sizeof(*out->frames));
 	n = 0;
-	for (const struct loaded_frame *f = tree_find(ld, leaf); f;
+	for (const struct hl_frame_row *f = tree_find(ld, leaf); f;
 	     f = f->parent ? tree_find(ld, f->parent) : NULL)
 		out->frames[n++] = f->info;
 	return true;
 }
 
+/* A record's stack: through the tree, else walked by its id. */
+static int record_stack(struct loader *ld, struct hl_report *r, struct hl_maybe leaf,
+			struct hl_maybe truncated, struct hl_maybe stack_id,
+			struct hl_report_stack *out)
+{
+	if (leaf.known && stack_from_tree(ld, r, leaf.value, truncated.value != 0, out))
+		return 0;
+	return load_stack(ld, r, stack_id, out);
+}
+
 /* Whether a record of this class (and suppression) passes --kind. */
-static bool kind_wanted(const struct hl_report_filter *f, const char *leak_class, bool suppressed)
+static bool kind_wanted(const struct hl_report_filter *f, unsigned leak_class, bool suppressed)
 {
 	if (!f || !f->kinds)
 		return true;
 	if (suppressed && (f->kinds & 1u << HL_CLASS_SUPPRESSED))
 		return true;
-	for (unsigned k = 0; k <= HL_CLASS_SUPPRESSED; k++)
-		if ((f->kinds & 1u << k) && leak_class && !strcmp(leak_class, hl_leak_class_name(k)))
-			return true;
-	return false;
+	return (f->kinds & 1u << leak_class) != 0;
 }
 
-static int load_leaks(struct loader *ld, struct hl_report *r, int64_t process_id,
+static int load_leaks(struct loader *ld, struct hl_report *r, const struct hl_run_rows *rows,
 		      struct hl_report_process *p)
 {
-	sqlite3_stmt *st = ld->leaks;
-	size_t cap = 0;
 	int err = 0;
 
-	sqlite3_bind_int64(st, 1, process_id);
-	while (!err && sqlite3_step(st) == SQLITE_ROW) {
+	p->leaks = hl_bump_alloc(&r->arena, (rows->nleaks + 1) * sizeof(*p->leaks));
+	for (size_t i = 0; !err && i < rows->nleaks; i++) {
+		const struct hl_leak_row *row = &rows->leaks[i];
 		struct hl_report_leak *l;
 
-		if (!kind_wanted(ld->filter, (const char *)sqlite3_column_text(st, 0),
-				 sqlite3_column_int(st, 4) != 0))
+		if (!kind_wanted(ld->filter, row->leak_class, row->suppressed))
 			continue;
-
-		if (p->nleaks == cap) {
-			struct hl_report_leak *grown;
-
-			cap = cap ? cap * 2 : 16;
-			grown = hl_bump_alloc(&r->arena, cap * sizeof(*grown));
-			if (p->nleaks)
-				memcpy(grown, p->leaks, p->nleaks * sizeof(*grown));
-			p->leaks = grown;
-		}
 		l = &p->leaks[p->nleaks++];
-		l->leak_class = col_class(st, 0);
-		l->bytes = col_u64(st, 1);
-		l->blocks = col_u64(st, 2);
-		l->inherited_blocks = col_u64(st, 3);
-		l->suppressed = sqlite3_column_int(st, 4) != 0;
-		l->suppression = col_text(r, st, 6);
-		l->fingerprint = col_text(r, st, 7);
-		l->indirect_bytes = col_u64(st, 8);
+		l->leak_class = row->leak_class;
+		l->bytes = row->bytes;
+		l->blocks = row->blocks;
+		l->inherited_blocks = row->inherited_blocks;
+		l->suppressed = row->suppressed;
+		l->suppression = copy_text(r, row->suppression);
+		l->fingerprint = copy_text(r, row->fingerprint);
+		l->indirect_bytes = row->indirect_bytes;
 		l->allocator = NULL; /* not stored */
-		if (sqlite3_column_type(st, 9) == SQLITE_NULL ||
-		    !stack_from_tree(ld, r, sqlite3_column_int64(st, 9),
-				     sqlite3_column_int(st, 10) != 0, &l->stack))
-			err = load_stack(ld, r, sqlite3_column_int64(st, 5), &l->stack);
+		err = record_stack(ld, r, row->leaf_frame_id, row->truncated, row->stack_id,
+				   &l->stack);
 	}
-	sqlite3_reset(st);
 	return err;
 }
 
-static int load_errors(struct loader *ld, struct hl_report *r, int64_t process_id,
+static int load_errors(struct loader *ld, struct hl_report *r, const struct hl_run_rows *rows,
 		       struct hl_report_process *p)
 {
-	sqlite3_stmt *st = ld->errors;
 	int err = 0;
 
-	sqlite3_bind_int64(st, 1, process_id);
-	while (!err && sqlite3_step(st) == SQLITE_ROW) {
-		struct hl_report_error *e;
-		struct hl_report_error *grown =
-			hl_bump_alloc(&r->arena, (p->nerrors + 1) * sizeof(*grown));
+	p->errors = hl_bump_alloc(&r->arena, (rows->nerrors + 1) * sizeof(*p->errors));
+	for (size_t i = 0; !err && i < rows->nerrors; i++) {
+		const struct hl_error_row *row = &rows->errors[i];
+		struct hl_report_error *e = &p->errors[p->nerrors++];
 
-		if (p->nerrors)
-			memcpy(grown, p->errors, p->nerrors * sizeof(*grown));
-		p->errors = grown;
-		e = &p->errors[p->nerrors++];
-		e->kind = col_error_kind(st, 0);
-		e->address = col_u64(st, 1);
-		e->block_address = col_u64(st, 2);
-		e->block_size = col_u64(st, 3);
-		e->call = col_text(r, st, 7);
-		e->detail = col_u64(st, 8);
-		err = load_stack(ld, r, sqlite3_column_int64(st, 4), &e->stack);
+		e->kind = row->kind;
+		e->address = row->address;
+		e->block_address = (uint64_t)row->block_address.value;
+		e->block_size = (uint64_t)row->block_size.value;
+		e->call = copy_text(r, row->call);
+		e->detail = row->detail;
+		err = load_stack(ld, r, row->stack_id, &e->stack);
 		if (!err)
-			err = load_stack(ld, r, sqlite3_column_int64(st, 5), &e->alloc_stack);
+			err = load_stack(ld, r, row->alloc_stack_id, &e->alloc_stack);
 		if (!err)
-			err = load_stack(ld, r, sqlite3_column_int64(st, 6), &e->free_stack);
+			err = load_stack(ld, r, row->free_stack_id, &e->free_stack);
 	}
-	sqlite3_reset(st);
 	return err;
-}
-
-/* The process's on-demand checks: one row per class, grouped by seq. */
-static int load_checks(struct loader *ld, struct hl_report *r, int64_t process_id,
-		       struct hl_report_process *p)
-{
-	sqlite3_stmt *st = ld->checks;
-	size_t cap = 0;
-
-	sqlite3_bind_int64(st, 1, process_id);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		uint32_t seq = (uint32_t)sqlite3_column_int64(st, 0);
-		const char *cls = (const char *)sqlite3_column_text(st, 5);
-		struct hl_report_check *c;
-
-		if (!p->nchecks || p->checks[p->nchecks - 1].seq != seq) {
-			if (p->nchecks == cap) {
-				struct hl_report_check *grown;
-
-				cap = cap ? cap * 2 : 8;
-				grown = hl_bump_alloc(&r->arena, cap * sizeof(*grown));
-				if (p->nchecks)
-					memcpy(grown, p->checks, p->nchecks * sizeof(*grown));
-				p->checks = grown;
-			}
-			c = &p->checks[p->nchecks++];
-			memset(c, 0, sizeof(*c));
-			c->seq = seq;
-			c->time_ns = col_u64(st, 1);
-			c->by_signal = sqlite3_column_int(st, 2) != 0;
-			c->all_threads_stopped = sqlite3_column_int(st, 3) != 0;
-			c->scanned = sqlite3_column_int(st, 4) != 0;
-			c->records_total = col_u64(st, 8);
-		}
-		c = &p->checks[p->nchecks - 1];
-		for (unsigned k = 0; k <= HL_CLASS_SUPPRESSED; k++) {
-			if (cls && !strcmp(cls, hl_leak_class_name(k))) {
-				c->bytes[k] = col_u64(st, 6);
-				c->blocks[k] = col_u64(st, 7);
-			}
-		}
-	}
-	sqlite3_reset(st);
-	return 0;
 }
 
 /* The check of p with this seq, or NULL. */
-static struct hl_report_check *check_by_seq(struct hl_report_process *p, uint32_t seq)
+static struct hl_report_check *check_by_seq(struct hl_report_process *p, int64_t seq)
 {
 	for (size_t i = 0; i < p->nchecks; i++)
 		if (p->checks[i].seq == seq)
 			return &p->checks[i];
 	return NULL;
+}
+
+/* The process's on-demand checks: one row per class, grouped by seq. */
+static void load_checks(struct hl_report *r, const struct hl_run_rows *rows,
+			struct hl_report_process *p)
+{
+	p->checks = hl_bump_alloc(&r->arena, (rows->nchecks + 1) * sizeof(*p->checks));
+	for (size_t i = 0; i < rows->nchecks; i++) {
+		const struct hl_check_row *row = &rows->checks[i];
+		struct hl_report_check *c;
+
+		if (!p->nchecks || p->checks[p->nchecks - 1].seq != (uint32_t)row->seq) {
+			c = &p->checks[p->nchecks++];
+			c->seq = (uint32_t)row->seq;
+			c->time_ns = (uint64_t)row->time_ns;
+			c->by_signal = row->by_signal;
+			c->all_threads_stopped = row->all_threads_stopped;
+			c->scanned = row->scanned;
+			c->records_total = (uint64_t)row->records_total;
+		}
+		c = &p->checks[p->nchecks - 1];
+		c->bytes[row->leak_class] = row->bytes;
+		c->blocks[row->leak_class] = row->blocks;
+	}
 }
 
 /* Appends one element of `size` bytes to an arena array of *n. */
@@ -412,94 +241,62 @@ static void *arena_append(struct hl_report *r, void **v, size_t *n, size_t size)
 	return grown + (*n)++ * size;
 }
 
-/* The checks' loss records (after load_checks). */
-static int load_check_records(struct loader *ld, struct hl_report *r, int64_t process_id,
-			      struct hl_report_process *p)
+/* How many of rows from i on belong to the check of seq. */
+static size_t records_of_seq(const struct hl_run_rows *rows, size_t i, int64_t seq)
 {
-	sqlite3_stmt *st = ld->check_records;
+	size_t n = 0;
+
+	while (i + n < rows->nrecords && rows->records[i + n].seq == seq)
+		n++;
+	return n;
+}
+
+/* The checks' loss records (after load_checks). */
+static int load_check_records(struct loader *ld, struct hl_report *r,
+			      const struct hl_run_rows *rows, struct hl_report_process *p)
+{
 	struct hl_report_check *c = NULL;
-	size_t cap = 0;
 	int err = 0;
 
-	sqlite3_bind_int64(st, 1, process_id);
-	while (!err && sqlite3_step(st) == SQLITE_ROW) {
-		uint32_t seq = (uint32_t)sqlite3_column_int64(st, 0);
+	for (size_t i = 0; !err && i < rows->nrecords; i++) {
+		const struct hl_check_record_row *row = &rows->records[i];
 		struct hl_report_check_record *rec;
 		struct hl_report_leak *l;
 
-		if (!c || c->seq != seq) {
-			c = check_by_seq(p, seq);
-			cap = 0;
+		if (!c || c->seq != row->seq) {
+			c = check_by_seq(p, row->seq);
+			if (c)
+				c->records = hl_bump_alloc(&r->arena, records_of_seq(rows, i, row->seq) *
+								      sizeof(*c->records));
 		}
 		if (!c)
 			continue;
-		if (c->nrecords == cap) {
-			struct hl_report_check_record *grown;
-
-			cap = cap ? cap * 2 : 16;
-			grown = hl_bump_alloc(&r->arena, cap * sizeof(*grown));
-			if (c->nrecords)
-				memcpy(grown, c->records, c->nrecords * sizeof(*grown));
-			c->records = grown;
-		}
 		rec = &c->records[c->nrecords++];
-		memset(rec, 0, sizeof(*rec));
 		l = &rec->leak;
-		rec->rank = col_u64(st, 1);
-		l->leak_class = col_class(st, 2);
-		l->suppressed = sqlite3_column_int(st, 13) != 0;
-		l->fingerprint = col_text(r, st, 12);
-		l->suppression = col_text(r, st, 14);
-		l->bytes = col_u64(st, 3);
-		l->indirect_bytes = col_u64(st, 4);
-		l->blocks = col_u64(st, 5);
-		rec->new_bytes = sqlite3_column_int64(st, 6);
-		rec->new_indirect_bytes = sqlite3_column_int64(st, 7);
-		rec->new_blocks = sqlite3_column_int64(st, 8);
-		if (sqlite3_column_type(st, 10) == SQLITE_NULL ||
-		    !stack_from_tree(ld, r, sqlite3_column_int64(st, 10),
-				     sqlite3_column_int(st, 11) != 0, &l->stack))
-			err = load_stack(ld, r, sqlite3_column_int64(st, 9), &l->stack);
+		rec->rank = (uint64_t)row->rank;
+		l->leak_class = row->leak_class;
+		l->suppressed = row->suppressed;
+		l->fingerprint = copy_text(r, row->fingerprint);
+		l->suppression = copy_text(r, row->suppression);
+		l->bytes = row->bytes;
+		l->indirect_bytes = row->indirect_bytes;
+		l->blocks = row->blocks;
+		rec->new_bytes = row->new_bytes;
+		rec->new_indirect_bytes = row->new_indirect_bytes;
+		rec->new_blocks = row->new_blocks;
+		err = record_stack(ld, r, row->leaf_frame_id, row->truncated, row->stack_id,
+				   &l->stack);
 	}
-	sqlite3_reset(st);
 	return err;
 }
 
 /* The threads each scan could not stop: check_seq 0 is the exit scan's. */
-/* The process's heap timeline, in the order it was taken. */
-static int load_timeline(struct loader *ld, struct hl_report *r, int64_t process_id,
-			 struct hl_report_process *p)
+static void load_unstopped(struct hl_report *r, const struct hl_run_rows *rows,
+			   struct hl_report_process *p)
 {
-	sqlite3_stmt *st = ld->timeline;
-	size_t cap = 0;
-
-	sqlite3_bind_int64(st, 1, process_id);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (p->ntimeline == cap) {
-			struct hl_report_sample *grown;
-
-			cap = cap ? cap * 2 : 8;
-			grown = hl_bump_alloc(&r->arena, cap * sizeof(*grown));
-			if (p->ntimeline)
-				memcpy(grown, p->timeline, p->ntimeline * sizeof(*grown));
-			p->timeline = grown;
-		}
-		p->timeline[p->ntimeline++] = (struct hl_report_sample){
-			col_u64(st, 0), col_u64(st, 1), col_u64(st, 2) };
-	}
-	sqlite3_reset(st);
-	return 0;
-}
-
-static int load_unstopped(struct loader *ld, struct hl_report *r, int64_t process_id,
-			  struct hl_report_process *p)
-{
-	sqlite3_stmt *st = ld->unstopped;
-
-	sqlite3_bind_int64(st, 1, process_id);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		uint32_t seq = (uint32_t)sqlite3_column_int64(st, 0);
-		uint32_t tid = (uint32_t)sqlite3_column_int64(st, 1);
+	for (size_t i = 0; i < rows->nunstopped; i++) {
+		uint32_t tid = rows->unstopped[i].tid;
+		int64_t seq = rows->unstopped[i].seq;
 		struct hl_report_check *c = seq ? check_by_seq(p, seq) : NULL;
 
 		if (c)
@@ -509,62 +306,98 @@ static int load_unstopped(struct loader *ld, struct hl_report *r, int64_t proces
 			*(uint32_t *)arena_append(r, (void **)&p->unstopped_tids, &p->nunstopped_tids,
 						  sizeof(tid)) = tid;
 	}
-	sqlite3_reset(st);
-	return 0;
 }
 
-static void fill_process(struct hl_store *s, struct hl_report *r, sqlite3_stmt *st,
-			 struct hl_report_process *p)
+/* The process's heap timeline, in the order it was taken. */
+static void load_timeline(struct hl_report *r, const struct hl_run_rows *rows,
+			  struct hl_report_process *p)
 {
-	p->pid = (uint32_t)sqlite3_column_int64(st, 1);
-	p->ppid = (uint32_t)sqlite3_column_int64(st, 2);
-	p->origin = col_text(r, st, 3);
-	p->exe = col_text(r, st, 4);
-	argv_from_json(s, r, (const char *)sqlite3_column_text(st, 5), &p->argv, &p->argc);
-	p->started_ns = col_u64(st, 6);
-	p->ended_ns = col_u64(st, 7);
-	p->how = col_text(r, st, 8);
-	p->status = sqlite3_column_int(st, strcmp(p->how, "signal") ? 9 : 10);
-	p->scanned = sqlite3_column_int(st, 11) != 0;
-	p->in_use_bytes = col_u64(st, 12);
-	p->in_use_blocks = col_u64(st, 13);
-	p->allocs = col_u64(st, 14);
-	p->frees = col_u64(st, 15);
-	p->bytes_allocated = col_u64(st, 16);
-	p->peak_bytes = col_u64(st, 17);
-	p->inherited_bytes = col_u64(st, 18);
-	p->inherited_blocks = col_u64(st, 19);
-	p->dropped_events = col_u64(st, 20);
-	p->unmatched_frees = col_u64(st, 21);
-	p->unfreed_superseded = col_u64(st, 22);
-	p->live_mismatch = col_u64(st, 23);
-	p->test_name = sqlite3_column_type(st, 24) == SQLITE_NULL ? NULL : col_text(r, st, 24);
-	p->unstopped = sqlite3_column_int(st, 26) == 0;
-	p->no_exit_record = sqlite3_column_int(st, 27) != 0;
-	p->recovered_events = sqlite3_column_type(st, 28) == SQLITE_NULL ?
-				      -1 : sqlite3_column_int64(st, 28);
-	if (sqlite3_column_type(st, 29) != SQLITE_NULL) {
-		p->fatal.signal = sqlite3_column_int(st, 29);
-		p->fatal.code = sqlite3_column_int(st, 30);
-		p->fatal.address = col_u64(st, 31);
+	p->ntimeline = rows->nsamples;
+	p->timeline = hl_bump_alloc(&r->arena, (rows->nsamples + 1) * sizeof(*p->timeline));
+	if (rows->nsamples)
+		memcpy(p->timeline, rows->samples, rows->nsamples * sizeof(*p->timeline));
+}
+
+/* Every row of the process's, read with the loader's statements. */
+static int load_rows(struct loader *ld, struct hl_report *r, int64_t process_id,
+		     struct hl_report_process *p)
+{
+	struct hl_run_rows rows;
+	int err;
+
+	hl_run_rows_init(&rows);
+	err = hl_process_leaks(&ld->rows, process_id, &rows);
+	if (!err)
+		err = hl_process_errors(&ld->rows, process_id, &rows);
+	if (!err)
+		err = hl_process_checks(&ld->rows, process_id, &rows);
+	if (!err)
+		err = hl_process_timeline(&ld->rows, process_id, &rows);
+	if (!err)
+		err = load_leaks(ld, r, &rows, p);
+	if (!err)
+		err = load_errors(ld, r, &rows, p);
+	if (!err)
+		load_checks(r, &rows, p);
+	if (!err)
+		err = load_check_records(ld, r, &rows, p);
+	if (!err) {
+		load_unstopped(r, &rows, p);
+		load_timeline(r, &rows, p);
+	}
+	hl_run_rows_destroy(&rows);
+	return err;
+}
+
+static int64_t maybe_or(struct hl_maybe m, int64_t otherwise)
+{
+	return m.known ? m.value : otherwise;
+}
+
+static void fill_process(struct hl_store *s, struct hl_report *r,
+			 const struct hl_process_row *row, struct hl_report_process *p)
+{
+	const struct hl_maybe *sum = row->summary;
+
+	p->pid = (uint32_t)row->pid;
+	p->ppid = (uint32_t)row->ppid;
+	p->origin = copy_text(r, row->origin);
+	p->exe = copy_text(r, row->exe);
+	hl_query_argv(s, &r->arena, row->argv, &p->argv, &p->argc);
+	p->started_ns = (uint64_t)row->started_ns.value;
+	p->ended_ns = (uint64_t)row->ended_ns.value;
+	p->how = copy_text(r, row->exit_how);
+	p->status = (int32_t)(strcmp(p->how, "signal") ? row->exit_status : row->exit_signal).value;
+	p->scanned = row->scanned;
+	p->in_use_bytes = (uint64_t)sum[HL_SUMMARY_in_use_bytes].value;
+	p->in_use_blocks = (uint64_t)sum[HL_SUMMARY_in_use_blocks].value;
+	p->allocs = (uint64_t)sum[HL_SUMMARY_allocs].value;
+	p->frees = (uint64_t)sum[HL_SUMMARY_frees].value;
+	p->bytes_allocated = (uint64_t)sum[HL_SUMMARY_bytes_allocated].value;
+	p->peak_bytes = (uint64_t)sum[HL_SUMMARY_peak_bytes].value;
+	p->inherited_bytes = (uint64_t)sum[HL_SUMMARY_inherited_bytes].value;
+	p->inherited_blocks = (uint64_t)sum[HL_SUMMARY_inherited_blocks].value;
+	p->dropped_events = (uint64_t)sum[HL_SUMMARY_dropped_events].value;
+	p->unmatched_frees = (uint64_t)sum[HL_SUMMARY_unmatched_frees].value;
+	p->unfreed_superseded = (uint64_t)sum[HL_SUMMARY_unfreed_superseded].value;
+	p->live_mismatch = (uint64_t)sum[HL_SUMMARY_live_mismatch].value;
+	p->test_name = copy_text(r, row->test_name);
+	p->unstopped = !row->all_threads_stopped;
+	p->no_exit_record = row->no_exit_record;
+	p->recovered_events = maybe_or(row->recovered_events, -1);
+	if (row->fatal_signal.known) {
+		p->fatal.signal = (int32_t)row->fatal_signal.value;
+		p->fatal.code = (int32_t)row->fatal_code.value;
+		p->fatal.address = (uint64_t)row->fatal_address.value;
 		p->fatal.fault = hl_wire_fault_words((uint32_t)p->fatal.signal, p->fatal.code);
 	}
-	/* column 33; a name it does not know (a newer writer's) reads as none:
-	 * the missing exit record still fails the gate */
+	/* a name it does not know (a newer writer's) reads as none: the
+	 * missing exit record still fails the gate */
 	if (p->no_exit_record) {
-		int why = hl_report_standalone_parse((const char *)sqlite3_column_text(st, 33));
+		int why = hl_report_standalone_parse(row->standalone);
 
 		p->standalone = why > 0 ? (uint32_t)why : HL_STANDALONE_NONE;
 	}
-}
-
-/* Where the signal that ended it arrived (column 32), if the hook saw it. */
-static int load_fatal_stack(struct loader *ld, struct hl_report *r, sqlite3_stmt *st,
-			    struct hl_report_process *p)
-{
-	if (!p->fatal.signal)
-		return 0;
-	return load_stack(ld, r, sqlite3_column_int64(st, 32), &p->fatal.stack);
 }
 
 /* Whether the process passes --process and --program (the basename of its
@@ -585,82 +418,76 @@ static bool process_wanted(const struct hl_report_filter *f, const struct hl_rep
 	       (p->argc && !strcmp(arg0 ? arg0 + 1 : p->argv[0], f->program));
 }
 
-static int load_exec_path(struct loader *ld, struct hl_report *r, int64_t serial,
-			  struct hl_report_process *p)
+/* An image ended by exec: the image that replaced it is the next process
+ * of the run with the same pid and origin exec; none stored, the new image
+ * was not tracked. */
+static void load_exec_path(struct hl_report *r, const struct hl_run_page *page, size_t i,
+			   struct hl_report_process *p)
 {
-	sqlite3_stmt *st = ld->exec_next;
-
 	if (strcmp(p->how, "exec"))
+		return;
+	p->exec_untracked = true;
+	for (size_t j = i + 1; j < page->nprocs; j++) {
+		const struct hl_process_row *next = &page->procs[j];
+
+		if (next->pid == page->procs[i].pid && next->origin &&
+		    !strcmp(next->origin, "exec")) {
+			p->exec_untracked = false;
+			p->exec_path = copy_text(r, next->exe);
+			return;
+		}
+	}
+}
+
+/* One process of the page, whole, into p; false in *keep if the filter
+ * leaves it out. */
+static int load_process(struct loader *ld, struct hl_report *r, const struct hl_run_page *page,
+			size_t i, struct hl_report_process *p, bool *keep)
+{
+	const struct hl_process_row *row = &page->procs[i];
+	int err = 0;
+
+	fill_process(ld->s, r, row, p);
+	*keep = process_wanted(ld->filter, p);
+	if (!*keep)
 		return 0;
-	sqlite3_bind_int64(st, 1, ld->run_id);
-	sqlite3_bind_int64(st, 2, p->pid);
-	sqlite3_bind_int64(st, 3, serial);
-	/* None stored: the new image was not tracked. */
-	p->exec_untracked = sqlite3_step(st) != SQLITE_ROW;
-	if (!p->exec_untracked)
-		p->exec_path = col_text(r, st, 0);
-	sqlite3_reset(st);
-	return 0;
+	err = load_tree(ld);
+	if (!err)
+		err = load_rows(ld, r, row->id, p);
+	if (!err && p->fatal.signal)
+		err = load_stack(ld, r, row->fatal_stack_id, &p->fatal.stack);
+	if (!err)
+		load_exec_path(r, page, i, p);
+	/* --kind keeps the processes that have a record of those kinds
+	 * (or a heap error) */
+	if (ld->filter && ld->filter->kinds && !p->nleaks && !p->nerrors)
+		*keep = false;
+	return err;
 }
 
 /* Loads each process of the run that the filter keeps, in HELLO order: into
  * r (fn NULL), or one at a time into a report of its own that lives only
- * while fn runs (the streamed JSON and text). */
-static int load_processes(struct loader *ld, struct hl_report *r,
+ * while fn runs (the streamed JSON and text). A process with no summary
+ * row yet (a run still being written) is not reported. */
+static int load_processes(struct loader *ld, struct hl_report *r, const struct hl_run_page *page,
 			  hl_store_process_fn fn, void *ctx)
 {
-	struct hl_store *s = ld->s;
-	sqlite3_stmt *st;
 	int err = 0;
 
-	if (sqlite3_prepare_v2(s->db,
-		"SELECT p.id, pid, ppid, origin, exe, argv, started_ns, ended_ns,"
-		" exit_how, exit_status, exit_signal, scanned, in_use_bytes,"
-		" in_use_blocks, allocs, frees, bytes_allocated, peak_bytes,"
-		" inherited_bytes, inherited_blocks, dropped_events, unmatched_frees,"
-		" unfreed_superseded, live_mismatch, test_name, p.serial, all_threads_stopped,"
-		" no_exit_record, recovered_events, fatal_signal, fatal_code, fatal_address,"
-		" fatal_stack_id, standalone"
-		" FROM processes p JOIN summaries s ON s.process_id = p.id"
-		" WHERE p.run_id = ? ORDER BY p.serial", -1, &st, NULL))
-		return load_fail(s, "processes");
-	sqlite3_bind_int64(st, 1, ld->run_id);
-	while (!err && sqlite3_step(st) == SQLITE_ROW) {
+	for (size_t i = 0; !err && i < page->nprocs; i++) {
 		struct hl_report one;
 		struct hl_report *into = r;
 		struct hl_report_process *p;
-		int64_t id = sqlite3_column_int64(st, 0);
 		bool keep;
 
+		if (!page->procs[i].summary[0].known)
+			continue;
 		if (fn) {
 			hl_report_init(&one);
 			into = &one;
 		}
 		p = hl_report_new_process(into);
-		fill_process(s, into, st, p);
-		keep = process_wanted(ld->filter, p);
-		if (keep)
-			load_tree(ld);
-		if (keep)
-			err = load_leaks(ld, into, id, p);
-		if (keep && !err)
-			err = load_fatal_stack(ld, into, st, p);
-		if (keep && !err)
-			err = load_errors(ld, into, id, p);
-		if (keep && !err)
-			err = load_checks(ld, into, id, p);
-		if (keep && !err)
-			err = load_check_records(ld, into, id, p);
-		if (keep && !err)
-			err = load_unstopped(ld, into, id, p);
-		if (keep && !err)
-			err = load_timeline(ld, into, id, p);
-		if (keep && !err)
-			err = load_exec_path(ld, into, sqlite3_column_int64(st, 25), p);
-		/* --kind keeps the processes that have a record of those kinds
-		 * (or a heap error) */
-		if (keep && ld->filter && ld->filter->kinds && !p->nleaks && !p->nerrors)
-			keep = false;
+		err = load_process(ld, into, page, i, p, &keep);
 		if (keep && !err && fn)
 			err = fn(ctx, p);
 		if (fn)
@@ -668,85 +495,68 @@ static int load_processes(struct loader *ld, struct hl_report *r,
 		else if (!keep)
 			into->nprocs--;
 	}
-	sqlite3_finalize(st);
 	return err;
 }
 
-static int load_labels(struct hl_store *s, int64_t run_id, struct hl_report *r)
+/* The run's row and labels into r. */
+static int load_run(struct hl_store *s, const struct hl_run_row *run, struct hl_report *r)
 {
-	sqlite3_stmt *st;
-	size_t n = 0;
+	r->run_id = run->id;
+	r->mode = copy_text(r, run->mode);
+	hl_query_argv(s, &r->arena, run->argv, &r->argv, &r->argc);
+	r->started_ns = (uint64_t)run->started_ns;
+	r->ended_ns = (uint64_t)run->ended_ns.value;
+	r->exit_code = (int)maybe_or(run->exit_code, -1);
+	r->uuid = copy_text(r, run->uuid);
+	r->git_commit = copy_text(r, run->git_commit);
+	r->git_branch = copy_text(r, run->git_branch);
+	r->cwd = copy_text(r, run->cwd);
+	r->hostname = copy_text(r, run->hostname);
+	r->label_keys = hl_bump_alloc(&r->arena, (run->nlabels + 1) * sizeof(*r->label_keys));
+	r->label_values = hl_bump_alloc(&r->arena, (run->nlabels + 1) * sizeof(*r->label_values));
+	for (r->nlabels = 0; r->nlabels < run->nlabels; r->nlabels++) {
+		const struct hl_run_label *l = &run->labels[r->nlabels];
 
-	if (sqlite3_prepare_v2(s->db, "SELECT key, value FROM run_labels WHERE run_id = ?"
-			       " ORDER BY rowid", -1, &st, NULL))
-		return load_fail(s, "labels");
-	sqlite3_bind_int64(st, 1, run_id);
-	while (sqlite3_step(st) == SQLITE_ROW)
-		n++;
-	sqlite3_reset(st);
-	r->label_keys = hl_bump_alloc(&r->arena, (n + 1) * sizeof(*r->label_keys));
-	r->label_values = hl_bump_alloc(&r->arena, (n + 1) * sizeof(*r->label_values));
-	r->nlabels = 0;
-	while (r->nlabels < n && sqlite3_step(st) == SQLITE_ROW) {
-		r->label_keys[r->nlabels] = col_text(r, st, 0);
-		r->label_values[r->nlabels] = col_text(r, st, 1);
-		if (!r->label_values[r->nlabels])
-			r->label_values[r->nlabels] = "";
-		r->nlabels++;
+		r->label_keys[r->nlabels] = copy_text(r, l->key);
+		r->label_values[r->nlabels] = l->value ? copy_text(r, l->value) : "";
 	}
-	sqlite3_finalize(st);
 	return 0;
 }
 
-/* The run's row and labels. */
-static int load_run(struct hl_store *s, int64_t run_id, struct hl_report *r)
+/* The run's header and its processes, as the query layer returns them. */
+static int read_page(struct hl_store *s, int64_t run_id, struct hl_run_page *page)
 {
-	sqlite3_stmt *st;
-	int rc;
+	int err = hl_query_run_header(s, run_id, &page->run);
 
-	if (sqlite3_prepare_v2(s->db, "SELECT mode, argv, started_ns, ended_ns, exit_code,"
-			       " uuid, git_commit, git_branch, cwd, hostname FROM runs WHERE id = ?",
-			       -1, &st, NULL))
-		return load_fail(s, "run");
-	sqlite3_bind_int64(st, 1, run_id);
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_ROW) {
-		sqlite3_finalize(st);
+	if (err == -ENOENT)
 		snprintf(s->error, sizeof(s->error), "no run %lld in the database",
 			 (long long)run_id);
-		return -ENOENT;
-	}
-	r->run_id = run_id;
-	r->mode = col_text(r, st, 0);
-	argv_from_json(s, r, (const char *)sqlite3_column_text(st, 1), &r->argv, &r->argc);
-	r->started_ns = col_u64(st, 2);
-	r->ended_ns = col_u64(st, 3);
-	r->exit_code = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 4);
-	r->uuid = col_text(r, st, 5);
-	r->git_commit = col_text(r, st, 6);
-	r->git_branch = col_text(r, st, 7);
-	r->cwd = col_text(r, st, 8);
-	r->hostname = col_text(r, st, 9);
-	sqlite3_finalize(st);
-	return load_labels(s, run_id, r);
+	return err ? err : hl_query_processes(s, run_id, page);
 }
 
 int hl_store_load_report_filtered(struct hl_store *s, int64_t run_id,
 				  const struct hl_report_filter *filter, struct hl_report *r,
 				  hl_store_process_fn fn, void *ctx)
 {
+	struct hl_run_page page;
 	struct loader ld;
-	int rc = load_run(s, run_id, r);
+	int rc;
 
-	if (rc)
+	hl_run_page_init(&page);
+	rc = read_page(s, run_id, &page);
+	if (rc) {
+		hl_run_page_destroy(&page);
 		return rc;
+	}
+	load_run(s, &page.run.rows[0], r);
 	rc = loader_open(&ld, s, run_id, filter);
 	ld.tree_arena = &r->arena;
 	if (!rc && fn)
 		rc = fn(ctx, NULL); /* the run's header is loaded */
 	if (!rc)
-		rc = load_processes(&ld, r, fn, ctx);
+		rc = load_processes(&ld, r, &page, fn, ctx);
 	loader_close(&ld);
+	hl_run_page_destroy(&page);
 	return rc;
 }
 

@@ -28,6 +28,7 @@
 
 #include "schema_sql.h"
 #include "store.h"
+#include "query_int.h"
 #include "store_int.h"
 #include "util.h"
 
@@ -358,6 +359,8 @@ static int open_db(struct hl_store *s, const char *name, int flags)
 		rc = sqlite3_create_function(s->db, "hl_bytes", 1,
 					     SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
 					     NULL, NULL, sql_bytes_step, sql_bytes_final);
+	if (rc == SQLITE_OK)
+		rc = hl_query_register_classes(s->db); /* the query layer's class words */
 	return rc == SQLITE_OK ? 0 : hl_store_fail(s, rc, name);
 }
 

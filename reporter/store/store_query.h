@@ -2,9 +2,10 @@
  * reporter/store/store_query.h: the query layer. Every SQL statement that
  * report, history, diff, gate, baseline, the web UI, the HTML report and
  * speedscope run over a stored database is in reporter/store/, one file per
- * question (query_*.c; the report of one run: store_load.c), parameterised,
- * and returns model structs (reporter/model/), never JSON: the commands and
- * the UI render what these functions return with reporter/formats/.
+ * question (query_*.c; store_load.c assembles the report of one run from
+ * them and holds no SQL), parameterised, and returns model structs
+ * (reporter/model/), never JSON: the commands and the UI render what these
+ * functions return with reporter/formats/.
  *
  * Leak sites are named by their fingerprint (fingerprint.h). Results are
  * handed to a callback row by row, so a large history is never held whole;

@@ -40,6 +40,14 @@ struct hl_frame_info {
 	bool inlined;         /* inlined into the frame that follows */
 };
 
+/* The address the text and XML show for a frame, as valgrind shows it: the
+ * call instruction's (its return address minus one), so a fault's frame 0,
+ * stored one past the faulting instruction, shows that instruction. */
+static inline uint64_t hl_frame_shown_address(const struct hl_frame_info *f)
+{
+	return f->address ? f->address - 1 : 0;
+}
+
 struct hl_symbolizer;
 
 /* Separate debug files found in the cache of inflated copies, and copies

@@ -153,8 +153,8 @@ static void test_signal_and_text(void **state)
 	assert_non_null(strstr(text, "==555==   total heap usage: 3 allocs, 1 frees, 2,005 bytes allocated\n"));
 	assert_non_null(strstr(text, "==555==   peak heap usage: 2,005 bytes\n"));
 	assert_non_null(strstr(text, "==555== 2,000 bytes in 2 blocks are lost in loss record 1 of 1\n"));
-	assert_non_null(strstr(text, "==555==    at 0x1000: ???\n"));
-	assert_non_null(strstr(text, "==555==    by 0x2000: ???\n"));
+	assert_non_null(strstr(text, "==555==    at 0xfff: ???\n"));
+	assert_non_null(strstr(text, "==555==    by 0x1fff: ???\n"));
 	assert_non_null(strstr(text, "killed by signal 9"));
 	free(text);
 	hl_report_destroy(&r);
@@ -242,9 +242,9 @@ static void test_text_valgrind_layout(void **state)
 	text = text_of(&r);
 	assert_non_null(strstr(text,
 		"==9== 40 bytes in 1 blocks are definitely lost in loss record 1 of 5\n"
-		"==9==    at 0x60: ctor (a.c:3)\n"
-		"==9==    by 0x70: call_init (libc-start.c:145)\n"
-		"==9==    by 0x80: (below main) (libc-start.c:347)\n"
+		"==9==    at 0x5f: ctor (a.c:3)\n"
+		"==9==    by 0x6f: call_init (libc-start.c:145)\n"
+		"==9==    by 0x7f: (below main) (libc-start.c:347)\n"
 		"==9==\n"));
 	assert_null(strstr(text, "loss record 2 of 5")); /* reachable: counted only */
 	assert_non_null(strstr(text, "==9== 64 bytes in 1 blocks are possibly lost in loss record 3 of 5\n"));
@@ -252,8 +252,8 @@ static void test_text_valgrind_layout(void **state)
 		"==9== 64 bytes in 2 blocks are indirectly lost in loss record 4 of 5\n"));
 	assert_non_null(strstr(text,
 		"==9== 96 (32 direct, 64 indirect) bytes in 1 blocks are definitely lost in loss record 5 of 5\n"
-		"==9==    at 0x10: make_list (a.c:5)\n"
-		"==9==    by 0x20: main (a.c:7)\n"
+		"==9==    at 0xf: make_list (a.c:5)\n"
+		"==9==    by 0x1f: main (a.c:7)\n"
 		"==9==\n"));
 	assert_non_null(strstr(text,
 		"==9== LEAK SUMMARY:\n"
@@ -284,7 +284,7 @@ static void test_text_view_options(void **state)
 	r.view.num_callers = 1;
 	text = text_of(&r);
 	assert_non_null(strstr(text, "are still reachable in loss record 2 of 5\n"
-				     "==9==    at 0x10: make_list (a.c:5)\n==9==\n"));
+				     "==9==    at 0xf: make_list (a.c:5)\n==9==\n"));
 	assert_null(strstr(text, "possibly lost in loss record"));
 	assert_null(strstr(text, "indirectly lost in loss record"));
 	assert_null(strstr(text, "Reachable blocks"));

@@ -93,6 +93,49 @@ static void test_totals_and_leaks(void **state)
 	hl_run_destroy(&f.run);
 }
 
+/* Temporary allocations (heaptrack's): a free right after its block's
+ * allocation, counted per thread, per stack. */
+static void test_temporaries(void **state)
+{
+	struct feed f = { 0 };
+	struct hl_process *p;
+
+	hl_run_init(&f.run);
+	feed_begin(&f, 12, 1, HL_ORIGIN_START);
+	hl_enc_batch(&f.e, 1, 1, 1);
+	hl_enc_alloc(&f.e, 0xa000, 8, 2, 1, 0);  /* A: temporary */
+	hl_enc_free(&f.e, 0xa000, 3, 0);
+	hl_enc_alloc(&f.e, 0xb000, 8, 4, 2, 0);  /* B: C allocated in between */
+	hl_enc_alloc(&f.e, 0xc000, 8, 5, 1, 0);  /* C: B freed in between */
+	hl_enc_free(&f.e, 0xb000, 6, 0);
+	hl_enc_free(&f.e, 0xc000, 7, 0);
+	hl_enc_alloc(&f.e, 0xd000, 8, 8, 2, 0);  /* D: temporary, thread 2's E aside */
+	hl_enc_batch(&f.e, 2, 9, 2);
+	hl_enc_alloc(&f.e, 0xe000, 8, 9, 1, 0);  /* E: temporary */
+	hl_enc_batch(&f.e, 1, 10, 3);
+	hl_enc_free(&f.e, 0xd000, 10, 0);
+	hl_enc_alloc(&f.e, 0xf000, 8, 11, 1, 0); /* F: realloc frees it first: temporary */
+	hl_enc_realloc(&f.e, 0xf000, 0xf100, 16, 12, 2); /* G: temporary */
+	hl_enc_free(&f.e, 0xf100, 13, 0);
+	hl_enc_batch(&f.e, 2, 14, 4);
+	hl_enc_free(&f.e, 0xe000, 14, 0);
+	hl_enc_alloc(&f.e, 0x9000, 8, 15, 1, 0); /* H: its thread ended; the tid's next */
+	hl_enc_thread(&f.e, HL_REC_THREAD_END, 2, 16); /* thread frees it */
+	hl_enc_batch(&f.e, 2, 17, 5);
+	hl_enc_free(&f.e, 0x9000, 17, 0);
+	p = feed_flush(&f);
+	hl_process_finish(p);
+	assert_int_equal(p->allocs, 8);
+	assert_int_equal(p->frees, 8);
+	assert_int_equal(p->temporaries, 5);
+	assert_int_equal(hl_process_stack(p, 1)->wire_id, 1);
+	assert_int_equal(hl_process_stack(p, 1)->temporaries, 3); /* A, E, F */
+	assert_int_equal(hl_process_stack(p, 2)->temporaries, 2); /* D, G */
+	assert_int_equal(p->nlast_allocs, 0);
+	feed_end(&f);
+	hl_run_destroy(&f.run);
+}
+
 /* Thread A: alloc p@1, free p@3. Thread B: alloc p@5 (reuse). B's batch
  * arrives between A's alloc and A's free. */
 static void test_free_after_reuse(void **state)
@@ -1016,6 +1059,7 @@ int main(void)
 		cmocka_unit_test(test_totals_and_leaks),
 		cmocka_unit_test(test_events_sink_same_state),
 		cmocka_unit_test(test_free_after_reuse),
+		cmocka_unit_test(test_temporaries),
 		cmocka_unit_test(test_free_before_alloc),
 		cmocka_unit_test(test_older_alloc_late),
 		cmocka_unit_test(test_superseded_left_over),

@@ -13,7 +13,8 @@ with the hook's live set and the reporter's in agreement.
 
 A process a signal ended must also say what valgrind says of it: the signal,
 its fault words ("Access not within mapped region") and the first frame in
-the program itself. With --hook, ARGV runs under the hook alone (LD_PRELOAD,
+the program itself, at the address valgrind shows (the faulting
+instruction, a caller's call instruction). With --hook, ARGV runs under the hook alone (LD_PRELOAD,
 no reporter) and bare, with core dumps allowed, in a scratch directory: the
 signal that ends it and whether it dumped core must be the same. With
 --checks, heapledger and the hook run with that checks= mode (guard: its
@@ -30,7 +31,7 @@ CLASSES = ("definitely lost", "indirectly lost", "possibly lost", "still reachab
 KINDS = {"definitely": 0, "indirectly": 1, "possibly": 2, "reachable": 3}
 LINE = re.compile(r"^==(\d+)== (.*)$")
 TERMINATING = re.compile(r"Process terminating with default action of signal (\d+)")
-FRAME = re.compile(r"(?:at|by) 0x[0-9A-Fa-f]+: (\S+) \((\S+?):\d+\)")
+FRAME = re.compile(r"(?:at|by) 0x([0-9A-Fa-f]+): (\S+) \((\S+?):\d+\)")
 
 
 def program_file(argv):
@@ -38,7 +39,11 @@ def program_file(argv):
 
 
 def valgrind_crashes(log, source):
-    """(signal, fault words, first frame in the program) per crash."""
+    """(signal, fault words, first frame in the program) per crash. The
+    frame is its function and its address's offset in its page (the two
+    tools load the program at different page-aligned bases): valgrind shows
+    the faulting instruction for frame 0 and the call instruction for a
+    caller, and so must heapledger."""
     found, crash = [], None
     for line in log.splitlines():
         m = LINE.match(line)
@@ -56,8 +61,8 @@ def valgrind_crashes(log, source):
             crash[1] = text.split(" at address ")[0]
             continue
         f = FRAME.search(text)
-        if f and crash[2] is None and os.path.basename(f.group(2)) == source:
-            crash[2] = f.group(1)
+        if f and crash[2] is None and os.path.basename(f.group(3)) == source:
+            crash[2] = "%s at page offset 0x%03x" % (f.group(2), int(f.group(1), 16) & 0xfff)
         if not text:
             crash = None
     return sorted(tuple(c) for c in found)

@@ -317,7 +317,9 @@ function runSummary(run, sum) {
         : `Peak: pid ${sum.peak.pid} at ${bytes(sum.peak.bytes)}; most in use at their own peaks`,
       sum.peak.stacks, [[sum.peak.at_peak ? 'held at the peak' : 'peak in use', r => bytes(r.value)], ['allocs', r => r.count]]),
       stackRanking('most-allocations', 'Most allocations', sum.most_allocations, [['allocs', r => r.value.toLocaleString('en-US')]]),
-      stackRanking('most-bytes', 'Most bytes allocated', sum.most_bytes, [['bytes', r => bytes(r.value)], ['allocs', r => r.count]])));
+      stackRanking('most-bytes', 'Most bytes allocated', sum.most_bytes, [['bytes', r => bytes(r.value)], ['allocs', r => r.count]]),
+      (sum.most_temporaries || []).length ? stackRanking('most-temporaries', 'Most temporary allocations (freed right after)',
+        sum.most_temporaries, [['temporary', r => r.value.toLocaleString('en-US')], ['allocs', r => r.count]]) : null));
 }
 
 /* ---- allocation sizes ---- */

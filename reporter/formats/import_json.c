@@ -1,5 +1,5 @@
 /*
- * reporter/store/import_json.c: a JSON report read back into a run header,
+ * reporter/formats/import_json.c: a JSON report read back into a run header,
  * finished processes and their frames (import_json.h).
  *
  * The reading mirrors report_json.c field by field. Where the report

@@ -1,5 +1,5 @@
 /*
- * reporter/store/import_json.h: a JSON report (format "heapledger-report" version
+ * reporter/formats/import_json.h: a JSON report (format "heapledger-report" version
  * 1, as report_json.c writes it and doc/manual.md documents it) read
  * back into the reporter's own structures: the run's header as a struct
  * hl_report, each process as a finished struct hl_process, and its
