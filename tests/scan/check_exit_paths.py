@@ -38,12 +38,19 @@ def program_file(argv):
     return os.path.basename(argv[0]) + ".c"
 
 
+# Signals the program raises at an instruction of its own (a fault, abort,
+# a trap): both tools must name that instruction. Another process's SIGTERM
+# lands wherever the program happens to be (returning from write() or in
+# pause()), so for those only the function is compared.
+SYNCHRONOUS = {4, 5, 6, 7, 8, 11, 31}  # SIGILL SIGTRAP SIGABRT SIGBUS SIGFPE SIGSEGV SIGSYS
+
+
 def valgrind_crashes(log, source):
     """(signal, fault words, first frame in the program) per crash. The
     frame is its function and its address's offset in its page (the two
-    tools load the program at different page-aligned bases): valgrind shows
-    the faulting instruction for frame 0 and the call instruction for a
-    caller, and so must heapledger."""
+    tools load the program at different page-aligned bases), the offset only
+    for SYNCHRONOUS signals: valgrind shows the faulting instruction for
+    frame 0 and the call instruction for a caller, and so must heapledger."""
     found, crash = [], None
     for line in log.splitlines():
         m = LINE.match(line)
@@ -62,7 +69,9 @@ def valgrind_crashes(log, source):
             continue
         f = FRAME.search(text)
         if f and crash[2] is None and os.path.basename(f.group(3)) == source:
-            crash[2] = "%s at page offset 0x%03x" % (f.group(2), int(f.group(1), 16) & 0xfff)
+            crash[2] = f.group(2)
+            if crash[0] in SYNCHRONOUS:
+                crash[2] += " at page offset 0x%03x" % (int(f.group(1), 16) & 0xfff)
         if not text:
             crash = None
     return sorted(tuple(c) for c in found)
