@@ -191,9 +191,13 @@ void hl_track_free(void *p, unsigned kind, uintptr_t caller)
 		goto out_leave;
 	int saved = errno;
 	hl_emit_free((uintptr_t)p, kind);
-	if (capture_on && hl_checks_redzone == 0 && !(hl_range_flags(hl_range_of(p)) & HL_RANGE_LARGE))
-		hl_block_note_free_caller(hl_range_of(p), caller ? caller
-									 : hl_stack_memo_caller(__builtin_frame_address(0)));
+	if (capture_on && hl_checks_redzone == 0) {
+		struct hl_range *r = hl_range_of(p);
+
+		if (!(hl_range_flags(r) & HL_RANGE_LARGE))
+			hl_block_note_free_caller(r, caller ? caller
+							    : hl_stack_memo_caller(__builtin_frame_address(0)));
+	}
 	errno = saved;
 out_leave:
 	hl_guard_leave();
