@@ -26,6 +26,9 @@
  *             what it saw, so a difference shows in stdout
  *   ignored   raises SIGHUP (ignored since before exec) and carries on
  *   rawexit   ends with syscall(SYS_exit_group, 5), no libc exit path
+ *   fread     reads its own executable whole with one large fread() (a
+ *             stream never oriented, its buffer freed by freeres after
+ *             exit's stdio cleanup, as under valgrind) and exits 0
  *   uring     an io_uring with a kernel SQPOLL thread and an io-wq worker
  *             (a NOP forced async) still alive at exit: threads of the
  *             process that run only kernel code; prints through stdio (a
@@ -230,6 +233,17 @@ static int ignored(void)
 	return 0;
 }
 
+static int read_whole(const char *self)
+{
+	static char image[16 << 20];
+	FILE *f = fopen(self, "r");
+	if (f == NULL || fread(image, 1, sizeof(image), f) == 0 || !feof(f))
+		return 1;
+	kept = f; /* still reachable, as valgrind says of the FILE */
+	leak(32);
+	return 0;
+}
+
 /* Raw system calls: liburing is not needed for one NOP. */
 static int uring(void)
 {
@@ -291,6 +305,8 @@ int main(int argc, char **argv)
 		return threads();
 	if (!strcmp(mode, "uring"))
 		return uring();
-	fprintf(stderr, "usage: exit_paths runner|threads|segv|abort|bus|term|redefault|handlers|ignored|rawexit|uring\n");
+	if (!strcmp(mode, "fread"))
+		return read_whole(argv[0]);
+	fprintf(stderr, "usage: exit_paths runner|threads|segv|abort|bus|term|redefault|handlers|ignored|rawexit|uring|fread\n");
 	return 2;
 }
