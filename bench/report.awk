@@ -311,7 +311,8 @@ END {
 		for (j = 1; j <= ncols; j++) {
 			k = work[i] SUBSEP colv[j] SUBSEP cols[j]
 			p = problem(k, work[i], cols[j])
-			if (p ~ /^\*\*/)
+			# a run stopped at --cell-limit is slow, not wrong: its cell says so
+			if (p ~ /^\*\*/ && p !~ /^\*\*over /)
 				loud = loud "- " work[i] " under " colv[j] ": " p "\n"
 		}
 	if (loud != "") {

@@ -74,8 +74,11 @@ usage: bench/run.sh [options]
                         ../reporter/heapledger)
   --scale P             size of the allocator runs, percent (default 100)
   --tool-scale P        size for the checking tools: hl-run, heaptrack, lsan,
-                        asan, hl-full, hl-run-full, hl-guard, hl-sample,
-                        efence (default 25)
+                        asan, hl-full, hl-run-full, hl-sample (default 25)
+  --guard-scale P       size for the page-per-block tools: hl-guard, efence
+                        (default 1: each pays system calls per block)
+  --cell-limit S        a run over S seconds is stopped and its cell says so;
+                        its later rounds are skipped (default 600)
   --valgrind-scale P    size for valgrind (default 2)
   --out FILE            where to write the report (default bench/RESULTS.md)
   --keep                keep the work directory (outputs of every run)
@@ -100,6 +103,8 @@ reporter=""
 scale_full=""
 scale_tool=""
 scale_vg=""
+scale_guard=""
+cell_limit=""
 out=""
 keep=0
 
@@ -115,6 +120,8 @@ while [ $# -gt 0 ]; do
 	--scale) scale_full=$2; shift ;;
 	--tool-scale) scale_tool=$2; shift ;;
 	--valgrind-scale) scale_vg=$2; shift ;;
+	--guard-scale) scale_guard=$2; shift ;;
+	--cell-limit) cell_limit=$2; shift ;;
 	--out) out=$2; shift ;;
 	--keep) keep=1 ;;
 	-h | --help) usage; exit 0 ;;
@@ -124,10 +131,11 @@ while [ $# -gt 0 ]; do
 done
 
 if [ $quick = 1 ]; then
-	: "${rounds:=1}" "${scale_full:=10}" "${scale_tool:=5}" "${scale_vg:=1}"
+	: "${rounds:=1}" "${scale_full:=10}" "${scale_tool:=5}" "${scale_vg:=1}" "${scale_guard:=1}"
 	: "${out:=${TMPDIR:-/tmp}/heapledger-bench-quick.md}"
 fi
-: "${rounds:=5}" "${scale_full:=100}" "${scale_tool:=25}" "${scale_vg:=2}"
+: "${rounds:=5}" "${scale_full:=100}" "${scale_tool:=25}" "${scale_vg:=2}" "${scale_guard:=1}"
+: "${cell_limit:=600}"
 : "${out:=$SRC/RESULTS.md}"
 build=$(realpath -m "$build")
 : "${lib:=$build/libhook/libheapledger.so}"
@@ -200,7 +208,8 @@ preload_of() {
 
 scale_of() {
 	case $1 in
-	hl-run | heaptrack | lsan | asan | hl-full | hl-run-full | hl-guard | hl-sample | efence) echo "$scale_tool" ;;
+	hl-run | heaptrack | lsan | asan | hl-full | hl-run-full | hl-sample) echo "$scale_tool" ;;
+	hl-guard | efence) echo "$scale_guard" ;;
 	valgrind) echo "$scale_vg" ;;
 	*) echo "$scale_full" ;;
 	esac
@@ -239,6 +248,7 @@ cpu_raw=$work/cpu.tsv # cpu_row
 # LSan and ASan need the workloads rebuilt, so they get their own binaries,
 # built like meson's debugoptimized build plus the sanitizer.
 declare -A available
+declare -A timed_out # "workload variant scale" of runs stopped at --cell-limit
 
 # Finds or fetches the SQLite amalgamation; prints its directory, or nothing.
 sqlite_source() {
@@ -535,8 +545,17 @@ run_one() {
 	obj=$work/cwd/$w.$v.s
 	mapfile -t cmd < <(variant_prefix "$v"; workload_cmd "$w" "$s" "$bin" "$obj")
 	rm -f "$obj" "$work/hl.db"
-	(cd "$work/cwd" && "$timeit" "$tag.time" "${cmd[@]}" >"$tag.out" 2>"$tag.err") || true
+	(cd "$work/cwd" && "$timeit" "$tag.time" timeout -k 10 "$cell_limit" "${cmd[@]}" >"$tag.out" 2>"$tag.err") || true
 	read -r wall rss status <"$tag.time" || { wall=0 rss=0 status=timeit; }
+	# timeout(1) exits 124 when it stopped the run: the cell says so, and
+	# its later rounds are not run (they would only take as long again).
+	if [ "$status" = 124 ]; then
+		timed_out["$w $v $s"]=1
+		printf '0\t%s\t%s\t%s\t0\t0\t%s\t\t\n' "$w" "$v" "$s" "**over ${cell_limit} s**" >>"$raw"
+		printf '[%d/%d] %-8s %-10s %3s%%  over %s s: stopped\n' "$r" "$rounds" "$w" "$v" "$s" "$cell_limit" >&2
+		rm -rf "$obj" "$work/hl.db" "$work/ht"/*
+		return
+	fi
 	if [ "$w" = cc1 ]; then
 		sum=$([ -f "$obj" ] && echo "checksum $(cksum <"$obj")" || true)
 	else
@@ -569,6 +588,7 @@ for ((r = 1; r <= rounds; r++)); do
 		for p in "${plan[@]}"; do
 			v=${p%%:*}
 			[ -z "$(skip_reason "$v" "$w")" ] || continue
+			[ -z "${timed_out["$w $v ${p#*:}"]:-}" ] || continue
 			run_one "$r" "$w" "$v" "${p#*:}"
 		done
 	done
@@ -618,7 +638,7 @@ mkdir -p "$(dirname "$out")"
 	echo "- Packages: $(versions)"
 	built=$(built_versions)
 	[ -z "$built" ] || echo "- Built from source, plain and per sanitizer: $built"
-	echo "- Rounds: $rounds, interleaved; sizes: allocators ${scale_full}%, hl-run, heaptrack, lsan, asan, hl-full, hl-run-full, hl-guard, hl-sample and efence ${scale_tool}%, valgrind ${scale_vg}% of a full run"
+	echo "- Rounds: $rounds, interleaved; sizes: allocators ${scale_full}%, hl-run, heaptrack, lsan, asan, hl-full, hl-run-full, hl-sample ${scale_tool}%, hl-guard and efence ${scale_guard}%, valgrind ${scale_vg}% of a full run; a run over ${cell_limit} s was stopped"
 	echo
 	if [ ${#workloads[@]} -gt 0 ]; then
 		awk -F'\t' -v plan="${plan[*]}" -v workloads="${workloads[*]}" \

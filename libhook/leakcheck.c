@@ -133,6 +133,28 @@ static void stdio_discard(void)
 	_IO_list_unlock();
 }
 
+/* Under valgrind, exit() runs glibc's _IO_cleanup and then, at exit_group,
+ * valgrind runs __libc_freeres, which runs _IO_cleanup again before it frees
+ * the stream buffers set aside. The first pass marks every stream oriented
+ * (_mode = -1), so the second unbuffers, and frees the buffer of, streams
+ * never oriented too: a file read only by large fread()s. Our freeres runs
+ * from an exit handler, before exit's own _IO_cleanup, so its pass would be
+ * the first and keep that buffer "still reachable". Mark such streams as
+ * exit's pass will mark them moments later, but only where unbuffering then
+ * has no effect outside the process: no unread input (its sync would seek
+ * the file back) and no unwritten output. */
+static void stdio_orient_as_exit(void)
+{
+	if (&_IO_list_all == NULL || _IO_list_lock == NULL || _IO_list_unlock == NULL)
+		return;
+	_IO_list_lock();
+	for (FILE *fp = _IO_list_all; fp; fp = fp->_chain)
+		if (fp->_mode == 0 && fp->_IO_read_ptr == fp->_IO_read_end &&
+		    fp->_IO_write_ptr == fp->_IO_write_base)
+			fp->_mode = -1;
+	_IO_list_unlock();
+}
+
 void hl_leakcheck_exit_prepare(unsigned how)
 {
 	exiting = true; /* the exit scan follows */
@@ -145,6 +167,8 @@ void hl_leakcheck_exit_prepare(unsigned how)
 	freeres_resolve(); /* not guarded: see there */
 	if (how == HL_EXIT_UNDERSCORE && libc_freeres)
 		stdio_discard();
+	if (how == HL_EXIT_NORMAL && libc_freeres)
+		stdio_orient_as_exit();
 	if (cxx_freeres)
 		cxx_freeres();
 	if (libc_freeres)

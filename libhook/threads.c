@@ -115,8 +115,57 @@ static bool world_has(const struct hl_world *w, pid_t tid)
 	return false;
 }
 
+/* The kernel's task flags for threads that share the process's memory but
+ * run only kernel code (include/linux/sched.h): io_uring's SQPOLL and io-wq
+ * workers (PF_IO_WORKER; PF_USER_WORKER too since Linux 6.4, as vhost's
+ * workers). They never take a signal and hold no user stack or registers,
+ * so they are no roots and must neither hold up the stop nor count as the
+ * program's threads (valgrind, which sees only the threads it runs, never
+ * waits for them either). */
+#define HL_PF_IO_WORKER 0x00000010u
+#define HL_PF_USER_WORKER 0x00004000u
+
+/* True if task tid runs only kernel code: field 9 (flags) of
+ * /proc/self/task/TID/stat, read with system calls only (no stdio: this
+ * runs with the allocator's locks held). A stat that cannot be read (the
+ * thread is gone) is no worker: the caller's signal then finds out. */
+static bool kernel_worker(pid_t tid)
+{
+	char path[48] = "/proc/self/task/", buf[512], digits[12];
+	int nd = 0, len = (int)strlen(path);
+	for (pid_t t = tid; t > 0 && nd < (int)sizeof(digits); t /= 10)
+		digits[nd++] = (char)('0' + t % 10);
+	while (nd > 0)
+		path[len++] = digits[--nd];
+	memcpy(path + len, "/stat", sizeof("/stat"));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	/* The name (field 2) may hold spaces and parentheses: fields are
+	 * counted from its last ')'. After it: state, ppid, pgrp, session,
+	 * tty_nr, tpgid, flags. */
+	char *p = strrchr(buf, ')');
+	if (p == NULL)
+		return false;
+	for (int field = 3; field <= 9; field++) { /* to the space before field 9 */
+		p = strchr(p + 1, ' ');
+		if (p == NULL)
+			return false;
+	}
+	unsigned long flags = 0;
+	for (p++; *p >= '0' && *p <= '9'; p++)
+		flags = flags * 10 + (unsigned long)(*p - '0');
+	return (flags & (HL_PF_IO_WORKER | HL_PF_USER_WORKER)) != 0;
+}
+
 /* Adds the threads of /proc/self/task not yet in w (raw getdents, no
- * opendir: that allocates). Returns how many were added. */
+ * opendir: that allocates), leaving out the kernel's workers. Returns how
+ * many were added. */
 static unsigned world_add_new(struct hl_world *w, pid_t self)
 {
 	char buf[4096];
@@ -134,7 +183,8 @@ static unsigned world_add_new(struct hl_world *w, pid_t self)
 			pid_t tid = 0;
 			for (const char *c = d->d_name; *c >= '0' && *c <= '9'; c++)
 				tid = tid * 10 + (*c - '0');
-			if (tid <= 0 || tid == self || world_has(w, tid) || w->count == w->capacity)
+			if (tid <= 0 || tid == self || world_has(w, tid) || w->count == w->capacity ||
+			    kernel_worker(tid))
 				continue;
 			w->threads[w->count++] = (struct hl_scan_thread){ .tid = tid };
 			added++;

@@ -69,7 +69,7 @@ static int on_history(void *ctx, const struct hl_site_history *h)
 		if (h->bytes[i])
 			printf(" %llu", (unsigned long long)h->bytes[i]);
 		else
-			printf(" -");
+			printf(" %s", h->suppressed[i] ? "s" : "-");
 	}
 	printf("  %s\n", h->function ? h->function : "?");
 	return 0;
@@ -91,7 +91,7 @@ int hl_cmd_history(int argc, char **argv)
 		"history", "", 0, 0,
 		"List every leak site of the stored runs the filters select: its fingerprint,\n"
 		"the first and last of those runs that leaked there, in how many, and the\n"
-		"bytes leaked there run by run (oldest first; '-': none).",
+		"bytes leaked there run by run (oldest first; '-': none, 's': suppressed).",
 		args, NULL,
 	};
 	struct history_ctx c = { 0 };

@@ -19,8 +19,9 @@ json_t *hl_site_history_json(const struct hl_site_history *h)
 	json_object_set_new(o, "last_run", json_integer(h->last_run));
 	json_object_set_new(o, "runs", hl_json_u64(h->runs));
 	for (size_t i = 0; i < h->nruns; i++)
-		json_array_append_new(runs, json_pack("{sIsI}", "run", (json_int_t)h->run_ids[i],
-						      "bytes", (json_int_t)h->bytes[i]));
+		json_array_append_new(runs, json_pack("{sIsIsb}", "run", (json_int_t)h->run_ids[i],
+						      "bytes", (json_int_t)h->bytes[i],
+						      "suppressed", h->suppressed[i]));
 	json_object_set_new(o, "bytes_by_run", runs);
 	return o;
 }

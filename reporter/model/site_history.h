@@ -17,6 +17,9 @@ struct hl_site_history {
 	uint64_t runs;                /* selected runs that leaked there */
 	const int64_t *run_ids;       /* the selected runs, oldest first (nruns) */
 	const uint64_t *bytes;        /* bytes leaked there in each of them (0: none) */
+	/* 1 where every leak of the site in that run was suppressed: its bytes
+	 * are 0 there, as the gate and diff count it, but it was not fixed */
+	const unsigned char *suppressed;
 	size_t nruns;
 };
 typedef int (*hl_site_history_fn)(void *ctx, const struct hl_site_history *h);

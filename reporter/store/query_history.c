@@ -164,13 +164,14 @@ static size_t run_index(const int64_t *ids, size_t n, int64_t id)
 	return lo;
 }
 
-/* Hands the site gathered in h to fn and clears it. */
-static int emit_site(struct hl_site_history *h, uint64_t *bytes, char **fp, char **function,
-		     hl_site_history_fn fn, void *ctx)
+/* Hands the site gathered in h to fn and clears it. A site whose leaks were
+ * suppressed in every selected run is no leak site of the history. */
+static int emit_site(struct hl_site_history *h, uint64_t *bytes, unsigned char *suppressed,
+		     char **fp, char **function, hl_site_history_fn fn, void *ctx)
 {
 	int err = 0;
 
-	if (*fp) {
+	if (*fp && h->runs) {
 		h->fingerprint = *fp;
 		h->function = *function;
 		err = fn(ctx, h);
@@ -179,6 +180,7 @@ static int emit_site(struct hl_site_history *h, uint64_t *bytes, char **fp, char
 	free(*function);
 	*fp = *function = NULL;
 	memset(bytes, 0, h->nruns * sizeof(*bytes));
+	memset(suppressed, 0, h->nruns);
 	h->runs = 0;
 	h->first_run = h->last_run = 0;
 	return err;
@@ -190,6 +192,7 @@ int hl_query_history(struct hl_store *s, const struct hl_run_filter *f,
 	struct hl_site_history h = { 0 };
 	int64_t *ids;
 	uint64_t *bytes;
+	unsigned char *suppressed;
 	char *fp = NULL, *function = NULL;
 	sqlite3_stmt *st = NULL;
 	int err = selected_runs(s, f, &ids, &h.nruns), rc = SQLITE_DONE;
@@ -198,37 +201,49 @@ int hl_query_history(struct hl_store *s, const struct hl_run_filter *f,
 	if (err)
 		return err;
 	bytes = hl_xcalloc(h.nruns + 1, sizeof(*bytes));
+	suppressed = hl_xcalloc(h.nruns + 1, 1);
 	h.run_ids = ids;
 	h.bytes = bytes;
+	h.suppressed = suppressed;
+	/* Suppressed leaks come too, so that a site suppressed in later runs
+	 * reads as suppressed there rather than as fixed; only unsuppressed
+	 * bytes count, as the gate and diff count them. */
 	err = prepare_filtered(s, f,
-		"SELECT l.fingerprint, p.run_id, sum(l.bytes), t.function"
+		"SELECT l.fingerprint, p.run_id, sum(CASE WHEN l.suppressed = 0 THEN l.bytes ELSE 0 END),"
+		" t.function, min(l.suppressed)"
 		" FROM processes p JOIN leaks l ON l.process_id = p.id"
 		" LEFT JOIN leak_sites t ON t.fingerprint = l.fingerprint"
-		" WHERE l.fingerprint IS NOT NULL AND l.suppressed = 0 AND p.run_id IN (",
+		" WHERE l.fingerprint IS NOT NULL AND p.run_id IN (",
 		") GROUP BY l.fingerprint, p.run_id ORDER BY l.fingerprint, p.run_id", &st);
 	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *row_fp = hl_col_text(st, 0);
 		int64_t run = sqlite3_column_int64(st, 1);
+		size_t i = run_index(ids, h.nruns, run);
 
 		if (!fp || strcmp(fp, row_fp)) {
-			err = emit_site(&h, bytes, &fp, &function, fn, ctx);
+			err = emit_site(&h, bytes, suppressed, &fp, &function, fn, ctx);
 			fp = hl_xstrdup(row_fp);
 			function = hl_col_text(st, 3) ? hl_xstrdup(hl_col_text(st, 3)) : NULL;
-			h.first_run = run;
 		}
-		bytes[run_index(ids, h.nruns, run)] = (uint64_t)sqlite3_column_int64(st, 2);
+		if (sqlite3_column_int(st, 4)) {
+			suppressed[i] = 1;
+			continue;
+		}
+		bytes[i] = (uint64_t)sqlite3_column_int64(st, 2);
+		if (!h.runs)
+			h.first_run = run;
 		h.last_run = run;
 		h.runs++;
 	}
 	if (!err && rc != SQLITE_DONE)
 		err = hl_query_fail(s, "history");
 	if (!err)
-		err = emit_site(&h, bytes, &fp, &function, fn, ctx);
+		err = emit_site(&h, bytes, suppressed, &fp, &function, fn, ctx);
 	free(fp);
 	free(function);
 	sqlite3_finalize(st);
+	free(suppressed);
 	free(bytes);
 	free(ids);
 	return err;
 }
-

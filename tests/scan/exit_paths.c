@@ -26,8 +26,17 @@
  *             what it saw, so a difference shows in stdout
  *   ignored   raises SIGHUP (ignored since before exec) and carries on
  *   rawexit   ends with syscall(SYS_exit_group, 5), no libc exit path
+ *   fread     reads its own executable whole with one large fread() (a
+ *             stream never oriented, its buffer freed by freeres after
+ *             exit's stdio cleanup, as under valgrind) and exits 0
+ *   uring     an io_uring with a kernel SQPOLL thread and an io-wq worker
+ *             (a NOP forced async) still alive at exit: threads of the
+ *             process that run only kernel code; prints through stdio (a
+ *             buffer only freeres frees) and exits 0. Exits 77 (skipped)
+ *             where the kernel refuses io_uring
  */
 #define _GNU_SOURCE
+#include <linux/io_uring.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -224,6 +233,53 @@ static int ignored(void)
 	return 0;
 }
 
+static int read_whole(const char *self)
+{
+	static char image[16 << 20];
+	FILE *f = fopen(self, "r");
+	if (f == NULL || fread(image, 1, sizeof(image), f) == 0 || !feof(f))
+		return 1;
+	kept = f; /* still reachable, as valgrind says of the FILE */
+	leak(32);
+	return 0;
+}
+
+/* Raw system calls: liburing is not needed for one NOP. */
+static int uring(void)
+{
+	struct io_uring_params p;
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SQPOLL;
+	p.sq_thread_idle = 10000; /* ms: the SQPOLL thread outlives main */
+	int fd = (int)syscall(__NR_io_uring_setup, 8, &p);
+	if (fd < 0) {
+		perror("io_uring_setup");
+		return 77;
+	}
+	size_t ring_size = p.sq_off.array + p.sq_entries * sizeof(unsigned);
+	char *ring = mmap(NULL, ring_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd,
+			  IORING_OFF_SQ_RING);
+	struct io_uring_sqe *sqes = mmap(NULL, p.sq_entries * sizeof(*sqes), PROT_READ | PROT_WRITE,
+					 MAP_SHARED | MAP_POPULATE, fd, IORING_OFF_SQES);
+	if (ring == MAP_FAILED || sqes == MAP_FAILED) {
+		perror("mmap");
+		return 77;
+	}
+	unsigned *tail = (unsigned *)(ring + p.sq_off.tail);
+	unsigned *array = (unsigned *)(ring + p.sq_off.array);
+	memset(&sqes[0], 0, sizeof(sqes[0]));
+	sqes[0].opcode = IORING_OP_NOP;
+	sqes[0].flags = IOSQE_ASYNC; /* through an io-wq worker thread */
+	array[0] = 0;
+	__atomic_store_n(tail, *tail + 1, __ATOMIC_RELEASE);
+	syscall(__NR_io_uring_enter, fd, 1, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_SQ_WAKEUP,
+		NULL, 0);
+	kept = malloc(40);
+	leak(24);
+	printf("uring done\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -247,6 +303,10 @@ int main(int argc, char **argv)
 		return runner();
 	if (!strcmp(mode, "threads"))
 		return threads();
-	fprintf(stderr, "usage: exit_paths runner|threads|segv|abort|bus|term|redefault|handlers|ignored|rawexit\n");
+	if (!strcmp(mode, "uring"))
+		return uring();
+	if (!strcmp(mode, "fread"))
+		return read_whole(argv[0]);
+	fprintf(stderr, "usage: exit_paths runner|threads|segv|abort|bus|term|redefault|handlers|ignored|rawexit|uring|fread\n");
 	return 2;
 }

@@ -923,9 +923,15 @@ async function pageDiff(params) {
     h('h2', null, `Changed (${d.changed})`), h('table', { id: 'diff-both' }, head(), siteRows(d.changes, 'changed')));
 }
 
-/* A site's state in the newest run: new (first leaked there), fixed (not
- * leaked there any more) or still leaking. */
+/* A site's state in the newest run: new (first leaked there), suppressed
+ * (leaked there, but only under a suppression, since the run after its last
+ * unsuppressed leak), fixed (not leaked there any more) or still leaking. */
 function siteState(s, newest) {
+  const runs = s.bytes_by_run;
+  if (s.last_run !== newest && runs.length && runs[runs.length - 1].suppressed) {
+    const since = runs.find(r => r.run > s.last_run && r.suppressed);
+    return h('span', { class: 'state-suppressed' }, `suppressed since run ${since.run}`);
+  }
   if (s.last_run !== newest) return h('span', { class: 'state-fixed' }, `fixed after run ${s.last_run}`);
   if (s.first_run === newest) return h('span', { class: 'state-new' }, 'new');
   return 'still leaking';
