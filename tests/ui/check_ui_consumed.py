@@ -8,10 +8,16 @@ the timeline (the same samples as /timeline), hold_first holds nothing once
 hold_third holds anything, and a process of a database made before the
 store kept series says it has none.
 
-usage: check_ui_consumed.py HEAPLEDGER UI_PHASES
+With --browser BUILD_DIR, the run page in headless chromium instead
+(browser/check_consumed.mjs): the "most temporary allocations" card and
+the consumed chart show the names and numbers these queries answer;
+skipped (77) as tests/ui/check_ui_browser.py is when there is no chromium.
+
+usage: check_ui_consumed.py HEAPLEDGER UI_PHASES [--browser BUILD_DIR]
 """
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -23,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ui_fixture import Server, fail  # noqa: E402
 
 HL, PHASES = sys.argv[1:3]
+BROWSER = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--browser" else None
 KIB = 1024
 
 
@@ -56,6 +63,37 @@ def check_phases(c, tl):
         fail("no sample at the peak with both hold_first and hold_second full")
 
 
+def browser(sv, pid, tmp):
+    """The page against the query layer's answers (check_consumed.mjs)."""
+    import check_ui_browser as cb
+    if not os.access(cb.CHROMIUM, os.X_OK):
+        cb.skip("%s is absent (Debian package chromium)" % cb.CHROMIUM)
+    if not shutil.which("node") or not shutil.which("npm"):
+        cb.need("node and npm are absent: they install playwright-core")
+    where = cb.install_playwright(BROWSER)
+    shots = os.path.join(BROWSER, "ui-screenshots-consumed")
+    shutil.rmtree(shots, ignore_errors=True)
+    os.makedirs(shots)
+    script = os.path.join(where, "check_consumed.mjs")
+    shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "browser",
+                             "check_consumed.mjs"), script)
+    c = api(sv, "processes/%d/consumed" % pid)
+    temporaries = api(sv, "runs/1/summary")["most_temporaries"]
+    if not temporaries or temporaries[0]["function"] != "churn":
+        fail("the summary's most temporaries: %s" % temporaries)
+    expect = {"url": sv.url, "temporaries": temporaries,
+              "consumed": {"sites": [{"function": s["function"], "bytes": s["bytes"]} for s in c["sites"]],
+                           "other": c["other"], "total": c["total"], "points": len(c["time_ns"])}}
+    path = os.path.join(tmp, "expect.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(expect, f)
+    r = subprocess.run(["node", script, path, shots], cwd=where, capture_output=True, text=True,
+                       timeout=240)
+    sys.stdout.write(r.stdout + r.stderr[-3000:])
+    if r.returncode != 0:
+        sys.exit(1)
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         db = os.path.join(tmp, "consumed.db")
@@ -65,30 +103,36 @@ def main():
             fail("heapledger run: %d %s" % (r.returncode, r.stderr[-2000:]))
         sv = Server(HL, db)
         try:
-            run = api(sv, "runs/1")
-            pid = run["processes"][0]["id"]
-            c = api(sv, "processes/%d/consumed" % pid)
-            tl = api(sv, "processes/%d/timeline" % pid)
-            if not c["has_series"] or len(c["time_ns"]) < 4:
-                fail("too few samples or no series: %s" % json.dumps(c)[:500])
-            check_phases(c, tl)
-            # A process stored before the database kept series: none.
-            con = sqlite3.connect(db)
-            con.execute("DELETE FROM stack_series")
-            con.commit()
-            con.close()
-            c = api(sv, "processes/%d/consumed" % pid)
-            if c["has_series"] or c["sites"] or c["other"] != c["total"]:
-                fail("without series: %s" % json.dumps(c)[:500])
-            try:
-                api(sv, "processes/999999/consumed")
-                fail("a process that is not there answered")
-            except urllib.error.HTTPError as e:
-                if e.code != 404:
-                    fail("no such process: %d" % e.code)
+            pid = api(sv, "runs/1")["processes"][0]["id"]
+            if BROWSER:
+                browser(sv, pid, tmp)
+                return
+            check_api(sv, db, pid)
         finally:
             sv.stop()
     print("ok: consumed over time by hold_first, hold_second, hold_third")
+
+
+def check_api(sv, db, pid):
+    c = api(sv, "processes/%d/consumed" % pid)
+    tl = api(sv, "processes/%d/timeline" % pid)
+    if not c["has_series"] or len(c["time_ns"]) < 4:
+        fail("too few samples or no series: %s" % json.dumps(c)[:500])
+    check_phases(c, tl)
+    # A process stored before the database kept series: none.
+    con = sqlite3.connect(db)
+    con.execute("DELETE FROM stack_series")
+    con.commit()
+    con.close()
+    c = api(sv, "processes/%d/consumed" % pid)
+    if c["has_series"] or c["sites"] or c["other"] != c["total"]:
+        fail("without series: %s" % json.dumps(c)[:500])
+    try:
+        api(sv, "processes/999999/consumed")
+        fail("a process that is not there answered")
+    except urllib.error.HTTPError as e:
+        if e.code != 404:
+            fail("no such process: %d" % e.code)
 
 
 main()
