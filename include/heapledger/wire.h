@@ -650,6 +650,26 @@ static inline uint32_t hl_pack_read_fields(const uint8_t *src, uint16_t op, unsi
 	return at;
 }
 
+/* One field of an event whose whole HL_PACK_MAX_EVENT bytes lie at src:
+ * the field at src + *at whose size code (op >> (6 + 2i), for field i) is
+ * the low 2 bits of `code`; advances *at past it. Readers that know the
+ * event's type call it once per field in order (the reporter's batch
+ * decoder: ~7 instructions a field, against ~13 through
+ * hl_pack_read_fields' array). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline uint64_t hl_pack_field(const uint8_t *src, uint32_t *at, unsigned code)
+{
+	static const uint64_t mask[4] = { 0xffu, 0xffffu, 0xffffffffu, ~(uint64_t)0 };
+	uint64_t v;
+
+	code &= 3u;
+	memcpy(&v, src + *at, 8);
+	*at += 1u << code;
+	return v & mask[code];
+}
+
 /* Reads the event at src, of which `avail` bytes are there, into *event,
  * *kind and fields[]; returns its length without a RECORD's record, or 0 if
  * it is malformed or runs past avail. Always inlined: called out of line,

@@ -459,15 +459,10 @@ static __attribute__((noinline)) void prune_tombstones(struct hl_process *p)
 	}
 }
 
-/* Remembers that address was freed at ticks, once the process has threads
- * whose batches can arrive out of order; otherwise forgets it. */
-static void block_freed(struct hl_process *p, struct hl_block *b, uint64_t ticks,
-			unsigned kind)
+/* block_freed once the process has threads: a tombstone. */
+static __attribute__((noinline)) void block_tombstoned(struct hl_process *p, struct hl_block *b,
+						       uint64_t ticks, unsigned kind)
 {
-	if (!p->reordering) {
-		hl_table_remove(&p->live, b);
-		return;
-	}
 	b->flags = HL_BLOCK_FREED;
 	b->ticks = ticks;
 	b->kind = (uint8_t)kind;
@@ -476,6 +471,17 @@ static void block_freed(struct hl_process *p, struct hl_block *b, uint64_t ticks
 	tomb_queued(p, b);
 	if (++p->tombstones > HL_TOMBSTONES_MAX)
 		prune_tombstones(p);
+}
+
+/* Remembers that address was freed at ticks, once the process has threads
+ * whose batches can arrive out of order; otherwise forgets it. */
+static inline void block_freed(struct hl_process *p, struct hl_block *b, uint64_t ticks,
+			       unsigned kind)
+{
+	if (!p->reordering)
+		hl_table_remove(&p->live, b);
+	else
+		block_tombstoned(p, b, ticks, kind);
 }
 
 /* The queued tombstone e if it is still in the table as queued, else NULL. */
@@ -534,20 +540,11 @@ static void forget_expired(struct hl_conn_state *cs, struct hl_process *p)
 	}
 }
 
-/* An allocation (size, stack, ticks, flags in nb). The entry of its address
- * holds the newest event seen there; the newer one wins. */
-void hl_state_block_alloc(struct hl_process *p, const struct hl_block *nb)
+/* An allocation at an address the table already holds (block_alloc). */
+static __attribute__((noinline)) void block_alloc_over(struct hl_process *p, struct hl_block *b,
+						       const struct hl_block *nb,
+						       struct hl_process_stack *s)
 {
-	bool added;
-	struct hl_block *b = hl_table_find_or_insert(&p->live, nb->address, &added);
-	struct hl_process_stack *s = stack_at(p, nb->stack_id);
-
-	count_alloc(p, nb, s);
-	if (added) {
-		*b = *nb;
-		live_add(p, b, s);
-		return;
-	}
 	if (b->ticks > nb->ticks) {
 		/* A newer event already happened here: this block was freed
 		 * before it; its free will arrive (or already did). */
@@ -565,23 +562,35 @@ void hl_state_block_alloc(struct hl_process *p, const struct hl_block *nb)
 	live_add(p, b, s);
 }
 
-static void block_free(struct hl_process *p, uint64_t address, uint64_t ticks,
-		       unsigned kind)
+/* An allocation (size, stack, ticks, flags in nb). The entry of its address
+ * holds the newest event seen there; the newer one wins. Inline where
+ * every event comes through; the rest is block_alloc_over. */
+static inline __attribute__((always_inline)) void block_alloc(struct hl_process *p,
+							      const struct hl_block *nb)
 {
-	struct hl_block *b = hl_table_find(&p->live, address);
-	bool temporary = address == p->last_alloc;
+	bool added;
+	struct hl_block *b = hl_table_find_or_insert(&p->live, nb->address, &added);
+	struct hl_process_stack *s = stack_at(p, nb->stack_id);
 
-	p->frees++;
-	p->last_alloc = 0;
-	if (hl_likely_state(b && !(b->flags & HL_BLOCK_FREED) && b->ticks <= ticks)) {
-		struct hl_process_stack *s = stack_at(p, b->stack_id);
-
-		if (temporary)
-			temporary_counted(p, s);
-		live_remove(p, b, s); /* the common case */
-		block_freed(p, b, ticks, kind);
+	count_alloc(p, nb, s);
+	if (hl_likely_state(added)) {
+		*b = *nb;
+		live_add(p, b, s);
 		return;
 	}
+	block_alloc_over(p, b, nb, s);
+}
+
+void hl_state_block_alloc(struct hl_process *p, const struct hl_block *nb)
+{
+	block_alloc(p, nb);
+}
+
+/* A free that does not end a live block the table holds (block_free). */
+static __attribute__((noinline)) void block_free_other(struct hl_process *p, struct hl_block *b,
+						       uint64_t address, uint64_t ticks,
+						       unsigned kind)
+{
 	if (!b) {
 		/* Its allocation has not arrived yet (another thread's batch). */
 		if (!p->reordering)
@@ -605,12 +614,33 @@ static void block_free(struct hl_process *p, uint64_t address, uint64_t ticks,
 	}
 }
 
+static inline __attribute__((always_inline)) void block_free(struct hl_process *p,
+							     uint64_t address, uint64_t ticks,
+							     unsigned kind)
+{
+	struct hl_block *b = hl_table_find(&p->live, address);
+	bool temporary = address == p->last_alloc;
+
+	p->frees++;
+	p->last_alloc = 0;
+	if (hl_likely_state(b && !(b->flags & HL_BLOCK_FREED) && b->ticks <= ticks)) {
+		struct hl_process_stack *s = stack_at(p, b->stack_id);
+
+		if (temporary)
+			temporary_counted(p, s);
+		live_remove(p, b, s); /* the common case */
+		block_freed(p, b, ticks, kind);
+		return;
+	}
+	block_free_other(p, b, address, ticks, kind);
+}
+
 /* ---- records --------------------------------------------------------------- */
 
 /* An allocation or realloc event of this process's own (not inherited). */
 static inline void event_alloc(struct hl_process *p, const struct hl_block *nb)
 {
-	hl_state_block_alloc(p, nb);
+	block_alloc(p, nb);
 	p->last_alloc = nb->address;
 	hl_tombwatch_event(&p->tombwatch, nb->ticks);
 	event_counted(p, nb->ticks);
@@ -989,25 +1019,24 @@ int hl_state_events(void *ctx, const struct hl_event *ev, size_t n)
 		event_prefetch(p, &ev[i]);
 	for (size_t i = 0; i < n; i++) {
 		const struct hl_event *e = &ev[i];
+
+		if (i + HL_EVENTS_AHEAD < n && p->live.capacity >= HL_HINT_MIN_SLOTS)
+			event_prefetch(p, &ev[i + HL_EVENTS_AHEAD]);
+		if (e->type == HL_REC_FREE) {
+			event_free(p, e->address, e->ticks, e->kind);
+			continue;
+		}
+		/* the block is made only here: a free needs none */
 		struct hl_block nb = {
 			.address = e->address, .size = e->size, .ticks = e->ticks,
 			.stack_id = stack_ref(p, e->stack_id), .kind = e->kind,
 		};
-
-		if (i + HL_EVENTS_AHEAD < n && p->live.capacity >= HL_HINT_MIN_SLOTS)
-			event_prefetch(p, &ev[i + HL_EVENTS_AHEAD]);
-		switch (e->type) {
-		case HL_REC_ALLOC:
+		if (e->type == HL_REC_ALLOC) {
 			event_alloc(p, &nb);
-			break;
-		case HL_REC_FREE:
-			event_free(p, e->address, e->ticks, e->kind);
-			break;
-		default:
+		} else {
 			nb.address = e->new_address;
 			nb.flags = HL_BLOCK_REALLOC;
 			event_realloc(p, e->address, &nb);
-			break;
 		}
 	}
 	return 0;

@@ -5,15 +5,15 @@
 #include "table.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "table_group.h"
 #include "util.h"
 
-#define GROUP 16u
-#define CTRL_EMPTY 0x80u   /* free, in a group not full since the table was built */
-#define CTRL_DELETED 0xfeu /* removed from a group that had been full */
+#define GROUP HL_TABLE_GROUP
+#define CTRL_EMPTY HL_TABLE_CTRL_EMPTY
+#define CTRL_DELETED HL_TABLE_CTRL_DELETED
 #define MIN_CAPACITY 1024u
 
 /* Every invariant of table.h, by a walk of the whole table (HL_DEBUG=2,
@@ -59,15 +59,14 @@ void hl_table_clear(struct hl_table *t)
 	hl_table_destroy(t);
 }
 
-/* Control byte of a used slot: 7 bits of the hash below the group's. */
 static inline uint8_t tag_of(uint64_t h)
 {
-	return (uint8_t)((h >> 24) & 0x7f);
+	return hl_table_tag(h);
 }
 
 static inline size_t next_group(const struct hl_table *t, size_t g, size_t *step)
 {
-	return (g + ++*step) & ((t->capacity / GROUP) - 1);
+	return hl_table_next_group(t, g, step);
 }
 
 /* Bit i set: control byte i of the group equals byte. */
@@ -81,35 +80,6 @@ static inline unsigned group_match(const uint8_t *group, uint8_t byte)
 static inline unsigned group_free(const uint8_t *group)
 {
 	return hl_group_top_bits(group);
-}
-
-/* The first entry with this address after `prev` (NULL: the first) along
- * the address's probe sequence, or NULL. */
-static struct hl_block *search(const struct hl_table *t, uint64_t address,
-			       const struct hl_block *prev)
-{
-	uint64_t h = hl_table_hash(address);
-	uint8_t tag = tag_of(h);
-	size_t g = (size_t)(h >> t->shift), step = 0;
-
-	for (;;) {
-		const uint8_t *group = t->ctrl + g * GROUP;
-		unsigned m = group_match(group, tag);
-
-		for (; m; m &= m - 1) {
-			struct hl_block *b = &t->slots[g * GROUP + (unsigned)__builtin_ctz(m)];
-
-			if (b->address != address)
-				continue;
-			if (!prev)
-				return b;
-			if (b == prev)
-				prev = NULL; /* the next one is the answer */
-		}
-		if (group_match(group, CTRL_EMPTY))
-			return NULL;
-		g = next_group(t, g, &step);
-	}
 }
 
 void hl_table_prefetch(const struct hl_table *t, uint64_t address)
@@ -130,15 +100,15 @@ void hl_table_prefetch(const struct hl_table *t, uint64_t address)
 		__builtin_prefetch(&t->slots[g * GROUP + (unsigned)__builtin_ctz(m)]);
 }
 
-struct hl_block *hl_table_find(const struct hl_table *t, uint64_t address)
-{
-	return t->count ? search(t, address, NULL) : NULL;
-}
-
 struct hl_block *hl_table_find_next(const struct hl_table *t, uint64_t address,
 				    struct hl_block *prev)
 {
-	return t->count ? search(t, address, prev) : NULL;
+	return t->count ? hl_table_search(t, address, prev) : NULL;
+}
+
+static inline struct hl_block *claim(struct hl_table *t, size_t i, uint64_t h, uint64_t address)
+{
+	return hl_table_claim(t, i, h, address);
 }
 
 /* Puts address in the first EMPTY or DELETED slot of its probe sequence.
@@ -151,20 +121,10 @@ static struct hl_block *place(struct hl_table *t, uint64_t address)
 	uint64_t h = hl_table_hash(address);
 	size_t g = (size_t)(h >> t->shift), step = 0;
 	unsigned m;
-	size_t i;
 
 	while (!(m = group_free(t->ctrl + g * GROUP)))
 		g = next_group(t, g, &step);
-	i = g * GROUP + (unsigned)__builtin_ctz(m);
-	/* a slot not in use reads address 0; the 7/8 bound leaves room */
-	hl_invariant(t->slots[i].address == 0);
-	hl_invariant(t->ctrl[i] != CTRL_EMPTY || t->growth_left > 0);
-	if (t->ctrl[i] == CTRL_EMPTY)
-		t->growth_left--;
-	t->ctrl[i] = tag_of(h);
-	t->count++;
-	t->slots[i].address = address;
-	return &t->slots[i];
+	return claim(t, g * GROUP + (unsigned)__builtin_ctz(m), h, address);
 }
 
 /* Rebuilds the table at this capacity: drops DELETED slots. */
@@ -224,36 +184,6 @@ struct hl_block *hl_table_insert(struct hl_table *t, uint64_t address)
 	b = place(t, address);
 	clear_fields(b);
 	return b;
-}
-
-struct hl_block *hl_table_find_or_insert(struct hl_table *t, uint64_t address, bool *added)
-{
-	struct hl_block *b = hl_table_find(t, address);
-
-	*added = b == NULL;
-	return b ? b : hl_table_insert(t, address);
-}
-
-void hl_table_remove(struct hl_table *t, struct hl_block *slot)
-{
-	size_t i = (size_t)(slot - t->slots);
-
-	/* slot is one of this table's, in use: removing twice, or a pointer
-	 * kept across an insert that moved the entries, breaks the count */
-	hl_invariant(slot >= t->slots && i < t->capacity && t->ctrl[i] < CTRL_EMPTY &&
-		     t->count > 0);
-	/* A group with an EMPTY byte has never been full (a removal from a
-	 * full group leaves DELETED; EMPTY bytes come from a rebuild, or from
-	 * this rule, which needs one already there), so no lookup went on past
-	 * it: the slot can be EMPTY again. */
-	if (group_match(t->ctrl + (i & ~(size_t)(GROUP - 1)), CTRL_EMPTY)) {
-		t->ctrl[i] = CTRL_EMPTY;
-		t->growth_left++;
-	} else {
-		t->ctrl[i] = CTRL_DELETED;
-	}
-	memset(slot, 0, sizeof(*slot));
-	t->count--;
 }
 
 void hl_table_copy(struct hl_table *dst, const struct hl_table *src)

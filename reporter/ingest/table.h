@@ -34,6 +34,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <string.h>
+
+#include "table_group.h"
+#include "util.h"
+
 /* One block, 32 bytes. */
 struct hl_block {
 	uint64_t address;   /* key; 0 = empty slot */
@@ -67,22 +72,28 @@ void hl_table_destroy(struct hl_table *t);
 /* Empties and frees the slots but keeps the table usable. */
 void hl_table_clear(struct hl_table *t);
 
-/* First entry with this address, or NULL. */
-struct hl_block *hl_table_find(const struct hl_table *t, uint64_t address);
+/* First entry with this address, or NULL (inline below: the reporter asks
+ * it for every free). */
+static inline struct hl_block *hl_table_find(const struct hl_table *t, uint64_t address);
 /* Next entry with this address after `prev` (NULL: start), or NULL. */
 struct hl_block *hl_table_find_next(const struct hl_table *t, uint64_t address,
 				    struct hl_block *prev);
 /* A new slot holding `address` (other fields zero); always adds, even if the
  * address is present. Grows the table as needed. */
 struct hl_block *hl_table_insert(struct hl_table *t, uint64_t address);
-/* The first entry with this address, or else (*added set) a new slot
- * holding it, as hl_table_insert would make. (A lookup then an insert:
- * remembering the free slot the lookup passed, to skip the second walk,
- * measured the same on replayed real event streams, the group being in
- * cache by then.) */
-struct hl_block *hl_table_find_or_insert(struct hl_table *t, uint64_t address, bool *added);
+/* (Inline below, as hl_table_remove: the reporter does one or the other
+ * for every event.) The first entry with this address, or else (*added set) a new slot
+ * holding it, as hl_table_insert would make, in the same place. One walk:
+ * the lookup remembers the first free slot it passes, which is where the
+ * insert would go (a lookup then an insert measured the same in time on
+ * replayed real event streams, the group being in cache by then, but cost
+ * ~110 instructions an allocation against ~40; the reporter shares the
+ * program's cores). May grow or rebuild the table even when the address
+ * is there (pointers then move, as on an insert). */
+static inline struct hl_block *hl_table_find_or_insert(struct hl_table *t, uint64_t address,
+							bool *added);
 /* Removes the entry `slot` points to. */
-void hl_table_remove(struct hl_table *t, struct hl_block *slot);
+static inline void hl_table_remove(struct hl_table *t, struct hl_block *slot);
 /* Copies every entry of src into dst (dst must be empty). */
 void hl_table_copy(struct hl_table *dst, const struct hl_table *src);
 
@@ -92,6 +103,133 @@ void hl_table_copy(struct hl_table *dst, const struct hl_table *src);
 static inline uint64_t hl_table_hash(uint64_t address)
 {
 	return (address >> 4) * 0x9e3779b97f4a7c15ull;
+}
+
+/* ---- the probe, inline (table.c holds the rest) ---------------------- */
+
+#define HL_TABLE_GROUP 16u
+#define HL_TABLE_CTRL_EMPTY 0x80u   /* free, in a group not full since the table was built */
+#define HL_TABLE_CTRL_DELETED 0xfeu /* removed from a group that had been full */
+
+/* Control byte of a used slot: 7 bits of the hash below the group's. */
+static inline uint8_t hl_table_tag(uint64_t h)
+{
+	return (uint8_t)((h >> 24) & 0x7f);
+}
+
+/* The group after g in the probe sequence (triangular: visits them all). */
+static inline size_t hl_table_next_group(const struct hl_table *t, size_t g, size_t *step)
+{
+	return (g + ++*step) & ((t->capacity / HL_TABLE_GROUP) - 1);
+}
+
+/* The first entry with this address after `prev` (NULL: the first) along
+ * the address's probe sequence, or NULL. The table has slots. */
+static inline struct hl_block *hl_table_search(const struct hl_table *t, uint64_t address,
+					       const struct hl_block *prev)
+{
+	uint64_t h = hl_table_hash(address);
+	uint8_t tag = hl_table_tag(h);
+	size_t g = (size_t)(h >> t->shift), step = 0;
+
+	for (;;) {
+		const uint8_t *group = t->ctrl + g * HL_TABLE_GROUP;
+		unsigned m = hl_group_match(group, tag);
+
+		for (; m; m &= m - 1) {
+			struct hl_block *b = &t->slots[g * HL_TABLE_GROUP + (unsigned)__builtin_ctz(m)];
+
+			if (b->address != address)
+				continue;
+			if (!prev)
+				return b;
+			if (b == prev)
+				prev = NULL; /* the next one is the answer */
+		}
+		if (hl_group_match(group, HL_TABLE_CTRL_EMPTY))
+			return NULL;
+		g = hl_table_next_group(t, g, &step);
+	}
+}
+
+static inline struct hl_block *hl_table_find(const struct hl_table *t, uint64_t address)
+{
+	return t->count ? hl_table_search(t, address, NULL) : NULL;
+}
+
+/* Puts address in slot i, free (EMPTY or DELETED), with the tag of its
+ * hash h; its other fields are zero (a slot not in use reads 0). */
+static inline struct hl_block *hl_table_claim(struct hl_table *t, size_t i, uint64_t h,
+					      uint64_t address)
+{
+	/* a slot not in use reads address 0; the 7/8 bound leaves room */
+	hl_invariant(t->slots[i].address == 0);
+	hl_invariant(t->ctrl[i] != HL_TABLE_CTRL_EMPTY || t->growth_left > 0);
+	if (t->ctrl[i] == HL_TABLE_CTRL_EMPTY)
+		t->growth_left--;
+	t->ctrl[i] = hl_table_tag(h);
+	t->count++;
+	t->slots[i].address = address;
+	return &t->slots[i];
+}
+
+static inline struct hl_block *hl_table_find_or_insert(struct hl_table *t, uint64_t address,
+							bool *added)
+{
+	uint64_t h = hl_table_hash(address);
+	uint8_t tag = hl_table_tag(h);
+	size_t g, step = 0, free_at = SIZE_MAX;
+	struct hl_block *b;
+
+	*added = true;
+	if (!t->capacity)
+		return hl_table_insert(t, address);
+	for (g = (size_t)(h >> t->shift);; g = hl_table_next_group(t, g, &step)) {
+		const uint8_t *group = t->ctrl + g * HL_TABLE_GROUP;
+		unsigned m = hl_group_match(group, tag);
+
+		for (; m; m &= m - 1) {
+			b = &t->slots[g * HL_TABLE_GROUP + (unsigned)__builtin_ctz(m)];
+			if (b->address == address) {
+				*added = false;
+				return b;
+			}
+		}
+		/* where an insert would go: the first free slot of the walk */
+		if (free_at == SIZE_MAX && (m = hl_group_top_bits(group)))
+			free_at = g * HL_TABLE_GROUP + (unsigned)__builtin_ctz(m);
+		if (hl_group_match(group, HL_TABLE_CTRL_EMPTY))
+			break; /* a group with an EMPTY byte is free too: free_at is set */
+	}
+	if (t->growth_left == 0)
+		return hl_table_insert(t, address); /* a rebuild first, as an insert does */
+	b = hl_table_claim(t, free_at, h, address);
+	/* as hl_table_insert leaves them (stores a caller that fills the
+	 * block inline makes dead) */
+	*b = (struct hl_block){ .address = address };
+	return b;
+}
+
+static inline void hl_table_remove(struct hl_table *t, struct hl_block *slot)
+{
+	size_t i = (size_t)(slot - t->slots);
+
+	/* slot is one of this table's, in use: removing twice, or a pointer
+	 * kept across an insert that moved the entries, breaks the count */
+	hl_invariant(slot >= t->slots && i < t->capacity && t->ctrl[i] < HL_TABLE_CTRL_EMPTY &&
+		     t->count > 0);
+	/* A group with an EMPTY byte has never been full (a removal from a
+	 * full group leaves DELETED; EMPTY bytes come from a rebuild, or from
+	 * this rule, which needs one already there), so no lookup went on past
+	 * it: the slot can be EMPTY again. */
+	if (hl_group_match(t->ctrl + (i & ~(size_t)(HL_TABLE_GROUP - 1)), HL_TABLE_CTRL_EMPTY)) {
+		t->ctrl[i] = HL_TABLE_CTRL_EMPTY;
+		t->growth_left++;
+	} else {
+		t->ctrl[i] = HL_TABLE_CTRL_DELETED;
+	}
+	memset(slot, 0, sizeof(*slot));
+	t->count--;
 }
 
 /* Starts loading the slot a lookup or insertion of address will read (a

@@ -700,6 +700,59 @@ static void test_packed_malformed(void **state)
 	expect_reject(bad_batch_padding, "padding");
 }
 
+static int count_events(void *ctx, const struct hl_event *ev, size_t n)
+{
+	struct seen *s = ctx;
+
+	for (size_t i = 0; i < n; i++)
+		s->count[ev[i].type]++;
+	s->total += n;
+	return 0;
+}
+
+/* Each malformed event of test_packed_malformed that a whole event's bytes
+ * follow (valid FREEs after it), through the events sink's straight-line
+ * reader as through the record sink: refused, for the same reason, after
+ * the same valid events. */
+static void expect_reject_mid(void (*build)(struct hl_enc *), const char *why)
+{
+	const char *argv[] = { "p" };
+
+	for (int events = 0; events < 2; events++) {
+		struct hl_enc e;
+		struct hl_decoder d;
+		struct seen s = { 0 };
+
+		hl_enc_init(&e);
+		hl_enc_hello(&e, 7, 1, HL_ORIGIN_START, "/p", 1, argv);
+		build(&e);
+		for (uint64_t i = 0; i < 8; i++)
+			hl_enc_pack_free(&e, 0x10100 + i * 16, 20 + i, HL_KIND_MALLOC);
+		hl_decode_init(&d, count_sink, &s);
+		if (events)
+			d.events = count_events;
+		assert_int_equal(hl_decode_feed(&d, e.buf, e.len), -EPROTO);
+		if (!strstr(d.error, why))
+			fail_msg("reason '%s' does not mention '%s'", d.error, why);
+		assert_int_equal(s.count[HL_REC_FREE], 0);
+		hl_decode_destroy(&d);
+		hl_enc_destroy(&e);
+	}
+}
+
+static void test_packed_malformed_mid_batch(void **state)
+{
+	(void)state;
+	expect_reject_mid(bad_packed_event_zero, "malformed");
+	expect_reject_mid(bad_packed_event_unknown, "malformed");
+	expect_reject_mid(bad_packed_unused_bits, "malformed");
+	expect_reject_mid(bad_packed_realloc_kind, "REALLOC with a kind");
+	expect_reject_mid(bad_packed_alloc_kind, "unknown allocation kind");
+	expect_reject_mid(bad_packed_stack_huge, "above 32 bits");
+	expect_reject_mid(bad_packed_unknown_stack, "unknown stack id 7 (packed event 1 of the BATCH");
+	expect_reject_mid(bad_packed_address_zero, "FREE of address 0");
+}
+
 static void test_hello_checks(void **state)
 {
 	struct hl_enc e;
@@ -793,6 +846,7 @@ int main(void)
 		cmocka_unit_test(test_packed_is_compact),
 		cmocka_unit_test(test_packed_read_paths),
 		cmocka_unit_test(test_packed_malformed),
+		cmocka_unit_test(test_packed_malformed_mid_batch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
