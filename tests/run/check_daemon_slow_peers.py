@@ -12,6 +12,8 @@ memory, and what happens at each limit is said.
 2. Idle timeout: with --idle-timeout-ms 1000, 3 peers stuck inside a record and
    2 that never say HELLO are closed with a log line each; a program that
    rests between records (no EXIT yet) is not, and is stored once it ends.
+   The stuck peers' connections were ended by the reporter while they ran
+   on: each is stored as connection_lost, and its report says so.
 
 Every wait is for an event (a log line, a line from a client, a process's
 end), and all of them share one budget (--budget SECONDS, set by meson.build
@@ -39,7 +41,8 @@ import daemon_util  # noqa: E402
 from daemon_util import fail  # noqa: E402
 
 SLOW = 150
-CUT = "warning: the event stream ended without its exit record"
+LOST = ("warning: data missing: the hook went on standalone after its connection to the"
+        " reporter failed mid-run")
 
 
 def status_kib(pid, key):
@@ -259,8 +262,10 @@ def check_idle_timeout(hl, fake, tmp):
     if len(stuck) != 3 or any(not p["stream_incomplete"] for p in stuck):
         fail("the stuck peers are not stored as cut short: %s" % stuck)
     for p in stuck:
-        if "==%d== %s" % (p["pid"], CUT) not in text:
-            fail("no stream-cut warning in the daemon's report")
+        if p["exit"]["standalone"] != "connection_lost":
+            fail("a peer the reporter cut off is not connection_lost: %s" % p["exit"])
+        if "==%d== %s" % (p["pid"], LOST) not in text:
+            fail("no connection-lost warning in the daemon's report:\n" + text[-3000:])
 
 
 def main():
