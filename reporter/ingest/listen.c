@@ -383,20 +383,40 @@ static void conn_pause(struct hl_listener *l, struct hl_conn *c)
 	l->paused_episode++;
 }
 
+/* Why the hook of p went on standalone when its stream ended without EXIT:
+ * a reason the reporter gave already (conn_cut); what the hook stored in
+ * the shared area; else, when the reporter itself ends a connection whose
+ * process runs on (it stops, or drops the connection), the connection is
+ * lost to the hook, which finds out at its next send and stores it too
+ * late for us. */
+static uint32_t standalone_why(const struct hl_listener *l, const struct hl_conn *c,
+			       const char *why, bool ran_on)
+{
+	uint32_t stored = hl_recover_standalone(&c->shared);
+
+	if (c->state.proc->standalone != HL_STANDALONE_NONE)
+		return c->state.proc->standalone;
+	if (stored == HL_STANDALONE_NONE && ran_on && (why || l->closing))
+		return HL_STANDALONE_LOST;
+	return stored;
+}
+
 static void conn_end(struct hl_listener *l, struct hl_conn *c, const char *why)
 {
 	struct hl_process *p = c->state.proc;
 
 	/* Ended without EXIT: what its threads had committed and not sent. */
-	if (!why && p && !p->has_exit) {
+	if (p && !p->has_exit) {
 		/* asked before the area is read (hl_process_standalone) */
 		bool ran_on = !p->exec_pending && hl_process_runs_on(p);
 
-		p->shared_buffers = c->shared.base != NULL;
-		p->recovered_events = hl_recover_feed(&c->shared, &c->decoder, p);
-		if (!hl_recover_ending(&c->shared, &p->hook_ending))
-			p->hook_ending.ended = 0;
-		hl_process_standalone(p, ran_on, hl_recover_standalone(&c->shared));
+		if (!why) {
+			p->shared_buffers = c->shared.base != NULL;
+			p->recovered_events = hl_recover_feed(&c->shared, &c->decoder, p);
+			if (!hl_recover_ending(&c->shared, &p->hook_ending))
+				p->hook_ending.ended = 0;
+		}
+		hl_process_standalone(p, ran_on, standalone_why(l, c, why, ran_on));
 	}
 	hl_recover_release(&c->shared);
 	epoll_ctl(l->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);

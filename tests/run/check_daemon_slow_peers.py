@@ -13,6 +13,8 @@ memory, and what happens at each limit is said.
 2. Idle timeout: with --idle-timeout-ms 1000, 3 peers stuck inside a record and
    2 that never say HELLO are closed with a log line each; a program that
    rests between records (no EXIT yet) is not, and is stored once it ends.
+   The stuck peers' connections were ended by the reporter while they ran
+   on: each is stored as connection_lost, and its report says so.
 3. Fair share: under a 2 MiB cap, 20 slow peers hold all the room and wait
    for more; alloc_loop, a real program under the hook whose every batch
    (128 KiB) needs room past 64 KiB, runs meanwhile. It is read (each batch
@@ -53,7 +55,8 @@ from daemon_util import fail  # noqa: E402
 SLOW = 150
 FAIR_SLOW = 20
 LOOPS = 400000
-CUT = "warning: the event stream ended without its exit record"
+LOST = ("warning: data missing: the hook went on standalone after its connection to the"
+        " reporter failed mid-run")
 
 
 def status_kib(pid, key):
@@ -273,8 +276,10 @@ def check_idle_timeout(hl, fake, tmp):
     if len(stuck) != 3 or any(not p["stream_incomplete"] for p in stuck):
         fail("the stuck peers are not stored as cut short: %s" % stuck)
     for p in stuck:
-        if "==%d== %s" % (p["pid"], CUT) not in text:
-            fail("no stream-cut warning in the daemon's report")
+        if p["exit"]["standalone"] != "connection_lost":
+            fail("a peer the reporter cut off is not connection_lost: %s" % p["exit"])
+        if "==%d== %s" % (p["pid"], LOST) not in text:
+            fail("no connection-lost warning in the daemon's report:\n" + text[-3000:])
 
 
 def check_fair_share(hl, fake, hook, loop, tmp):

@@ -3,7 +3,9 @@
 heapledger's verdict incomplete fails `run --error-exitcode`, `daemon
 --error-exitcode` and `heapledger gate`, each with its own reason line, and
 a zero-byte leak is a leak (valgrind, run here as the oracle, exits 1 on
-"0 bytes in 1 blocks are definitely lost"). The SARIF that carries a
+"0 bytes in 1 blocks are definitely lost"). A hook that went on standalone
+says why: the reporter stalled, its connection was lost (the daemon
+stopped mid-run), the program took its descriptor. The SARIF that carries a
 standalone reason as a toolExecutionNotification passes sarif-multitool
 validate (sarif_validator.py).
 
@@ -29,6 +31,7 @@ INCOMPLETE = "gate FAILED: the verdict is incomplete: "
 MISSING = "data missing: the hook went on standalone after "
 DESCRIPTOR = "the program closed or replaced (dup2) heapledger's descriptor"
 STALLED = "the reporter stopped reading for wait_ms"
+LOST = "its connection to the reporter failed mid-run"
 UNOBSERVED = "not observed: a forked child its parent reported never connected to heapledger"
 
 
@@ -150,6 +153,34 @@ def stalled_reporter(tmp):
     standalone_doors(db, "reporter_stalled", STALLED, "stall")
 
 
+def lost_connection(tmp):
+    """The daemon stops (SIGTERM) while a program it watches runs on: it
+    ends the program's connection, so the hook goes on standalone at its
+    next send (the program carries on and exits 0, its hook saying why).
+    The run records connection_lost (not a descriptor the program took) and
+    the gated daemon, the gate and every output fail or say so."""
+    sock, db = os.path.join(tmp, "lost.sock"), os.path.join(tmp, "lost.db")
+    flag = os.path.join(tmp, "lost-go")
+    daemon = daemon_util.start(HL, sock, db, ["--error-exitcode=7"])
+    env = dict(os.environ, HEAPLEDGER_SOCKET=sock, LD_PRELOAD=os.environ["HEAPLEDGER_LIB"])
+    prog = subprocess.Popen([CASES, "stall", flag], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    while not os.path.exists(flag + ".ready"):
+        if prog.poll() is not None:
+            fail("stall under the daemon ended early:\n" + prog.stderr.read())
+        time.sleep(0.01)
+    err = daemon_util.stop(daemon)
+    if daemon.returncode != 7 or INCOMPLETE + MISSING + LOST not in err:
+        fail("daemon stopped mid-run: exit %d, expected 7 and %r\n%s" %
+             (daemon.returncode, INCOMPLETE + MISSING + LOST, err[-3000:]))
+    open(flag, "w").close()
+    out, perr = prog.communicate(timeout=300)
+    if prog.returncode != 0 or "reporter connection lost; continuing standalone" not in perr:
+        fail("the program after its reporter went: exit %d\n%s" % (prog.returncode,
+                                                                 perr[-3000:]))
+    standalone_doors(db, "connection_lost", LOST, "lost")
+
+
 def unobserved_fork(tmp):
     """A fork child its parent's FORK names never connects: not observed,
     and the gate fails closed, live, stored, imported and under the daemon."""
@@ -217,6 +248,7 @@ def main():
         zero_byte_leak(tmp)
         closed_descriptor(tmp)
         stalled_reporter(tmp)
+        lost_connection(tmp)
         unobserved_fork(tmp)
         dropped_events(tmp)
         run_never_closed(tmp)
