@@ -13,6 +13,7 @@
  *   /api/runs/ID/sizes                    allocation sizes, every process's added up
  *   /api/processes/ID/timeline
  *   /api/processes/ID/sizes               allocation sizes by power-of-two bin
+ *   /api/processes/ID/consumed            heap in use over time by the top functions
  *   /api/processes/ID/flame?kind=all|leaks
  *   /api/diff?a=ID&b=ID
  *   /api/search?q=TERM&limit
@@ -25,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "consumed_json.h"
 #include "diff_json.h"
 #include "history_json.h"
 #include "heapledger/classes.h"
@@ -335,6 +337,19 @@ static int route_flame(struct hl_store *store, int64_t id, bool leaks, struct re
 	return result(store, rq, err);
 }
 
+static int route_consumed(struct hl_store *store, int64_t id, struct request *rq)
+{
+	struct hl_consumed c;
+	int err;
+
+	hl_consumed_init(&c);
+	err = hl_query_consumed(store, id, &c);
+	if (!err)
+		*rq->body = hl_consumed_json(&c);
+	hl_consumed_destroy(&c);
+	return result(store, rq, err);
+}
+
 static int route_stack(struct hl_store *store, int64_t id, struct request *rq)
 {
 	struct hl_stack_row stack;
@@ -423,6 +438,8 @@ static int route_process(struct hl_store *store, const char *rest, struct reques
 		return route_rows(store, id, hl_query_timeline, hl_timeline_json, rq);
 	if (!strcmp(sub, "sizes"))
 		return result(store, rq, hl_ui_sizes(store, false, id, rq->body));
+	if (!strcmp(sub, "consumed"))
+		return route_consumed(store, id, rq);
 	if (strcmp(sub, "flame"))
 		return answer(rq, 404, "no such page of a process");
 	if (kind && strcmp(kind, "all") && strcmp(kind, "leaks"))

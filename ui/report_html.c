@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "consumed_json.h"
 #include "run_rows_json.h"
 #include "store_query.h"
 #include "ui.h"
@@ -245,6 +246,23 @@ static int flame(struct hl_store *s, int64_t process_id, bool leaks, json_t **ou
 	return err;
 }
 
+/* answers["processes/ID/consumed"]: heap consumed by the top functions. */
+static int add_consumed(struct hl_store *s, json_t *answers, int64_t id)
+{
+	struct hl_consumed c;
+	char key[64];
+	int err;
+
+	hl_consumed_init(&c);
+	err = hl_query_consumed(s, id, &c);
+	if (!err) {
+		snprintf(key, sizeof(key), "processes/%lld/consumed", (long long)id);
+		json_object_set_new(answers, key, hl_consumed_json(&c));
+	}
+	hl_consumed_destroy(&c);
+	return err;
+}
+
 static int add_process(struct hl_store *s, json_t *answers, const struct hl_process_row *proc)
 {
 	struct hl_run_rows rows;
@@ -261,6 +279,8 @@ static int add_process(struct hl_store *s, json_t *answers, const struct hl_proc
 		json_object_set_new(answers, key, hl_timeline_json(&rows));
 	}
 	hl_run_rows_destroy(&rows);
+	if (!err)
+		err = add_consumed(s, answers, id);
 	if (err)
 		return err;
 	if ((err = flame(s, id, true, &leaks)))

@@ -38,6 +38,7 @@ static void process_destroy(struct hl_process *p)
 	free(p->modules);
 	free(p->errors);
 	free(p->samples);
+	free(p->points);
 	free(p->leaks);
 	free(p->stack_syms);
 	free(p->stack_syms_module_ids);
@@ -243,16 +244,115 @@ const struct hl_module *hl_process_module_for(const struct hl_process *p,
 
 /* ---- timeline ------------------------------------------------------------ */
 
+/* Each stack's points without those of a series that ended (the stack
+ * left the tracked set, maybe to enter it again later), and, if halve,
+ * as the samples are thinned (timeline_thin): sample k becomes k / 2 (2i
+ * and 2i + 1 are now sample i, which was 2i + 1), and of a stack's two
+ * points that merge, the later value stays. A stack's points are in sample
+ * order, so its newest kept entry is the one to overwrite; point is
+ * renumbered to the compacted array as it goes. */
+static void points_compact(struct hl_process *p, bool halve)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nstacks; i++)
+		p->stacks[i].point = 0;
+	for (size_t i = 0; i < p->npoints; i++) {
+		struct hl_stack_point pt = p->points[i];
+		struct hl_process_stack *s = &p->stacks[pt.stack];
+
+		if (!s->tracked_since || pt.sample + 1 < s->tracked_since)
+			continue;
+		if (halve)
+			pt.sample /= 2;
+		if (s->point && p->points[s->point - 1].sample == pt.sample) {
+			p->points[s->point - 1].bytes = pt.bytes;
+			continue;
+		}
+		p->points[n++] = pt;
+		s->point = (uint32_t)n;
+	}
+	p->npoints = n;
+	for (size_t i = 0; halve && i < p->nstacks; i++)
+		if (p->stacks[i].tracked_since)
+			p->stacks[i].tracked_since = (p->stacks[i].tracked_since - 1) / 2 + 1;
+}
+
+/* Thin by half and sample half as often: bounded, evenly spread. */
+static void timeline_thin(struct hl_process *p)
+{
+	size_t half = p->nsamples / 2;
+
+	for (size_t i = 0; i < half; i++)
+		p->samples[i] = p->samples[2 * i + 1];
+	p->nsamples = half;
+	p->sample_every *= 2;
+	p->sample_countdown = p->sample_every;
+	points_compact(p, true);
+}
+
+/* ---- per-stack series (state.h, hl_stack_point) ---------------------------- */
+
+/* A new point: before the array grows, the points of ended series go
+ * (when the tracked set changes often, most are), so it holds about
+ * HL_TRACKED_STACKS a sample. */
+static void stack_point_add(struct hl_process *p, struct hl_process_stack *s)
+{
+	if (p->npoints == p->points_cap && p->npoints >= 4096)
+		points_compact(p, false);
+	hl_grow((void **)&p->points, &p->points_cap, p->npoints, sizeof(*p->points));
+	p->points[p->npoints++] = (struct hl_stack_point){ (uint32_t)p->nsamples,
+							   (uint32_t)(s - p->stacks), s->live_bytes };
+	s->point = (uint32_t)p->npoints;
+}
+
+/* The sample about to be taken (index nsamples): a point for each tracked
+ * stack whose bytes differ from its series' newest point (tracked_last),
+ * or that has none since it entered the set. Done here rather than at each change, so an
+ * event pays nothing for the series: HL_TRACKED_STACKS compares a sample. */
+static void series_sample(struct hl_process *p)
+{
+	for (uint32_t t = 0; t < p->ntracked; t++) {
+		struct hl_process_stack *s = &p->stacks[p->tracked[t]];
+
+		if (s->live_bytes != p->tracked_last[t]) {
+			p->tracked_last[t] = s->live_bytes;
+			stack_point_add(p, s);
+		}
+	}
+}
+
+/* s, not tracked, reached a peak above track_floor: it takes the place of
+ * the tracked stack with the lowest peak if its own is higher (the floor,
+ * a lower bound, is brought up to date on the way). Its series starts at
+ * the next sample. */
+static __attribute__((noinline)) void stack_track(struct hl_process *p,
+						  struct hl_process_stack *s)
+{
+	uint32_t low = 0;
+
+	if (p->ntracked < HL_TRACKED_STACKS) {
+		low = p->ntracked++;
+	} else {
+		for (uint32_t i = 1; i < p->ntracked; i++)
+			if (p->stacks[p->tracked[i]].peak_live_bytes <
+			    p->stacks[p->tracked[low]].peak_live_bytes)
+				low = i;
+		p->track_floor = p->stacks[p->tracked[low]].peak_live_bytes;
+		if (s->peak_live_bytes <= p->track_floor)
+			return;
+		p->stacks[p->tracked[low]].tracked_since = 0;
+	}
+	p->tracked[low] = (uint32_t)(s - p->stacks);
+	p->tracked_last[low] = UINT64_MAX;
+	s->tracked_since = (uint32_t)p->nsamples + 1;
+}
+
 void hl_state_sample_take(struct hl_process *p, uint64_t ticks)
 {
-	if (p->nsamples == HL_TIMELINE_MAX) {
-		/* Thin by half and sample half as often: bounded, evenly spread. */
-		for (size_t i = 0; i < HL_TIMELINE_MAX / 2; i++)
-			p->samples[i] = p->samples[2 * i + 1];
-		p->nsamples = HL_TIMELINE_MAX / 2;
-		p->sample_every *= 2;
-		p->sample_countdown = p->sample_every;
-	}
+	if (p->nsamples == HL_TIMELINE_MAX)
+		timeline_thin(p);
+	series_sample(p);
 	/* Grown as needed: most processes of a fork-heavy run take a sample
 	 * or two, and 4096 each for 420 shell children was 40 MiB. */
 	hl_grow((void **)&p->samples, &p->samples_cap, p->nsamples, sizeof(*p->samples));
@@ -318,8 +418,11 @@ static inline void live_add(struct hl_process *p, const struct hl_block *b,
 	if (s) {
 		s->live_bytes += b->size;
 		s->live_blocks++;
-		if (s->live_bytes > s->peak_live_bytes)
+		if (s->live_bytes > s->peak_live_bytes) {
 			s->peak_live_bytes = s->live_bytes;
+			if (!s->tracked_since && s->peak_live_bytes > p->track_floor)
+				stack_track(p, s);
+		}
 	}
 }
 

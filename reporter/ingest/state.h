@@ -41,6 +41,8 @@ struct hl_process_stack {
 	uint32_t wire_id;         /* id on the defining connection, 0 if inherited */
 	uint16_t depth;           /* frames */
 	uint16_t truncated;       /* the real stack was deeper */
+	uint32_t point;           /* index + 1 of its newest hl_process.points entry, 0: none */
+	uint32_t tracked_since;   /* 1 + the sample its series starts at, 0: untracked */
 	uint64_t seq;             /* record number at definition (module choice) */
 	uint64_t *frames;         /* depth return addresses, innermost first */
 	uint64_t frames_hash;     /* hl_stack_frames_hash(frames, depth), taken while
@@ -93,6 +95,23 @@ struct hl_sample {
 };
 #define HL_TOMBSTONES_MAX (1u << 19) /* ~26 MiB of remembered frees */
 #define HL_TIMELINE_MAX 4096 /* samples kept; older ones thinned by half */
+
+/* A stack's bytes in use at one timeline sample: the per-site series
+ * behind "heap consumed over time by the top functions". Series are kept
+ * for the HL_TRACKED_STACKS stacks with the highest peak in use so far
+ * (hl_process.tracked): a stack that enters the set starts its series
+ * there (what it held before is the chart's "other"), one that leaves it
+ * ends its series. A tracked stack has a point for a sample only if it
+ * changed since the sample before (its value holds until its next point);
+ * the entry for the sample not taken yet (index nsamples) follows every
+ * change. So a change costs a compare and a store, at most
+ * HL_TRACKED_STACKS points a sample (4 MiB for a full timeline). */
+struct hl_stack_point {
+	uint32_t sample;          /* index into hl_process.samples */
+	uint32_t stack;           /* stack index (reference - 1) */
+	uint64_t bytes;           /* its live_bytes when that sample was taken */
+};
+#define HL_TRACKED_STACKS 64
 
 /* One leak group: blocks still outstanding at the end with the same
  * allocation stack and class. */
@@ -201,6 +220,14 @@ struct hl_process {
 	size_t nsamples, samples_cap;
 	uint64_t sample_every;       /* events between samples */
 	uint64_t sample_countdown;   /* events until the next sample */
+	struct hl_stack_point *points; /* per-stack series, in sample order */
+	size_t npoints, points_cap;
+	uint32_t tracked[HL_TRACKED_STACKS]; /* stack indexes with a series */
+	uint64_t tracked_last[HL_TRACKED_STACKS]; /* bytes of each one's newest point;
+						   * UINT64_MAX: none since it entered */
+	uint32_t ntracked;
+	uint64_t track_floor;        /* at most the lowest peak_live_bytes of a tracked
+				      * stack once the set is full; 0 before */
 	uint64_t events;             /* allocs + frees seen */
 
 	uint64_t allocs, frees, bytes_allocated;

@@ -551,3 +551,21 @@ CREATE VIEW stack_aggregates(process_id, stack_id, allocs, bytes, frees, peak_li
          a.leaked_blocks, a.temporaries, a.at_peak_bytes
   FROM processes p JOIN stack_aggregate_rows a
     ON a.process_id = coalesce(p.aggregates_from, p.id);
+
+-- migrate 20
+-- Heap consumed over time by the top allocation sites (heaptrack's
+-- "Consumed" chart): for the stacks that held the most at their own peak
+-- (at most 24 a process, store.c), their bytes in use at each timeline
+-- sample where they changed since the sample before (ingest/state.h,
+-- hl_stack_point); a value holds until the stack's next row. sample is the
+-- sample's number in the order the reporter took them, time_ns its time
+-- (the timeline row it goes with). None for processes stored before, nor
+-- for a process whose samples each changed too many stacks to keep.
+CREATE TABLE stack_series (
+  process_id INTEGER NOT NULL REFERENCES processes(id) ON DELETE CASCADE,
+  stack_id INTEGER NOT NULL REFERENCES stacks(id),
+  sample INTEGER NOT NULL,            -- 0, 1, ... per process
+  time_ns INTEGER NOT NULL,           -- CLOCK_REALTIME, as timeline.time_ns
+  bytes INTEGER NOT NULL,
+  PRIMARY KEY (process_id, stack_id, sample)
+) WITHOUT ROWID;

@@ -233,8 +233,8 @@ enum {
 #define FRAME_ROWS16 FRAME_ROWS4 "," FRAME_ROWS4 "," FRAME_ROWS4 "," FRAME_ROWS4
 #define FRAME_INSERT "INSERT INTO frames(id, run_id, parent_id, address, symbol_id, inlined) VALUES "
 _Static_assert(FRAMES_PER_INSERT == 32, "FRAME_ROWS32");
-/* the statements, then two per batch (many rows, one row) of five batches */
-_Static_assert(ST_COUNT + 10 <= HL_STORE_STATEMENTS, "hl_store.statements");
+/* the statements, then two per batch (many rows, one row) of six batches */
+_Static_assert(ST_COUNT + 12 <= HL_STORE_STATEMENTS, "hl_store.statements");
 static const char *const statement_sql[ST_COUNT] = {
 	[ST_PROCESS] = "INSERT INTO processes(run_id, serial, pid, ppid, parent_id, origin,"
 		" exe, argv, started_ns, ended_ns, exit_how, exit_status, exit_signal,"
@@ -301,7 +301,14 @@ struct writer {
 		uint64_t at_peak_bytes; /* held at the process's peak */
 	} *aggregates_rows;
 	size_t naggregates, aggregates_cap;
-	struct batch *stacks, *aggregates, *leaks, *modules, *samples;
+	struct batch *stacks, *aggregates, *leaks, *modules, *samples, *series;
+	/* the per-stack series rows to insert (write_series) */
+	struct series_row {
+		int64_t stack_id;
+		uint32_t sample;
+		uint64_t bytes;
+	} *series_rows;
+	size_t nseries, series_cap;
 	struct frame_row {
 		int64_t id, parent, address, symbol;
 		int inlined;
@@ -1171,6 +1178,130 @@ static int write_timeline(struct writer *w)
 	return err ? err : batch_flush(w, w->samples);
 }
 
+/* ---- heap consumed over time by the top sites ----------------------------
+ * The series of the SERIES_STACKS tracked stacks that held most at their
+ * own peak (ingest/state.h, hl_stack_point): a row where one changed since
+ * the sample before, from the sample its series starts at. Stacks of the
+ * process with the same stored row (its copy of an inherited stack,
+ * defined again) are one series, their sum. */
+#define SERIES_STACKS 24
+
+static void bind_series_row(struct writer *w, sqlite3_stmt *st, int i, size_t index)
+{
+	const struct series_row *r = &w->series_rows[index];
+
+	sqlite3_bind_int64(st, i, w->process_id);
+	sqlite3_bind_int64(st, i + 1, r->stack_id);
+	sqlite3_bind_int64(st, i + 2, r->sample);
+	sqlite3_bind_int64(st, i + 3,
+			   (int64_t)hl_process_ticks_to_realtime(w->p, w->p->samples[r->sample].ticks));
+	sqlite3_bind_int64(st, i + 4, (int64_t)r->bytes);
+}
+
+/* The stacks of the series, by their stored id: top[0..n) stack indexes,
+ * the largest peak first; slot[index] is 1 + the position of its stored
+ * id in ids (0: not a series). */
+struct series_pick {
+	size_t top[SERIES_STACKS], n;
+	int64_t ids[SERIES_STACKS];
+	size_t nids;
+	uint8_t *slot;
+};
+
+static void series_pick(const struct writer *w, struct series_pick *k)
+{
+	const struct hl_process *p = w->p;
+
+	for (size_t t = 0; t < p->ntracked; t++) {
+		size_t i = p->tracked[t];
+		uint64_t peak = p->stacks[i].peak_live_bytes;
+		size_t j = k->n;
+
+		if (!peak || stack_db_id(w, (uint32_t)i + 1) <= 0)
+			continue;
+		if (j == SERIES_STACKS && p->stacks[k->top[j - 1]].peak_live_bytes >= peak)
+			continue;
+		if (j == SERIES_STACKS)
+			j--;
+		else
+			k->n++;
+		for (; j > 0 && p->stacks[k->top[j - 1]].peak_live_bytes < peak; j--)
+			k->top[j] = k->top[j - 1];
+		k->top[j] = i;
+	}
+	for (size_t i = 0; i < k->n; i++) {
+		int64_t id = stack_db_id(w, (uint32_t)k->top[i] + 1);
+		size_t j = 0;
+
+		while (j < k->nids && k->ids[j] != id)
+			j++;
+		if (j == k->nids)
+			k->ids[k->nids++] = id;
+		k->slot[k->top[i]] = (uint8_t)(j + 1);
+	}
+}
+
+/* A row for each series that changed at `sample` (changed: bit per id). */
+static void series_emit(struct writer *w, const struct series_pick *k, uint32_t sample,
+			const uint64_t *sum, uint32_t *changed)
+{
+	for (size_t j = 0; j < k->nids; j++) {
+		if (!(*changed & (1u << j)))
+			continue;
+		hl_grow((void **)&w->series_rows, &w->series_cap, w->nseries,
+			sizeof(*w->series_rows));
+		w->series_rows[w->nseries++] = (struct series_row){ k->ids[j], sample, sum[j] };
+	}
+	*changed = 0;
+}
+
+static void series_rows(struct writer *w, const struct series_pick *k)
+{
+	const struct hl_process *p = w->p;
+	uint64_t level[SERIES_STACKS] = { 0 }, sum[SERIES_STACKS];
+	uint32_t changed = 0, sample = 0;
+
+	_Static_assert(SERIES_STACKS <= 32, "changed is a 32-bit set");
+	for (size_t i = 0; i < p->npoints && p->points[i].sample < p->nsamples; i++) {
+		const struct hl_stack_point *pt = &p->points[i];
+		size_t slot = pt->sample + 1 >= p->stacks[pt->stack].tracked_since ?
+			      k->slot[pt->stack] : 0;
+
+		if (pt->sample != sample) {
+			series_emit(w, k, sample, sum, &changed);
+			sample = pt->sample;
+		}
+		if (!slot)
+			continue;
+		for (size_t t = 0; t < k->n; t++)
+			if (k->top[t] == pt->stack)
+				level[t] = pt->bytes;
+		memset(sum, 0, sizeof(sum));
+		for (size_t t = 0; t < k->n; t++)
+			sum[k->slot[k->top[t]] - 1] += level[t];
+		changed |= 1u << (slot - 1);
+	}
+	series_emit(w, k, sample, sum, &changed);
+}
+
+static int write_series(struct writer *w)
+{
+	struct series_pick k = { .n = 0 };
+	int err = 0;
+
+	if (!w->p->npoints || !w->p->nsamples)
+		return 0;
+	k.slot = hl_xcalloc(w->p->nstacks, 1);
+	series_pick(w, &k);
+	w->nseries = 0;
+	if (k.n)
+		series_rows(w, &k);
+	free(k.slot);
+	for (size_t i = 0; i < w->nseries && !err; i++)
+		err = batch_add(w, w->series, i);
+	return err ? err : batch_flush(w, w->series);
+}
+
 /* The allocation-size histogram: a row per bin the process used. */
 static int write_size_bins(struct writer *w)
 {
@@ -1292,6 +1423,8 @@ static int write_all(struct writer *w)
 	if (!err)
 		err = write_timeline(w);
 	if (!err)
+		err = write_series(w);
+	if (!err)
 		err = write_size_bins(w);
 	if (!err)
 		err = write_checks(w);
@@ -1329,9 +1462,14 @@ int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 		"(?,?,?,?)", 4, bind_sample_row, &cache[ST_COUNT + 8], &cache[ST_COUNT + 9],
 		{ 0 }, 0,
 	};
+	struct batch series = {
+		"INSERT INTO stack_series(process_id, stack_id, sample, time_ns, bytes) VALUES ",
+		"(?,?,?,?,?)", 5, bind_series_row, &cache[ST_COUNT + 10], &cache[ST_COUNT + 11],
+		{ 0 }, 0,
+	};
 	struct writer w = { .s = s, .run_id = run_id, .p = p, .sym = sym,
 			    .stacks = &stacks, .aggregates = &aggregates, .leaks = &leaks,
-			    .modules = &modules, .samples = &samples };
+			    .modules = &modules, .samples = &samples, .series = &series };
 	int err = 0;
 
 	/* Prepared once per connection: preparing them for each process was
@@ -1369,5 +1507,6 @@ int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 	free(w.new_stacks);
 	free(w.module_keys);
 	free(w.aggregates_rows);
+	free(w.series_rows);
 	return err;
 }

@@ -75,6 +75,8 @@ static const struct import_table tables[] = {
 	    { "alloc_stack_id", "stacks" }, { "free_stack_id", "stacks" } } },
 	{ "timeline", "process_id IN (SELECT id FROM temp.imp_processes)",
 	  { { "process_id", "processes" } } },
+	{ "stack_series", "process_id IN (SELECT id FROM temp.imp_processes)",
+	  { { "process_id", "processes" }, { "stack_id", "stacks" } } },
 	{ "size_bins", "process_id IN (SELECT id FROM temp.imp_processes)",
 	  { { "process_id", "processes" } } },
 	{ "checks", "process_id IN (SELECT id FROM temp.imp_processes)",

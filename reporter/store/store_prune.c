@@ -23,6 +23,7 @@ static const char *const prune_sql[] = {
 	"DELETE FROM leak_records WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM errors WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM timeline WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
+	"DELETE FROM stack_series WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM size_bins WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM checks WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM check_records WHERE process_id IN (SELECT id FROM temp.doomed_processes)",

@@ -457,6 +457,31 @@ static void check_forked_child(struct hl_process *cp, struct hl_process *pp)
 	assert_int_equal(cp->leaks[1].inherited_blocks, 1);
 }
 
+/* The per-stack series (hl_process.points) carried forward sample by
+ * sample add up to the heap in use of each sample, when every block has a
+ * stack: the stacked "consumed" chart then adds up to the heap chart. */
+static void check_points_add_up(const struct hl_process *p)
+{
+	uint64_t *level = calloc(p->nstacks, sizeof(*level));
+	size_t j = 0;
+
+	assert_non_null(level);
+	for (size_t i = 0; i < p->nstacks; i++) /* fewer than 64: every one */
+		assert_true(!p->stacks[i].peak_live_bytes || p->stacks[i].tracked_since == 1);
+	for (size_t k = 0; k < p->nsamples; k++) {
+		uint64_t sum = 0;
+
+		for (; j < p->npoints && p->points[j].sample <= k; j++) {
+			assert_int_equal(p->points[j].sample, k); /* in sample order */
+			level[p->points[j].stack] = p->points[j].bytes;
+		}
+		for (size_t i = 0; i < p->nstacks; i++)
+			sum += level[i];
+		assert_int_equal(sum, p->samples[k].in_use_bytes);
+	}
+	free(level);
+}
+
 static void test_fork_inherits(void **state)
 {
 	struct feed parent = { 0 }, child = { 0 };
@@ -473,6 +498,10 @@ static void test_fork_inherits(void **state)
 	cp = feed_flush(&child);
 	check_forked_child(cp, pp);
 	assert_int_equal(cp->frees, 1);
+	/* Its series start from what it inherited. */
+	hl_process_finish(cp);
+	assert_true(cp->nsamples >= 1);
+	check_points_add_up(cp);
 	/* The inherited block's stack is the parent's frame list. */
 	assert_int_equal(hl_process_stack(cp, cp->leaks[1].stack)->frames[0], 0x401000);
 	assert_int_equal(cp->leaks[0].inherited_blocks, 0);
@@ -779,6 +808,97 @@ static void test_timeline_bounded(void **state)
 	hl_run_destroy(&f.run);
 }
 
+/* Of many stacks, those with the highest peaks have series, each ending
+ * at what the stack holds at the last sample. */
+static void check_tracked(const struct hl_process *p)
+{
+	uint64_t lowest = UINT64_MAX, highest_untracked = 0;
+
+	assert_int_equal(p->ntracked, HL_TRACKED_STACKS);
+	for (uint32_t t = 0; t < p->ntracked; t++) {
+		const struct hl_process_stack *s = &p->stacks[p->tracked[t]];
+		uint64_t level = 0;
+		bool seen = false;
+
+		assert_true(s->tracked_since > 0);
+		for (size_t j = 0; j < p->npoints; j++)
+			if (p->points[j].stack == p->tracked[t] &&
+			    p->points[j].sample + 1 >= s->tracked_since &&
+			    p->points[j].sample < p->nsamples) {
+				level = p->points[j].bytes;
+				seen = true;
+			}
+		assert_true(seen);
+		assert_int_equal(level, s->live_bytes);
+		if (s->peak_live_bytes < lowest)
+			lowest = s->peak_live_bytes;
+	}
+	for (size_t i = 0; i < p->nstacks; i++)
+		if (!p->stacks[i].tracked_since && p->stacks[i].peak_live_bytes > highest_untracked)
+			highest_untracked = p->stacks[i].peak_live_bytes;
+	assert_true(lowest >= highest_untracked);
+}
+
+/* Stacks rising and falling in turn: the series follow through the
+ * thinning of a full timeline, for 300 stacks the 64 that peaked highest
+ * (stack 1 + slot % 300 grows with the slot: the high stacks peak highest). */
+static void test_stack_points(void **state)
+{
+	enum { STACKS = 300 };
+	struct feed f = { 0 };
+	struct hl_process *p;
+	uint64_t frames[2] = { 0x401000, 0x401100 }, ticks = 10;
+
+	hl_run_init(&f.run);
+	feed_begin(&f, 51, 1, HL_ORIGIN_START);
+	for (uint32_t id = 3; id <= STACKS; id++) {
+		frames[0] = 0x500000 + id * 16;
+		hl_enc_stack(&f.e, id, frames, 2, 0);
+	}
+	for (uint64_t i = 0; i < 1200000; i++) {
+		uint64_t slot = i % 4096, round = i / 4096;
+		uint64_t address = 0x100000 + slot * 64;
+		uint32_t stack = 1 + (uint32_t)((slot * 7 + round) % STACKS);
+
+		if (round)
+			hl_enc_free(&f.e, address, ticks++, 0);
+		hl_enc_alloc(&f.e, address, 8 + stack + round % 40, ticks++, stack, 0);
+		if (f.e.len > (1u << 20))
+			feed_flush(&f);
+	}
+	p = feed_flush(&f);
+	hl_process_finish(p);
+	assert_true(p->nsamples >= HL_TIMELINE_MAX / 2);
+	assert_true(p->sample_every > 256); /* the timeline was thinned */
+	assert_true(p->npoints <= 2 * (size_t)HL_TRACKED_STACKS * (p->nsamples + 1));
+	check_tracked(p);
+	feed_end(&f);
+	hl_run_destroy(&f.run);
+}
+
+/* One point per stack changed before a sample: its value at the sample. */
+static void test_stack_points_small(void **state)
+{
+	struct feed f = { 0 };
+	struct hl_process *p;
+
+	hl_run_init(&f.run);
+	feed_begin(&f, 52, 1, HL_ORIGIN_START);
+	hl_enc_alloc(&f.e, 0x1000, 100, 2, 1, 0);
+	hl_enc_alloc(&f.e, 0x2000, 60, 3, 2, 0);
+	hl_enc_free(&f.e, 0x1000, 4, 0);
+	hl_enc_alloc(&f.e, 0x3000, 40, 5, 1, 0);
+	p = feed_flush(&f);
+	hl_process_finish(p);
+	assert_int_equal(p->nsamples, 1);
+	check_points_add_up(p);
+	assert_int_equal(p->npoints, 2); /* one per stack: the value at the sample */
+	assert_int_equal(p->points[0].bytes, 40);
+	assert_int_equal(p->points[1].bytes, 60);
+	feed_end(&f);
+	hl_run_destroy(&f.run);
+}
+
 
 /* Property: T threads allocate and free (across threads) a few addresses;
  * each thread's events reach the reporter in batches, in order per thread,
@@ -1076,6 +1196,8 @@ int main(void)
 		cmocka_unit_test(test_indirect_bytes),
 		cmocka_unit_test(test_check_set_not_exit_set),
 		cmocka_unit_test(test_timeline_bounded),
+		cmocka_unit_test(test_stack_points),
+		cmocka_unit_test(test_stack_points_small),
 		cmocka_unit_test(test_shuffled_batches),
 		cmocka_unit_test(test_fork_snapshot_settles_at_close),
 		cmocka_unit_test(test_shared_frames),

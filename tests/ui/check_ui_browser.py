@@ -23,6 +23,7 @@ without debug information (its leaks named by its own frames, not libc's).
 Usage: check_ui_browser.py HEAPLEDGER UI_LEAKER SOURCE BUILD_DIR UI_MISUSER MISUSER_SOURCE
                            SCAN_CHECKPOINTS UI_NODEBUG
 """
+import fcntl
 import json
 import os
 import shutil
@@ -54,13 +55,20 @@ def need(msg):
 def install_playwright(build_dir):
     """npm ci into BUILD_DIR/ui-browser once per lock file; the directory."""
     where = os.path.join(build_dir, "ui-browser")
+    os.makedirs(where, exist_ok=True)
+    # Two browser tests may start at once: one installs, the other waits.
+    with open(os.path.join(build_dir, "ui-browser.lock"), "w", encoding="utf-8") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        return install_locked(where)
+
+
+def install_locked(where):
     lock = os.path.join(HERE, "browser", "package-lock.json")
     stamp = os.path.join(where, "node_modules", ".installed-lock")
     with open(lock, encoding="utf-8") as f:
         want = f.read()
     if os.path.exists(stamp) and open(stamp, encoding="utf-8").read() == want:
         return where
-    os.makedirs(where, exist_ok=True)
     for name in ("package.json", "package-lock.json"):
         shutil.copy(os.path.join(HERE, "browser", name), where)
     r = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
@@ -283,4 +291,5 @@ def main():
             sys.exit(1)
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -503,6 +503,53 @@ function timelineChart(el, tl, startedNs) {
   el.setAttribute('data-points', xs.length);
 }
 
+/* A site of the consumed chart as the tables name one: its function, else
+ * module+offset (code without debug information). */
+function siteName(st) {
+  return st.function || ((st.module || '?').split('/').pop() + '+0x' + (st.module_offset || 0).toString(16));
+}
+
+/* The legend rests on the sample where the heap peaked (what the chart is
+ * read for), until the cursor points elsewhere. */
+function legendAt(idx) {
+  return u => { if (u.cursor.idx == null && idx >= 0) u.setLegend({ idx }); };
+}
+
+const SITE_COLOURS = ['#3b6fb6', '#d9822b', '#3a9a5b', '#c0392b', '#8e6bbf', '#8c6d46', '#d46fae', '#5fa8b5'];
+
+/* Heap consumed over time by the top functions (heaptrack's "Consumed"):
+ * one band per site, stacked, "other" on top, so the bands' top edge is the
+ * heap in use. uPlot draws each series filled to 0 in order, so the series
+ * are the running sums, the largest first; the legend shows each band's
+ * own bytes (the difference), not the sum. */
+function consumedChart(el, c, startedNs) {
+  el.replaceChildren();
+  const t0 = startedNs || c.time_ns[0] || 0;
+  const xs = c.time_ns.map(t => Math.max(0, (t - t0) / 1e9));
+  if (!xs.length || !c.has_series) {
+    el.append(h('p', { class: 'muted' }, xs.length ? 'This process was stored without per-function series (before schema 20).'
+      : 'No heap samples for this process.'));
+    return;
+  }
+  const bands = [...c.sites.map((st, i) => ({ label: siteName(st), values: st.bytes, colour: SITE_COLOURS[i % SITE_COLOURS.length] })),
+    { label: 'other', values: c.other, colour: '#b4b4b4' }];
+  const sums = [];
+  bands.forEach((b, k) => sums.push(b.values.map((v, i) => v + (k ? sums[k - 1][i] : 0))));
+  const order = bands.map((b, k) => k).reverse();
+  let peak = 0;
+  c.total.forEach((v, i) => { if (v > c.total[peak]) peak = i; });
+  const opts = lineOpts(Math.min(1100, window.innerWidth - 80), 300, {
+    label: 'seconds since the process started', value: v => v.toFixed(3) + ' s',
+    tick: v => +v.toFixed(3) + ' s',
+  }, order.map(k => ({ label: bands[k].label, stroke: bands[k].colour, fill: bands[k].colour, width: 1,
+    value: (u, v, si, idx) => idx == null ? '--' : bytes(bands[k].values[idx]),
+    points: { show: false } })));
+  opts.hooks = { ready: [legendAt(peak)], setCursor: [legendAt(peak)] };
+  window.hlCharts.consumed = new uPlot(opts, [xs, ...order.map(k => sums[k])], el);
+  el.setAttribute('data-points', xs.length);
+  el.setAttribute('data-sites', c.sites.map(siteName).join('\n'));
+}
+
 /* Merges siblings of the same name (one function called from several
  * places in its caller), which the call tree keeps apart by address. */
 function mergeSiblings(node) {
@@ -672,13 +719,17 @@ async function processViews(proc, box) {
     if (search.value.trim()) chart.search(search.value.trim()); else { chart.clear(); details.textContent = ''; }
   };
   const sizesBox = h('div', { id: 'process-sizes-box' });
+  const consumedEl = h('div', { id: 'consumed', class: 'chart' });
   box.replaceChildren(h('h2', null, `Heap in use over time (pid ${proc.pid})`), tlEl,
+    h('h2', null, `Heap consumed by the top functions (pid ${proc.pid})`), consumedEl,
     h('h2', null, `Allocation sizes (pid ${proc.pid})`), sizesBox,
     h('h2', null, 'Flame graph'), h('div', { class: 'bar' }, kind, view, search,
       h('label', null, below, ' frames below main'),
       h('span', { class: 'muted' }, 'click a frame to zoom, again to zoom out')),
     flameEl, details, h('h2', null, 'Functions'), fnBox);
   timelineChart(tlEl, await api(`processes/${proc.id}/timeline`), proc.started_ns);
+  await api(`processes/${proc.id}/consumed`).then(c => consumedChart(consumedEl, c, proc.started_ns),
+    e => consumedEl.replaceChildren(h('p', { class: 'muted' }, e.message)));
   sizesBox.replaceChildren(sizeTable('process-sizes', await api(`processes/${proc.id}/sizes`)));
   await load();
 }
