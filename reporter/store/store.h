@@ -128,6 +128,8 @@ struct hl_report_filter {
 				   * HL_CLASS_SUPPRESSED: suppressed records of any class.
 				   * Processes without such a record or a heap error are
 				   * left out. */
+	bool records_only;        /* no loss records and no timeline: the heap errors
+				   * and checks alone (the web UI's pages of them) */
 };
 /* Called with p NULL once the run's header is in r, then with each process
  * the filter keeps, in order; p (and its strings) live until fn returns. A
