@@ -822,6 +822,9 @@ enum hl_standalone {
 	HL_STANDALONE_DESCRIPTOR = 3, /* the program closed or replaced the hook's descriptor */
 	HL_STANDALONE_UNOBSERVED = 4, /* reporter-side only: a fork child its parent's FORK
 				       * named never connected (HELLO never came) */
+	HL_STANDALONE_CUT = 5,        /* reporter-side only: the reporter closed the
+				       * connection: it held read buffer room others waited
+				       * for and finished no record within the stall timeout */
 	HL_STANDALONE_COUNT
 };
 

@@ -34,6 +34,9 @@ static void on_stop(int sig)
 static struct hl_policy policy;
 /* --idle-timeout-ms (listen.h says which connections it closes). */
 static unsigned long idle_timeout_ms = HL_CONN_IDLE_TIMEOUT_NS / 1000000;
+/* --stall-timeout-ms and --buffer-cap-kib (listen.h, "Buffering"). */
+static unsigned long stall_timeout_ms = HL_CONN_STALL_TIMEOUT_NS / 1000000;
+static unsigned long buffer_cap_kib = HL_CONN_GROWTH_MAX >> 10;
 
 /* Hands the images that closed long enough ago (all of them if `all`) to
  * the reporting thread. Finishing is cheap (no symbols, no database). */
@@ -111,6 +114,13 @@ static int parse_daemon_options(int argc, char **argv, const char **socket_path,
 				"close a connection that sends nothing for N ms inside a record or"
 				" before its HELLO (default 30000; 0: never); one idle between"
 				" records stays"),
+		HL_ARG_UNSIGNED("buffer-cap-kib", 0, "N", &buffer_cap_kib, 2048, 4194304,
+				"what all connections may buffer beyond 64 KiB each, in KiB"
+				" (default 32768); a connection needing more waits, unread"),
+		HL_ARG_UNSIGNED("stall-timeout-ms", 0, "N", &stall_timeout_ms, 0, 86400000,
+				"while connections wait for buffer room, cut one that holds room"
+				" inside a large record and finishes no record for N ms (default"
+				" 2000; 0: never)"),
 		HL_VIEW_ARGS(&out->view),
 		HL_ARG_CHOICE("clean-processes", 0, "line|full", &clean,
 			      "a process with no loss record shown, no heap error and no warning:"
@@ -223,6 +233,8 @@ int hl_cmd_daemon(int argc, char **argv)
 		return HL_EXIT_FAILURE;
 	}
 	l.idle_timeout_ns = (uint64_t)idle_timeout_ms * 1000000ull;
+	l.growth_max = (uint64_t)buffer_cap_kib << 10;
+	l.stall_timeout_ns = (uint64_t)stall_timeout_ms * 1000000ull;
 	hl_log("daemon: listening on %s", l.path);
 	w = hl_daemon_writer_start(&out, &policy);
 	rc = daemon_loop(&l, w);

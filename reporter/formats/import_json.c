@@ -452,7 +452,8 @@ static void read_standalone(struct reader *rd, json_t *e, const char *where,
 	why = hl_report_standalone_parse(json_string_value(v));
 	if (why < 0)
 		return (void)bad(rd, at(path, sizeof(path), where, "standalone", 0),
-				 "not reporter_stalled, connection_lost, descriptor_taken, not_observed or null");
+				 "not reporter_stalled, connection_lost, descriptor_taken, not_observed,"
+				 " cut_by_reporter or null");
 	p->standalone = (uint32_t)why;
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -62,6 +63,7 @@ static void listener_init(struct hl_listener *l, struct hl_run *run)
 	l->epoll_fd = -1;
 	l->reserve_fd = -1;
 	l->run = run;
+	l->growth_max = HL_CONN_GROWTH_MAX;
 }
 
 /* A fresh 0700 directory under base with a socket in it. */
@@ -259,6 +261,7 @@ static void accept_all(struct hl_listener *l)
 		c->fd = fd;
 		c->id = ++l->next_id;
 		c->last_read_ns = hl_now_monotonic_ns(); /* buf: allocated on the first read */
+		c->progress_ns = c->last_read_ns;
 		c->state.run = l->run;
 		c->state.shared = &c->shared;
 		c->state.decoder = &c->decoder;
@@ -300,21 +303,66 @@ static void conn_set_buffer(struct hl_listener *l, struct hl_conn *c, size_t cap
 }
 
 /* The buffer size c needs before its next read: HL_CONN_BUFFER_MIN if it
- * has none, double when a record fills it (the decoder has already checked
- * the record's length against the maximum), else what it has. */
+ * has none, what it has while that has room, else (a record fills it) the
+ * first doubling that holds the whole record: its header, at the start of
+ * the buffer, was checked by the decoder (length within the maximum). A
+ * connection asks for all the room its record needs at once, so one that
+ * waits for room holds none of it (grown part way, waiting connections
+ * held all the room between them: 466 of 600 slow peers did, and a real
+ * program behind them waited out its hook's wait_ms). */
 static size_t conn_wants(const struct hl_conn *c)
 {
+	const struct hl_wire_header *first = (const void *)c->buf;
+	size_t want;
+
 	if (!c->buf)
 		return HL_CONN_BUFFER_MIN;
-	if (c->fill == c->cap && c->cap < HL_CONN_BUFFER)
-		return c->cap * 2 < HL_CONN_BUFFER ? c->cap * 2 : HL_CONN_BUFFER;
-	return c->cap;
+	if (c->fill < c->cap || c->cap >= HL_CONN_BUFFER)
+		return c->cap;
+	want = c->cap * 2;
+	while (want < first->length && want < HL_CONN_BUFFER)
+		want *= 2;
+	return want < HL_CONN_BUFFER ? want : HL_CONN_BUFFER;
 }
 
 static bool conn_fits(const struct hl_listener *l, const struct hl_conn *c, size_t want)
 {
 	return beyond_min(want) <= beyond_min(c->cap) ||
-	       l->grown - beyond_min(c->cap) + beyond_min(want) <= HL_CONN_GROWTH_MAX;
+	       l->grown - beyond_min(c->cap) + beyond_min(want) <= l->growth_max;
+}
+
+/* Keeps only what an unfinished record needs. */
+static void conn_trim(struct hl_listener *l, struct hl_conn *c)
+{
+	if (!c->fill)
+		conn_set_buffer(l, c, 0);
+	else if (c->cap > HL_CONN_BUFFER_MIN && c->fill <= HL_CONN_BUFFER_MIN)
+		conn_set_buffer(l, c, HL_CONN_BUFFER_MIN);
+}
+
+/* c's first record, unfinished in its full buffer (its header checked by
+ * the decoder), is all in the socket already: read past the cap, it is
+ * finished within the same read and the room given back. A hook writes
+ * each batch whole, so a busy program's batches are; a peer that trickles
+ * a record never is. */
+static bool conn_record_queued(const struct hl_conn *c)
+{
+	const struct hl_wire_header *first = (const void *)c->buf;
+	int queued;
+
+	return c->fill >= sizeof(*first) && ioctl(c->fd, FIONREAD, &queued) == 0 &&
+	       queued >= 0 && (size_t)queued >= first->length - c->fill;
+}
+
+/* Bytes to ask of c's socket: the rest of its record only while it is read
+ * past the cap for it (conn_record_queued), so no more is held there. */
+static size_t conn_read_room(const struct hl_conn *c)
+{
+	const struct hl_wire_header *first = (const void *)c->buf;
+
+	if (c->lent && c->fill >= sizeof(*first) && first->length > c->fill)
+		return first->length - c->fill;
+	return c->cap - c->fill;
 }
 
 /* Back-pressure: c is not read until buffer room frees (resume_paused).
@@ -328,9 +376,10 @@ static void conn_pause(struct hl_listener *l, struct hl_conn *c)
 	epoll_ctl(l->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
 	c->paused = true;
 	if (!l->npaused++ && !l->paused_episode)
-		hl_log("connection buffers at their cap (%u MiB beyond %u KiB each): a"
+		hl_log("connection buffers at their cap (%llu KiB beyond %u KiB each): a"
 		       " connection sending a larger record waits, unread, until others"
-		       " finish theirs", HL_CONN_GROWTH_MAX >> 20, HL_CONN_BUFFER_MIN >> 10);
+		       " finish theirs", (unsigned long long)(l->growth_max >> 10),
+		       HL_CONN_BUFFER_MIN >> 10);
 	l->paused_episode++;
 }
 
@@ -385,21 +434,21 @@ static int conn_pump(struct hl_listener *l, struct hl_conn *c, bool force)
 		want = conn_wants(c);
 		if (want != c->cap) {
 			if (!force && !c->overdraft && !conn_fits(l, c, want)) {
-				if (!c->paused)
-					conn_pause(l, c);
-				return 0;
+				if (!conn_record_queued(c)) {
+					if (!c->paused)
+						conn_pause(l, c);
+					return 0;
+				}
+				c->lent = true;
+				l->lent++;
 			}
 			conn_set_buffer(l, c, want);
 		}
-		n = hl_recover_read(c->fd, c->buf + c->fill, c->cap - c->fill, &c->shared);
+		n = hl_recover_read(c->fd, c->buf + c->fill, conn_read_room(c), &c->shared);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			/* Keep only what an unfinished record needs. */
-			if (!c->fill)
-				conn_set_buffer(l, c, 0);
-			else if (c->cap > HL_CONN_BUFFER_MIN && c->fill <= HL_CONN_BUFFER_MIN)
-				conn_set_buffer(l, c, HL_CONN_BUFFER_MIN);
+			conn_trim(l, c);
 			return 0;
 		}
 		if (n <= 0) {
@@ -414,8 +463,14 @@ static int conn_pump(struct hl_listener *l, struct hl_conn *c, bool force)
 			conn_end(l, c, c->decoder.error);
 			return -1;
 		}
+		if (used > 0)
+			c->progress_ns = c->last_read_ns;
 		c->fill -= (size_t)used;
 		memmove(c->buf, c->buf + used, c->fill);
+		if (used > 0 && c->lent) {
+			c->lent = false; /* its record is done: the room goes back */
+			conn_trim(l, c);
+		}
 	}
 }
 
@@ -432,6 +487,7 @@ static void conn_resume(struct hl_listener *l, struct hl_conn *c)
 	c->paused = false;
 	l->npaused--;
 	c->last_read_ns = hl_now_monotonic_ns(); /* it waited for us */
+	c->resumed_ns = c->last_read_ns;
 	if (epoll_ctl(l->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev) < 0) {
 		conn_end(l, c, "epoll failed after waiting for buffer room");
 		return;
@@ -452,8 +508,9 @@ static bool growth_held_by_readers(const struct hl_listener *l)
 	return false;
 }
 
-/* Reads paused connections again, oldest first, while their buffers fit.
- * If the connections that wait hold all the growth between them (each grew
+/* Reads paused connections again, oldest first, while their buffers fit
+ * or once the rest of their record has come (conn_record_queued: read past
+ * the cap for it). If the connections that wait hold all the growth between them (each grew
  * part way, none fits its next step), none of them would ever be read
  * again, live peers included: the oldest is then read past the cap, alone,
  * until its buffer is back to HL_CONN_BUFFER_MIN, so one always progresses
@@ -464,7 +521,9 @@ static void resume_paused(struct hl_listener *l)
 	for (size_t i = 0; i < l->nconns && l->npaused; i++) {
 		struct hl_conn *c = l->conns[i];
 
-		if (c->paused && !c->dead && conn_fits(l, c, conn_wants(c)))
+		/* the rest of its record may have come since it paused */
+		if (c->paused && !c->dead &&
+		    (conn_fits(l, c, conn_wants(c)) || conn_record_queued(c)))
 			conn_resume(l, c);
 	}
 	if (!l->npaused || l->overdraft || growth_held_by_readers(l))
@@ -487,18 +546,70 @@ static void resume_paused(struct hl_listener *l)
  * the next time the cap is reached is said again. */
 static void end_pause_episode(struct hl_listener *l)
 {
+	char cut[160] = "";
+
 	if (l->npaused || !l->paused_episode)
 		return;
+	if (l->episode_cut)
+		snprintf(cut, sizeof(cut), "; %llu connections were cut for holding room"
+			 " without finishing a record (--stall-timeout-ms)",
+			 (unsigned long long)l->episode_cut);
 	if (l->overdrafts)
 		hl_log("connection buffers below their cap again: %llu times a connection"
 		       " waited for room, %llu times one was read past the cap because"
-		       " the waiting ones held all of it", (unsigned long long)l->paused_episode,
-		       (unsigned long long)l->overdrafts);
+		       " the waiting ones held all of it%s", (unsigned long long)l->paused_episode,
+		       (unsigned long long)l->overdrafts, cut);
 	else
 		hl_log("connection buffers below their cap again: %llu times a connection"
-		       " waited for room", (unsigned long long)l->paused_episode);
+		       " waited for room%s", (unsigned long long)l->paused_episode, cut);
 	l->paused_episode = 0;
 	l->overdrafts = 0;
+	l->episode_cut = 0;
+}
+
+/* Since when c has had to finish a record: its last one, or its being read
+ * again after it waited for us. */
+static uint64_t conn_owes_since(const struct hl_conn *c)
+{
+	return c->progress_ns > c->resumed_ns ? c->progress_ns : c->resumed_ns;
+}
+
+static void conn_cut(struct hl_listener *l, struct hl_conn *c)
+{
+	char why[320];
+
+	snprintf(why, sizeof(why), "cut: it held %zu KiB of read buffer inside a record"
+		 " (%zu bytes of it read) and completed no record for %llu ms while others"
+		 " waited for room (%zu waiting; --stall-timeout-ms)", c->cap >> 10, c->fill,
+		 (unsigned long long)(l->stall_timeout_ns / 1000000), l->npaused);
+	if (c->state.proc)
+		c->state.proc->standalone = HL_STANDALONE_CUT;
+	l->stall_cut++;
+	l->episode_cut++;
+	conn_end(l, c, why);
+}
+
+/* Fair share (listen.h): while others wait for room, a connection that
+ * holds room for an unfinished record and finished none for the stall
+ * timeout is cut. (Out of a read, room beyond HL_CONN_BUFFER_MIN is only
+ * ever held for bytes of an unfinished record: conn_trim.) */
+static void check_stalls(struct hl_listener *l)
+{
+	uint64_t now;
+
+	if (!l->stall_timeout_ns)
+		return;
+	now = hl_now_monotonic_ns();
+	if (now < l->next_stall_check)
+		return;
+	l->next_stall_check = now + l->stall_timeout_ns / 4;
+	for (size_t i = 0; i < l->nconns && l->npaused; i++) {
+		struct hl_conn *c = l->conns[i];
+
+		if (!c->dead && !c->paused && beyond_min(c->cap) &&
+		    now - conn_owes_since(c) >= l->stall_timeout_ns)
+			conn_cut(l, c);
+	}
 }
 
 /* Closes connections stuck inside a record, or silent before their HELLO,
@@ -572,6 +683,7 @@ int hl_listen_poll(struct hl_listener *l, int timeout_ms)
 		      * what is left is read past the cap, once, to its end */
 			conn_pump(l, c, l->closing || c->paused);
 	}
+	check_stalls(l);
 	if (l->npaused)
 		resume_paused(l);
 	close_idle(l);

@@ -32,7 +32,10 @@ struct hl_conn {
 	struct hl_shared_view shared; /* its hook's event buffers (recover.h) */
 	bool paused;               /* out of the epoll set: waits for buffer room */
 	bool overdraft;            /* read past the cap (resume_paused in listen.c) */
+	bool lent;                 /* read past the cap for a record all in its socket */
 	uint64_t last_read_ns;     /* monotonic: accepted, last bytes, or resumed */
+	uint64_t progress_ns;      /* monotonic: accepted, or its last record finished */
+	uint64_t resumed_ns;       /* monotonic: last read again after waiting, 0: never */
 	bool dead;                 /* closed, to be reaped from the list */
 };
 
@@ -50,6 +53,7 @@ struct hl_listener {
 	bool at_fd_limit;          /* accept failed with EMFILE/ENFILE (logged) */
 	uint64_t refused;          /* connections closed unread at the limit */
 	uint64_t accept_paused_until; /* monotonic ns; 0: accepting */
+	uint64_t growth_max;       /* cap on `grown`: HL_CONN_GROWTH_MAX unless set */
 	uint64_t grown;            /* bytes of connection buffers beyond HL_CONN_BUFFER_MIN */
 	uint64_t grown_peak;
 	size_t npaused;            /* connections waiting for buffer room */
@@ -59,6 +63,11 @@ struct hl_listener {
 	uint64_t idle_timeout_ns;  /* 0: never; see HL_CONN_IDLE_TIMEOUT_NS */
 	uint64_t next_idle_check;  /* monotonic ns */
 	uint64_t idle_dropped;     /* connections closed by the idle timeout */
+	uint64_t stall_timeout_ns; /* 0: never; see HL_CONN_STALL_TIMEOUT_NS */
+	uint64_t next_stall_check; /* monotonic ns */
+	uint64_t stall_cut;        /* connections cut by the stall timeout */
+	uint64_t episode_cut;      /* of them, this episode at the cap */
+	uint64_t lent;             /* records read past the cap, all queued (fair share) */
 	bool closing;              /* hl_listen_close: read everything, caps aside */
 };
 /* Accepting pauses this long when even the reserve descriptor is gone. */
@@ -104,11 +113,35 @@ int hl_conn_pump(struct hl_listener *l, struct hl_conn *c);
  * connection stuck inside a record, or silent before its HELLO, for the
  * idle timeout is closed with a log line (its process is reported with
  * the stream-cut warning); one that is idle between records never is: a
- * traced program may rest for hours. */
+ * traced program may rest for hours.
+ *
+ * Fair share: a few slow peers must not decide whether honest programs
+ * are recorded (held at the cap, a program's hook waits out its wait_ms
+ * and goes on standalone: 600 peers trickling large records stopped every
+ * program whose batches pass 64 KiB). So:
+ *  - a connection asks for all the room its record needs at once
+ *    (conn_wants), so one that waits holds none of it;
+ *  - a connection whose unfinished record is all in its socket already is
+ *    read past the cap for that record alone and gives the room back in
+ *    the same read (a hook writes each batch whole, so a busy program's
+ *    batches never wait): buffers then stay within the cap plus two
+ *    HL_CONN_BUFFER for a moment;
+ *  - with a stall timeout, while any connection waits for room, one that
+ *    holds room for an unfinished record and has finished no record for
+ *    the stall timeout (since it was last read again, if it waited) is
+ *    cut: one log line, and its process is reported as cut by the
+ *    reporter (HL_STANDALONE_CUT). Progress is a finished record: bytes
+ *    trickled into a large one are not. */
 #define HL_CONN_BUFFER_MIN (1u << 16)
 #define HL_CONN_BUFFER (HL_WIRE_MAX_RECORD + (1u << 18))
-#define HL_CONN_GROWTH_MAX (32u << 20)
+#define HL_CONN_GROWTH_MAX (32u << 20) /* the default; the daemon's --buffer-cap-kib */
 /* The daemon's default idle timeout (its --idle-timeout-ms); `run` has none. */
 #define HL_CONN_IDLE_TIMEOUT_NS 30000000000ull
+/* The daemon's default stall timeout (its --stall-timeout-ms): well inside
+ * the hook's wait_ms (10 s), so a program kept waiting by stalled holders
+ * is read before its hook gives up; a hook writes each record whole, so an
+ * honest one is finished as soon as the reporter reads it. `run` has none:
+ * its processes are its own program's. */
+#define HL_CONN_STALL_TIMEOUT_NS 2000000000ull
 
 #endif /* HL_REPORTER_LISTEN_H */

@@ -223,6 +223,11 @@ static const struct {
 				       "not observed: a forked child its parent reported never"
 				       " connected to heapledger (it lost HEAPLEDGER_SOCKET, or its"
 				       " connection failed)" },
+	[HL_STANDALONE_CUT] = { "cut_by_reporter",
+				"data missing: the reporter cut its connection: it held read"
+				" buffer room inside a large record, finishing no record for the"
+				" daemon's --stall-timeout-ms, while other programs waited for"
+				" that room" },
 };
 #undef STANDALONE
 

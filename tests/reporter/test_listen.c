@@ -447,6 +447,60 @@ static void test_stalled_waiting_peers_time_out(void **state)
 	hl_run_destroy(&run);
 }
 
+/* Fair share: two peers stall inside records holding all the room, four
+ * more wait for room. A program whose record (120 KB) is all in its socket
+ * is still read, past the cap, and the room given back at once: it is
+ * stored whole and never waits. Past the stall timeout, with others
+ * waiting, the two holders are cut and reported as cut by the reporter. */
+static void test_fair_share(void **state)
+{
+	enum { HOLD = 2, WAIT = 4, N = HOLD + WAIT + 1, BUSY = N - 1 };
+	static struct peer peers[N];
+	struct hl_listener l;
+	struct hl_run run;
+	size_t cut = 0, whole = 0;
+
+	(void)state;
+	hl_run_init(&run);
+	assert_int_equal(hl_listen_open_private(&l, &run), 0);
+	/* two 1 MiB buffers, and less room left than the program needs */
+	l.growth_max = HOLD * ((1u << 20) - HL_CONN_BUFFER_MIN) + (32u << 10);
+	for (int i = 0; i < HOLD + WAIT; i++) {
+		peer_open(&peers[i], l.path, 4000 + (uint32_t)i, BIG_BLOCKS, CUT_BYTES);
+		serve(&l, peers, 0, i + 1, SIZE_MAX);
+	}
+	assert_int_equal(l.npaused, WAIT);
+	peer_open(&peers[BUSY], l.path, 4999, 5000, 0);
+	serve(&l, peers, 0, N, SIZE_MAX);
+	assert_int_equal(peers[BUSY].off, peers[BUSY].e.len);
+	assert_true(l.lent >= 1);
+	assert_true(l.grown <= l.growth_max);
+	peer_close(&peers[BUSY]);
+	serve(&l, peers, 0, 0, SIZE_MAX);
+	assert_int_equal(l.npaused, WAIT);
+	/* Every holder is past a 1 ns stall timeout: cut at the next poll. */
+	l.stall_timeout_ns = 1;
+	assert_int_equal(hl_listen_poll(&l, 0), 0);
+	assert_int_equal(l.stall_cut, HOLD);
+	assert_true(l.npaused < WAIT); /* the room went to those waiting */
+	for (size_t i = 0; i < run.nprocs; i++) {
+		struct hl_process *p = run.procs[i];
+
+		whole += p->pid == 4999 && p->has_exit && p->live_seen &&
+			 p->standalone == HL_STANDALONE_NONE;
+		cut += p->standalone == HL_STANDALONE_CUT;
+		if (p->standalone == HL_STANDALONE_CUT)
+			assert_true(p->pid < 4000 + HOLD);
+	}
+	assert_int_equal(whole, 1);
+	assert_int_equal(cut, HOLD);
+	l.stall_timeout_ns = 0;
+	for (int i = 0; i < N; i++)
+		peer_close(&peers[i]);
+	hl_listen_close(&l);
+	hl_run_destroy(&run);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -454,6 +508,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_cap_episode_ends_on_hangup, log_teardown),
 		cmocka_unit_test(test_waiting_peers_progress),
 		cmocka_unit_test(test_stalled_waiting_peers_time_out),
+		cmocka_unit_test(test_fair_share),
 	};
 
 	hl_log_quiet = true;

@@ -9,9 +9,21 @@ memory, and what happens at each limit is said.
    the daemon's peak RSS stays within 64 MiB of its RSS at start, a normal
    program is still stored meanwhile, and once the peers close, every one
    is read, reported and stored with the stream-cut warning.
+   (--stall-timeout-ms 0: no peer is cut here, so the cap alone is seen.)
 2. Idle timeout: with --idle-timeout-ms 1000, 3 peers stuck inside a record and
    2 that never say HELLO are closed with a log line each; a program that
    rests between records (no EXIT yet) is not, and is stored once it ends.
+3. Fair share: under a 2 MiB cap, 20 slow peers hold all the room and wait
+   for more; alloc_loop, a real program under the hook whose every batch
+   (128 KiB) needs room past 64 KiB, runs meanwhile. It is read (each batch
+   is all in its socket when it asks for room, so it is read past the cap
+   and gives the room back at once): stored in full (every allocation and
+   free, its exit record) and never goes standalone (it used to wait
+   wait_ms, 10 s, and go on without the reporter). The peers that held room without finishing their record for
+   --stall-timeout-ms while others waited are cut: each named in the log
+   with why, counted when no connection waits any more, and stored as cut
+   by the reporter (exit.standalone "cut_by_reporter"); the last holders,
+   once none waits, are kept until their peer closes.
 
 Every wait is for an event (a log line, a line from a client, a process's
 end), and all of them share one budget (--budget SECONDS, set by meson.build
@@ -19,7 +31,7 @@ inside the test's own timeout): a slow machine makes the wait that ran out
 fail and say what it was waiting for, never a bare timeout.
 
 Usage: check_daemon_slow_peers.py HEAPLEDGER FAKE_CLIENT [--sanitized]
-       [--budget SECONDS]
+       [--budget SECONDS] --hook LIBHEAPLEDGER --alloc-loop ALLOC_LOOP
 --sanitized: the daemon runs under AddressSanitizer, whose own quarantine of
 freed memory makes its RSS say nothing about the daemon's buffers; the RSS
 bound is then skipped (said on stdout) and everything else is checked.
@@ -39,6 +51,8 @@ import daemon_util  # noqa: E402
 from daemon_util import fail  # noqa: E402
 
 SLOW = 150
+FAIR_SLOW = 20
+LOOPS = 400000
 CUT = "warning: the event stream ended without its exit record"
 
 
@@ -192,7 +206,7 @@ class SlowClient:
 
 
 def check_buffering_cap(hl, fake, tmp, sanitized):
-    d = Daemon(hl, tmp, ["-q", "--idle-timeout-ms", "0"])
+    d = Daemon(hl, tmp, ["-q", "--idle-timeout-ms", "0", "--stall-timeout-ms", "0"])
     base = status_kib(d.proc.pid, "VmRSS")
     slow = SlowClient(fake, d.sock, [str(SLOW), "700000", "0"])
     line = slow.line("sent ", "the slow client")
@@ -263,12 +277,67 @@ def check_idle_timeout(hl, fake, tmp):
             fail("no stream-cut warning in the daemon's report")
 
 
+def check_fair_share(hl, fake, hook, loop, tmp):
+    d = Daemon(hl, tmp, ["-q", "--idle-timeout-ms", "0", "--buffer-cap-kib", "2048",
+                         "--stall-timeout-ms", "1000"])
+    slow = SlowClient(fake, d.sock, [str(FAIR_SLOW), "700000", "0"])
+    d.wait_for("connection buffers at their cap", 1)
+    env = dict(os.environ, LD_PRELOAD=hook, HEAPLEDGER_SOCKET=d.sock)
+    env.pop("HEAPLEDGER_OPTIONS", None)  # wait_ms as users have it: 10 s
+    prog = subprocess.Popen([loop, str(LOOPS)], env=env, stderr=subprocess.PIPE, text=True)
+    STARTED.append(prog)
+    try:
+        _, err = prog.communicate(timeout=BUDGET.left("alloc_loop ended beside the slow peers"))
+    except subprocess.TimeoutExpired:
+        prog.kill()
+        fail("the test's %d s ran out before alloc_loop ended" % BUDGET.seconds)
+    if prog.returncode != 3:
+        fail("alloc_loop exited %d beside the slow peers:\n%s" % (prog.returncode, err))
+    if "standalone" in err:
+        fail("alloc_loop went on standalone beside the slow peers:\n" + err)
+    # Each slow peer is read in its turn and stalls; while others wait it
+    # is cut, until none waits (the last holders harm nobody: kept).
+    d.wait_for("connection buffers below their cap again", 1)
+    out = slow.finish()
+    text = d.stop()
+    named = [l for l in text.splitlines() if "completed no record for 1000 ms" in l]
+    print("slow peers: %s; %d cut" % (out.strip().replace("\n", "; "), len(named)))
+    if not named or "closed by the reporter: %d\n" % len(named) not in out \
+            or "%d connections were cut" % len(named) not in text:
+        fail("the slow peers cut are not the ones named (%d):\n%s\n%s"
+             % (len(named), out, text[-3000:]))
+    if any("(pid %d)" % slow.proc.pid not in l for l in named):
+        fail("a cut peer is not named with its pid:\n" + "\n".join(named))
+    procs = d.report(hl)
+    real = [p for p in procs if p["pid"] == prog.pid]
+    if len(real) != 1:
+        fail("alloc_loop stored %d times" % len(real))
+    summary, end = real[0]["summary"], real[0]["exit"]
+    if not end["exit_record"] or end.get("standalone") or real[0]["stream_incomplete"] \
+            or summary["allocs"] != LOOPS + 16 or summary["frees"] != LOOPS \
+            or summary["in_use_bytes"] != 1600:
+        fail("alloc_loop was not stored in full: exit %s, summary %s" % (end, summary))
+    peers = [p for p in procs if p["pid"] == slow.proc.pid]
+    cut = [p for p in peers if p["exit"].get("standalone") == "cut_by_reporter"]
+    if len(peers) != FAIR_SLOW or len(cut) != len(named) \
+            or any(not p["stream_incomplete"] for p in peers) \
+            or any("cut its connection" not in p["stream_incomplete"] for p in cut):
+        fail("%d slow peers stored, %d as cut by the reporter (%d named): %s"
+             % (len(peers), len(cut), len(named),
+                [(p["exit"], p["stream_incomplete"]) for p in peers]))
+    print("alloc_loop stored in full beside %d slow peers; cut: %s" % (FAIR_SLOW, named[0]))
+
+
 def main():
     global BUDGET
     hl, fake = sys.argv[1], sys.argv[2]
     sanitized = "--sanitized" in sys.argv[3:]
     if "--budget" in sys.argv[3:]:
         BUDGET = Budget(int(sys.argv[sys.argv.index("--budget") + 1]))
+    hook = sys.argv[sys.argv.index("--hook") + 1]
+    loop = sys.argv[sys.argv.index("--alloc-loop") + 1]
+    with tempfile.TemporaryDirectory() as tmp:
+        check_fair_share(hl, fake, hook, loop, tmp)
     with tempfile.TemporaryDirectory() as tmp:
         check_buffering_cap(hl, fake, tmp, sanitized)
     with tempfile.TemporaryDirectory() as tmp:
