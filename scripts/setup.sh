@@ -46,6 +46,7 @@ packages=(
 	libxml2-utils                                    # xmllint: the oracle of the XML reports' tests
 	cmake                                            # the `ctest -T memcheck` recipe's test (tests/recipes/ctest)
 	python3-yaml                                     # the CI recipes' test reads their YAML (tests/recipes)
+	python3-jsonschema                               # the SARIF tests check the SARIF 2.1.0 schema (tests/run/sarif_validator.py)
 )
 package_packages=(
 	debhelper lintian                                # dpkg-buildpackage; the package test (tests/package)

@@ -33,6 +33,7 @@
 #include "query_sizes.h"
 #include "query_summary.h"
 #include "query_views.h"
+#include "record_json.h"
 #include "report.h"
 #include "run_rows_json.h"
 #include "size_bins_json.h"
@@ -163,54 +164,57 @@ int hl_ui_run(struct hl_store *store, int64_t run_id, json_t **out)
 	return 0;
 }
 
-/* Each heap error in the model's words (report.h: what the text report
- * prints): "heading", "where", and "block_freed" (its free stack is where
- * the block was freed), so the page names no kind itself. rows is
- * hl_error_rows_json(r): one object per r->errors[i], in order. */
-static void word_errors(const struct hl_run_rows *r, json_t *rows)
+/* A run's heap errors or checks, as the report model has them
+ * (store_load.c), each written by the report's own writer (record_json.h)
+ * with the pid of its process. */
+struct run_records {
+	bool checks;                  /* the checks, else the heap errors */
+	json_t *rows;
+};
+
+static json_t *with_pid(uint32_t pid, json_t *record)
 {
-	char title[160], where[160];
+	json_t *o = json_pack("{sI}", "pid", (json_int_t)pid);
 
-	for (size_t i = 0; i < r->nerrors && i < json_array_size(rows); i++) {
-		const struct hl_error_row *x = &r->errors[i];
-		json_t *row = json_array_get(rows, i);
-		struct hl_report_error e = {
-			.kind = x->kind,
-			.call = x->call,
-			.address = x->address,
-			.block_address = (uint64_t)x->block_address.value,
-			.block_size = (uint64_t)x->block_size.value,
-			.detail = x->detail,
-		};
+	json_object_update(o, record);
+	json_decref(record);
+	return o;
+}
 
-		json_object_set_new(row, "heading", json_string(hl_report_error_title(&e, title,
-										     sizeof(title))));
-		json_object_set_new(row, "where", json_string(hl_report_error_where(&e, where,
-										   sizeof(where))));
-		json_object_set_new(row, "block_freed", json_boolean(hl_report_error_block_freed(&e)));
+static int add_records(void *ctx, const struct hl_report_process *p)
+{
+	struct run_records *rr = ctx;
+
+	for (size_t i = 0; p && !rr->checks && i < p->nerrors; i++) {
+		if (json_array_size(rr->rows) >= HL_QUERY_ROWS_MAX)
+			break; /* a page lists them all at once */
+		json_array_append_new(rr->rows,
+				      with_pid(p->pid, hl_error_record_json(NULL, &p->errors[i])));
 	}
+	for (size_t i = 0; p && rr->checks && i < p->nchecks; i++)
+		json_array_append_new(rr->rows,
+				      with_pid(p->pid, hl_check_json(NULL, &p->checks[i],
+								     i ? &p->checks[i - 1] : NULL)));
+	return 0;
 }
 
-json_t *hl_ui_error_rows_json(const struct hl_run_rows *r)
+int hl_ui_records(struct hl_store *store, int64_t run_id, bool checks, json_t **out)
 {
-	json_t *rows = hl_error_rows_json(r);
-
-	word_errors(r, rows);
-	return rows;
-}
-
-int hl_ui_errors(struct hl_store *store, int64_t run_id, json_t **out)
-{
-	struct hl_run_rows rows;
+	struct hl_report_filter filter = { .records_only = true };
+	struct run_records rr = { checks, json_array() };
+	struct hl_report r;
 	int err;
 
-	*out = NULL;
-	hl_run_rows_init(&rows);
-	err = hl_query_errors(store, run_id, &rows);
-	if (!err)
-		*out = hl_ui_error_rows_json(&rows);
-	hl_run_rows_destroy(&rows);
-	return err;
+	hl_report_init(&r);
+	err = hl_store_load_report_filtered(store, run_id, &filter, &r, add_records, &rr);
+	hl_report_destroy(&r);
+	if (err) {
+		json_decref(rr.rows);
+		*out = NULL;
+		return err;
+	}
+	*out = checks ? json_pack("{so}", "checks", rr.rows) : rr.rows;
+	return 0;
 }
 
 int hl_ui_summary(struct hl_store *store, int64_t run_id, json_t **out)
@@ -416,10 +420,8 @@ static int route_runs(struct hl_store *store, const char *rest, struct request *
 		return result(store, rq, hl_ui_run(store, id, rq->body));
 	if (!strcmp(sub, "leaks"))
 		return route_leaks(store, id, &page, rq);
-	if (!strcmp(sub, "errors"))
-		return result(store, rq, hl_ui_errors(store, id, rq->body));
-	if (!strcmp(sub, "checks"))
-		return route_rows(store, id, hl_query_checks, hl_check_rows_json, rq);
+	if (!strcmp(sub, "errors") || !strcmp(sub, "checks"))
+		return result(store, rq, hl_ui_records(store, id, !strcmp(sub, "checks"), rq->body));
 	if (!strcmp(sub, "summary"))
 		return result(store, rq, hl_ui_summary(store, id, rq->body));
 	if (!strcmp(sub, "sizes"))

@@ -158,36 +158,20 @@ static int add_leaks(struct hl_store *s, json_t *answers, int64_t run_id)
 	return err;
 }
 
-/* The run's errors and checks, each followed by the stacks it names. */
+/* The run's errors and checks (their stacks are in them). */
 static int add_rows(struct hl_store *s, json_t *answers, int64_t run_id)
 {
-	struct hl_run_rows rows;
-	json_t *stack;
+	static const char *const sub[] = { "errors", "checks" };
+	json_t *rows;
 	char key[48];
-	int err;
+	int err = 0;
 
-	hl_run_rows_init(&rows);
-	err = hl_query_errors(s, run_id, &rows);
-	if (!err) {
-		snprintf(key, sizeof(key), "runs/%lld/errors", (long long)run_id);
-		json_object_set_new(answers, key, hl_ui_error_rows_json(&rows));
-	}
-	for (size_t i = 0; !err && i < rows.nerrors; i++) {
-		err = add_stack(s, answers, rows.errors[i].stack_id, &stack);
+	for (unsigned i = 0; !err && i < 2; i++) {
+		err = hl_ui_records(s, run_id, i == 1, &rows);
+		snprintf(key, sizeof(key), "runs/%lld/%s", (long long)run_id, sub[i]);
 		if (!err)
-			err = add_stack(s, answers, rows.errors[i].alloc_stack_id, &stack);
-		if (!err)
-			err = add_stack(s, answers, rows.errors[i].free_stack_id, &stack);
+			json_object_set_new(answers, key, rows);
 	}
-	if (!err)
-		err = hl_query_checks(s, run_id, &rows);
-	if (!err) {
-		snprintf(key, sizeof(key), "runs/%lld/checks", (long long)run_id);
-		json_object_set_new(answers, key, hl_check_rows_json(&rows));
-	}
-	for (size_t i = 0; !err && i < rows.nrecords; i++)
-		err = add_stack(s, answers, rows.records[i].stack_id, &stack);
-	hl_run_rows_destroy(&rows);
 	return err;
 }
 

@@ -40,13 +40,12 @@ json_t *hl_ui_vocabulary(void);
  * same program (null for the first), which its diff and history links
  * compare with. 0 or -errno. */
 int hl_ui_run(struct hl_store *store, int64_t run_id, json_t **out);
-/* GET /api/runs/ID/errors: the run's heap errors, each with its "heading",
- * "where" and "block_freed" in the model's words (report.h). 0 or -errno. */
-int hl_ui_errors(struct hl_store *store, int64_t run_id, json_t **out);
-/* The heap errors r holds as hl_error_rows_json() writes them, each with
- * its "heading", "where" and "block_freed" as hl_ui_errors() gives them. */
-struct hl_run_rows;
-json_t *hl_ui_error_rows_json(const struct hl_run_rows *r);
+/* GET /api/runs/ID/errors (checks false): the run's heap errors, [{"pid",
+ * then the error as `report --format json` writes it}]; GET
+ * /api/runs/ID/checks: {"checks": [{"pid", then the check as the report
+ * writes it, its loss records in it}]}. Both from the report model, by the
+ * report's writers (formats/record_json.h). 0 or -errno. */
+int hl_ui_records(struct hl_store *store, int64_t run_id, bool checks, json_t **out);
 /* GET /api/runs/ID/summary: the run's summary, its verdict counted with the
  * gate's default options (what `heapledger gate RUN` says). 0 or -errno. */
 int hl_ui_summary(struct hl_store *store, int64_t run_id, json_t **out);

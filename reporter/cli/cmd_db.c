@@ -102,61 +102,47 @@ static bool is_blank(const char *path)
 	return c == EOF;
 }
 
-/* The whole file, NUL-terminated, in *text (malloc'd); 0 or -errno. */
-static int read_whole(const char *path, char **text, size_t *len)
+/* The JSON reader's run and processes into the store, as they are read. */
+static int sink_run(void *ctx, const struct hl_report *run)
 {
-	FILE *f = fopen(path, "re");
-	size_t cap = 1 << 16, n = 0, got;
-	char *buf;
+	struct hl_store_import *imp = ctx;
 
-	*text = NULL;
-	if (!f)
-		return -errno;
-	buf = hl_xmalloc(cap);
-	while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-		n += got;
-		if (cap - n - 1 == 0)
-			buf = hl_xrealloc(buf, cap *= 2);
-	}
-	if (ferror(f)) {
-		int err = errno ? -errno : -EIO;
-
-		fclose(f);
-		free(buf);
-		return err;
-	}
-	fclose(f);
-	buf[n] = 0;
-	*text = buf;
-	*len = n;
-	return 0;
+	return hl_store_import_begin(imp->s, run, imp);
 }
 
-/* One JSON report into the store; 0, or -errno after saying why (naming
- * the file). */
+static int sink_process(void *ctx, struct hl_process *p, struct hl_symbolizer *sym)
+{
+	return hl_store_import_process(ctx, p, sym);
+}
+
+/* One JSON report into the store, read one process at a time; 0, or
+ * -errno after saying why (naming the file). */
 static int import_json(struct hl_store *store, const char *path, struct hl_import_result *res)
 {
-	struct hl_json_import im;
-	char why[1024], *text;
-	size_t len = 0;
-	int err = read_whole(path, &text, &len);
+	struct hl_store_import imp = { .s = store };
+	const struct hl_json_import_sink sink = { &imp, sink_run, sink_process };
+	FILE *f = fopen(path, "re");
+	char why[1024];
+	int err;
 
 	memset(res, 0, sizeof(*res));
-	if (err) {
+	if (!f) {
+		err = -errno;
 		hl_log("import: %s: %s", path, strerror(-err));
 		return err;
 	}
-	err = hl_json_import_read(text, len, &im, why, sizeof(why));
-	free(text);
-	if (err)
-		hl_log("import: %s: %s; nothing of it was imported", path, why);
-	else if ((err = hl_store_import_run(store, &im.run, im.procs, im.nprocs, im.sym, res)))
-		hl_log("import: %s: %s; nothing of it was imported", path, hl_store_error(store));
-	else if (res->runs_empty) { /* an import that stores nothing fails */
+	err = hl_json_import_stream(f, &sink, why, sizeof(why));
+	fclose(f);
+	if (!err && (err = hl_store_import_end(&imp, res)))
+		why[0] = 0;
+	if (err) {
+		hl_store_import_abort(&imp);
+		hl_log("import: %s: %s; nothing of it was imported", path,
+		       why[0] ? why : hl_store_error(store));
+	} else if (res->runs_empty) { /* an import that stores nothing fails */
 		hl_log("import: %s: its run has no process; nothing was imported", path);
 		err = -ENODATA;
 	}
-	hl_json_import_free(&im);
 	return err;
 }
 

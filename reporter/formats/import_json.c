@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "fingerprint.h"
+#include "json_scan.h"
 #include "state.h"
 #include "text_bytes.h"
 
@@ -32,6 +33,29 @@ struct reader {
 	char *why;
 	size_t why_len;
 	bool failed;
+};
+
+/* A report's top level has a handful of members; more is not a report
+ * (and each name is remembered, to refuse duplicates). */
+#define HL_JSON_IMPORT_MAX_MEMBERS 1024
+
+/* The document being read (hl_json_import_stream). */
+struct import {
+	struct reader rd;
+	const struct hl_json_import_sink *sink;
+	struct hl_report run;          /* the header, once read */
+	bool have_format, have_version, have_run;
+	bool header_given;             /* sink->run was called */
+	bool deferred;                 /* processes came before the header: a second pass */
+	bool in_processes;             /* inside the processes array */
+	bool out_of_memory;            /* why says so */
+	json_t *keys;                  /* the top-level names seen (a set) */
+	char *key;                     /* the current top-level name */
+	struct hl_json_pos array_after; /* just after the processes array's '[' */
+	size_t nitems;                 /* elements of processes seen */
+	size_t nprocs;                 /* processes read (the last one's serial) */
+	struct hl_map latest_image;    /* pid -> serial of its latest image read */
+	struct hl_symbolizer *sym;     /* the current process's frames */
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -197,7 +221,7 @@ static bool read_frame(struct reader *rd, struct hl_bump *a, json_t *f, const ch
 /* One stack of the document as a new stack of p (its reference, 0 for an
  * empty one); its return addresses' frames go to sym. *site: the site's
  * function (fingerprint.h), arena copy, or NULL. */
-static uint32_t read_stack(struct reader *rd, struct hl_json_import *im, struct hl_process *p,
+static uint32_t read_stack(struct reader *rd, struct import *im, struct hl_process *p,
 			   json_t *frames, bool truncated, const char *where, const char **site)
 {
 	size_t n = json_array_size(frames), ngroups = 0;
@@ -263,7 +287,7 @@ static const char *origin_name(uint32_t i)
 
 /* A loss record; an exit record's blocks (leaked) count in its stack's
  * aggregates, a check's do not. */
-static void read_leak(struct reader *rd, struct hl_json_import *im, struct hl_process *p,
+static void read_leak(struct reader *rd, struct import *im, struct hl_process *p,
 		      json_t *l, const char *where, struct hl_leak_group *g, bool leaked)
 {
 	const char *kind = get_str(rd, &p->arena, l, where, "kind", false);
@@ -298,7 +322,7 @@ static void read_leak(struct reader *rd, struct hl_json_import *im, struct hl_pr
 	}
 }
 
-static void read_error(struct reader *rd, struct hl_json_import *im, struct hl_process *p,
+static void read_error(struct reader *rd, struct import *im, struct hl_process *p,
 		       json_t *e, const char *where, struct hl_error_event *out)
 {
 	const char *kind = get_str(rd, &p->arena, e, where, "kind", false);
@@ -371,7 +395,7 @@ static uint32_t read_tids(struct reader *rd, json_t *o, const char *where, uint3
 
 /* A check's loss records (not in earlier reports): the fields of a leak,
  * its number and what changed since the check before. */
-static void read_check_records(struct reader *rd, struct hl_json_import *im,
+static void read_check_records(struct reader *rd, struct import *im,
 			       struct hl_process *p, json_t *c, const char *where,
 			       struct hl_check *out)
 {
@@ -404,7 +428,7 @@ static void read_check_records(struct reader *rd, struct hl_json_import *im,
 		    "fewer than the records listed");
 }
 
-static void read_check(struct reader *rd, struct hl_json_import *im, struct hl_process *p,
+static void read_check(struct reader *rd, struct import *im, struct hl_process *p,
 		       json_t *c, const char *where, struct hl_check *out)
 {
 	json_t *kinds = member(rd, c, where, "kinds", is_object, "an object");
@@ -480,7 +504,7 @@ static void read_exit(struct reader *rd, json_t *e, const char *where, struct hl
 
 /* exit.fatal: the signal that ended it as the hook saw it, or null (and
  * absent from reports written before it was kept). */
-static void read_fatal(struct reader *rd, struct hl_json_import *im, json_t *e, const char *where,
+static void read_fatal(struct reader *rd, struct import *im, json_t *e, const char *where,
 		       struct hl_process *p)
 {
 	json_t *f = json_object_get(e, "fatal"), *stack;
@@ -597,7 +621,7 @@ static char **read_argv(struct reader *rd, struct hl_bump *a, json_t *o, const c
 	return argv;
 }
 
-static struct hl_process *new_process(struct hl_json_import *im)
+static struct hl_process *new_process(struct import *im)
 {
 	struct hl_process *p = hl_xcalloc(1, sizeof(*p));
 
@@ -606,8 +630,7 @@ static struct hl_process *new_process(struct hl_json_import *im)
 	/* Ticks are CLOCK_REALTIME ns: errors and checks keep their times. */
 	p->clock_synced = true;
 	p->finished = p->closed = true;
-	hl_grow((void **)&im->procs, &im->procs_cap, im->nprocs, sizeof(p));
-	im->procs[im->nprocs++] = p;
+	p->serial = ++im->nprocs;
 	return p;
 }
 
@@ -635,10 +658,9 @@ static void read_timeline(struct reader *rd, struct hl_process *p, json_t *a, co
 	}
 }
 
-static void read_process(struct reader *rd, struct hl_json_import *im, json_t *o,
+static void read_process(struct reader *rd, struct import *im, struct hl_process *p, json_t *o,
 			 const char *where)
 {
-	struct hl_process *p = new_process(im);
 	json_t *exit_o = member(rd, o, where, "exit", is_object, "an object");
 	json_t *summary = member(rd, o, where, "summary", is_object, "an object");
 	json_t *scan = member(rd, o, where, "scan", is_object, "an object");
@@ -653,7 +675,6 @@ static void read_process(struct reader *rd, struct hl_json_import *im, json_t *o
 		return;
 	if (pid > UINT32_MAX || ppid > UINT32_MAX)
 		return (void)bad(rd, where, "pid out of range");
-	p->serial = im->nprocs;
 	p->pid = (uint32_t)pid;
 	p->ppid = (uint32_t)ppid;
 	p->origin = name_index(rd, at(path, sizeof(path), where, "origin", 0), origin, origin_name,
@@ -676,14 +697,15 @@ static void read_process(struct reader *rd, struct hl_json_import *im, json_t *o
 	if (scan)
 		p->nunstopped_tids = read_tids(rd, scan, at(path, sizeof(path), where, "scan", 0),
 					       p->unstopped_tids);
-	/* The parent: the latest earlier image of ppid (fork) or of pid (exec). */
-	for (size_t i = im->nprocs - 1; p->origin != HL_ORIGIN_START && i-- > 0;) {
-		if (im->procs[i]->pid == (p->origin == HL_ORIGIN_FORK ? p->ppid : p->pid)) {
-			p->parent = im->procs[i];
-			p->parent_serial = im->procs[i]->serial;
-			break;
-		}
+	/* The parent: the latest earlier image of ppid (fork) or of pid (exec),
+	 * stored before this one, so the store finds it by its serial. */
+	if (p->origin != HL_ORIGIN_START) {
+		const uint64_t *serial = hl_map_find(&im->latest_image,
+						     p->origin == HL_ORIGIN_FORK ? p->ppid : p->pid);
+
+		p->parent_serial = serial ? *serial : 0;
 	}
+	*hl_map_find_or_insert(&im->latest_image, p->pid, &(bool){ false }) = p->serial;
 	p->nleaks = json_array_size(leaks);
 	p->leaks = hl_xcalloc(p->nleaks + 1, sizeof(*p->leaks));
 	for (size_t i = 0; i < p->nleaks && !rd->failed; i++) {
@@ -776,54 +798,302 @@ static void read_run(struct reader *rd, struct hl_report *r, json_t *run)
 	r->imported = true;
 }
 
-int hl_json_import_read(const char *text, size_t len, struct hl_json_import *out,
-			char *why, size_t why_len)
+/* ---- the document, piece by piece ------------------------------------------ */
+
+/* A piece (json_scan.h) parsed alone: the value, or NULL with why said
+ * (a syntax error placed in the document, or out of memory). */
+static json_t *parse_piece(struct import *im, const struct hl_json_scan *sc, const char *what)
 {
-	struct reader rd = { why, why_len, false };
 	json_error_t error;
-	json_t *doc, *format, *version, *run, *procs;
+	json_t *v = json_loadb(sc->piece, sc->len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &error);
+	const struct hl_json_pos *at = &sc->piece_at;
 
-	memset(out, 0, sizeof(*out));
-	hl_report_init(&out->run);
-	out->sym = hl_symbolizer_new_given();
-	doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &error);
-	if (!doc) {
-		snprintf(why, why_len, "not valid JSON: %s at line %d, column %d (byte %d)",
-			 error.text, error.line, error.column, error.position);
-		return -EINVAL;
+	if (v)
+		return v;
+	im->rd.failed = true;
+	/* jansson leaves the error unset ("", line -1) when an allocation
+	 * fails, and says json_error_out_of_memory where it does set it. */
+	if (!error.text[0] || json_error_code(&error) == json_error_out_of_memory) {
+		im->out_of_memory = true;
+		snprintf(im->rd.why, im->rd.why_len, "out of memory at byte %llu, in %s: its %zu bytes"
+			 " could not be parsed", (unsigned long long)at->byte, what, sc->len);
+		return NULL;
 	}
-	format = json_object_get(doc, "format");
-	version = json_object_get(doc, "version");
-	if (!json_is_object(doc) || !json_is_string(format) ||
-	    strcmp(json_string_value(format), HL_REPORT_FORMAT))
-		bad(&rd, "", "not a heapledger JSON report (its \"format\" is not \"%s\")",
-		    HL_REPORT_FORMAT);
-	else if (!json_is_integer(version) || json_integer_value(version) != HL_REPORT_VERSION)
-		bad(&rd, "version", "this heapledger reads version %d", HL_REPORT_VERSION);
-	run = rd.failed ? NULL : member(&rd, doc, "", "run", is_object, "an object");
-	procs = rd.failed ? NULL : member(&rd, doc, "", "processes", is_array, "an array");
-	if (run)
-		read_run(&rd, &out->run, run);
-	for (size_t i = 0; procs && i < json_array_size(procs) && !rd.failed; i++) {
-		char path[64];
-		json_t *p = json_array_get(procs, i);
-
-		snprintf(path, sizeof(path), "processes[%zu]", i);
-		if (!json_is_object(p))
-			bad(&rd, path, "not an object");
-		else
-			read_process(&rd, out, p, path);
-	}
-	json_decref(doc);
-	return rd.failed ? -EINVAL : 0;
+	snprintf(im->rd.why, im->rd.why_len, "syntax error at byte %llu (line %llu, column %llu),"
+		 " in %s: %s",
+		 (unsigned long long)(at->byte + (uint64_t)error.position),
+		 (unsigned long long)(at->line + (uint64_t)(error.line > 0 ? error.line - 1 : 0)),
+		 (unsigned long long)(error.line == 1 ? at->column + (uint64_t)error.column - 1 :
+				      (uint64_t)(error.column > 0 ? error.column : 0)),
+		 what, error.text);
+	return NULL;
 }
 
-void hl_json_import_free(struct hl_json_import *im)
+/* "processes[N]", or the member's name, for messages. */
+static const char *piece_name(const struct import *im, char *buf, size_t len, bool item)
 {
-	for (size_t i = 0; i < im->nprocs; i++)
-		hl_process_destroy(im->procs[i]);
-	free(im->procs);
+	if (item)
+		snprintf(buf, len, "processes[%zu]", im->nitems);
+	else
+		snprintf(buf, len, "member \"%.60s\"", im->key ? im->key : "");
+	return buf;
+}
+
+/* The scanner's own error (syntax, truncation, out of memory) said. */
+static int scan_error(struct import *im, const struct hl_json_scan *sc,
+		      enum hl_json_scan_event ev)
+{
+	char name[96];
+	const char *inside = im->in_processes ? piece_name(im, name, sizeof(name), true) : "";
+
+	im->rd.failed = true;
+	if (ev == HL_JSON_SCAN_TRUNCATED)
+		snprintf(im->rd.why, im->rd.why_len, "truncated at byte %llu%s%s: %s",
+			 (unsigned long long)sc->at.byte, *inside ? ", in " : "", inside, sc->error);
+	else if (ev == HL_JSON_SCAN_NOMEM)
+		snprintf(im->rd.why, im->rd.why_len, "out of memory at byte %llu, in %s (from byte"
+			 " %llu): its first %zu bytes could not be held", (unsigned long long)sc->at.byte,
+			 piece_name(im, name, sizeof(name), im->in_processes),
+			 (unsigned long long)sc->piece_at.byte, sc->len);
+	else
+		snprintf(im->rd.why, im->rd.why_len, "syntax error at byte %llu (line %llu, column"
+			 " %llu)%s%s: %s", (unsigned long long)sc->at.byte,
+			 (unsigned long long)sc->at.line, (unsigned long long)sc->at.column,
+			 *inside ? ", in " : "", inside, sc->error);
+	return ev == HL_JSON_SCAN_NOMEM ? -ENOMEM : -EINVAL;
+}
+
+/* Whether format, version and run were all read, and held. */
+static bool header_read(const struct import *im)
+{
+	return im->have_format && im->have_version && im->have_run && !im->rd.failed;
+}
+
+/* A top-level member's name: said duplicates are refused, as jansson does
+ * (JSON_REJECT_DUPLICATES), and a report has only a few members. */
+static int on_key(struct import *im, struct hl_json_scan *sc)
+{
+	json_t *k = parse_piece(im, sc, "a member's name");
+
+	if (!k)
+		return im->out_of_memory ? -ENOMEM : -EINVAL;
+	free(im->key);
+	im->key = hl_xstrdup(json_string_value(k));
+	json_decref(k);
+	if (json_object_get(im->keys, im->key)) {
+		im->rd.failed = true;
+		snprintf(im->rd.why, im->rd.why_len, "syntax error at byte %llu (line %llu, column %llu):"
+			 " duplicate object key \"%.60s\"",
+			 (unsigned long long)sc->piece_at.byte, (unsigned long long)sc->piece_at.line,
+			 (unsigned long long)sc->piece_at.column, im->key);
+		return -EINVAL;
+	}
+	if (json_object_size(im->keys) >= HL_JSON_IMPORT_MAX_MEMBERS) {
+		bad(&im->rd, "", "not a heapledger JSON report (more than %d members)",
+		    HL_JSON_IMPORT_MAX_MEMBERS);
+		return -EINVAL;
+	}
+	json_object_set_new(im->keys, im->key, json_true());
+	if (!strcmp(im->key, "processes")) {
+		/* Before the header is known, the processes are only found here
+		 * and read on a second pass (hl_json_import_stream). */
+		im->deferred = !header_read(im);
+		hl_json_scan_split(sc, im->deferred);
+		im->in_processes = true;
+	}
+	return 0;
+}
+
+/* A top-level member's value: the header's parts are checked as they come. */
+static int on_value(struct import *im, const struct hl_json_scan *sc)
+{
+	char name[96];
+	json_t *v = parse_piece(im, sc, piece_name(im, name, sizeof(name), false));
+
+	if (!v)
+		return im->out_of_memory ? -ENOMEM : -EINVAL;
+	if (!strcmp(im->key, "format")) {
+		im->have_format = true;
+		if (!json_is_string(v) || strcmp(json_string_value(v), HL_REPORT_FORMAT))
+			bad(&im->rd, "", "not a heapledger JSON report (its \"format\" is not \"%s\")",
+			    HL_REPORT_FORMAT);
+	} else if (!strcmp(im->key, "version")) {
+		im->have_version = true;
+		if (!json_is_integer(v) || json_integer_value(v) != HL_REPORT_VERSION)
+			bad(&im->rd, "version", "this heapledger reads version %d", HL_REPORT_VERSION);
+	} else if (!strcmp(im->key, "run")) {
+		im->have_run = true;
+		if (!json_is_object(v))
+			bad(&im->rd, "run", "not an object");
+		else
+			read_run(&im->rd, &im->run, v);
+	}
+	json_decref(v);
+	return im->rd.failed ? -EINVAL : 0;
+}
+
+/* The header is complete: said to the sink once, before any process. */
+static int header_done(struct import *im)
+{
+	if (im->header_given)
+		return 0;
+	if (!im->have_format)
+		bad(&im->rd, "", "not a heapledger JSON report (its \"format\" is not \"%s\")",
+		    HL_REPORT_FORMAT);
+	else if (!im->have_version)
+		bad(&im->rd, "version", "this heapledger reads version %d", HL_REPORT_VERSION);
+	else if (!im->have_run)
+		bad(&im->rd, "run", "missing (an object)");
+	if (im->rd.failed)
+		return -EINVAL;
+	im->header_given = true;
+	return im->sink->run ? im->sink->run(im->sink->ctx, &im->run) : 0;
+}
+
+/* One element of "processes": read, given to the sink, freed. */
+static int on_item(struct import *im, const struct hl_json_scan *sc)
+{
+	char where[64];
+	struct hl_process *p;
+	json_t *o;
+	int err = header_done(im);
+
+	piece_name(im, where, sizeof(where), true);
+	im->nitems++;
+	if (err)
+		return err;
+	if (!(o = parse_piece(im, sc, where)))
+		return im->out_of_memory ? -ENOMEM : -EINVAL;
+	if (!json_is_object(o)) {
+		json_decref(o);
+		bad(&im->rd, where, "not an object");
+		return -EINVAL;
+	}
+	im->sym = hl_symbolizer_new_given();
+	p = new_process(im);
+	read_process(&im->rd, im, p, o, where);
+	json_decref(o);
+	if (!im->rd.failed && im->sink->process)
+		err = im->sink->process(im->sink->ctx, p, im->sym);
+	hl_process_destroy(p);
 	hl_symbolizer_free(im->sym);
-	hl_report_destroy(&im->run);
-	memset(im, 0, sizeof(*im));
+	im->sym = NULL;
+	return im->rd.failed ? -EINVAL : err;
+}
+
+/* An event of the scanner: 0 to go on, 1 when done, or -errno. */
+static int on_event(struct import *im, struct hl_json_scan *sc, enum hl_json_scan_event ev)
+{
+	switch (ev) {
+	case HL_JSON_SCAN_KEY:
+		return on_key(im, sc);
+	case HL_JSON_SCAN_VALUE:
+		return on_value(im, sc);
+	case HL_JSON_SCAN_ARRAY:
+		im->array_after = sc->pos_after;
+		return 0;
+	case HL_JSON_SCAN_NOT_ARRAY:
+		bad(&im->rd, "processes", "not an array");
+		return -EINVAL;
+	case HL_JSON_SCAN_ITEM:
+		if (im->deferred) {
+			im->nitems++;
+			return 0;
+		}
+		return on_item(im, sc);
+	case HL_JSON_SCAN_ARRAY_END:
+		im->in_processes = false;
+		return sc->array_only ? 1 : 0;
+	case HL_JSON_SCAN_END:
+		return 1;
+	case HL_JSON_SCAN_MORE:
+		return 0;
+	default:
+		return scan_error(im, sc, ev);
+	}
+}
+
+/* The document (or, after hl_json_scan_init_in_array, its processes) read
+ * from f's current place to its end: 0, or -errno with why said. */
+static int scan_file(struct import *im, struct hl_json_scan *sc, FILE *f)
+{
+	static __thread char chunk[1 << 16];
+	int err = 0;
+
+	while (!err) {
+		size_t n = fread(chunk, 1, sizeof(chunk), f), off = 0, used;
+
+		if (!n && ferror(f)) {
+			err = errno ? -errno : -EIO;
+			snprintf(im->rd.why, im->rd.why_len, "reading: %s", strerror(-err));
+			im->rd.failed = true;
+			return err;
+		}
+		if (!n)
+			return on_event(im, sc, hl_json_scan_finish(sc)) < 0 ? -EINVAL : 0;
+		while (!err && off < n) {
+			enum hl_json_scan_event ev = hl_json_scan_feed(sc, chunk + off, n - off, &used);
+
+			off += used;
+			err = on_event(im, sc, ev);
+			if (ev == HL_JSON_SCAN_MORE && used == 0)
+				break; /* a scanner that has stopped */
+		}
+	}
+	return err < 0 ? err : 0;
+}
+
+/* The processes, read when the header came after them: from their '['. */
+static int second_pass(struct import *im, FILE *f)
+{
+	struct hl_json_scan sc;
+	int err;
+
+	if ((err = header_done(im)))
+		return err;
+	if (fseeko(f, (off_t)im->array_after.byte, SEEK_SET)) {
+		bad(&im->rd, "processes", "they come before the run's header, and this file cannot"
+		    " be read a second time (%s)", strerror(errno));
+		return -EINVAL;
+	}
+	im->deferred = false;
+	im->in_processes = true;
+	im->nitems = 0;
+	hl_json_scan_init_in_array(&sc, im->array_after, false);
+	err = scan_file(im, &sc, f);
+	hl_json_scan_free(&sc);
+	return err;
+}
+
+int hl_json_import_stream(FILE *f, const struct hl_json_import_sink *sink, char *why,
+			  size_t why_len)
+{
+	struct import im = { .rd = { why, why_len, false }, .sink = sink };
+	struct hl_json_scan sc;
+	int err;
+
+	why[0] = 0;
+	hl_report_init(&im.run);
+	hl_map_init(&im.latest_image);
+	im.keys = json_object();
+	hl_json_scan_init(&sc);
+	err = im.keys ? scan_file(&im, &sc, f) : -ENOMEM;
+	hl_json_scan_free(&sc);
+	if (!err && !json_object_get(im.keys, "processes") && !(err = header_done(&im))) {
+		bad(&im.rd, "processes", "missing (an array)");
+		err = -EINVAL;
+	}
+	if (!err && im.deferred)
+		err = second_pass(&im, f);
+	if (!err)
+		err = header_done(&im);
+	if (!err && im.rd.failed)
+		err = -EINVAL;
+	if (err && !im.rd.failed)
+		why[0] = 0; /* the sink's own error */
+	json_decref(im.keys);
+	free(im.key);
+	hl_map_destroy(&im.latest_image);
+	hl_report_destroy(&im.run);
+	return err;
 }

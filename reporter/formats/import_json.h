@@ -12,7 +12,8 @@
  * per-stack allocation totals of stacks that leaked nothing, modules' build
  * ids, the directory and host the run came from. Every value is checked
  * (types, ranges, names); a document that does not hold is refused as a
- * whole with the place that is wrong.
+ * whole with the place that is wrong. The document is read piece by piece
+ * (json_scan.h): each process is parsed alone, handed on and freed.
  */
 #ifndef HL_REPORTER_IMPORT_JSON_H
 #define HL_REPORTER_IMPORT_JSON_H
@@ -24,19 +25,26 @@
 
 struct hl_process; /* ingest/state.h: what an imported process becomes */
 
-struct hl_json_import {
-	struct hl_report run;       /* mode, argv, times, exit code, uuid, git, labels */
-	struct hl_process **procs;  /* in the document's order, finished */
-	size_t nprocs, procs_cap;
-	struct hl_symbolizer *sym;  /* the document's frames (hl_symbolizer_new_given) */
+/* Where an imported run goes (the store, for `heapledger import`). */
+struct hl_json_import_sink {
+	void *ctx;
+	/* The run's header, checked, once, before any process: 0 or -errno. */
+	int (*run)(void *ctx, const struct hl_report *run);
+	/* Each process in the document's order, finished, with its stacks'
+	 * frames in sym; both are freed when it returns: 0 or -errno. */
+	int (*process)(void *ctx, struct hl_process *p, struct hl_symbolizer *sym);
 };
 
-/* Reads the document of `len` bytes at text. Returns 0, or -EINVAL with why
- * (jansson's line, column and byte for a syntax error; else the field, e.g.
- * "processes[2].leaks[0].bytes: not a whole number"). out is filled either
- * way and freed with hl_json_import_free. */
-int hl_json_import_read(const char *text, size_t len, struct hl_json_import *out,
-			char *why, size_t why_len);
-void hl_json_import_free(struct hl_json_import *im);
+/* Reads the JSON report in f from its current place to its end, one
+ * process at a time: memory holds the largest process, never the whole
+ * document (a report whose "run" comes after its processes is read twice,
+ * so f must then be seekable). Returns 0; or -EINVAL (not JSON, truncated,
+ * or not a report: why says which, with the byte, or the field, e.g.
+ * "processes[2].leaks[0].bytes: not a whole number"), -ENOMEM (why says at
+ * which byte) or a read error, with why set; or a sink's own error, why
+ * then empty. The sink may have been given part of the run before an
+ * error: it undoes that. */
+int hl_json_import_stream(FILE *f, const struct hl_json_import_sink *sink, char *why,
+			  size_t why_len);
 
 #endif /* HL_REPORTER_IMPORT_JSON_H */

@@ -10,6 +10,7 @@
 
 #include "frame_json.h"
 #include "json_values.h"
+#include "record_json.h"
 #include "report.h"
 #include "table.h"
 #include "text_bytes.h"
@@ -149,7 +150,7 @@ static void write_spliced(struct hl_json_stacks *c, const char *text, FILE *out)
 	fputs(p, out);
 }
 
-static json_t *leak_json(struct hl_report *r, const struct hl_report_leak *l)
+json_t *hl_leak_record_json(struct hl_report *r, const struct hl_report_leak *l)
 {
 	json_t *o = json_object();
 
@@ -166,10 +167,10 @@ static json_t *leak_json(struct hl_report *r, const struct hl_report_leak *l)
 	return o;
 }
 
-static json_t *error_json(struct hl_report *r, const struct hl_report_error *e)
+json_t *hl_error_record_json(struct hl_report *r, const struct hl_report_error *e)
 {
 	json_t *o = json_object();
-	char address[24];
+	char address[24], words[160];
 
 	snprintf(address, sizeof(address), "0x%llx", (unsigned long long)e->address);
 	json_object_set_new(o, "kind", json_string(hl_error_kind_name(e->kind)));
@@ -187,6 +188,12 @@ static json_t *error_json(struct hl_report *r, const struct hl_report_error *e)
 	} else if (e->kind == HL_ERROR_OVERFLOW) {
 		json_object_set_new(o, "overrun_bytes", hl_json_u64(e->detail));
 	}
+	/* the text report's words for it, so no reader words a kind itself */
+	json_object_set_new(o, "heading", json_string(hl_report_error_title(e, words,
+									     sizeof(words))));
+	json_object_set_new(o, "where", json_string(hl_report_error_where(e, words,
+									   sizeof(words))));
+	json_object_set_new(o, "block_freed", json_boolean(hl_report_error_block_freed(e)));
 	json_object_set_new(o, "stack", stack_json(r, &e->stack));
 	json_object_set_new(o, "alloc_stack", stack_json(r, &e->alloc_stack));
 	json_object_set_new(o, "free_stack", stack_json(r, &e->free_stack));
@@ -329,7 +336,7 @@ static json_t *tids_json(const uint32_t *tids, size_t n)
  * changed since the check before (valgrind's "(+N)"). */
 static json_t *check_record_json(struct hl_report *r, const struct hl_report_check_record *rec)
 {
-	json_t *o = leak_json(r, &rec->leak);
+	json_t *o = hl_leak_record_json(r, &rec->leak);
 
 	json_object_set_new(o, "loss_record", hl_json_u64(rec->rank));
 	json_object_set_new(o, "new_bytes", json_integer(rec->new_bytes));
@@ -340,8 +347,8 @@ static json_t *check_record_json(struct hl_report *r, const struct hl_report_che
 
 /* A check's bytes and blocks per kind, with what is new since the check
  * before (negative when blocks were freed). */
-static json_t *check_json(struct hl_report *r, const struct hl_report_check *c,
-			  const struct hl_report_check *prev)
+json_t *hl_check_json(struct hl_report *r, const struct hl_report_check *c,
+		      const struct hl_report_check *prev)
 {
 	json_t *o = json_object(), *kinds = json_object(), *records = json_array();
 
@@ -406,15 +413,15 @@ static json_t *process_json(struct hl_report *r, const struct hl_report_process 
 	json_object_set_new(o, "summary", summary_json(p));
 	json_object_set_new(o, "scan", scan_json(p));
 	for (size_t i = 0; i < p->nleaks; i++)
-		json_array_append_new(leaks, leak_json(r, &p->leaks[i]));
+		json_array_append_new(leaks, hl_leak_record_json(r, &p->leaks[i]));
 	for (size_t i = 0; i < p->nerrors; i++)
-		json_array_append_new(errors, error_json(r, &p->errors[i]));
+		json_array_append_new(errors, hl_error_record_json(r, &p->errors[i]));
 	{
 		json_t *checks = json_array();
 
 		for (size_t i = 0; i < p->nchecks; i++)
-			json_array_append_new(checks, check_json(r, &p->checks[i],
-								 i ? &p->checks[i - 1] : NULL));
+			json_array_append_new(checks, hl_check_json(r, &p->checks[i],
+								    i ? &p->checks[i - 1] : NULL));
 		json_object_set_new(o, "checks", checks);
 	}
 	json_object_set_new(o, "leaks", leaks);

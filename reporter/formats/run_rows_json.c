@@ -7,6 +7,7 @@
 
 #include "frame_json.h"
 #include "json_values.h"
+#include "record_json.h"
 #include "runs_json.h"
 
 static void set(json_t *o, const char *key, json_t *v)
@@ -77,83 +78,6 @@ json_t *hl_run_page_json(const struct hl_run_page *p)
 	return o;
 }
 
-static json_t *error_json(const struct hl_error_row *e)
-{
-	json_t *o = json_object();
-
-	set(o, "id", json_integer(e->id));
-	set(o, "process_id", json_integer(e->process_id));
-	set(o, "pid", json_integer(e->pid));
-	set(o, "kind", json_string(hl_error_kind_name(e->kind)));
-	set(o, "call", hl_json_text(e->call));
-	set(o, "detail", hl_json_u64(e->detail));
-	set(o, "address", hl_json_u64(e->address));
-	set(o, "block_address", hl_json_maybe(e->block_address));
-	set(o, "block_size", hl_json_maybe(e->block_size));
-	set(o, "stack_id", hl_json_maybe(e->stack_id));
-	set(o, "alloc_stack_id", hl_json_maybe(e->alloc_stack_id));
-	set(o, "free_stack_id", hl_json_maybe(e->free_stack_id));
-	set(o, "time_ns", hl_json_maybe(e->time_ns));
-	return o;
-}
-
-json_t *hl_error_rows_json(const struct hl_run_rows *r)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; i < r->nerrors; i++)
-		json_array_append_new(a, error_json(&r->errors[i]));
-	return a;
-}
-
-static json_t *check_json(const struct hl_check_row *c)
-{
-	json_t *o = json_object();
-
-	set(o, "process_id", json_integer(c->process_id));
-	set(o, "pid", json_integer(c->pid));
-	set(o, "seq", json_integer(c->seq));
-	set(o, "time_ns", json_integer(c->time_ns));
-	set(o, "by_signal", flag(c->by_signal));
-	set(o, "all_threads_stopped", flag(c->all_threads_stopped));
-	set(o, "scanned", flag(c->scanned));
-	set(o, "records_total", json_integer(c->records_total));
-	set(o, "leak_class", json_string(hl_leak_class_name(c->leak_class)));
-	set(o, "bytes", hl_json_u64(c->bytes));
-	set(o, "blocks", hl_json_u64(c->blocks));
-	return o;
-}
-
-static json_t *check_record_json(const struct hl_check_record_row *r)
-{
-	json_t *o = json_object();
-
-	set(o, "process_id", json_integer(r->process_id));
-	set(o, "pid", json_integer(r->pid));
-	set(o, "seq", json_integer(r->seq));
-	set(o, "rank", json_integer(r->rank));
-	set(o, "stack_id", hl_json_maybe(r->stack_id));
-	set(o, "leak_class", json_string(hl_leak_class_name(r->leak_class)));
-	set(o, "bytes", hl_json_u64(r->bytes));
-	set(o, "indirect_bytes", hl_json_u64(r->indirect_bytes));
-	set(o, "blocks", hl_json_u64(r->blocks));
-	set(o, "new_bytes", json_integer(r->new_bytes));
-	set(o, "new_indirect_bytes", json_integer(r->new_indirect_bytes));
-	set(o, "new_blocks", json_integer(r->new_blocks));
-	return o;
-}
-
-json_t *hl_check_rows_json(const struct hl_run_rows *r)
-{
-	json_t *checks = json_array(), *records = json_array();
-
-	for (size_t i = 0; i < r->nchecks; i++)
-		json_array_append_new(checks, check_json(&r->checks[i]));
-	for (size_t i = 0; i < r->nrecords; i++)
-		json_array_append_new(records, check_record_json(&r->records[i]));
-	return json_pack("{soso}", "checks", checks, "records", records);
-}
-
 json_t *hl_timeline_json(const struct hl_run_rows *r)
 {
 	json_t *times = json_array(), *bytes = json_array(), *blocks = json_array();
@@ -172,23 +96,22 @@ json_t *hl_stack_json(const struct hl_stack_row *s)
 			 "frames", hl_frames_json(&s->stack));
 }
 
+/* The record as `report --format json` writes it (record_json.h), with
+ * where it is in the run and the frame the table names it by. */
 static json_t *leak_json(const struct hl_leak_row *l)
 {
-	json_t *o = json_object();
+	struct hl_report_leak record;
+	json_t *o = json_object(), *written;
 
 	set(o, "id", json_integer(l->id));
 	set(o, "process_id", json_integer(l->process_id));
 	set(o, "pid", json_integer(l->pid));
-	set(o, "stack_id", hl_json_maybe(l->stack_id));
-	set(o, "leak_class", json_string(hl_leak_class_name(l->leak_class)));
-	set(o, "bytes", hl_json_u64(l->bytes));
-	set(o, "blocks", hl_json_u64(l->blocks));
-	set(o, "inherited_blocks", hl_json_u64(l->inherited_blocks));
 	set(o, "rank", json_integer(l->rank));
-	set(o, "suppressed", flag(l->suppressed));
-	set(o, "suppression", hl_json_text(l->suppression));
-	set(o, "depth", hl_json_maybe(l->depth));
-	set(o, "truncated", hl_json_maybe(l->truncated));
+	set(o, "stack_id", hl_json_maybe(l->stack_id));
+	hl_leak_row_record(l, &record);
+	written = hl_leak_record_json(NULL, &record);
+	json_object_update(o, written);
+	json_decref(written);
 	set(o, "function", hl_json_text(l->function));
 	set(o, "file", hl_json_text(l->file));
 	set(o, "line", hl_json_maybe(l->line));

@@ -2,7 +2,9 @@
  * reporter/formats/run_rows_json.h: a stored run's rows (model/run_rows.h)
  * as the JSON the web UI's API answers and the HTML report inlines. One
  * writer per shape; the keys are in the order the API has always listed
- * them.
+ * them. A loss record is written by the report's own writer
+ * (record_json.h), as are the heap errors and checks the API serves from
+ * the report model (ui/api.c).
  */
 #ifndef HL_REPORTER_RUN_ROWS_JSON_H
 #define HL_REPORTER_RUN_ROWS_JSON_H
@@ -18,23 +20,14 @@
  * (HL_SUMMARY_COLUMNS), "leak_records", "leaked_bytes", "leaked_records",
  * "samples"}]: GET /api/runs/ID. */
 json_t *hl_run_page_json(const struct hl_run_page *p);
-/* [{"id", "process_id", "pid", "kind", "call", "detail", "address",
- * "block_address", "block_size", "stack_id", "alloc_stack_id",
- * "free_stack_id", "time_ns"}]: GET /api/runs/ID/errors. */
-json_t *hl_error_rows_json(const struct hl_run_rows *r);
-/* {"checks": [{"process_id", "pid", "seq", "time_ns", "by_signal",
- * "all_threads_stopped", "scanned", "records_total", "leak_class", "bytes",
- * "blocks"}], "records": [{"process_id", "pid", "seq", "rank", "stack_id",
- * "leak_class", "bytes", "indirect_bytes", "blocks", "new_bytes",
- * "new_indirect_bytes", "new_blocks"}]}: GET /api/runs/ID/checks. */
-json_t *hl_check_rows_json(const struct hl_run_rows *r);
 /* {"time_ns": [...], "bytes": [...], "blocks": [...]} (column arrays, the
  * shape chart libraries take): GET /api/processes/ID/timeline. */
 json_t *hl_timeline_json(const struct hl_run_rows *r);
-/* {"total", "rows": [{"id", "process_id", "pid", "stack_id", "leak_class",
- * "bytes", "blocks", "inherited_blocks", "rank", "suppressed",
- * "suppression", "depth", "truncated", "function", "file", "line",
- * "module", "module_offset"}]}: GET /api/runs/ID/leaks. */
+/* {"total", "rows": [{"id", "process_id", "pid", "rank", "stack_id", the
+ * loss record's fields as `report --format json` writes them
+ * (record_json.h: "kind", "bytes", ..., "stack", "stack_truncated"), and
+ * the frame that names it: "function", "file", "line", "module",
+ * "module_offset"}]}: GET /api/runs/ID/leaks. */
 json_t *hl_leak_rows_json(const struct hl_run_rows *r);
 /* {"term", "limit", "rows": [{"function", "file", "line", "module", "runs",
  * "last_run", "first_run"}]}: GET /api/search. */

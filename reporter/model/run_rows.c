@@ -17,6 +17,34 @@ const char *hl_summary_column_name(unsigned i)
 	return i < HL_SUMMARY_COUNT ? names[i] : "?";
 }
 
+void hl_leak_row_record(const struct hl_leak_row *row, struct hl_report_leak *out)
+{
+	*out = (struct hl_report_leak){
+		.leak_class = row->leak_class,
+		.bytes = row->bytes,
+		.blocks = row->blocks,
+		.indirect_bytes = row->indirect_bytes,
+		.inherited_blocks = row->inherited_blocks,
+		.suppressed = row->suppressed,
+		.suppression = row->suppression,
+		.fingerprint = row->fingerprint,
+		.allocator = NULL, /* not stored */
+		.stack = row->stack,
+	};
+}
+
+void hl_error_row_record(const struct hl_error_row *row, struct hl_report_error *out)
+{
+	*out = (struct hl_report_error){
+		.kind = row->kind,
+		.call = row->call,
+		.address = row->address,
+		.block_address = (uint64_t)row->block_address.value,
+		.block_size = (uint64_t)row->block_size.value,
+		.detail = row->detail,
+	};
+}
+
 void hl_run_page_init(struct hl_run_page *p)
 {
 	memset(p, 0, sizeof(*p));

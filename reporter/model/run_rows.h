@@ -88,6 +88,10 @@ struct hl_error_row {
 	struct hl_maybe time_ns;
 };
 
+/* The heap error row holds, as the report has it, its stacks empty (the
+ * loader reads them; strings are row's). */
+void hl_error_row_record(const struct hl_error_row *row, struct hl_report_error *out);
+
 /* An on-demand check's total for one class. */
 struct hl_check_row {
 	int64_t process_id, pid;
@@ -140,7 +144,14 @@ struct hl_leak_row {
 	 * (a process's records for the report leave them unknown) */
 	const char *function, *file, *module;
 	struct hl_maybe line, module_offset;
+	/* its stack, only in the leak table's pages (hl_query_leaks): the
+	 * record is written whole, as the report writes it */
+	struct hl_report_stack stack;
 };
+
+/* The loss record row holds, as the report has it: its stack is row's
+ * (empty unless the query read it), its strings are row's. */
+void hl_leak_row_record(const struct hl_leak_row *row, struct hl_report_leak *out);
 
 /* A stack a process allocated from, weighted for profile viewers. */
 struct hl_profile_stack {

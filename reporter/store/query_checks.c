@@ -1,8 +1,8 @@
 /*
  * reporter/store/query_checks.c: on-demand leak checks as rows: the totals
  * by class of each check, the loss records each kept and the threads a
- * scan could not stop (query_run_rows.h); a run's for the web UI, a
- * process's for the report, each through one column list and one reader.
+ * scan could not stop (query_run_rows.h): a process's, for the report's
+ * loader (the web UI reads them through it too).
  */
 #include "query_int.h"
 #include "query_run_rows.h"
@@ -79,32 +79,6 @@ static int read_records(struct hl_store *s, sqlite3_stmt *st, struct hl_run_rows
 	return hl_query_rows(s, st, "check records", &out->arena, read_record,
 			     (void **)&out->records, &out->nrecords, &out->records_cap,
 			     sizeof(*out->records));
-}
-
-/* One of a run's statements: prepared, bound, read, finalized. */
-static int run_rows(struct hl_store *s, const char *sql, int64_t run_id, struct hl_run_rows *out,
-		    int (*read)(struct hl_store *, sqlite3_stmt *, struct hl_run_rows *))
-{
-	sqlite3_stmt *st;
-	int err = hl_query_prepare(s, sql, &st);
-
-	if (err)
-		return err;
-	sqlite3_bind_int64(st, 1, run_id);
-	sqlite3_bind_int64(st, 2, HL_QUERY_ROWS_MAX);
-	err = read(s, st, out);
-	sqlite3_finalize(st);
-	return err;
-}
-
-int hl_query_checks(struct hl_store *s, int64_t run_id, struct hl_run_rows *out)
-{
-	int err = run_rows(s, CHECK_COLUMNS " WHERE p.run_id = ?1"
-			   " ORDER BY p.serial, c.seq, c.leak_class LIMIT ?2", run_id, out, read_totals);
-
-	return err ? err : run_rows(s, RECORD_COLUMNS " WHERE p.run_id = ?1"
-				    " ORDER BY p.serial, r.seq, r.rank LIMIT ?2", run_id, out,
-				    read_records);
 }
 
 const char *const hl_process_checks_sql =

@@ -1,7 +1,7 @@
 /*
- * reporter/store/query_errors.c: heap errors as rows, with the ids of
- * their stacks (query_run_rows.h): a run's for the web UI, a process's for
- * the report. One column list and one row reader for both.
+ * reporter/store/query_errors.c: a process's heap errors as rows, with the
+ * ids of their stacks (query_run_rows.h), for the report's loader (the web
+ * UI reads them through it too).
  */
 #include "query_int.h"
 #include "query_run_rows.h"
@@ -34,21 +34,6 @@ static int read_errors(struct hl_store *s, sqlite3_stmt *st, struct hl_run_rows 
 {
 	return hl_query_rows(s, st, "heap errors", &out->arena, read_error, (void **)&out->errors,
 			     &out->nerrors, &out->errors_cap, sizeof(*out->errors));
-}
-
-int hl_query_errors(struct hl_store *s, int64_t run_id, struct hl_run_rows *out)
-{
-	sqlite3_stmt *st;
-	int err = hl_query_prepare(s, ERROR_COLUMNS
-		" WHERE p.run_id = ?1 ORDER BY p.serial, e.id LIMIT ?2", &st);
-
-	if (err)
-		return err;
-	sqlite3_bind_int64(st, 1, run_id);
-	sqlite3_bind_int64(st, 2, HL_QUERY_ROWS_MAX);
-	err = read_errors(s, st, out);
-	sqlite3_finalize(st);
-	return err;
 }
 
 const char *const hl_process_errors_sql = ERROR_COLUMNS " WHERE e.process_id = ?1 ORDER BY e.id";

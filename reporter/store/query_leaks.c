@@ -5,6 +5,7 @@
  * costs what the first does.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "query_int.h"
 #include "query_leaks.h"
@@ -67,6 +68,7 @@ static void read_leak(struct hl_bump *a, sqlite3_stmt *st, void *row)
 {
 	struct hl_leak_row *l = row;
 
+	memset(l, 0, sizeof(*l));
 	l->id = sqlite3_column_int64(st, 0);
 	l->process_id = sqlite3_column_int64(st, 1);
 	l->pid = sqlite3_column_int64(st, 2);
@@ -96,6 +98,20 @@ static int read_leaks(struct hl_store *s, sqlite3_stmt *st, struct hl_run_rows *
 {
 	return hl_query_rows(s, st, "leak records", &out->arena, read_leak, (void **)&out->leaks,
 			     &out->nleaks, &out->leaks_cap, sizeof(*out->leaks));
+}
+
+/* Each row's stack (a page is written record by record, whole). */
+static int read_page_stacks(struct hl_store *s, struct hl_run_rows *out)
+{
+	struct hl_stack_reader r;
+	int err = hl_stack_reader_open(&r, s);
+
+	for (size_t i = 0; !err && i < out->nleaks; i++)
+		if (out->leaks[i].stack_id.known)
+			err = hl_stack_read(&r, &out->arena, out->leaks[i].stack_id.value,
+					    &out->leaks[i].stack);
+	hl_stack_reader_close(&r);
+	return err;
 }
 
 int hl_query_leaks(struct hl_store *s, int64_t run_id, const struct hl_query_page *page,
@@ -133,6 +149,8 @@ int hl_query_leaks(struct hl_store *s, int64_t run_id, const struct hl_query_pag
 		err = read_leaks(s, st, out);
 		sqlite3_finalize(st);
 	}
+	if (!err)
+		err = read_page_stacks(s, out);
 	free(ids_text);
 	free(like);
 	out->leaks_total = total;

@@ -1,6 +1,6 @@
 /*
- * reporter/store/query_run_rows.h: a stored run's heap errors, on-demand
- * checks and a process's timeline as rows (model/run_rows.h: struct
+ * reporter/store/query_run_rows.h: a process's heap errors, on-demand
+ * checks and heap timeline as rows (model/run_rows.h: struct
  * hl_run_rows), each query in a file of its own (query_errors.c,
  * query_checks.c, query_timeline.c). Part of the one query layer
  * (store_query.h). Each fills out (hl_run_rows_init'ed) and returns 0 or
@@ -17,13 +17,6 @@
 /* At most this many rows of each kind: a page lists them all at once. */
 #define HL_QUERY_ROWS_MAX 10000
 
-/* The run's heap errors, by process (HELLO order), then as they came:
- * out->errors. */
-int hl_query_errors(struct hl_store *s, int64_t run_id, struct hl_run_rows *out);
-/* The run's on-demand checks: out->checks, one row per check and class
- * (process, seq, class word order), and out->records, the loss records
- * each check kept (process, seq, rank). */
-int hl_query_checks(struct hl_store *s, int64_t run_id, struct hl_run_rows *out);
 /* A process's heap in use over time, in time order: out->samples. */
 int hl_query_timeline(struct hl_store *s, int64_t process_id, struct hl_run_rows *out);
 

@@ -87,16 +87,32 @@ struct hl_import_result {
  * one is upgraded first, as `report` does). */
 int hl_store_import_db(struct hl_store *s, const char *path, struct hl_import_result *out);
 
-/* Stores a run read from elsewhere (a JSON report: import_json.h) unless a
- * run with its UUID (r->uuid, required) is here: the run row and labels
- * (hl_store_run_begin), each process through hl_store_process with the
- * frames sym knows, the run's end, all in one transaction, so a failure
- * leaves nothing of it. Sets out's runs_imported and processes_imported, or
- * runs_present; a run without processes is not stored (as run and daemon
- * do not store one): runs_empty. */
-int hl_store_import_run(struct hl_store *s, const struct hl_report *r,
-			struct hl_process *const *procs, size_t nprocs,
-			struct hl_symbolizer *sym, struct hl_import_result *out);
+/* Stores a run read from elsewhere (a JSON report: import_json.h) as it is
+ * read, one process at a time, unless a run with its UUID (r->uuid,
+ * required) is here: hl_store_import_begin takes the write lock and looks
+ * the UUID up; each hl_store_import_process stores one process through
+ * hl_store_process with the frames sym knows (the run's row and labels come
+ * with the first); hl_store_import_end stores the run's end and commits; all
+ * in one transaction, so a failure, or hl_store_import_abort, leaves
+ * nothing of it. hl_store_import_end sets out's runs_imported and
+ * processes_imported, or runs_present; a run without processes is not
+ * stored (as run and daemon do not store one): runs_empty. */
+struct hl_store_import {
+	struct hl_store *s;
+	const struct hl_report *run; /* the caller's, until the last process */
+	uint64_t ended_ns;           /* the run's, for its end */
+	int exit_code;
+	int64_t run_id;              /* 0 until the first process is stored */
+	uint64_t nprocs;             /* processes given */
+	bool present;                /* a run with its UUID is here: nothing is stored */
+	bool begun;                  /* the transaction is open */
+};
+int hl_store_import_begin(struct hl_store *s, const struct hl_report *r,
+			  struct hl_store_import *imp);
+int hl_store_import_process(struct hl_store_import *imp, struct hl_process *p,
+			    struct hl_symbolizer *sym);
+int hl_store_import_end(struct hl_store_import *imp, struct hl_import_result *out);
+void hl_store_import_abort(struct hl_store_import *imp);
 
 /* Newest run id, or -ENOENT. */
 int hl_store_latest_run(struct hl_store *s, int64_t *run_id);
@@ -112,6 +128,8 @@ struct hl_report_filter {
 				   * HL_CLASS_SUPPRESSED: suppressed records of any class.
 				   * Processes without such a record or a heap error are
 				   * left out. */
+	bool records_only;        /* no loss records and no timeline: the heap errors
+				   * and checks alone (the web UI's pages of them) */
 };
 /* Called with p NULL once the run's header is in r, then with each process
  * the filter keeps, in order; p (and its strings) live until fn returns. A

@@ -492,43 +492,78 @@ static int run_present(struct hl_store *s, const char *uuid)
 	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -rc;
 }
 
-int hl_store_import_run(struct hl_store *s, const struct hl_report *r,
-			struct hl_process *const *procs, size_t nprocs,
-			struct hl_symbolizer *sym, struct hl_import_result *out)
+int hl_store_import_begin(struct hl_store *s, const struct hl_report *r,
+			  struct hl_store_import *imp)
 {
-	int64_t run_id = 0;
-	int err, present = 0;
+	int err, present;
 
-	memset(out, 0, sizeof(*out));
+	memset(imp, 0, sizeof(*imp));
+	imp->s = s;
+	imp->run = r;
+	imp->ended_ns = r->ended_ns;
+	imp->exit_code = r->exit_code;
 	if (!r->uuid) {
 		snprintf(s->error, sizeof(s->error), "the run has no UUID");
 		return -EINVAL;
 	}
-	/* A run without a process is not stored by run or daemon either. */
-	if (!nprocs) {
-		out->runs_empty = 1;
-		return 0;
-	}
 	/* The batch's write lock is taken before the UUID is looked up, so two
 	 * imports of one file cannot both add it; a process that fails fails
 	 * the whole run (not only its savepoint). */
-	err = hl_store_batch_begin(s);
-	if (!err && (present = run_present(s, r->uuid)) < 0)
+	if ((err = hl_store_batch_begin(s)))
+		return err;
+	imp->begun = true;
+	if ((present = run_present(s, r->uuid)) < 0) {
 		err = import_fail(s, -present, "import");
-	if (!err && !present)
-		err = hl_store_run_begin(s, r, &run_id);
-	for (size_t i = 0; i < nprocs && !err && !present; i++)
-		err = hl_store_process(s, run_id, procs[i], sym);
-	if (!err && !present)
-		err = hl_store_run_end(s, run_id, r->ended_ns, r->exit_code);
-	if (err) {
-		hl_store_batch_abort(s);
+		hl_store_import_abort(imp);
 		return err;
 	}
-	if ((err = hl_store_batch_end(s)))
-		return err;
-	out->runs_present = present ? 1 : 0;
-	out->runs_imported = present ? 0 : 1;
-	out->processes_imported = present ? 0 : nprocs;
+	imp->present = present;
 	return 0;
+}
+
+int hl_store_import_process(struct hl_store_import *imp, struct hl_process *p,
+			    struct hl_symbolizer *sym)
+{
+	int err = 0;
+
+	imp->nprocs++;
+	if (imp->present)
+		return 0;
+	/* The run's row with its first process: a run without any is not
+	 * stored (run and daemon do not store one either). */
+	if (!imp->run_id)
+		err = hl_store_run_begin(imp->s, imp->run, &imp->run_id);
+	return err ? err : hl_store_process(imp->s, imp->run_id, p, sym);
+}
+
+int hl_store_import_end(struct hl_store_import *imp, struct hl_import_result *out)
+{
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!imp->present && !imp->nprocs) {
+		hl_store_import_abort(imp);
+		out->runs_empty = 1;
+		return 0;
+	}
+	if (!imp->present)
+		err = hl_store_run_end(imp->s, imp->run_id, imp->ended_ns, imp->exit_code);
+	if (err) {
+		hl_store_import_abort(imp);
+		return err;
+	}
+	imp->begun = false;
+	if ((err = hl_store_batch_end(imp->s)))
+		return err;
+	out->runs_present = imp->present ? 1 : 0;
+	out->runs_imported = imp->present ? 0 : 1;
+	out->processes_imported = imp->present ? 0 : imp->nprocs;
+	return 0;
+}
+
+void hl_store_import_abort(struct hl_store_import *imp)
+{
+	if (imp->begun)
+		hl_store_batch_abort(imp->s);
+	imp->begun = false;
 }

@@ -156,15 +156,9 @@ static int load_leaks(struct loader *ld, struct hl_report *r, const struct hl_ru
 		if (!kind_wanted(ld->filter, row->leak_class, row->suppressed))
 			continue;
 		l = &p->leaks[p->nleaks++];
-		l->leak_class = row->leak_class;
-		l->bytes = row->bytes;
-		l->blocks = row->blocks;
-		l->inherited_blocks = row->inherited_blocks;
-		l->suppressed = row->suppressed;
+		hl_leak_row_record(row, l);
 		l->suppression = copy_text(r, row->suppression);
 		l->fingerprint = copy_text(r, row->fingerprint);
-		l->indirect_bytes = row->indirect_bytes;
-		l->allocator = NULL; /* not stored */
 		err = record_stack(ld, r, row->leaf_frame_id, row->truncated, row->stack_id,
 				   &l->stack);
 	}
@@ -181,12 +175,8 @@ static int load_errors(struct loader *ld, struct hl_report *r, const struct hl_r
 		const struct hl_error_row *row = &rows->errors[i];
 		struct hl_report_error *e = &p->errors[p->nerrors++];
 
-		e->kind = row->kind;
-		e->address = row->address;
-		e->block_address = (uint64_t)row->block_address.value;
-		e->block_size = (uint64_t)row->block_size.value;
+		hl_error_row_record(row, e);
 		e->call = copy_text(r, row->call);
-		e->detail = row->detail;
 		err = load_stack(ld, r, row->stack_id, &e->stack);
 		if (!err)
 			err = load_stack(ld, r, row->alloc_stack_id, &e->alloc_stack);
@@ -323,15 +313,17 @@ static int load_rows(struct loader *ld, struct hl_report *r, int64_t process_id,
 		     struct hl_report_process *p)
 {
 	struct hl_run_rows rows;
-	int err;
+	bool whole = !ld->filter || !ld->filter->records_only;
+	int err = 0;
 
 	hl_run_rows_init(&rows);
-	err = hl_process_leaks(&ld->rows, process_id, &rows);
+	if (whole)
+		err = hl_process_leaks(&ld->rows, process_id, &rows);
 	if (!err)
 		err = hl_process_errors(&ld->rows, process_id, &rows);
 	if (!err)
 		err = hl_process_checks(&ld->rows, process_id, &rows);
-	if (!err)
+	if (!err && whole)
 		err = hl_process_timeline(&ld->rows, process_id, &rows);
 	if (!err)
 		err = load_leaks(ld, r, &rows, p);

@@ -21,11 +21,12 @@ usage: check_formats.py HEAPLEDGER FAKE_CLIENT BUILD_DIR
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
+
+import sarif_validator
 
 
 def fail(msg):
@@ -33,45 +34,7 @@ def fail(msg):
     sys.exit(1)
 
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 RUNTIME = ("libheapledger", "libc.so", "libc-", "libstdc++", "ld-linux", "malloc", "strdup")
-
-
-def sarif_validator(build_dir):
-    """sarif-multitool installed by npm ci into BUILD_DIR/validators, or None
-    (then the validation is skipped, except under CI)."""
-    where = os.path.join(build_dir, "validators")
-    tool = os.path.join(where, "node_modules", ".bin", "sarif-multitool")
-    lock = os.path.join(HERE, "validators", "package-lock.json")
-    stamp = os.path.join(where, ".installed-lock")
-    want = open(lock, encoding="utf-8").read()
-    if not (os.path.exists(stamp) and open(stamp, encoding="utf-8").read() == want):
-        if not shutil.which("npm"):
-            return None
-        os.makedirs(where, exist_ok=True)
-        for name in ("package.json", "package-lock.json"):
-            shutil.copy(os.path.join(HERE, "validators", name), where)
-        r = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-                           cwd=where, capture_output=True, text=True, timeout=600)
-        if r.returncode != 0:
-            print("npm ci of the SARIF validator failed: " + r.stderr[-1500:])
-            return None
-        with open(stamp, "w", encoding="utf-8") as f:
-            f.write(want)
-    # npm does not run the package's postinstall (chmod) by default
-    native = os.path.join(where, "node_modules", "@microsoft", "sarif-multitool-linux",
-                          "Sarif.Multitool")
-    if os.path.exists(native):
-        os.chmod(native, 0o755)
-    return tool if os.path.exists(tool) else None
-
-
-def validate_sarif(tool, path):
-    """sarif-multitool's errors and warnings on path (it exits 0 either way)."""
-    r = subprocess.run([tool, "validate", path], capture_output=True, text=True, timeout=300)
-    found = [l for l in r.stdout.splitlines() if ": error " in l or ": warning " in l]
-    if r.returncode != 0 or found:
-        fail("sarif-multitool validate %s:\n%s" % (path, "\n".join(found) or r.stdout[-2000:]))
 
 
 def hl(args, check=True):
@@ -192,9 +155,7 @@ def check_junit(text, report):
 
 def main():
     heapledger, client, build_dir = sys.argv[1], sys.argv[2], sys.argv[3]
-    validator = sarif_validator(build_dir)
-    if not validator and os.environ.get("CI"):
-        fail("the SARIF validator could not be installed (CI is set)")
+    validator = sarif_validator.install(build_dir)
     with tempfile.TemporaryDirectory(prefix="hl-formats-") as tmp:
         db = os.path.join(tmp, "f.db")
         supp = os.path.join(tmp, "s.supp")
@@ -213,7 +174,7 @@ def main():
                 path = os.path.join(tmp, "run%s.sarif" % run)
                 with open(path, "w") as f:
                     json.dump(sarif, f)
-                validate_sarif(validator, path)
+                sarif_validator.validate(validator, path)
             check_junit(hl([heapledger, "report", "--db", db, "--run", run,
                             "--format", "junit"]).stdout, report)
             if run == "1":

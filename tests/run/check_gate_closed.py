@@ -3,9 +3,11 @@
 heapledger's verdict incomplete fails `run --error-exitcode`, `daemon
 --error-exitcode` and `heapledger gate`, each with its own reason line, and
 a zero-byte leak is a leak (valgrind, run here as the oracle, exits 1 on
-"0 bytes in 1 blocks are definitely lost").
+"0 bytes in 1 blocks are definitely lost"). The SARIF that carries a
+standalone reason as a toolExecutionNotification passes sarif-multitool
+validate (sarif_validator.py).
 
-usage: check_gate_closed.py HEAPLEDGER VERDICT_CASES VFORK_CLONE
+usage: check_gate_closed.py HEAPLEDGER VERDICT_CASES VFORK_CLONE BUILD_DIR
 (HEAPLEDGER_LIB names libheapledger.so)
 """
 import json
@@ -19,8 +21,10 @@ import tempfile
 import time
 
 import daemon_util
+import sarif_validator
 
-HL, CASES, VFORK = sys.argv[1:4]
+HL, CASES, VFORK, BUILD = sys.argv[1:5]
+VALIDATOR = sarif_validator.install(BUILD)
 INCOMPLETE = "gate FAILED: the verdict is incomplete: "
 MISSING = "data missing: the hook went on standalone after "
 DESCRIPTOR = "the program closed or replaced (dup2) heapledger's descriptor"
@@ -78,8 +82,12 @@ def standalone_doors(db, reason, words, what):
     xml = run([HL, "report", "--db", db, "--format", "valgrind-xml"], 0, "xml " + what)
     expect(xml, "<clientmsg>", "xml " + what)
     expect(xml, MISSING + words, "xml " + what)
-    sarif = json.loads(run([HL, "report", "--db", db, "--format", "sarif"], 0,
-                           "sarif " + what))
+    text = run([HL, "report", "--db", db, "--format", "sarif"], 0, "sarif " + what)
+    sarif = json.loads(text)
+    if VALIDATOR:
+        with open(db + ".sarif", "w") as f:
+            f.write(text)
+        sarif_validator.validate(VALIDATOR, db + ".sarif")
     notes = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     if [n["properties"]["standalone"] for n in notes] != [reason] or \
             MISSING + words not in notes[0]["message"]["text"]:

@@ -161,7 +161,7 @@ def check_stored(case, db, run, fails, records, errors, ui):
     door(case, "HTML report", "verdict_cases" in html, True)
     rows = ui_json(ui, "/api/runs/%s/leaks" % run)["rows"]
     door(case, "UI API records",
-         sorted((r["leak_class"], r["bytes"], r["blocks"], bool(r["suppressed"])) for r in rows),
+         sorted((r["kind"], r["bytes"], r["blocks"], bool(r["suppressed"])) for r in rows),
          sorted(records))
     procs = ui_json(ui, "/api/runs/%s" % run)["processes"]
     door(case, "UI API heap errors", procs[0]["errors"], errors)

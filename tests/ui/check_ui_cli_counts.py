@@ -6,10 +6,13 @@ list's row, the run's page, a program's history and the leak table's total
 are compared with what the CLI's JSON report of the same run adds up to:
 processes, heap errors, loss records, bytes by the class each record is
 shown as (a suppressed record as "suppressed"), lost bytes and records per
-process; the run's labels; and each loss record's stack, which the two
-write with the same code (the same frames, field for field).
+process; the run's labels. And each record is the same object from both
+doors: a loss record of the leak table, a heap error, an on-demand check
+(with its loss records) is, field for field and frame for frame, the
+report's record of the same process (the UI's adds only where the record
+is: its row id, process, rank, stack id and the frame that names it).
 
-usage: check_ui_cli_counts.py HEAPLEDGER VERDICT_CASES UI_LEAKER
+usage: check_ui_cli_counts.py HEAPLEDGER VERDICT_CASES UI_LEAKER SCAN_CHECKPOINTS
 """
 import json
 import os
@@ -21,7 +24,10 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ui_fixture import Server, fail  # noqa: E402
 
-HL, CASES, LEAKER = sys.argv[1:4]
+HL, CASES, LEAKER, CHECKER = sys.argv[1:5]
+# what a row of the leak table adds to the record: where it is
+LEAK_PLACE = {"id", "process_id", "pid", "rank", "stack_id", "function", "file", "line", "module",
+              "module_offset"}
 LOST = ("definitely", "indirectly", "possibly", "unknown")
 
 
@@ -56,6 +62,26 @@ def same(run, what, ui, cli):
         fail("run %d, %s: the UI says %r, report --format json says %r" % (run, what, ui, cli))
 
 
+def same_records(run, what, ui_rows, procs, field, place):
+    """Each process's records (field of the JSON report's processes) are the
+    UI's rows of that pid less the keys in place, as a multiset (the leak
+    table orders by size, the report by loss record)."""
+    def key(record):
+        return json.dumps(record, sort_keys=True)
+    want, got = {}, {}
+    for p in procs:
+        want.setdefault(p["pid"], []).extend(key(r) for r in p[field])
+    for r in ui_rows:
+        extra = set(r) - place
+        got.setdefault(r["pid"], []).append(key({k: r[k] for k in extra}))
+    for pid in set(want) | set(got):
+        w, g = sorted(want.get(pid, [])), sorted(got.get(pid, []))
+        if w != g:
+            fail("run %d pid %d, %s: the UI's records are not the report's\nUI:   %s\n"
+                 "JSON: %s" % (run, pid, what, [x for x in g if x not in w][:2],
+                               [x for x in w if x not in g][:2]))
+
+
 def compare(sv, db, row, history):
     run = row["id"]
     doc = cli_report(db, run)
@@ -78,21 +104,13 @@ def compare(sv, db, row, history):
              c["summary"]["in_use_bytes"])
     same(run, "labels (run page)", page["labels"], doc["run"]["labels"])
     same(run, "labels (run list)", row["labels"], doc["run"]["labels"])
-    leaks = api(sv, "/api/runs/%d/leaks" % run)
+    leaks = api(sv, "/api/runs/%d/leaks?limit=5000" % run)
     same(run, "leak table rows", leaks["total"], sum(len(p["leaks"]) for p in procs))
-    stacks = {}
-    for p in procs:
-        for l in p["leaks"]:
-            key = (p["pid"], l["kind"], l["bytes"], l["blocks"], l["suppressed"])
-            stacks.setdefault(key, []).append(l["stack"])
-    for r in leaks["rows"]:
-        key = (r["pid"], r["leak_class"], r["bytes"], r["blocks"], bool(r["suppressed"]))
-        frames = api(sv, "/api/stacks/%d" % r["stack_id"])["frames"]
-        if frames not in stacks.get(key, []):
-            fail("run %d, the stack of %s: the UI says %r, report --format json says %r" %
-                 (run, key, frames, stacks.get(key)))
-    same(run, "heap error rows", len(api(sv, "/api/runs/%d/errors" % run)),
-         sum(len(p["errors"]) for p in procs))
+    same_records(run, "loss records", leaks["rows"], procs, "leaks", LEAK_PLACE)
+    same_records(run, "heap errors", api(sv, "/api/runs/%d/errors" % run), procs, "errors",
+                 {"pid"})
+    same_records(run, "on-demand checks", api(sv, "/api/runs/%d/checks" % run)["checks"], procs,
+                 "checks", {"pid"})
     return doc
 
 
@@ -105,7 +123,7 @@ def main():
         # ui_leaker unscanned: its records are not classified ("unknown")
         cmds = [([CASES, c], "") for c in ("indirect", "suppressed", "zero", "heaperror",
                                            "reachable", "possible", "_exit")] + \
-            [([LEAKER, "a"], "scan=0")]
+            [([LEAKER, "a"], "scan=0"), ([CHECKER], "")]
         for n, (cmd, options) in enumerate(cmds):
             labels = ["--label", "case=%d" % n, "--label", "a=%s" % cmd[-1]] if n % 2 else []
             r = subprocess.run([HL, "run", "--db", db, "--suppressions", supp] + labels +
@@ -126,8 +144,12 @@ def main():
             for row in rows:
                 doc = compare(sv, db, row, history)
                 kinds |= {shown(l) for p in doc["processes"] for l in p["leaks"]}
+                for field in ("errors", "checks"):
+                    if any(p[field] for p in doc["processes"]):
+                        kinds.add(field)
             # the runs above must show every class, or the comparison proves little
-            for k in ("definitely", "indirectly", "possibly", "reachable", "suppressed", "unknown"):
+            for k in ("definitely", "indirectly", "possibly", "reachable", "suppressed", "unknown",
+                      "errors", "checks"):
                 if k not in kinds:
                     fail("no run showed a %s record" % k)
         finally:

@@ -37,9 +37,9 @@ function staticApi(path, params) {
   if (!v.rows || !/\/leaks$/.test(path)) return Promise.resolve(v);
   const f = (params.filter || '').toLowerCase();
   const lost = new Set(VOCAB.leak_classes.filter(c => c.lost).map(c => c.word));
-  const shown = r => r.suppressed ? 'suppressed' : r.leak_class;
+  const shown = r => r.suppressed ? 'suppressed' : r.kind;
   const wanted = r => !params.class || shown(r) === params.class ||
-    (params.class === LOST && !r.suppressed && lost.has(r.leak_class));
+    (params.class === LOST && !r.suppressed && lost.has(r.kind));
   let rows = v.rows.filter(r => wanted(r) &&
     (!f || (r.search || '').toLowerCase().includes(f)));
   const off = +params.offset || 0;
@@ -126,10 +126,16 @@ function frameLine(f) {
 }
 
 async function stackBlock(id, title) {
-  const box = h('div', { class: 'stack', 'data-stack': id });
+  return stackFrames(id ? await api('stacks/' + id) : null, title, id);
+}
+
+/* A stack as the API writes it: {frames, truncated} (GET /api/stacks/ID),
+ * or a record's "stack" and "stack_truncated" (records carry their stacks
+ * whole, as the JSON report writes them); null: none. */
+function stackFrames(s, title, id) {
+  const box = h('div', { class: 'stack', 'data-stack': id || '' });
   if (title) box.append(h('div', { class: 'muted' }, title));
-  if (!id) { box.append(h('div', { class: 'muted' }, '(no stack)')); return box; }
-  const s = await api('stacks/' + id);
+  if (!s || !s.frames.length) { box.append(h('div', { class: 'muted' }, '(no stack)')); return box; }
   /* Frames below main (the C runtime's start code) are hidden until asked
    * for, as valgrind hides them. */
   const main = s.frames.map(f => f.function).lastIndexOf('main');
@@ -751,12 +757,12 @@ async function leakTable(run, box, state, first) {
   const rows = [];
   for (const l of data.rows) {
     const tr = h('tr', { class: 'leak', 'data-leak': l.id, 'data-stack': l.stack_id },
-      num(l.pid), classCell(l.leak_class, l.suppressed), num(bytes(l.bytes)), num(l.blocks),
+      num(l.pid), classCell(l.kind, l.suppressed), num(bytes(l.bytes)), num(l.blocks),
       h('td', null, whereText(l)));
     const open = h('tr', { class: 'leak-stack', hidden: true }, h('td', { colspan: 5 }));
-    tr.onclick = async () => {
+    tr.onclick = () => {
       if (!open.hidden) { open.hidden = true; return; }
-      open.firstChild.replaceChildren(await stackBlock(l.stack_id));
+      open.firstChild.replaceChildren(recordStack(l));
       open.hidden = false;
     };
     rows.push(tr, open);
@@ -765,6 +771,11 @@ async function leakTable(run, box, state, first) {
     filter, cls, h('button', { type: 'submit' }, 'filter'), pager(data.total, state.offset, apply), everything),
   h('table', { id: 'leaks' }, h('tr', null, h('th', { class: 'num' }, 'pid'), h('th', null, 'class'),
     h('th', { class: 'num' }, 'bytes'), h('th', { class: 'num' }, 'blocks'), h('th', null, 'where (click for the stack)')), rows));
+}
+
+/* A record's stack, which it carries ("stack", "stack_truncated"). */
+function recordStack(r, title) {
+  return stackFrames({ frames: r.stack, truncated: r.stack_truncated }, title, r.stack_id);
 }
 
 /* A record's class; a suppressed record is shown as suppressed, never as
@@ -796,26 +807,29 @@ async function errorList(run, box) {
   if (!errs.length) { box.replaceChildren(h('p', { class: 'muted' }, 'No heap errors.')); return; }
   const items = [];
   for (const e of errs) {
-    const freeStack = !e.block_freed ? null : e.free_stack_id ? await stackBlock(e.free_stack_id, 'freed at:')
+    const stack = frames => ({ frames, truncated: false });
+    const freeStack = !e.block_freed ? null : e.free_stack.length ? stackFrames(stack(e.free_stack), 'freed at:')
       : h('div', { class: 'stack muted', 'data-role': 'free' }, 'freed at: not recorded (the hook kept no free stack for this block)');
     if (freeStack) freeStack.dataset.role = 'free';
-    const at = await stackBlock(e.stack_id, `where (${e.call || e.kind}):`);
+    const at = stackFrames(stack(e.stack), `where (${e.call || e.kind}):`);
     at.dataset.role = 'where';
-    const alloc = e.block_address ? await stackBlock(e.alloc_stack_id, 'allocated at:') : null;
+    const alloc = e.block_address ? stackFrames(stack(e.alloc_stack), 'allocated at:') : null;
     if (alloc) alloc.dataset.role = 'alloc';
     items.push(h('div', { class: 'heap-error', 'data-kind': e.kind },
       h('b', { class: 'error' }, e.heading), ` in pid ${e.pid}`,
-      h('div', { class: 'muted' }, `address 0x${e.address.toString(16)} ${e.where}`), at, freeStack, alloc));
+      h('div', { class: 'muted' }, `address ${e.address} ${e.where}`), at, freeStack, alloc));
   }
   box.replaceChildren(...items);
 }
 
 /* On-demand leak checks (heapledger_check_leaks(), check_signal=), as
  * valgrind's leak_check shows them: each check's totals by kind with what
- * changed since the check before, then its loss records that grew. */
+ * changed since the check before, then its loss records that grew. Each
+ * check comes as the JSON report writes it (its "kinds" count what is new,
+ * its "records" carry their stacks). */
 function checkKinds(checks) {
-  const seen = new Set(checks.map(row => row.leak_class));
-  return VOCAB.leak_classes.filter(c => seen.has(c.word)).map(c => [c.word, c.label]);
+  const seen = k => checks.some(c => c.kinds[k] && (c.kinds[k].blocks || c.kinds[k].new_blocks));
+  return VOCAB.leak_classes.filter(c => seen(c.word)).map(c => [c.word, c.label]);
 }
 
 /* Records listed as valgrind's default --show-leak-kinds lists them (the
@@ -831,38 +845,29 @@ function kindWords(k) {
 function signed(n) { return (n < 0 ? '-' : '+') + Math.abs(n).toLocaleString('en-US'); }
 
 async function checkList(run, box) {
-  const { checks, records } = await api(`runs/${run.id}/checks`);
+  const { checks } = await api(`runs/${run.id}/checks`);
   if (!checks.length) { box.replaceChildren(h('p', { class: 'muted' }, 'No on-demand leak checks.')); return; }
-  const byCheck = new Map();
-  for (const row of checks) {
-    const key = `${row.process_id}/${row.seq}`;
-    if (!byCheck.has(key)) byCheck.set(key, { ...row, kinds: {}, records: [] });
-    byCheck.get(key).kinds[row.leak_class] = row;
-  }
-  for (const r of records) byCheck.get(`${r.process_id}/${r.seq}`)?.records.push(r);
-  const items = [], before = new Map();
-  for (const c of byCheck.values()) {
-    const prev = before.get(c.process_id);
-    before.set(c.process_id, c);
-    const rows = checkKinds(checks).map(([k, label]) => {
-      const now = c.kinds[k] || { bytes: 0, blocks: 0 }, was = (prev && prev.kinds[k]) || { bytes: 0, blocks: 0 };
+  const items = [], kinds = checkKinds(checks);
+  for (const c of checks) {
+    const rows = kinds.map(([k, label]) => {
+      const now = c.kinds[k] || { bytes: 0, blocks: 0, new_bytes: 0, new_blocks: 0 };
       return h('tr', { 'data-kind': k }, h('td', { class: 'cls-' + k }, label),
-        num(`${bytes(now.bytes)} (${signed(now.bytes - was.bytes)})`),
-        num(`${now.blocks} (${signed(now.blocks - was.blocks)})`));
+        num(`${bytes(now.bytes)} (${signed(now.new_bytes)})`),
+        num(`${now.blocks} (${signed(now.new_blocks)})`));
     });
-    const listed = c.records.filter(r => listedKind(r.leak_class));
+    const listed = c.records.filter(r => !r.suppressed && listedKind(r.kind));
     const grew = listed.filter(r => r.new_bytes > 0 || r.new_indirect_bytes > 0 || r.new_blocks > 0);
     const recs = [];
     for (const r of grew) {
       const fresh = r.new_blocks > 0 && r.new_blocks === r.blocks ? 'new ' : '';
-      const st = await stackBlock(r.stack_id, 'allocated at:');
-      recs.push(h('div', { class: 'check-record', 'data-kind': r.leak_class },
+      recs.push(h('div', { class: 'check-record', 'data-kind': r.kind },
         `${(r.bytes + r.indirect_bytes).toLocaleString('en-US')} (${signed(r.new_bytes + r.new_indirect_bytes)}) bytes in ` +
-        `${r.blocks} (${signed(r.new_blocks)}) blocks are ${kindWords(r.leak_class)} in ${fresh}loss record ${r.rank} of ${c.records_total}`, st));
+        `${r.blocks} (${signed(r.new_blocks)}) blocks are ${kindWords(r.kind)} in ${fresh}loss record ${r.loss_record} of ${c.records_total}`,
+        recordStack(r, 'allocated at:')));
     }
     const same = listed.length - grew.length;
     items.push(h('div', { class: 'leak-check', 'data-seq': c.seq, 'data-pid': c.pid },
-      h('b', null, `Leak check ${c.seq}`), ` in pid ${c.pid} (${c.by_signal ? 'check_signal' : 'heapledger_check_leaks()'}` +
+      h('b', null, `Leak check ${c.seq}`), ` in pid ${c.pid} (${c.by === 'signal' ? 'check_signal' : 'heapledger_check_leaks()'}` +
         `, ${((c.time_ns - run.started_ns) / 1e9).toFixed(3)} s after the run started)`,
       c.all_threads_stopped ? null : h('span', { class: 'error' }, ' a thread did not stop for the scan'),
       h('table', null, h('thead', null, h('tr', null, h('th', null, 'kind'), h('th', null, 'bytes'), h('th', null, 'blocks'))),
