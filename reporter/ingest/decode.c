@@ -707,6 +707,28 @@ static long events_flush(struct hl_decoder *d, const struct hl_event *ev, size_t
 	return 0;
 }
 
+/* The event at *p that event_of did not take (a RECORD, or one with
+ * something wrong), the index'th of its batch, through the general path;
+ * advances *p. Out of line: its locals kept the events loop's registers
+ * busy. */
+static __attribute__((noinline)) long event_record(struct hl_decoder *d,
+						   const struct hl_rec_batch *b,
+						   const uint8_t **p, const uint8_t *end,
+						   uint64_t index)
+{
+	union unpacked u;
+	const char *why = NULL, *bad = NULL;
+	uint32_t len = unpack_event(b, *p, (size_t)(end - *p), &u, &why);
+	long err;
+
+	if (len == 0)
+		return packed_fail(d, index, why);
+	if ((err = accept_record(d, &u.h, &bad)))
+		return bad ? packed_fail(d, index, bad) : err;
+	*p += len;
+	return 0;
+}
+
 /* unpack_batch for a decoder with an events sink: runs of valid ALLOC, FREE
  * and REALLOC events go to it HL_DECODE_EVENTS at a time; any other event
  * (a RECORD, or one with something wrong) takes the general path, in order
@@ -721,8 +743,6 @@ static long unpack_batch_events(struct hl_decoder *d, const struct hl_rec_batch 
 	long err;
 
 	while (p < end) {
-		union unpacked u;
-		const char *why = NULL, *bad = NULL;
 		uint32_t len = event_of(d, b, p, (size_t)(end - p), &ev[n]);
 
 		if (len) {
@@ -736,12 +756,8 @@ static long unpack_batch_events(struct hl_decoder *d, const struct hl_rec_batch 
 		n = 0;
 		if (len)
 			continue;
-		len = unpack_event(b, p, (size_t)(end - p), &u, &why);
-		if (len == 0)
-			return packed_fail(d, index, why);
-		if ((err = accept_record(d, &u.h, &bad)))
-			return bad ? packed_fail(d, index, bad) : err;
-		p += len;
+		if ((err = event_record(d, b, &p, end, index)))
+			return err;
 		index++;
 	}
 	return n ? events_flush(d, ev, n) : 0;

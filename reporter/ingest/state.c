@@ -681,6 +681,14 @@ static inline __attribute__((always_inline)) void block_alloc(struct hl_process 
 		live_add(p, b, s);
 		return;
 	}
+	if ((b->flags & HL_BLOCK_FREED) && b->ticks <= nb->ticks) {
+		/* the address's free, remembered: with threads, most
+		 * allocations (block_alloc_over's case, inline) */
+		p->tombstones--;
+		*b = *nb;
+		live_add(p, b, s);
+		return;
+	}
 	block_alloc_over(p, b, nb, s);
 }
 
@@ -741,7 +749,8 @@ static inline __attribute__((always_inline)) void block_free(struct hl_process *
 /* ---- records --------------------------------------------------------------- */
 
 /* An allocation or realloc event of this process's own (not inherited). */
-static inline void event_alloc(struct hl_process *p, const struct hl_block *nb)
+static inline __attribute__((always_inline)) void event_alloc(struct hl_process *p,
+							      const struct hl_block *nb)
 {
 	block_alloc(p, nb);
 	p->last_alloc = nb->address;
@@ -749,8 +758,9 @@ static inline void event_alloc(struct hl_process *p, const struct hl_block *nb)
 	event_counted(p, nb->ticks);
 }
 
-static inline void event_free(struct hl_process *p, uint64_t address, uint64_t ticks,
-			      unsigned kind)
+static inline __attribute__((always_inline)) void event_free(struct hl_process *p,
+							     uint64_t address, uint64_t ticks,
+							     unsigned kind)
 {
 	block_free(p, address, ticks, kind);
 	hl_tombwatch_event(&p->tombwatch, ticks);
