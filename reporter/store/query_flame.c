@@ -3,6 +3,12 @@
  * a call tree from the outermost frame (query_flame.h). The run's frames
  * are its call tree already (frames.parent_id); each stack's bytes are
  * added to its innermost frame and every caller up to the root.
+ *
+ * A stack the hook cut at its depth (stacks.truncated: deeper than
+ * depth= frames, as python3's often are) has an arbitrary frame as its
+ * outermost; such roots are shown under one synthetic root per depth,
+ * "[stack truncated at N frames]", so no interpreter frame passes for
+ * an entry point. A root any truncated stack ends at goes there whole.
  */
 #define _GNU_SOURCE /* asprintf */
 #include <stdio.h>
@@ -17,6 +23,7 @@
 struct flame_node {
 	int64_t id, parent;     /* frames.id, parent's frames.id (0: none) */
 	int64_t value;          /* bytes of the stacks through this node */
+	int64_t truncated_at;   /* a root: the depth a truncated stack ending here was cut at */
 	char *name;
 	size_t first_child, next_sibling; /* indices + 1, 0: none */
 };
@@ -84,23 +91,28 @@ static int flame_add_values(struct hl_store *s, struct flame *f, int64_t process
 {
 	sqlite3_stmt *st;
 	int rc, err = hl_query_prepare(s, leaks ?
-		"SELECT k.leaf_frame_id, sum(l.bytes) FROM leaks l JOIN stacks k"
+		"SELECT k.leaf_frame_id, sum(l.bytes), max(CASE WHEN k.truncated THEN k.depth END)"
+		" FROM leaks l JOIN stacks k"
 		" ON k.id = l.stack_id WHERE l.process_id = ?1 AND l.suppressed = 0"
 		" AND l.leak_class <> " HL_SQL_CLASS(HL_CLASS_REACHABLE) " GROUP BY k.leaf_frame_id" :
-		"SELECT k.leaf_frame_id, a.bytes FROM stack_aggregates a JOIN stacks k"
+		"SELECT k.leaf_frame_id, a.bytes, CASE WHEN k.truncated THEN k.depth END"
+		" FROM stack_aggregates a JOIN stacks k"
 		" ON k.id = a.stack_id WHERE a.process_id = ?1", &st);
 
 	if (err)
 		return err;
 	sqlite3_bind_int64(st, 1, process_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t bytes = sqlite3_column_int64(st, 1);
-		size_t i = flame_find(f, sqlite3_column_int64(st, 0));
+		int64_t bytes = sqlite3_column_int64(st, 1), cut = sqlite3_column_int64(st, 2);
+		size_t i = flame_find(f, sqlite3_column_int64(st, 0)), root = 0;
 
 		for (size_t hops = 0; i && hops <= f->n; hops++) {
 			f->nodes[i - 1].value += bytes;
+			root = i;
 			i = f->nodes[i - 1].parent ? flame_find(f, f->nodes[i - 1].parent) : 0;
 		}
+		if (root && cut > f->nodes[root - 1].truncated_at)
+			f->nodes[root - 1].truncated_at = cut;
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : hl_query_fail(s, "flame values");
@@ -133,19 +145,71 @@ static void flame_model(struct flame *f, size_t i, int64_t min_value, struct hl_
 			flame_model(f, c, min_value, a, &out->children[k++]);
 }
 
-/* The roots (outermost frames with a value), each whole, under out. */
-static void flame_roots(struct flame *f, int64_t total, struct hl_bump *a,
-			struct hl_flame_node *out)
+static bool flame_is_root(const struct flame *f, size_t i, int64_t truncated_at)
+{
+	const struct flame_node *n = &f->nodes[i - 1];
+
+	return !n->parent && n->value > 0 && n->truncated_at == truncated_at;
+}
+
+/* The roots of stacks cut at `truncated_at` frames (0: whole stacks),
+ * each whole, as children of out. */
+static void flame_root_list(struct flame *f, int64_t truncated_at, int64_t min_value,
+			    struct hl_bump *a, struct hl_flame_node *out)
 {
 	size_t k = 0;
 
-	out->value = total;
+	out->nchildren = 0;
 	for (size_t i = 1; i <= f->n; i++)
-		out->nchildren += !f->nodes[i - 1].parent && f->nodes[i - 1].value > 0;
+		out->nchildren += flame_is_root(f, i, truncated_at);
 	out->children = hl_bump_alloc(a, out->nchildren * sizeof(*out->children));
 	for (size_t i = 1; i <= f->n; i++)
-		if (!f->nodes[i - 1].parent && f->nodes[i - 1].value > 0)
-			flame_model(f, i, total / 4000, a, &out->children[k++]);
+		if (flame_is_root(f, i, truncated_at))
+			flame_model(f, i, min_value, a, &out->children[k++]);
+}
+
+/* The whole stacks' roots under out, then one synthetic root for each
+ * depth stacks were cut at, holding those stacks' roots. */
+static void flame_roots(struct flame *f, int64_t total, struct hl_bump *a,
+			struct hl_flame_node *out)
+{
+	int64_t depths[8];
+	size_t ndepths = 0, nwhole, k;
+	struct hl_flame_node *whole;
+
+	out->value = total;
+	for (size_t i = 1; i <= f->n; i++) {
+		const struct flame_node *n = &f->nodes[i - 1];
+
+		if (n->parent || n->value <= 0 || !n->truncated_at)
+			continue;
+		for (k = 0; k < ndepths && depths[k] != n->truncated_at; k++)
+			;
+		if (k == ndepths && ndepths < HL_ARRAY_SIZE(depths))
+			depths[ndepths++] = n->truncated_at;
+		else if (k == ndepths)
+			f->nodes[i - 1].truncated_at = depths[ndepths - 1]; /* a ninth depth: with the last */
+	}
+	flame_root_list(f, 0, total / 4000, a, out);
+	if (!ndepths)
+		return;
+	whole = out->children;
+	nwhole = out->nchildren;
+
+	out->children = hl_bump_alloc(a, (nwhole + ndepths) * sizeof(*out->children));
+	memcpy(out->children, whole, nwhole * sizeof(*whole));
+	out->nchildren = nwhole + ndepths;
+	for (k = 0; k < ndepths; k++) {
+		struct hl_flame_node *cut = &out->children[nwhole + k];
+		char name[64];
+
+		snprintf(name, sizeof(name), "[stack truncated at %lld frames]", (long long)depths[k]);
+		memset(cut, 0, sizeof(*cut));
+		cut->name = hl_bump_strdup(a, name);
+		flame_root_list(f, depths[k], total / 4000, a, cut);
+		for (size_t c = 0; c < cut->nchildren; c++)
+			cut->value += cut->children[c].value;
+	}
 }
 
 int hl_query_flame(struct hl_store *s, int64_t process_id, bool leaks, struct hl_flame *out)
