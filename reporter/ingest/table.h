@@ -157,25 +157,6 @@ static inline struct hl_block *hl_table_find(const struct hl_table *t, uint64_t 
 	return t->count ? hl_table_search(t, address, NULL) : NULL;
 }
 
-/* (Inline: the reporter asks it for every event once its table is large.) */
-static inline void hl_table_prefetch(const struct hl_table *t, uint64_t address)
-{
-	uint64_t h = hl_table_hash(address);
-	const uint8_t *group;
-	unsigned m;
-	size_t g;
-
-	if (!t->capacity)
-		return;
-	g = (size_t)(h >> t->shift);
-	group = t->ctrl + g * HL_TABLE_GROUP;
-	m = hl_group_match(group, hl_table_tag(h));
-	if (!m)
-		m = hl_group_top_bits(group);
-	if (m)
-		__builtin_prefetch(&t->slots[g * HL_TABLE_GROUP + (unsigned)__builtin_ctz(m)]);
-}
-
 /* Puts address in slot i, free (EMPTY or DELETED), with the tag of its
  * hash h; its other fields are zero (a slot not in use reads 0). */
 static inline struct hl_block *hl_table_claim(struct hl_table *t, size_t i, uint64_t h,
@@ -256,7 +237,7 @@ static inline void hl_table_remove(struct hl_table *t, struct hl_block *slot)
  * the first free one. The control bytes (one a slot) mostly stay in cache;
  * the 16 slots of a group span 8 cache lines, so guessing the group's first
  * line, as this did before, missed most of the time. */
-static inline void hl_table_prefetch(const struct hl_table *t, uint64_t address);
+void hl_table_prefetch(const struct hl_table *t, uint64_t address);
 
 /* Every invariant above, by a walk of the whole table: for tests, and at
  * HL_DEBUG=2 where the table is rebuilt or copied (a walk already). */
