@@ -385,7 +385,11 @@ static void print_consistency(const struct hl_report_process *p, FILE *out)
 
 	if (hl_report_stream_cut(p, cut, sizeof(cut)))
 		fprintf(out, "==%u== warning: %s\n", p->pid, cut);
-	if (p->dropped_events)
+	if (p->dropped_events && p->standalone != HL_STANDALONE_NONE)
+		fprintf(out, "==%u== warning: the hook dropped %llu events, most after it went on"
+			" standalone: data may be missing (the loss records of what it allocated"
+			" since)\n", p->pid, (unsigned long long)p->dropped_events);
+	else if (p->dropped_events)
 		fprintf(out, "==%u== warning: the hook dropped %llu events; totals are incomplete\n",
 			p->pid, (unsigned long long)p->dropped_events);
 	if (p->dropped_stacks)

@@ -107,6 +107,22 @@ static const struct hl_reaped *reaped_for(const struct hl_run *run, uint32_t pid
 	return NULL;
 }
 
+/* The allocations and frees its hook counted that never reached us (it
+ * went on standalone and dropped them): dropped events, which the report
+ * and the gate say make its data incomplete. Counted from the figures the
+ * hook wrote at its exit against the events received, before those
+ * replace them; a figure below ours (counted another way) adds nothing. */
+static void count_unsent(struct hl_process *p, const struct hl_shared_ending *e)
+{
+	uint64_t unsent = (e->allocs > p->allocs ? e->allocs - p->allocs : 0) +
+			  (e->frees > p->frees ? e->frees - p->frees : 0);
+
+	if (p->standalone == HL_STANDALONE_NONE || !unsent)
+		return;
+	p->dropped_events = p->dropped_events > UINT64_MAX - unsent ? UINT64_MAX
+								 : p->dropped_events + unsent;
+}
+
 /* How an image without an EXIT record ended. */
 static void resolve_end(struct hl_process *p)
 {
@@ -127,6 +143,7 @@ static void resolve_end(struct hl_process *p)
 	if (p->hook_ending.ended) {
 		const struct hl_shared_ending *e = &p->hook_ending;
 
+		count_unsent(p, e);
 		p->how = e->how;
 		p->status = e->status;
 		p->in_use_bytes = e->in_use_bytes;

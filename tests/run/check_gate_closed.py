@@ -5,7 +5,8 @@ heapledger's verdict incomplete fails `run --error-exitcode`, `daemon
 a zero-byte leak is a leak (valgrind, run here as the oracle, exits 1 on
 "0 bytes in 1 blocks are definitely lost"). A hook that went on standalone
 says why: the reporter stalled, its connection was lost (the daemon
-stopped mid-run), the program took its descriptor. The SARIF that carries a
+stopped mid-run), the program took its descriptor; the events its hook
+dropped after it went on standalone are counted. The SARIF that carries a
 standalone reason as a toolExecutionNotification passes sarif-multitool
 validate (sarif_validator.py).
 
@@ -150,6 +151,13 @@ def stalled_reporter(tmp):
     expect(err, "the reporter stopped reading (wait_ms passed)", "run stall")
     expect(err, MISSING + STALLED, "run stall")
     expect(err, INCOMPLETE + MISSING + STALLED, "run stall")
+    # what the hook allocated and freed after it gave up is counted as
+    # dropped (its churn: a million of each), not lost without a word
+    expect(err, "most after it went on standalone: data may be missing", "run stall")
+    doc = json.loads(run([HL, "report", "--db", db, "--format", "json"], 0, "json stall"))
+    dropped = doc["processes"][0]["summary"]["dropped_events"]
+    if dropped < 100000:
+        fail("stall: %d events dropped after standalone, expected the churn's" % dropped)
     standalone_doors(db, "reporter_stalled", STALLED, "stall")
 
 
