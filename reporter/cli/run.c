@@ -64,8 +64,14 @@ struct run_options {
 
 static volatile sig_atomic_t forward_signal;
 static int interrupted_by; /* the first signal forwarded to the program */
-static struct sigaction pipe_before; /* SIGPIPE as we found it, for the program */
-static struct sigaction xfsz_before; /* SIGXFSZ as we found it, for the program */
+/* The signals install_signals changes, and each one's action as we found
+ * it: the program gets them back before exec, so it starts with what it
+ * would have had without us (an ignored SIGHUP under nohup, SIGINT and
+ * SIGQUIT ignored in a shell's background job). A handler of ours would
+ * become SIG_DFL at exec; SIG_IGN would be lost. */
+static const int changed_signals[] = { SIGTERM, SIGHUP, SIGCHLD, SIGINT, SIGQUIT, SIGPIPE, SIGXFSZ };
+#define NCHANGED (sizeof(changed_signals) / sizeof(changed_signals[0]))
+static struct sigaction signals_before[NCHANGED];
 
 /* User and system CPU seconds of a getrusage() answer. */
 static double rusage_seconds(const struct rusage *ru)
@@ -248,10 +254,8 @@ static pid_t start_program(const struct run_options *o, const char *lib,
 	}
 	if (fds[0] >= 0)
 		close(fds[0]);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGQUIT, SIG_DFL);
-	sigaction(SIGPIPE, &pipe_before, NULL);
-	sigaction(SIGXFSZ, &xfsz_before, NULL);
+	for (size_t i = 0; i < NCHANGED; i++)
+		sigaction(changed_signals[i], &signals_before[i], NULL);
 	setenv("LD_PRELOAD", preload, 1);
 	setenv(HL_ENV_SOCKET, socket_path, 1);
 	setenv(HL_ENV_RUN_ID, id, 1);
@@ -706,15 +710,17 @@ static void install_signals(void)
 				  .sa_flags = SA_RESTART | SA_NOCLDSTOP };
 	struct sigaction ign = { .sa_handler = SIG_IGN };
 
+	for (size_t i = 0; i < NCHANGED; i++)
+		sigaction(changed_signals[i], NULL, &signals_before[i]);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGCHLD, &chld, NULL);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
-	sigaction(SIGPIPE, &ign, &pipe_before);
+	sigaction(SIGINT, &ign, NULL);
+	sigaction(SIGQUIT, &ign, NULL);
+	sigaction(SIGPIPE, &ign, NULL);
 	/* Past RLIMIT_FSIZE a write fails with EFBIG and the store says so;
 	 * SIGXFSZ would kill us before the program's status is passed on. */
-	sigaction(SIGXFSZ, &ign, &xfsz_before);
+	sigaction(SIGXFSZ, &ign, NULL);
 }
 
 const char *hl_trace_children_key(const char *trace_children)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/scan/check_exit_paths.py HEAPLEDGER [--hook LIB] [--checks MODE] -- ARGV...:
+"""tests/scan/check_exit_paths.py HEAPLEDGER [--hook LIB] [--checks MODE] [--ignored] -- ARGV...:
 every process ARGV makes is classified as valgrind classifies it, wherever
 it ends (_exit, a fork child's _exit, a fatal signal). valgrind runs here as
 the oracle (--trace-children=yes --leak-check=full --show-leak-kinds=all);
@@ -23,6 +23,7 @@ import json
 import os
 import re
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -160,6 +161,11 @@ def main():
     heapledger = sys.argv[1]
     ours = sys.argv[:sys.argv.index("--")]
     hook = ours[ours.index("--hook") + 1] if "--hook" in ours else None
+    if "--ignored" in ours:
+        # Started as under nohup or in a shell's background job: SIGHUP and
+        # SIGINT ignored. The program must start so under each tool too.
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     checks = ours[ours.index("--checks") + 1] if "--checks" in ours else None
     hook_env = dict(os.environ, LD_PRELOAD=hook or "")
     if checks:
