@@ -45,7 +45,14 @@ struct reader {
 	size_t nallocs;              /* ALLOCs logged below, in stream order */
 	uint32_t alloc_tid[8192];
 	uint64_t alloc_ticks[8192];
+	uint64_t marker_allocs;      /* ALLOCs of MARKER_SIZE.. bytes */
+	uint64_t marker_bytes;       /* their sizes */
+	uint64_t marker_frees;       /* FREEs of the latest of them */
+	uint64_t marker_address;     /* the latest of them, 0 once freed */
 };
+
+/* test_full_buffers' blocks: MARKER_SIZE + 0..6 bytes, nothing else asks for these. */
+#define MARKER_SIZE 4321u
 
 static int sink(void *ctx, const struct hl_wire_header *rec)
 {
@@ -56,6 +63,19 @@ static int sink(void *ctx, const struct hl_wire_header *rec)
 	if (rec->type == HL_REC_ALLOC && r->nallocs < 8192) {
 		r->alloc_tid[r->nallocs] = r->batch_tid;
 		r->alloc_ticks[r->nallocs++] = ((const struct hl_rec_alloc *)rec)->ticks;
+	}
+	if (rec->type == HL_REC_ALLOC) {
+		const struct hl_rec_alloc *a = (const void *)rec;
+		if (a->size >= MARKER_SIZE && a->size < MARKER_SIZE + 7) {
+			r->marker_allocs++;
+			r->marker_bytes += a->size;
+			r->marker_address = a->address;
+		}
+	}
+	if (rec->type == HL_REC_FREE && ((const struct hl_rec_free *)rec)->address == r->marker_address &&
+	    r->marker_address) {
+		r->marker_frees++;
+		r->marker_address = 0;
 	}
 	if (rec->type == HL_REC_STACK)
 		r->stacks_defined++;
@@ -173,6 +193,34 @@ static void test_round_trip(void **state)
 	assert_int_not_equal(r.block_stack, 0);
 	assert_true(r.stacks_defined >= 2);
 	free(r.block);
+}
+
+/* Enough events to fill the thread's buffer many times over (128 KiB,
+ * ~10 bytes an event): every event arrives, in order, with its size, both
+ * on the inline path and on the one that sends a full buffer first. */
+static void test_full_buffers(void **state)
+{
+	enum { PAIRS = 60000 };
+	int sv[2];
+	static struct reader r;
+	uint64_t bytes = 0;
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	reader_start(&r, sv[1]);
+	assert_true(hl_emit_connect_fd(sv[0], HL_ORIGIN_START, (uint32_t)getppid()));
+	bool was_enabled = hl_track_enabled;
+	hl_track_enabled = true;
+	for (unsigned i = 0; i < PAIRS; i++) {
+		free(alloc_site_one(MARKER_SIZE + i % 7));
+		bytes += MARKER_SIZE + i % 7;
+	}
+	assert_true(hl_track_exit(HL_EXIT_NORMAL, 0));
+	hl_track_enabled = was_enabled;
+	reader_join(&r);
+	assert_true(r.counts[HL_REC_BATCH] >= 5);
+	assert_int_equal(r.marker_allocs, PAIRS);
+	assert_int_equal(r.marker_frees, PAIRS);
+	assert_int_equal(r.marker_bytes, bytes);
 }
 
 /* The main thread's ALLOC ticks from index `from`, `count` of them: the
@@ -431,6 +479,7 @@ int main(void)
 		cmocka_unit_test(test_dropped_is_sent),
 		cmocka_unit_test(test_lost_stack_is_sent),
 		cmocka_unit_test(test_socket_buffer),
+		cmocka_unit_test(test_full_buffers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
