@@ -15,7 +15,10 @@
  *    (release); records in [sent, used) are complete;
  *  - `sent` and the reset of a buffer change only under write_lock; another
  *    thread (exit, exec) may send [sent, used) and advance `sent`;
- *  - no syscall per event, no malloc; errno is preserved by the callers.
+ *  - no syscall per event, no malloc; hl_emit_alloc, hl_emit_free and
+ *    hl_emit_realloc keep errno on the paths that make system calls (their
+ *    inline path makes none), so a free need not save it; the others'
+ *    callers preserve it.
  * The buffers are slots of a memfd shared with the reporter (shared.c;
  * wire.h, "Shared event buffers"): a process killed while a thread idles
  * loses none of the events that thread committed. `sending_end` and
@@ -315,14 +318,24 @@ static HL_NOINLINE void emit_event_slow(unsigned event, unsigned kind, uint64_t 
 	const uint64_t rest[3] = { rest0, rest1, rest2 };
 	struct emit_buffer *b;
 	uint64_t ticks, bt, ba;
+	int saved = errno; /* a buffer made, a batch sent */
 	uint8_t *dst = event_begin(HL_PACK_MAX_EVENT, &ticks, &b);
-	if (dst == NULL)
-		return;
-	event_bases(b, ticks, address, &bt, &ba);
-	uint64_t f[HL_PACK_MAX_FIELDS] = { ticks - bt, hl_zigzag(address - ba) };
-	for (unsigned i = 0; i < nrest; i++)
-		f[2 + i] = rest[i];
-	event_end(b, hl_pack_write(dst, event, kind, f, 2 + nrest), ticks);
+	if (dst != NULL) {
+		event_bases(b, ticks, address, &bt, &ba);
+		uint64_t f[HL_PACK_MAX_FIELDS] = { ticks - bt, hl_zigzag(address - ba) };
+		for (unsigned i = 0; i < nrest; i++)
+			f[2 + i] = rest[i];
+		event_end(b, hl_pack_write(dst, event, kind, f, 2 + nrest), ticks);
+	}
+	errno = saved;
+}
+
+/* The buffer's oldest event is FLUSH_TICKS old: sent now. */
+static HL_NOINLINE void emit_flush_aged(struct emit_buffer *b)
+{
+	int saved = errno;
+	buffer_flush_own(b);
+	errno = saved;
 }
 
 /* emit_event_slow's work where the thread's buffer exists and has room
@@ -364,7 +377,7 @@ HL_INLINE void emit_event(unsigned event, unsigned kind, uint64_t address, uint6
 	atomic_store_explicit(&b->records, b->records + 1, memory_order_relaxed);
 	atomic_store_explicit(&b->used, used + len, memory_order_release);
 	if (hl_unlikely(ticks - first > FLUSH_TICKS)) /* b->now is ticks */
-		buffer_flush_own(b);
+		emit_flush_aged(b);
 }
 
 void hl_emit_alloc(uint64_t address, uint64_t size, uint32_t stack_id, unsigned kind)

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "decode.h"
+#include "emit_int.h"
 #include "track.h"
 
 /* ---- a reader thread that decodes what the hook sends ---------------------- */
@@ -221,6 +222,69 @@ static void test_full_buffers(void **state)
 	assert_int_equal(r.marker_allocs, PAIRS);
 	assert_int_equal(r.marker_frees, PAIRS);
 	assert_int_equal(r.marker_bytes, bytes);
+}
+
+/* free() keeps errno when its event is the one whose send fails (the
+ * reporter gone): sent because the buffer is full, and because its oldest
+ * event is FLUSH_TICKS old. hl_track_free leaves errno to the event path,
+ * which keeps it on these, its only paths with system calls. In a child:
+ * the connection and the thread's buffer are global. Returns which check
+ * failed, 0 if none. */
+static int free_errno_child(void)
+{
+	enum { KEEP_BLOCKS = 40000 };
+	static void *keep[KEEP_BLOCKS];
+	size_t n = 0;
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
+	    !hl_emit_connect_fd(sv[0], HL_ORIGIN_START, (uint32_t)getppid()))
+		return 10;
+	hl_track_enabled = true;
+	keep[n++] = alloc_site_one(40); /* the buffer's first event, sent at once */
+	while (n < KEEP_BLOCKS && hl_emit_tls_buffer != NULL &&
+	       hl_emit_tls_buffer->used + HL_PACK_MAX_EVENT <= BUFFER_BYTES)
+		keep[n++] = alloc_site_one(40);
+	if (n == KEEP_BLOCKS || !hl_emit_is_live())
+		return 11;
+	close(sv[1]);
+	errno = 1234;
+	free(keep[--n]); /* no room: the full buffer goes first, and fails */
+	if (errno != 1234)
+		return 1;
+	if (!hl_emit_was_lost())
+		return 12; /* the send above was not tried */
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
+	    !hl_emit_connect_fd(sv[0], HL_ORIGIN_START, (uint32_t)getppid()))
+		return 13;
+	free(keep[--n]);
+	close(sv[1]);
+	usleep(300 * 1000); /* FLUSH_TICKS: 100 M ticks, under 0.1 s of the TSC */
+	/* The buffer is old: sent now, and fails. The first few frees may take
+	 * the dense run's last clock reading (event_ticks), not see it. */
+	for (unsigned i = 0; i < 9 && !hl_emit_was_lost(); i++) {
+		errno = 4321;
+		free(keep[--n]);
+		if (errno != 4321)
+			return 2;
+	}
+	if (!hl_emit_was_lost())
+		return 14;
+	return 0;
+}
+
+static void test_free_keeps_errno(void **state)
+{
+	(void)state;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(free_errno_child());
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("free errno child: status %#x (exit code: which check of "
+			 "free_errno_child failed)", status);
 }
 
 /* The main thread's ALLOC ticks from index `from`, `count` of them: the
@@ -480,6 +544,7 @@ int main(void)
 		cmocka_unit_test(test_lost_stack_is_sent),
 		cmocka_unit_test(test_socket_buffer),
 		cmocka_unit_test(test_full_buffers),
+		cmocka_unit_test(test_free_keeps_errno),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
