@@ -552,7 +552,7 @@ static void test_packed_field_sizes(void **state)
 		for (unsigned v = 0; v < 3; v++) {
 			uint64_t x = values[v];
 			unsigned want = (x > 0xffu) + (x > 0xffffu) + (x > 0xffffffffu);
-			uint64_t in[2] = { x, 0 }, out[HL_PACK_MAX_FIELDS];
+			uint64_t in[2] = { x, 0 }, out[HL_PACK_MAX_FIELDS] = { 0 };
 			uint8_t buf[2 * HL_PACK_MAX_EVENT] = { 0 };
 			unsigned event, kind;
 			uint16_t op;
