@@ -308,9 +308,9 @@ HL_INLINE void event_bases(struct emit_buffer *b, uint64_t ticks, uint64_t addre
  * off its fast path (a thread with no buffer yet or past
  * hl_emit_thread_exit, a full buffer). Its first fields are its time and
  * its (first) address, packed against the buffer's bases; `rest` holds the
- * others as they go (by value: an array passed by address kept the fast
- * path's prologue ahead of its first test, 2 instructions an allocation of
- * the standalone hook, which only tests the state). */
+ * others as they go (by value: an array passed by address put the fast
+ * path's whole prologue ahead of its first test, 16 instructions an
+ * allocation of the standalone hook, which only tests the state). */
 static HL_NOINLINE void emit_event_slow(unsigned event, unsigned kind, uint64_t address,
 					uint64_t rest0, uint64_t rest1, uint64_t rest2,
 					unsigned nrest)
