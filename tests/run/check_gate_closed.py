@@ -115,7 +115,12 @@ def closed_descriptor(tmp):
     db = os.path.join(tmp, "fds.db")
     out = run([HL, "run", "--db", db, "--error-exitcode=7", "--errors-for-leak-kinds=all",
                "--", CASES, "closefds"], 7, "run closefds")
-    expect(out, "heapledger could not see this process to its end", "run closefds")
+    # Its leak is unseen, or seen only from the shared event buffers when
+    # the hook had not tried a send since the close (timing): either way
+    # the report says what it could not see, never that nothing leaked.
+    if "heapledger could not see this process to its end" not in out and \
+            "LEAK SUMMARY" not in out:
+        fail("run closefds: neither unseen nor a leak report:\n" + out[-3000:])
     expect(out, MISSING + DESCRIPTOR, "run closefds")
     expect(out, INCOMPLETE + MISSING + DESCRIPTOR, "run closefds")
     if "All heap blocks were freed" in out:
