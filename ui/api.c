@@ -493,7 +493,9 @@ json_t *hl_ui_vocabulary(void)
 						       "heading", hl_error_heading(k, HL_CALL_FREE)));
 	json_array_append_new(kinds, json_pack("{s:s,s:s}", "word", "malloc_usable_size",
 					       "heading", HL_ERROR_HEADING_USABLE_SIZE));
-	return json_pack("{s:o,s:o}", "leak_classes", classes, "error_kinds", kinds);
+	/* max_frames: the deepest stack the hook captures (a cut stack's words) */
+	return json_pack("{s:o,s:o,s:i}", "leak_classes", classes, "error_kinds", kinds,
+			 "max_frames", HL_WIRE_MAX_FRAMES);
 }
 
 int hl_ui_api(struct hl_store *store, const char *path,

@@ -160,8 +160,18 @@ function stackFrames(s, title, id) {
     more.onclick = e => { e.stopPropagation(); more.replaceWith(...below.map(frameLine)); };
     box.append(more);
   }
-  if (s.truncated) box.append(h('div', { class: 'muted' }, '… (stack cut short)'));
+  if (s.truncated) box.append(h('div', { class: 'muted stack-cut' }, cutText(s.frames)));
   return box;
+}
+
+/* Where the hook cut a stack (depth=, counted in return addresses: inlined
+ * frames share one) and how to get it whole: its outer frames, its root
+ * among them, are missing. */
+function cutText(frames) {
+  const n = frames.filter(f => !f.inlined).length, MAX_FRAMES = VOCAB.max_frames;
+  return n >= MAX_FRAMES ? `… stack truncated at ${n} frames, the most heapledger captures: its outer frames are missing`
+    : `… stack truncated at ${n} frames: its outer frames are missing; run with --depth ${MAX_FRAMES} ` +
+      `(HEAPLEDGER_OPTIONS=depth=${MAX_FRAMES}) to keep up to ${MAX_FRAMES}`;
 }
 
 function pager(total, offset, go) {
