@@ -103,6 +103,11 @@ def expect(db, ended):
         "all_records": one("SELECT count(*) FROM leaks"),
         "reachable_records": one("SELECT count(*) FROM leaks WHERE leak_class = 'reachable'"),
         "suppressed_records": one("SELECT count(*) FROM leaks WHERE suppressed"),
+        # The summary's chips: bytes and blocks by class as shown
+        # (suppressed apart, whatever its class).
+        "by_class": {c: [b, n] for c, b, n in con.execute(
+            "SELECT CASE WHEN suppressed THEN 'suppressed' ELSE leak_class END AS c, sum(bytes), sum(blocks)"
+            " FROM leaks GROUP BY c")},
         "errors": [t for (t,) in con.execute("SELECT p.test_name FROM errors e JOIN processes p"
                                              " ON p.id = e.process_id ORDER BY e.id")],
     }

@@ -152,12 +152,25 @@ async function errorsAndSummary(page) {
     check(test === (expect.by_process[id].test || ''), `heap summary row ${id}: test "${test}"`);
 }
 
+// The summary's blocks by class: the database's bytes and blocks, each
+// class once, suppressed apart.
+async function summaryChips(page) {
+  const chips = await page.$$eval('#leaked-by-class .chip[data-class]', els => els.map(e => [e.dataset.class, e.textContent]));
+  check(chips.length === Object.keys(expect.by_class).length, 'summary classes ' + JSON.stringify(chips) + ', the database ' +
+    JSON.stringify(expect.by_class));
+  for (const [cls, text] of chips) {
+    const [b, n] = expect.by_class[cls] || [];
+    check(text.endsWith(`: ${bytes(b)} in ${n} block${n === 1 ? '' : 's'}`), `summary ${cls}: "${text}", the database ${b} B in ${n} blocks`);
+  }
+}
+
 async function runPage(browser) {
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   watch(page);
   await page.goto(expect.url + '#/run/1');
   await ready(page);
   await page.screenshot({ path: path.join(shots, 'suite-run.png'), fullPage: true });
+  await summaryChips(page);
   await testsTable(page);
   await chartsPick(page);
   await errorsAndSummary(page);
