@@ -108,6 +108,9 @@ def expect(db, ended):
         "by_class": {c: [b, n] for c, b, n in con.execute(
             "SELECT CASE WHEN suppressed THEN 'suppressed' ELSE leak_class END AS c, sum(bytes), sum(blocks)"
             " FROM leaks GROUP BY c")},
+        # The process whose heap peaked highest, as the summary names it.
+        "peak": con.execute("SELECT p.pid, p.exe, p.test_name FROM processes p JOIN summaries m"
+                            " ON m.process_id = p.id ORDER BY m.peak_bytes DESC, p.serial LIMIT 1").fetchone(),
         "errors": [t for (t,) in con.execute("SELECT p.test_name FROM errors e JOIN processes p"
                                              " ON p.id = e.process_id ORDER BY e.id")],
     }

@@ -334,6 +334,9 @@ function runSummary(run, sum) {
     t.where || { function: t.function }, { value: t.bytes, count: t.blocks, stack_id: t.where?.stack_id }));
   const failing = v.failing.slice(0, 5).map(p => h('li', null, `pid ${p.pid} (${p.command}): ${bytes(p.bytes)} in ${p.blocks} blocks, ${p.errors} heap errors`,
     p.unseen ? h('span', { class: 'muted' }, '; ' + p.unseen) : null));
+  /* The process that peaked, by its program and test: a suite's pids say nothing. */
+  const top = (run.processes || []).find(p => p.id === sum.peak.process_id);
+  const peaked = `pid ${sum.peak.pid}` + (top ? ` (${top.exe.split('/').pop()}${testOf(top)})` : '');
   return h('section', { id: 'run-summary' },
     h('div', { class: 'verdict' }, h('span', { class: 'muted' }, 'gate: '), verdictBadge(v), ' ',
       h('span', { id: 'verdict-why' }, verdictText(v)),
@@ -343,8 +346,8 @@ function runSummary(run, sum) {
     h('div', { class: 'cards' },
       stackRanking('top-sites', 'Top leak sites', sites, [['bytes', r => bytes(r.value)], ['blocks', r => r.count]]),
       stackRanking('peak-stacks', !sum.peak.pid ? 'Peak consumers' : sum.peak.at_peak
-        ? `Peak consumers: pid ${sum.peak.pid} at ${bytes(sum.peak.bytes)}, held then by`
-        : `Peak: pid ${sum.peak.pid} at ${bytes(sum.peak.bytes)}; most in use at their own peaks`,
+        ? `Peak consumers: ${peaked} at ${bytes(sum.peak.bytes)}, held then by`
+        : `Peak: ${peaked} at ${bytes(sum.peak.bytes)}; most in use at their own peaks`,
       sum.peak.stacks, [[sum.peak.at_peak ? 'held at the peak' : 'peak in use', r => bytes(r.value)], ['allocs', r => r.count]]),
       stackRanking('most-allocations', 'Most allocations', sum.most_allocations, [['allocs', r => r.value.toLocaleString('en-US')]]),
       stackRanking('most-bytes', 'Most bytes allocated', sum.most_bytes, [['bytes', r => bytes(r.value)], ['allocs', r => r.count]]),

@@ -164,6 +164,15 @@ async function summaryChips(page) {
   }
 }
 
+// The peak consumers' heading names the process that peaked by program
+// (and test, when a runner named it), not by pid alone.
+async function peakHeading(page) {
+  const heading = await page.locator('#peak-stacks').locator('xpath=..').locator('h3').innerText();
+  const [pid, exe, test] = expect.peak;
+  const want = `pid ${pid} (${exe.split('/').pop()}${test ? ', test ' + test : ''})`;
+  check(heading.includes(want), `peak consumers: "${heading}", want "${want}"`);
+}
+
 async function runPage(browser) {
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   watch(page);
@@ -171,6 +180,7 @@ async function runPage(browser) {
   await ready(page);
   await page.screenshot({ path: path.join(shots, 'suite-run.png'), fullPage: true });
   await summaryChips(page);
+  await peakHeading(page);
   await testsTable(page);
   await chartsPick(page);
   await errorsAndSummary(page);
