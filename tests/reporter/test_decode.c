@@ -302,6 +302,43 @@ static void bad_exit_how(struct hl_enc *e)
 	hl_enc_exit(e, 99, 0, 0);
 }
 
+static void bad_spawn_flags(struct hl_enc *e)
+{
+	hl_enc_spawn(e, 9, "/bin/true", HL_SPAWN_FAILED << 1);
+}
+
+static void bad_spawn_pid(struct hl_enc *e)
+{
+	hl_enc_spawn(e, 0, "/bin/true", 0);
+}
+
+/* path_len claims more bytes than the record holds. */
+static void bad_spawn_overrun(struct hl_enc *e)
+{
+	struct hl_rec_spawn *r = hl_enc_record(e, HL_REC_SPAWN, sizeof(*r) + 8);
+
+	r->child_pid = 9;
+	r->path_len = 9;
+}
+
+/* Eight bytes of path, none of them its NUL. */
+static void bad_spawn_string(struct hl_enc *e)
+{
+	struct hl_rec_spawn *r = hl_enc_record(e, HL_REC_SPAWN, sizeof(*r) + 8);
+
+	r->child_pid = 9;
+	r->path_len = 8;
+	memset(r + 1, 'x', 8);
+}
+
+static void bad_exec_flags(struct hl_enc *e)
+{
+	size_t at = e->len;
+
+	hl_enc_exec(e, "/bin/true");
+	((struct hl_wire_header *)(void *)(e->buf + at))->flags = HL_EXEC_TRACED << 1;
+}
+
 static void test_malformed(void **state)
 {
 	expect_reject(bad_version, "version");
@@ -329,6 +366,11 @@ static void test_malformed(void **state)
 	expect_reject(bad_check_seq, "sequence number 0");
 	expect_reject(bad_error_stack, "unknown stack id 4");
 	expect_reject(bad_exit_how, "how");
+	expect_reject(bad_spawn_flags, "SPAWN with unknown flags");
+	expect_reject(bad_spawn_pid, "SPAWN of pid 0");
+	expect_reject(bad_spawn_overrun, "SPAWN path_len out of range");
+	expect_reject(bad_spawn_string, "SPAWN path is not one NUL-terminated string");
+	expect_reject(bad_exec_flags, "EXEC with unknown flags");
 }
 
 /* ---- packed events ---------------------------------------------------------- */
@@ -534,6 +576,36 @@ static void test_packed_read_paths(void **state)
 			assert_int_equal(hl_pack_read(buf, len, &event, &kind, out), len);
 			assert_memory_equal(in, out, n * sizeof(uint64_t));
 			assert_int_equal(hl_pack_read(buf, len - 1, &event, &kind, out), 0);
+		}
+	}
+}
+
+/* hl_pack_write gives each field the fewest of 1, 2, 4 and 8 bytes that
+ * hold it (its size code from a table of leading zeros): at every bit
+ * boundary, the code in the op word, the event's length and the value read
+ * back. */
+static void test_packed_field_sizes(void **state)
+{
+	(void)state;
+	for (unsigned bit = 0; bit <= 64; bit++) {
+		uint64_t edge = bit == 64 ? 0 : (uint64_t)1 << bit;
+		uint64_t values[3] = { edge - 1, edge, edge + 1 }; /* edge 0: UINT64_MAX, 0, 1 */
+
+		for (unsigned v = 0; v < 3; v++) {
+			uint64_t x = values[v];
+			unsigned want = (x > 0xffu) + (x > 0xffffu) + (x > 0xffffffffu);
+			uint64_t in[2] = { x, 0 }, out[HL_PACK_MAX_FIELDS] = { 0 };
+			uint8_t buf[2 * HL_PACK_MAX_EVENT] = { 0 };
+			unsigned event, kind;
+			uint16_t op;
+
+			uint32_t len = hl_pack_write(buf, HL_PACK_FREE, 0, in, 2);
+			memcpy(&op, buf, sizeof(op));
+			assert_int_equal((op >> 6) & 3u, want);
+			assert_int_equal((op >> 8) & 3u, 0);
+			assert_int_equal(len, HL_PACK_OP_BYTES + (1u << want) + 1);
+			assert_int_equal(hl_pack_read(buf, len, &event, &kind, out), len);
+			assert_true(out[0] == x);
 		}
 	}
 }
@@ -845,6 +917,7 @@ int main(void)
 		cmocka_unit_test(test_packed_roundtrip),
 		cmocka_unit_test(test_packed_is_compact),
 		cmocka_unit_test(test_packed_read_paths),
+		cmocka_unit_test(test_packed_field_sizes),
 		cmocka_unit_test(test_packed_malformed),
 		cmocka_unit_test(test_packed_malformed_mid_batch),
 	};
