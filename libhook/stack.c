@@ -208,6 +208,13 @@ static HL_NOINLINE int alt_backtrace(void **raw, int size)
 	return alt_switch();
 }
 
+unsigned hl_stack_depth_here(unsigned max)
+{
+	if (max > HL_STACK_SMALL_DEPTH && hl_unlikely(on_small_alt_stack()))
+		return HL_STACK_SMALL_DEPTH;
+	return max;
+}
+
 HL_NOINLINE unsigned hl_stack_capture(uint64_t *frames, unsigned max, bool *truncated)
 {
 	if (max > HL_WIRE_MAX_FRAMES)

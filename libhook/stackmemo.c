@@ -58,7 +58,10 @@ extern void *__libc_stack_end; /* ld.so: the initial stack pointer */
 #define MEMO_SET_BITS 10u
 #define MEMO_SET_BITS_FULL 12u
 #define MEMO_WAYS 4u                     /* entries per set: one cache line */
-#define MEMO_FRAMES 64u                  /* deeper stacks are not memoized */
+/* Every stack the hook can capture: a memo of only the innermost 64 made
+ * each allocation of a deeper stack a libunwind walk again, 18-27 times the
+ * instructions of a hit (bench/README.md, "Stack depth"). */
+#define MEMO_FRAMES HL_WIRE_MAX_FRAMES
 #define MEMO_SCAN_BYTES (16u * 1024)     /* between two slots at most: steps fit 16 bits */
 #define MEMO_STACK_SPAN (1ull << 30)     /* a thread's stack is smaller */
 #define PAGE_BYTES 4096u                 /* smallest page size: protection unit */
@@ -360,7 +363,7 @@ void hl_stack_memo_fill(struct hl_stack_memo_key *key, uint32_t id)
 		if (!steps_hold(&sc, s, key->slot0, steps))
 			return;
 	} else {
-		uint16_t learned[MEMO_FRAMES];
+		uint16_t learned[s->depth]; /* at most MEMO_FRAMES, checked above */
 		if (!learn_steps(&sc, s, key->slot0, learned))
 			return;
 		unsigned char none = HL_MEMO_STEPS_NONE;

@@ -96,7 +96,7 @@ void hl_track_init(void)
 
 static HL_NOINLINE uint32_t capture_unwind(void)
 {
-	unsigned max = hl_options.stack_depth; /* > 0: capture is on */
+	unsigned max = hl_stack_depth_here(hl_options.stack_depth); /* > 0: capture is on */
 	uint64_t frames[max];
 	bool truncated;
 	if (!hl_walk_begin()) {
@@ -245,7 +245,7 @@ uint32_t hl_track_error_stack(void)
  * did not get through the signal frame gives pc alone. */
 static uint32_t capture_fault(uintptr_t pc)
 {
-	unsigned max = hl_options.stack_depth;
+	unsigned max = hl_stack_depth_here(hl_options.stack_depth);
 	uint64_t frames[max];
 	bool truncated = false;
 	unsigned depth = 0, at = 0;

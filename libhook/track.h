@@ -70,6 +70,13 @@ void hl_phdr_load_span(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t
  * (<= HL_WIRE_MAX_FRAMES) frames into `frames`; returns how many and sets
  * *truncated when there were more. */
 unsigned hl_stack_capture(uint64_t *frames, unsigned max, bool *truncated);
+/* How many frames a capture may take here: `max` (depth=), but at most
+ * HL_STACK_SMALL_DEPTH on a small alternate signal stack, where the
+ * capture's own buffers (16 bytes a frame, 4 KiB at 256) must fit in what
+ * the kernel's signal frame leaves of an 8 KiB SIGSTKSZ stack. The
+ * caller sizes its frame buffer by it. */
+unsigned hl_stack_depth_here(unsigned max);
+#define HL_STACK_SMALL_DEPTH 64
 /* Most frames of the hook itself between an allocation function's caller
  * and the capture (both stack.c's unwind and stackmemo.c's walk skip them). */
 #define HL_OWN_FRAMES_MAX 16

@@ -166,15 +166,16 @@ int hl_ui_run(struct hl_store *store, int64_t run_id, json_t **out)
 
 /* A run's heap errors or checks, as the report model has them
  * (store_load.c), each written by the report's own writer (record_json.h)
- * with the pid of its process. */
+ * with the pid of its process and the test it belongs to (null: none). */
 struct run_records {
 	bool checks;                  /* the checks, else the heap errors */
 	json_t *rows;
 };
 
-static json_t *with_pid(uint32_t pid, json_t *record)
+static json_t *with_process(const struct hl_report_process *p, json_t *record)
 {
-	json_t *o = json_pack("{sI}", "pid", (json_int_t)pid);
+	json_t *o = json_pack("{sIso}", "pid", (json_int_t)p->pid, "test",
+			      p->test_name ? json_string(p->test_name) : json_null());
 
 	json_object_update(o, record);
 	json_decref(record);
@@ -189,11 +190,11 @@ static int add_records(void *ctx, const struct hl_report_process *p)
 		if (json_array_size(rr->rows) >= HL_QUERY_ROWS_MAX)
 			break; /* a page lists them all at once */
 		json_array_append_new(rr->rows,
-				      with_pid(p->pid, hl_error_record_json(NULL, &p->errors[i])));
+				      with_process(p, hl_error_record_json(NULL, &p->errors[i])));
 	}
 	for (size_t i = 0; p && rr->checks && i < p->nchecks; i++)
 		json_array_append_new(rr->rows,
-				      with_pid(p->pid, hl_check_json(NULL, &p->checks[i],
+				      with_process(p, hl_check_json(NULL, &p->checks[i],
 								     i ? &p->checks[i - 1] : NULL)));
 	return 0;
 }
@@ -492,7 +493,9 @@ json_t *hl_ui_vocabulary(void)
 						       "heading", hl_error_heading(k, HL_CALL_FREE)));
 	json_array_append_new(kinds, json_pack("{s:s,s:s}", "word", "malloc_usable_size",
 					       "heading", HL_ERROR_HEADING_USABLE_SIZE));
-	return json_pack("{s:o,s:o}", "leak_classes", classes, "error_kinds", kinds);
+	/* max_frames: the deepest stack the hook captures (a cut stack's words) */
+	return json_pack("{s:o,s:o,s:i}", "leak_classes", classes, "error_kinds", kinds,
+			 "max_frames", HL_WIRE_MAX_FRAMES);
 }
 
 int hl_ui_api(struct hl_store *store, const char *path,

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "heapledger/wire.h"
 #include "report.h"
 #include "suppress.h"
 
@@ -39,6 +40,22 @@ static void print_frame(FILE *out, uint32_t pid, const struct hl_frame_info *f,
 	fputc('\n', out);
 }
 
+/* Where a stack the hook cut at depth= frames ends, and how to get it
+ * whole: its outer frames, the root among them, are missing. */
+static void print_cut(FILE *out, unsigned pid, const struct hl_report_stack *s)
+{
+	size_t captured = 0;
+
+	for (size_t i = 0; i < s->nframes; i++)
+		captured += !s->frames[i].inlined;
+	if (captured >= HL_WIRE_MAX_FRAMES)
+		fprintf(out, "==%u==    ... (stack truncated at %zu frames, the most heapledger"
+			" captures)\n", pid, captured);
+	else
+		fprintf(out, "==%u==    ... (stack truncated at %zu frames: --depth %d keeps up"
+			" to %d)\n", pid, captured, HL_WIRE_MAX_FRAMES, HL_WIRE_MAX_FRAMES);
+}
+
 static void print_stack(FILE *out, uint32_t pid, const struct hl_report_stack *s,
 			const struct hl_report_view *view)
 {
@@ -61,7 +78,7 @@ static void print_stack(FILE *out, uint32_t pid, const struct hl_report_stack *s
 			    i == 0);
 	}
 	if (s->truncated && n == s->nframes && !view->num_callers)
-		fprintf(out, "==%u==    ... (stack truncated)\n", pid);
+		print_cut(out, pid, s);
 }
 
 static bool is_exec(const struct hl_report_process *p)

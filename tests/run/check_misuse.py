@@ -115,7 +115,7 @@ def check_text(mode, text, case, reporter=False):
         if "free'd" in address and (mode in FULL or reporter):
             if not after[0].startswith("   at ") or "release_block" not in after[0]:
                 fail(f"{mode}: free stack does not start in release_block: {after[0]!r}")
-            while after[0].startswith(("   at ", "   by ", "   ... (stack truncated)")):
+            while after[0].startswith(("   at ", "   by ", "   ... (stack truncated")):
                 after = after[1:]
         if "free'd" in address:
             if after[0] != " Block was alloc'd at":

@@ -108,9 +108,9 @@ def compare(sv, db, row, history):
     same(run, "leak table rows", leaks["total"], sum(len(p["leaks"]) for p in procs))
     same_records(run, "loss records", leaks["rows"], procs, "leaks", LEAK_PLACE)
     same_records(run, "heap errors", api(sv, "/api/runs/%d/errors" % run), procs, "errors",
-                 {"pid"})
+                 {"pid", "test"})
     same_records(run, "on-demand checks", api(sv, "/api/runs/%d/checks" % run)["checks"], procs,
-                 "checks", {"pid"})
+                 "checks", {"pid", "test"})
     return doc
 
 

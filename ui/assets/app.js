@@ -43,7 +43,7 @@ function staticApi(path, params) {
   let rows = v.rows.filter(r => wanted(r) &&
     (!f || (r.search || '').toLowerCase().includes(f)));
   const off = +params.offset || 0;
-  return Promise.resolve({ total: rows.length, rows: rows.slice(off, off + (+params.limit || PAGE)) });
+  return Promise.resolve({ total: rows.length, rows: rows.slice(off, off + (+params.limit || PAGE)), left_out: v.left_out });
 }
 
 async function api(path, params) {
@@ -80,6 +80,12 @@ function when(ns) {
 }
 
 // A word that is not UTF-8 is stored as the array of its bytes (doc/manual.md).
+/* The arguments after argv[0], each word as argvText() reads it. */
+function argsText(json) {
+  const words = argvText(json).split(' ');
+  return words.length > 1 ? ' ' + words.slice(1).join(' ') : '';
+}
+
 function argvText(json) {
   const word = (w) => Array.isArray(w) ? new TextDecoder().decode(new Uint8Array(w)) : w;
   try { return JSON.parse(json).map(word).join(' '); } catch (e) { return json || ''; }
@@ -87,9 +93,17 @@ function argvText(json) {
 
 function exitText(p) {
   if (p.fatal_signal) return fatalText(p);
+  /* Its stream ended first: killed (SIGKILL, or a signal the hook does not
+   * handle, as a runner's SIGTERM at a timeout), or the connection lost. */
+  if (p.no_exit_record && p.exit_how === 'unknown') return 'no exit record (killed, or its connection lost)';
   if (p.exit_how === 'signal') return 'signal ' + p.exit_signal;
   if (p.exit_how === 'exit' || p.exit_how === '_exit') return p.exit_how + ' ' + p.exit_status;
   return p.exit_how;
+}
+
+/* ", test NAME" after a process's pid where a runner named its test. */
+function testOf(p) {
+  return p && p.test_name ? `, test ${p.test_name}` : '';
 }
 
 /* As the text report says it: "Process terminating with default action of
@@ -146,8 +160,18 @@ function stackFrames(s, title, id) {
     more.onclick = e => { e.stopPropagation(); more.replaceWith(...below.map(frameLine)); };
     box.append(more);
   }
-  if (s.truncated) box.append(h('div', { class: 'muted' }, '… (stack cut short)'));
+  if (s.truncated) box.append(h('div', { class: 'muted stack-cut' }, cutText(s.frames)));
   return box;
+}
+
+/* Where the hook cut a stack (depth=, counted in return addresses: inlined
+ * frames share one) and how to get it whole: its outer frames, its root
+ * among them, are missing. */
+function cutText(frames) {
+  const n = frames.filter(f => !f.inlined).length, MAX_FRAMES = VOCAB.max_frames;
+  return n >= MAX_FRAMES ? `… stack truncated at ${n} frames, the most heapledger captures: its outer frames are missing`
+    : `… stack truncated at ${n} frames: its outer frames are missing; run with --depth ${MAX_FRAMES} ` +
+      `(HEAPLEDGER_OPTIONS=depth=${MAX_FRAMES}) to keep up to ${MAX_FRAMES}`;
 }
 
 function pager(total, offset, go) {
@@ -310,6 +334,9 @@ function runSummary(run, sum) {
     t.where || { function: t.function }, { value: t.bytes, count: t.blocks, stack_id: t.where?.stack_id }));
   const failing = v.failing.slice(0, 5).map(p => h('li', null, `pid ${p.pid} (${p.command}): ${bytes(p.bytes)} in ${p.blocks} blocks, ${p.errors} heap errors`,
     p.unseen ? h('span', { class: 'muted' }, '; ' + p.unseen) : null));
+  /* The process that peaked, by its program and test: a suite's pids say nothing. */
+  const top = (run.processes || []).find(p => p.id === sum.peak.process_id);
+  const peaked = `pid ${sum.peak.pid}` + (top ? ` (${top.exe.split('/').pop()}${testOf(top)})` : '');
   return h('section', { id: 'run-summary' },
     h('div', { class: 'verdict' }, h('span', { class: 'muted' }, 'gate: '), verdictBadge(v), ' ',
       h('span', { id: 'verdict-why' }, verdictText(v)),
@@ -319,8 +346,8 @@ function runSummary(run, sum) {
     h('div', { class: 'cards' },
       stackRanking('top-sites', 'Top leak sites', sites, [['bytes', r => bytes(r.value)], ['blocks', r => r.count]]),
       stackRanking('peak-stacks', !sum.peak.pid ? 'Peak consumers' : sum.peak.at_peak
-        ? `Peak consumers: pid ${sum.peak.pid} at ${bytes(sum.peak.bytes)}, held then by`
-        : `Peak: pid ${sum.peak.pid} at ${bytes(sum.peak.bytes)}; most in use at their own peaks`,
+        ? `Peak consumers: ${peaked} at ${bytes(sum.peak.bytes)}, held then by`
+        : `Peak: ${peaked} at ${bytes(sum.peak.bytes)}; most in use at their own peaks`,
       sum.peak.stacks, [[sum.peak.at_peak ? 'held at the peak' : 'peak in use', r => bytes(r.value)], ['allocs', r => r.count]]),
       stackRanking('most-allocations', 'Most allocations', sum.most_allocations, [['allocs', r => r.value.toLocaleString('en-US')]]),
       stackRanking('most-bytes', 'Most bytes allocated', sum.most_bytes, [['bytes', r => bytes(r.value)], ['allocs', r => r.count]]),
@@ -380,9 +407,9 @@ function processTree(procs, id = 'process-tree') {
     kids.get(k).push(p);
   }
   const known = new Set(procs.map(p => p.id));
-  const list = parent => h('ul', null, (kids.get(parent) || []).map(p => h('li', { 'data-pid': p.pid },
+  const list = parent => h('ul', null, (kids.get(parent) || []).map(p => h('li', { 'data-pid': p.pid, 'data-process': p.id },
     `${p.origin} pid ${p.pid}: `, p.test_name ? h('span', { class: 'test-name' }, `test ${p.test_name}: `) : null,
-    h('b', null, p.exe.split('/').pop()), ` — ${exitText(p)}, `,
+    h('b', null, p.exe.split('/').pop()), h('span', { class: 'muted argv' }, argsText(p.argv)), ` — ${exitText(p)}, `,
     `${bytes(p.leaked_bytes)} leaked in ${p.leaked_records} records, peak ${bytes(p.peak_bytes)}`,
     p.errors ? h('span', { class: 'error' }, `, ${p.errors} heap errors`) : null,
     fatalWhere(p),
@@ -401,15 +428,16 @@ function testGroups(procs) {
   for (const p of procs) {
     const name = p.test_name || p.exe.split('/').pop();
     const key = (p.test_name ? 'test:' : 'program:') + name;
-    if (!groups.has(key)) groups.set(key, { name, named: !!p.test_name, procs: [], bytes: 0, records: 0, errors: 0, peak: 0 });
+    if (!groups.has(key)) groups.set(key, { name, named: !!p.test_name, procs: [], bytes: 0, records: 0, errors: 0, cut: 0, peak: 0 });
     const g = groups.get(key);
     g.procs.push(p);
     g.bytes += p.leaked_bytes || 0;
     g.records += p.leaked_records || 0;
     g.errors += p.errors || 0;
+    g.cut += p.no_exit_record ? 1 : 0;
     g.peak = Math.max(g.peak, p.peak_bytes || 0);
   }
-  return [...groups.values()].sort((a, b) => b.errors - a.errors || b.bytes - a.bytes ||
+  return [...groups.values()].sort((a, b) => b.errors - a.errors || b.cut - a.cut || b.bytes - a.bytes ||
     b.records - a.records || a.name.localeCompare(b.name));
 }
 
@@ -426,7 +454,7 @@ function testTable(groups) {
     const tr = h('tr', { class: 'leak test', 'data-test': g.name, 'data-lost': g.bytes },
       h('td', null, g.named ? h('b', null, g.name) : h('span', null, g.name, h('span', { class: 'muted' }, ' (program)')),
         h('div', { class: 'muted argv' }, argvText(g.procs[0].argv))),
-      num(g.procs.length), h('td', null, endings(g.procs)),
+      num(g.procs.length), h('td', { class: g.cut ? 'error' : null }, endings(g.procs)),
       num(bytes(g.bytes)), num(g.records), h('td', { class: 'num' + (g.errors ? ' error' : '') }, g.errors), num(bytes(g.peak)));
     const open = h('tr', { class: 'leak-stack', hidden: true }, h('td', { colspan: 7 }));
     tr.onclick = () => {
@@ -441,12 +469,15 @@ function testTable(groups) {
 }
 
 function summaryTable(procs) {
+  const tests = procs.some(p => p.test_name);
   const cols = [['pid', 'pid'], ['in use', 'in_use_bytes', bytes], ['blocks', 'in_use_blocks'],
     ['allocs', 'allocs'], ['frees', 'frees'], ['allocated', 'bytes_allocated', bytes],
     ['peak', 'peak_bytes', bytes], ['inherited', 'inherited_bytes', bytes],
     ['dropped events', 'dropped_events'], ['errors', 'errors']];
-  return h('table', { id: 'summary' }, h('tr', null, cols.map(c => h('th', { class: 'num' }, c[0]))),
-    procs.map(p => h('tr', null, cols.map(c => num(c[2] ? c[2](p[c[1]]) : p[c[1]])))));
+  return h('table', { id: 'summary' }, h('tr', null, tests ? h('th', null, 'test') : null,
+    h('th', null, 'program'), cols.map(c => h('th', { class: 'num' }, c[0]))),
+    procs.map(p => h('tr', { 'data-process': p.id }, tests ? h('td', { class: 'test' }, p.test_name || '') : null,
+      h('td', null, p.exe.split('/').pop()), cols.map(c => num(c[2] ? c[2](p[c[1]]) : p[c[1]])))));
 }
 
 /* ---- charts (uPlot) ---- */
@@ -726,9 +757,10 @@ async function processViews(proc, box) {
   };
   const sizesBox = h('div', { id: 'process-sizes-box' });
   const consumedEl = h('div', { id: 'consumed', class: 'chart' });
-  box.replaceChildren(h('h2', null, `Heap in use over time (pid ${proc.pid})`), tlEl,
-    h('h2', null, `Heap consumed by the top functions (pid ${proc.pid})`), consumedEl,
-    h('h2', null, `Allocation sizes (pid ${proc.pid})`), sizesBox,
+  const who = `pid ${proc.pid}${testOf(proc)}`;
+  box.replaceChildren(h('h2', null, `Heap in use over time (${who})`), tlEl,
+    h('h2', null, `Heap consumed by the top functions (${who})`), consumedEl,
+    h('h2', null, `Allocation sizes (${who})`), sizesBox,
     h('h2', null, 'Flame graph'), h('div', { class: 'bar' }, kind, view, search,
       h('label', null, below, ' frames below main'),
       h('span', { class: 'muted' }, 'click a frame to zoom, again to zoom out')),
@@ -755,26 +787,37 @@ async function leakTable(run, box, state, first) {
   const everything = state.cls === LOST ? h('button', { type: 'button', class: 'link', id: 'leak-show-all',
     onclick: () => { cls.value = ''; apply(0); } }, 'show still reachable and suppressed too') : null;
   const rows = [];
+  const procs = new Map(run.processes.map(p => [p.id, p]));
+  const tests = run.processes.some(p => p.test_name);
   for (const l of data.rows) {
-    const tr = h('tr', { class: 'leak', 'data-leak': l.id, 'data-stack': l.stack_id },
-      num(l.pid), classCell(l.kind, l.suppressed), num(bytes(l.bytes)), num(l.blocks),
+    const tr = h('tr', { class: 'leak', 'data-leak': l.id, 'data-stack': l.stack_id, 'data-process': l.process_id },
+      num(l.pid), tests ? h('td', { class: 'test' }, procs.get(l.process_id)?.test_name || '') : null,
+      classCell(l.kind, l.suppressed), num(bytes(l.bytes)), num(l.blocks),
       h('td', null, whereText(l)));
-    const open = h('tr', { class: 'leak-stack', hidden: true }, h('td', { colspan: 5 }));
-    tr.onclick = () => {
+    const open = h('tr', { class: 'leak-stack', hidden: true }, h('td', { colspan: tests ? 6 : 5 }));
+    tr.onclick = async () => {
       if (!open.hidden) { open.hidden = true; return; }
-      open.firstChild.replaceChildren(recordStack(l));
+      open.firstChild.replaceChildren(await recordStack(l));
       open.hidden = false;
     };
     rows.push(tr, open);
   }
+  /* An HTML report counts its still reachable records rather than holding
+   * them (ui/report_html.c); where to see them is said. */
+  const out = data.left_out && state.cls !== LOST && (!state.cls || state.cls === 'reachable') && data.left_out.reachable
+    ? h('p', { class: 'muted', id: 'leaks-left-out' }, `${data.left_out.reachable} still reachable records are not in this file: ` +
+      `\`heapledger report --run ${data.left_out.run} --kind reachable\` or \`heapledger ui\` on the run's database shows them.`)
+    : null;
   box.replaceChildren(h('form', { class: 'bar', onsubmit: e => { e.preventDefault(); apply(0); } },
-    filter, cls, h('button', { type: 'submit' }, 'filter'), pager(data.total, state.offset, apply), everything),
-  h('table', { id: 'leaks' }, h('tr', null, h('th', { class: 'num' }, 'pid'), h('th', null, 'class'),
+    filter, cls, h('button', { type: 'submit' }, 'filter'), pager(data.total, state.offset, apply), everything), out,
+  h('table', { id: 'leaks' }, h('tr', null, h('th', { class: 'num' }, 'pid'), tests ? h('th', null, 'test') : null, h('th', null, 'class'),
     h('th', { class: 'num' }, 'bytes'), h('th', { class: 'num' }, 'blocks'), h('th', null, 'where (click for the stack)')), rows));
 }
 
-/* A record's stack, which it carries ("stack", "stack_truncated"). */
-function recordStack(r, title) {
+/* A record's stack, which it carries ("stack", "stack_truncated"), or in
+ * an HTML report the stack table's (every stack once, not in each row). */
+async function recordStack(r, title) {
+  if (!r.stack) return stackBlock(r.stack_id, title);
   return stackFrames({ frames: r.stack, truncated: r.stack_truncated }, title, r.stack_id);
 }
 
@@ -815,8 +858,8 @@ async function errorList(run, box) {
     at.dataset.role = 'where';
     const alloc = e.block_address ? stackFrames(stack(e.alloc_stack), 'allocated at:') : null;
     if (alloc) alloc.dataset.role = 'alloc';
-    items.push(h('div', { class: 'heap-error', 'data-kind': e.kind },
-      h('b', { class: 'error' }, e.heading), ` in pid ${e.pid}`,
+    items.push(h('div', { class: 'heap-error', 'data-kind': e.kind, 'data-test': e.test || '' },
+      h('b', { class: 'error' }, e.heading), ` in pid ${e.pid}${testOf({ test_name: e.test })}`,
       h('div', { class: 'muted' }, `address ${e.address} ${e.where}`), at, freeStack, alloc));
   }
   box.replaceChildren(...items);
@@ -863,7 +906,7 @@ async function checkList(run, box) {
       recs.push(h('div', { class: 'check-record', 'data-kind': r.kind },
         `${(r.bytes + r.indirect_bytes).toLocaleString('en-US')} (${signed(r.new_bytes + r.new_indirect_bytes)}) bytes in ` +
         `${r.blocks} (${signed(r.new_blocks)}) blocks are ${kindWords(r.kind)} in ${fresh}loss record ${r.loss_record} of ${c.records_total}`,
-        recordStack(r, 'allocated at:')));
+        await recordStack(r, 'allocated at:')));
     }
     const same = listed.length - grew.length;
     items.push(h('div', { class: 'leak-check', 'data-seq': c.seq, 'data-pid': c.pid },
@@ -920,7 +963,7 @@ async function pageRun(id) {
   const leakiest = procs.reduce((best, p, i) => (p.leaked_bytes > procs[best].leaked_bytes ||
     (p.leaked_bytes === procs[best].leaked_bytes && p.peak_bytes > procs[best].peak_bytes)) ? i : best, 0);
   const pick = h('select', { id: 'process-pick' }, procs.map((p, i) => h('option', { value: i, selected: i === leakiest },
-    `pid ${p.pid} (${p.origin}) ${p.exe.split('/').pop()}, ${bytes(p.leaked_bytes)} leaked`)));
+    `pid ${p.pid} (${p.origin}) ${p.exe.split('/').pop()}${testOf(p)}, ${bytes(p.leaked_bytes)} leaked`)));
   pick.onchange = () => processViews(procs[+pick.value], views);
   const leaksBox = h('div', { id: 'leaks-box' }), errBox = h('div', { id: 'errors-box' });
   const checksBox = h('div', { id: 'checks-box' });
