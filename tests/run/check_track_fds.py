@@ -8,8 +8,10 @@ and an eventfd, closes some and inherits one from this script:
    ("Open file descriptor 3: /path", "Open AF_UNIX socket 4: <unknown>") and
    the first frame in open_fds.c (function and line), or "<inherited from
    parent>", all equal to valgrind's, in valgrind's order;
- - `heapledger run` with HEAPLEDGER_OPTIONS=track_fds=yes: the same, and the
-   JSON report's file_descriptors (numbers, paths, the top frame's line);
+ - `heapledger run` with HEAPLEDGER_OPTIONS=track_fds=yes: the same, the
+   same again from the database (`heapledger report`), the JSON report's
+   file_descriptors (numbers, paths, the top frame's line), and that report
+   imported into another database (`heapledger import`);
  - the standalone hook (LD_PRELOAD, no reporter): the same headings, a
    stack for each descriptor the program made;
  - without the option nothing is listed.
@@ -106,8 +108,11 @@ for mode in ("yes", "all"):
             run([hl, "valgrind", "-q", "--track-fds=" + mode]), vg[mode])
 
 report = os.path.join(tmp, "report.json")
-r = run([hl, "run", "--no-db", "--json", report, "--"], {"HEAPLEDGER_OPTIONS": "track_fds=yes"})
+r = run([hl, "run", "--json", report, "--"], {"HEAPLEDGER_OPTIONS": "track_fds=yes"})
 compare("heapledger run, track_fds=yes", r, vg["yes"])
+stored = subprocess.run([hl, "report"], capture_output=True, text=True, timeout=120, env=env)
+stored.stderr = stored.stdout  # the report of a stored run goes to stdout
+compare("heapledger report of the stored run", stored, vg["yes"])
 proc = json.load(open(report))["processes"][0]
 fds = proc["file_descriptors"]
 count = re.match(r"FILE DESCRIPTORS: (\d+) open \((\d+) std\)", vg["yes"][0])
@@ -127,6 +132,16 @@ for entry, (heading, where) in zip(fds["listed"], vg["yes"][1]):
 if len(fds["listed"]) != len(vg["yes"][1]):
     fail("JSON lists %d descriptors, valgrind %d" % (len(fds["listed"]), len(vg["yes"][1])))
 print("ok: the JSON report's file_descriptors are valgrind's (%d)" % len(fds["listed"]))
+
+imported = dict(env, HEAPLEDGER_DB=os.path.join(tmp, "imported.db"))
+r = subprocess.run([hl, "import", report], capture_output=True, text=True, timeout=120,
+                   env=imported)
+if r.returncode != 0:
+    fail("import of the JSON report: exit %d\n%s" % (r.returncode, r.stderr))
+stored = subprocess.run([hl, "report"], capture_output=True, text=True, timeout=120,
+                        env=imported)
+stored.stderr = stored.stdout
+compare("heapledger report of the imported JSON report", stored, vg["yes"])
 
 r = run([], {"LD_PRELOAD": lib, "HEAPLEDGER_OPTIONS": "track_fds=yes"})
 compare("standalone hook, track_fds=yes", r, vg["yes"], symbolized=False)
