@@ -16,7 +16,7 @@
  * syscall, glibc's own descriptors) is found at exit in /proc/self/fd and
  * listed without a stack.
  *
- * A wrapper records nothing while the thread is inside the hook
+ * A wrapper records nothing in a vfork child, nor while the thread is inside the hook
  * (hl_guard_depth): the hook's own transient descriptors are not the
  * program's, and fdtrack.c opens /proc/self/fd under its lock. Errno is the
  * one libc's function left.
@@ -52,10 +52,12 @@
 		__atomic_store_n(&real_##name, (__typeof__(type))dlsym(RTLD_NEXT, #name),  \
 				 __ATOMIC_RELAXED)
 
-/* Should this call be recorded? */
+/* Should this call be recorded? Not in a vfork child, which runs in its
+ * parent's memory: its dup2 onto 0, 1, 2 and its closes before exec are not
+ * the parent's (a getpid, paid only with the option on). */
 HL_INLINE bool tracking(void)
 {
-	return hl_fds_on() && hl_guard_depth == 0;
+	return hl_fds_on() && hl_guard_depth == 0 && hl_process_is_owner();
 }
 
 static int opened(int fd, enum hl_fds_naming naming, const char *path)
