@@ -478,11 +478,13 @@ bool hl_emit_connect(const char *path, uint32_t origin, uint32_t ppid)
 		return false;
 	}
 	memcpy(addr.sun_path, path, len + 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
+	int err, fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		err = -errno;
 		goto out_fail;
+	}
 	fd = hl_fd_move_high(fd);
-	int err = connect_bounded(fd, &addr);
+	err = connect_bounded(fd, &addr);
 	reporter_stuck = err == -ETIMEDOUT;
 	if (err == -ETIMEDOUT)
 		why = "the reporter at " HL_ENV_SOCKET " is not accepting (wait_ms passed); "
@@ -494,7 +496,11 @@ bool hl_emit_connect(const char *path, uint32_t origin, uint32_t ppid)
 		return hl_emit_connect_fd(fd, origin, ppid);
 	close(fd);
 out_fail:
-	hl_notice(why);
+	if (err != 0 && err != -ETIMEDOUT) /* say which path and why: refused, missing, denied */
+		hl_notice_errno("cannot reach the reporter (" HL_ENV_SOCKET ") at", path, -err,
+				"standalone");
+	else
+		hl_notice(why);
 	return false;
 }
 
@@ -513,7 +519,8 @@ void hl_emit_exec(const char *path)
 	if (rec != NULL) {
 		hl_emit_records_total++;
 		memset(rec, 0, padded);
-		*rec = (struct hl_rec_exec){ .h = hl_wire_hdr(HL_REC_EXEC, 0, (uint32_t)padded),
+		unsigned flags = hl_trace_expects_children() ? HL_EXEC_TRACED : 0;
+		*rec = (struct hl_rec_exec){ .h = hl_wire_hdr(HL_REC_EXEC, flags, (uint32_t)padded),
 					     .path_len = (uint32_t)len };
 		memcpy(rec + 1, path ? path : "", len - 1);
 	}
@@ -548,6 +555,35 @@ void hl_emit_fork_record(pid_t child)
 	struct hl_rec_fork rec = { .h = hl_wire_hdr(HL_REC_FORK, 0, sizeof(rec)),
 				   .child_pid = (uint32_t)child, .ticks = hl_ticks() };
 	hl_emit_record(&rec, sizeof(rec));
+}
+
+/* SPAWN (wire.h): the path's last bytes when it is longer than a packed
+ * record holds, as its end names the program. Packed into this thread's
+ * buffer, also from a vfork child, whose buffer is its parent's thread's
+ * (the parent, suspended until the exec, sends it later); not when that
+ * thread has no buffer yet, as one made here would carry the child's tid. */
+void hl_emit_spawn(pid_t child, const char *path, unsigned flags)
+{
+	struct {
+		struct hl_rec_spawn rec;
+		char path[HL_PACK_MAX_RECORD - sizeof(struct hl_rec_spawn)];
+	} s;
+	size_t len = strlen(path ? path : "");
+	const char *from = path ? path : "";
+	if (!hl_emit_is_live() || child <= 0 || !hl_trace_expects_children() ||
+	    (!hl_process_is_owner() && hl_emit_tls_buffer == NULL))
+		return;
+	if (len >= sizeof(s.path)) {
+		from += len - (sizeof(s.path) - 1);
+		len = sizeof(s.path) - 1;
+	}
+	memcpy(s.path, from, len);
+	memset(s.path + len, 0, sizeof(s.path) - len);
+	uint32_t bytes = hl_wire_padded((uint32_t)(sizeof(s.rec) + len + 1));
+	s.rec = (struct hl_rec_spawn){ .h = hl_wire_hdr(HL_REC_SPAWN, flags, bytes),
+				       .child_pid = (uint32_t)child,
+				       .path_len = (uint32_t)len + 1, .ticks = hl_ticks() };
+	hl_emit_record(&s, bytes);
 }
 
 /* Only this thread exists now: other threads' buffers are forgotten, the

@@ -14,10 +14,11 @@
  * (built on the stack, no malloc) so the new image, which reconnects since
  * the socket is CLOEXEC, says HELLO origin EXEC. execl/execlp/execle are
  * interposed too (libc's would call its internal execve, skipping ours).
- * system(), posix_spawn() and fexecve() are not: the first two exec in a
- * new child (a process of its own, HELLO origin START with ppid us) while
- * this image carries on; an image replaced by fexecve loses its unsent
- * events. fork is interposed only to send the parent's
+ * system() and fexecve() are not: system() execs in a new child (a
+ * process of its own, HELLO origin START with ppid us) while this image
+ * carries on; an image replaced by fexecve loses its unsent events.
+ * posix_spawn() is spawn.c's. A vfork child's exec names its program in a
+ * SPAWN for the parent to send (note_shared_exec). fork is interposed only to send the parent's
  * FORK record, which needs the child's pid the atfork handlers never see.
  * glibc's own internal calls (exit -> _exit, abort on heap corruption) do
  * not go through these symbols; exit is covered by init.c's destructor.
@@ -203,12 +204,29 @@ HL_API int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	return pid;
 }
 
+/* A vfork child (or a raw clone sharing our memory) names the program it
+ * is about to run in a SPAWN for its parent to send, and takes it back if
+ * the exec fails (flags HL_SPAWN_FAILED): the child's image says HELLO
+ * origin START, so a SPAWN alone at the end is a child never observed. */
+static void note_shared_exec(const char *path, unsigned flags)
+{
+	if (hl_process_kind() != HL_PROCESS_SHARER)
+		return;
+	int saved = errno;
+	hl_guard_enter();
+	hl_emit_spawn(getpid(), path, flags);
+	hl_guard_leave();
+	errno = saved;
+}
+
 /* Sends what is buffered, then EXEC with the path, so the image counts as
  * replaced even if the new one never reports (not traced, no LD_PRELOAD). */
 static void before_exec(const char *path)
 {
-	if (!hl_process_is_owner())
-		return; /* a vfork child: the buffers are its parent's */
+	if (!hl_process_is_owner()) {
+		note_shared_exec(path, 0); /* the buffers are its parent's */
+		return;
+	}
 	int saved = errno;
 	hl_guard_enter();
 	hl_emit_exec(path);
@@ -266,7 +284,9 @@ static char *const *env_with_pid(char *const envp[], char **out, char *entry, si
 		char *const *env_ = live_                                         \
 			? env_with_pid(envp, slots_, entry_, sizeof(entry_)) : NULL;\
 		char *const *use_ = env_ ? env_ : (envp);                         \
-		return call;                                                      \
+		int failed_ = call; /* exec returns only when it failed */        \
+		note_shared_exec(path, HL_SPAWN_FAILED);                          \
+		return failed_;                                                   \
 	} while (0)
 
 HL_API int execve(const char *path, char *const argv[], char *const envp[])

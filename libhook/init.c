@@ -104,6 +104,30 @@ void hl_notice(const char *message)
 	hl_out_flush(&out);
 }
 
+void hl_notice_errno(const char *what, const char *path, int err, const char *then)
+{
+	const char *desc = strerrordesc_np(err); /* untranslated: no locale, no malloc */
+	if (hl_options.quiet)
+		return;
+	struct hl_out out;
+	hl_out_init(&out, hl_log_fd());
+	hl_out_str(&out, "heapledger: ");
+	hl_out_str(&out, what);
+	hl_out_str(&out, " ");
+	hl_out_str(&out, path);
+	hl_out_str(&out, ": ");
+	if (desc) {
+		hl_out_str(&out, desc);
+	} else {
+		hl_out_str(&out, "error ");
+		hl_out_u64(&out, (uint64_t)err);
+	}
+	hl_out_str(&out, "; ");
+	hl_out_str(&out, then);
+	hl_out_str(&out, "\n");
+	hl_out_flush(&out);
+}
+
 /* ---- stderr, checked before use ------------------------------------------ */
 
 /* A program may close its stderr and open a file that takes fd 2 (daemons

@@ -259,6 +259,8 @@ int hl_log_fd(void);
 /* The hook's own status ("cannot reach the reporter"): to $HEAPLEDGER_LOG
  * when set, else stderr; nothing with quiet=1. */
 void hl_notice(const char *message);
+/* "heapledger: WHAT PATH: <errno's description>; THEN", as hl_notice. */
+void hl_notice_errno(const char *what, const char *path, int err, const char *then);
 /* getenv for the hook's variables; NULL under secure execution (AT_SECURE:
  * setuid, setgid, capabilities), whose environment is the caller's. */
 const char *hl_env_get(const char *name);
@@ -269,6 +271,11 @@ const char *hl_env_get_as(const char *name, bool secure);
  * not chosen to report. Called once, after the options are parsed. */
 void hl_trace_choose(void);
 extern bool hl_trace_off; /* not chosen: never connect to a reporter */
+/* Will an image this one starts (exec, posix_spawn, vfork then exec)
+ * report? Yes when children are traced and no $HEAPLEDGER_TRACE/_EXCLUDE
+ * glob chooses: the images a glob leaves out never connect, by design, and
+ * the image's own /proc/self/exe decides, which its starter cannot see. */
+bool hl_trace_expects_children(void);
 /* Does s match the glob [pattern, end) (*, ?, [...], \)? */
 bool hl_trace_glob_match(const char *pattern, const char *end, const char *s);
 /* Reports a problem the hook found (invalid free, bad option); once per

@@ -129,6 +129,14 @@ static bool is_descendant_image(void)
 	return pid && *pid;
 }
 
+bool hl_trace_expects_children(void)
+{
+	const char *trace = hl_env_get(HL_ENV_TRACE), *exclude = hl_env_get(HL_ENV_EXCLUDE);
+
+	return !hl_trace_off && hl_options.children && !(trace && *trace) &&
+	       !(exclude && *exclude);
+}
+
 void hl_trace_choose(void)
 {
 	static char exe[4096];

@@ -268,6 +268,9 @@ void hl_emit_fork_prepare(void);
 void hl_emit_fork_parent(void);
 /* In the parent, after fork() returned `child`: a FORK record. */
 void hl_emit_fork_record(pid_t child);
+/* SPAWN for child, running path (flags: HL_SPAWN_FAILED or 0), when the
+ * child is expected to report (hl_trace_expects_children). */
+void hl_emit_spawn(pid_t child, const char *path, unsigned flags);
 /* Before exec: every buffered event, then an EXEC record naming path. */
 void hl_emit_exec(const char *path);
 void hl_emit_fork_child(void);

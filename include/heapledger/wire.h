@@ -109,8 +109,9 @@ enum hl_wire_type {
 	HL_REC_EXEC = 17,         /* the image is about to be replaced by exec */
 	HL_REC_OPTIONS = 18,      /* the user's HEAPLEDGER_OPTIONS that shape the report */
 	HL_REC_FATAL = 19,        /* a signal is ending the process: where it arrived */
-	HL_REC_FD_SUMMARY = 20,   /* track_fds: how many descriptors are open at exit */
-	HL_REC_FD = 21,           /* track_fds: one of them, and where it was made */
+	HL_REC_SPAWN = 20,        /* this process started a child running a new image */
+	HL_REC_FD_SUMMARY = 21,   /* track_fds: how many descriptors are open at exit */
+	HL_REC_FD = 22,           /* track_fds: one of them, and where it was made */
 	HL_REC_TYPE_COUNT
 };
 
@@ -269,6 +270,25 @@ struct hl_rec_fork {
 	uint32_t reserved;
 	uint64_t ticks;
 };
+
+/* A child that runs a new image from its start: posix_spawn()/posix_spawnp()
+ * (sent by the parent once the call succeeded), or vfork() then exec (sent by
+ * the vfork child, into its parent's buffer, just before the exec; flags
+ * HL_SPAWN_FAILED follows when that exec failed). Its hook says HELLO origin
+ * START with ppid the sender, so a SPAWN whose child never does is a program
+ * heapledger did not observe (it lost LD_PRELOAD or HEAPLEDGER_SOCKET, is
+ * static or setuid, or its connection failed): the report and the gate say
+ * so. Sent only when the child is expected to report (HL_EXEC_TRACED's rule
+ * below). `path_len` bytes follow: the path given, NUL included, its last
+ * bytes kept when longer than fits a packed record (HL_PACK_MAX_RECORD). */
+struct hl_rec_spawn {
+	struct hl_wire_header h; /* flags: HL_SPAWN_FAILED or 0 */
+	uint32_t child_pid;
+	uint32_t path_len;       /* bytes of path, NUL included */
+	uint64_t ticks;
+};
+
+#define HL_SPAWN_FAILED 1u /* the vfork child's exec failed: no image started */
 
 /* A stream that ends without EXIT (SIGKILL, a crash, exec, or the hook going
  * on standalone: the reporter stopped reading for wait_ms, or the program
@@ -508,10 +528,17 @@ static inline uint32_t hl_wire_unstopped_tids(const struct hl_wire_header *h, ui
  * static program); any record after it means the exec failed and the image
  * carries on. */
 struct hl_rec_exec {
-	struct hl_wire_header h; /* flags: 0 */
+	struct hl_wire_header h; /* flags: HL_EXEC_TRACED or 0 */
 	uint32_t path_len;       /* bytes of path, NUL included */
 	uint32_t reserved;       /* 0 */
 };
+
+/* HL_EXEC_TRACED: the new image is expected to report (children are traced
+ * and no $HEAPLEDGER_TRACE/_EXCLUDE glob chooses which), so an EXEC whose
+ * image never says HELLO is one heapledger did not observe (it lost
+ * LD_PRELOAD or HEAPLEDGER_SOCKET, is static or setuid, its connection
+ * failed). Without it, an image that never reports may be one not chosen. */
+#define HL_EXEC_TRACED 1u
 
 /* OPTIONS follows HELLO at once: the HEAPLEDGER_OPTIONS keys of this
  * process that change what the reporter prints of it, so a daemon serving a
@@ -592,7 +619,7 @@ struct hl_rec_dropped {
  *     FREE:    ticks, address
  *     REALLOC: ticks, old_address, new_address, size, stack_id
  *     RECORD:  none; a whole record follows (header first, `length` bytes,
- *              unaligned): THREAD_START, THREAD_END, FORK, ERROR, DROPPED or FATAL,
+ *              unaligned): THREAD_START, THREAD_END, FORK, SPAWN, ERROR, DROPPED or FATAL,
  *              at most HL_PACK_MAX_RECORD bytes.
  * Unused size bits are 0. Stored values:
  *   ticks        ticks - BATCH.base_ticks, modulo 2^64;
@@ -876,6 +903,10 @@ enum hl_standalone {
 	HL_STANDALONE_CUT = 5,        /* reporter-side only: the reporter closed the
 				       * connection: it held read buffer room others waited
 				       * for and finished no record within the stall timeout */
+	HL_STANDALONE_UNSPAWNED = 6,  /* reporter-side only: a child its parent's SPAWN
+				       * named never connected */
+	HL_STANDALONE_UNEXECED = 7,   /* reporter-side only: the image an EXEC flagged
+				       * HL_EXEC_TRACED started never connected */
 	HL_STANDALONE_COUNT
 };
 
@@ -901,6 +932,7 @@ _Static_assert(sizeof(struct hl_rec_free) == 24, "free");
 _Static_assert(sizeof(struct hl_rec_realloc) == 48, "realloc");
 _Static_assert(sizeof(struct hl_rec_thread) == 24, "thread");
 _Static_assert(sizeof(struct hl_rec_fork) == 24, "fork");
+_Static_assert(sizeof(struct hl_rec_spawn) == 24, "spawn");
 _Static_assert(sizeof(struct hl_rec_exit) == 32, "exit");
 _Static_assert(sizeof(struct hl_rec_fatal) == 40, "fatal");
 _Static_assert(sizeof(struct hl_rec_fd_summary) == 24, "fd_summary");
@@ -955,6 +987,7 @@ static inline uint32_t hl_wire_min_length(uint8_t type)
 	case HL_REC_EXEC: return sizeof(struct hl_rec_exec);
 	case HL_REC_OPTIONS: return sizeof(struct hl_rec_options);
 	case HL_REC_FATAL: return sizeof(struct hl_rec_fatal);
+	case HL_REC_SPAWN: return sizeof(struct hl_rec_spawn);
 	case HL_REC_FD_SUMMARY: return sizeof(struct hl_rec_fd_summary);
 	case HL_REC_FD: return sizeof(struct hl_rec_fd);
 	default: return 0;

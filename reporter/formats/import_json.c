@@ -468,16 +468,15 @@ static void read_standalone(struct reader *rd, json_t *e, const char *where,
 			    struct hl_process *p)
 {
 	json_t *v = json_object_get(e, "standalone");
-	char path[256];
+	char path[256], names[512];
 	int why;
 
 	if (!v || json_is_null(v) || p->has_exit)
 		return;
 	why = hl_report_standalone_parse(json_string_value(v));
 	if (why < 0)
-		return (void)bad(rd, at(path, sizeof(path), where, "standalone", 0),
-				 "not reporter_stalled, connection_lost, descriptor_taken, not_observed,"
-				 " cut_by_reporter or null");
+		return (void)bad(rd, at(path, sizeof(path), where, "standalone", 0), "not %s",
+				 hl_report_standalone_names(names, sizeof(names)));
 	p->standalone = (uint32_t)why;
 }
 

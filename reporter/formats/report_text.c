@@ -726,6 +726,11 @@ static void print_process(const struct hl_report *r, const struct hl_report_proc
 		return;
 	}
 	print_header(p, out);
+	if (hl_report_never_connected(p)) { /* no heap to summarise: only why */
+		print_consistency(p, out);
+		fprintf(out, "==%u==\n", p->pid);
+		return;
+	}
 	print_fatal(p, &r->view, out);
 	print_fds(p, &r->view, out);
 	print_summary(p, out);

@@ -39,6 +39,7 @@ static const char *const type_names[HL_REC_TYPE_COUNT] = {
 	[HL_REC_FATAL] = "FATAL",
 	[HL_REC_FD_SUMMARY] = "FD_SUMMARY",
 	[HL_REC_FD] = "FD",
+	[HL_REC_SPAWN] = "SPAWN",
 };
 
 const char *hl_decode_type_name(unsigned type)
@@ -227,7 +228,7 @@ const char *hl_decode_check_layout(const struct hl_wire_header *rec)
 	case HL_REC_EXEC: {
 		const struct hl_rec_exec *ex = (const void *)rec;
 
-		if (rec->flags || ex->reserved)
+		if ((rec->flags & ~HL_EXEC_TRACED) || ex->reserved)
 			return "EXEC with unknown flags";
 		if (ex->path_len == 0 || ex->path_len > HL_WIRE_MAX_PATH ||
 		    (uint64_t)sizeof(*ex) + ex->path_len > rec->length)
@@ -240,6 +241,19 @@ const char *hl_decode_check_layout(const struct hl_wire_header *rec)
 		if (rec->flags)
 			return "OPTIONS with unknown flags";
 		return NULL;
+	case HL_REC_SPAWN: {
+		const struct hl_rec_spawn *sp = (const void *)rec;
+
+		if (rec->flags & ~HL_SPAWN_FAILED)
+			return "SPAWN with unknown flags";
+		if (sp->child_pid == 0)
+			return "SPAWN of pid 0";
+		if (sp->path_len == 0 || (uint64_t)sizeof(*sp) + sp->path_len > rec->length)
+			return "SPAWN path_len out of range";
+		if (!strings_are_valid((const char *)(sp + 1), sp->path_len, 1))
+			return "SPAWN path is not one NUL-terminated string";
+		return NULL;
+	}
 	case HL_REC_FATAL: {
 		const struct hl_rec_fatal *fa = (const void *)rec;
 
@@ -502,6 +516,7 @@ static uint32_t unpack_record(const uint8_t *p, size_t avail, union unpacked *ou
 	case HL_REC_THREAD_START:
 	case HL_REC_THREAD_END:
 	case HL_REC_FORK:
+	case HL_REC_SPAWN:
 	case HL_REC_ERROR:
 	case HL_REC_DROPPED:
 	case HL_REC_FATAL:

@@ -290,6 +290,17 @@ void hl_enc_fd(struct hl_enc *e, int32_t fd, uint32_t stack_id, uint32_t kind, u
 		memcpy(r + 1, text, len);
 }
 
+void hl_enc_spawn(struct hl_enc *e, uint32_t child_pid, const char *path, unsigned flags)
+{
+	uint32_t len = (uint32_t)strlen(path) + 1;
+	struct hl_rec_spawn *r = hl_enc_record(e, HL_REC_SPAWN, (uint32_t)sizeof(*r) + len);
+
+	r->h.flags = (uint16_t)flags;
+	r->child_pid = child_pid;
+	r->path_len = len;
+	memcpy(r + 1, path, len);
+}
+
 void hl_enc_error(struct hl_enc *e, const struct hl_rec_error *fields)
 {
 	struct hl_rec_error *r = hl_enc_record(e, HL_REC_ERROR, sizeof(*r));

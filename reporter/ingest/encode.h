@@ -64,6 +64,8 @@ void hl_enc_exit_unstopped(struct hl_enc *e, uint32_t how, int32_t status, uint6
 void hl_enc_options(struct hl_enc *e, uint32_t given, uint32_t max_leaks);
 /* EXEC naming path (NUL added). */
 void hl_enc_exec(struct hl_enc *e, const char *path);
+/* SPAWN of child_pid running path (flags: HL_SPAWN_FAILED or 0). */
+void hl_enc_spawn(struct hl_enc *e, uint32_t child_pid, const char *path, unsigned flags);
 void hl_enc_error(struct hl_enc *e, const struct hl_rec_error *fields);
 void hl_enc_dropped(struct hl_enc *e, uint64_t events);
 /* FD_SUMMARY, then an FD per descriptor (text NULL: none; NUL added). */

@@ -49,6 +49,7 @@ static void settle(struct hl_process *p, bool group);
 void hl_process_closed(struct hl_process *p)
 {
 	p->closed = true;
+	hl_run_note_stream_end(p->run, p);
 	p->closed_mono_ns = hl_now_monotonic_ns();
 	if (!p->end_realtime_ns)
 		p->end_realtime_ns = hl_now_realtime_ns();
@@ -123,6 +124,13 @@ static void count_unsent(struct hl_process *p, const struct hl_shared_ending *e)
 								 : p->dropped_events + unsent;
 }
 
+/* A process heard of from its parent's side only (hl_run_add_unobserved). */
+static bool never_connected(const struct hl_process *p)
+{
+	return p->standalone == HL_STANDALONE_UNOBSERVED ||
+	       p->standalone == HL_STANDALONE_UNSPAWNED || p->standalone == HL_STANDALONE_UNEXECED;
+}
+
 /* How an image without an EXIT record ended. */
 static void resolve_end(struct hl_process *p)
 {
@@ -158,6 +166,9 @@ static void resolve_end(struct hl_process *p)
 	if (r && WIFSIGNALED(r->status)) {
 		p->how = HL_EXIT_SIGNAL;
 		p->status = WTERMSIG(r->status);
+	} else if (r && WIFEXITED(r->status) && never_connected(p)) {
+		p->how = HL_EXIT_NORMAL; /* its status, whichever way it took */
+		p->status = WEXITSTATUS(r->status);
 	} else if (r && WIFEXITED(r->status)) {
 		/* Exited without running the hook's exit path: _exit. */
 		p->how = HL_EXIT_UNDERSCORE;

@@ -14,6 +14,63 @@
 
 #include "state_int.h"
 
+/* ---- notes of children, from either side ---------------------------------- */
+
+static void add_note(struct hl_run *run, enum hl_birth birth, uint32_t ppid, uint32_t pid,
+		     const char *exe, bool from_parent)
+{
+	hl_grow((void **)&run->forks, &run->forks_cap, run->nforks, sizeof(*run->forks));
+	run->forks[run->nforks++] = (struct hl_fork_note){
+		.ppid = ppid, .pid = pid, .birth = birth, .from_parent = from_parent,
+		.realtime_ns = hl_now_realtime_ns(),
+		.exe = from_parent && exe ? hl_xstrdup(exe) : NULL,
+	};
+}
+
+/* Forgets the note of `birth` for (ppid, pid) from the side that is not
+ * from_parent's; true if there was one (both sides came). */
+static bool forget_side(struct hl_run *run, enum hl_birth birth, uint32_t ppid, uint32_t pid,
+			bool from_parent)
+{
+	for (size_t i = 0; i < run->nforks; i++) {
+		struct hl_fork_note *f = &run->forks[i];
+
+		if (f->birth == birth && f->ppid == ppid && f->pid == pid &&
+		    f->from_parent != from_parent) {
+			free(f->exe); /* both sides came: nothing left to say */
+			*f = run->forks[--run->nforks];
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The child's HELLO came: forgets its parent's note. */
+static bool forget_note(struct hl_run *run, enum hl_birth birth, uint32_t ppid, uint32_t pid)
+{
+	return forget_side(run, birth, ppid, pid, false);
+}
+
+/* A START child's HELLO (hello: true) or its parent's SPAWN (false), each
+ * the first of the two to come: kept in run->started. Returns whether the
+ * other side had come already (the entry is then marked named). */
+static bool note_started(struct hl_run *run, uint32_t ppid, uint32_t pid, bool hello)
+{
+	bool added = false;
+	uint64_t *v = hl_map_find_or_insert(&run->started, (uint64_t)ppid << 32 | pid, &added);
+
+	if (hello) {
+		*v = 1;
+		return false;
+	}
+	if (added || *v != 1) {
+		*v = 0; /* a SPAWN came first: the note in run->forks waits for HELLO */
+		return false;
+	}
+	*v = 0;
+	return true;
+}
+
 /* ---- HELLO: new images, forks, execs ------------------------------------ */
 
 static struct hl_process *run_find_pid(struct hl_run *run, uint32_t pid,
@@ -114,6 +171,10 @@ struct hl_process *hl_state_on_hello(struct hl_run *run, const struct hl_rec_hel
 	}
 	if (r->origin == HL_ORIGIN_FORK)
 		hl_run_note_fork(run, r->ppid, r->pid, NULL, false);
+	else if (r->origin == HL_ORIGIN_EXEC)
+		forget_note(run, HL_BIRTH_EXEC, r->pid, r->pid);
+	else if (r->ppid && !forget_note(run, HL_BIRTH_SPAWN, r->ppid, r->pid))
+		note_started(run, r->ppid, r->pid, true);
 	p->parent_serial = p->parent ? p->parent->serial : 0;
 	hl_grow((void **)&run->procs, &run->procs_cap, run->nprocs, sizeof(p));
 	run->procs[run->nprocs++] = p;
@@ -122,30 +183,44 @@ struct hl_process *hl_state_on_hello(struct hl_run *run, const struct hl_rec_hel
 	return p;
 }
 
-/* ---- forks: children that never connected -------------------------------- */
+/* ---- children that never connected ---------------------------------------- */
 
 void hl_run_note_fork(struct hl_run *run, uint32_t ppid, uint32_t pid, const char *exe,
 		      bool from_parent)
 {
-	for (size_t i = 0; i < run->nforks; i++) {
-		struct hl_fork_note *f = &run->forks[i];
-
-		if (f->ppid == ppid && f->pid == pid && f->from_parent != from_parent) {
-			free(f->exe); /* both sides came: nothing left to say */
-			*f = run->forks[--run->nforks];
-			return;
-		}
-	}
-	hl_grow((void **)&run->forks, &run->forks_cap, run->nforks, sizeof(*run->forks));
-	run->forks[run->nforks++] = (struct hl_fork_note){
-		.ppid = ppid, .pid = pid, .from_parent = from_parent,
-		.realtime_ns = hl_now_realtime_ns(),
-		.exe = from_parent && exe ? hl_xstrdup(exe) : NULL,
-	};
+	if (!forget_side(run, HL_BIRTH_FORK, ppid, pid, from_parent))
+		add_note(run, HL_BIRTH_FORK, ppid, pid, exe, from_parent);
 }
 
-/* The process of a child that never said HELLO: its parent's image, no
- * events, no exit record. */
+void hl_run_note_spawn(struct hl_run *run, uint32_t ppid, const struct hl_rec_spawn *rec)
+{
+	const char *path = (const char *)(rec + 1);
+
+	if (rec->h.flags & HL_SPAWN_FAILED) {
+		forget_side(run, HL_BIRTH_SPAWN, ppid, rec->child_pid, false);
+		return;
+	}
+	if (!note_started(run, ppid, rec->child_pid, false))
+		add_note(run, HL_BIRTH_SPAWN, ppid, rec->child_pid, path, true);
+}
+
+void hl_run_note_stream_end(struct hl_run *run, const struct hl_process *p)
+{
+	if (p->exec_pending && p->exec_traced && !p->exec_successor)
+		add_note(run, HL_BIRTH_EXEC, p->pid, p->pid, p->exec_pending, true);
+}
+
+static const struct {
+	uint32_t origin;
+	uint32_t standalone;
+} unobserved_as[] = {
+	[HL_BIRTH_FORK] = { HL_ORIGIN_FORK, HL_STANDALONE_UNOBSERVED },
+	[HL_BIRTH_SPAWN] = { HL_ORIGIN_START, HL_STANDALONE_UNSPAWNED },
+	[HL_BIRTH_EXEC] = { HL_ORIGIN_EXEC, HL_STANDALONE_UNEXECED },
+};
+
+/* The process of a child that never said HELLO: the image it was to run
+ * (a fork child: its parent's), no events, no exit record. */
 static void add_unobserved(struct hl_run *run, const struct hl_fork_note *f)
 {
 	const char *exe = f->exe ? f->exe : "";
@@ -154,15 +229,15 @@ static void add_unobserved(struct hl_run *run, const struct hl_fork_note *f)
 	struct hl_process *p;
 
 	hello->pid = f->pid;
-	hello->ppid = f->ppid;
-	hello->origin = HL_ORIGIN_FORK;
+	hello->ppid = f->birth == HL_BIRTH_EXEC ? 0 : f->ppid;
+	hello->origin = unobserved_as[f->birth].origin;
 	hello->hook_flags = HL_HOOK_FORK_SNAPSHOT; /* inherits nothing: none of it is known */
 	hello->start_realtime_ns = f->realtime_ns;
 	hello->exe_len = (uint32_t)exe_len;
 	memcpy(hello + 1, exe, exe_len);
 	p = hl_state_on_hello(run, hello);
 	free(hello);
-	p->standalone = HL_STANDALONE_UNOBSERVED;
+	p->standalone = unobserved_as[f->birth].standalone;
 	hl_process_closed(p);
 }
 

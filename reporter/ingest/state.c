@@ -62,6 +62,7 @@ void hl_run_destroy(struct hl_run *run)
 		free(run->forks[i].exe);
 	free(run->forks);
 	free(run->reaped);
+	hl_map_destroy(&run->started);
 	hl_map_destroy(&run->frames_by_hash);
 	hl_bump_free(&run->frames_arena);
 	hl_run_init(run);
@@ -1079,6 +1080,7 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec)
 	case HL_REC_EXEC:
 		p->exec_pending = hl_bump_strdup(&p->arena,
 						  (const char *)((const struct hl_rec_exec *)rec + 1));
+		p->exec_traced = (rec->flags & HL_EXEC_TRACED) != 0;
 		break;
 	case HL_REC_OPTIONS: {
 		const struct hl_rec_options *o = (const void *)rec;
@@ -1127,6 +1129,7 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec)
 		hl_run_note_fork(cs->run, p->pid, ((const struct hl_rec_fork *)rec)->child_pid,
 				 p->exe, true);
 		break;
+	case HL_REC_SPAWN: hl_run_note_spawn(cs->run, p->pid, (const void *)rec); break;
 	default: break; /* unknown types: nothing to keep */
 	}
 	return 0;

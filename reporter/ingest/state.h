@@ -206,6 +206,7 @@ struct hl_process {
 	 * image on its own, while its successor may still run). (arena) */
 	const char *exec_successor_exe;
 	const char *exec_pending;    /* EXEC was the last record: the path exec was given (arena) */
+	bool exec_traced;            /* and it was flagged HL_EXEC_TRACED */
 
 	struct hl_table live;        /* newest event per address: block or tombstone */
 	bool reordering;             /* a second thread sent a batch */
@@ -338,14 +339,24 @@ struct hl_reaped {
 	int status;
 };
 
-/* A fork heard of from one side only: the parent's FORK record, or the
- * child's HELLO (origin FORK). The other side's arrival forgets it; a FORK
- * left alone at the end is a child that never connected (not observed). */
+/* How a process heard of from its parent's side came to be. */
+enum hl_birth {
+	HL_BIRTH_FORK,  /* FORK: a copy of its parent, HELLO origin FORK */
+	HL_BIRTH_SPAWN, /* SPAWN: a new image from its start, HELLO origin START */
+	HL_BIRTH_EXEC,  /* EXEC flagged HL_EXEC_TRACED: the same pid, HELLO origin EXEC */
+};
+
+/* A process heard of from one side only: the parent's FORK or SPAWN record
+ * (for an exec: the old image's stream ending on EXEC), or the child's
+ * HELLO (origin FORK; a START child's HELLO is kept in hl_run.started
+ * instead). The other side's arrival forgets it; a parent's note left alone
+ * at the end is a process that never connected (not observed). */
 struct hl_fork_note {
-	uint32_t ppid, pid;
-	bool from_parent;            /* FORK came, HELLO not yet; else the reverse */
+	uint32_t ppid, pid;          /* an exec's: the image's pid, twice */
+	enum hl_birth birth;
+	bool from_parent;            /* the parent's side came, HELLO not yet; else the reverse */
 	uint64_t realtime_ns;        /* when it was heard of */
-	char *exe;                   /* from_parent: the parent's image (malloc'd) */
+	char *exe;                   /* from_parent: the image it runs, as far as known (malloc'd) */
 };
 
 struct hl_run {
@@ -353,6 +364,10 @@ struct hl_run {
 	size_t nprocs, procs_cap;
 	struct hl_fork_note *forks;  /* forks heard of from one side only */
 	size_t nforks, forks_cap;
+	/* HELLOs of origin START, keyed ppid << 32 | pid: 1 while no SPAWN
+	 * named the child, 0 once one did (a START child whose parent does not
+	 * report, or ran it by system(), is never named: kept as 1). */
+	struct hl_map started;
 	struct hl_reaped *reaped;    /* wait statuses we know */
 	size_t nreaped, reaped_cap;
 	/* Reads and processes what is already buffered for connections of pid,
@@ -377,11 +392,19 @@ void hl_run_init(struct hl_run *run);
  * (exe: the parent's image) or, from_parent false, the child's HELLO. */
 void hl_run_note_fork(struct hl_run *run, uint32_t ppid, uint32_t pid, const char *exe,
 		      bool from_parent);
-/* At the end of the run: each fork child that its parent's FORK named but
- * that never said HELLO (it lost HEAPLEDGER_SOCKET, its connection failed)
- * becomes a process of the run that heapledger did not observe (no exit
- * record, standalone HL_STANDALONE_UNOBSERVED), so the report and the gate
- * say so rather than pass it. Returns how many. */
+/* A SPAWN record of ppid's: child pid runs `path` (HL_SPAWN_FAILED in
+ * flags: it does not, forget it). */
+void hl_run_note_spawn(struct hl_run *run, uint32_t ppid, const struct hl_rec_spawn *rec);
+/* p's stream ended: when on an EXEC flagged HL_EXEC_TRACED whose image has
+ * not said HELLO yet, that image is expected. */
+void hl_run_note_stream_end(struct hl_run *run, const struct hl_process *p);
+/* At the end of the run: each process that its parent's side named but
+ * that never said HELLO (a fork child, a spawned program, an exec'd image
+ * that lost LD_PRELOAD or HEAPLEDGER_SOCKET, is static or setuid, or whose
+ * connection failed) becomes a process of the run that heapledger did not
+ * observe (no exit record, standalone HL_STANDALONE_UNOBSERVED,
+ * _UNSPAWNED or _UNEXECED), so the report and the gate say so rather than
+ * pass it. Returns how many. */
 size_t hl_run_add_unobserved(struct hl_run *run);
 void hl_run_destroy(struct hl_run *run);
 void hl_run_note_reaped(struct hl_run *run, pid_t pid, int status);

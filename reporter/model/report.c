@@ -206,6 +206,9 @@ bool hl_report_not_scanned(const struct hl_report_process *p, char *buf, size_t 
 
 /* enum hl_standalone, every spelling of it: its name (JSON, database), and
  * the sentence the gate prints (and the text report's warning begins with). */
+#define UNSEEN_WHY                                                                   \
+	" (its environment lost LD_PRELOAD or HEAPLEDGER_SOCKET, it is static or setuid," \
+	" or its connection failed; run it under --exclude to leave it out)"
 #define STANDALONE(name, words) \
 	{ name, "data missing: the hook went on standalone after " words }
 static const struct {
@@ -223,6 +226,12 @@ static const struct {
 				       "not observed: a forked child its parent reported never"
 				       " connected to heapledger (it lost HEAPLEDGER_SOCKET, or its"
 				       " connection failed)" },
+	[HL_STANDALONE_UNSPAWNED] = { "not_observed_spawn",
+				      "not observed: a program its parent started (posix_spawn,"
+				      " or vfork and exec) never connected to heapledger" UNSEEN_WHY },
+	[HL_STANDALONE_UNEXECED] = { "not_observed_exec",
+				     "not observed: the image an exec started never connected to"
+				     " heapledger" UNSEEN_WHY },
 	[HL_STANDALONE_CUT] = { "cut_by_reporter",
 				"data missing: the reporter cut its connection: it held read"
 				" buffer room inside a large record, finishing no record for the"
@@ -230,6 +239,7 @@ static const struct {
 				" that room" },
 };
 #undef STANDALONE
+#undef UNSEEN_WHY
 
 const char *hl_report_standalone_sentence(uint32_t why)
 {
@@ -241,12 +251,31 @@ const char *hl_report_standalone_name(uint32_t why)
 	return why < HL_STANDALONE_COUNT ? standalone_table[why].name : NULL;
 }
 
+const char *hl_report_standalone_names(char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (uint32_t i = 1; i < HL_STANDALONE_COUNT && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s, ", standalone_table[i].name);
+	if (used < len)
+		snprintf(buf + used, len - used, "or null");
+	return buf;
+}
+
 int hl_report_standalone_parse(const char *name)
 {
 	for (uint32_t i = 1; i < HL_STANDALONE_COUNT; i++)
 		if (name && !strcmp(name, standalone_table[i].name))
 			return (int)i;
 	return -1;
+}
+
+bool hl_report_never_connected(const struct hl_report_process *p)
+{
+	return p->no_exit_record && (p->standalone == HL_STANDALONE_UNOBSERVED ||
+				     p->standalone == HL_STANDALONE_UNSPAWNED ||
+				     p->standalone == HL_STANDALONE_UNEXECED);
 }
 
 bool hl_report_stream_cut(const struct hl_report_process *p, char *buf, size_t len)
@@ -256,7 +285,7 @@ bool hl_report_stream_cut(const struct hl_report_process *p, char *buf, size_t l
 
 	if (!p->no_exit_record)
 		return false;
-	if (p->standalone == HL_STANDALONE_UNOBSERVED) {
+	if (hl_report_never_connected(p)) {
 		snprintf(buf, len, "%s: nothing it did is known", standalone);
 		return true;
 	}
@@ -431,7 +460,9 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 
 	if (p->how == HL_EXIT_EXEC && (successor || p->exec_pending))
 		rp->exec_path = hl_bump_strdup(&r->arena, successor ? successor : p->exec_pending);
-	rp->exec_untracked = p->how == HL_EXIT_EXEC && !successor;
+	rp->exec_untracked = p->how == HL_EXIT_EXEC &&
+			     (!successor || (p->exec_successor &&
+					     p->exec_successor->standalone == HL_STANDALONE_UNEXECED));
 	rp->nleaks = p->nleaks;
 	rp->leaks = hl_bump_alloc(&r->arena, p->nleaks * sizeof(*rp->leaks));
 	for (size_t i = 0; i < p->nleaks; i++)

@@ -301,16 +301,22 @@ void hl_report_describe_end(const struct hl_report_process *p, char *buf, size_t
  * classified (it was killed, _exited, or the hook ran none); false for a
  * scanned process, an image replaced by exec, or one with nothing in use. */
 bool hl_report_not_scanned(const struct hl_report_process *p, char *buf, size_t len);
+/* True when heapledger heard of p from its parent's side only (a fork
+ * child, a spawned program or an exec'd image that never connected): the
+ * report has no data of it but how it ended, when that was reaped. */
+bool hl_report_never_connected(const struct hl_report_process *p);
 /* True, with a sentence saying what may be missing in buf, when p's event
  * stream ended without its EXIT record: the events the hook had not sent
  * yet (each thread's latest) never arrived. */
 bool hl_report_stream_cut(const struct hl_report_process *p, char *buf, size_t len);
 
 /* enum hl_standalone's name in JSON and the database ("reporter_stalled",
- * "connection_lost", "descriptor_taken", "not_observed"), NULL for NONE;
+ * "connection_lost", "descriptor_taken", "not_observed", ...), NULL for NONE;
  * and back: the enum, or -1 for a name that is none of them. */
 const char *hl_report_standalone_name(uint32_t why);
 int hl_report_standalone_parse(const char *name);
+/* Every name, "reporter_stalled, ..., or null", into buf. */
+const char *hl_report_standalone_names(char *buf, size_t len);
 /* Why, in a sentence ("data missing: the hook went on standalone after the
  * reporter stopped reading for wait_ms ...", "not observed: a forked child
  * ..."), NULL for NONE. */

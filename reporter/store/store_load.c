@@ -450,7 +450,10 @@ static void load_exec_path(struct hl_report *r, const struct hl_run_page *page, 
 
 		if (next->pid == page->procs[i].pid && next->origin &&
 		    !strcmp(next->origin, "exec")) {
-			p->exec_untracked = false;
+			/* an image heard of from the EXEC alone is no tracked one */
+			p->exec_untracked = next->standalone &&
+					    hl_report_standalone_parse(next->standalone) ==
+						    HL_STANDALONE_UNEXECED;
 			p->exec_path = copy_text(r, next->exe);
 			return;
 		}

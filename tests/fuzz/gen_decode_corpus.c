@@ -59,6 +59,8 @@ static void full_process(struct hl_enc *e)
 	hl_enc_free(e, 0x10010, 30, 0);
 	hl_enc_realloc(e, 0x10020, 0x50000, 100, 31, 1);
 	hl_enc_fork(e, 1002, 32);
+	hl_enc_spawn(e, 1003, "/usr/bin/env", 0);
+	hl_enc_spawn(e, 1004, "/bin/sh", HL_SPAWN_FAILED);
 	hl_enc_module_unload(e, 2, 33);
 	hl_enc_error(e, &err);
 	hl_enc_dropped(e, 5);
@@ -93,7 +95,13 @@ static void packed_process(struct hl_enc *e)
 	hl_enc_pack_realloc(e, 0x7f0000010000, 0x7f0000010000, 4, 70, 1);
 	hl_enc_pack_realloc(e, 0x7f0000010030, 0x5500000000, 1 << 30, 71, 0);
 	hl_enc_pack_free(e, 0x5500000000, 72, 0);
+	struct {
+		struct hl_rec_spawn rec;
+		char path[8];
+	} spawn = { { .h = { HL_WIRE_VERSION, HL_REC_SPAWN, 0, sizeof(spawn) },
+		      .child_pid = 1003, .path_len = 8, .ticks = 51 }, "/bin/sh" };
 	hl_enc_pack_record(e, &fork);
+	hl_enc_pack_record(e, &spawn);
 	hl_enc_pack_record(e, &err);
 	hl_enc_batch_packed(e, 1001, 200, 1, 150, 0x7f0000020000);
 	hl_enc_pack_thread(e, HL_REC_THREAD_START, 1001, 150);

@@ -347,6 +347,43 @@ static void bad_fd_summary(struct hl_enc *e)
 	hl_enc_fd_summary(e, 2, 3, 0, 0);
 }
 
+static void bad_spawn_flags(struct hl_enc *e)
+{
+	hl_enc_spawn(e, 9, "/bin/true", HL_SPAWN_FAILED << 1);
+}
+
+static void bad_spawn_pid(struct hl_enc *e)
+{
+	hl_enc_spawn(e, 0, "/bin/true", 0);
+}
+
+/* path_len claims more bytes than the record holds. */
+static void bad_spawn_overrun(struct hl_enc *e)
+{
+	struct hl_rec_spawn *r = hl_enc_record(e, HL_REC_SPAWN, sizeof(*r) + 8);
+
+	r->child_pid = 9;
+	r->path_len = 9;
+}
+
+/* Eight bytes of path, none of them its NUL. */
+static void bad_spawn_string(struct hl_enc *e)
+{
+	struct hl_rec_spawn *r = hl_enc_record(e, HL_REC_SPAWN, sizeof(*r) + 8);
+
+	r->child_pid = 9;
+	r->path_len = 8;
+	memset(r + 1, 'x', 8);
+}
+
+static void bad_exec_flags(struct hl_enc *e)
+{
+	size_t at = e->len;
+
+	hl_enc_exec(e, "/bin/true");
+	((struct hl_wire_header *)(void *)(e->buf + at))->flags = HL_EXEC_TRACED << 1;
+}
+
 static void test_malformed(void **state)
 {
 	expect_reject(bad_fd_flags, "FD with unknown flags");
@@ -381,6 +418,11 @@ static void test_malformed(void **state)
 	expect_reject(bad_check_seq, "sequence number 0");
 	expect_reject(bad_error_stack, "unknown stack id 4");
 	expect_reject(bad_exit_how, "how");
+	expect_reject(bad_spawn_flags, "SPAWN with unknown flags");
+	expect_reject(bad_spawn_pid, "SPAWN of pid 0");
+	expect_reject(bad_spawn_overrun, "SPAWN path_len out of range");
+	expect_reject(bad_spawn_string, "SPAWN path is not one NUL-terminated string");
+	expect_reject(bad_exec_flags, "EXEC with unknown flags");
 }
 
 /* ---- packed events ---------------------------------------------------------- */

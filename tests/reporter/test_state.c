@@ -508,6 +508,86 @@ static void test_fork_inherits(void **state)
 	fork_end(&parent, &child, &run);
 }
 
+/* A process in `run` (feed_begin's, then pointed at run). */
+static struct hl_process *feed_in(struct feed *f, struct hl_run *run, uint32_t pid,
+				  uint32_t ppid, uint32_t origin)
+{
+	feed_begin(f, pid, ppid, origin);
+	f->cs.run = run;
+	return feed_flush(f);
+}
+
+/* An EXEC flagged HL_EXEC_TRACED, the stream's last record. */
+static void enc_exec_traced(struct hl_enc *e, const char *path)
+{
+	size_t at = e->len;
+
+	hl_enc_exec(e, path);
+	((struct hl_wire_header *)(void *)(e->buf + at))->flags = HL_EXEC_TRACED;
+}
+
+/* Programs named from the parent's side, in either order against their
+ * own HELLO: a SPAWN whose child says HELLO first or later is matched, a
+ * SPAWN taken back (HL_SPAWN_FAILED) is forgotten, and a SPAWN or a traced
+ * EXEC whose image never says HELLO is a process not observed. */
+static void test_unobserved_children(void **state)
+{
+	struct feed parent = { 0 }, early = { 0 }, late = { 0 }, img = { 0 }, img2 = { 0 },
+		    succ = { 0 };
+	struct hl_process *pp, *ip, *ip2;
+	struct hl_run run;
+
+	hl_run_init(&run);
+	pp = feed_in(&parent, &run, 10, 1, HL_ORIGIN_START);
+	feed_in(&early, &run, 14, 10, HL_ORIGIN_START); /* before its SPAWN */
+	hl_enc_spawn(&parent.e, 11, "/bin/late", 0);
+	hl_enc_spawn(&parent.e, 12, "/bin/never", 0);
+	hl_enc_spawn(&parent.e, 13, "/bin/failed", 0);
+	hl_enc_spawn(&parent.e, 13, "/bin/failed", HL_SPAWN_FAILED);
+	hl_enc_spawn(&parent.e, 14, "/bin/early", 0);
+	hl_enc_exit(&parent.e, HL_EXIT_NORMAL, 0, 9);
+	feed_flush(&parent);
+	hl_process_closed(pp);
+	feed_in(&late, &run, 11, 10, HL_ORIGIN_START); /* after it */
+
+	ip = feed_in(&img, &run, 20, 1, HL_ORIGIN_START);
+	enc_exec_traced(&img.e, "/bin/gone");
+	feed_flush(&img);
+	hl_process_closed(ip); /* its stream ends on EXEC: the image is expected */
+	ip2 = feed_in(&img2, &run, 30, 1, HL_ORIGIN_START);
+	enc_exec_traced(&img2.e, "/bin/came");
+	feed_flush(&img2);
+	hl_process_closed(ip2);
+	feed_in(&succ, &run, 30, 1, HL_ORIGIN_EXEC);
+
+	size_t before = run.nprocs;
+	assert_int_equal(hl_run_add_unobserved(&run), 2);
+	assert_int_equal(run.nprocs, before + 2);
+	for (size_t i = before; i < run.nprocs; i++) {
+		struct hl_process *u = run.procs[i];
+
+		if (u->pid == 12) {
+			assert_int_equal(u->standalone, HL_STANDALONE_UNSPAWNED);
+			assert_int_equal(u->origin, HL_ORIGIN_START);
+			assert_int_equal(u->ppid, 10);
+			assert_string_equal(u->exe, "/bin/never");
+		} else {
+			assert_int_equal(u->pid, 20);
+			assert_int_equal(u->standalone, HL_STANDALONE_UNEXECED);
+			assert_int_equal(u->origin, HL_ORIGIN_EXEC);
+			assert_string_equal(u->exe, "/bin/gone");
+			assert_ptr_equal(u->parent, ip); /* the image it replaced */
+		}
+	}
+	feed_end(&parent);
+	feed_end(&early);
+	feed_end(&late);
+	feed_end(&img);
+	feed_end(&img2);
+	feed_end(&succ);
+	hl_run_destroy(&run);
+}
+
 /* A child with HL_HOOK_FORK_SNAPSHOT states what it inherited itself: the
  * parent's stream, ahead of the fork by then, is not copied. */
 static void test_fork_snapshot(void **state)
@@ -1189,6 +1269,7 @@ int main(void)
 		cmocka_unit_test(test_pending_read),
 		cmocka_unit_test(test_fork_inherits),
 		cmocka_unit_test(test_fork_snapshot),
+		cmocka_unit_test(test_unobserved_children),
 		cmocka_unit_test(test_exec_and_signal),
 		cmocka_unit_test(test_live_classes),
 		cmocka_unit_test(test_live_unscanned),

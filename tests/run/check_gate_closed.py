@@ -6,7 +6,9 @@ a zero-byte leak is a leak (valgrind, run here as the oracle, exits 1 on
 "0 bytes in 1 blocks are definitely lost"). A hook that went on standalone
 says why: the reporter stalled, its connection was lost (the daemon
 stopped mid-run), the program took its descriptor; the events its hook
-dropped after it went on standalone are counted. The SARIF that carries a
+dropped after it went on standalone are counted; a fork child, a program
+started by posix_spawn or vfork and exec, and an exec'd image that never
+connected are "not observed". The SARIF that carries a
 standalone reason as a toolExecutionNotification passes sarif-multitool
 validate (sarif_validator.py).
 
@@ -212,6 +214,40 @@ def unobserved_fork(tmp):
         fail("daemon forkunseen: exit %d, expected 7\n%s" % (daemon.returncode, err[-3000:]))
 
 
+UNSPAWNED = "not observed: a program its parent started (posix_spawn, or vfork and exec)"
+
+
+def unobserved_spawn(tmp):
+    """A program started by posix_spawn or vfork and exec with LD_PRELOAD
+    gone never connects: not observed, the gate fails closed, live, stored
+    and under the daemon; a vfork child whose exec failed started nothing
+    and misses nothing."""
+    for case in ("spawnunseen", "vforkunseen"):
+        db = os.path.join(tmp, case + ".db")
+        out = run([HL, "run", "--db", db, "--error-exitcode=7", "--", CASES, case], 7,
+                  "run " + case)
+        expect(out, INCOMPLETE + UNSPAWNED, "run " + case)
+        out = run([HL, "gate", "--db", db], 1, "gate " + case)
+        expect(out, INCOMPLETE + UNSPAWNED, "gate " + case)
+        doc = json.loads(run([HL, "report", "--db", db, "--format", "json"], 0, "json " + case))
+        procs = sorted((p["origin"], p["exit"].get("standalone") or "", p["exe"])
+                       for p in doc["processes"])
+        if [(o, s) for o, s, _ in procs] != [("start", ""), ("start", "not_observed_spawn")] \
+                or not procs[1][2].endswith("/proc/self/exe"):
+            fail("%s: processes %r" % (case, procs))
+    out = run([HL, "run", "--no-db", "--error-exitcode=7", "--", CASES, "vforkfail"], 0,
+              "run vforkfail")
+    if "not observed" in out:
+        fail("vforkfail: a failed exec reported as a program not observed:\n" + out[-3000:])
+    sock, ddb = os.path.join(tmp, "spawn.sock"), os.path.join(tmp, "spawnd.db")
+    daemon = daemon_util.start(HL, sock, ddb, ["--error-exitcode=7"])
+    env = dict(os.environ, HEAPLEDGER_SOCKET=sock, LD_PRELOAD=os.environ["HEAPLEDGER_LIB"])
+    run([CASES, "spawnunseen"], 0, "spawnunseen under the daemon", env=env)
+    err = daemon_util.stop(daemon)
+    if daemon.returncode != 7 or INCOMPLETE + UNSPAWNED not in err:
+        fail("daemon spawnunseen: exit %d, expected 7\n%s" % (daemon.returncode, err[-3000:]))
+
+
 def dropped_events(tmp):
     out = run([HL, "run", "--no-db", "--error-exitcode=7", "--", VFORK, "vfork-alloc"], 7,
               "run vfork-alloc")
@@ -258,6 +294,7 @@ def main():
         stalled_reporter(tmp)
         lost_connection(tmp)
         unobserved_fork(tmp)
+        unobserved_spawn(tmp)
         dropped_events(tmp)
         run_never_closed(tmp)
         run_without_process(tmp)

@@ -4,7 +4,10 @@
 
 - A program that unsets LD_PRELOAD and execs: its image is "replaced by exec
   of X (not tracked)" in the text, JSON ("tracked": false) and the report
-  read back from the database; never "_exit".
+  read back from the database; never "_exit". The new image is a process
+  heapledger did not observe ("not_observed_exec"), which fails the gate;
+  with a --exclude glob (heapledger then cannot tell an image left out on
+  purpose from one that lost LD_PRELOAD) it is not listed.
 - No process reported because the program (statically linked, so no hook)
   was killed by SIGINT, or because `heapledger run` was sent SIGTERM and
   passed it on: the message says what happened, not "was libheapledger.so
@@ -30,19 +33,31 @@ def check_exec(heapledger, exec_unset, work):
     out = os.path.join(work, "exec.json")
     p = subprocess.run([heapledger, "run", "--db", db, "--json", out, "--", exec_unset,
                         "/bin/true"], capture_output=True, text=True)
+    text = p.stdout + p.stderr
     if p.returncode != 0:
-        fail("exec: exit code %d\n%s" % (p.returncode, p.stderr))
+        fail("exec: exit code %d\n%s" % (p.returncode, text))
     want = "replaced by exec of /bin/true (not tracked)"
-    if want not in p.stderr or "_exit" in p.stderr:
-        fail("exec: expected %r, not _exit, in:\n%s" % (want, p.stderr))
+    unseen = "(/bin/true), exec'd: exited with status 0\n"
+    if want not in text or unseen not in text or "_exit" in text:
+        fail("exec: expected %r and %r, not _exit, in:\n%s" % (want, unseen, text))
     procs = json.load(open(out))["processes"]
     end = procs[0]["exit"]
-    if len(procs) != 1 or end != {"how": "exec", "image": "/bin/true", "tracked": False,
+    if len(procs) != 2 or end != {"how": "exec", "image": "/bin/true", "tracked": False,
                                 "fatal": None, "exit_record": True}:
         fail("exec: JSON exit %s (%d processes)" % (end, len(procs)))
+    if procs[1]["exit"].get("standalone") != "not_observed_exec":
+        fail("exec: the new image's JSON exit %s" % procs[1]["exit"])
     p = subprocess.run([heapledger, "report", "--db", db], capture_output=True, text=True)
-    if "replaced by exec (not tracked)" not in p.stdout + p.stderr:
+    if want not in p.stdout + p.stderr or "not observed: the image an exec started" not in p.stdout:
         fail("exec: the stored run says:\n%s%s" % (p.stdout, p.stderr))
+    p = subprocess.run([heapledger, "gate", "--db", db], capture_output=True, text=True)
+    if p.returncode != 1 or "not observed: the image an exec started" not in p.stdout + p.stderr:
+        fail("exec: gate exit %d\n%s" % (p.returncode, p.stderr))
+    p = subprocess.run([heapledger, "run", "--no-db", "--exclude=no-such-program",
+                        "--error-exitcode=7", "--", exec_unset, "/bin/true"],
+                       capture_output=True, text=True)
+    if p.returncode != 0 or want not in p.stdout + p.stderr or "not observed" in p.stdout:
+        fail("exec --exclude: exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
 
 
 def check_killed(heapledger, unreported, work):

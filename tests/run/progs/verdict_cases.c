@@ -19,10 +19,17 @@
  *   forkunseen  points HEAPLEDGER_SOCKET nowhere, then forks: the child
  *               never connects (its parent's FORK names it), leaks 100
  *               bytes and exits; the parent waits for it and exits clean
+ *   spawnunseen posix_spawn()s itself as `definite` with an environment
+ *               holding PATH alone (no LD_PRELOAD): the child leaks 64
+ *               bytes unseen; the parent waits for it and exits clean
+ *   vforkunseen the same through vfork() and execve()
+ *   vforkfail   vfork()s a child whose execve() fails (it _exits 127):
+ *               no image started, nothing is missing
  *   stall FILE  creates FILE.ready (its hook is connected by then), waits
  *               for FILE, then allocates and frees until its hook gives up
  *               on a stopped reporter, then leaks 100 bytes */
 #include <fcntl.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +113,33 @@ static void churn(void)
 		free(malloc(16 + (size_t)(i & 63)));
 }
 
+/* spawnunseen, vforkunseen, vforkfail: a child started with an
+ * environment that lost LD_PRELOAD (or, vforkfail, a failed exec). */
+static int start_unseen(const char *mode)
+{
+	char *child_argv[] = { "verdict_cases", "definite", NULL };
+	char *bare_env[] = { "PATH=/usr/bin:/bin", NULL };
+	char *volatile argv_copy = strdup("allocated before the child starts");
+	pid_t pid = -1;
+	int status = 0;
+
+	if (!strcmp(mode, "spawnunseen")) {
+		if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, child_argv, bare_env))
+			return 3;
+	} else {
+		pid = vfork();
+		if (pid == 0) {
+			execve(strcmp(mode, "vforkfail") ? "/proc/self/exe" : "/nonexistent/program",
+			       child_argv, bare_env);
+			_exit(127);
+		}
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return 3;
+	free(argv_copy);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "clean";
@@ -149,6 +183,9 @@ int main(int argc, char **argv)
 		}
 		if (child > 0)
 			waitpid(child, NULL, 0);
+	} else if (!strcmp(mode, "spawnunseen") || !strcmp(mode, "vforkunseen") ||
+		   !strcmp(mode, "vforkfail")) {
+		return start_unseen(mode);
 	} else if (!strcmp(mode, "stall") && argc > 2) {
 		char ready[4096];
 		FILE *f;
