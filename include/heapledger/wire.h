@@ -666,6 +666,20 @@ static inline unsigned hl_pack_field_count(unsigned event)
 	}
 }
 
+/* The leading zero bits of v, 63 for 0 and 1. */
+static inline unsigned hl_pack_leading_zeros(uint64_t v)
+{
+#if defined(__GNUC__)
+	return (unsigned)__builtin_clzll(v | 1u); /* bsr and an xor */
+#else
+	unsigned zeros = 63;
+
+	while (v >>= 1)
+		zeros--;
+	return zeros;
+#endif
+}
+
 /* Writes one event with `n` fields at dst, which must have
  * HL_PACK_MAX_EVENT writable bytes (each field is stored as 8 bytes and the
  * next one overwrites what lies past its size, so the last one may write up
@@ -673,6 +687,22 @@ static inline unsigned hl_pack_field_count(unsigned event)
 static inline uint32_t hl_pack_write(uint8_t *dst, unsigned event, unsigned kind,
 				     const uint64_t *fields, unsigned n)
 {
+	/* A field's size code and bytes, indexed by its value's leading zero
+	 * bits: one load each, where the three compares and the shift they
+	 * replaced were ~17 instructions a field in the hook's event path (4
+	 * fields an allocation, 2 a free). */
+	static const uint8_t code_of_zeros[64] = {
+		3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+		3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+		2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+		1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0,
+	};
+	static const uint8_t bytes_of_zeros[64] = {
+		8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8,
+		8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8,
+		4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+		2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1,
+	};
 	uint8_t *p = dst + HL_PACK_OP_BYTES;
 	uint32_t op = event | kind << 3;
 
@@ -683,11 +713,11 @@ static inline uint32_t hl_pack_write(uint8_t *dst, unsigned event, unsigned kind
 #endif
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t v = fields[i];
-		uint32_t code = (v > 0xffu) + (v > 0xffffu) + (v > 0xffffffffu);
+		unsigned zeros = hl_pack_leading_zeros(v);
 
 		memcpy(p, &v, 8); /* the bytes past its size are overwritten next */
-		p += 1u << code;
-		op |= code << (6 + 2 * i);
+		p += bytes_of_zeros[zeros];
+		op |= (uint32_t)code_of_zeros[zeros] << (6 + 2 * i);
 	}
 	uint16_t op16 = (uint16_t)op;
 	memcpy(dst, &op16, HL_PACK_OP_BYTES);

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "decode.h"
+#include "emit_int.h"
 #include "track.h"
 
 /* ---- a reader thread that decodes what the hook sends ---------------------- */
@@ -45,7 +46,14 @@ struct reader {
 	size_t nallocs;              /* ALLOCs logged below, in stream order */
 	uint32_t alloc_tid[8192];
 	uint64_t alloc_ticks[8192];
+	uint64_t marker_allocs;      /* ALLOCs of MARKER_SIZE.. bytes */
+	uint64_t marker_bytes;       /* their sizes */
+	uint64_t marker_frees;       /* FREEs of the latest of them */
+	uint64_t marker_address;     /* the latest of them, 0 once freed */
 };
+
+/* test_full_buffers' blocks: MARKER_SIZE + 0..6 bytes, nothing else asks for these. */
+#define MARKER_SIZE 4321u
 
 static int sink(void *ctx, const struct hl_wire_header *rec)
 {
@@ -56,6 +64,19 @@ static int sink(void *ctx, const struct hl_wire_header *rec)
 	if (rec->type == HL_REC_ALLOC && r->nallocs < 8192) {
 		r->alloc_tid[r->nallocs] = r->batch_tid;
 		r->alloc_ticks[r->nallocs++] = ((const struct hl_rec_alloc *)rec)->ticks;
+	}
+	if (rec->type == HL_REC_ALLOC) {
+		const struct hl_rec_alloc *a = (const void *)rec;
+		if (a->size >= MARKER_SIZE && a->size < MARKER_SIZE + 7) {
+			r->marker_allocs++;
+			r->marker_bytes += a->size;
+			r->marker_address = a->address;
+		}
+	}
+	if (rec->type == HL_REC_FREE && ((const struct hl_rec_free *)rec)->address == r->marker_address &&
+	    r->marker_address) {
+		r->marker_frees++;
+		r->marker_address = 0;
 	}
 	if (rec->type == HL_REC_STACK)
 		r->stacks_defined++;
@@ -173,6 +194,97 @@ static void test_round_trip(void **state)
 	assert_int_not_equal(r.block_stack, 0);
 	assert_true(r.stacks_defined >= 2);
 	free(r.block);
+}
+
+/* Enough events to fill the thread's buffer many times over (128 KiB,
+ * ~10 bytes an event): every event arrives, in order, with its size, both
+ * on the inline path and on the one that sends a full buffer first. */
+static void test_full_buffers(void **state)
+{
+	enum { PAIRS = 60000 };
+	int sv[2];
+	static struct reader r;
+	uint64_t bytes = 0;
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	reader_start(&r, sv[1]);
+	assert_true(hl_emit_connect_fd(sv[0], HL_ORIGIN_START, (uint32_t)getppid()));
+	bool was_enabled = hl_track_enabled;
+	hl_track_enabled = true;
+	for (unsigned i = 0; i < PAIRS; i++) {
+		free(alloc_site_one(MARKER_SIZE + i % 7));
+		bytes += MARKER_SIZE + i % 7;
+	}
+	assert_true(hl_track_exit(HL_EXIT_NORMAL, 0));
+	hl_track_enabled = was_enabled;
+	reader_join(&r);
+	assert_true(r.counts[HL_REC_BATCH] >= 5);
+	assert_int_equal(r.marker_allocs, PAIRS);
+	assert_int_equal(r.marker_frees, PAIRS);
+	assert_int_equal(r.marker_bytes, bytes);
+}
+
+/* free() keeps errno when its event is the one whose send fails (the
+ * reporter gone): sent because the buffer is full, and because its oldest
+ * event is FLUSH_TICKS old. hl_track_free leaves errno to the event path,
+ * which keeps it on these, its only paths with system calls. In a child:
+ * the connection and the thread's buffer are global. Returns which check
+ * failed, 0 if none. */
+static int free_errno_child(void)
+{
+	enum { KEEP_BLOCKS = 40000 };
+	static void *keep[KEEP_BLOCKS];
+	size_t n = 0;
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
+	    !hl_emit_connect_fd(sv[0], HL_ORIGIN_START, (uint32_t)getppid()))
+		return 10;
+	hl_track_enabled = true;
+	keep[n++] = alloc_site_one(40); /* the buffer's first event, sent at once */
+	while (n < KEEP_BLOCKS && hl_emit_tls_buffer != NULL &&
+	       hl_emit_tls_buffer->used + HL_PACK_MAX_EVENT <= BUFFER_BYTES)
+		keep[n++] = alloc_site_one(40);
+	if (n == KEEP_BLOCKS || !hl_emit_is_live())
+		return 11;
+	close(sv[1]);
+	errno = 1234;
+	free(keep[--n]); /* no room: the full buffer goes first, and fails */
+	if (errno != 1234)
+		return 1;
+	if (!hl_emit_was_lost())
+		return 12; /* the send above was not tried */
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
+	    !hl_emit_connect_fd(sv[0], HL_ORIGIN_START, (uint32_t)getppid()))
+		return 13;
+	free(keep[--n]);
+	close(sv[1]);
+	usleep(300 * 1000); /* FLUSH_TICKS: 100 M ticks, under 0.1 s of the TSC */
+	/* The buffer is old: sent now, and fails. The first few frees may take
+	 * the dense run's last clock reading (event_ticks), not see it. */
+	for (unsigned i = 0; i < 9 && !hl_emit_was_lost(); i++) {
+		errno = 4321;
+		free(keep[--n]);
+		if (errno != 4321)
+			return 2;
+	}
+	if (!hl_emit_was_lost())
+		return 14;
+	return 0;
+}
+
+static void test_free_keeps_errno(void **state)
+{
+	(void)state;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(free_errno_child());
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("free errno child: status %#x (exit code: which check of "
+			 "free_errno_child failed)", status);
 }
 
 /* The main thread's ALLOC ticks from index `from`, `count` of them: the
@@ -431,6 +543,8 @@ int main(void)
 		cmocka_unit_test(test_dropped_is_sent),
 		cmocka_unit_test(test_lost_stack_is_sent),
 		cmocka_unit_test(test_socket_buffer),
+		cmocka_unit_test(test_full_buffers),
+		cmocka_unit_test(test_free_keeps_errno),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -632,6 +632,36 @@ static void test_packed_read_paths(void **state)
 	}
 }
 
+/* hl_pack_write gives each field the fewest of 1, 2, 4 and 8 bytes that
+ * hold it (its size code from a table of leading zeros): at every bit
+ * boundary, the code in the op word, the event's length and the value read
+ * back. */
+static void test_packed_field_sizes(void **state)
+{
+	(void)state;
+	for (unsigned bit = 0; bit <= 64; bit++) {
+		uint64_t edge = bit == 64 ? 0 : (uint64_t)1 << bit;
+		uint64_t values[3] = { edge - 1, edge, edge + 1 }; /* edge 0: UINT64_MAX, 0, 1 */
+
+		for (unsigned v = 0; v < 3; v++) {
+			uint64_t x = values[v];
+			unsigned want = (x > 0xffu) + (x > 0xffffu) + (x > 0xffffffffu);
+			uint64_t in[2] = { x, 0 }, out[HL_PACK_MAX_FIELDS] = { 0 };
+			uint8_t buf[2 * HL_PACK_MAX_EVENT] = { 0 };
+			unsigned event, kind;
+			uint16_t op;
+
+			uint32_t len = hl_pack_write(buf, HL_PACK_FREE, 0, in, 2);
+			memcpy(&op, buf, sizeof(op));
+			assert_int_equal((op >> 6) & 3u, want);
+			assert_int_equal((op >> 8) & 3u, 0);
+			assert_int_equal(len, HL_PACK_OP_BYTES + (1u << want) + 1);
+			assert_int_equal(hl_pack_read(buf, len, &event, &kind, out), len);
+			assert_true(out[0] == x);
+		}
+	}
+}
+
 /* Events near the bases take a byte a field: the point of packing. */
 static void test_packed_is_compact(void **state)
 {
@@ -939,6 +969,7 @@ int main(void)
 		cmocka_unit_test(test_packed_roundtrip),
 		cmocka_unit_test(test_packed_is_compact),
 		cmocka_unit_test(test_packed_read_paths),
+		cmocka_unit_test(test_packed_field_sizes),
 		cmocka_unit_test(test_packed_malformed),
 		cmocka_unit_test(test_packed_malformed_mid_batch),
 	};

@@ -205,13 +205,18 @@ def unobserved_fork(tmp):
     procs = [(p["origin"], p["exit"].get("standalone")) for p in doc["processes"]]
     if sorted(procs) != [("fork", "not_observed"), ("start", None)]:
         fail("forkunseen: processes %r" % procs)
-    sock, ddb = os.path.join(tmp, "unseen.sock"), os.path.join(tmp, "unseend.db")
+    daemon_fails_closed(tmp, "forkunseen", UNOBSERVED)
+
+
+def daemon_fails_closed(tmp, case, reason):
+    """CASES `case` under a gated daemon: it exits 7 for `reason`."""
+    sock, ddb = os.path.join(tmp, case + ".sock"), os.path.join(tmp, case + "d.db")
     daemon = daemon_util.start(HL, sock, ddb, ["--error-exitcode=7"])
     env = dict(os.environ, HEAPLEDGER_SOCKET=sock, LD_PRELOAD=os.environ["HEAPLEDGER_LIB"])
-    run([CASES, "forkunseen"], 0, "forkunseen under the daemon", env=env)
+    run([CASES, case], 0, case + " under the daemon", env=env)
     err = daemon_util.stop(daemon)
-    if daemon.returncode != 7 or INCOMPLETE + UNOBSERVED not in err:
-        fail("daemon forkunseen: exit %d, expected 7\n%s" % (daemon.returncode, err[-3000:]))
+    if daemon.returncode != 7 or INCOMPLETE + reason not in err:
+        fail("daemon %s: exit %d, expected 7\n%s" % (case, daemon.returncode, err[-3000:]))
 
 
 UNSPAWNED = "not observed: a program its parent started (posix_spawn, or vfork and exec)"
@@ -239,13 +244,7 @@ def unobserved_spawn(tmp):
               "run vforkfail")
     if "not observed" in out:
         fail("vforkfail: a failed exec reported as a program not observed:\n" + out[-3000:])
-    sock, ddb = os.path.join(tmp, "spawn.sock"), os.path.join(tmp, "spawnd.db")
-    daemon = daemon_util.start(HL, sock, ddb, ["--error-exitcode=7"])
-    env = dict(os.environ, HEAPLEDGER_SOCKET=sock, LD_PRELOAD=os.environ["HEAPLEDGER_LIB"])
-    run([CASES, "spawnunseen"], 0, "spawnunseen under the daemon", env=env)
-    err = daemon_util.stop(daemon)
-    if daemon.returncode != 7 or INCOMPLETE + UNSPAWNED not in err:
-        fail("daemon spawnunseen: exit %d, expected 7\n%s" % (daemon.returncode, err[-3000:]))
+    daemon_fails_closed(tmp, "spawnunseen", UNSPAWNED)
 
 
 def dropped_events(tmp):
