@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "emit_int.h"
+#include "fdtrack.h"
 #include "leakcheck.h"
 #include "lock.h"
 #include "scan.h"
@@ -204,6 +205,7 @@ bool hl_emit_finish(unsigned how, int status)
 	/* Stacks interned during the walk are sent before the records naming
 	 * them: definitions first, then LIVE blocks whose ids are all older. */
 	hl_emit_send_definitions_locked();
+	hl_fds_send_locked(); /* track_fds: their stacks were defined just now */
 	struct live_sink sink = { .flags = 0 };
 	struct hl_unstopped unstopped = { 0 };
 	if (!hl_leakcheck_scans_at(how) || !hl_leakcheck_run(NULL, live_scanned, &sink, &unstopped)) {

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdtrack.h"
 #include "internal.h"
 
 /* The hook's descriptors go into the top HIGH_SPAN numbers below the soft
@@ -67,6 +68,7 @@ bool hl_fd_keep(struct hl_fd *h, int fd)
 		return false;
 	}
 	h->fd = fd;
+	hl_fds_hook_keeps(fd); /* never listed as the program's */
 	h->dev = st.st_dev;
 	h->ino = st.st_ino;
 	errno = saved;
@@ -91,5 +93,6 @@ void hl_fd_release(struct hl_fd *h)
 		close(h->fd);
 		errno = saved;
 	}
+	hl_fds_hook_releases(h->fd);
 	h->fd = -1;
 }

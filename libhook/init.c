@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "fatal.h"
+#include "fdtrack.h"
 #include "heap.h"
 #include "leakcheck.h"
 #include "scan.h"
@@ -242,6 +243,7 @@ void hl_fork_prepare(void)
 	hl_large_fork_prepare();
 	hl_checks_fork_prepare(); /* quarantine_lock -> meta_lock */
 	hl_guard_fork_prepare();
+	hl_fds_fork_prepare(); /* its lock before meta_lock */
 	hl_meta_fork_prepare();
 	hl_misuse_fork_prepare();
 }
@@ -250,6 +252,7 @@ void hl_fork_parent(void)
 {
 	hl_misuse_fork_parent();
 	hl_meta_fork_parent();
+	hl_fds_fork_parent();
 	hl_guard_fork_parent();
 	hl_checks_fork_parent();
 	hl_large_fork_parent();
@@ -266,6 +269,7 @@ void hl_fork_child(void)
 	hl_process_own();
 	hl_misuse_fork_child();
 	hl_meta_fork_child();
+	hl_fds_fork_child();
 	hl_caches_fork_hold(); /* hl_checks_fork_child walks the caches */
 	hl_checks_fork_child();
 	hl_guard_fork_child();
@@ -309,6 +313,7 @@ void hl_exit_report(unsigned how, int status)
 	if (hl_track_exit(how, status))
 		return; /* the reporter prints the summary */
 	hl_fatal_print(fd);
+	hl_fds_print(fd); /* before the heap summary, as valgrind's */
 	if (hl_options.summary)
 		hl_summary_print(fd);
 	if (hl_options.leaks)
@@ -348,6 +353,7 @@ __attribute__((constructor)) static void hl_start(void)
 	hl_sigchain_init();
 	hl_guard_init();
 	hl_trace_choose(); /* before anything could be sent */
+	hl_fds_init(); /* the descriptors this image inherited */
 	hl_cache_init_key();
 	pthread_atfork(hl_fork_prepare, hl_fork_parent, hl_fork_child);
 	on_exit(on_exit_status, NULL);

@@ -110,6 +110,8 @@ enum hl_wire_type {
 	HL_REC_OPTIONS = 18,      /* the user's HEAPLEDGER_OPTIONS that shape the report */
 	HL_REC_FATAL = 19,        /* a signal is ending the process: where it arrived */
 	HL_REC_SPAWN = 20,        /* this process started a child running a new image */
+	HL_REC_FD_SUMMARY = 21,   /* track_fds: how many descriptors are open at exit */
+	HL_REC_FD = 22,           /* track_fds: one of them, and where it was made */
 	HL_REC_TYPE_COUNT
 };
 
@@ -325,6 +327,55 @@ struct hl_rec_fatal {
 	uint32_t tid;      /* the receiving thread */
 	uint64_t ticks;
 };
+
+/* FD_SUMMARY and FD: the file descriptors still open as the process ends,
+ * sent by a hook with track_fds=yes|all (valgrind's --track-fds) after the
+ * definitions and before LIVE and EXIT: one FD_SUMMARY, then `listed` FD
+ * records, the newest descriptor first and the inherited ones last, as
+ * valgrind lists them. The hook's own descriptors are never counted. */
+#define HL_FD_SUMMARY_ALL 1u /* track_fds=all: 0, 1 and 2 are listed too */
+struct hl_rec_fd_summary {
+	struct hl_wire_header h; /* flags: HL_FD_SUMMARY_ALL */
+	uint32_t open;     /* descriptors open at exit, 0, 1 and 2 included */
+	uint32_t std;      /* how many of them are 0, 1 or 2 */
+	uint32_t listed;   /* FD records that follow */
+	uint32_t reserved;
+};
+
+enum hl_fd_kind {
+	HL_FD_FILE = 0,   /* anything but a socket: text is its path, if it has one */
+	HL_FD_SOCKET = 1, /* text: "local <-> peer" (inet), the bound path (unix) */
+	HL_FD_KIND_COUNT
+};
+#define HL_FD_INHERITED 1u /* open when the image started: no stack */
+#define HL_FD_UNSEEN 2u    /* open at exit but made by a call the hook does not
+			    * interpose (a raw syscall, glibc's own): no stack */
+#define HL_FD_FLAGS (HL_FD_INHERITED | HL_FD_UNSEEN)
+
+/* FD is followed by `text_len` bytes of text, its NUL included (0: none),
+ * then padding to a multiple of 8. */
+struct hl_rec_fd {
+	struct hl_wire_header h; /* flags: HL_FD_* */
+	int32_t fd;
+	uint32_t stack_id; /* where the program made it; 0: inherited, unseen or no stack */
+	uint32_t kind;     /* enum hl_fd_kind */
+	uint32_t family;   /* a socket's address family (AF_*); 0: unknown */
+	uint32_t text_len; /* at most HL_WIRE_MAX_PATH */
+	uint32_t reserved;
+};
+
+/* valgrind's name of a socket family in "Open AF_INET socket 3: ...", or
+ * NULL (it then says "Open pf-16 socket 3:"). One table for the hook's
+ * standalone report and the reporter's. */
+static inline const char *hl_wire_fd_family_name(uint32_t family)
+{
+	switch (family) {
+	case 1: return "AF_UNIX";
+	case 2: return "AF_INET";
+	case 10: return "AF_INET6";
+	default: return NULL;
+	}
+}
 
 /* valgrind's words for a fault's si_code ("Access not within mapped region
  * at address 0x0"), or NULL: the signal was sent, or is not a fault. One
@@ -914,6 +965,8 @@ _Static_assert(sizeof(struct hl_rec_fork) == 24, "fork");
 _Static_assert(sizeof(struct hl_rec_spawn) == 24, "spawn");
 _Static_assert(sizeof(struct hl_rec_exit) == 32, "exit");
 _Static_assert(sizeof(struct hl_rec_fatal) == 40, "fatal");
+_Static_assert(sizeof(struct hl_rec_fd_summary) == 24, "fd_summary");
+_Static_assert(sizeof(struct hl_rec_fd) == 32, "fd");
 _Static_assert(sizeof(struct hl_wire_live_block) == 24, "live_block");
 _Static_assert(sizeof(struct hl_rec_live) == 16, "live");
 _Static_assert(sizeof(struct hl_wire_live_indirect) == 16, "live_indirect");
@@ -965,6 +1018,8 @@ static inline uint32_t hl_wire_min_length(uint8_t type)
 	case HL_REC_OPTIONS: return sizeof(struct hl_rec_options);
 	case HL_REC_FATAL: return sizeof(struct hl_rec_fatal);
 	case HL_REC_SPAWN: return sizeof(struct hl_rec_spawn);
+	case HL_REC_FD_SUMMARY: return sizeof(struct hl_rec_fd_summary);
+	case HL_REC_FD: return sizeof(struct hl_rec_fd);
 	default: return 0;
 	}
 }

@@ -38,7 +38,7 @@ struct vg_options {
 	const char *tool, *leak_check, *show_leak_kinds, *show_reachable, *show_possibly_lost;
 	const char *errors_for_leak_kinds, *log_file, *xml, *xml_file, *gen_suppressions;
 	const char *trace_children, *show_error_list, *show_below_main, *child_silent;
-	const char *default_suppressions, *libc_freeres, *cxx_freeres, *time_stamp;
+	const char *default_suppressions, *libc_freeres, *cxx_freeres, *time_stamp, *track_fds;
 	unsigned long error_exitcode, num_callers, redzone_size, freelist_vol;
 	unsigned long malloc_fill, free_fill, heuristics;
 	bool quiet, verbose;
@@ -63,7 +63,6 @@ struct vg_dropped {
 #define NO_JIT "heapledger runs the program natively, not on a synthetic CPU"
 #define NO_GDB "heapledger has no gdb server"
 #define NO_XTREE "heapledger writes no xtree files (its database and `heapledger report` keep the stacks)"
-#define NO_FDS "heapledger does not track file descriptors"
 
 static const struct vg_dropped valgrind_only[] = {
 	/* memcheck's checks of defined values, which heapledger cannot see */
@@ -75,7 +74,6 @@ static const struct vg_dropped valgrind_only[] = {
 	{ "ignore-ranges", "*", "heapledger sees no invalid reads and writes to ignore" },
 	{ "ignore-range-below-sp", "*", "heapledger sees no invalid reads and writes to ignore" },
 	{ "smc-check", "none|stack|all|all-non-file", NO_JIT },
-	{ "track-fds", "no|yes|all", NO_FDS },
 	{ "leak-resolution", "low|med|high",
 	  "loss records are told apart by their whole stack (valgrind's high)" },
 	{ "show-mismatched-frees", "yes|no", "mismatched frees are always reported" },
@@ -444,6 +442,9 @@ static int parse(int *argc, char **argv, struct vg_options *o, int *first)
 		HL_ARG_CALL("leak-check-heuristics", 0, "LIST", heuristics_arg, &o->heuristics,
 			    "interior pointers that reach a block: stdstring, length64, newarray, "
 			    "multipleinheritance, all (default) or none"),
+		HL_ARG_CHOICE("track-fds", 0, "no|yes|all", &o->track_fds,
+			      "yes: at exit, list the file descriptors still open (but 0, 1 and 2) "
+			      "and where each was made; all: 0, 1 and 2 too"),
 		HL_ARG_CHOICE("run-libc-freeres", 0, "yes|no", &o->libc_freeres,
 			      "no: glibc keeps its own memory at exit (it is then reported)"),
 		HL_ARG_CHOICE("run-cxx-freeres", 0, "yes|no", &o->cxx_freeres,
@@ -614,6 +615,9 @@ static void set_hook_options(const struct vg_options *o)
 	if (o->heuristics != NOT_GIVEN)
 		used += snprintf(buf + used, sizeof(buf) - (size_t)used, "heuristics=%lu:",
 				 o->heuristics);
+	if (o->track_fds)
+		used += snprintf(buf + used, sizeof(buf) - (size_t)used, "track_fds=%s:",
+				 o->track_fds);
 	/* one hook key runs both freeres (glibc's, then libstdc++'s) */
 	if (is_no(o->libc_freeres) || is_no(o->cxx_freeres))
 		used += snprintf(buf + used, sizeof(buf) - (size_t)used, "freeres=0:");

@@ -527,6 +527,62 @@ static void read_fatal(struct reader *rd, struct import *im, json_t *e, const ch
 					    at(stack_path, sizeof(stack_path), path, "stack", 0), NULL);
 }
 
+/* One of file_descriptors.listed (as report_json.c writes it). */
+static void read_fd(struct reader *rd, struct import *im, struct hl_process *p, json_t *o,
+		    const char *where, struct hl_fd_event *f)
+{
+	const char *kind = get_str(rd, &p->arena, o, where, "kind", false);
+	const char *text = get_str(rd, &p->arena, o, where, "text", true);
+	json_t *family = member(rd, o, where, "family", is_int_or_null, "a number or null");
+	json_t *stack = member(rd, o, where, "stack", is_array, "an array of frames");
+	int64_t fd = get_i64(rd, o, where, "fd");
+	char spath[300];
+
+	if (rd->failed)
+		return;
+	if (fd < 0 || fd > INT32_MAX || (strcmp(kind, "file") && strcmp(kind, "socket")))
+		return (void)bad(rd, where, "fd out of range or kind not file or socket");
+	f->fd = (int32_t)fd;
+	f->kind = strcmp(kind, "socket") ? HL_FD_FILE : HL_FD_SOCKET;
+	f->family = json_is_integer(family) ? (uint32_t)json_integer_value(family) : 0;
+	f->text = text ? text : "";
+	f->flags = (get_bool(rd, o, where, "inherited") ? HL_FD_INHERITED : 0) |
+		   (get_bool(rd, o, where, "unseen") ? HL_FD_UNSEEN : 0);
+	if (!rd->failed)
+		f->stack = read_stack(rd, im, p, stack, false,
+				      at(spath, sizeof(spath), where, "stack", 0), NULL);
+}
+
+/* file_descriptors: track_fds's listing, or null (and absent from reports
+ * written before it was kept). */
+static void read_fds(struct reader *rd, struct import *im, json_t *o, const char *where,
+		     struct hl_process *p)
+{
+	json_t *fds = json_object_get(o, "file_descriptors"), *listed;
+	char path[256], list_path[280], lpath[300];
+
+	if (!fds || json_is_null(fds))
+		return;
+	at(path, sizeof(path), where, "file_descriptors", 0);
+	if (!json_is_object(fds))
+		return (void)bad(rd, path, "not an object or null");
+	p->fd_summary.seen = true;
+	p->fd_summary.open = (uint32_t)get_u64(rd, fds, path, "open");
+	p->fd_summary.std = (uint32_t)get_u64(rd, fds, path, "std");
+	p->fd_summary.all = get_bool(rd, fds, path, "std_listed");
+	listed = member(rd, fds, path, "listed", is_array, "an array");
+	for (size_t i = 0; listed && i < json_array_size(listed) && !rd->failed; i++) {
+		json_t *f = json_array_get(listed, i);
+
+		at(lpath, sizeof(lpath), at(list_path, sizeof(list_path), path, "listed", 0), NULL,
+		   (long)i);
+		if (!json_is_object(f))
+			return (void)bad(rd, lpath, "not an object");
+		hl_grow((void **)&p->fds, &p->fds_cap, p->nfds, sizeof(*p->fds));
+		read_fd(rd, im, p, f, lpath, &p->fds[p->nfds++]);
+	}
+}
+
 static void read_summary(struct reader *rd, json_t *s, const char *where, struct hl_process *p)
 {
 	p->in_use_bytes = get_u64(rd, s, where, "in_use_bytes");
@@ -726,6 +782,8 @@ static void read_process(struct reader *rd, struct import *im, struct hl_process
 		hl_grow((void **)&p->errors, &p->errors_cap, p->nerrors, sizeof(*p->errors));
 		read_error(rd, im, p, e, epath, &p->errors[p->nerrors++]);
 	}
+	if (!rd->failed)
+		read_fds(rd, im, o, where, p);
 	read_timeline(rd, p, json_object_get(o, "timeline"),
 		      at(path, sizeof(path), where, "timeline", 0));
 	if (checks && !json_is_array(checks))

@@ -220,6 +220,39 @@ static json_t *fatal_json(struct hl_report *r, const struct hl_report_process *p
 	return o;
 }
 
+/* track_fds: the descriptors open at exit (the text's "FILE DESCRIPTORS"),
+ * or null when the hook did not track them. */
+static json_t *fds_json(struct hl_report *r, const struct hl_report_process *p)
+{
+	json_t *o, *list;
+
+	if (!p->fd_summary.tracked)
+		return json_null();
+	o = json_object();
+	list = json_array();
+	json_object_set_new(o, "open", json_integer(p->fd_summary.open));
+	json_object_set_new(o, "std", json_integer(p->fd_summary.std));
+	json_object_set_new(o, "std_listed", json_boolean(p->fd_summary.all));
+	for (size_t i = 0; i < p->nfds; i++) {
+		const struct hl_report_fd *f = &p->fds[i];
+		json_t *e = json_object();
+
+		json_object_set_new(e, "fd", json_integer(f->fd));
+		json_object_set_new(e, "kind", json_string(f->kind == HL_FD_SOCKET ? "socket" : "file"));
+		json_object_set_new(e, "family", f->kind == HL_FD_SOCKET && f->family ?
+					json_integer(f->family) : json_null());
+		json_object_set_new(e, "family_name",
+				    hl_json_text(hl_wire_fd_family_name(f->family)));
+		json_object_set_new(e, "text", f->text[0] ? hl_json_text(f->text) : json_null());
+		json_object_set_new(e, "inherited", json_boolean(f->inherited));
+		json_object_set_new(e, "unseen", json_boolean(f->unseen));
+		json_object_set_new(e, "stack", stack_json(r, &f->stack));
+		json_array_append_new(list, e);
+	}
+	json_object_set_new(o, "listed", list);
+	return o;
+}
+
 static json_t *exit_json(struct hl_report *r, const struct hl_report_process *p)
 {
 	json_t *o = json_object();
@@ -426,6 +459,7 @@ static json_t *process_json(struct hl_report *r, const struct hl_report_process 
 	}
 	json_object_set_new(o, "leaks", leaks);
 	json_object_set_new(o, "errors", errors);
+	json_object_set_new(o, "file_descriptors", fds_json(r, p));
 	json_object_set_new(o, "timeline", timeline_json(p));
 	return o;
 }

@@ -611,6 +611,48 @@ static void print_fatal(const struct hl_report_process *p, const struct hl_repor
 	fprintf(out, "==%u==\n", p->pid);
 }
 
+/* valgrind's --track-fds listing: "Open file descriptor 3: /path" or
+ * "Open AF_INET socket 4: 127.0.0.1:80 <-> unbound", then where it was made. */
+static void print_fd_heading(const struct hl_report_process *p, const struct hl_report_fd *f,
+			     FILE *out)
+{
+	const char *family = hl_wire_fd_family_name(f->family);
+
+	fprintf(out, "==%u== Open ", p->pid);
+	if (f->kind == HL_FD_FILE)
+		fputs("file descriptor", out);
+	else if (family)
+		fprintf(out, "%s socket", family);
+	else if (f->family)
+		fprintf(out, "pf-%u socket", f->family);
+	else
+		fputs("socket", out);
+	fprintf(out, " %d:%s%s\n", f->fd, f->text[0] ? " " : "", f->text);
+}
+
+static void print_fds(const struct hl_report_process *p, const struct hl_report_view *view,
+		      FILE *out)
+{
+	if (!p->fd_summary.tracked)
+		return;
+	fprintf(out, "==%u== FILE DESCRIPTORS: %u open (%u std) at exit.\n", p->pid,
+		p->fd_summary.open, p->fd_summary.std);
+	for (size_t i = 0; i < p->nfds; i++) {
+		const struct hl_report_fd *f = &p->fds[i];
+
+		print_fd_heading(p, f, out);
+		if (f->inherited)
+			fprintf(out, "==%u==    <inherited from parent>\n", p->pid);
+		else if (f->unseen)
+			fprintf(out, "==%u==    <made by a call heapledger does not see: no stack>\n",
+				p->pid);
+		else
+			print_stack(out, p->pid, &f->stack, view);
+		fprintf(out, "==%u==\n", p->pid);
+	}
+	fprintf(out, "==%u==\n", p->pid);
+}
+
 /* valgrind -q: the errors and loss records only, with the reasons a
  * process was not scanned (a result must never look clean by omission). */
 static void print_errors_only(const struct hl_report *r, const struct hl_report_process *p,
@@ -634,6 +676,7 @@ static bool nothing_to_show(const struct hl_report *r, const struct hl_report_pr
 	if (strcmp(p->how, "exit") && strcmp(p->how, "_exit") && strcmp(p->how, "exec"))
 		return false;
 	if (p->fatal.signal || p->nerrors || p->nchecks || p->unstopped || p->no_exit_record ||
+	    p->nfds ||
 	    p->dropped_events || p->dropped_stacks || p->unmatched_frees ||
 	    p->unfreed_superseded || p->live_mismatch ||
 	    hl_report_not_scanned(p, why, sizeof(why)) || hl_report_stream_cut(p, why, sizeof(why)))
@@ -695,6 +738,7 @@ static void print_process(const struct hl_report *r, const struct hl_report_proc
 	}
 	if (r->view.errors_only) {
 		print_fatal(p, &r->view, out); /* valgrind -q says it too */
+		print_fds(p, &r->view, out);   /* and this */
 		print_errors_only(r, p, out);
 		return;
 	}
@@ -705,6 +749,7 @@ static void print_process(const struct hl_report *r, const struct hl_report_proc
 		return;
 	}
 	print_fatal(p, &r->view, out);
+	print_fds(p, &r->view, out);
 	print_summary(p, out);
 	print_checks(r, p, out);
 	print_errors(p, &r->view, out);

@@ -37,6 +37,8 @@ static const char *const type_names[HL_REC_TYPE_COUNT] = {
 	[HL_REC_EXEC] = "EXEC",
 	[HL_REC_OPTIONS] = "OPTIONS",
 	[HL_REC_FATAL] = "FATAL",
+	[HL_REC_FD_SUMMARY] = "FD_SUMMARY",
+	[HL_REC_FD] = "FD",
 	[HL_REC_SPAWN] = "SPAWN",
 };
 
@@ -261,6 +263,31 @@ const char *hl_decode_check_layout(const struct hl_wire_header *rec)
 			return "FATAL with a signal out of range";
 		return NULL;
 	}
+	case HL_REC_FD_SUMMARY: {
+		const struct hl_rec_fd_summary *fs = (const void *)rec;
+
+		if (rec->flags & ~HL_FD_SUMMARY_ALL || fs->reserved)
+			return "FD_SUMMARY with unknown flags";
+		if (fs->std > 3 || fs->std > fs->open || fs->listed > fs->open)
+			return "FD_SUMMARY counts out of range";
+		return NULL;
+	}
+	case HL_REC_FD: {
+		const struct hl_rec_fd *fd = (const void *)rec;
+
+		if (rec->flags & ~HL_FD_FLAGS || fd->reserved)
+			return "FD with unknown flags";
+		if (fd->fd < 0 || fd->kind >= HL_FD_KIND_COUNT)
+			return "FD with a negative number or unknown kind";
+		if (fd->text_len > HL_WIRE_MAX_PATH ||
+		    (uint64_t)sizeof(*fd) + fd->text_len > rec->length)
+			return "FD text_len out of range";
+		if (fd->text_len && !strings_are_valid((const char *)(fd + 1), fd->text_len, 1))
+			return "FD text is not one NUL-terminated string";
+		if ((rec->flags & HL_FD_FLAGS) && fd->stack_id)
+			return "FD inherited or unseen but with a stack";
+		return NULL;
+	}
 	case HL_REC_CHECK:
 		if (rec->flags || ((const struct hl_rec_check *)rec)->flags & ~HL_CHECK_FLAGS)
 			return "CHECK with unknown flags";
@@ -377,6 +404,8 @@ static const char *check_connection(struct hl_decoder *d,
 		return check_error_ids(d, (const void *)rec);
 	case HL_REC_FATAL:
 		return use_stack(d, ((const struct hl_rec_fatal *)rec)->stack_id);
+	case HL_REC_FD:
+		return use_stack(d, ((const struct hl_rec_fd *)rec)->stack_id);
 	default:
 		return NULL;
 	}

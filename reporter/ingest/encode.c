@@ -263,6 +263,33 @@ void hl_enc_exec(struct hl_enc *e, const char *path)
 	memcpy(r + 1, path, len);
 }
 
+void hl_enc_fd_summary(struct hl_enc *e, uint32_t open, uint32_t std, uint32_t listed,
+		       uint16_t flags)
+{
+	struct hl_rec_fd_summary *r = hl_enc_record(e, HL_REC_FD_SUMMARY, sizeof(*r));
+
+	r->h.flags = flags;
+	r->open = open;
+	r->std = std;
+	r->listed = listed;
+}
+
+void hl_enc_fd(struct hl_enc *e, int32_t fd, uint32_t stack_id, uint32_t kind, uint32_t family,
+	       uint16_t flags, const char *text)
+{
+	uint32_t len = text ? (uint32_t)strlen(text) + 1 : 0;
+	struct hl_rec_fd *r = hl_enc_record(e, HL_REC_FD, (uint32_t)sizeof(*r) + len);
+
+	r->h.flags = flags;
+	r->fd = fd;
+	r->stack_id = stack_id;
+	r->kind = kind;
+	r->family = family;
+	r->text_len = len;
+	if (len)
+		memcpy(r + 1, text, len);
+}
+
 void hl_enc_spawn(struct hl_enc *e, uint32_t child_pid, const char *path, unsigned flags)
 {
 	uint32_t len = (uint32_t)strlen(path) + 1;

@@ -68,6 +68,11 @@ void hl_enc_exec(struct hl_enc *e, const char *path);
 void hl_enc_spawn(struct hl_enc *e, uint32_t child_pid, const char *path, unsigned flags);
 void hl_enc_error(struct hl_enc *e, const struct hl_rec_error *fields);
 void hl_enc_dropped(struct hl_enc *e, uint64_t events);
+/* FD_SUMMARY, then an FD per descriptor (text NULL: none; NUL added). */
+void hl_enc_fd_summary(struct hl_enc *e, uint32_t open, uint32_t std, uint32_t listed,
+		       uint16_t flags);
+void hl_enc_fd(struct hl_enc *e, int32_t fd, uint32_t stack_id, uint32_t kind, uint32_t family,
+	       uint16_t flags, const char *text);
 
 /* Packed events (wire.h): hl_enc_batch_packed writes a BATCH with these
  * bases, and the hl_enc_pack_* calls append events to it, keeping it a

@@ -37,6 +37,7 @@ static void process_destroy(struct hl_process *p)
 	free(p->stack_by_wire);
 	free(p->modules);
 	free(p->errors);
+	free(p->fds);
 	free(p->samples);
 	free(p->points);
 	free(p->leaks);
@@ -981,6 +982,29 @@ static void on_error(struct hl_process *p, const struct hl_rec_error *r)
 	e->detail = r->detail;
 }
 
+static void on_fd_summary(struct hl_process *p, const struct hl_rec_fd_summary *r)
+{
+	p->fd_summary.seen = true;
+	p->fd_summary.all = r->h.flags & HL_FD_SUMMARY_ALL;
+	p->fd_summary.open = r->open;
+	p->fd_summary.std = r->std;
+	p->nfds = 0; /* one listing per image: the last one counts */
+}
+
+static void on_fd(struct hl_process *p, const struct hl_rec_fd *r)
+{
+	struct hl_fd_event *e;
+
+	hl_grow((void **)&p->fds, &p->fds_cap, p->nfds, sizeof(*p->fds));
+	e = &p->fds[p->nfds++];
+	e->fd = r->fd;
+	e->stack = stack_ref(p, r->stack_id);
+	e->kind = r->kind;
+	e->family = r->family;
+	e->flags = r->h.flags;
+	e->text = hl_bump_strdup(&p->arena, r->text_len ? (const char *)(r + 1) : "");
+}
+
 static void on_batch(struct hl_process *p, const struct hl_rec_batch *r)
 {
 	int slot = p->clock_synced ? 1 : 0;
@@ -1094,6 +1118,8 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec)
 	case HL_REC_LIVE: on_live(p, (const void *)rec); break;
 	case HL_REC_CHECK: on_check(p, (const void *)rec); break;
 	case HL_REC_ERROR: on_error(p, (const void *)rec); break;
+	case HL_REC_FD_SUMMARY: on_fd_summary(p, (const void *)rec); break;
+	case HL_REC_FD: on_fd(p, (const void *)rec); break;
 	case HL_REC_DROPPED:
 		p->dropped_events += ((const struct hl_rec_dropped *)rec)->events;
 		if (rec->length >= sizeof(struct hl_rec_dropped))

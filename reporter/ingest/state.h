@@ -88,6 +88,16 @@ struct hl_error_event {
 	uint64_t detail;         /* SIZE_MISMATCH: the size delete was given */
 };
 
+/* A descriptor open at exit (FD record, track_fds). */
+struct hl_fd_event {
+	int32_t fd;
+	uint32_t stack;          /* stack index + 1 where it was made, 0: none */
+	uint32_t kind;           /* enum hl_fd_kind */
+	uint32_t family;         /* a socket's AF_*, 0: unknown */
+	uint32_t flags;          /* HL_FD_INHERITED, HL_FD_UNSEEN */
+	const char *text;        /* path or a socket's addresses (arena), "" none */
+};
+
 struct hl_sample {
 	uint64_t ticks;         /* when */
 	uint64_t in_use_bytes;  /* heap in use then */
@@ -217,6 +227,13 @@ struct hl_process {
 	size_t nmodules, modules_cap;
 	struct hl_error_event *errors;
 	size_t nerrors, errors_cap;
+	struct {                     /* FD_SUMMARY: descriptors open at exit (wire.h) */
+		bool seen;           /* the hook tracked descriptors (track_fds) */
+		bool all;            /* 0, 1 and 2 listed too */
+		uint32_t open, std;  /* open at exit; of them 0, 1 and 2 */
+	} fd_summary;
+	struct hl_fd_event *fds;     /* FD records, in the hook's order (newest first) */
+	size_t nfds, fds_cap;
 	struct hl_sample *samples;
 	size_t nsamples, samples_cap;
 	uint64_t sample_every;       /* events between samples */

@@ -342,6 +342,27 @@ static void add_errors(struct hl_report *r, struct hl_report_process *rp,
 	}
 }
 
+static void add_fds(struct hl_report *r, struct hl_report_process *rp, struct hl_process *p,
+		    struct hl_symbolizer *sym, unsigned max_frames)
+{
+	rp->fd_summary.tracked = p->fd_summary.seen;
+	rp->fd_summary.all = p->fd_summary.all;
+	rp->fd_summary.open = p->fd_summary.open;
+	rp->fd_summary.std = p->fd_summary.std;
+	rp->nfds = p->nfds;
+	rp->fds = hl_bump_alloc(&r->arena, (p->nfds + 1) * sizeof(*rp->fds));
+	for (size_t i = 0; i < p->nfds; i++) {
+		const struct hl_fd_event *e = &p->fds[i];
+		struct hl_report_fd *f = &rp->fds[i];
+
+		*f = (struct hl_report_fd){ .fd = e->fd, .kind = e->kind, .family = e->family,
+					    .text = hl_bump_strdup(&r->arena, e->text),
+					    .inherited = e->flags & HL_FD_INHERITED,
+					    .unseen = e->flags & HL_FD_UNSEEN };
+		stack_of(p, e->stack, sym, max_frames, &f->stack);
+	}
+}
+
 /* The allocator frame valgrind puts first in a loss record's stack, as its
  * suppressions name it (mangled); the aligned C family by a pattern, as the
  * kind does not say which of memalign, posix_memalign, aligned_alloc. */
@@ -447,6 +468,7 @@ struct hl_report_process *hl_report_add_process(struct hl_report *r,
 	for (size_t i = 0; i < p->nleaks; i++)
 		leak_of(r, p, &p->leaks[i], sym, max_frames, &rp->leaks[i]);
 	add_errors(r, rp, p, sym, max_frames);
+	add_fds(r, rp, p, sym, max_frames);
 	if (p->fatal.signal) {
 		rp->fatal.signal = (int32_t)p->fatal.signal;
 		rp->fatal.code = p->fatal.code;

@@ -103,6 +103,18 @@ struct hl_report_check {
 	size_t nunstopped_tids;
 };
 
+/* A file descriptor still open at exit (track_fds=, valgrind's --track-fds),
+ * in the order valgrind lists them: the newest first, inherited ones last. */
+struct hl_report_fd {
+	int32_t fd;
+	uint32_t kind;                /* enum hl_fd_kind (wire.h) */
+	uint32_t family;              /* a socket's AF_*, 0: unknown */
+	const char *text;             /* its path, or a socket's addresses; "" none */
+	bool inherited;               /* open when the image started: no stack */
+	bool unseen;                  /* made by a call the hook does not see: no stack */
+	struct hl_report_stack stack; /* where the program made it */
+};
+
 /* A sample of the heap in use (the live state's timeline). */
 struct hl_report_sample {
 	uint64_t time_ns;             /* CLOCK_REALTIME */
@@ -156,6 +168,13 @@ struct hl_report_process {
 	size_t nleaks;
 	struct hl_report_error *errors;
 	size_t nerrors;
+	struct {                      /* track_fds: descriptors open at exit */
+		bool tracked;         /* the hook tracked them (else nothing is known) */
+		bool all;             /* track_fds=all: 0, 1 and 2 are listed too */
+		uint32_t open, std;   /* open at exit, and how many of them are 0, 1, 2 */
+	} fd_summary;
+	struct hl_report_fd *fds;     /* those listed, valgrind's order */
+	size_t nfds;
 	struct hl_report_check *checks; /* in order */
 	size_t nchecks;
 	struct hl_report_sample *timeline; /* as taken (threads: not always in time order) */

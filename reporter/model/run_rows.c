@@ -77,6 +77,7 @@ void hl_run_rows_destroy(struct hl_run_rows *r)
 	free(r->profile);
 	free(r->symbols);
 	free(r->errors);
+	free(r->fds);
 	free(r->checks);
 	free(r->records);
 	free(r->unstopped);

@@ -92,6 +92,16 @@ struct hl_error_row {
  * loader reads them; strings are row's). */
 void hl_error_row_record(const struct hl_error_row *row, struct hl_report_error *out);
 
+/* A descriptor open at a process's end (track_fds), its stack by id. */
+struct hl_fd_row {
+	int32_t fd;
+	unsigned kind;                /* enum hl_fd_kind */
+	uint32_t family;              /* a socket's AF_*, 0: unknown or a file */
+	const char *text;             /* "" none */
+	bool inherited, unseen;
+	struct hl_maybe stack_id;
+};
+
 /* An on-demand check's total for one class. */
 struct hl_check_row {
 	int64_t process_id, pid;
@@ -185,6 +195,10 @@ struct hl_run_rows {
 	size_t nrecords, records_cap;
 	struct hl_unstopped_row *unstopped;
 	size_t nunstopped, unstopped_cap;
+	struct hl_fd_row *fds;        /* a process's descriptors open at exit */
+	size_t nfds, fds_cap;
+	bool fds_tracked, fds_all;    /* its fd_summaries row, if any */
+	uint32_t fds_open, fds_std;
 	struct hl_report_sample *samples; /* a process's timeline */
 	size_t nsamples, samples_cap;
 	struct hl_bump arena;

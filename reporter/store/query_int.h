@@ -65,7 +65,8 @@ int hl_query_run_frames(struct hl_store *s, int64_t run_id, struct hl_bump *a,
 /* The statements of struct hl_process_rows, one in each row's file. */
 extern const char *const hl_process_leaks_sql, *const hl_process_errors_sql,
 	*const hl_process_checks_sql, *const hl_process_records_sql,
-	*const hl_process_unstopped_sql, *const hl_process_timeline_sql;
+	*const hl_process_unstopped_sql, *const hl_process_timeline_sql,
+	*const hl_process_fd_summary_sql, *const hl_process_fds_sql;
 
 /* A stored argv (a JSON array of words, each a string or the array of its
  * bytes: HL_SQL_ARGV_WORD; read by SQLite's json_each) into *argv (argc

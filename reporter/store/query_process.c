@@ -16,10 +16,11 @@
 int hl_process_rows_open(struct hl_process_rows *rd, struct hl_store *s)
 {
 	sqlite3_stmt **st[] = { &rd->leaks, &rd->errors, &rd->checks, &rd->records,
-				&rd->unstopped, &rd->timeline };
+				&rd->unstopped, &rd->timeline, &rd->fd_summary, &rd->fds };
 	const char *sql[] = { hl_process_leaks_sql, hl_process_errors_sql, hl_process_checks_sql,
 			      hl_process_records_sql, hl_process_unstopped_sql,
-			      hl_process_timeline_sql };
+			      hl_process_timeline_sql, hl_process_fd_summary_sql,
+			      hl_process_fds_sql };
 	int err = 0;
 
 	memset(rd, 0, sizeof(*rd));
@@ -37,6 +38,8 @@ void hl_process_rows_close(struct hl_process_rows *rd)
 	sqlite3_finalize(rd->records);
 	sqlite3_finalize(rd->unstopped);
 	sqlite3_finalize(rd->timeline);
+	sqlite3_finalize(rd->fd_summary);
+	sqlite3_finalize(rd->fds);
 	memset(rd, 0, sizeof(*rd));
 }
 

@@ -27,6 +27,7 @@ int hl_query_timeline(struct hl_store *s, int64_t process_id, struct hl_run_rows
 struct hl_process_rows {
 	struct hl_store *s;
 	struct sqlite3_stmt *leaks, *errors, *checks, *records, *unstopped, *timeline;
+	struct sqlite3_stmt *fd_summary, *fds;
 };
 int hl_process_rows_open(struct hl_process_rows *rd, struct hl_store *s);
 void hl_process_rows_close(struct hl_process_rows *rd);
@@ -34,6 +35,9 @@ void hl_process_rows_close(struct hl_process_rows *rd);
 int hl_process_leaks(struct hl_process_rows *rd, int64_t process_id, struct hl_run_rows *out);
 /* Its heap errors as they came (out->errors). */
 int hl_process_errors(struct hl_process_rows *rd, int64_t process_id, struct hl_run_rows *out);
+/* Its descriptors open at exit (out->fds, in listing order; out->fds_tracked
+ * and the counts from its summary). */
+int hl_process_fds(struct hl_process_rows *rd, int64_t process_id, struct hl_run_rows *out);
 /* Its checks (out->checks, by seq), their records (out->records) and the
  * threads its scans could not stop (out->unstopped). */
 int hl_process_checks(struct hl_process_rows *rd, int64_t process_id, struct hl_run_rows *out);

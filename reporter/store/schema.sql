@@ -569,3 +569,28 @@ CREATE TABLE stack_series (
   bytes INTEGER NOT NULL,
   PRIMARY KEY (process_id, stack_id, sample)
 ) WITHOUT ROWID;
+
+-- migrate 21
+-- The file descriptors a process had open at its end (track_fds=yes|all,
+-- valgrind's --track-fds; wire.h FD_SUMMARY and FD): fd_summaries holds the
+-- counts of each process whose hook tracked them (no row: not tracked),
+-- open_fds the descriptors listed, in valgrind's order (position 0, the
+-- newest, first; inherited ones last).
+CREATE TABLE fd_summaries (
+  process_id INTEGER PRIMARY KEY REFERENCES processes(id) ON DELETE CASCADE,
+  open INTEGER NOT NULL,              -- open at exit, 0, 1 and 2 included
+  std INTEGER NOT NULL,               -- how many of them are 0, 1 or 2
+  std_listed INTEGER NOT NULL         -- 1: track_fds=all, 0, 1 and 2 are listed too
+);
+CREATE TABLE open_fds (
+  process_id INTEGER NOT NULL REFERENCES processes(id) ON DELETE CASCADE,
+  position INTEGER NOT NULL,          -- 0, 1, ... in listing order
+  fd INTEGER NOT NULL,
+  kind TEXT NOT NULL,                 -- file | socket
+  family INTEGER,                     -- a socket's AF_*; NULL: a file, or not known
+  text TEXT,                          -- the path, or a socket's addresses; NULL: none
+  inherited INTEGER NOT NULL,         -- open when the image started
+  unseen INTEGER NOT NULL,            -- made by a call the hook does not see
+  stack_id INTEGER REFERENCES stacks(id), -- where the program made it
+  PRIMARY KEY (process_id, position)
+) WITHOUT ROWID;

@@ -221,7 +221,7 @@ int hl_store_run_delete(struct hl_store *s, int64_t run_id)
 enum {
 	ST_PROCESS, ST_SUMMARY, ST_SYMBOL, ST_SYMBOL_FIND, ST_FRAME, ST_SAVEPOINT, ST_RELEASE,
 	ST_FRAMES, ST_FRAME_BASE, ST_STACK_BASE, ST_SITE, ST_ERROR,
-	ST_CHECK, ST_CHECK_RECORD, ST_UNSTOPPED, ST_SIZE_BIN, ST_COUNT
+	ST_CHECK, ST_CHECK_RECORD, ST_UNSTOPPED, ST_SIZE_BIN, ST_FD_SUMMARY, ST_FD, ST_COUNT
 };
 
 /* Frame rows go in FRAMES_PER_INSERT at a time: most of a row's cost was
@@ -268,6 +268,10 @@ static const char *const statement_sql[ST_COUNT] = {
 		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_UNSTOPPED] = "INSERT INTO unstopped_threads(process_id, check_seq, tid) VALUES (?,?,?)",
 	[ST_SIZE_BIN] = "INSERT INTO size_bins(process_id, bin, allocs, bytes) VALUES (?,?,?,?)",
+	[ST_FD_SUMMARY] = "INSERT INTO fd_summaries(process_id, open, std, std_listed)"
+		" VALUES (?,?,?,?)",
+	[ST_FD] = "INSERT INTO open_fds(process_id, position, fd, kind, family, text, inherited,"
+		" unseen, stack_id) VALUES (?,?,?,?,?,?,?,?,?)",
 };
 
 struct writer {
@@ -926,6 +930,9 @@ static int write_stacks(struct writer *w)
 	}
 	if (p->fatal.stack && p->fatal.stack <= p->nstacks)
 		w->stack_ids[p->fatal.stack - 1] = -1; /* needed */
+	for (size_t i = 0; i < p->nfds; i++)
+		if (p->fds[i].stack && p->fds[i].stack <= p->nstacks)
+			w->stack_ids[p->fds[i].stack - 1] = -1; /* needed */
 	for (size_t i = 0; i < p->nchecks; i++)
 		for (size_t j = 0; j < p->checks[i].nrecords; j++) {
 			uint32_t ref = p->checks[i].records[j].g.stack;
@@ -1127,6 +1134,41 @@ static int write_errors(struct writer *w)
 		sqlite3_bind_int64(st, 9, (int64_t)hl_process_ticks_to_realtime(w->p, e->ticks));
 		sqlite3_bind_text(st, 10, hl_error_call_name(e->call), -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 11, (int64_t)e->detail);
+		err = step_done(w->s, st);
+	}
+	return err;
+}
+
+/* track_fds: the counts, then each descriptor listed (none: not tracked). */
+static int write_fds(struct writer *w)
+{
+	const struct hl_process *p = w->p;
+	sqlite3_stmt *st = w->st[ST_FD_SUMMARY];
+	int err;
+
+	if (!p->fd_summary.seen)
+		return 0;
+	sqlite3_bind_int64(st, 1, w->process_id);
+	sqlite3_bind_int64(st, 2, p->fd_summary.open);
+	sqlite3_bind_int64(st, 3, p->fd_summary.std);
+	sqlite3_bind_int(st, 4, p->fd_summary.all);
+	err = step_done(w->s, st);
+	st = w->st[ST_FD];
+	for (size_t i = 0; i < p->nfds && !err; i++) {
+		const struct hl_fd_event *f = &p->fds[i];
+
+		sqlite3_bind_int64(st, 1, w->process_id);
+		sqlite3_bind_int64(st, 2, (int64_t)i);
+		sqlite3_bind_int(st, 3, f->fd);
+		sqlite3_bind_text(st, 4, f->kind == HL_FD_SOCKET ? "socket" : "file", -1,
+				  SQLITE_STATIC);
+		if (f->kind == HL_FD_SOCKET && f->family)
+			sqlite3_bind_int(st, 5, (int)f->family);
+		if (f->text[0])
+			sqlite3_bind_text(st, 6, f->text, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 7, !!(f->flags & HL_FD_INHERITED));
+		sqlite3_bind_int(st, 8, !!(f->flags & HL_FD_UNSEEN));
+		bind_stack(w, st, 9, f->stack);
 		err = step_done(w->s, st);
 	}
 	return err;
@@ -1420,6 +1462,8 @@ static int write_all(struct writer *w)
 		err = write_leaks(w);
 	if (!err)
 		err = write_errors(w);
+	if (!err)
+		err = write_fds(w);
 	if (!err)
 		err = write_timeline(w);
 	if (!err)

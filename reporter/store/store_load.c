@@ -186,6 +186,28 @@ static int load_errors(struct loader *ld, struct hl_report *r, const struct hl_r
 	return err;
 }
 
+static int load_fds(struct loader *ld, struct hl_report *r, const struct hl_run_rows *rows,
+		    struct hl_report_process *p)
+{
+	int err = 0;
+
+	p->fd_summary.tracked = rows->fds_tracked;
+	p->fd_summary.all = rows->fds_all;
+	p->fd_summary.open = rows->fds_open;
+	p->fd_summary.std = rows->fds_std;
+	p->fds = hl_bump_alloc(&r->arena, (rows->nfds + 1) * sizeof(*p->fds));
+	for (size_t i = 0; !err && i < rows->nfds; i++) {
+		const struct hl_fd_row *row = &rows->fds[i];
+		struct hl_report_fd *f = &p->fds[p->nfds++];
+
+		*f = (struct hl_report_fd){ .fd = row->fd, .kind = row->kind, .family = row->family,
+					    .text = copy_text(r, row->text),
+					    .inherited = row->inherited, .unseen = row->unseen };
+		err = load_stack(ld, r, row->stack_id, &f->stack);
+	}
+	return err;
+}
+
 /* The check of p with this seq, or NULL. */
 static struct hl_report_check *check_by_seq(struct hl_report_process *p, int64_t seq)
 {
@@ -322,6 +344,8 @@ static int load_rows(struct loader *ld, struct hl_report *r, int64_t process_id,
 	if (!err)
 		err = hl_process_errors(&ld->rows, process_id, &rows);
 	if (!err)
+		err = hl_process_fds(&ld->rows, process_id, &rows);
+	if (!err)
 		err = hl_process_checks(&ld->rows, process_id, &rows);
 	if (!err && whole)
 		err = hl_process_timeline(&ld->rows, process_id, &rows);
@@ -329,6 +353,8 @@ static int load_rows(struct loader *ld, struct hl_report *r, int64_t process_id,
 		err = load_leaks(ld, r, &rows, p);
 	if (!err)
 		err = load_errors(ld, r, &rows, p);
+	if (!err)
+		err = load_fds(ld, r, &rows, p);
 	if (!err)
 		load_checks(r, &rows, p);
 	if (!err)

@@ -22,6 +22,8 @@ static const char *const prune_sql[] = {
 	"DELETE FROM frames WHERE run_id IN (SELECT id FROM temp.doomed)",
 	"DELETE FROM leak_records WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM errors WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
+	"DELETE FROM open_fds WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
+	"DELETE FROM fd_summaries WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM timeline WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM stack_series WHERE process_id IN (SELECT id FROM temp.doomed_processes)",
 	"DELETE FROM size_bins WHERE process_id IN (SELECT id FROM temp.doomed_processes)",

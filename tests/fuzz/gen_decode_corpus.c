@@ -2,7 +2,8 @@
  * tests/fuzz/gen_decode_corpus.c: writes the seed inputs of
  * corpus/decode/ with the reporter's own encoder: a full valid process,
  * fork/exec HELLOs, realloc churn, LIVE (with indirect bytes)/CHECK/ERROR records,
- * checks and an exit naming threads that did not stop, and a few malformed
+ * the descriptors open at exit (track_fds), checks and an exit naming
+ * threads that did not stop, and a few malformed
  * streams. Each file starts with the read-split byte fuzz_decode.c expects.
  * Usage: gen_decode_corpus DIR
  */
@@ -63,6 +64,10 @@ static void full_process(struct hl_enc *e)
 	hl_enc_module_unload(e, 2, 33);
 	hl_enc_error(e, &err);
 	hl_enc_dropped(e, 5);
+	hl_enc_fd_summary(e, 6, 3, 3, 0); /* track_fds=yes */
+	hl_enc_fd(e, 4, 2, HL_FD_SOCKET, 2, 0, "127.0.0.1:80 <-> unbound");
+	hl_enc_fd(e, 3, 1, HL_FD_FILE, 0, 0, "/etc/hostname");
+	hl_enc_fd(e, 9, 0, HL_FD_FILE, 0, HL_FD_INHERITED, NULL);
 	hl_enc_thread(e, HL_REC_THREAD_END, 1001, 34);
 	hl_enc_live(e, live, 2, HL_LIVE_SCANNED | HL_LIVE_CHECK);
 	hl_enc_check(e, 1, HL_CHECK_SIGNAL, 34);

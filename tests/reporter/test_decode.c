@@ -302,6 +302,51 @@ static void bad_exit_how(struct hl_enc *e)
 	hl_enc_exit(e, 99, 0, 0);
 }
 
+static void bad_fd_flags(struct hl_enc *e)
+{
+	hl_enc_fd(e, 3, 0, HL_FD_FILE, 0, HL_FD_FLAGS + 1, "/x");
+}
+
+static void bad_fd_text(struct hl_enc *e)
+{
+	struct hl_rec_fd *r = hl_enc_record(e, HL_REC_FD, sizeof(*r) + 8);
+
+	r->fd = 3;
+	r->text_len = 8;
+	memcpy(r + 1, "no--nul!", 8);
+}
+
+static void bad_fd_text_len(struct hl_enc *e)
+{
+	struct hl_rec_fd *r = hl_enc_record(e, HL_REC_FD, sizeof(*r) + 8);
+
+	r->fd = 3;
+	r->text_len = 9;
+}
+
+static void bad_fd_inherited_stack(struct hl_enc *e)
+{
+	uint64_t frame = 0x401000;
+
+	hl_enc_stack(e, 1, &frame, 1, 0);
+	hl_enc_fd(e, 3, 1, HL_FD_FILE, 0, HL_FD_INHERITED, NULL);
+}
+
+static void bad_fd_stack(struct hl_enc *e)
+{
+	hl_enc_fd(e, 3, 6, HL_FD_SOCKET, 1, 0, "<unknown>");
+}
+
+static void bad_fd_kind(struct hl_enc *e)
+{
+	hl_enc_fd(e, -1, 0, HL_FD_FILE, 0, 0, NULL);
+}
+
+static void bad_fd_summary(struct hl_enc *e)
+{
+	hl_enc_fd_summary(e, 2, 3, 0, 0);
+}
+
 static void bad_spawn_flags(struct hl_enc *e)
 {
 	hl_enc_spawn(e, 9, "/bin/true", HL_SPAWN_FAILED << 1);
@@ -341,6 +386,13 @@ static void bad_exec_flags(struct hl_enc *e)
 
 static void test_malformed(void **state)
 {
+	expect_reject(bad_fd_flags, "FD with unknown flags");
+	expect_reject(bad_fd_text, "NUL");
+	expect_reject(bad_fd_text_len, "text_len");
+	expect_reject(bad_fd_inherited_stack, "with a stack");
+	expect_reject(bad_fd_stack, "unknown stack id 6");
+	expect_reject(bad_fd_kind, "negative");
+	expect_reject(bad_fd_summary, "counts");
 	expect_reject(bad_version, "version");
 	expect_reject(bad_length_odd, "length");
 	expect_reject(bad_length_huge, "length");
