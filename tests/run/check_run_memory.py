@@ -46,6 +46,10 @@ def run(heapledger, leaker, n, tmp):
     # Freed memory must come back for reuse under ASan too (the reporter's
     # sanitizer build): its quarantine would hold every freed process.
     env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=0"
+    # A symbol cache of its own: the user's (~/.cache/heapledger) maps
+    # files of up to tens of MiB whose pages count in the RSS as more
+    # processes touch them (bounded by the files, not by processes kept).
+    env["XDG_CACHE_HOME"] = os.path.join(tmp, "cache")
     with open(err, "w") as errf:
         proc = subprocess.Popen([heapledger, "run", "--db", db, "--json", js,
                                  "--error-exitcode", str(GATE_EXIT), "--",
