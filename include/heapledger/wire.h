@@ -940,6 +940,14 @@ enum hl_standalone {
 	HL_STANDALONE_COUNT
 };
 
+/* Was the process heard of from its parent's side only (it never said
+ * HELLO), so that nothing of it is known but how it ended? */
+static inline int hl_standalone_never_connected(uint32_t why)
+{
+	return why == HL_STANDALONE_UNOBSERVED || why == HL_STANDALONE_UNSPAWNED ||
+	       why == HL_STANDALONE_UNEXECED;
+}
+
 struct hl_shared_slot {
 	uint32_t tid;              /* owner's kernel thread id; 0: free slot */
 	uint32_t used;             /* bytes of complete packed events */

@@ -124,13 +124,6 @@ static void count_unsent(struct hl_process *p, const struct hl_shared_ending *e)
 								 : p->dropped_events + unsent;
 }
 
-/* A process heard of from its parent's side only (hl_run_add_unobserved). */
-static bool never_connected(const struct hl_process *p)
-{
-	return p->standalone == HL_STANDALONE_UNOBSERVED ||
-	       p->standalone == HL_STANDALONE_UNSPAWNED || p->standalone == HL_STANDALONE_UNEXECED;
-}
-
 /* How an image without an EXIT record ended. */
 static void resolve_end(struct hl_process *p)
 {
@@ -166,7 +159,7 @@ static void resolve_end(struct hl_process *p)
 	if (r && WIFSIGNALED(r->status)) {
 		p->how = HL_EXIT_SIGNAL;
 		p->status = WTERMSIG(r->status);
-	} else if (r && WIFEXITED(r->status) && never_connected(p)) {
+	} else if (r && WIFEXITED(r->status) && hl_standalone_never_connected(p->standalone)) {
 		p->how = HL_EXIT_NORMAL; /* its status, whichever way it took */
 		p->status = WEXITSTATUS(r->status);
 	} else if (r && WIFEXITED(r->status)) {

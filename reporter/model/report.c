@@ -273,9 +273,7 @@ int hl_report_standalone_parse(const char *name)
 
 bool hl_report_never_connected(const struct hl_report_process *p)
 {
-	return p->no_exit_record && (p->standalone == HL_STANDALONE_UNOBSERVED ||
-				     p->standalone == HL_STANDALONE_UNSPAWNED ||
-				     p->standalone == HL_STANDALONE_UNEXECED);
+	return p->no_exit_record && hl_standalone_never_connected(p->standalone);
 }
 
 bool hl_report_stream_cut(const struct hl_report_process *p, char *buf, size_t len)
