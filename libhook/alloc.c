@@ -295,18 +295,12 @@ static void release_with_cache(struct hl_thread_cache *tc, struct hl_range *r, b
 		release_medium_slow(r);
 		return;
 	}
-	struct hl_arena *a = hl_arena_of(r);
-	if (a != tc->arena) {
-		hl_cache_free_remote(tc, r, a);
+	if (tc->delay.ring != NULL) {
+		hl_range_mark_cached(r);
+		hl_delay_push(tc, r);
 		return;
 	}
-	unsigned cls = hl_class_floor(r->size);
-	struct hl_cache_bin *bin = &tc->bins[cls];
-	hl_range_mark_cached(r);
-	((struct hl_free_links *)hl_range_data(r))->next = bin->head;
-	bin->head = r;
-	if (hl_unlikely(--bin->room < 0))
-		hl_cache_flush(tc, cls, bin->limit / 2);
+	hl_cache_put(tc, r);
 }
 
 /* Where p points, judged from the registry and the header, without ever
@@ -456,6 +450,17 @@ void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_cache_bin *bin, uns
 	 * that gets it must report its allocation after this free. */
 	if (hl_track_frees)
 		hl_track_free(hl_range_data(bin->head), kind, caller);
+	if (tc->delay.ring != NULL) {
+		/* Out of the bin again (still marked cached), into the delay,
+		 * which files the range it pushes out as a free does. */
+		struct hl_range *r = bin->head;
+		bin->head = ((struct hl_free_links *)hl_range_data(r))->next;
+		bin->room++;
+		hl_delay_push(tc, r);
+		if (hl_stats_free_publish_due(tc))
+			hl_stats_publish(tc);
+		return;
+	}
 	/* Only a multithreaded program has blocks of other arenas (the fast
 	 * path calls here on every free then), so the single-threaded fast
 	 * path does not pay for this test. */

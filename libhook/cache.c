@@ -151,6 +151,7 @@ struct hl_thread_cache *hl_cache_create(void)
 	struct hl_thread_cache *tc = cache_new(false);
 	if (tc == NULL)
 		return NULL;
+	hl_delay_attach(tc);
 	hl_tcache = tc;
 	hl_fast_tcache = fast_cache(tc);
 	if (cache_key_ready)
@@ -380,9 +381,26 @@ void hl_cache_flush(struct hl_thread_cache *tc, unsigned cls, uint32_t keep)
 	give_back(r, tc->arena);
 }
 
+void hl_cache_put(struct hl_thread_cache *tc, struct hl_range *r)
+{
+	struct hl_arena *a = hl_arena_of(r);
+	if (a != tc->arena) {
+		hl_cache_free_remote(tc, r, a);
+		return;
+	}
+	unsigned cls = hl_class_floor(r->size);
+	struct hl_cache_bin *bin = &tc->bins[cls];
+	hl_range_mark_cached(r);
+	set_next(r, bin->head);
+	bin->head = r;
+	if (hl_unlikely(--bin->room < 0))
+		hl_cache_flush(tc, cls, bin->limit / 2);
+}
+
 void hl_cache_destroy(struct hl_thread_cache *tc)
 {
 	hl_checks_cache_retire(tc);
+	hl_delay_detach(tc);
 	for (unsigned i = 0; i < hl_arena_count; i++) {
 		struct hl_remote_packet *p = tc->remote[i];
 		if (p != NULL) {
@@ -435,8 +453,11 @@ void hl_caches_drain_remote(void)
 void hl_cache_options_known(void)
 {
 	fast_paths_on = true;
-	if (hl_tcache != NULL)
+	hl_delay_init();
+	if (hl_tcache != NULL) {
 		hl_tcache->guard_countdown = hl_guard_countdown_start();
+		hl_delay_attach(hl_tcache);
+	}
 	hl_fast_tcache = fast_cache(hl_tcache);
 }
 

@@ -96,7 +96,7 @@ HL_INLINE void hl_free_fast_sized(void *p, unsigned kind, size_t n)
 			((struct hl_free_links *)hl_range_data(r))->next = bin->head;
 			bin->head = r;
 			if (hl_unlikely(--bin->room < 0 || hl_relaxed_load(&hl_multithreaded) ||
-					hl_track_frees))
+					hl_track_frees || tc->delay.ring != NULL))
 				/* free()'s own return address: this is inlined into it */
 				hl_free_fast_tail(tc, bin, kind,
 						  (uintptr_t)__builtin_return_address(0));

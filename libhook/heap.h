@@ -283,6 +283,22 @@ void hl_cache_free_remote(struct hl_thread_cache *tc, struct hl_range *r, struct
 void hl_caches_drain_remote(void);
 /* Thread exit: every cached range goes back to its arena. */
 void hl_cache_destroy(struct hl_thread_cache *tc);
+/* Files a freed range (counted, validated, at most HL_CACHE_MAX bytes) into
+ * tc's bin for its class, or sends it home to its arena. */
+void hl_cache_put(struct hl_thread_cache *tc, struct hl_range *r);
+
+/* ---- delay.c: reuse_delay, freed blocks held back from reuse ------------- */
+
+/* The options are known: the delay's bound in bytes (0: off). */
+void hl_delay_init(void);
+/* Gives a thread's own cache a ring if the delay is on (shared caches,
+ * which orphans borrow, have none). */
+void hl_delay_attach(struct hl_thread_cache *tc);
+/* Holds freed range r (counted, marked cached) back from reuse; the oldest
+ * ranges past the bound go on to hl_cache_put. */
+void hl_delay_push(struct hl_thread_cache *tc, struct hl_range *r);
+/* Every held range to hl_cache_put, and the ring freed (thread exit). */
+void hl_delay_detach(struct hl_thread_cache *tc);
 void hl_caches_lock(void);
 void hl_caches_unlock(void);
 void hl_caches_fork_child(void);

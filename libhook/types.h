@@ -269,6 +269,15 @@ struct hl_quarantine_cache {
 	struct hl_range *blocks[HL_QCACHE_BLOCKS]; /* oldest first */
 };
 
+/* reuse_delay: a thread's most recent frees, held back from reuse (delay.c).
+ * A ring of ranges, oldest at ring[head]; ring is NULL when the delay is off. */
+struct hl_reuse_delay {
+	struct hl_range **ring;
+	uint32_t mask;              /* capacity - 1, a power of two minus one */
+	uint32_t head, count;
+	uint64_t bytes;             /* range bytes of the blocks held */
+};
+
 struct hl_thread_cache {
 	struct hl_arena *arena;     /* where this thread refills from */
 	struct hl_thread_cache *next, *prev; /* all live caches, for fork/stats */
@@ -284,6 +293,7 @@ struct hl_thread_cache {
 	struct hl_remote_packet *spare_packets;        /* emptied, for reuse */
 	uint32_t spare_packet_count;
 	struct hl_quarantine_cache quarantine; /* checks=full only */
+	struct hl_reuse_delay delay; /* default mode: frees not yet reusable */
 	uint64_t guard_countdown;   /* guard_sample=: allocations until the next guarded one
 				     * (guardpage.c; UINT64_MAX when off: never reaches 0) */
 };
