@@ -21,7 +21,9 @@
  * checks=full has its quarantine instead, which fills and checks as well.
  *
  * The ring is the thread's own (no lock); it is emptied into the bins when
- * the thread's cache is destroyed. In a fork child this thread's ring stays
+ * the thread's cache is destroyed, and by malloc_trim in the calling thread
+ * (which asks for memory back: held ranges of other arenas would keep their
+ * segments mapped). In a fork child this thread's ring stays
  * (its ranges are this process's too); the other threads' are abandoned with
  * their caches, as their bins are.
  */
@@ -84,13 +86,19 @@ void hl_delay_push(struct hl_thread_cache *tc, struct hl_range *r)
 		hl_cache_put(tc, ring_pop(d));
 }
 
+void hl_delay_flush(struct hl_thread_cache *tc)
+{
+	struct hl_reuse_delay *d = &tc->delay;
+	while (d->count != 0)
+		hl_cache_put(tc, ring_pop(d));
+}
+
 void hl_delay_detach(struct hl_thread_cache *tc)
 {
 	struct hl_reuse_delay *d = &tc->delay;
 	if (d->ring == NULL)
 		return;
-	while (d->count != 0)
-		hl_cache_put(tc, ring_pop(d));
+	hl_delay_flush(tc);
 	hl_meta_free(d->ring, (size_t)(d->mask + 1) * sizeof(*d->ring));
 	d->ring = NULL;
 }

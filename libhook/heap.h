@@ -297,6 +297,8 @@ void hl_delay_attach(struct hl_thread_cache *tc);
 /* Holds freed range r (counted, marked cached) back from reuse; the oldest
  * ranges past the bound go on to hl_cache_put. */
 void hl_delay_push(struct hl_thread_cache *tc, struct hl_range *r);
+/* Every held range to hl_cache_put (malloc_trim). */
+void hl_delay_flush(struct hl_thread_cache *tc);
 /* Every held range to hl_cache_put, and the ring freed (thread exit). */
 void hl_delay_detach(struct hl_thread_cache *tc);
 void hl_caches_lock(void);

@@ -8,7 +8,8 @@
  *             plus freed large mappings kept for reuse
  *   ordblks   free chunks: free ranges in the arenas' bins, spare segments,
  *             kept large mappings
- *   smblks    fastbin chunks: ranges held in the threads' caches
+ *   smblks    fastbin chunks: ranges held in the threads' caches (their
+ *             bins and their reuse_delay)
  *   hblks     mmapped chunks: live large blocks (each its own mapping)
  *   hblkhd    their mapping bytes
  *   usmblks   0, as glibc since 2.26
@@ -130,6 +131,11 @@ static void census_cache(struct hl_thread_cache *tc, void *arg)
 			line->count += (uint64_t)held;
 		}
 	}
+	/* reuse_delay's ranges are free for the program, as the bins' are; the
+	 * ring itself is not read (its owner may be replacing entries), so they
+	 * are in the totals but in no size line. */
+	c->fast_count += hl_relaxed_load(&tc->delay.count);
+	c->fast_bytes += hl_relaxed_load(&tc->delay.bytes);
 }
 
 /* The whole heap's figures: arenas[] gets one entry per arena in use

@@ -178,6 +178,8 @@ bool hl_heap_trim(void)
 {
 	uint64_t before = atomic_load_explicit(&hl_mapped_bytes, memory_order_relaxed) +
 			  hl_large_mapped_bytes();
+	if (hl_tcache != NULL)
+		hl_delay_flush(hl_tcache); /* before its blocks of other arenas are sent */
 	hl_caches_drain_remote();
 	for (unsigned i = 0; i < hl_arena_count; i++) {
 		struct hl_arena *a = &hl_arenas[i];
