@@ -295,7 +295,7 @@ static void release_with_cache(struct hl_thread_cache *tc, struct hl_range *r, b
 		release_medium_slow(r);
 		return;
 	}
-	if (tc->delay.ring != NULL) {
+	if (tc->delay.ring != NULL && r->size <= HL_DELAY_BLOCK_MAX) {
 		hl_range_mark_cached(r);
 		hl_delay_push(tc, r);
 		return;
@@ -444,19 +444,15 @@ void *hl_malloc_fast_tail(struct hl_thread_cache *tc, void *p, size_t n, unsigne
 }
 
 void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_cache_bin *bin, unsigned kind,
-		       uintptr_t caller)
+		       uintptr_t caller, void *freed)
 {
 	/* Before the block can leave this thread's bin (below): another thread
-	 * that gets it must report its allocation after this free. */
+	 * that gets it must report its allocation after this free. (With the
+	 * reuse delay, `freed` is in the delay and the bin's head is the block
+	 * the delay pushed out, freed long before.) */
 	if (hl_track_frees)
-		hl_track_free(hl_range_data(bin->head), kind, caller);
-	if (tc->delay.ring != NULL) {
-		/* Out of the bin again (still marked cached), into the delay,
-		 * which files the range it pushes out as a free does. */
-		struct hl_range *r = bin->head;
-		bin->head = ((struct hl_free_links *)hl_range_data(r))->next;
-		bin->room++;
-		hl_delay_push(tc, r);
+		hl_track_free(freed, kind, caller);
+	if (bin == NULL) { /* the reuse delay held it, pushing nothing out */
 		if (hl_stats_free_publish_due(tc))
 			hl_stats_publish(tc);
 		return;

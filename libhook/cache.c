@@ -400,7 +400,7 @@ void hl_cache_put(struct hl_thread_cache *tc, struct hl_range *r)
 void hl_cache_destroy(struct hl_thread_cache *tc)
 {
 	hl_checks_cache_retire(tc);
-	hl_delay_detach(tc);
+	hl_delay_flush(tc);
 	for (unsigned i = 0; i < hl_arena_count; i++) {
 		struct hl_remote_packet *p = tc->remote[i];
 		if (p != NULL) {
@@ -433,6 +433,7 @@ void hl_cache_destroy(struct hl_thread_cache *tc)
 		tc->next->prev = tc->prev;
 	hl_stats_retire_locked(tc);
 	hl_unlock(&caches_lock);
+	hl_delay_free_ring(tc);
 	hl_meta_free(tc, sizeof(*tc));
 }
 

@@ -62,10 +62,12 @@ HL_INLINE void *hl_malloc_fast(size_t n, unsigned kind)
 }
 
 /* Tracking, counters of a multi-threaded program and bin overflow: the rare
- * or tracked work after a fast free of the block now at the head of `bin`,
- * kept out of line so the fast path needs no stack frame. */
+ * or tracked work after a fast free of `freed` (kept out of line so the
+ * fast path needs no stack frame). The block now at the head of `bin` is
+ * `freed`'s, or, when the reuse delay held `freed`, the one it pushed out;
+ * bin is NULL when the delay pushed none out. */
 HL_NOINLINE void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_cache_bin *bin,
-				   unsigned kind, uintptr_t caller);
+				   unsigned kind, uintptr_t caller, void *freed);
 
 /* Releases p for a call of family `kind` given n bytes (a sized delete;
  * HL_SIZE_UNKNOWN otherwise, a constant that folds the test away). */
@@ -93,13 +95,32 @@ HL_INLINE void hl_free_fast_sized(void *p, unsigned kind, size_t n)
 			hl_counter_add(&tc->stats.frees, 1);
 			hl_counter_add(&tc->stats.bytes_freed, requested);
 			hl_range_set_flags(r, (uint8_t)(flags | HL_RANGE_CACHED));
+			struct hl_reuse_delay *d = &tc->delay;
+			if (hl_likely(d->ring != NULL) && size <= HL_DELAY_BLOCK_MAX) {
+				/* reuse_delay (delay.c): r takes the oldest held
+				 * block's slot, and that block goes to its bin. */
+				struct hl_range **slot = &d->ring[d->pos];
+				struct hl_range *old = *slot;
+				*slot = r;
+				d->pos = (d->pos + 1) & d->mask;
+				if (hl_unlikely(old == NULL)) {
+					bin = NULL; /* nothing pushed out: only the tail's bookkeeping */
+					goto tail;
+				}
+				r = old;
+				size = old->size;
+				bin = hl_likely(size < HL_TLSF_SMALL)
+					? (struct hl_cache_bin *)((char *)tc->bins + size)
+					: &tc->bins[hl_class_floor(size)];
+			}
 			((struct hl_free_links *)hl_range_data(r))->next = bin->head;
 			bin->head = r;
-			if (hl_unlikely(--bin->room < 0 || hl_relaxed_load(&hl_multithreaded) ||
-					hl_track_frees || tc->delay.ring != NULL))
-				/* free()'s own return address: this is inlined into it */
-				hl_free_fast_tail(tc, bin, kind,
-						  (uintptr_t)__builtin_return_address(0));
+			if (hl_likely(--bin->room >= 0 && !hl_relaxed_load(&hl_multithreaded) &&
+				      !hl_track_frees))
+				return;
+		tail:
+			/* free()'s own return address: this is inlined into it */
+			hl_free_fast_tail(tc, bin, kind, (uintptr_t)__builtin_return_address(0), p);
 			return;
 		}
 	}

@@ -289,18 +289,20 @@ void hl_cache_put(struct hl_thread_cache *tc, struct hl_range *r);
 
 /* ---- delay.c: reuse_delay, freed blocks held back from reuse ------------- */
 
-/* The options are known: the delay's bound in bytes (0: off). */
+/* The options are known: the delay's slots (0: off). */
 void hl_delay_init(void);
 /* Gives a thread's own cache a ring if the delay is on (shared caches,
  * which orphans borrow, have none). */
 void hl_delay_attach(struct hl_thread_cache *tc);
-/* Holds freed range r (counted, marked cached) back from reuse; the oldest
- * ranges past the bound go on to hl_cache_put. */
+/* Holds freed range r (counted, marked cached, at most HL_DELAY_BLOCK_MAX
+ * bytes) back from reuse in tc's ring; the oldest goes on to hl_cache_put. */
 void hl_delay_push(struct hl_thread_cache *tc, struct hl_range *r);
-/* Every held range to hl_cache_put (malloc_trim). */
+/* Every held range to hl_cache_put (malloc_trim, thread exit). */
 void hl_delay_flush(struct hl_thread_cache *tc);
-/* Every held range to hl_cache_put, and the ring freed (thread exit). */
-void hl_delay_detach(struct hl_thread_cache *tc);
+/* Frees the ring (thread exit, once no census can read it). */
+void hl_delay_free_ring(struct hl_thread_cache *tc);
+/* Adds the held ranges and their bytes; only tc's own thread may ask (mallinfo). */
+void hl_delay_census(struct hl_thread_cache *tc, uint64_t *count, uint64_t *bytes);
 void hl_caches_lock(void);
 void hl_caches_unlock(void);
 void hl_caches_fork_child(void);

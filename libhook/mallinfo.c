@@ -9,7 +9,7 @@
  *   ordblks   free chunks: free ranges in the arenas' bins, spare segments,
  *             kept large mappings
  *   smblks    fastbin chunks: ranges held in the threads' caches (their
- *             bins and their reuse_delay)
+ *             bins, and the calling thread's reuse_delay)
  *   hblks     mmapped chunks: live large blocks (each its own mapping)
  *   hblkhd    their mapping bytes
  *   usmblks   0, as glibc since 2.26
@@ -19,9 +19,9 @@
  *   fordblks  every free byte counted above (ordblks and smblks)
  *   keepcost  what malloc_trim could give back: spare segments and kept
  *             large mappings (glibc: the top chunk)
- * Blocks freed by another thread on their way back to their arena, and under
- * checks=full the quarantine, count as in use: the allocator cannot hand
- * them out yet.
+ * Blocks freed by another thread on their way back to their arena, other
+ * threads' reuse_delay, and under checks=full the quarantine, count as in
+ * use: the allocator cannot hand them out yet.
  *
  * Invariant: every figure is a sum taken under the lock of what it counts,
  * one arena at a time; nothing is printed while a lock is held (fprintf may
@@ -131,11 +131,13 @@ static void census_cache(struct hl_thread_cache *tc, void *arg)
 			line->count += (uint64_t)held;
 		}
 	}
-	/* reuse_delay's ranges are free for the program, as the bins' are; the
-	 * ring itself is not read (its owner may be replacing entries), so they
-	 * are in the totals but in no size line. */
-	c->fast_count += hl_relaxed_load(&tc->delay.count);
-	c->fast_bytes += hl_relaxed_load(&tc->delay.bytes);
+	/* The calling thread's reuse_delay holds ranges free for the program,
+	 * as its bins do (in the totals, in no size line). Another thread's
+	 * ring is not read: its owner replaces the entries as it frees, and a
+	 * range pushed out may be gone with its segment by the time its size
+	 * is read; those count as in use, as the quarantine does. */
+	if (tc == hl_tcache)
+		hl_delay_census(tc, &c->fast_count, &c->fast_bytes);
 }
 
 /* The whole heap's figures: arenas[] gets one entry per arena in use

@@ -270,12 +270,14 @@ struct hl_quarantine_cache {
 };
 
 /* reuse_delay: a thread's most recent frees, held back from reuse (delay.c).
- * A ring of ranges, oldest at ring[head]; ring is NULL when the delay is off. */
+ * A ring of ranges (NULL: an empty slot), the oldest at ring[pos], the next
+ * free's slot; ring is NULL when the delay is off. Blocks of up to
+ * HL_DELAY_BLOCK_MAX range bytes are held. */
+#define HL_DELAY_BLOCK_MAX 8192u
 struct hl_reuse_delay {
 	struct hl_range **ring;
-	uint32_t mask;              /* capacity - 1, a power of two minus one */
-	uint32_t head, count;
-	uint64_t bytes;             /* range bytes of the blocks held */
+	uint32_t mask;              /* slots - 1, slots a power of two */
+	uint32_t pos;
 };
 
 struct hl_thread_cache {
