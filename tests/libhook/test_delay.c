@@ -1,0 +1,161 @@
+/*
+ * tests/libhook/test_delay.c: reuse_delay (libhook/delay.c). A block freed
+ * is not handed out again until the thread's next reuse_delay frees of
+ * blocks the delay holds (run with reuse_delay=64); bigger blocks, and
+ * every block with reuse_delay=0 (the second run), are reused at once, as
+ * before. A held block is freed for everything else (a second free is a
+ * double free, its bytes are free in mallinfo), and a thread that exits
+ * gives its held blocks back.
+ *
+ * Linked with the allocator's objects, like test_remote, so the tests can
+ * look at caches through heap.h.
+ */
+#include <malloc.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "heap.h"
+
+static void *(*volatile malloc_fn)(size_t) = malloc;
+
+static unsigned delay(void)
+{
+	free(malloc_fn(1)); /* makes sure the thread has a cache */
+	return hl_options.reuse_delay;
+}
+
+/* The next `count` allocations of n bytes, none of them p? Each is freed
+ * at once (so each is a free the delay holds too). */
+static bool avoided(void *p, size_t n, unsigned count)
+{
+	bool none = true;
+	for (unsigned i = 0; i < count; i++) {
+		void *q = malloc_fn(n);
+		none &= q != p;
+		free(q);
+	}
+	return none;
+}
+
+static void test_freed_block_waits(void **state)
+{
+	(void)state;
+	unsigned n = delay();
+	void *p = malloc_fn(100);
+	free(p);
+	if (n == 0) {
+		void *q = malloc_fn(100);
+		assert_ptr_equal(q, p); /* off: the last block freed comes first */
+		free(q);
+		return;
+	}
+	/* the next n allocations are made while p is held (n is a power of
+	 * two here: the ring's size); the n-th free pushes it out */
+	assert_true(avoided(p, 100, n));
+	/* into its bin, first in line */
+	void *q = malloc_fn(100);
+	assert_ptr_equal(q, p);
+	free(q);
+}
+
+static void test_big_blocks_are_not_held(void **state)
+{
+	(void)state;
+	delay();
+	void *p = malloc_fn(HL_DELAY_BLOCK_MAX); /* its range is bigger */
+	free(p);
+	void *q = malloc_fn(HL_DELAY_BLOCK_MAX);
+	assert_ptr_equal(q, p);
+	free(q);
+}
+
+static void test_held_block_is_free(void **state)
+{
+	(void)state;
+	if (delay() == 0)
+		skip();
+	enum { COUNT = 40, SIZE = 1000 };
+	static void *blocks[COUNT];
+	struct mallinfo2 before = mallinfo2();
+	for (int i = 0; i < COUNT; i++)
+		blocks[i] = malloc_fn(SIZE);
+	for (int i = 0; i < COUNT; i++)
+		free(blocks[i]);
+	struct mallinfo2 after = mallinfo2();
+	/* all held (40 < 64): free in mallinfo's terms, not in use */
+	assert_true(after.uordblks <= before.uordblks + 4096);
+	assert_true(hl_ptr_classify(blocks[0]) == HL_PTR_FREED);
+}
+
+static void *free_many(void *arg)
+{
+	void **blocks = arg;
+	for (int i = 0; i < 32; i++)
+		free(blocks[i]);
+	return NULL;
+}
+
+struct search {
+	void **blocks;
+	size_t found;
+};
+
+static void search_ring(struct hl_thread_cache *tc, void *arg)
+{
+	struct search *s = arg;
+	for (uint32_t i = 0; tc->delay.ring != NULL && i <= tc->delay.mask; i++)
+		for (int j = 0; j < 32; j++)
+			s->found += tc->delay.ring[i] == hl_range_of(s->blocks[j]);
+}
+
+/* Held blocks in any live thread's ring. */
+static size_t held(void **blocks)
+{
+	struct search s = { blocks, 0 };
+	hl_caches_lock();
+	hl_caches_each_locked(search_ring, &s);
+	hl_caches_unlock();
+	return s.found;
+}
+
+/* A thread that exits gives its held blocks back (to its bins, flushed to
+ * the arenas as its cache goes): they are free again, in no ring. */
+static void test_exited_thread_gives_back(void **state)
+{
+	(void)state;
+	if (delay() == 0)
+		skip();
+	static void *blocks[32];
+	for (int i = 0; i < 32; i++)
+		blocks[i] = malloc_fn(200);
+	struct mallinfo2 with = mallinfo2();
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, free_many, blocks), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(held(blocks), 0);
+	struct mallinfo2 after = mallinfo2();
+	assert_true(after.uordblks + 32 * 200 <= with.uordblks);
+	/* while here, freed by this thread, they are held */
+	for (int i = 0; i < 32; i++)
+		blocks[i] = malloc_fn(200);
+	free_many(blocks);
+	assert_int_equal(held(blocks), 32);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_freed_block_waits),
+		cmocka_unit_test(test_big_blocks_are_not_held),
+		cmocka_unit_test(test_held_block_is_free),
+		cmocka_unit_test(test_exited_thread_gives_back),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
