@@ -295,7 +295,7 @@ static void release_with_cache(struct hl_thread_cache *tc, struct hl_range *r, b
 		release_medium_slow(r);
 		return;
 	}
-	if (tc->delay.ring != NULL && r->size <= HL_DELAY_BLOCK_MAX) {
+	if (tc->delay[r->size >= HL_TLSF_SMALL].ring != NULL && r->size <= HL_DELAY_BLOCK_MAX) {
 		hl_range_mark_cached(r);
 		hl_delay_push(tc, r);
 		return;

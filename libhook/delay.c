@@ -9,13 +9,18 @@
  * size puts a new block under the stale pointer, and the leak scan then
  * calls a lost block still reachable or indirectly lost where valgrind says
  * definitely lost. So each thread holds its last reuse_delay frees of blocks
- * up to HL_DELAY_BLOCK_MAX bytes back: a ring of that many slots (rounded up
- * to a power of two), the block freed takes the oldest one's slot, and the
- * oldest goes on to its bin, or home to its arena, as a free does without
- * the delay. A thread holds at most slots x HL_DELAY_BLOCK_MAX bytes.
+ * below 1 KiB back (ranges below HL_TLSF_SMALL: a ring of that many slots,
+ * rounded up to a power of two), and its last reuse_delay / 8 frees of blocks
+ * of 1 KiB up to HL_DELAY_BLOCK_MAX bytes (a second ring): the block freed
+ * takes the oldest one's slot, and the oldest goes on to its bin, or home
+ * to its arena, as a free does without the delay. A thread holds at most
+ * slots x (1 KiB + 8 KiB / 8) bytes: 512 KiB at the default of 256. Bigger
+ * blocks held as long cost as much more memory: one ring for all sizes up
+ * to 8 KiB made the realloc benchmark's peak RSS 18% higher (its finished
+ * string builders, 2-6 KiB each, waited in it), the two 1.5% (bench/README.md).
  *
- * Free's inline path (fastpath.h) does the swap itself: a dozen
- * instructions, no call. A ring bounded in bytes cost twice that (the sizes
+ * Free's inline path (fastpath.h) picks the ring by size and does the swap
+ * itself: a dozen instructions, no call. A ring bounded in bytes cost twice that (the sizes
  * summed and compared on every free, and calls out to fill and trim it):
  * churn's instructions grew 6% with stacks, 15% without, where this costs
  * bench/README.md's figures.
@@ -37,7 +42,7 @@
 
 #define HL_DELAY_SLOTS_MAX 65536u
 
-static uint32_t delay_slots; /* 0: off */
+static uint32_t delay_slots; /* of the ring for small ranges; 0: off */
 
 void hl_delay_init(void)
 {
@@ -49,23 +54,31 @@ void hl_delay_init(void)
 	delay_slots = slots;
 }
 
-void hl_delay_attach(struct hl_thread_cache *tc)
+static void ring_attach(struct hl_reuse_delay *d, uint32_t slots)
 {
-	struct hl_reuse_delay *d = &tc->delay;
-	if (delay_slots == 0 || d->ring != NULL)
+	if (d->ring != NULL)
 		return;
-	struct hl_range **ring = hl_meta_alloc((size_t)delay_slots * sizeof(*ring));
+	struct hl_range **ring = hl_meta_alloc((size_t)slots * sizeof(*ring));
 	if (ring == NULL)
 		return; /* no memory for it: blocks are reused at once */
-	__builtin_memset(ring, 0, (size_t)delay_slots * sizeof(*ring));
-	d->mask = delay_slots - 1;
+	__builtin_memset(ring, 0, (size_t)slots * sizeof(*ring));
+	d->mask = slots - 1;
 	d->pos = 0;
 	d->ring = ring;
 }
 
+void hl_delay_attach(struct hl_thread_cache *tc)
+{
+	if (delay_slots == 0)
+		return;
+	ring_attach(&tc->delay[0], delay_slots);
+	uint32_t big = delay_slots / HL_DELAY_BIG_SHARE;
+	ring_attach(&tc->delay[1], big ? big : 1);
+}
+
 void hl_delay_push(struct hl_thread_cache *tc, struct hl_range *r)
 {
-	struct hl_reuse_delay *d = &tc->delay;
+	struct hl_reuse_delay *d = &tc->delay[r->size >= HL_TLSF_SMALL];
 	struct hl_range *old = d->ring[d->pos];
 	d->ring[d->pos] = r;
 	d->pos = (d->pos + 1) & d->mask;
@@ -75,32 +88,37 @@ void hl_delay_push(struct hl_thread_cache *tc, struct hl_range *r)
 
 void hl_delay_flush(struct hl_thread_cache *tc)
 {
-	struct hl_reuse_delay *d = &tc->delay;
-	for (uint32_t i = 0; d->ring != NULL && i <= d->mask; i++) {
-		struct hl_range *r = d->ring[i];
-		d->ring[i] = NULL;
-		if (r != NULL)
-			hl_cache_put(tc, r);
+	for (unsigned k = 0; k < 2; k++) {
+		struct hl_reuse_delay *d = &tc->delay[k];
+		for (uint32_t i = 0; d->ring != NULL && i <= d->mask; i++) {
+			struct hl_range *r = d->ring[i];
+			d->ring[i] = NULL;
+			if (r != NULL)
+				hl_cache_put(tc, r);
+		}
 	}
 }
 
 void hl_delay_free_ring(struct hl_thread_cache *tc)
 {
-	struct hl_reuse_delay *d = &tc->delay;
-	if (d->ring == NULL)
-		return;
-	hl_meta_free(d->ring, (size_t)(d->mask + 1) * sizeof(*d->ring));
-	d->ring = NULL;
+	for (unsigned k = 0; k < 2; k++) {
+		struct hl_reuse_delay *d = &tc->delay[k];
+		if (d->ring != NULL)
+			hl_meta_free(d->ring, (size_t)(d->mask + 1) * sizeof(*d->ring));
+		d->ring = NULL;
+	}
 }
 
 void hl_delay_census(struct hl_thread_cache *tc, uint64_t *count, uint64_t *bytes)
 {
-	struct hl_reuse_delay *d = &tc->delay;
-	for (uint32_t i = 0; d->ring != NULL && i <= d->mask; i++) {
-		struct hl_range *r = d->ring[i];
-		if (r != NULL) {
-			++*count;
-			*bytes += r->size;
+	for (unsigned k = 0; k < 2; k++) {
+		struct hl_reuse_delay *d = &tc->delay[k];
+		for (uint32_t i = 0; d->ring != NULL && i <= d->mask; i++) {
+			struct hl_range *r = d->ring[i];
+			if (r != NULL) {
+				++*count;
+				*bytes += r->size;
+			}
 		}
 	}
 }

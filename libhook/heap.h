@@ -291,15 +291,16 @@ void hl_cache_put(struct hl_thread_cache *tc, struct hl_range *r);
 
 /* The options are known: the delay's slots (0: off). */
 void hl_delay_init(void);
-/* Gives a thread's own cache a ring if the delay is on (shared caches,
+/* Gives a thread's own cache its rings if the delay is on (shared caches,
  * which orphans borrow, have none). */
 void hl_delay_attach(struct hl_thread_cache *tc);
 /* Holds freed range r (counted, marked cached, at most HL_DELAY_BLOCK_MAX
- * bytes) back from reuse in tc's ring; the oldest goes on to hl_cache_put. */
+ * bytes) back from reuse in tc's ring for its size; the oldest there goes
+ * on to hl_cache_put. */
 void hl_delay_push(struct hl_thread_cache *tc, struct hl_range *r);
 /* Every held range to hl_cache_put (malloc_trim, thread exit). */
 void hl_delay_flush(struct hl_thread_cache *tc);
-/* Frees the ring (thread exit, once no census can read it). */
+/* Frees the rings (thread exit, once no census can read them). */
 void hl_delay_free_ring(struct hl_thread_cache *tc);
 /* Adds the held ranges and their bytes; only tc's own thread may ask (mallinfo). */
 void hl_delay_census(struct hl_thread_cache *tc, uint64_t *count, uint64_t *bytes);

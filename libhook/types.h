@@ -271,9 +271,11 @@ struct hl_quarantine_cache {
 
 /* reuse_delay: a thread's most recent frees, held back from reuse (delay.c).
  * A ring of ranges (NULL: an empty slot), the oldest at ring[pos], the next
- * free's slot; ring is NULL when the delay is off. Blocks of up to
- * HL_DELAY_BLOCK_MAX range bytes are held. */
+ * free's slot; ring is NULL when the delay is off. A thread has two: one
+ * for ranges below HL_TLSF_SMALL bytes, one (HL_DELAY_BIG_SHARE times
+ * fewer slots) for those up to HL_DELAY_BLOCK_MAX bytes. */
 #define HL_DELAY_BLOCK_MAX 8192u
+#define HL_DELAY_BIG_SHARE 8u
 struct hl_reuse_delay {
 	struct hl_range **ring;
 	uint32_t mask;              /* slots - 1, slots a power of two */
@@ -295,7 +297,9 @@ struct hl_thread_cache {
 	struct hl_remote_packet *spare_packets;        /* emptied, for reuse */
 	uint32_t spare_packet_count;
 	struct hl_quarantine_cache quarantine; /* checks=full only */
-	struct hl_reuse_delay delay; /* default mode: frees not yet reusable */
+	struct hl_reuse_delay delay[3]; /* default mode: frees not yet reusable, by
+					 * size: below HL_TLSF_SMALL, up to
+					 * HL_DELAY_BLOCK_MAX; [2] is never used */
 	uint64_t guard_countdown;   /* guard_sample=: allocations until the next guarded one
 				     * (guardpage.c; UINT64_MAX when off: never reaches 0) */
 };

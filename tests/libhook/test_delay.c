@@ -110,9 +110,10 @@ struct search {
 static void search_ring(struct hl_thread_cache *tc, void *arg)
 {
 	struct search *s = arg;
-	for (uint32_t i = 0; tc->delay.ring != NULL && i <= tc->delay.mask; i++)
+	struct hl_reuse_delay *d = &tc->delay[0]; /* of small blocks */
+	for (uint32_t i = 0; d->ring != NULL && i <= d->mask; i++)
 		for (int j = 0; j < 32; j++)
-			s->found += tc->delay.ring[i] == hl_range_of(s->blocks[j]);
+			s->found += d->ring[i] == hl_range_of(s->blocks[j]);
 }
 
 /* Held blocks in any live thread's ring. */
