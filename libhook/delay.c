@@ -20,10 +20,10 @@
  * string builders, 2-6 KiB each, waited in it), the two 1.5% (bench/README.md).
  *
  * Free's inline path (fastpath.h) picks the ring by size and does the swap
- * itself: a dozen instructions, no call. A ring bounded in bytes cost twice that (the sizes
- * summed and compared on every free, and calls out to fill and trim it):
- * churn's instructions grew 6% with stacks, 15% without, where this costs
- * bench/README.md's figures.
+ * itself: about 20 instructions, no call. A FIFO bounded in bytes cost more
+ * (the sizes summed and compared on every free, and calls out to fill and
+ * trim it): churn's instructions grew 6% with stacks, 15% without; this
+ * ring's figures are in bench/README.md.
  *
  * Held ranges are already freed for everything else: counted, marked
  * HL_RANGE_CACHED (not live for walks, scans and free: a second free is a
