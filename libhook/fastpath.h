@@ -81,18 +81,9 @@ HL_INLINE void hl_free_fast_sized(void *p, unsigned kind, size_t n)
 		struct hl_range *r = hl_range_of(p);
 		uint32_t size = r->size;
 		uint8_t flags = hl_range_flags(r);
-		/* The bin, and the reuse delay's ring for the size (delay[2],
-		 * never attached, for sizes it does not hold), chosen in one test
-		 * for the common small block. */
-		struct hl_cache_bin *bin;
-		struct hl_reuse_delay *d;
-		if (hl_likely(size < HL_TLSF_SMALL)) {
-			bin = (struct hl_cache_bin *)((char *)tc->bins + size);
-			d = &tc->delay[0];
-		} else {
-			bin = size <= HL_CACHE_MAX ? &tc->bins[hl_class_floor(size)] : NULL;
-			d = &tc->delay[size <= HL_DELAY_BLOCK_MAX ? 1 : 2];
-		}
+		struct hl_cache_bin *bin = hl_likely(size < HL_TLSF_SMALL)
+			? (struct hl_cache_bin *)((char *)tc->bins + size)
+			: size <= HL_CACHE_MAX ? &tc->bins[hl_class_floor(size)] : NULL;
 		size_t requested = size - sizeof(struct hl_range) - r->slack;
 		/* free: live and of the C family in one test of the flags
 		 * (HL_RANGE_CXX); a delete compares the kind itself. */
@@ -104,6 +95,11 @@ HL_INLINE void hl_free_fast_sized(void *p, unsigned kind, size_t n)
 			hl_counter_add(&tc->stats.frees, 1);
 			hl_counter_add(&tc->stats.bytes_freed, requested);
 			hl_range_set_flags(r, (uint8_t)(flags | HL_RANGE_CACHED));
+			/* The reuse delay's ring for the size (delay[2], never
+			 * attached, for sizes it does not hold). */
+			struct hl_reuse_delay *d = hl_likely(size < HL_TLSF_SMALL)
+				? &tc->delay[0]
+				: &tc->delay[size <= HL_DELAY_BLOCK_MAX ? 1 : 2];
 			if (hl_likely(d->ring != NULL)) {
 				/* reuse_delay (delay.c): r takes the oldest held
 				 * block's slot, and that block goes to its bin. */
