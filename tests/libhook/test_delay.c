@@ -1,9 +1,9 @@
 /*
  * tests/libhook/test_delay.c: reuse_delay (libhook/delay.c). A block freed
  * is not handed out again until the thread's next reuse_delay frees of
- * blocks the delay holds (run with reuse_delay=64); bigger blocks, and
- * every block with reuse_delay=0 (the second run), are reused at once, as
- * before. A held block is freed for everything else (a second free is a
+ * blocks under 1 KiB (run with reuse_delay=64), or its next reuse_delay / 8
+ * of blocks of 1 to 8 KiB; bigger blocks, and every block with
+ * reuse_delay=0 (the second run), are reused at once, as before. A held block is freed for everything else (a second free is a
  * double free, its bytes are free in mallinfo), and a thread that exits
  * gives its held blocks back.
  *
@@ -61,6 +61,25 @@ static void test_freed_block_waits(void **state)
 	assert_true(avoided(p, 100, n));
 	/* into its bin, first in line */
 	void *q = malloc_fn(100);
+	assert_ptr_equal(q, p);
+	free(q);
+}
+
+/* Blocks of 1 to 8 KiB wait in a ring of their own, an eighth the size. */
+static void test_bigger_block_waits_less(void **state)
+{
+	(void)state;
+	unsigned n = delay();
+	void *p = malloc_fn(2000);
+	free(p);
+	if (n == 0) {
+		void *q = malloc_fn(2000);
+		assert_ptr_equal(q, p);
+		free(q);
+		return;
+	}
+	assert_true(avoided(p, 2000, n / HL_DELAY_BIG_SHARE));
+	void *q = malloc_fn(2000);
 	assert_ptr_equal(q, p);
 	free(q);
 }
@@ -154,6 +173,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_freed_block_waits),
+		cmocka_unit_test(test_bigger_block_waits_less),
 		cmocka_unit_test(test_big_blocks_are_not_held),
 		cmocka_unit_test(test_held_block_is_free),
 		cmocka_unit_test(test_exited_thread_gives_back),
