@@ -305,10 +305,12 @@ function verdictText(v) {
 /* A ranked list of stacks; a click on a row shows its whole stack. */
 function stackRanking(id, title, rows, cols) {
   const body = [];
+  /* One row per site across a suite's processes: how many it is in. */
+  const many = rows.some(r => r.processes > 1);
   for (const r of rows) {
     const tr = h('tr', { class: 'leak', 'data-stack': r.stack_id }, h('td', null, whereText(r)),
-      ...cols.map(([, f]) => num(f(r))));
-    const open = h('tr', { class: 'leak-stack', hidden: true }, h('td', { colspan: cols.length + 1 }));
+      ...cols.map(([, f]) => num(f(r))), many ? num(r.processes) : null);
+    const open = h('tr', { class: 'leak-stack', hidden: true }, h('td', { colspan: cols.length + 1 + many }));
     tr.onclick = async () => {
       if (!open.hidden) { open.hidden = true; return; }
       open.firstChild.replaceChildren(await stackBlock(r.stack_id));
@@ -317,7 +319,8 @@ function stackRanking(id, title, rows, cols) {
     body.push(tr, open);
   }
   return h('div', { class: 'card' }, h('h3', null, title),
-    rows.length ? h('table', { id }, h('tr', null, h('th', null, 'where'), cols.map(([t]) => h('th', { class: 'num' }, t))), body)
+    rows.length ? h('table', { id }, h('tr', null, h('th', null, 'where'), cols.map(([t]) => h('th', { class: 'num' }, t)),
+      many ? h('th', { class: 'num' }, 'processes') : null), body)
       : h('p', { class: 'muted' }, 'none'));
 }
 
@@ -331,7 +334,7 @@ function runSummary(run, sum) {
   const errs = Object.entries(sum.errors).map(([k, n]) => h('span', { class: 'chip error', 'data-kind': k },
     `${n} × ${VOCAB.error_kinds.find(x => x.word === k)?.heading || k}`));
   const sites = sum.top_sites.map(t => Object.assign({ fingerprint: t.fingerprint, leak_class: t.leak_class },
-    t.where || { function: t.function }, { value: t.bytes, count: t.blocks, stack_id: t.where?.stack_id }));
+    t.where || { function: t.function }, { value: t.bytes, count: t.blocks, stack_id: t.where?.stack_id, processes: t.where?.processes || 1 }));
   const failing = v.failing.slice(0, 5).map(p => h('li', null, `pid ${p.pid} (${p.command}): ${bytes(p.bytes)} in ${p.blocks} blocks, ${p.errors} heap errors`,
     p.unseen ? h('span', { class: 'muted' }, '; ' + p.unseen) : null));
   /* The process that peaked, by its program and test: a suite's pids say nothing. */
