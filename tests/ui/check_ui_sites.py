@@ -9,8 +9,10 @@ frames has its site's fingerprint, the one its loss records have; the
 summary (GET /api/runs/1/summary, the one query layer) lists leak_many and
 leak_direct once each among the top leak sites and the most allocations,
 with every process's blocks and allocations added up and the number of
-processes; with --browser BUILD_DIR the run page's cards (headless
-chromium, browser/check_sites.mjs) show them so, with a processes column.
+processes; the leak table by site has one row for each, by record one per
+process. With --browser BUILD_DIR the run page (headless chromium,
+browser/check_sites.mjs) shows them so: the cards with a processes column,
+the leak table a row per site by default.
 
 usage: check_ui_sites.py HEAPLEDGER LEAK_MANY LEAK_DIRECT [--browser BUILD_DIR]
 """
@@ -21,6 +23,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -34,7 +37,7 @@ MANY_BLOCKS, MANY_BYTES, DIRECT_BYTES = 1000, 16000, 64
 
 
 def api(sv, path):
-    url = "http://127.0.0.1:%d/api/%s?token=%s" % (sv.port, path, sv.token)
+    url = "http://127.0.0.1:%d/api/%s%stoken=%s" % (sv.port, path, "&" if "?" in path else "?", sv.token)
     with urllib.request.urlopen(url, timeout=30) as r:
         return json.loads(r.read())
 
@@ -89,6 +92,33 @@ def check_summary(sum_):
     return many, direct
 
 
+def check_leak_table(sv):
+    """The leak table by site (GET /api/runs/1/leaks?group=site): what
+    leaks, one row per site with its processes' records added up; the text
+    filter keeps a site whose frames match; by record (the API's default),
+    a row per process."""
+    d = api(sv, "runs/1/leaks?group=site&class=lost")
+    got = [(r["function"], r["bytes"], r["blocks"], r["records"], r["processes"]) for r in d["rows"]]
+    want = [("leak_many", RUNS * MANY_BYTES, RUNS * MANY_BLOCKS, RUNS, RUNS),
+            ("leak_direct", RUNS * DIRECT_BYTES, RUNS, RUNS, RUNS)]
+    if d["total"] != 2 or got != want:
+        fail("leak table by site: total %d, rows %s, want %s" % (d["total"], got, want))
+    if not d["rows"][0].get("stack"):
+        fail("a site's row has no stack")
+    d = api(sv, "runs/1/leaks?group=site&class=lost&filter=leak_dir")
+    if d["total"] != 1 or [r["function"] for r in d["rows"]] != ["leak_direct"]:
+        fail("leak table by site, filtered: %s" % json.dumps(d)[:800])
+    d = api(sv, "runs/1/leaks?class=lost")
+    if d["total"] != 2 * RUNS or any("processes" in r for r in d["rows"]):
+        fail("leak table by record: %d rows, want %d" % (d["total"], 2 * RUNS))
+    try:
+        api(sv, "runs/1/leaks?group=program")
+        fail("group=program answered")
+    except urllib.error.HTTPError as e:
+        if e.code != 400:
+            fail("group=program: %d" % e.code)
+
+
 def browser(sv, tmp, many, direct):
     import check_ui_browser as cb
     if not os.access(cb.CHROMIUM, os.X_OK):
@@ -122,6 +152,7 @@ def main():
         sv = Server(HL, db)
         try:
             many, direct = check_summary(api(sv, "runs/1/summary"))
+            check_leak_table(sv)
             if BROWSER:
                 browser(sv, tmp, many, direct)
         finally:

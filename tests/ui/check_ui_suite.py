@@ -100,6 +100,11 @@ def expect(db, ended):
         "leakiest": {"pid": procs[leakiest]["pid"], "test": procs[leakiest]["test"]},
         "lost_records": one("SELECT count(*) FROM leaks WHERE NOT suppressed AND leak_class IN (%s)" % marks,
                             *LOST),
+        # the leak table's default rows: one per leak site (fingerprint;
+        # a record without one stands alone) and class, over every process
+        "lost_sites": one("SELECT count(DISTINCT coalesce(fingerprint, 'stack ' || stack_id, 'record ' || id)"
+                          " || ' ' || leak_class) FROM leaks WHERE NOT suppressed AND leak_class IN (%s)" % marks,
+                          *LOST),
         "all_records": one("SELECT count(*) FROM leaks"),
         "reachable_records": one("SELECT count(*) FROM leaks WHERE leak_class = 'reachable'"),
         "suppressed_records": one("SELECT count(*) FROM leaks WHERE suppressed"),

@@ -32,7 +32,7 @@ function qs(params) {
 /* A static report holds whole answers keyed by path; paging and filtering
  * of leak rows happen here instead of on the server. */
 function staticApi(path, params) {
-  const v = STATIC.answers[path];
+  const v = STATIC.answers[path + (params.group === 'site' ? '?group=site' : '')];
   if (v === undefined) return Promise.reject(new Error('not in this report: ' + path));
   if (!v.rows || !/\/leaks$/.test(path)) return Promise.resolve(v);
   const f = (params.filter || '').toLowerCase();
@@ -776,7 +776,8 @@ async function processViews(proc, box) {
 }
 
 function leakPage(runId, state) {
-  return api(`runs/${runId}/leaks`, { offset: state.offset, limit: PAGE, filter: state.filter, class: state.cls });
+  return api(`runs/${runId}/leaks`, { offset: state.offset, limit: PAGE, filter: state.filter, class: state.cls,
+    group: state.group });
 }
 
 async function leakTable(run, box, state, first) {
@@ -786,15 +787,23 @@ async function leakTable(run, box, state, first) {
     h('option', { value: LOST, selected: state.cls === LOST }, 'what leaks (lost, not suppressed)'),
     h('option', { value: '', selected: !state.cls }, 'every class'),
     VOCAB.leak_classes.map(c => h('option', { value: c.word, selected: c.word === state.cls }, c.label)));
-  const apply = o => leakTable(run, box, { offset: o, filter: filter.value, cls: cls.value });
+  const group = h('select', { id: 'leak-group' },
+    h('option', { value: 'site', selected: state.group === 'site' }, 'a row per site (every process added up)'),
+    h('option', { value: 'record', selected: state.group !== 'site' }, 'a row per loss record'));
+  const bySite = state.group === 'site';
+  const apply = o => leakTable(run, box, { offset: o, filter: filter.value, cls: cls.value, group: group.value });
+  group.onchange = () => apply(0);
   const everything = state.cls === LOST ? h('button', { type: 'button', class: 'link', id: 'leak-show-all',
     onclick: () => { cls.value = ''; apply(0); } }, 'show still reachable and suppressed too') : null;
   const rows = [];
   const procs = new Map(run.processes.map(p => [p.id, p]));
   const tests = run.processes.some(p => p.test_name);
   for (const l of data.rows) {
-    const tr = h('tr', { class: 'leak', 'data-leak': l.id, 'data-stack': l.stack_id, 'data-process': l.process_id },
-      num(l.pid), tests ? h('td', { class: 'test' }, procs.get(l.process_id)?.test_name || '') : null,
+    /* a site in several processes names them by number; its test is
+     * its largest record's */
+    const tr = h('tr', { class: 'leak', 'data-leak': l.id, 'data-stack': l.stack_id, 'data-process': l.process_id,
+      'data-processes': l.processes },
+      num(l.processes > 1 ? `${l.processes} processes` : l.pid), tests ? h('td', { class: 'test' }, procs.get(l.process_id)?.test_name || '') : null,
       classCell(l.kind, l.suppressed), num(bytes(l.bytes)), num(l.blocks),
       h('td', null, whereText(l)));
     const open = h('tr', { class: 'leak-stack', hidden: true }, h('td', { colspan: tests ? 6 : 5 }));
@@ -812,8 +821,8 @@ async function leakTable(run, box, state, first) {
       `\`heapledger report --run ${data.left_out.run} --kind reachable\` or \`heapledger ui\` on the run's database shows them.`)
     : null;
   box.replaceChildren(h('form', { class: 'bar', onsubmit: e => { e.preventDefault(); apply(0); } },
-    filter, cls, h('button', { type: 'submit' }, 'filter'), pager(data.total, state.offset, apply), everything), out,
-  h('table', { id: 'leaks' }, h('tr', null, h('th', { class: 'num' }, 'pid'), tests ? h('th', null, 'test') : null, h('th', null, 'class'),
+    filter, cls, group, h('button', { type: 'submit' }, 'filter'), pager(data.total, state.offset, apply), everything), out,
+  h('table', { id: 'leaks' }, h('tr', null, h('th', { class: 'num' }, bySite ? 'pid or processes' : 'pid'), tests ? h('th', null, 'test') : null, h('th', null, 'class'),
     h('th', { class: 'num' }, 'bytes'), h('th', { class: 'num' }, 'blocks'), h('th', null, 'where (click for the stack)')), rows));
 }
 
@@ -952,7 +961,9 @@ function watchLive(id, known) {
 
 async function pageRun(id) {
   /* The first page of leaks is asked for with the run, not after it. */
-  const start = { offset: 0, filter: '', cls: LOST };
+  /* A row per leak site, every process's records of it added up: a
+   * suite's site leaking in 99 tests is one row, not 99. */
+  const start = { offset: 0, filter: '', cls: LOST, group: 'site' };
   const firstLeaks = leakPage(id, start);
   firstLeaks.catch(() => {});
   const summary = api(`runs/${id}/summary`);

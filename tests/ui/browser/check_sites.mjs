@@ -2,7 +2,8 @@
 // share their leak sites, in headless chromium (playwright-core): the "top
 // leak sites" and "most allocations" cards hold one row per site, with its
 // bytes, blocks and processes added up over the run as the query layer
-// answered (EXPECT). Run by tests/ui/check_ui_sites.py, which made the
+// answered (EXPECT); the leak table a row per site by default, a row per
+// process's record one choice away. Run by tests/ui/check_ui_sites.py, which made the
 // database and the server.
 //
 // Usage: node check_sites.mjs EXPECT.json SCREENSHOT_DIR
@@ -51,6 +52,19 @@ try {
   check(a.length === 1 && a[0][1] === (expect.runs * 1000).toLocaleString('en-US') && a[0][2] === String(expect.runs),
     'most allocations, leak_many once in every process: ' + JSON.stringify(allocs));
   await page.locator('#run-summary').screenshot({ path: path.join(shots, 'summary-sites.png') });
+
+  // The leak table: a row per site by default, named by its processes.
+  const leaks = await page.$$eval('#leaks tr.leak', trs => trs.map(tr =>
+    [tr.cells[0].textContent, tr.querySelector('.where .fn').textContent, tr.cells[2].textContent, tr.cells[3].textContent]));
+  check(JSON.stringify(leaks) === JSON.stringify([
+    [`${expect.runs} processes`, 'leak_many', kib(expect.many.value), String(expect.many.count)],
+    [`${expect.runs} processes`, 'leak_direct', `${expect.direct.value} B`, String(expect.direct.count)]]),
+  'the leak table by site: ' + JSON.stringify(leaks));
+  await page.locator('#leaks-box').screenshot({ path: path.join(shots, 'leaks-by-site.png') });
+  await page.selectOption('#leak-group', 'record');
+  await page.waitForFunction(n => document.querySelectorAll('#leaks tr.leak').length === n, 2 * expect.runs,
+    { timeout: 10000 }).catch(() => {});
+  check(await page.locator('#leaks tr.leak').count() === 2 * expect.runs, 'by record, a row per process');
 } finally {
   await browser.close();
 }
