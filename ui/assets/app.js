@@ -821,7 +821,7 @@ async function leakTable(run, box, state, first) {
       `\`heapledger report --run ${data.left_out.run} --kind reachable\` or \`heapledger ui\` on the run's database shows them.`)
     : null;
   box.replaceChildren(h('form', { class: 'bar', onsubmit: e => { e.preventDefault(); apply(0); } },
-    filter, cls, group, h('button', { type: 'submit' }, 'filter'), pager(data.total, state.offset, apply), everything), out,
+    filter, cls, group, h('button', { type: 'submit' }, 'filter'), pager(data.total, state.offset, apply), everything), ...(out ? [out] : []),
   h('table', { id: 'leaks' }, h('tr', null, h('th', { class: 'num' }, bySite ? 'pid or processes' : 'pid'), tests ? h('th', null, 'test') : null, h('th', null, 'class'),
     h('th', { class: 'num' }, 'bytes'), h('th', { class: 'num' }, 'blocks'), h('th', null, 'where (click for the stack)')), rows));
 }

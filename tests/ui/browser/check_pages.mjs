@@ -38,6 +38,15 @@ async function go(page, hash) {
 
 async function shot(page, name) {
   await page.screenshot({ path: path.join(shots, name + '.png'), fullPage: true });
+  // A value the page forgot to leave out shows as the word "null".
+  const stray = await page.evaluate(() => {
+    const walk = document.createTreeWalker(document.getElementById('app'), NodeFilter.SHOW_TEXT);
+    const bad = [];
+    for (let n; (n = walk.nextNode());)
+      if (/^(null|undefined|NaN)$/.test(n.textContent.trim())) bad.push(n.parentElement.id || n.parentElement.tagName);
+    return bad;
+  });
+  check(stray.length === 0, `page ${name} shows null, undefined or NaN as text in: ${stray.join(', ')}`);
 }
 
 async function runsPage(page) {
