@@ -10,7 +10,8 @@ summary (GET /api/runs/1/summary, the one query layer) lists leak_many and
 leak_direct once each among the top leak sites and the most allocations,
 with every process's blocks and allocations added up and the number of
 processes; the leak table by site has one row for each, by record one per
-process. With --browser BUILD_DIR the run page (headless chromium,
+process, and `heapledger report`'s text ends with the same sites. With
+--browser BUILD_DIR the run page (headless chromium,
 browser/check_sites.mjs) shows them so: the cards with a processes column,
 the leak table a row per site by default.
 
@@ -119,6 +120,27 @@ def check_leak_table(sv):
             fail("group=program: %d" % e.code)
 
 
+def check_cli(db, sv):
+    """`heapledger report`'s text ends with the run's sites, the lines
+    the leak table's rows by site say."""
+    r = subprocess.run([HL, "report", "--db", db], capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        fail("heapledger report: %d %s" % (r.returncode, r.stderr[-2000:]))
+    rows = api(sv, "runs/1/leaks?group=site&class=lost")["rows"]
+    want = ["heapledger: LEAK SITES (what leaks, every process added up; %d of %d):" % (len(rows), len(rows))]
+    for row in rows:
+        want.append("heapledger:   {:,} bytes in {:,} blocks definitely lost in {} processes: {} ({}:{})".format(
+            row["bytes"], row["blocks"], row["processes"], row["function"], os.path.basename(row["file"]),
+            row["line"]))
+    got = r.stdout.splitlines()[-len(want):]
+    if got != want:
+        fail("the text report's sites:\n%s\nwant:\n%s" % ("\n".join(got), "\n".join(want)))
+    one = subprocess.run([HL, "report", "--db", db, "--program", "leak_many"], capture_output=True,
+                         text=True, timeout=60)
+    if "LEAK SITES" in one.stdout:
+        fail("a report filtered to some processes lists the run's sites")
+
+
 def browser(sv, tmp, many, direct):
     import check_ui_browser as cb
     if not os.access(cb.CHROMIUM, os.X_OK):
@@ -153,6 +175,7 @@ def main():
         try:
             many, direct = check_summary(api(sv, "runs/1/summary"))
             check_leak_table(sv)
+            check_cli(db, sv)
             if BROWSER:
                 browser(sv, tmp, many, direct)
         finally:
