@@ -75,6 +75,11 @@ function bytes(n) {
   return (i ? v.toFixed(1) : String(v)) + ' ' + u[i];
 }
 
+/* A count as every table writes one: 12,980,515. */
+function count(n) {
+  return (n ?? 0).toLocaleString('en-US');
+}
+
 function when(ns) {
   return ns ? new Date(ns / 1e6).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '';
 }
@@ -290,15 +295,20 @@ function sparkline(values) {
 
 /* ---- summary of a run ---- */
 
+/* "1 block", "2 blocks". */
+function plural(n, one, many) {
+  return `${count(n)} ${n === 1 ? one : many}`;
+}
+
 function verdictText(v) {
   const kinds = v.kinds.map(w => VOCAB.leak_classes.find(c => c.word === w)?.label || w).join(', ');
   const parts = [];
   if (v.incomplete) parts.push(v.incomplete);
-  parts.push(v.records ? `${bytes(v.bytes)} in ${v.blocks} blocks (${v.records} loss records) ${kinds}`
+  parts.push(v.records ? `${bytes(v.bytes)} in ${plural(v.blocks, 'block', 'blocks')} (${plural(v.records, 'loss record', 'loss records')}) ${kinds}`
     : `no leaks of the kinds it counts (${kinds || 'none'})`);
-  parts.push(`${v.errors} heap error${v.errors === 1 ? '' : 's'}`);
-  if (v.suppressed_blocks) parts.push(`${bytes(v.suppressed_bytes)} in ${v.suppressed_blocks} blocks suppressed (not counted)`);
-  if (v.unscanned_blocks) parts.push(`${bytes(v.unscanned_bytes)} in ${v.unscanned_blocks} blocks no leak scan classified (not counted)`);
+  parts.push(plural(v.errors, 'heap error', 'heap errors'));
+  if (v.suppressed_blocks) parts.push(`${bytes(v.suppressed_bytes)} in ${plural(v.suppressed_blocks, 'block', 'blocks')} suppressed (not counted)`);
+  if (v.unscanned_blocks) parts.push(`${bytes(v.unscanned_bytes)} in ${plural(v.unscanned_blocks, 'block', 'blocks')} no leak scan classified (not counted)`);
   return parts.join('; ');
 }
 
@@ -309,7 +319,7 @@ function stackRanking(id, title, rows, cols) {
   const many = rows.some(r => r.processes > 1);
   for (const r of rows) {
     const tr = h('tr', { class: 'leak', 'data-stack': r.stack_id }, h('td', null, whereText(r)),
-      ...cols.map(([, f]) => num(f(r))), many ? num(r.processes) : null);
+      ...cols.map(([, f]) => num(f(r))), many ? num(count(r.processes)) : null);
     const open = h('tr', { class: 'leak-stack', hidden: true }, h('td', { colspan: cols.length + 1 + many }));
     tr.onclick = async () => {
       if (!open.hidden) { open.hidden = true; return; }
@@ -329,13 +339,13 @@ function runSummary(run, sum) {
   const classes = VOCAB.leak_classes.filter(c => sum.leaked[c.word]).map(c => {
     const l = sum.leaked[c.word];
     return h('span', { class: 'chip cls-' + c.word, 'data-class': c.word },
-      `${c.label}: ${bytes(l.bytes)} in ${l.blocks} block${l.blocks === 1 ? '' : 's'}`);
+      `${c.label}: ${bytes(l.bytes)} in ${plural(l.blocks, 'block', 'blocks')}`);
   });
   const errs = Object.entries(sum.errors).map(([k, n]) => h('span', { class: 'chip error', 'data-kind': k },
     `${n} × ${VOCAB.error_kinds.find(x => x.word === k)?.heading || k}`));
   const sites = sum.top_sites.map(t => Object.assign({ fingerprint: t.fingerprint, leak_class: t.leak_class },
     t.where || { function: t.function }, { value: t.bytes, count: t.blocks, stack_id: t.where?.stack_id, processes: t.where?.processes || 1 }));
-  const failing = v.failing.slice(0, 5).map(p => h('li', null, `pid ${p.pid} (${p.command}): ${bytes(p.bytes)} in ${p.blocks} blocks, ${p.errors} heap errors`,
+  const failing = v.failing.slice(0, 5).map(p => h('li', null, `pid ${p.pid} (${p.command}): ${bytes(p.bytes)} in ${plural(p.blocks, 'block', 'blocks')}, ${plural(p.errors, 'heap error', 'heap errors')}`,
     p.unseen ? h('span', { class: 'muted' }, '; ' + p.unseen) : null));
   /* The process that peaked, by its program and test: a suite's pids say nothing. */
   const top = (run.processes || []).find(p => p.id === sum.peak.process_id);
@@ -347,15 +357,15 @@ function runSummary(run, sum) {
     failing.length ? h('ul', { class: 'failing' }, failing) : null,
     h('div', { class: 'chips', id: 'leaked-by-class' }, classes.length ? classes : h('span', { class: 'muted' }, 'no blocks left at exit'), errs),
     h('div', { class: 'cards' },
-      stackRanking('top-sites', 'Top leak sites', sites, [['bytes', r => bytes(r.value)], ['blocks', r => r.count]]),
+      stackRanking('top-sites', 'Top leak sites', sites, [['bytes', r => bytes(r.value)], ['blocks', r => count(r.count)]]),
       stackRanking('peak-stacks', !sum.peak.pid ? 'Peak consumers' : sum.peak.at_peak
         ? `Peak consumers: ${peaked} at ${bytes(sum.peak.bytes)}, held then by`
         : `Peak: ${peaked} at ${bytes(sum.peak.bytes)}; most in use at their own peaks`,
-      sum.peak.stacks, [[sum.peak.at_peak ? 'held at the peak' : 'peak in use', r => bytes(r.value)], ['allocs', r => r.count]]),
-      stackRanking('most-allocations', 'Most allocations', sum.most_allocations, [['allocs', r => r.value.toLocaleString('en-US')]]),
-      stackRanking('most-bytes', 'Most bytes allocated', sum.most_bytes, [['bytes', r => bytes(r.value)], ['allocs', r => r.count]]),
+      sum.peak.stacks, [[sum.peak.at_peak ? 'held at the peak' : 'peak in use', r => bytes(r.value)], ['allocs', r => count(r.count)]]),
+      stackRanking('most-allocations', 'Most allocations', sum.most_allocations, [['allocs', r => count(r.value)]]),
+      stackRanking('most-bytes', 'Most bytes allocated', sum.most_bytes, [['bytes', r => bytes(r.value)], ['allocs', r => count(r.count)]]),
       (sum.most_temporaries || []).length ? stackRanking('most-temporaries', 'Most temporary allocations (freed right after)',
-        sum.most_temporaries, [['temporary', r => r.value.toLocaleString('en-US')], ['allocs', r => r.count]]) : null));
+        sum.most_temporaries, [['temporary', r => count(r.value)], ['allocs', r => count(r.count)]]) : null));
 }
 
 /* ---- allocation sizes ---- */
@@ -473,10 +483,10 @@ function testTable(groups) {
 
 function summaryTable(procs) {
   const tests = procs.some(p => p.test_name);
-  const cols = [['pid', 'pid'], ['in use', 'in_use_bytes', bytes], ['blocks', 'in_use_blocks'],
-    ['allocs', 'allocs'], ['frees', 'frees'], ['allocated', 'bytes_allocated', bytes],
+  const cols = [['pid', 'pid'], ['in use', 'in_use_bytes', bytes], ['blocks', 'in_use_blocks', count],
+    ['allocs', 'allocs', count], ['frees', 'frees', count], ['allocated', 'bytes_allocated', bytes],
     ['peak', 'peak_bytes', bytes], ['inherited', 'inherited_bytes', bytes],
-    ['dropped events', 'dropped_events'], ['errors', 'errors']];
+    ['dropped events', 'dropped_events', count], ['errors', 'errors']];
   return h('table', { id: 'summary' }, h('tr', null, tests ? h('th', null, 'test') : null,
     h('th', null, 'program'), cols.map(c => h('th', { class: 'num' }, c[0]))),
     procs.map(p => h('tr', { 'data-process': p.id }, tests ? h('td', { class: 'test' }, p.test_name || '') : null,
@@ -804,7 +814,7 @@ async function leakTable(run, box, state, first) {
     const tr = h('tr', { class: 'leak', 'data-leak': l.id, 'data-stack': l.stack_id, 'data-process': l.process_id,
       'data-processes': l.processes },
       num(l.processes > 1 ? `${l.processes} processes` : l.pid), tests ? h('td', { class: 'test' }, procs.get(l.process_id)?.test_name || '') : null,
-      classCell(l.kind, l.suppressed), num(bytes(l.bytes)), num(l.blocks),
+      classCell(l.kind, l.suppressed), num(bytes(l.bytes)), num(count(l.blocks)),
       h('td', null, whereText(l)));
     const open = h('tr', { class: 'leak-stack', hidden: true }, h('td', { colspan: tests ? 6 : 5 }));
     tr.onclick = async () => {

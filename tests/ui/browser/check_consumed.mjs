@@ -37,7 +37,7 @@ try {
   // summary's query answered, in its order.
   const rows = await page.$$eval('#most-temporaries tr.leak', trs => trs.map(tr => ({
     fn: tr.querySelector('.fn').textContent, cells: [...tr.querySelectorAll('td.num')].map(td => td.textContent) })));
-  const want = expect.temporaries.map(t => ({ fn: t.function, cells: [t.value.toLocaleString('en-US'), String(t.count)] }));
+  const want = expect.temporaries.map(t => ({ fn: t.function, cells: [t.value.toLocaleString('en-US'), t.count.toLocaleString('en-US')] }));
   check(JSON.stringify(rows) === JSON.stringify(want),
     `most temporaries: ${JSON.stringify(rows)}, want ${JSON.stringify(want)}`);
   check(rows.length && rows[0].fn === 'churn', 'churn makes the most temporaries: ' + JSON.stringify(rows));

@@ -32,6 +32,12 @@ try {
   await page.goto(expect.url + '#/run/1');
   await page.waitForSelector('body[data-ready]', { timeout: 30000 });
 
+  // The verdict's failing processes, in words that agree with their
+  // numbers: leak_direct's one block is "1 block".
+  const failing = await page.locator('#run-summary .failing li').allInnerTexts();
+  check(failing.some(t => t.includes('leak_direct): 64 B in 1 block, 0 heap errors')) &&
+    failing.some(t => t.includes('leak_many): 15.6 KiB in 1,000 blocks, 0 heap errors')) &&
+    !failing.some(t => /\b1 blocks\b/.test(t)), 'the failing processes: ' + JSON.stringify(failing));
   const table = id => page.$$eval(`#${id} tr`, trs => trs.map(tr =>
     [...tr.querySelectorAll('th, td')].map(c => c.querySelector('.fn')?.textContent || c.textContent)));
   const sites = await table('top-sites');
@@ -42,7 +48,7 @@ try {
   check(many.length === 1 && direct.length === 1, 'top sites, one row each: ' + JSON.stringify(sites));
   const kib = n => (n / 1024).toFixed(1) + ' KiB'; // the sites here are 1..1023 KiB
   check(many[0] && many[0][1] === kib(expect.many.value) &&
-    many[0][2] === String(expect.many.count) && many[0][3] === String(expect.runs),
+    many[0][2] === expect.many.count.toLocaleString('en-US') && many[0][3] === String(expect.runs),
     `leak_many row ${JSON.stringify(many[0])}, want ${expect.many.value} B, ${expect.many.count} blocks, ${expect.runs} processes`);
   check(direct[0] && direct[0][2] === String(expect.direct.count) && direct[0][3] === String(expect.runs),
     `leak_direct row ${JSON.stringify(direct[0])}`);
@@ -57,7 +63,7 @@ try {
   const leaks = await page.$$eval('#leaks tr.leak', trs => trs.map(tr =>
     [tr.cells[0].textContent, tr.querySelector('.where .fn').textContent, tr.cells[2].textContent, tr.cells[3].textContent]));
   check(JSON.stringify(leaks) === JSON.stringify([
-    [`${expect.runs} processes`, 'leak_many', kib(expect.many.value), String(expect.many.count)],
+    [`${expect.runs} processes`, 'leak_many', kib(expect.many.value), expect.many.count.toLocaleString('en-US')],
     [`${expect.runs} processes`, 'leak_direct', `${expect.direct.value} B`, String(expect.direct.count)]]),
   'the leak table by site: ' + JSON.stringify(leaks));
   await page.locator('#leaks-box').screenshot({ path: path.join(shots, 'leaks-by-site.png') });

@@ -172,7 +172,7 @@ async function summaryChips(page) {
     JSON.stringify(expect.by_class));
   for (const [cls, text] of chips) {
     const [b, n] = expect.by_class[cls] || [];
-    check(text.endsWith(`: ${bytes(b)} in ${n} block${n === 1 ? '' : 's'}`), `summary ${cls}: "${text}", the database ${b} B in ${n} blocks`);
+    check(text.endsWith(`: ${bytes(b)} in ${n.toLocaleString('en-US')} block${n === 1 ? '' : 's'}`), `summary ${cls}: "${text}", the database ${b} B in ${n} blocks`);
   }
 }
 
