@@ -506,6 +506,20 @@ function byteTick(v) {
   return (Number.isInteger(v) ? v : +v.toFixed(2)) + ' ' + u[i];
 }
 
+/* Seconds since start as a tick at steps of incr: in s, or in ms or µs
+ * when the steps are that small (a run of 0.3 ms has ticks 50 µs apart,
+ * not eleven "0 s"). */
+function secondsTick(v, incr) {
+  if (!(incr < 0.01)) return +v.toFixed(6) + ' s';
+  if (incr >= 1e-5) return +(v * 1e3).toFixed(6) + ' ms';
+  return +(v * 1e6).toFixed(3) + ' µs';
+}
+
+/* A time since start for the legend, to the microsecond. */
+function seconds(v) {
+  return v >= 0.01 || !v ? v.toFixed(3) + ' s' : v >= 1e-5 ? (v * 1e3).toFixed(3) + ' ms' : (v * 1e6).toFixed(1) + ' µs';
+}
+
 /* A range that shows a lone value (one sample) with room around it. */
 function paddedRange(lo0) {
   return (u, min, max) => {
@@ -532,7 +546,8 @@ function lineOpts(width, height, xAxis, series) {
     width, height, legend: { live: true },
     scales: { x: { time: false, range: paddedRange(0) }, y: { range: paddedRange(0) } },
     series: [{ label: xAxis.label, value: (u, v) => v == null ? '--' : xAxis.value(v) }, ...series],
-    axes: [{ ...axis, label: xAxis.label, values: (u, vals) => vals.map(xAxis.tick), incrs: xAxis.incrs, space: 60 },
+    axes: [{ ...axis, label: xAxis.label, values: (u, vals, ax, space, incr) => vals.map(v => xAxis.tick(v, incr)),
+      incrs: xAxis.incrs, space: 60 },
       { ...axis, label: 'bytes', values: (u, vals) => vals.map(byteTick), incrs: BYTE_INCRS, size: 80 }],
     hooks: { ready: [legendAtLast], setCursor: [legendAtLast] },
   };
@@ -545,8 +560,7 @@ function timelineChart(el, tl, startedNs) {
   const xs = tl.time_ns.map(t => Math.max(0, (t - t0) / 1e9));
   if (!xs.length) { el.append(h('p', { class: 'muted' }, 'No heap samples for this process.')); return; }
   const opts = lineOpts(Math.min(1100, window.innerWidth - 80), 260, {
-    label: 'seconds since the process started', value: v => v.toFixed(3) + ' s',
-    tick: v => +v.toFixed(3) + ' s',
+    label: 'time since the process started', value: seconds, tick: secondsTick,
   }, [{ label: 'heap in use', stroke: '#c33', fill: 'rgba(204,51,51,0.12)', value: (u, v) => v == null ? '--' : bytes(v),
     points: { show: xs.length < 60, size: 7 } }]);
   window.hlCharts.timeline = new uPlot(opts, [xs, tl.bytes], el);
@@ -589,8 +603,7 @@ function consumedChart(el, c, startedNs) {
   let peak = 0;
   c.total.forEach((v, i) => { if (v > c.total[peak]) peak = i; });
   const opts = lineOpts(Math.min(1100, window.innerWidth - 80), 300, {
-    label: 'seconds since the process started', value: v => v.toFixed(3) + ' s',
-    tick: v => +v.toFixed(3) + ' s',
+    label: 'time since the process started', value: seconds, tick: secondsTick,
   }, order.map(k => ({ label: bands[k].label, stroke: bands[k].colour, fill: bands[k].colour, width: 1,
     value: (u, v, si, idx) => idx == null ? '--' : bytes(bands[k].values[idx]),
     points: { show: false } })));

@@ -206,7 +206,8 @@ async function runPage(page) {
   check(+(await page.getAttribute('#timeline', 'data-points')) === points, 'timeline data-points');
   const tl = await chartLabels(page, 'timeline');
   check(tl.y.every(v => BINARY_TICK.test(v)), 'heap y ticks in binary steps: ' + tl.y);
-  check(tl.x.every(v => / s$/.test(v)), 'heap x axis in seconds since start: ' + tl.x);
+  check(tl.x.every(v => / (s|ms|µs)$/.test(v)), 'heap x axis in time since start: ' + tl.x);
+  check(new Set(tl.x).size === tl.x.length, 'heap x ticks all differ: ' + tl.x);
   check(await page.locator('#timeline canvas').count() === 1, 'timeline canvas');
   await sizeTable(page, 'run-sizes', expect.sizes_run);
   const charted = (await page.locator('#process-views h2').first().innerText()).match(/pid (\d+)/)[1];
@@ -418,10 +419,11 @@ async function dataBugs(browser) {
   await page.locator('#errors-box').screenshot({ path: path.join(shots, 'overrun.png') });
   check(await page.getAttribute('#run-summary .badge', 'data-verdict') === 'failed', 'the overrun run fails the gate');
   check(await page.locator('#leaked-by-class .chip[data-kind="overflow"]').count() === 1, 'the summary counts the overrun');
-  // Its one heap sample: a point, x in seconds since start, y in bytes.
+  // Its one heap sample: a point, x in time since start, y in bytes.
   const one = await chartLabels(page, 'timeline');
   check(one.n === 1, 'the overrun run has one heap sample: ' + one.n);
-  check(one.x.length > 0 && one.x.every(v => /^\d+(\.\d+)? s$/.test(v)), 'one-sample x axis in seconds: ' + one.x);
+  check(one.x.length > 1 && one.x.every(v => /^\d+(\.\d+)? (s|ms|µs)$/.test(v)) && new Set(one.x).size === one.x.length,
+    'one-sample x axis in time since start, ticks that differ: ' + one.x);
   check(one.y.length > 0 && one.y.every(v => /^(0|\d+(\.\d+)? (B|KiB|MiB))$/.test(v)), 'one-sample y axis in bytes: ' + one.y);
   check(one.legend[1] && one.legend[1] !== '--', 'the legend shows the value without a hover: ' + one.legend);
   await page.locator('#timeline').screenshot({ path: path.join(shots, 'one-sample.png') });

@@ -151,6 +151,12 @@ async function chartsPick(page) {
     `the charts open on the leakiest process, pid ${l.pid} of test ${l.test}: ${picked}`);
   check((await page.locator('#process-views h2').first().innerText()).includes(`test ${l.test}`),
     'the charts\' headings name the test: ' + await page.locator('#process-views h2').first().innerText());
+  // many_leak runs for well under a millisecond: its time ticks are in
+  // ms or µs and tell the samples apart, never a row of "0 s".
+  await page.waitForFunction(() => window.hlCharts.timeline, null, { timeout: 20000 });
+  const x = await page.evaluate(() => window.hlCharts.timeline.axes[0]._values || []);
+  check(x.length > 1 && new Set(x).size === x.length && x.every(v => / (s|ms|µs)$/.test(v)),
+    'the heap chart\'s time ticks: ' + JSON.stringify(x));
 }
 
 // Each heap error names its test; the heap summary names each process's.
