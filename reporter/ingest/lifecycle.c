@@ -51,24 +51,31 @@ static bool forget_note(struct hl_run *run, enum hl_birth birth, uint32_t ppid, 
 	return forget_side(run, birth, ppid, pid, false);
 }
 
-/* A START child's HELLO (hello: true) or its parent's SPAWN (false), each
- * the first of the two to come: kept in run->started. Returns whether the
- * other side had come already (the entry is then marked named). */
-static bool note_started(struct hl_run *run, uint32_t ppid, uint32_t pid, bool hello)
+/* run->started holds, by ppid << 32 | pid, 1 for a START child whose HELLO
+ * came before its parent's SPAWN, 0 once the SPAWN came. */
+static uint64_t started_key(uint32_t ppid, uint32_t pid)
+{
+	return (uint64_t)ppid << 32 | pid;
+}
+
+/* A START child said HELLO before its parent's SPAWN told of it. */
+static void note_started_hello(struct hl_run *run, uint32_t ppid, uint32_t pid)
 {
 	bool added = false;
-	uint64_t *v = hl_map_find_or_insert(&run->started, (uint64_t)ppid << 32 | pid, &added);
 
-	if (hello) {
-		*v = 1;
-		return false;
-	}
-	if (added || *v != 1) {
-		*v = 0; /* a SPAWN came first: the note in run->forks waits for HELLO */
-		return false;
-	}
+	*hl_map_find_or_insert(&run->started, started_key(ppid, pid), &added) = 1;
+}
+
+/* A SPAWN came: did its child say HELLO already? Either way the child's
+ * entry is spent. */
+static bool spawned_child_came(struct hl_run *run, uint32_t ppid, uint32_t pid)
+{
+	bool added = false;
+	uint64_t *v = hl_map_find_or_insert(&run->started, started_key(ppid, pid), &added);
+	bool came = !added && *v == 1;
+
 	*v = 0;
-	return true;
+	return came;
 }
 
 /* ---- HELLO: new images, forks, execs ------------------------------------ */
@@ -174,7 +181,7 @@ struct hl_process *hl_state_on_hello(struct hl_run *run, const struct hl_rec_hel
 	else if (r->origin == HL_ORIGIN_EXEC)
 		forget_note(run, HL_BIRTH_EXEC, r->pid, r->pid);
 	else if (r->ppid && !forget_note(run, HL_BIRTH_SPAWN, r->ppid, r->pid))
-		note_started(run, r->ppid, r->pid, true);
+		note_started_hello(run, r->ppid, r->pid);
 	p->parent_serial = p->parent ? p->parent->serial : 0;
 	hl_grow((void **)&run->procs, &run->procs_cap, run->nprocs, sizeof(p));
 	run->procs[run->nprocs++] = p;
@@ -200,7 +207,7 @@ void hl_run_note_spawn(struct hl_run *run, uint32_t ppid, const struct hl_rec_sp
 		forget_side(run, HL_BIRTH_SPAWN, ppid, rec->child_pid, false);
 		return;
 	}
-	if (!note_started(run, ppid, rec->child_pid, false))
+	if (!spawned_child_came(run, ppid, rec->child_pid))
 		add_note(run, HL_BIRTH_SPAWN, ppid, rec->child_pid, path, true);
 }
 
