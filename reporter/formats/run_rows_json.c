@@ -120,6 +120,7 @@ static json_t *leak_json(const struct hl_leak_row *l)
 	if (l->processes) {
 		set(o, "records", json_integer((json_int_t)l->records));
 		set(o, "processes", json_integer((json_int_t)l->processes));
+		set(o, "tests", json_integer((json_int_t)l->tests));
 	}
 	return o;
 }

@@ -161,6 +161,7 @@ struct hl_leak_row {
 	 * records and the processes they are in, 0 for a record's row; its
 	 * bytes and blocks are the site's, the rest its largest record's */
 	uint64_t records, processes;
+	uint64_t tests;               /* of a site's row: the test names of its processes */
 };
 
 /* The loss record row holds, as the report has it: its stack is row's

@@ -77,12 +77,12 @@
 	" GROUP BY " SITE_KEY
 #define SITES_COUNT "SELECT count(*) FROM (SELECT 1" SITES_OF_RUN ")"
 #define SITES_PAGE \
-	"WITH page(id, process_id, top, bytes, blocks, inherited, indirect, records, processes) AS (" \
+	"WITH page(id, process_id, top, bytes, blocks, inherited, indirect, records, processes, tests) AS (" \
 	" SELECT l.id, p.id, max(l.bytes), sum(l.bytes), sum(l.blocks), sum(l.inherited_blocks)," \
-	" sum(l.indirect_bytes), count(*), count(DISTINCT p.id)" SITES_OF_RUN \
+	" sum(l.indirect_bytes), count(*), count(DISTINCT p.id), count(DISTINCT p.test_name)" SITES_OF_RUN \
 	" ORDER BY 4 DESC, 5 DESC, 1 LIMIT ?4 OFFSET ?5)" \
 	LEAK_COLUMNS LEAK_SITES ", page.bytes, page.blocks, page.inherited, page.indirect," \
-	" page.records, page.processes" \
+	" page.records, page.processes, page.tests" \
 	" FROM page JOIN leaks l ON l.id = page.id AND l.process_id = page.process_id" \
 	" JOIN processes p ON p.id = l.process_id" \
 	LEAK_STACK " ORDER BY page.bytes DESC, page.blocks DESC, l.id"
@@ -124,6 +124,7 @@ static void read_leak(struct hl_bump *a, sqlite3_stmt *st, void *row)
 	l->indirect_bytes = (uint64_t)sqlite3_column_int64(st, SITE_COLUMN + 3);
 	l->records = (uint64_t)sqlite3_column_int64(st, SITE_COLUMN + 4);
 	l->processes = (uint64_t)sqlite3_column_int64(st, SITE_COLUMN + 5);
+	l->tests = (uint64_t)sqlite3_column_int64(st, SITE_COLUMN + 6);
 }
 
 static int read_leaks(struct hl_store *s, sqlite3_stmt *st, struct hl_run_rows *out)

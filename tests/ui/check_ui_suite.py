@@ -105,6 +105,11 @@ def expect(db, ended):
         "lost_sites": one("SELECT count(DISTINCT coalesce(fingerprint, 'stack ' || stack_id, 'record ' || id)"
                           " || ' ' || leak_class) FROM leaks WHERE NOT suppressed AND leak_class IN (%s)" % marks,
                           *LOST),
+        # by site (fingerprint) and class, what leaks: how many tests
+        "site_tests": {"%s|%s" % (fp, cls): n for fp, cls, n in con.execute(
+            "SELECT fingerprint, leak_class, count(DISTINCT p.test_name) FROM leaks l JOIN processes p"
+            " ON p.id = l.process_id WHERE NOT suppressed AND fingerprint IS NOT NULL AND leak_class IN (%s)"
+            " GROUP BY fingerprint, leak_class" % marks, LOST)},
         "all_records": one("SELECT count(*) FROM leaks"),
         "reachable_records": one("SELECT count(*) FROM leaks WHERE leak_class = 'reachable'"),
         "suppressed_records": one("SELECT count(*) FROM leaks WHERE suppressed"),

@@ -825,8 +825,10 @@ async function leakTable(run, box, state, first) {
     /* a site in several processes names them by number; its test is
      * its largest record's */
     const tr = h('tr', { class: 'leak', 'data-leak': l.id, 'data-stack': l.stack_id, 'data-process': l.process_id,
-      'data-processes': l.processes },
-      num(l.processes > 1 ? `${l.processes} processes` : l.pid), tests ? h('td', { class: 'test' }, procs.get(l.process_id)?.test_name || '') : null,
+      'data-processes': l.processes, 'data-site': l.fingerprint },
+      num(l.processes > 1 ? `${l.processes} processes` : l.pid),
+      tests ? h('td', { class: 'test' }, procs.get(l.process_id)?.test_name || '',
+        l.tests > 1 ? h('span', { class: 'muted more-tests' }, ` and ${plural(l.tests - 1, 'other test', 'other tests')}`) : null) : null,
       classCell(l.kind, l.suppressed), num(bytes(l.bytes)), num(count(l.blocks)),
       h('td', null, whereText(l)));
     const open = h('tr', { class: 'leak-stack', hidden: true }, h('td', { colspan: tests ? 6 : 5 }));

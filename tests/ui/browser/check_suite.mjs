@@ -111,6 +111,18 @@ async function leakTable(page) {
   // By default a row per leak site, each site's processes added up; a row
   // per record one choice away.
   check(await total() === expect.lost_sites, `the default leak view holds ${await total()} sites, what leaks: ${expect.lost_sites}`);
+  // A site in several tests says how many besides the one named.
+  const sites = await page.$$eval('#leaks tr.leak', trs => trs.map(r => ({ site: r.dataset.site,
+    cls: r.querySelector('[data-class]').dataset.class, test: r.querySelector('td.test').textContent })));
+  let several = 0;
+  for (const r of sites) {
+    const n = expect.site_tests[`${r.site}|${r.cls}`];
+    if (!n) continue;
+    several += n > 1;
+    const more = n > 1 ? ` and ${n - 1} other test${n === 2 ? '' : 's'}` : '';
+    check(more ? r.test.endsWith(more) : !r.test.includes('other test'), `site ${r.site} in ${n} tests: "${r.test}"`);
+  }
+  check(several > 0, 'some site of the suite leaks in several tests: ' + JSON.stringify(sites.slice(0, 5)));
   await byRecord(page, expect.lost_records);
   check(await total() === expect.lost_records, `by record, the leak view holds ${await total()} records, what leaks: ${expect.lost_records}`);
   const rows = await page.$$eval('#leaks tr.leak', trs => trs.map(r => ({
