@@ -2,7 +2,7 @@
 # bench/depth.sh [BUILD]: what the depth= cut costs, in instructions
 # (valgrind --tool=callgrind, deterministic; wall time on a shared machine
 # is not). For each workload, the program's instructions under glibc, under
-# the hook with stacks=0, and with depth=64 (the default), 128 and 256
+# the hook with stacks=0, and with depth=64, 128 (the default) and 256
 # (HL_WIRE_MAX_FRAMES), the hook standalone (no reporter: the reporter's
 # share of a deeper stack is its interning, once per distinct stack).
 #   capture 200 1     malloc+free 200 frames below main, one call site
@@ -11,6 +11,9 @@
 #                     a libunwind walk per allocation)
 #   deep.py 40        python3 allocating 1 KiB blocks 40 levels of map()
 #                     deep (about 216 C frames to _start)
+#   churn 1           bench/churn at 1% (100k malloc/free of shallow
+#                     stacks): what a deeper cut costs a program whose
+#                     stacks never reach it
 # Prints a markdown table: Ir, and per allocation above stacks=0.
 set -euo pipefail
 build=${1:-build}
@@ -55,3 +58,4 @@ echo "|---|---:|---:|---:|---:|---:|"
 row "capture 200 1" 20000 "$cap" 200 1 20000
 row "capture 200 300" 3000 "$cap" 200 300 3000
 row "python3 deep.py 40" 4800 /usr/bin/python3 "$here/real/deep.py" 40 300
+row "churn 1" 100000 "$build/bench/churn" 1

@@ -20,6 +20,7 @@
 #include "listen.h"
 #include "report_formats.h"
 #include "report_speedscope.h"
+#include "sites_text.h"
 #include "store_query.h"
 #include "stored_verdict.h"
 #include "ui.h"
@@ -217,6 +218,23 @@ static int write_streamed(void *ctx, const struct hl_report_process *p)
 	return ferror(stdout) ? -EIO : 0;
 }
 
+/* After a run of several processes, its leak sites over all of them (the
+ * web UI's leak table by site), the largest REPORT_SITES. */
+#define REPORT_SITES 20
+static int print_sites(struct hl_store *store, int64_t id)
+{
+	struct hl_query_page page = { 0, REPORT_SITES, NULL, "lost", true };
+	struct hl_run_rows sites;
+	int err;
+
+	hl_run_rows_init(&sites);
+	err = hl_query_leaks(store, id, &page, &sites);
+	if (!err)
+		hl_leak_sites_print_text(&sites, sites.leaks_total, stdout);
+	hl_run_rows_destroy(&sites);
+	return err;
+}
+
 static int report_streamed(struct hl_store *store, int64_t id, const struct hl_report_filter *f,
 			   struct hl_report *r, const char *format)
 {
@@ -227,6 +245,8 @@ static int report_streamed(struct hl_store *store, int64_t id, const struct hl_r
 		return err;
 	if (w.json)
 		return hl_report_json_end(stdout);
+	if (w.written > 1 && !f->pid && !f->program && !f->kinds)
+		return print_sites(store, id);
 	if (!w.written && (f->pid || f->program || f->kinds))
 		printf("heapledger: no process of run %lld matches the filter\n", (long long)id);
 	else if (!w.written)

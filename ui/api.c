@@ -6,7 +6,7 @@
  *
  *   /api/runs?offset&limit&filter         runs, newest first
  *   /api/runs/ID                          a run, its processes, the run before
- *   /api/runs/ID/leaks?offset&limit&filter&class
+ *   /api/runs/ID/leaks?offset&limit&filter&class&group=record|site
  *   /api/runs/ID/errors
  *   /api/runs/ID/summary                  the gate's verdict, top sites and stacks
  *   /api/stacks/ID                        frames, innermost first
@@ -86,7 +86,12 @@ static bool param_number(struct request *rq, const char *name, int64_t def, int6
 static bool param_page(struct request *rq, struct hl_query_page *page)
 {
 	page->filter = rq->get("filter", rq->cls);
+	const char *group = rq->get("group", rq->cls);
+
 	page->leak_class = rq->get("class", rq->cls);
+	page->by_site = group && !strcmp(group, "site");
+	if (group && !page->by_site && strcmp(group, "record"))
+		return false;
 	return param_number(rq, "offset", 0, INT64_MAX / 2, &page->offset) &&
 	       param_number(rq, "limit", PAGE_DEFAULT, PAGE_MAX, &page->limit);
 }
@@ -412,7 +417,8 @@ static int route_runs(struct hl_store *store, const char *rest, struct request *
 	int64_t id;
 
 	if (!param_page(rq, &page))
-		return answer(rq, 400, "offset and limit are numbers (limit at most 5000)");
+		return answer(rq, 400, "offset and limit are numbers (limit at most 5000),"
+			      " group is site or record");
 	if (!*rest)
 		return route_run_list(store, &page, rq);
 	if (!path_id(rest, &id, &sub))

@@ -117,6 +117,11 @@ static json_t *leak_json(const struct hl_leak_row *l)
 	set(o, "line", hl_json_maybe(l->line));
 	set(o, "module", hl_json_text(l->module));
 	set(o, "module_offset", hl_json_maybe(l->module_offset));
+	if (l->processes) {
+		set(o, "records", json_integer((json_int_t)l->records));
+		set(o, "processes", json_integer((json_int_t)l->processes));
+		set(o, "tests", json_integer((json_int_t)l->tests));
+	}
 	return o;
 }
 

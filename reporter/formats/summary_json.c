@@ -7,11 +7,12 @@
 
 static json_t *stack_json(const struct hl_summary_stack *e)
 {
-	return json_pack("{s:I,s:o,s:o,s:I,s:o,s:I,s:I,s:I}", "stack_id", (json_int_t)e->stack_id,
+	return json_pack("{s:I,s:o,s:o,s:I,s:o,s:I,s:I,s:I,s:I}", "stack_id", (json_int_t)e->stack_id,
 			 "function", hl_json_text(e->function), "file", hl_json_text(e->file),
 			 "line", (json_int_t)e->line, "module", hl_json_text(e->module),
 			 "module_offset", (json_int_t)e->module_offset, "value",
-			 (json_int_t)e->value, "count", (json_int_t)e->count);
+			 (json_int_t)e->value, "count", (json_int_t)e->count, "processes",
+			 (json_int_t)e->processes);
 }
 
 static json_t *list_json(const struct hl_summary_list *l)

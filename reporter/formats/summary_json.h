@@ -21,7 +21,8 @@
  *  they held when that process peaked (false: their own peaks, a process
  *  stored before the database kept that)}, "most_allocations", "most_bytes",
  *  "errors": {kind: count}}; a stack of a list is {stack_id, function,
- *  file, line, module, module_offset, value, count}. */
+ *  file, line, module, module_offset, value, count, processes: how many of
+ *  the run's processes it is in (a site of many is one entry)}. */
 json_t *hl_run_summary_json(const struct hl_run_summary *sum, const struct hl_gate_options *o);
 /* The verdict alone: {"failed", "incomplete"} (the runs list's badge). */
 json_t *hl_gate_verdict_json(const struct hl_gate *g, const struct hl_gate_options *o);

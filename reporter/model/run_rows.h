@@ -157,6 +157,11 @@ struct hl_leak_row {
 	/* its stack, only in the leak table's pages (hl_query_leaks): the
 	 * record is written whole, as the report writes it */
 	struct hl_report_stack stack;
+	/* a row of the leak table by site (hl_query_page.by_site): the site's
+	 * records and the processes they are in, 0 for a record's row; its
+	 * bytes and blocks are the site's, the rest its largest record's */
+	uint64_t records, processes;
+	uint64_t tests;               /* of a site's row: the test names of its processes */
 };
 
 /* The loss record row holds, as the report has it: its stack is row's

@@ -64,6 +64,30 @@
 	" json_extract(value, '$[1]')" \
 	" FROM json_each(?4))" LEAKS_ROWS
 
+/* By site: the records of one leak site (its fingerprint; a record
+ * without one is a site of its own) shown as one class, added up over the
+ * run's processes, the largest first; a row names the site by its largest
+ * record (SQLite's bare columns beside max()). ?1 run, ?3 class, ?4 limit,
+ * ?5 offset, ?6 NULL or the text filter's records (hl_leak_filter_page's
+ * JSON). The same site shown as two classes (lost here, still reachable
+ * there) is two rows. */
+#define SITE_KEY "coalesce(l.fingerprint, 'stack ' || l.stack_id, 'record ' || l.id), " HL_SHOWN_CLASS
+#define SITES_OF_RUN \
+	LEAKS_OF_RUN " AND (?6 IS NULL OR l.id IN (SELECT json_extract(value, '$[0]') FROM json_each(?6)))" \
+	" GROUP BY " SITE_KEY
+#define SITES_COUNT "SELECT count(*) FROM (SELECT 1" SITES_OF_RUN ")"
+#define SITES_PAGE \
+	"WITH page(id, process_id, top, bytes, blocks, inherited, indirect, records, processes, tests) AS (" \
+	" SELECT l.id, p.id, max(l.bytes), sum(l.bytes), sum(l.blocks), sum(l.inherited_blocks)," \
+	" sum(l.indirect_bytes), count(*), count(DISTINCT p.id), count(DISTINCT p.test_name)" SITES_OF_RUN \
+	" ORDER BY 4 DESC, 5 DESC, 1 LIMIT ?4 OFFSET ?5)" \
+	LEAK_COLUMNS LEAK_SITES ", page.bytes, page.blocks, page.inherited, page.indirect," \
+	" page.records, page.processes, page.tests" \
+	" FROM page JOIN leaks l ON l.id = page.id AND l.process_id = page.process_id" \
+	" JOIN processes p ON p.id = l.process_id" \
+	LEAK_STACK " ORDER BY page.bytes DESC, page.blocks DESC, l.id"
+#define SITE_COLUMN (LEAK_NCOLUMNS + 5)
+
 static void read_leak(struct hl_bump *a, sqlite3_stmt *st, void *row)
 {
 	struct hl_leak_row *l = row;
@@ -92,6 +116,15 @@ static void read_leak(struct hl_bump *a, sqlite3_stmt *st, void *row)
 	l->line = hl_col_maybe(st, LEAK_NCOLUMNS + 2);
 	l->module = hl_col_text_in(a, st, LEAK_NCOLUMNS + 3);
 	l->module_offset = hl_col_maybe(st, LEAK_NCOLUMNS + 4);
+	if (sqlite3_column_count(st) == SITE_COLUMN)
+		return;
+	l->bytes = (uint64_t)sqlite3_column_int64(st, SITE_COLUMN);
+	l->blocks = (uint64_t)sqlite3_column_int64(st, SITE_COLUMN + 1);
+	l->inherited_blocks = (uint64_t)sqlite3_column_int64(st, SITE_COLUMN + 2);
+	l->indirect_bytes = (uint64_t)sqlite3_column_int64(st, SITE_COLUMN + 3);
+	l->records = (uint64_t)sqlite3_column_int64(st, SITE_COLUMN + 4);
+	l->processes = (uint64_t)sqlite3_column_int64(st, SITE_COLUMN + 5);
+	l->tests = (uint64_t)sqlite3_column_int64(st, SITE_COLUMN + 6);
 }
 
 static int read_leaks(struct hl_store *s, sqlite3_stmt *st, struct hl_run_rows *out)
@@ -114,6 +147,38 @@ static int read_page_stacks(struct hl_store *s, struct hl_run_rows *out)
 	return err;
 }
 
+/* The page of sites (SITES_PAGE), the text filter's records first. */
+static int query_sites(struct hl_store *s, int64_t run_id, const char *like, const char *cls,
+		       const struct hl_query_page *page, struct hl_run_rows *out)
+{
+	struct hl_query_page every = { 0, INT64_MAX, NULL, cls, false };
+	sqlite3_stmt *st;
+	int64_t ignored;
+	char *ids_text = NULL;
+	int err = like ? hl_leak_filter_page(s, run_id, like, cls, &every, &ignored, &ids_text) : 0;
+
+	if (!err)
+		err = hl_query_prepare(s, SITES_COUNT, &st);
+	if (!err) {
+		sqlite3_bind_int64(st, 1, run_id);
+		sqlite3_bind_text(st, 3, cls, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 6, ids_text, -1, SQLITE_STATIC);
+		out->leaks_total = hl_query_count(st);
+		err = hl_query_prepare(s, SITES_PAGE, &st);
+	}
+	if (!err) {
+		sqlite3_bind_int64(st, 1, run_id);
+		sqlite3_bind_text(st, 3, cls, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 4, page->limit);
+		sqlite3_bind_int64(st, 5, page->offset);
+		sqlite3_bind_text(st, 6, ids_text, -1, SQLITE_STATIC);
+		err = read_leaks(s, st, out);
+		sqlite3_finalize(st);
+	}
+	free(ids_text);
+	return err;
+}
+
 int hl_query_leaks(struct hl_store *s, int64_t run_id, const struct hl_query_page *page,
 		   struct hl_run_rows *out)
 {
@@ -124,6 +189,13 @@ int hl_query_leaks(struct hl_store *s, int64_t run_id, const struct hl_query_pag
 	char *ids_text = NULL;
 	int err;
 
+	if (page->by_site) {
+		err = query_sites(s, run_id, like, cls, page, out);
+		if (!err)
+			err = read_page_stacks(s, out);
+		free(like);
+		return err;
+	}
 	if (like) {
 		err = hl_leak_filter_page(s, run_id, like, cls, page, &total, &ids_text);
 		if (!err)

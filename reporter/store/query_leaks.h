@@ -16,7 +16,10 @@
  * first, into out->leaks, and how many the page's filter matched in
  * out->leaks_total. page->filter matches any frame's function, file or
  * module; page->leak_class the class a record is shown as. Each row comes
- * with its stack (the record is written whole). 0 or -errno. */
+ * with its stack (the record is written whole). With page->by_site, a row
+ * per leak site and class shown instead: the site's bytes, blocks, records
+ * and processes over the run, named and stacked as its largest record.
+ * 0 or -errno. */
 int hl_query_leaks(struct hl_store *s, int64_t run_id, const struct hl_query_page *page,
 		   struct hl_run_rows *out);
 

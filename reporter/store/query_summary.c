@@ -183,7 +183,8 @@ static int name_stack(struct hl_store *s, struct hl_summary_stack *e)
 	return finish(s, st, rc);
 }
 
-/* Fills l from a statement of (stack_id, value, count) rows, best first. */
+/* Fills l from a statement of (stack_id, value, count, processes) rows,
+ * best first. */
 static int ranked(struct hl_store *s, const char *sql, int64_t id, struct hl_summary_list *l)
 {
 	sqlite3_stmt *st;
@@ -198,6 +199,7 @@ static int ranked(struct hl_store *s, const char *sql, int64_t id, struct hl_sum
 			.stack_id = sqlite3_column_int64(st, 0),
 			.value = (uint64_t)sqlite3_column_int64(st, 1),
 			.count = (uint64_t)sqlite3_column_int64(st, 2),
+			.processes = (uint64_t)sqlite3_column_int64(st, 3),
 		};
 	if ((err = finish(s, st, rc)))
 		return err;
@@ -210,21 +212,23 @@ static int ranked(struct hl_store *s, const char *sql, int64_t id, struct hl_sum
  * in two processes of one program is one site, whatever its addresses),
  * what its processes' own aggregate rows add up to (a row a fork child
  * names from its parent, processes.aggregates_from, is counted once), with
- * one of its stacks. ?1 run, ?2 how many. */
+ * one of its stacks and the number of processes it is in. ?1 run, ?2 how
+ * many. */
 #define RUN_STACKS_BY(column, also) \
-	"SELECT min(a.stack_id), sum(a." column "), sum(a." also ") FROM stack_aggregate_rows a" \
+	"SELECT min(a.stack_id), sum(a." column "), sum(a." also "), count(DISTINCT a.process_id)" \
+	" FROM stack_aggregate_rows a" \
 	" JOIN processes p ON p.id = a.process_id JOIN stacks k ON k.id = a.stack_id" \
 	" WHERE p.run_id = ?1 GROUP BY coalesce(k.fingerprint, k.id) HAVING sum(a." column ") > 0" \
 	" ORDER BY 2 DESC, 1 LIMIT ?2"
 /* One process's stacks by what they held at its peak. ?1 process, ?2 how
  * many. */
 #define AT_PEAK_STACKS \
-	"SELECT a.stack_id, a.at_peak_bytes, a.allocs FROM stack_aggregates a" \
+	"SELECT a.stack_id, a.at_peak_bytes, a.allocs, 1 FROM stack_aggregates a" \
 	" WHERE a.process_id = ?1 AND a.at_peak_bytes > 0" \
 	" ORDER BY a.at_peak_bytes DESC, a.stack_id LIMIT ?2"
 /* Processes stored before at_peak_bytes (NULL): by their own peak in use. */
 #define PEAK_STACKS \
-	"SELECT a.stack_id, a.peak_live_bytes, a.allocs FROM stack_aggregates a" \
+	"SELECT a.stack_id, a.peak_live_bytes, a.allocs, 1 FROM stack_aggregates a" \
 	" WHERE a.process_id = ?1 AND a.peak_live_bytes > 0" \
 	" ORDER BY a.peak_live_bytes DESC, a.stack_id LIMIT ?2"
 #define HAS_AT_PEAK \
@@ -318,6 +322,33 @@ static int by_bytes_desc(const void *a, const void *b)
 	return strcmp(x->fingerprint, y->fingerprint);
 }
 
+/* How many processes of the run leak at t's site: lost
+ * (hl_leak_class_is_lost), unsuppressed records, as hl_query_leak_sites
+ * counts the site's bytes. */
+static int site_processes(struct hl_store *s, int64_t run_id, struct hl_summary_site *t)
+{
+	sqlite3_stmt *st;
+	int64_t last = 0;
+	int rc, err = prepare(s,
+		"SELECT l.process_id, l.leak_class FROM leaks l JOIN processes p"
+		" ON p.id = l.process_id WHERE p.run_id = ?1 AND l.fingerprint = ?2"
+		" AND NOT l.suppressed GROUP BY l.process_id, l.leak_class ORDER BY l.process_id", &st);
+
+	if (err)
+		return err;
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_text(st, 2, t->site->fingerprint, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+
+		if (id == last || !hl_leak_class_is_lost(hl_leak_class_from_word(text(st, 1))))
+			continue;
+		t->where.processes++;
+		last = id;
+	}
+	return finish(s, st, rc);
+}
+
 /* The stack of a site's largest lost (hl_leak_class_is_lost), unsuppressed
  * record in the run. */
 static int site_stack(struct hl_store *s, int64_t run_id, struct hl_summary_site *t)
@@ -340,6 +371,8 @@ static int site_stack(struct hl_store *s, int64_t run_id, struct hl_summary_site
 		break;
 	}
 	if ((err = finish(s, st, rc)) || !t->where.stack_id)
+		return err;
+	if ((err = site_processes(s, run_id, t)))
 		return err;
 	return name_stack(s, &t->where);
 }

@@ -33,6 +33,9 @@ struct hl_summary_stack {
 	uint64_t module_offset;
 	uint64_t value;               /* what the list ranks by */
 	uint64_t count;               /* allocations (leak sites: blocks) */
+	/* the processes of the run it is in: a suite's site is one entry
+	 * "in 99 processes", not one per process (stacks.fingerprint) */
+	uint64_t processes;
 };
 
 struct hl_summary_list {

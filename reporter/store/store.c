@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "frame_tree.h"
+#include "stack_memo.h"
 #include "state.h"
 #include "store_int.h"
 #include "text_bytes.h"
@@ -754,10 +755,19 @@ static void bind_stack_row(struct writer *w, sqlite3_stmt *st, int i, size_t ind
 	sqlite3_bind_int64(st, i + 2, n->hash);
 	sqlite3_bind_int(st, i + 3, stack->depth);
 	sqlite3_bind_int(st, i + 4, stack->truncated);
+	char fingerprint[HL_FINGERPRINT_LEN + 1];
+
 	if (n->leaf)
 		sqlite3_bind_int64(st, i + 5, n->leaf);
 	else
 		sqlite3_bind_null(st, i + 5);
+	/* the site's identity, so the run's queries count one site once
+	 * whatever the number of processes (images, addresses) it is in */
+	hl_stack_fingerprint(w->sym, w->p, stack, fingerprint);
+	if (fingerprint[0])
+		sqlite3_bind_text(st, i + 6, fingerprint, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i + 6);
 }
 
 static void bind_aggregate_row(struct writer *w, sqlite3_stmt *st, int i, size_t index)
@@ -1480,8 +1490,8 @@ int hl_store_process(struct hl_store *s, int64_t run_id, struct hl_process *p,
 {
 	sqlite3_stmt **cache = s->statements;
 	struct batch stacks = {
-		"INSERT INTO stacks(id, run_id, hash, depth, truncated, leaf_frame_id) VALUES ",
-		"(?,?,?,?,?,?)", 6, bind_stack_row, &cache[ST_COUNT], &cache[ST_COUNT + 1],
+		"INSERT INTO stacks(id, run_id, hash, depth, truncated, leaf_frame_id, fingerprint) VALUES ",
+		"(?,?,?,?,?,?,?)", 7, bind_stack_row, &cache[ST_COUNT], &cache[ST_COUNT + 1],
 		{ 0 }, 0,
 	};
 	struct batch aggregates = {

@@ -165,6 +165,38 @@ static void entry_fill(struct hl_stack_memo *m, struct hl_symbolizer *sym,
 	}
 }
 
+void hl_stack_fingerprint(struct hl_symbolizer *sym, const struct hl_process *p,
+			  const struct hl_process_stack *s, char out[HL_FINGERPRINT_LEN + 1])
+{
+	struct hl_frame_info *frames = NULL;
+	size_t n = 0, cap = 0, first = SIZE_MAX;
+
+	/* hl_fingerprint hashes HL_FINGERPRINT_FRAMES frames from the first
+	 * program frame (or from the top, when every frame is the runtime's):
+	 * the frames below those change nothing. */
+	for (uint32_t i = 0; i < s->depth; i++) {
+		const struct hl_module *mod = hl_process_module_for(p, s->frames[i], s->seq);
+		size_t count;
+		const struct hl_frame_info *f = hl_symbolize(sym, mod, s->frames[i], &count);
+
+		if (n + count > cap) {
+			cap = (n + count) * 2;
+			frames = hl_xrealloc(frames, cap * sizeof(*frames));
+		}
+		memcpy(frames + n, f, count * sizeof(*f));
+		for (size_t j = n; j < n + count && first == SIZE_MAX; j++)
+			if (!hl_frame_is_runtime(&frames[j]))
+				first = j;
+		n += count;
+		if (first != SIZE_MAX && n >= first + HL_FINGERPRINT_FRAMES)
+			break;
+	}
+	out[0] = 0;
+	if (n)
+		hl_fingerprint(frames, n, out);
+	free(frames);
+}
+
 /* The entry of p's stack index i, made on first use. */
 static struct hl_stack_sym *lookup(struct hl_stack_memo *m, struct hl_symbolizer *sym,
 				   struct hl_process *p, size_t i)

@@ -34,6 +34,7 @@
 #include "symbolize.h"
 
 struct hl_process; /* ingest/state.h: whose stack and modules */
+struct hl_process_stack;
 
 /* One distinct stack, symbolized. Owned by the memo; never written once
  * returned (reports point at frames). */
@@ -58,6 +59,13 @@ void hl_stack_memo_free(struct hl_stack_memo *m);
  * complete). */
 const struct hl_stack_sym *hl_stack_memo_get(struct hl_symbolizer *sym, struct hl_process *p,
 					     uint32_t ref);
+
+/* The fingerprint of p's stack s (what hl_stack_memo_get would give it),
+ * symbolizing only the innermost frames it is made of, and without an
+ * entry in the memo: for every stack a run stores (stacks.fingerprint),
+ * most of which are never reported. "" for a stack without frames. */
+void hl_stack_fingerprint(struct hl_symbolizer *sym, const struct hl_process *p,
+			  const struct hl_process_stack *s, char out[HL_FINGERPRINT_LEN + 1]);
 
 struct hl_suppressions;
 /* The suppression of set that matches a leak of class leak_class (enum

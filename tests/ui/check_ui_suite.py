@@ -100,6 +100,16 @@ def expect(db, ended):
         "leakiest": {"pid": procs[leakiest]["pid"], "test": procs[leakiest]["test"]},
         "lost_records": one("SELECT count(*) FROM leaks WHERE NOT suppressed AND leak_class IN (%s)" % marks,
                             *LOST),
+        # the leak table's default rows: one per leak site (fingerprint;
+        # a record without one stands alone) and class, over every process
+        "lost_sites": one("SELECT count(DISTINCT coalesce(fingerprint, 'stack ' || stack_id, 'record ' || id)"
+                          " || ' ' || leak_class) FROM leaks WHERE NOT suppressed AND leak_class IN (%s)" % marks,
+                          *LOST),
+        # by site (fingerprint) and class, what leaks: how many tests
+        "site_tests": {"%s|%s" % (fp, cls): n for fp, cls, n in con.execute(
+            "SELECT fingerprint, leak_class, count(DISTINCT p.test_name) FROM leaks l JOIN processes p"
+            " ON p.id = l.process_id WHERE NOT suppressed AND fingerprint IS NOT NULL AND leak_class IN (%s)"
+            " GROUP BY fingerprint, leak_class" % marks, LOST)},
         "all_records": one("SELECT count(*) FROM leaks"),
         "reachable_records": one("SELECT count(*) FROM leaks WHERE leak_class = 'reachable'"),
         "suppressed_records": one("SELECT count(*) FROM leaks WHERE suppressed"),
@@ -154,11 +164,11 @@ def main():
         print("the suite: %d processes, %d tests, %d loss records (%d lost); HTML report %d bytes"
               % (want["processes"], len(want["tests"]), want["all_records"], want["lost_records"], size))
         want["report"] = report
-        # The text report says where a stack was cut (deep_leak: 70 calls
-        # deep, the default depth 64) and how to keep it whole.
+        # The text report says where a stack was cut (deep_leak: 150 calls
+        # deep, the default depth 128) and how to keep it whole.
         r = subprocess.run([heapledger, "report", "--db", db, "--run", "1"], capture_output=True,
                            text=True, timeout=120)
-        cut = "... (stack truncated at 64 frames: --depth 256 keeps up to 256)"
+        cut = "... (stack truncated at 128 frames: --depth 256 keeps up to 256)"
         if r.returncode != 0 or cut not in r.stdout + r.stderr:
             fail("report --db: no %r in the text report (exit %d):\n%s" % (
                 cut, r.returncode, "\n".join(l for l in (r.stdout + r.stderr).splitlines() if "truncated" in l)[:2000]))

@@ -32,7 +32,7 @@ function qs(params) {
 /* A static report holds whole answers keyed by path; paging and filtering
  * of leak rows happen here instead of on the server. */
 function staticApi(path, params) {
-  const v = STATIC.answers[path];
+  const v = STATIC.answers[path + (params.group === 'site' ? '?group=site' : '')];
   if (v === undefined) return Promise.reject(new Error('not in this report: ' + path));
   if (!v.rows || !/\/leaks$/.test(path)) return Promise.resolve(v);
   const f = (params.filter || '').toLowerCase();
@@ -73,6 +73,11 @@ function bytes(n) {
   let i = 0, v = n;
   while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
   return (i ? v.toFixed(1) : String(v)) + ' ' + u[i];
+}
+
+/* A count as every table writes one: 12,980,515. */
+function count(n) {
+  return (n ?? 0).toLocaleString('en-US');
 }
 
 function when(ns) {
@@ -290,25 +295,32 @@ function sparkline(values) {
 
 /* ---- summary of a run ---- */
 
+/* "1 block", "2 blocks". */
+function plural(n, one, many) {
+  return `${count(n)} ${n === 1 ? one : many}`;
+}
+
 function verdictText(v) {
   const kinds = v.kinds.map(w => VOCAB.leak_classes.find(c => c.word === w)?.label || w).join(', ');
   const parts = [];
   if (v.incomplete) parts.push(v.incomplete);
-  parts.push(v.records ? `${bytes(v.bytes)} in ${v.blocks} blocks (${v.records} loss records) ${kinds}`
+  parts.push(v.records ? `${bytes(v.bytes)} in ${plural(v.blocks, 'block', 'blocks')} (${plural(v.records, 'loss record', 'loss records')}) ${kinds}`
     : `no leaks of the kinds it counts (${kinds || 'none'})`);
-  parts.push(`${v.errors} heap error${v.errors === 1 ? '' : 's'}`);
-  if (v.suppressed_blocks) parts.push(`${bytes(v.suppressed_bytes)} in ${v.suppressed_blocks} blocks suppressed (not counted)`);
-  if (v.unscanned_blocks) parts.push(`${bytes(v.unscanned_bytes)} in ${v.unscanned_blocks} blocks no leak scan classified (not counted)`);
+  parts.push(plural(v.errors, 'heap error', 'heap errors'));
+  if (v.suppressed_blocks) parts.push(`${bytes(v.suppressed_bytes)} in ${plural(v.suppressed_blocks, 'block', 'blocks')} suppressed (not counted)`);
+  if (v.unscanned_blocks) parts.push(`${bytes(v.unscanned_bytes)} in ${plural(v.unscanned_blocks, 'block', 'blocks')} no leak scan classified (not counted)`);
   return parts.join('; ');
 }
 
 /* A ranked list of stacks; a click on a row shows its whole stack. */
 function stackRanking(id, title, rows, cols) {
   const body = [];
+  /* One row per site across a suite's processes: how many it is in. */
+  const many = rows.some(r => r.processes > 1);
   for (const r of rows) {
     const tr = h('tr', { class: 'leak', 'data-stack': r.stack_id }, h('td', null, whereText(r)),
-      ...cols.map(([, f]) => num(f(r))));
-    const open = h('tr', { class: 'leak-stack', hidden: true }, h('td', { colspan: cols.length + 1 }));
+      ...cols.map(([, f]) => num(f(r))), many ? num(count(r.processes)) : null);
+    const open = h('tr', { class: 'leak-stack', hidden: true }, h('td', { colspan: cols.length + 1 + many }));
     tr.onclick = async () => {
       if (!open.hidden) { open.hidden = true; return; }
       open.firstChild.replaceChildren(await stackBlock(r.stack_id));
@@ -317,7 +329,8 @@ function stackRanking(id, title, rows, cols) {
     body.push(tr, open);
   }
   return h('div', { class: 'card' }, h('h3', null, title),
-    rows.length ? h('table', { id }, h('tr', null, h('th', null, 'where'), cols.map(([t]) => h('th', { class: 'num' }, t))), body)
+    rows.length ? h('table', { id }, h('tr', null, h('th', null, 'where'), cols.map(([t]) => h('th', { class: 'num' }, t)),
+      many ? h('th', { class: 'num' }, 'processes') : null), body)
       : h('p', { class: 'muted' }, 'none'));
 }
 
@@ -326,13 +339,13 @@ function runSummary(run, sum) {
   const classes = VOCAB.leak_classes.filter(c => sum.leaked[c.word]).map(c => {
     const l = sum.leaked[c.word];
     return h('span', { class: 'chip cls-' + c.word, 'data-class': c.word },
-      `${c.label}: ${bytes(l.bytes)} in ${l.blocks} block${l.blocks === 1 ? '' : 's'}`);
+      `${c.label}: ${bytes(l.bytes)} in ${plural(l.blocks, 'block', 'blocks')}`);
   });
   const errs = Object.entries(sum.errors).map(([k, n]) => h('span', { class: 'chip error', 'data-kind': k },
     `${n} × ${VOCAB.error_kinds.find(x => x.word === k)?.heading || k}`));
   const sites = sum.top_sites.map(t => Object.assign({ fingerprint: t.fingerprint, leak_class: t.leak_class },
-    t.where || { function: t.function }, { value: t.bytes, count: t.blocks, stack_id: t.where?.stack_id }));
-  const failing = v.failing.slice(0, 5).map(p => h('li', null, `pid ${p.pid} (${p.command}): ${bytes(p.bytes)} in ${p.blocks} blocks, ${p.errors} heap errors`,
+    t.where || { function: t.function }, { value: t.bytes, count: t.blocks, stack_id: t.where?.stack_id, processes: t.where?.processes || 1 }));
+  const failing = v.failing.slice(0, 5).map(p => h('li', null, `pid ${p.pid} (${p.command}): ${bytes(p.bytes)} in ${plural(p.blocks, 'block', 'blocks')}, ${plural(p.errors, 'heap error', 'heap errors')}`,
     p.unseen ? h('span', { class: 'muted' }, '; ' + p.unseen) : null));
   /* The process that peaked, by its program and test: a suite's pids say nothing. */
   const top = (run.processes || []).find(p => p.id === sum.peak.process_id);
@@ -344,15 +357,15 @@ function runSummary(run, sum) {
     failing.length ? h('ul', { class: 'failing' }, failing) : null,
     h('div', { class: 'chips', id: 'leaked-by-class' }, classes.length ? classes : h('span', { class: 'muted' }, 'no blocks left at exit'), errs),
     h('div', { class: 'cards' },
-      stackRanking('top-sites', 'Top leak sites', sites, [['bytes', r => bytes(r.value)], ['blocks', r => r.count]]),
+      stackRanking('top-sites', 'Top leak sites', sites, [['bytes', r => bytes(r.value)], ['blocks', r => count(r.count)]]),
       stackRanking('peak-stacks', !sum.peak.pid ? 'Peak consumers' : sum.peak.at_peak
         ? `Peak consumers: ${peaked} at ${bytes(sum.peak.bytes)}, held then by`
         : `Peak: ${peaked} at ${bytes(sum.peak.bytes)}; most in use at their own peaks`,
-      sum.peak.stacks, [[sum.peak.at_peak ? 'held at the peak' : 'peak in use', r => bytes(r.value)], ['allocs', r => r.count]]),
-      stackRanking('most-allocations', 'Most allocations', sum.most_allocations, [['allocs', r => r.value.toLocaleString('en-US')]]),
-      stackRanking('most-bytes', 'Most bytes allocated', sum.most_bytes, [['bytes', r => bytes(r.value)], ['allocs', r => r.count]]),
+      sum.peak.stacks, [[sum.peak.at_peak ? 'held at the peak' : 'peak in use', r => bytes(r.value)], ['allocs', r => count(r.count)]]),
+      stackRanking('most-allocations', 'Most allocations', sum.most_allocations, [['allocs', r => count(r.value)]]),
+      stackRanking('most-bytes', 'Most bytes allocated', sum.most_bytes, [['bytes', r => bytes(r.value)], ['allocs', r => count(r.count)]]),
       (sum.most_temporaries || []).length ? stackRanking('most-temporaries', 'Most temporary allocations (freed right after)',
-        sum.most_temporaries, [['temporary', r => r.value.toLocaleString('en-US')], ['allocs', r => r.count]]) : null));
+        sum.most_temporaries, [['temporary', r => count(r.value)], ['allocs', r => count(r.count)]]) : null));
 }
 
 /* ---- allocation sizes ---- */
@@ -470,10 +483,10 @@ function testTable(groups) {
 
 function summaryTable(procs) {
   const tests = procs.some(p => p.test_name);
-  const cols = [['pid', 'pid'], ['in use', 'in_use_bytes', bytes], ['blocks', 'in_use_blocks'],
-    ['allocs', 'allocs'], ['frees', 'frees'], ['allocated', 'bytes_allocated', bytes],
+  const cols = [['pid', 'pid'], ['in use', 'in_use_bytes', bytes], ['blocks', 'in_use_blocks', count],
+    ['allocs', 'allocs', count], ['frees', 'frees', count], ['allocated', 'bytes_allocated', bytes],
     ['peak', 'peak_bytes', bytes], ['inherited', 'inherited_bytes', bytes],
-    ['dropped events', 'dropped_events'], ['errors', 'errors']];
+    ['dropped events', 'dropped_events', count], ['errors', 'errors']];
   return h('table', { id: 'summary' }, h('tr', null, tests ? h('th', null, 'test') : null,
     h('th', null, 'program'), cols.map(c => h('th', { class: 'num' }, c[0]))),
     procs.map(p => h('tr', { 'data-process': p.id }, tests ? h('td', { class: 'test' }, p.test_name || '') : null,
@@ -491,6 +504,20 @@ function byteTick(v) {
   let i = 0;
   while (Math.abs(v) >= 1024 && i < u.length - 1) { v /= 1024; i++; }
   return (Number.isInteger(v) ? v : +v.toFixed(2)) + ' ' + u[i];
+}
+
+/* Seconds since start as a tick at steps of incr: in s, or in ms or µs
+ * when the steps are that small (a run of 0.3 ms has ticks 50 µs apart,
+ * not eleven "0 s"). */
+function secondsTick(v, incr) {
+  if (!(incr < 0.01)) return +v.toFixed(6) + ' s';
+  if (incr >= 1e-5) return +(v * 1e3).toFixed(6) + ' ms';
+  return +(v * 1e6).toFixed(3) + ' µs';
+}
+
+/* A time since start for the legend, to the microsecond. */
+function seconds(v) {
+  return v >= 0.01 || !v ? v.toFixed(3) + ' s' : v >= 1e-5 ? (v * 1e3).toFixed(3) + ' ms' : (v * 1e6).toFixed(1) + ' µs';
 }
 
 /* A range that shows a lone value (one sample) with room around it. */
@@ -519,7 +546,8 @@ function lineOpts(width, height, xAxis, series) {
     width, height, legend: { live: true },
     scales: { x: { time: false, range: paddedRange(0) }, y: { range: paddedRange(0) } },
     series: [{ label: xAxis.label, value: (u, v) => v == null ? '--' : xAxis.value(v) }, ...series],
-    axes: [{ ...axis, label: xAxis.label, values: (u, vals) => vals.map(xAxis.tick), incrs: xAxis.incrs, space: 60 },
+    axes: [{ ...axis, label: xAxis.label, values: (u, vals, ax, space, incr) => vals.map(v => xAxis.tick(v, incr)),
+      incrs: xAxis.incrs, space: 60 },
       { ...axis, label: 'bytes', values: (u, vals) => vals.map(byteTick), incrs: BYTE_INCRS, size: 80 }],
     hooks: { ready: [legendAtLast], setCursor: [legendAtLast] },
   };
@@ -532,8 +560,7 @@ function timelineChart(el, tl, startedNs) {
   const xs = tl.time_ns.map(t => Math.max(0, (t - t0) / 1e9));
   if (!xs.length) { el.append(h('p', { class: 'muted' }, 'No heap samples for this process.')); return; }
   const opts = lineOpts(Math.min(1100, window.innerWidth - 80), 260, {
-    label: 'seconds since the process started', value: v => v.toFixed(3) + ' s',
-    tick: v => +v.toFixed(3) + ' s',
+    label: 'time since the process started', value: seconds, tick: secondsTick,
   }, [{ label: 'heap in use', stroke: '#c33', fill: 'rgba(204,51,51,0.12)', value: (u, v) => v == null ? '--' : bytes(v),
     points: { show: xs.length < 60, size: 7 } }]);
   window.hlCharts.timeline = new uPlot(opts, [xs, tl.bytes], el);
@@ -576,8 +603,7 @@ function consumedChart(el, c, startedNs) {
   let peak = 0;
   c.total.forEach((v, i) => { if (v > c.total[peak]) peak = i; });
   const opts = lineOpts(Math.min(1100, window.innerWidth - 80), 300, {
-    label: 'seconds since the process started', value: v => v.toFixed(3) + ' s',
-    tick: v => +v.toFixed(3) + ' s',
+    label: 'time since the process started', value: seconds, tick: secondsTick,
   }, order.map(k => ({ label: bands[k].label, stroke: bands[k].colour, fill: bands[k].colour, width: 1,
     value: (u, v, si, idx) => idx == null ? '--' : bytes(bands[k].values[idx]),
     points: { show: false } })));
@@ -773,7 +799,8 @@ async function processViews(proc, box) {
 }
 
 function leakPage(runId, state) {
-  return api(`runs/${runId}/leaks`, { offset: state.offset, limit: PAGE, filter: state.filter, class: state.cls });
+  return api(`runs/${runId}/leaks`, { offset: state.offset, limit: PAGE, filter: state.filter, class: state.cls,
+    group: state.group });
 }
 
 async function leakTable(run, box, state, first) {
@@ -783,16 +810,26 @@ async function leakTable(run, box, state, first) {
     h('option', { value: LOST, selected: state.cls === LOST }, 'what leaks (lost, not suppressed)'),
     h('option', { value: '', selected: !state.cls }, 'every class'),
     VOCAB.leak_classes.map(c => h('option', { value: c.word, selected: c.word === state.cls }, c.label)));
-  const apply = o => leakTable(run, box, { offset: o, filter: filter.value, cls: cls.value });
+  const group = h('select', { id: 'leak-group' },
+    h('option', { value: 'site', selected: state.group === 'site' }, 'a row per site (every process added up)'),
+    h('option', { value: 'record', selected: state.group !== 'site' }, 'a row per loss record'));
+  const bySite = state.group === 'site';
+  const apply = o => leakTable(run, box, { offset: o, filter: filter.value, cls: cls.value, group: group.value });
+  group.onchange = () => apply(0);
   const everything = state.cls === LOST ? h('button', { type: 'button', class: 'link', id: 'leak-show-all',
     onclick: () => { cls.value = ''; apply(0); } }, 'show still reachable and suppressed too') : null;
   const rows = [];
   const procs = new Map(run.processes.map(p => [p.id, p]));
   const tests = run.processes.some(p => p.test_name);
   for (const l of data.rows) {
-    const tr = h('tr', { class: 'leak', 'data-leak': l.id, 'data-stack': l.stack_id, 'data-process': l.process_id },
-      num(l.pid), tests ? h('td', { class: 'test' }, procs.get(l.process_id)?.test_name || '') : null,
-      classCell(l.kind, l.suppressed), num(bytes(l.bytes)), num(l.blocks),
+    /* a site in several processes names them by number; its test is
+     * its largest record's */
+    const tr = h('tr', { class: 'leak', 'data-leak': l.id, 'data-stack': l.stack_id, 'data-process': l.process_id,
+      'data-processes': l.processes, 'data-site': l.fingerprint },
+      num(l.processes > 1 ? `${l.processes} processes` : l.pid),
+      tests ? h('td', { class: 'test' }, procs.get(l.process_id)?.test_name || '',
+        l.tests > 1 ? h('span', { class: 'muted more-tests' }, ` and ${plural(l.tests - 1, 'other test', 'other tests')}`) : null) : null,
+      classCell(l.kind, l.suppressed), num(bytes(l.bytes)), num(count(l.blocks)),
       h('td', null, whereText(l)));
     const open = h('tr', { class: 'leak-stack', hidden: true }, h('td', { colspan: tests ? 6 : 5 }));
     tr.onclick = async () => {
@@ -809,8 +846,8 @@ async function leakTable(run, box, state, first) {
       `\`heapledger report --run ${data.left_out.run} --kind reachable\` or \`heapledger ui\` on the run's database shows them.`)
     : null;
   box.replaceChildren(h('form', { class: 'bar', onsubmit: e => { e.preventDefault(); apply(0); } },
-    filter, cls, h('button', { type: 'submit' }, 'filter'), pager(data.total, state.offset, apply), everything), out,
-  h('table', { id: 'leaks' }, h('tr', null, h('th', { class: 'num' }, 'pid'), tests ? h('th', null, 'test') : null, h('th', null, 'class'),
+    filter, cls, group, h('button', { type: 'submit' }, 'filter'), pager(data.total, state.offset, apply), everything), ...(out ? [out] : []),
+  h('table', { id: 'leaks' }, h('tr', null, h('th', { class: 'num' }, bySite ? 'pid or processes' : 'pid'), tests ? h('th', null, 'test') : null, h('th', null, 'class'),
     h('th', { class: 'num' }, 'bytes'), h('th', { class: 'num' }, 'blocks'), h('th', null, 'where (click for the stack)')), rows));
 }
 
@@ -949,7 +986,9 @@ function watchLive(id, known) {
 
 async function pageRun(id) {
   /* The first page of leaks is asked for with the run, not after it. */
-  const start = { offset: 0, filter: '', cls: LOST };
+  /* A row per leak site, every process's records of it added up: a
+   * suite's site leaking in 99 tests is one row, not 99. */
+  const start = { offset: 0, filter: '', cls: LOST, group: 'site' };
   const firstLeaks = leakPage(id, start);
   firstLeaks.catch(() => {});
   const summary = api(`runs/${id}/summary`);

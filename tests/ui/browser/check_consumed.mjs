@@ -37,7 +37,7 @@ try {
   // summary's query answered, in its order.
   const rows = await page.$$eval('#most-temporaries tr.leak', trs => trs.map(tr => ({
     fn: tr.querySelector('.fn').textContent, cells: [...tr.querySelectorAll('td.num')].map(td => td.textContent) })));
-  const want = expect.temporaries.map(t => ({ fn: t.function, cells: [t.value.toLocaleString('en-US'), String(t.count)] }));
+  const want = expect.temporaries.map(t => ({ fn: t.function, cells: [t.value.toLocaleString('en-US'), t.count.toLocaleString('en-US')] }));
   check(JSON.stringify(rows) === JSON.stringify(want),
     `most temporaries: ${JSON.stringify(rows)}, want ${JSON.stringify(want)}`);
   check(rows.length && rows[0].fn === 'churn', 'churn makes the most temporaries: ' + JSON.stringify(rows));
@@ -70,7 +70,8 @@ try {
   check(JSON.stringify(got.legend) === JSON.stringify(legendWant), `legend ${JSON.stringify(got.legend)}, want ${JSON.stringify(legendWant)}`);
   check(got.legend.some(([n, v]) => n === 'hold_first' && v === '512.0 KiB'), 'hold_first held 512 KiB at the peak: ' + JSON.stringify(got.legend));
   check(got.y.length > 1 && got.y.every(v => BINARY_TICK.test(v)), 'y ticks in binary steps: ' + got.y);
-  check(got.x.length > 1 && got.x.every(v => / s$/.test(v)), 'x ticks in seconds since start: ' + got.x);
+  check(got.x.length > 1 && got.x.every(v => / (s|ms|µs)$/.test(v)), 'x ticks in time since start: ' + got.x);
+  check(new Set(got.x).size === got.x.length, 'x ticks all differ: ' + got.x);
   await page.locator('#consumed').screenshot({ path: path.join(shots, 'consumed.png') });
 } finally {
   await browser.close();

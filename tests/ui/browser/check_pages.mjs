@@ -38,6 +38,15 @@ async function go(page, hash) {
 
 async function shot(page, name) {
   await page.screenshot({ path: path.join(shots, name + '.png'), fullPage: true });
+  // A value the page forgot to leave out shows as the word "null".
+  const stray = await page.evaluate(() => {
+    const walk = document.createTreeWalker(document.getElementById('app'), NodeFilter.SHOW_TEXT);
+    const bad = [];
+    for (let n; (n = walk.nextNode());)
+      if (/^(null|undefined|NaN)$/.test(n.textContent.trim())) bad.push(n.parentElement.id || n.parentElement.tagName);
+    return bad;
+  });
+  check(stray.length === 0, `page ${name} shows null, undefined or NaN as text in: ${stray.join(', ')}`);
 }
 
 async function runsPage(page) {
@@ -197,7 +206,8 @@ async function runPage(page) {
   check(+(await page.getAttribute('#timeline', 'data-points')) === points, 'timeline data-points');
   const tl = await chartLabels(page, 'timeline');
   check(tl.y.every(v => BINARY_TICK.test(v)), 'heap y ticks in binary steps: ' + tl.y);
-  check(tl.x.every(v => / s$/.test(v)), 'heap x axis in seconds since start: ' + tl.x);
+  check(tl.x.every(v => / (s|ms|µs)$/.test(v)), 'heap x axis in time since start: ' + tl.x);
+  check(new Set(tl.x).size === tl.x.length, 'heap x ticks all differ: ' + tl.x);
   check(await page.locator('#timeline canvas').count() === 1, 'timeline canvas');
   await sizeTable(page, 'run-sizes', expect.sizes_run);
   const charted = (await page.locator('#process-views h2').first().innerText()).match(/pid (\d+)/)[1];
@@ -369,6 +379,9 @@ async function hostileReport(browser) {
   watch(page);
   await page.goto('file://' + x.report);
   await ready(page);
+  await page.selectOption('#leak-group', 'record');
+  await page.waitForFunction(n => document.querySelector('#leak-group').value === 'record' &&
+    document.querySelectorAll('#leaks tr.leak').length === n, x.leaks, { timeout: 10000 }).catch(() => {});
   const rows = await page.locator('#leaks tr.leak').count();
   check(rows === x.leaks, `hostile report: ${rows} leak rows, the run has ${x.leaks}`);
   check((await page.locator('main').innerText()).includes(x.argv), 'hostile report shows its argv as text');
@@ -406,10 +419,11 @@ async function dataBugs(browser) {
   await page.locator('#errors-box').screenshot({ path: path.join(shots, 'overrun.png') });
   check(await page.getAttribute('#run-summary .badge', 'data-verdict') === 'failed', 'the overrun run fails the gate');
   check(await page.locator('#leaked-by-class .chip[data-kind="overflow"]').count() === 1, 'the summary counts the overrun');
-  // Its one heap sample: a point, x in seconds since start, y in bytes.
+  // Its one heap sample: a point, x in time since start, y in bytes.
   const one = await chartLabels(page, 'timeline');
   check(one.n === 1, 'the overrun run has one heap sample: ' + one.n);
-  check(one.x.length > 0 && one.x.every(v => /^\d+(\.\d+)? s$/.test(v)), 'one-sample x axis in seconds: ' + one.x);
+  check(one.x.length > 1 && one.x.every(v => /^\d+(\.\d+)? (s|ms|µs)$/.test(v)) && new Set(one.x).size === one.x.length,
+    'one-sample x axis in time since start, ticks that differ: ' + one.x);
   check(one.y.length > 0 && one.y.every(v => /^(0|\d+(\.\d+)? (B|KiB|MiB))$/.test(v)), 'one-sample y axis in bytes: ' + one.y);
   check(one.legend[1] && one.legend[1] !== '--', 'the legend shows the value without a hover: ' + one.legend);
   await page.locator('#timeline').screenshot({ path: path.join(shots, 'one-sample.png') });
