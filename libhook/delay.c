@@ -79,9 +79,7 @@ void hl_delay_attach(struct hl_thread_cache *tc)
 void hl_delay_push(struct hl_thread_cache *tc, struct hl_range *r)
 {
 	struct hl_reuse_delay *d = &tc->delay[r->size >= HL_TLSF_SMALL];
-	struct hl_range *old = d->ring[d->pos];
-	d->ring[d->pos] = r;
-	d->pos = (d->pos + 1) & d->mask;
+	struct hl_range *old = hl_delay_swap(d, r);
 	if (old != NULL)
 		hl_cache_put(tc, old);
 }

@@ -103,10 +103,7 @@ HL_INLINE void hl_free_fast_sized(void *p, unsigned kind, size_t n)
 			if (hl_likely(d->ring != NULL)) {
 				/* reuse_delay (delay.c): r takes the oldest held
 				 * block's slot, and that block goes to its bin. */
-				struct hl_range **slot = &d->ring[d->pos];
-				struct hl_range *old = *slot;
-				*slot = r;
-				d->pos = (d->pos + 1) & d->mask;
+				struct hl_range *old = hl_delay_swap(d, r);
 				if (hl_unlikely(old == NULL)) {
 					bin = NULL; /* nothing pushed out: only the tail's bookkeeping */
 					goto tail;

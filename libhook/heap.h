@@ -298,6 +298,23 @@ void hl_delay_attach(struct hl_thread_cache *tc);
  * bytes) back from reuse in tc's ring for its size; the oldest there goes
  * on to hl_cache_put. */
 void hl_delay_push(struct hl_thread_cache *tc, struct hl_range *r);
+/* Puts r in ring d and returns the range it pushes out (NULL while the ring
+ * fills): the one swap both free paths make. The position moves on before
+ * the slot is read, with a compiler fence between, so a signal handler that
+ * frees on this thread meanwhile either makes its whole swap first (on the
+ * slot this one then takes over, returning the handler's range) or takes
+ * the next slot: no range is pushed out twice (into its bin twice, handed
+ * to two mallocs). */
+HL_INLINE struct hl_range *hl_delay_swap(struct hl_reuse_delay *d, struct hl_range *r)
+{
+	uint32_t pos = d->pos;
+
+	d->pos = (pos + 1) & d->mask;
+	atomic_signal_fence(memory_order_seq_cst);
+	struct hl_range *old = d->ring[pos];
+	d->ring[pos] = r;
+	return old;
+}
 /* Every held range to hl_cache_put (malloc_trim, thread exit). */
 void hl_delay_flush(struct hl_thread_cache *tc);
 /* Frees the rings (thread exit, once no census can read them). */
