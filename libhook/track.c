@@ -121,9 +121,32 @@ static HL_NOINLINE void memo_verify(uint32_t memo_id)
 
 static HL_TLS struct hl_memo_policy tls_memo_policy;
 
+/* capture's paths that make system calls (libunwind's reads, the stack
+ * table's and the memo's memory, a STACK sent), with errno kept: a memo
+ * hit makes none, so the allocation need not save errno around it. */
+static HL_NOINLINE uint32_t capture_unwind_keep_errno(void)
+{
+	int saved = errno;
+	uint32_t id = capture_unwind();
+	errno = saved;
+	return id;
+}
+
+static HL_NOINLINE uint32_t capture_miss(struct hl_stack_memo_key *key, uint32_t hit)
+{
+	int saved = errno;
+	uint32_t id = hit;
+	if (hit)
+		memo_verify(hit);
+	else
+		hl_stack_memo_fill(key, id = capture_unwind());
+	errno = saved;
+	return id;
+}
+
 /* The thread's stack memo first (stackmemo.c), libunwind on a miss; only
  * libunwind while the memo does not pay (stack_cache=2, which checks every
- * hit, always uses it). */
+ * hit, always uses it). Keeps errno. */
 static uint32_t capture(void)
 {
 	struct hl_stack_memo_key key;
@@ -131,17 +154,12 @@ static uint32_t capture(void)
 	bool checked = hl_unlikely(hl_options.stack_cache > 1);
 	if (hl_unlikely(hl_options.stack_cache == 0) ||
 	    (!checked && !hl_memo_policy_use(&tls_memo_policy)))
-		return capture_unwind();
+		return capture_unwind_keep_errno();
 	id = hl_stack_memo_lookup(&key, __builtin_frame_address(0));
 	hl_memo_policy_record(&tls_memo_policy, id != 0);
-	if (id) {
-		if (checked)
-			memo_verify(id);
+	if (hl_likely(id != 0 && !checked))
 		return id;
-	}
-	id = capture_unwind();
-	hl_stack_memo_fill(&key, id);
-	return id;
+	return capture_miss(&key, id);
 }
 
 /* An event before our constructor: the stack with the default depth (the
@@ -171,11 +189,12 @@ uint32_t hl_track_alloc(void *p, size_t size, unsigned kind)
 		return early_event(1, p, NULL, size, kind);
 	if (!hl_guard_enter())
 		goto out_leave;
-	int saved = errno;
+	/* errno: capture keeps it off a memo hit, hl_emit_alloc where it makes
+	 * a system call, and a memo hit makes none (8 instructions an
+	 * allocation, saved here). */
 	if (capture_on)
 		id = capture();
 	hl_emit_alloc((uintptr_t)p, size, id, kind);
-	errno = saved;
 out_leave:
 	hl_guard_leave();
 	return id;
