@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "emit_event.h"
 #include "heap.h"
 #include "leakcheck.h"
 #include "track.h"
@@ -194,7 +195,7 @@ uint32_t hl_track_alloc(void *p, size_t size, unsigned kind)
 	 * allocation, saved here). */
 	if (capture_on)
 		id = capture();
-	hl_emit_alloc((uintptr_t)p, size, id, kind);
+	hl_emit_alloc_inline((uintptr_t)p, size, id, kind);
 out_leave:
 	hl_guard_leave();
 	return id;
@@ -210,7 +211,7 @@ void hl_track_free(void *p, unsigned kind, uintptr_t caller)
 		goto out_leave;
 	/* errno: hl_emit_free keeps it where it makes a system call, and
 	 * nothing else here makes one (9 instructions a free, saved here). */
-	hl_emit_free((uintptr_t)p, kind);
+	hl_emit_free_inline((uintptr_t)p, kind);
 	if (capture_on && hl_checks_redzone == 0) {
 		struct hl_range *r = hl_range_of(p);
 
