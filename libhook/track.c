@@ -20,10 +20,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "emit_event.h"
 #include "heap.h"
 #include "leakcheck.h"
 #include "track.h"
+#include "track_free.h"
 
 #define PID_ENV HL_ENV_PID
 
@@ -32,8 +32,8 @@
  * then sets it from the options. */
 bool hl_track_enabled = true;
 bool hl_track_frees = true;
-static bool capture_on;
-static bool initialized;
+bool hl_track_capture_on; /* track_free.h */
+bool hl_track_ready;
 /* $HEAPLEDGER_PID lets an exec'd image tell it is the same process (HELLO
  * origin EXEC). The reporter exports it as zeros ("0000000000"); each image
  * writes its pid over the digits in place, so neither setenv's lock (which
@@ -69,15 +69,15 @@ static uint32_t origin_from_env(void)
 
 void hl_track_init(void)
 {
-	if (initialized)
+	if (hl_track_ready)
 		return;
-	initialized = true;
+	hl_track_ready = true;
 	int saved = errno;
 	hl_guard_enter();
 	hl_stack_init();
 	hl_modules_init();
 	hl_exitpath_init();
-	capture_on = hl_options.stack_depth > 0;
+	hl_track_capture_on = hl_options.stack_depth > 0;
 	const char *path = hl_trace_off ? NULL : hl_env_get(HL_ENV_SOCKET);
 	if (path && *path) {
 		uint32_t origin = origin_from_env();
@@ -89,7 +89,7 @@ void hl_track_init(void)
 			hl_emit_flush_all();
 		}
 	}
-	hl_track_enabled = capture_on || hl_emit_is_live();
+	hl_track_enabled = hl_track_capture_on || hl_emit_is_live();
 	hl_track_frees = hl_emit_is_live();
 	hl_guard_leave();
 	errno = saved;
@@ -187,14 +187,14 @@ out_leave:
 uint32_t hl_track_alloc(void *p, size_t size, unsigned kind)
 {
 	uint32_t id = 0;
-	if (hl_unlikely(!initialized))
+	if (hl_unlikely(!hl_track_ready))
 		return early_event(1, p, NULL, size, kind);
 	if (!hl_guard_enter())
 		goto out_leave;
 	/* errno: capture keeps it off a memo hit, hl_emit_alloc where it makes
 	 * a system call, and a memo hit makes none (8 instructions an
 	 * allocation, saved here). */
-	if (capture_on)
+	if (hl_track_capture_on)
 		id = capture();
 	hl_emit_alloc_inline((uintptr_t)p, size, id, kind);
 out_leave:
@@ -202,34 +202,20 @@ out_leave:
 	return id;
 }
 
+void hl_track_free_early(void *p, unsigned kind)
+{
+	early_event(2, p, NULL, 0, kind);
+}
+
 void hl_track_free(void *p, unsigned kind, uintptr_t caller)
 {
-	if (hl_unlikely(!initialized)) {
-		early_event(2, p, NULL, 0, kind);
-		return;
-	}
-	if (!hl_guard_enter())
-		goto out_leave;
-	/* The caller first: it is then dead across the event's path, which
-	 * so saves and restores fewer registers. */
-	if (capture_on && hl_checks_redzone == 0) {
-		struct hl_range *r = hl_range_of(p);
-
-		if (!(hl_range_flags(r) & HL_RANGE_LARGE))
-			hl_block_note_free_caller(r, caller ? caller
-							    : hl_stack_memo_caller(__builtin_frame_address(0)));
-	}
-	/* errno: hl_emit_free keeps it where it makes a system call, and
-	 * nothing else here makes one (9 instructions a free, saved here). */
-	hl_emit_free_inline((uintptr_t)p, kind);
-out_leave:
-	hl_guard_leave();
+	hl_track_free_inline(p, kind, caller);
 }
 
 uint32_t hl_track_free_stack(void)
 {
 	uint32_t id = 0;
-	if (hl_guard_enter() && capture_on) {
+	if (hl_guard_enter() && hl_track_capture_on) {
 		int saved = errno;
 		id = capture();
 		errno = saved;
@@ -242,7 +228,7 @@ uint32_t hl_track_caller_stack(uintptr_t ip)
 {
 	uint32_t id = 0;
 	uint64_t frame = ip;
-	if (hl_guard_enter() && capture_on && ip) {
+	if (hl_guard_enter() && hl_track_capture_on && ip) {
 		int saved = errno;
 		id = hl_stack_intern(&frame, 1, true);
 		errno = saved;
@@ -254,7 +240,7 @@ uint32_t hl_track_caller_stack(uintptr_t ip)
 uint32_t hl_track_error_stack(void)
 {
 	uint32_t id = 0;
-	if (hl_guard_enter() && capture_on) {
+	if (hl_guard_enter() && hl_track_capture_on) {
 		int saved = errno;
 		id = capture_unwind();
 		errno = saved;
@@ -292,7 +278,7 @@ static uint32_t capture_fault(uintptr_t pc)
 uint32_t hl_track_fault_stack(uintptr_t pc)
 {
 	uint32_t id = 0;
-	if (hl_guard_enter() && capture_on) {
+	if (hl_guard_enter() && hl_track_capture_on) {
 		int saved = errno;
 		id = capture_fault(pc);
 		errno = saved;
@@ -304,12 +290,12 @@ uint32_t hl_track_fault_stack(uintptr_t pc)
 uint32_t hl_track_realloc(void *old_p, void *p, size_t size)
 {
 	uint32_t id = 0;
-	if (hl_unlikely(!initialized))
+	if (hl_unlikely(!hl_track_ready))
 		return early_event(3, old_p, p, size, HL_KIND_MALLOC);
 	if (!hl_guard_enter())
 		goto out_leave;
 	int saved = errno;
-	if (capture_on)
+	if (hl_track_capture_on)
 		id = capture();
 	hl_emit_realloc((uintptr_t)old_p, (uintptr_t)p, size, id);
 	errno = saved;
@@ -351,7 +337,7 @@ void hl_track_fork_child(void)
 	hl_modules_fork_child();
 	pid_env_set();
 	hl_emit_fork_child();
-	hl_track_enabled = capture_on || hl_emit_is_live();
+	hl_track_enabled = hl_track_capture_on || hl_emit_is_live();
 	hl_track_frees = hl_emit_is_live();
 	hl_guard_leave();
 }
