@@ -440,7 +440,7 @@ void *hl_malloc_fast_tail(struct hl_thread_cache *tc, void *p, size_t n, unsigne
 	if (hl_unlikely(hl_guard_on) && --tc->guard_countdown == 0)
 		p = sample_swap(tc, p, n, kind);
 	if (hl_unlikely(hl_track_enabled))
-		hl_range_set_stack(hl_range_of(p), hl_track_alloc(p, n, kind));
+		return hl_track_alloc_block(p, n, kind); /* a jump */
 	return p;
 }
 

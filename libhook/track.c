@@ -184,7 +184,7 @@ out_leave:
 	return id;
 }
 
-uint32_t hl_track_alloc(void *p, size_t size, unsigned kind)
+HL_INLINE uint32_t track_alloc(void *p, size_t size, unsigned kind)
 {
 	uint32_t id = 0;
 	if (hl_unlikely(!hl_track_ready))
@@ -200,6 +200,17 @@ uint32_t hl_track_alloc(void *p, size_t size, unsigned kind)
 out_leave:
 	hl_guard_leave();
 	return id;
+}
+
+uint32_t hl_track_alloc(void *p, size_t size, unsigned kind)
+{
+	return track_alloc(p, size, kind);
+}
+
+void *hl_track_alloc_block(void *p, size_t size, unsigned kind)
+{
+	hl_range_set_stack(hl_range_of(p), track_alloc(p, size, kind));
+	return p;
 }
 
 void hl_track_free_early(void *p, unsigned kind)
