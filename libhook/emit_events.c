@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "emit_event.h"
 #include "emit_int.h"
 #include "lock.h"
 #include "track.h"
@@ -193,42 +194,6 @@ static void buffer_unlink_locked(struct emit_buffer *b)
 		b->next->prev = b->prev;
 }
 
-/* Reading the TSC costs ~11 ns here, as much as the rest of an event's
- * encoding. A process with one thread needs ticks only for time (the
- * timeline), not to order its events (the stream does), so while its events
- * are dense the next REUSE_EVENTS events take the last reading: ~4% of
- * `heapledger run` on churn. Dense: 8 readings in a row each within
- * DENSE_TICKS / 8 of the one before, and then, while reusing, each reading
- * within DENSE_TICKS of the last. Ticks so stay non-decreasing, never ahead
- * of their event, and at most REUSE_EVENTS events behind (more than a
- * moment only for the first events after a pause that follows a dense run).
- * Once a second thread has events, the reporter orders threads by ticks, so
- * every event reads the clock: a thread that still saw `threaded` false
- * cannot be handed a block of the new thread's without the synchronisation
- * that makes the flag visible. */
-#define REUSE_EVENTS 7u
-#define DENSE_READS 8u
-#define DENSE_TICKS (1u << 16) /* 20-30 us of TSC, 65 us of nanoseconds */
-
-HL_INLINE uint64_t event_ticks(struct emit_buffer *b)
-{
-	if (b->reuse_left != 0 && !atomic_load_explicit(&hl_emit_threaded, memory_order_relaxed)) {
-		b->reuse_left--;
-		return b->now;
-	}
-	uint64_t t = hl_ticks();
-	bool reusing = b->close_reads >= DENSE_READS;
-	if (t - b->now < (reusing ? DENSE_TICKS : DENSE_TICKS / DENSE_READS)) {
-		if (!reusing)
-			b->close_reads++;
-	} else {
-		b->close_reads = 0;
-	}
-	b->reuse_left = b->close_reads >= DENSE_READS ? REUSE_EVENTS : 0;
-	b->now = t;
-	return t;
-}
-
 /* Room for one event of at most `room` bytes in this thread's buffer, or
  * NULL when nothing is sent (counted as dropped after a lost connection).
  * *b is NULL for a thread past hl_emit_thread_exit: the event goes to
@@ -304,16 +269,15 @@ HL_INLINE void event_bases(struct emit_buffer *b, uint64_t ticks, uint64_t addre
 	}
 }
 
-/* One packed event through event_begin and event_end: emit_event's cases
+/* One packed event through event_begin and event_end: hl_emit_event's cases
  * off its fast path (a thread with no buffer yet or past
  * hl_emit_thread_exit, a full buffer). Its first fields are its time and
  * its (first) address, packed against the buffer's bases; `rest` holds the
  * others as they go (by value: an array passed by address put the fast
  * path's whole prologue ahead of its first test, 16 instructions an
  * allocation of the standalone hook, which only tests the state). */
-static HL_NOINLINE void emit_event_slow(unsigned event, unsigned kind, uint64_t address,
-					uint64_t rest0, uint64_t rest1, uint64_t rest2,
-					unsigned nrest)
+HL_NOINLINE void hl_emit_event_slow(unsigned event, unsigned kind, uint64_t address,
+				    uint64_t rest0, uint64_t rest1, uint64_t rest2, unsigned nrest)
 {
 	const uint64_t rest[3] = { rest0, rest1, rest2 };
 	struct emit_buffer *b;
@@ -331,69 +295,27 @@ static HL_NOINLINE void emit_event_slow(unsigned event, unsigned kind, uint64_t 
 }
 
 /* The buffer's oldest event is FLUSH_TICKS old: sent now. */
-static HL_NOINLINE void emit_flush_aged(struct emit_buffer *b)
+HL_NOINLINE void hl_emit_flush_aged(struct emit_buffer *b)
 {
 	int saved = errno;
 	buffer_flush_own(b);
 	errno = saved;
 }
 
-/* emit_event_slow's work where the thread's buffer exists and has room
- * (all but one event in thousands), in one straight line: event_begin,
- * event_bases and event_end each tested again what the one before had
- * settled (the late thread, the buffer, `used` reloaded), ~15 of the ~70
- * instructions an event took around its packing. The same stores in the
- * same order. */
-HL_INLINE void emit_event(unsigned event, unsigned kind, uint64_t address, uint64_t rest0,
-			  uint64_t rest1, uint64_t rest2, unsigned nrest)
-{
-	int s = atomic_load_explicit(hl_emit_state_word, memory_order_relaxed);
-	if (hl_unlikely(s != EMIT_LIVE)) {
-		if (s == EMIT_LOST)
-			atomic_fetch_add_explicit(&hl_emit_dropped_count, 1, memory_order_relaxed);
-		return;
-	}
-	/* NULL too past hl_emit_thread_exit (tls_exited) */
-	struct emit_buffer *b = hl_emit_tls_buffer;
-	uint32_t used;
-	if (hl_unlikely(b == NULL) ||
-	    hl_unlikely((used = atomic_load_explicit(&b->used, memory_order_relaxed)) +
-				HL_PACK_MAX_EVENT > sizeof(b->data))) {
-		emit_event_slow(event, kind, address, rest0, rest1, rest2, nrest);
-		return;
-	}
-	uint64_t ticks = event_ticks(b);
-	uint64_t first = b->first_ticks;
-	if (used == 0)
-		b->first_ticks = first = ticks;
-	uint64_t base = atomic_load_explicit(&b->base_address, memory_order_relaxed);
-	if (hl_unlikely(base == 0)) {
-		base = address;
-		atomic_store_explicit(&b->base_address, address, memory_order_relaxed);
-	}
-	uint64_t f[HL_PACK_MAX_FIELDS] = { ticks - first, hl_zigzag(address - base), rest0, rest1,
-					   rest2 };
-	uint32_t len = hl_pack_write(b->data + used, event, kind, f, 2 + nrest);
-	atomic_store_explicit(&b->records, b->records + 1, memory_order_relaxed);
-	atomic_store_explicit(&b->used, used + len, memory_order_release);
-	if (hl_unlikely(ticks - first > FLUSH_TICKS)) /* b->now is ticks */
-		emit_flush_aged(b);
-}
-
 void hl_emit_alloc(uint64_t address, uint64_t size, uint32_t stack_id, unsigned kind)
 {
-	emit_event(HL_PACK_ALLOC, kind, address, size, stack_id, 0, 2);
+	hl_emit_alloc_inline(address, size, stack_id, kind);
 }
 
 void hl_emit_free(uint64_t address, unsigned kind)
 {
-	emit_event(HL_PACK_FREE, kind, address, 0, 0, 0, 0);
+	hl_emit_free_inline(address, kind);
 }
 
 void hl_emit_realloc(uint64_t old_address, uint64_t new_address, uint64_t size,
 		     uint32_t stack_id)
 {
-	emit_event(HL_PACK_REALLOC, 0, old_address, hl_zigzag(new_address - old_address), size,
+	hl_emit_event(HL_PACK_REALLOC, 0, old_address, hl_zigzag(new_address - old_address), size,
 		   stack_id, 3);
 }
 

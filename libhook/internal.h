@@ -309,6 +309,10 @@ extern bool hl_track_frees;
 void hl_track_init(void);
 /* A block was handed out: returns the stack id to store in its header. */
 uint32_t hl_track_alloc(void *p, size_t size, unsigned kind);
+/* hl_track_alloc, and the stack id stored in p's block; returns p. The
+ * malloc tail calls it last, so its frame is gone while the stack is read
+ * (one frame fewer for the stack memo's walk to step over). */
+void *hl_track_alloc_block(void *p, size_t size, unsigned kind);
 /* A block is about to be released. caller: the return address into the
  * program's call of free or delete, 0 to find it by a walk (a segment
  * block keeps it for a double free's report in the default mode). */

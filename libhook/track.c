@@ -23,6 +23,7 @@
 #include "heap.h"
 #include "leakcheck.h"
 #include "track.h"
+#include "track_free.h"
 
 #define PID_ENV HL_ENV_PID
 
@@ -31,8 +32,8 @@
  * then sets it from the options. */
 bool hl_track_enabled = true;
 bool hl_track_frees = true;
-static bool capture_on;
-static bool initialized;
+bool hl_track_capture_on; /* track_free.h */
+bool hl_track_ready;
 /* $HEAPLEDGER_PID lets an exec'd image tell it is the same process (HELLO
  * origin EXEC). The reporter exports it as zeros ("0000000000"); each image
  * writes its pid over the digits in place, so neither setenv's lock (which
@@ -68,15 +69,15 @@ static uint32_t origin_from_env(void)
 
 void hl_track_init(void)
 {
-	if (initialized)
+	if (hl_track_ready)
 		return;
-	initialized = true;
+	hl_track_ready = true;
 	int saved = errno;
 	hl_guard_enter();
 	hl_stack_init();
 	hl_modules_init();
 	hl_exitpath_init();
-	capture_on = hl_options.stack_depth > 0;
+	hl_track_capture_on = hl_options.stack_depth > 0;
 	const char *path = hl_trace_off ? NULL : hl_env_get(HL_ENV_SOCKET);
 	if (path && *path) {
 		uint32_t origin = origin_from_env();
@@ -88,7 +89,7 @@ void hl_track_init(void)
 			hl_emit_flush_all();
 		}
 	}
-	hl_track_enabled = capture_on || hl_emit_is_live();
+	hl_track_enabled = hl_track_capture_on || hl_emit_is_live();
 	hl_track_frees = hl_emit_is_live();
 	hl_guard_leave();
 	errno = saved;
@@ -121,27 +122,46 @@ static HL_NOINLINE void memo_verify(uint32_t memo_id)
 
 static HL_TLS struct hl_memo_policy tls_memo_policy;
 
+/* capture's paths that make system calls (libunwind's reads, the stack
+ * table's and the memo's memory, a STACK sent), with errno kept: a memo
+ * hit makes none, so the allocation need not save errno around it. */
+static HL_NOINLINE uint32_t capture_unwind_keep_errno(void)
+{
+	int saved = errno;
+	uint32_t id = capture_unwind();
+	errno = saved;
+	return id;
+}
+
+static HL_NOINLINE uint32_t capture_miss(struct hl_stack_memo_key *key, uint32_t hit)
+{
+	int saved = errno;
+	uint32_t id = hit;
+	if (hit)
+		memo_verify(hit);
+	else
+		hl_stack_memo_fill(key, id = capture_unwind());
+	errno = saved;
+	return id;
+}
+
 /* The thread's stack memo first (stackmemo.c), libunwind on a miss; only
  * libunwind while the memo does not pay (stack_cache=2, which checks every
- * hit, always uses it). */
-static uint32_t capture(void)
+ * hit, always uses it). Keeps errno. Inline: a call of its own cost each
+ * allocation a frame (~12 instructions). */
+HL_INLINE uint32_t capture(void)
 {
 	struct hl_stack_memo_key key;
 	uint32_t id;
 	bool checked = hl_unlikely(hl_options.stack_cache > 1);
 	if (hl_unlikely(hl_options.stack_cache == 0) ||
 	    (!checked && !hl_memo_policy_use(&tls_memo_policy)))
-		return capture_unwind();
+		return capture_unwind_keep_errno();
 	id = hl_stack_memo_lookup(&key, __builtin_frame_address(0));
 	hl_memo_policy_record(&tls_memo_policy, id != 0);
-	if (id) {
-		if (checked)
-			memo_verify(id);
+	if (hl_likely(id != 0 && !checked))
 		return id;
-	}
-	id = capture_unwind();
-	hl_stack_memo_fill(&key, id);
-	return id;
+	return capture_miss(&key, id);
 }
 
 /* An event before our constructor: the stack with the default depth (the
@@ -164,49 +184,49 @@ out_leave:
 	return id;
 }
 
-uint32_t hl_track_alloc(void *p, size_t size, unsigned kind)
+HL_INLINE uint32_t track_alloc(void *p, size_t size, unsigned kind)
 {
 	uint32_t id = 0;
-	if (hl_unlikely(!initialized))
+	if (hl_unlikely(!hl_track_ready))
 		return early_event(1, p, NULL, size, kind);
 	if (!hl_guard_enter())
 		goto out_leave;
-	int saved = errno;
-	if (capture_on)
+	/* errno: capture keeps it off a memo hit, hl_emit_alloc where it makes
+	 * a system call, and a memo hit makes none (8 instructions an
+	 * allocation, saved here). */
+	if (hl_track_capture_on)
 		id = capture();
-	hl_emit_alloc((uintptr_t)p, size, id, kind);
-	errno = saved;
+	hl_emit_alloc_inline((uintptr_t)p, size, id, kind);
 out_leave:
 	hl_guard_leave();
 	return id;
 }
 
+uint32_t hl_track_alloc(void *p, size_t size, unsigned kind)
+{
+	return track_alloc(p, size, kind);
+}
+
+void *hl_track_alloc_block(void *p, size_t size, unsigned kind)
+{
+	hl_range_set_stack(hl_range_of(p), track_alloc(p, size, kind));
+	return p;
+}
+
+void hl_track_free_early(void *p, unsigned kind)
+{
+	early_event(2, p, NULL, 0, kind);
+}
+
 void hl_track_free(void *p, unsigned kind, uintptr_t caller)
 {
-	if (hl_unlikely(!initialized)) {
-		early_event(2, p, NULL, 0, kind);
-		return;
-	}
-	if (!hl_guard_enter())
-		goto out_leave;
-	/* errno: hl_emit_free keeps it where it makes a system call, and
-	 * nothing else here makes one (9 instructions a free, saved here). */
-	hl_emit_free((uintptr_t)p, kind);
-	if (capture_on && hl_checks_redzone == 0) {
-		struct hl_range *r = hl_range_of(p);
-
-		if (!(hl_range_flags(r) & HL_RANGE_LARGE))
-			hl_block_note_free_caller(r, caller ? caller
-							    : hl_stack_memo_caller(__builtin_frame_address(0)));
-	}
-out_leave:
-	hl_guard_leave();
+	hl_track_free_inline(p, kind, caller);
 }
 
 uint32_t hl_track_free_stack(void)
 {
 	uint32_t id = 0;
-	if (hl_guard_enter() && capture_on) {
+	if (hl_guard_enter() && hl_track_capture_on) {
 		int saved = errno;
 		id = capture();
 		errno = saved;
@@ -219,7 +239,7 @@ uint32_t hl_track_caller_stack(uintptr_t ip)
 {
 	uint32_t id = 0;
 	uint64_t frame = ip;
-	if (hl_guard_enter() && capture_on && ip) {
+	if (hl_guard_enter() && hl_track_capture_on && ip) {
 		int saved = errno;
 		id = hl_stack_intern(&frame, 1, true);
 		errno = saved;
@@ -231,7 +251,7 @@ uint32_t hl_track_caller_stack(uintptr_t ip)
 uint32_t hl_track_error_stack(void)
 {
 	uint32_t id = 0;
-	if (hl_guard_enter() && capture_on) {
+	if (hl_guard_enter() && hl_track_capture_on) {
 		int saved = errno;
 		id = capture_unwind();
 		errno = saved;
@@ -269,7 +289,7 @@ static uint32_t capture_fault(uintptr_t pc)
 uint32_t hl_track_fault_stack(uintptr_t pc)
 {
 	uint32_t id = 0;
-	if (hl_guard_enter() && capture_on) {
+	if (hl_guard_enter() && hl_track_capture_on) {
 		int saved = errno;
 		id = capture_fault(pc);
 		errno = saved;
@@ -281,12 +301,12 @@ uint32_t hl_track_fault_stack(uintptr_t pc)
 uint32_t hl_track_realloc(void *old_p, void *p, size_t size)
 {
 	uint32_t id = 0;
-	if (hl_unlikely(!initialized))
+	if (hl_unlikely(!hl_track_ready))
 		return early_event(3, old_p, p, size, HL_KIND_MALLOC);
 	if (!hl_guard_enter())
 		goto out_leave;
 	int saved = errno;
-	if (capture_on)
+	if (hl_track_capture_on)
 		id = capture();
 	hl_emit_realloc((uintptr_t)old_p, (uintptr_t)p, size, id);
 	errno = saved;
@@ -328,7 +348,7 @@ void hl_track_fork_child(void)
 	hl_modules_fork_child();
 	pid_env_set();
 	hl_emit_fork_child();
-	hl_track_enabled = capture_on || hl_emit_is_live();
+	hl_track_enabled = hl_track_capture_on || hl_emit_is_live();
 	hl_track_frees = hl_emit_is_live();
 	hl_guard_leave();
 }

@@ -287,6 +287,53 @@ static void test_free_keeps_errno(void **state)
 			 "free_errno_child failed)", status);
 }
 
+/* malloc() keeps errno when its event is the one whose send fails (the
+ * reporter gone, the buffer full): hl_track_alloc leaves errno to the
+ * capture's and the event path's system calls, which keep it. In a child,
+ * as free_errno_child. Returns which check failed, 0 if none. */
+static int malloc_errno_child(void)
+{
+	enum { KEEP_BLOCKS = 40000 };
+	static void *keep[KEEP_BLOCKS];
+	size_t n = 0;
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
+	    !hl_emit_connect_fd(sv[0], HL_ORIGIN_START, (uint32_t)getppid()))
+		return 10;
+	hl_track_enabled = true;
+	keep[n++] = alloc_site_one(40);
+	while (n < KEEP_BLOCKS && hl_emit_tls_buffer != NULL &&
+	       hl_emit_tls_buffer->used + HL_PACK_MAX_EVENT <= BUFFER_BYTES)
+		keep[n++] = alloc_site_one(40);
+	if (n == KEEP_BLOCKS || !hl_emit_is_live())
+		return 11;
+	close(sv[1]);
+	errno = 1234;
+	void *p = alloc_site_two(48); /* no room: the full buffer goes first, and fails */
+	if (errno != 1234)
+		return 1;
+	if (!hl_emit_was_lost())
+		return 12;
+	free(p);
+	while (n > 0)
+		free(keep[--n]);
+	return 0;
+}
+
+static void test_malloc_keeps_errno(void **state)
+{
+	(void)state;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(malloc_errno_child());
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("malloc errno child: status %#x (exit code: which check of "
+			 "malloc_errno_child failed)", status);
+}
+
 /* The main thread's ALLOC ticks from index `from`, `count` of them: the
  * longest run of equal ticks, or 0 if they ever go down. */
 static size_t longest_equal_run(const struct reader *r, uint32_t tid, size_t from, size_t count)
@@ -545,6 +592,7 @@ int main(void)
 		cmocka_unit_test(test_socket_buffer),
 		cmocka_unit_test(test_full_buffers),
 		cmocka_unit_test(test_free_keeps_errno),
+		cmocka_unit_test(test_malloc_keeps_errno),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
