@@ -133,6 +133,25 @@ static bool entry_is(const struct entry *e, uint32_t layout, const struct hl_pro
 	       (layout || !memcmp(e->modules, modules, (size_t)s->depth * sizeof(*modules)));
 }
 
+/* Appends the frames of s's address i (one, or more where calls were
+ * inlined there) to *frames, which holds *n of room *cap; returns how many. */
+static size_t append_frames(struct hl_symbolizer *sym, const struct hl_process *p,
+			    const struct hl_process_stack *s, uint32_t i,
+			    struct hl_frame_info **frames, size_t *n, size_t *cap)
+{
+	const struct hl_module *mod = hl_process_module_for(p, s->frames[i], s->seq);
+	size_t count;
+	const struct hl_frame_info *f = hl_symbolize(sym, mod, s->frames[i], &count);
+
+	if (*n + count > *cap) {
+		*cap = (*n + count) * 2;
+		*frames = hl_xrealloc(*frames, *cap * sizeof(**frames));
+	}
+	memcpy(*frames + *n, f, count * sizeof(*f));
+	*n += count;
+	return count;
+}
+
 /* Symbolizes s into a new entry. */
 static void entry_fill(struct hl_stack_memo *m, struct hl_symbolizer *sym,
 		       const struct hl_process *p, const struct hl_process_stack *s, struct entry *e)
@@ -141,19 +160,8 @@ static void entry_fill(struct hl_stack_memo *m, struct hl_symbolizer *sym,
 	uint8_t *per = hl_bump_alloc(&m->arena, s->depth + 1u);
 	size_t n = 0, cap = 0;
 
-	for (uint32_t i = 0; i < s->depth; i++) {
-		const struct hl_module *mod = hl_process_module_for(p, s->frames[i], s->seq);
-		size_t count;
-		const struct hl_frame_info *f = hl_symbolize(sym, mod, s->frames[i], &count);
-
-		if (n + count > cap) {
-			cap = (n + count) * 2;
-			frames = hl_xrealloc(frames, cap * sizeof(*frames));
-		}
-		memcpy(frames + n, f, count * sizeof(*f));
-		n += count;
-		per[i] = (uint8_t)count; /* at most HL_MAX_INLINE + 1 */
-	}
+	for (uint32_t i = 0; i < s->depth; i++) /* at most HL_MAX_INLINE + 1 each */
+		per[i] = (uint8_t)append_frames(sym, p, s, i, &frames, &n, &cap);
 	e->sym.frames = n ? memcpy(hl_bump_alloc(&m->arena, n * sizeof(*frames)), frames,
 				   n * sizeof(*frames)) : NULL;
 	free(frames);
@@ -175,19 +183,12 @@ void hl_stack_fingerprint(struct hl_symbolizer *sym, const struct hl_process *p,
 	 * program frame (or from the top, when every frame is the runtime's):
 	 * the frames below those change nothing. */
 	for (uint32_t i = 0; i < s->depth; i++) {
-		const struct hl_module *mod = hl_process_module_for(p, s->frames[i], s->seq);
-		size_t count;
-		const struct hl_frame_info *f = hl_symbolize(sym, mod, s->frames[i], &count);
+		size_t from = n;
 
-		if (n + count > cap) {
-			cap = (n + count) * 2;
-			frames = hl_xrealloc(frames, cap * sizeof(*frames));
-		}
-		memcpy(frames + n, f, count * sizeof(*f));
-		for (size_t j = n; j < n + count && first == SIZE_MAX; j++)
+		append_frames(sym, p, s, i, &frames, &n, &cap);
+		for (size_t j = from; j < n && first == SIZE_MAX; j++)
 			if (!hl_frame_is_runtime(&frames[j]))
 				first = j;
-		n += count;
 		if (first != SIZE_MAX && n >= first + HL_FINGERPRINT_FRAMES)
 			break;
 	}

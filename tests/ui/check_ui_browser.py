@@ -52,6 +52,39 @@ def need(msg):
     skip(msg)
 
 
+def prepare_browser(build_dir, script_name, shots_name, clean=True):
+    """What a browser test needs before it runs browser/SCRIPT_NAME: chromium,
+    node and npm (a skip, or under CI a failure, without them),
+    playwright-core in BUILD_DIR/ui-browser, the script and the harness it
+    imports copied there, and BUILD_DIR/SHOTS_NAME for its screenshots
+    (emptied first when CLEAN). Returns (script, where, shots)."""
+    if not os.access(CHROMIUM, os.X_OK):
+        skip("%s is absent (Debian package chromium; scripts/setup.sh installs it)" % CHROMIUM)
+    if not shutil.which("node") or not shutil.which("npm"):
+        need("node and npm are absent: they install playwright-core")
+    where = install_playwright(build_dir)
+    shots = os.path.join(build_dir, shots_name)
+    if clean:
+        shutil.rmtree(shots, ignore_errors=True)
+    os.makedirs(shots, exist_ok=True)
+    for name in (script_name, "harness.mjs"):
+        shutil.copy(os.path.join(HERE, "browser", name), os.path.join(where, name))
+    return os.path.join(where, script_name), where, shots
+
+
+def run_browser_script(script, where, shots, expect, tmp):
+    """Runs SCRIPT with EXPECT (written to TMP/expect.json) and SHOTS; its
+    output is this test's, and its failure ends this test."""
+    path = os.path.join(tmp, "expect.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(expect, f)
+    r = subprocess.run(["node", script, path, shots], cwd=where, capture_output=True, text=True,
+                       timeout=240)
+    sys.stdout.write(r.stdout + r.stderr[-3000:])
+    if r.returncode != 0:
+        sys.exit(1)
+
+
 def install_playwright(build_dir):
     """npm ci into BUILD_DIR/ui-browser once per lock file; the directory."""
     where = os.path.join(build_dir, "ui-browser")
@@ -214,16 +247,7 @@ SIZES_RUN = {6: [1, 48], 7: [0, 0], 8: [0, 0], **SIZES_PARENT}
 
 def main():
     heapledger, prog, source, build_dir, misuser, misuser_src, checker, nodebug = sys.argv[1:9]
-    if not os.access(CHROMIUM, os.X_OK):
-        skip("%s is absent (Debian package chromium; scripts/setup.sh installs it)" % CHROMIUM)
-    if not shutil.which("node") or not shutil.which("npm"):
-        need("node and npm are absent: they install playwright-core")
-    where = install_playwright(build_dir)
-    shots = os.path.join(build_dir, "ui-screenshots")
-    shutil.rmtree(shots, ignore_errors=True)
-    os.makedirs(shots)
-    script = os.path.join(where, "check_pages.mjs")
-    shutil.copy(os.path.join(HERE, "browser", "check_pages.mjs"), script)
+    script, where, shots = prepare_browser(build_dir, "check_pages.mjs", "ui-screenshots")
     with tempfile.TemporaryDirectory() as tmp:
         db = make_db(heapledger, prog, tmp)
         report = os.path.join(tmp, "report.html")

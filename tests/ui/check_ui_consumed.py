@@ -17,7 +17,6 @@ usage: check_ui_consumed.py HEAPLEDGER UI_PHASES [--browser BUILD_DIR]
 """
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -66,17 +65,7 @@ def check_phases(c, tl):
 def browser(sv, pid, tmp):
     """The page against the query layer's answers (check_consumed.mjs)."""
     import check_ui_browser as cb
-    if not os.access(cb.CHROMIUM, os.X_OK):
-        cb.skip("%s is absent (Debian package chromium)" % cb.CHROMIUM)
-    if not shutil.which("node") or not shutil.which("npm"):
-        cb.need("node and npm are absent: they install playwright-core")
-    where = cb.install_playwright(BROWSER)
-    shots = os.path.join(BROWSER, "ui-screenshots-consumed")
-    shutil.rmtree(shots, ignore_errors=True)
-    os.makedirs(shots)
-    script = os.path.join(where, "check_consumed.mjs")
-    shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "browser",
-                             "check_consumed.mjs"), script)
+    script, where, shots = cb.prepare_browser(BROWSER, "check_consumed.mjs", "ui-screenshots-consumed")
     c = api(sv, "processes/%d/consumed" % pid)
     temporaries = api(sv, "runs/1/summary")["most_temporaries"]
     if not temporaries or temporaries[0]["function"] != "churn":
@@ -84,14 +73,7 @@ def browser(sv, pid, tmp):
     expect = {"url": sv.url, "temporaries": temporaries,
               "consumed": {"sites": [{"function": s["function"], "bytes": s["bytes"]} for s in c["sites"]],
                            "other": c["other"], "total": c["total"], "points": len(c["time_ns"])}}
-    path = os.path.join(tmp, "expect.json")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(expect, f)
-    r = subprocess.run(["node", script, path, shots], cwd=where, capture_output=True, text=True,
-                       timeout=240)
-    sys.stdout.write(r.stdout + r.stderr[-3000:])
-    if r.returncode != 0:
-        sys.exit(1)
+    cb.run_browser_script(script, where, shots, expect, tmp)
 
 
 def main():

@@ -19,7 +19,6 @@ usage: check_ui_sites.py HEAPLEDGER LEAK_MANY LEAK_DIRECT [--browser BUILD_DIR]
 """
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -143,23 +142,9 @@ def check_cli(db, sv):
 
 def browser(sv, tmp, many, direct):
     import check_ui_browser as cb
-    if not os.access(cb.CHROMIUM, os.X_OK):
-        cb.skip("%s is absent (Debian package chromium)" % cb.CHROMIUM)
-    if not shutil.which("node") or not shutil.which("npm"):
-        cb.need("node and npm are absent: they install playwright-core")
-    where = cb.install_playwright(BROWSER)
-    shots = os.path.join(BROWSER, "ui-screenshots-sites")
-    shutil.rmtree(shots, ignore_errors=True)
-    os.makedirs(shots)
-    script = os.path.join(where, "check_sites.mjs")
-    shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "browser", "check_sites.mjs"), script)
-    path = os.path.join(tmp, "expect.json")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump({"url": sv.url, "runs": RUNS, "many": many, "direct": direct}, f)
-    r = subprocess.run(["node", script, path, shots], cwd=where, capture_output=True, text=True, timeout=240)
-    sys.stdout.write(r.stdout + r.stderr[-3000:])
-    if r.returncode != 0:
-        sys.exit(1)
+    script, where, shots = cb.prepare_browser(BROWSER, "check_sites.mjs", "ui-screenshots-sites")
+    cb.run_browser_script(script, where, shots,
+                          {"url": sv.url, "runs": RUNS, "many": many, "direct": direct}, tmp)
 
 
 def main():

@@ -21,14 +21,13 @@ Usage: check_ui_suite.py HEAPLEDGER BUILD_DIR
 """
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_ui_browser import CHROMIUM, install_playwright, need, skip  # noqa: E402
+from check_ui_browser import prepare_browser  # noqa: E402
 from ui_fixture import Daemon, Server, fail  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -142,15 +141,7 @@ def expect(db, ended):
 
 def main():
     heapledger, build = sys.argv[1:3]
-    if not os.access(CHROMIUM, os.X_OK):
-        skip("%s is absent (Debian package chromium; scripts/setup.sh installs it)" % CHROMIUM)
-    if not shutil.which("node") or not shutil.which("npm"):
-        need("node and npm are absent: they install playwright-core")
-    where = install_playwright(build)
-    shots = os.path.join(build, "ui-screenshots")
-    os.makedirs(shots, exist_ok=True)
-    script = os.path.join(where, "check_suite.mjs")
-    shutil.copy(os.path.join(HERE, "browser", "check_suite.mjs"), script)
+    script, where, shots = prepare_browser(build, "check_suite.mjs", "ui-screenshots", clean=False)
     with tempfile.TemporaryDirectory() as tmp:
         db, ended = run_suite(heapledger, build, tmp)
         want = expect(db, ended)

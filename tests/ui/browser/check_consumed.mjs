@@ -8,7 +8,7 @@
 // Usage: node check_consumed.mjs EXPECT.json SCREENSHOT_DIR
 // EXPECT: {url, temporaries: [{function, value, count}], consumed: {sites:
 // [{function, bytes}], other, total, points}}
-import { chromium } from 'playwright-core';
+import { launchBrowser, newWatchedPage } from './harness.mjs';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -21,15 +21,9 @@ function check(ok, what) {
   if (!ok) problems.push(what);
 }
 
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-});
+const browser = await launchBrowser();
 try {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  page.on('pageerror', e => problems.push('page error: ' + e.message));
-  page.on('console', m => { if (m.type() === 'error') problems.push('console: ' + m.text()); });
+  const page = await newWatchedPage(browser, problems);
   await page.goto(expect.url + '#/run/1');
   await page.waitForSelector('body[data-ready]', { timeout: 30000 });
 

@@ -5,7 +5,7 @@
 //
 // Usage: node check_pages.mjs EXPECT.json SCREENSHOT_DIR
 // EXPECT: {url, beta_line, source_name, timeline_points, runs, report}
-import { chromium } from 'playwright-core';
+import { launchBrowser, watch as watchInto } from './harness.mjs';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -535,15 +535,10 @@ async function darkScheme(browser) {
 }
 
 function watch(page) {
-  page.on('pageerror', e => problems.push('page error: ' + e.message));
-  page.on('console', m => { if (m.type() === 'error') problems.push('console: ' + m.text()); });
+  watchInto(page, problems);
 }
 
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-});
+const browser = await launchBrowser();
 let failed = null;
 try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });

@@ -5,7 +5,7 @@
 // the server.
 //
 // Usage: node check_suite.mjs EXPECT.json SCREENSHOT_DIR
-import { chromium } from 'playwright-core';
+import { launchBrowser, watch as watchInto } from './harness.mjs';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -24,8 +24,7 @@ async function ready(page) {
 }
 
 function watch(page) {
-  page.on('pageerror', e => problems.push('page error: ' + e.message));
-  page.on('console', m => { if (m.type() === 'error') problems.push('console: ' + m.text()); });
+  watchInto(page, problems);
 }
 
 // A byte count as the page writes it (app.js bytes()).
@@ -243,11 +242,7 @@ async function htmlReport(browser) {
   await page.close();
 }
 
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-});
+const browser = await launchBrowser();
 let failed = null;
 try {
   await runPage(browser);
