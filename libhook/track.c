@@ -129,8 +129,8 @@ HL_INLINE uint32_t walk_intern(uint64_t *frames, void **raw, unsigned max, uintp
 }
 
 /* No buffers of the thread's (capbuf.c): a small pair on the stack, so a
- * capture nested in another (from a signal handler) or on a small signal
- * stack stays within what the stack has. */
+ * capture nested in another (from a signal handler, perhaps on a small
+ * alternate stack) stays within what that stack has. */
 static HL_NOINLINE uint32_t walk_small(unsigned max, uintptr_t fault_pc)
 {
 	uint64_t frames[HL_STACK_SMALL_DEPTH];
