@@ -109,16 +109,12 @@ void hl_delay_free_ring(struct hl_thread_cache *tc)
 	}
 }
 
-void hl_delay_census(struct hl_thread_cache *tc, uint64_t *count, uint64_t *bytes)
+void hl_delay_each(struct hl_thread_cache *tc, void (*fn)(struct hl_range *r, void *arg), void *arg)
 {
 	for (unsigned k = 0; k < 2; k++) {
 		struct hl_reuse_delay *d = &tc->delay[k];
-		for (uint32_t i = 0; d->ring != NULL && i <= d->mask; i++) {
-			struct hl_range *r = d->ring[i];
-			if (r != NULL) {
-				++*count;
-				*bytes += r->size;
-			}
-		}
+		for (uint32_t i = 0; d->ring != NULL && i <= d->mask; i++)
+			if (d->ring[i] != NULL)
+				fn(d->ring[i], arg);
 	}
 }

@@ -302,8 +302,9 @@ void hl_delay_push(struct hl_thread_cache *tc, struct hl_range *r);
 void hl_delay_flush(struct hl_thread_cache *tc);
 /* Frees the rings (thread exit, once no census can read them). */
 void hl_delay_free_ring(struct hl_thread_cache *tc);
-/* Adds the held ranges and their bytes; only tc's own thread may ask (mallinfo). */
-void hl_delay_census(struct hl_thread_cache *tc, uint64_t *count, uint64_t *bytes);
+/* Calls fn on each held range; only tc's own thread may ask (mallinfo). A
+ * thread's ring holds ranges of any arena: those it freed for other threads. */
+void hl_delay_each(struct hl_thread_cache *tc, void (*fn)(struct hl_range *r, void *arg), void *arg);
 void hl_caches_lock(void);
 void hl_caches_unlock(void);
 void hl_caches_fork_child(void);

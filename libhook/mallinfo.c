@@ -109,9 +109,29 @@ struct cache_walk {
 	struct size_line *fast;      /* [HL_MAX_ARENAS][HL_CACHE_CLASSES] or NULL */
 };
 
+/* A range the calling thread's reuse_delay holds: free in its own arena's
+ * figures, which may not be the thread's (a block another thread made). */
+static void census_held(struct hl_range *r, void *arg)
+{
+	struct cache_walk *w = arg;
+	struct hl_arena *a = hl_arena_of(r);
+	if (a < hl_arenas || a >= hl_arenas + HL_MAX_ARENAS)
+		return; /* a private arena (tests) */
+	struct arena_census *c = &w->arenas[a - hl_arenas];
+	c->fast_count++;
+	c->fast_bytes += r->size;
+}
+
 static void census_cache(struct hl_thread_cache *tc, void *arg)
 {
 	struct cache_walk *w = arg;
+	/* The calling thread's reuse_delay holds ranges free for the program,
+	 * as its bins do (in the totals, in no size line). Another thread's
+	 * ring is not read: its owner replaces the entries as it frees, and a
+	 * range pushed out may be gone with its segment by the time its size
+	 * is read; those count as in use, as the quarantine does. */
+	if (tc == hl_tcache)
+		hl_delay_each(tc, census_held, w);
 	if (tc->arena < hl_arenas || tc->arena >= hl_arenas + HL_MAX_ARENAS)
 		return; /* none yet, or a private arena (tests) */
 	size_t index = (size_t)(tc->arena - hl_arenas);
@@ -131,13 +151,6 @@ static void census_cache(struct hl_thread_cache *tc, void *arg)
 			line->count += (uint64_t)held;
 		}
 	}
-	/* The calling thread's reuse_delay holds ranges free for the program,
-	 * as its bins do (in the totals, in no size line). Another thread's
-	 * ring is not read: its owner replaces the entries as it frees, and a
-	 * range pushed out may be gone with its segment by the time its size
-	 * is read; those count as in use, as the quarantine does. */
-	if (tc == hl_tcache)
-		hl_delay_census(tc, &c->fast_count, &c->fast_bytes);
 }
 
 /* The whole heap's figures: arenas[] gets one entry per arena in use

@@ -17,7 +17,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -169,6 +171,69 @@ static void test_exited_thread_gives_back(void **state)
 	assert_int_equal(held(blocks), 32);
 }
 
+/* Blocks of the main thread's arena, freed by a thread of another arena:
+ * its rings hold them (64 of 900 bytes, 8 of 8000: the rings' sizes at
+ * reuse_delay=64), and malloc_info, called by that thread, counts them free
+ * in their own arena's <heap>, not in the thread's: an arena's free bytes,
+ * cached or not, are some of its system bytes (malloc_stats's in use is
+ * the difference, which must not go below 0). The thread allocates
+ * nothing before it asks, so its arena has no bytes it could hold. */
+enum { HOME_SMALL = 64, HOME_BIG = 8 };
+static void *home_blocks[HOME_SMALL + HOME_BIG];
+static bool other_arena;
+
+static void *free_home_blocks(void *arg)
+{
+	struct hl_arena *home = *(struct hl_arena **)arg;
+	FILE *fp = ((FILE **)arg)[1];
+	for (int i = 0; i < HOME_SMALL + HOME_BIG; i++)
+		free(home_blocks[i]);
+	other_arena = hl_tcache != NULL && hl_tcache->arena != home;
+	malloc_info(0, fp);
+	return NULL;
+}
+
+static unsigned long long figure(const char *from, const char *key)
+{
+	const char *at = strstr(from, key);
+	return at ? strtoull(at + strlen(key), NULL, 10) : 0;
+}
+
+static void test_held_blocks_count_in_their_arena(void **state)
+{
+	(void)state;
+	if (delay() != 64)
+		skip(); /* the blocks fill the rings of reuse_delay=64 */
+	for (int i = 0; i < HOME_SMALL + HOME_BIG; i++)
+		home_blocks[i] = malloc_fn(i < HOME_SMALL ? 900 : 8000);
+	char *info = NULL;
+	size_t len;
+	void *arg[2] = { hl_tcache->arena, open_memstream(&info, &len) };
+	assert_non_null(arg[1]);
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, free_home_blocks, arg), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	fclose(arg[1]);
+	assert_non_null(info);
+	if (!other_arena) {
+		free(info);
+		skip(); /* one arena for every thread: nothing to tell apart */
+	}
+	unsigned heaps = 0;
+	for (const char *h = strstr(info, "<heap "); h != NULL; h = strstr(h + 1, "<heap ")) {
+		const char *fast = strstr(h, "<total type=\"fast\"");
+		const char *rest = strstr(h, "<total type=\"rest\"");
+		assert_non_null(fast);
+		assert_non_null(rest);
+		unsigned long long free_bytes = figure(fast, "size=\"") + figure(rest, "size=\"");
+		unsigned long long system = figure(h, "<system type=\"current\" size=\"");
+		assert_true(free_bytes <= system);
+		heaps++;
+	}
+	assert_true(heaps >= 1);
+	free(info);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +242,7 @@ int main(void)
 		cmocka_unit_test(test_big_blocks_are_not_held),
 		cmocka_unit_test(test_held_block_is_free),
 		cmocka_unit_test(test_exited_thread_gives_back),
+		cmocka_unit_test(test_held_blocks_count_in_their_arena),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
