@@ -2,8 +2,8 @@
 # bench/depth.sh [BUILD]: what the depth= cut costs, in instructions
 # (valgrind --tool=callgrind, deterministic; wall time on a shared machine
 # is not). For each workload, the program's instructions under glibc, under
-# the hook with stacks=0, and with depth=64, 128 (the default) and 256
-# (HL_WIRE_MAX_FRAMES), the hook standalone (no reporter: the reporter's
+# the hook with stacks=0, and with depth=64, 128 and 256 (the default,
+# HL_WIRE_MAX_FRAMES), the hook standalone (no reporter: the reporter's
 # share of a deeper stack is its interning, once per distinct stack).
 #   capture 200 1     malloc+free 200 frames below main, one call site
 #                     (stack memo hits)

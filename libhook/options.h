@@ -37,7 +37,7 @@
 
 /* clang-format off */
 #define HL_OPTION_TABLE(X) \
-	X(depth,       stack_depth,     0, HL_WIRE_MAX_FRAMES, 128, NULL, "stack frames captured per allocation") \
+	X(depth,       stack_depth,     0, HL_WIRE_MAX_FRAMES, 256, NULL, "stack frames captured per allocation") \
 	X(stacks,      stacks,          0, 1,                  1,   NULL, "capture allocation stacks at all (0: a plain fast allocator with exact counters)") \
 	X(summary,     summary,         0, 1,                  1,   NULL, "standalone: print the HEAP SUMMARY at exit") \
 	X(leaks,       leaks,           0, 1,                  1,   NULL, "standalone: print the list of blocks still in use at exit") \

@@ -3,8 +3,8 @@
  *
  * Capture: unw_backtrace (libunwind's local unwinder with its per-thread
  * trace cache: after the first walk through a function it replays cached
- * frame descriptions instead of parsing DWARF) into a buffer on the
- * caller's stack; frames inside libheapledger.so itself are dropped: the
+ * frame descriptions instead of parsing DWARF) into the caller's buffer
+ * (the thread's, capbuf.c); frames inside libheapledger.so itself are dropped: the
  * leading ones (malloc, hl_allocate, hl_track_alloc, this file), so
  * frames[0] is the caller of the allocation function, and any further one
  * (an interposed dlopen between the program and libc's). On a small signal
@@ -208,25 +208,15 @@ static HL_NOINLINE int alt_backtrace(void **raw, int size)
 	return alt_switch();
 }
 
-unsigned hl_stack_depth_here(unsigned max)
-{
-	if (max > HL_STACK_SMALL_DEPTH && hl_unlikely(on_small_alt_stack()))
-		return HL_STACK_SMALL_DEPTH;
-	return max;
-}
-
-HL_NOINLINE unsigned hl_stack_capture(uint64_t *frames, unsigned max, bool *truncated)
+HL_NOINLINE unsigned hl_stack_capture(uint64_t *frames, void **raw, unsigned max, bool *truncated)
 {
 	if (max > HL_WIRE_MAX_FRAMES)
 		max = HL_WIRE_MAX_FRAMES;
-	/* Sized by the depth asked for: the program's threads may have small
-	 * stacks, and this runs on them for every allocation. */
-	void *raw[max + HL_OWN_FRAMES_MAX + 1];
 	/* One frame more than needed tells whether the stack was truncated. */
 	hl_unwind_mask_begin();
 	int n = hl_unlikely(on_small_alt_stack())
-			? alt_backtrace(raw, (int)(max + HL_OWN_FRAMES_MAX + 1))
-			: unw_backtrace(raw, (int)(max + HL_OWN_FRAMES_MAX + 1));
+			? alt_backtrace(raw, (int)HL_CAPTURE_RAW(max))
+			: unw_backtrace(raw, (int)HL_CAPTURE_RAW(max));
 	hl_unwind_mask_end();
 	int skip = 0;
 	while (skip < n && skip < HL_OWN_FRAMES_MAX && hl_stack_is_own((uintptr_t)raw[skip]))
@@ -237,7 +227,7 @@ HL_NOINLINE unsigned hl_stack_capture(uint64_t *frames, unsigned max, bool *trun
 	 * libheapledger.so in python3's stacks). One range check a frame, on
 	 * the unwind path only (a stack memo hit never gets here). */
 	unsigned depth = 0;
-	*truncated = n == (int)(max + HL_OWN_FRAMES_MAX + 1); /* the walk was cut */
+	*truncated = n == (int)HL_CAPTURE_RAW(max); /* the walk was cut */
 	for (int i = skip; i < n; i++) {
 		uintptr_t ip = (uintptr_t)raw[i];
 		if (hl_stack_is_own(ip))

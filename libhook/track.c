@@ -95,18 +95,67 @@ void hl_track_init(void)
 	errno = saved;
 }
 
-static HL_NOINLINE uint32_t capture_unwind(void)
+/* One libunwind walk into frames/raw (max frames, HL_CAPTURE_RAW(max)),
+ * interned. fault_pc: a walk from a fatal signal's handler, which passes
+ * the handler's frames and the signal trampoline before the interrupted pc:
+ * the stack starts at pc (a walk that did not get through the signal frame
+ * gives pc alone); 0 for an ordinary capture. Inlined: a frame less for
+ * libunwind to walk on every capture. */
+HL_INLINE uint32_t walk_intern(uint64_t *frames, void **raw, unsigned max, uintptr_t fault_pc)
 {
-	unsigned max = hl_stack_depth_here(hl_options.stack_depth); /* > 0: capture is on */
-	uint64_t frames[max];
-	bool truncated;
+	bool truncated = false;
+	unsigned depth = 0, at = 0;
 	if (!hl_walk_begin()) {
-		hl_stack_note_lost(); /* a fork child that must not walk */
-		return 0;
+		if (fault_pc == 0) {
+			hl_stack_note_lost(); /* a fork child that must not walk */
+			return 0;
+		}
+	} else {
+		depth = hl_stack_capture(frames, raw, max, &truncated);
+		hl_walk_end();
 	}
-	unsigned depth = hl_stack_capture(frames, max, &truncated);
-	hl_walk_end();
+	if (fault_pc == 0)
+		return hl_stack_intern(frames, depth, truncated);
+	while (at < depth && frames[at] != fault_pc)
+		at++;
+	if (at == depth) {
+		depth = 1;
+		truncated = false;
+	} else {
+		memmove(frames, frames + at, (depth - at) * sizeof(frames[0]));
+		depth -= at;
+	}
+	frames[0] = fault_pc + 1;
 	return hl_stack_intern(frames, depth, truncated);
+}
+
+/* No buffers of the thread's (capbuf.c): a small pair on the stack, so a
+ * capture nested in another (from a signal handler, perhaps on a small
+ * alternate stack) stays within what that stack has. */
+static HL_NOINLINE uint32_t walk_small(unsigned max, uintptr_t fault_pc)
+{
+	uint64_t frames[HL_STACK_SMALL_DEPTH];
+	void *raw[HL_CAPTURE_RAW(HL_STACK_SMALL_DEPTH)];
+	return walk_intern(frames, raw, max < HL_STACK_SMALL_DEPTH ? max : HL_STACK_SMALL_DEPTH,
+			   fault_pc);
+}
+
+/* The capture's buffers are the thread's, off the program's stack: at
+ * depth=256 they were 4 KiB of it per capture. */
+static HL_NOINLINE uint32_t walk(uintptr_t fault_pc)
+{
+	unsigned max = hl_options.stack_depth; /* > 0: capture is on */
+	struct hl_capture_buf *b = hl_capture_buf_take();
+	if (hl_unlikely(b == NULL))
+		return walk_small(max, fault_pc);
+	uint32_t id = walk_intern(b->frames, b->raw, max, fault_pc);
+	hl_capture_buf_give(b);
+	return id;
+}
+
+static uint32_t capture_unwind(void)
+{
+	return walk(0);
 }
 
 /* stack_cache=2: a memo hit that libunwind disagrees with is reported
@@ -260,38 +309,12 @@ uint32_t hl_track_error_stack(void)
 	return id;
 }
 
-/* The walk from a signal handler passes the handler's frames and the signal
- * trampoline before the interrupted pc: the stack starts at pc. A walk that
- * did not get through the signal frame gives pc alone. */
-static uint32_t capture_fault(uintptr_t pc)
-{
-	unsigned max = hl_stack_depth_here(hl_options.stack_depth);
-	uint64_t frames[max];
-	bool truncated = false;
-	unsigned depth = 0, at = 0;
-	if (hl_walk_begin()) {
-		depth = hl_stack_capture(frames, max, &truncated);
-		hl_walk_end();
-	}
-	while (at < depth && frames[at] != pc)
-		at++;
-	if (at == depth) {
-		depth = 1;
-		truncated = false;
-	} else {
-		memmove(frames, frames + at, (depth - at) * sizeof(frames[0]));
-		depth -= at;
-	}
-	frames[0] = pc + 1;
-	return hl_stack_intern(frames, depth, truncated);
-}
-
 uint32_t hl_track_fault_stack(uintptr_t pc)
 {
 	uint32_t id = 0;
 	if (hl_guard_enter() && hl_track_capture_on) {
 		int saved = errno;
-		id = capture_fault(pc);
+		id = walk(pc);
 		errno = saved;
 	}
 	hl_guard_leave();
@@ -321,6 +344,7 @@ void hl_track_thread_exit(void)
 	hl_guard_enter();
 	hl_emit_thread_exit();
 	hl_stack_memo_thread_exit();
+	hl_capture_buf_thread_exit();
 	hl_guard_leave();
 	errno = saved;
 }

@@ -66,20 +66,36 @@ bool hl_stack_module_range(uintptr_t address, uintptr_t *lo, uintptr_t *hi);
 struct dl_phdr_info;
 void hl_phdr_load_span(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi);
 
-/* Captures the caller's stack without the hook's frames: at most `max`
- * (<= HL_WIRE_MAX_FRAMES) frames into `frames`; returns how many and sets
- * *truncated when there were more. */
-unsigned hl_stack_capture(uint64_t *frames, unsigned max, bool *truncated);
-/* How many frames a capture may take here: `max` (depth=), but at most
- * HL_STACK_SMALL_DEPTH on a small alternate signal stack, where the
- * capture's own buffers (16 bytes a frame, 4 KiB at 256) must fit in what
- * the kernel's signal frame leaves of an 8 KiB SIGSTKSZ stack. The
- * caller sizes its frame buffer by it. */
-unsigned hl_stack_depth_here(unsigned max);
-#define HL_STACK_SMALL_DEPTH 64
 /* Most frames of the hook itself between an allocation function's caller
  * and the capture (both stack.c's unwind and stackmemo.c's walk skip them). */
 #define HL_OWN_FRAMES_MAX 16
+/* The raw walk's room for a capture of max frames: the hook's own frames
+ * too, and one more, which tells whether the stack was cut. */
+#define HL_CAPTURE_RAW(max) ((max) + HL_OWN_FRAMES_MAX + 1)
+
+/* Captures the caller's stack without the hook's frames: at most `max`
+ * (<= HL_WIRE_MAX_FRAMES) frames into `frames`, walking into `raw`, which
+ * has HL_CAPTURE_RAW(max) entries; returns how many and sets *truncated
+ * when there were more. */
+unsigned hl_stack_capture(uint64_t *frames, void **raw, unsigned max, bool *truncated);
+
+/* ---- capbuf.c: each thread's capture buffers, off the program's stack ----- */
+
+struct hl_capture_buf {
+	uint64_t frames[HL_WIRE_MAX_FRAMES];
+	void *raw[HL_CAPTURE_RAW(HL_WIRE_MAX_FRAMES)];
+};
+/* This thread's buffers for one capture, until hl_capture_buf_give; NULL
+ * when it cannot have them (in use by the capture a signal handler
+ * interrupted, no memory, the thread has ended): the caller then captures
+ * at most HL_STACK_SMALL_DEPTH frames into buffers on its stack (1.2 KiB,
+ * which fits what the kernel's signal frame leaves of an 8 KiB SIGSTKSZ
+ * alternate stack). */
+struct hl_capture_buf *hl_capture_buf_take(void);
+void hl_capture_buf_give(struct hl_capture_buf *buf);
+/* The thread is ending: its buffers are freed. */
+void hl_capture_buf_thread_exit(void);
+#define HL_STACK_SMALL_DEPTH 64
 /* True for a code address inside libheapledger.so itself. */
 extern uintptr_t hl_own_lo, hl_own_hi;
 HL_INLINE bool hl_stack_is_own(uintptr_t ip)

@@ -133,8 +133,9 @@ static void test_concurrent_interning(void **state)
 static __attribute__((noinline)) uint32_t capture_here_a(void)
 {
 	uint64_t frames[64];
+	void *raw[HL_CAPTURE_RAW(64)];
 	bool truncated;
-	unsigned n = hl_stack_capture(frames, 64, &truncated);
+	unsigned n = hl_stack_capture(frames, raw, 64, &truncated);
 	assert_true(n >= 2);
 	assert_false(truncated);
 	return hl_stack_intern(frames, n, truncated);
@@ -143,8 +144,9 @@ static __attribute__((noinline)) uint32_t capture_here_a(void)
 static __attribute__((noinline)) uint32_t capture_here_b(void)
 {
 	uint64_t frames[64];
+	void *raw[HL_CAPTURE_RAW(64)];
 	bool truncated;
-	unsigned n = hl_stack_capture(frames, 64, &truncated);
+	unsigned n = hl_stack_capture(frames, raw, 64, &truncated);
 	return hl_stack_intern(frames, n, truncated);
 }
 
@@ -171,8 +173,9 @@ static void test_capture(void **state)
 static __attribute__((noinline)) unsigned deep(unsigned levels, bool *truncated)
 {
 	uint64_t frames[4];
+	void *raw[HL_CAPTURE_RAW(4)];
 	if (levels == 0)
-		return hl_stack_capture(frames, 4, truncated);
+		return hl_stack_capture(frames, raw, 4, truncated);
 	unsigned n = deep(levels - 1, truncated);
 	__asm__ volatile("" ::: "memory"); /* not a tail call */
 	return n;

@@ -1,7 +1,7 @@
-/* tests/run/progs/leak_deep.c: a leak 150 calls deep, deeper than the
- * default capture depth (128) and within depth=256: the innermost frames
- * (the leaking function and the recursion nearest to it) must be the ones
- * kept. */
+/* tests/run/progs/leak_deep.c: a leak 300 calls deep, deeper than the
+ * default capture depth (256, the most the hook captures): the innermost
+ * frames (the leaking function and the recursion nearest to it) must be
+ * the ones kept, and the report must say the stack was cut. */
 #include <stdlib.h>
 
 void *deep_leak(void);
@@ -22,7 +22,7 @@ __attribute__((noinline)) void *recurse(int depth)
 
 int main(void)
 {
-	void *volatile p = recurse(150);
+	void *volatile p = recurse(300);
 
 	p = NULL;
 	return 0;
