@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "dtv.h"
 #include "fastpath.h"
 #include "track_free.h"
 
@@ -379,8 +380,17 @@ void hl_release_sized(void *p, unsigned kind, size_t n)
 		hl_release_core(r);
 }
 
-/* calloc: zeroing is skipped for memory fresh from the kernel. */
-void *hl_allocate_zeroed(size_t count, size_t size)
+/* A thread's DTV (dtv.c): reported without the hook's modules' entries. */
+static HL_NOINLINE void track_dtv(void *p, size_t n)
+{
+	uint32_t id = hl_track_alloc(p, hl_dtv_reported(n), HL_KIND_CALLOC);
+	hl_dtv_note_stack(id);
+	hl_range_set_stack(hl_range_of(p), id);
+}
+
+/* calloc: zeroing is skipped for memory fresh from the kernel. caller: the
+ * return address of the program's calloc call. */
+void *hl_allocate_zeroed(size_t count, size_t size, uintptr_t caller)
 {
 	size_t n;
 	if (__builtin_mul_overflow(count, size, &n)) {
@@ -395,8 +405,12 @@ void *hl_allocate_zeroed(size_t count, size_t size)
 	}
 	if (!fresh)
 		memset(p, 0, n);
-	if (hl_unlikely(hl_track_enabled))
-		hl_range_set_stack(hl_range_of(p), hl_track_alloc(p, n, HL_KIND_CALLOC));
+	if (hl_unlikely(hl_track_enabled)) {
+		if (hl_unlikely(hl_dtv_may_be(count, size, caller)))
+			track_dtv(p, n);
+		else
+			hl_range_set_stack(hl_range_of(p), hl_track_alloc(p, n, HL_KIND_CALLOC));
+	}
 	return p;
 }
 

@@ -30,7 +30,7 @@ HL_API void free(void *p)
 
 HL_API void *calloc(size_t count, size_t size)
 {
-	return hl_allocate_zeroed(count, size);
+	return hl_allocate_zeroed(count, size, (uintptr_t)__builtin_return_address(0));
 }
 
 HL_API void *realloc(void *p, size_t n)

@@ -41,6 +41,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "dtv.h"
 #include "leakcheck.h"
 #include "lossrec.h"
 #include "scan.h"
@@ -182,7 +183,8 @@ static void add_scanned(struct hl_scan *s, void *arg)
 	struct hl_lossrec_table *t = arg;
 	for (size_t i = 0; i < s->nblocks; i++) {
 		struct hl_range *r = s->blocks[i];
-		hl_lossrec_add(t, hl_range_stack_id(r), hl_scan_class(s, i), hl_block_requested(r),
+		hl_lossrec_add(t, hl_range_stack_id(r), hl_scan_class(s, i),
+			       hl_dtv_block_reported(hl_range_stack_id(r), hl_block_requested(r)),
 			       hl_scan_indirect_bytes(s, i));
 	}
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dtv.h"
 #include "heap.h"
 #include "leakcheck.h"
 #include "track.h"
@@ -76,6 +77,7 @@ void hl_track_init(void)
 	hl_guard_enter();
 	hl_stack_init();
 	hl_modules_init();
+	hl_dtv_init();
 	hl_exitpath_init();
 	hl_track_capture_on = hl_options.stack_depth > 0;
 	const char *path = hl_trace_off ? NULL : hl_env_get(HL_ENV_SOCKET);
