@@ -14,52 +14,13 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 valgrind --leak-check=full --show-leak-kinds=all --log-file="$tmp/vg.log" "$@" \
 	>/dev/null || { echo "program failed under valgrind"; cat "$tmp/vg.log"; exit 1; }
-[ -n "${EXCLUDE:-}" ] && HL_OPTIONS="${HL_OPTIONS:+$HL_OPTIONS:}show_reachable=1:max_leaks=100000"
 env -u HEAPLEDGER_SOCKET HEAPLEDGER_LOG="$tmp/hl.log" HEAPLEDGER_OPTIONS="${HL_OPTIONS:-}" \
 	LD_PRELOAD="$lib" "$@" >/dev/null || { echo "program failed under the hook"; cat "$tmp/hl.log"; exit 1; }
 # The four classes of every LEAK SUMMARY (on-demand checks, then the exit's),
-# without the "==pid==" prefix. With EXCLUDE=REGEX, summed from the loss
-# records instead, leaving out those with a frame matching REGEX (runtime
-# blocks whose sizes differ by design, e.g. thread DTVs: the hook's own TLS
-# makes each one 32 bytes longer).
+# without the "==pid==" prefix.
 classes() {
-	if [ -z "${EXCLUDE:-}" ]; then
-		awk '/LEAK SUMMARY:/ { n = NR; print "LEAK SUMMARY" }
-		     n && NR > n && NR <= n + 4 { sub(/^==[0-9]+== +/, ""); print }' "$1"
-		return
-	fi
-	awk -v exclude="$EXCLUDE" '
-	function grouped(v,   s) {
-		s = sprintf("%d", v)
-		while (s ~ /[0-9][0-9][0-9][0-9]/) sub(/[0-9][0-9][0-9]($|,)/, ",&", s)
-		return s
-	}
-	function close_record() {
-		if (cls != "" && !skip) { bytes[cls] += rb; blocks[cls] += rn }
-		cls = ""
-	}
-	/are (definitely lost|indirectly lost|possibly lost|still reachable) in loss record/ {
-		close_record()
-		line = $0; sub(/^==[0-9]+== +/, "", line); gsub(/,/, "", line)
-		split(line, w, " ")
-		rb = w[1]
-		if (line ~ / direct /) { d = line; sub(/^[0-9]+ \(/, "", d); sub(/ .*/, "", d); rb = d }
-		rn = line; sub(/ blocks are.*/, "", rn); sub(/.* bytes in /, "", rn)
-		cls = line; sub(/.* blocks are /, "", cls); sub(/ in loss record.*/, "", cls)
-		skip = 0
-		next
-	}
-	cls != "" && $0 ~ exclude { skip = 1 }
-	/LEAK SUMMARY:/ {
-		close_record()
-		print "LEAK SUMMARY"
-		split("definitely lost|indirectly lost|possibly lost|still reachable", names, "|")
-		for (i = 1; i <= 4; i++) {
-			printf "%s: %s bytes in %s blocks\n", names[i], grouped(bytes[names[i]] + 0),
-			       grouped(blocks[names[i]] + 0)
-			bytes[names[i]] = 0; blocks[names[i]] = 0
-		}
-	}' "$1"
+	awk '/LEAK SUMMARY:/ { n = NR; print "LEAK SUMMARY" }
+	     n && NR > n && NR <= n + 4 { sub(/^==[0-9]+== +/, ""); print }' "$1"
 }
 classes "$tmp/vg.log" >"$tmp/vg.classes"
 classes "$tmp/hl.log" >"$tmp/hl.classes"
