@@ -388,9 +388,10 @@ static HL_NOINLINE void track_dtv(void *p, size_t n)
 	hl_range_set_stack(hl_range_of(p), id);
 }
 
-/* calloc: zeroing is skipped for memory fresh from the kernel. caller: the
- * return address of the program's calloc call. */
-void *hl_allocate_zeroed(size_t count, size_t size, uintptr_t caller)
+/* calloc: zeroing is skipped for memory fresh from the kernel. dtv: the
+ * block is a thread's DTV (inlined into both entry points, so calloc's
+ * common path keeps nothing more live across the allocation). */
+HL_INLINE void *allocate_zeroed(size_t count, size_t size, bool dtv)
 {
 	size_t n;
 	if (__builtin_mul_overflow(count, size, &n)) {
@@ -406,12 +407,22 @@ void *hl_allocate_zeroed(size_t count, size_t size, uintptr_t caller)
 	if (!fresh)
 		memset(p, 0, n);
 	if (hl_unlikely(hl_track_enabled)) {
-		if (hl_unlikely(hl_dtv_may_be(count, size, caller)))
+		if (dtv)
 			track_dtv(p, n);
 		else
 			hl_range_set_stack(hl_range_of(p), hl_track_alloc(p, n, HL_KIND_CALLOC));
 	}
 	return p;
+}
+
+void *hl_allocate_zeroed(size_t count, size_t size)
+{
+	return allocate_zeroed(count, size, false);
+}
+
+void *hl_allocate_dtv(size_t count, size_t size)
+{
+	return allocate_zeroed(count, size, true);
 }
 
 size_t hl_usable_size(const void *p)

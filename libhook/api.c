@@ -11,6 +11,7 @@
 #include <malloc.h>
 #include <stdlib.h>
 
+#include "dtv.h"
 #include "fastpath.h"
 
 static bool is_power_of_two(size_t x)
@@ -30,7 +31,9 @@ HL_API void free(void *p)
 
 HL_API void *calloc(size_t count, size_t size)
 {
-	return hl_allocate_zeroed(count, size, (uintptr_t)__builtin_return_address(0));
+	if (hl_unlikely(hl_dtv_may_be(count, size, (uintptr_t)__builtin_return_address(0))))
+		return hl_allocate_dtv(count, size);
+	return hl_allocate_zeroed(count, size);
 }
 
 HL_API void *realloc(void *p, size_t n)

@@ -15,8 +15,9 @@
  * at least DTV_SURPLUS + 3 of them; what else ld.so callocs has 1-byte
  * elements. DTVs regrown by _dl_resize_dtv (malloc/realloc) keep their size.
  *
- * Invariants: ld_low/ld_high and hook_modules are written once, before any
- * thread but the first exists; dtv_stacks only gains ids.
+ * Invariants: the dynamic linker's range, hl_dtv_min_count and hook_modules
+ * are written once, before any thread but the first exists; dtv_stacks only
+ * gains ids.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -25,14 +26,14 @@
 #include <stdatomic.h>
 
 #include "dtv.h"
-#include "internal.h"
 
-#define DTV_ENTRY 16u        /* sizeof(dtv_t) */
 #define DTV_MIN_ENTRIES 17u  /* DTV_SURPLUS + 2 + one module (libc's) */
 #define DTV_STACKS 16u       /* pthread_create call sites remembered */
 
-static uintptr_t ld_low, ld_high; /* the dynamic linker's executable PT_LOAD */
-static size_t hook_modules;       /* TLS modules of the hook's objects */
+uintptr_t hl_dtv_ld_low;         /* the dynamic linker's executable PT_LOAD */
+uintptr_t hl_dtv_ld_span;
+size_t hl_dtv_min_count = SIZE_MAX;
+static size_t hook_modules;      /* TLS modules of the hook's objects */
 static _Atomic uint32_t dtv_stacks[DTV_STACKS];
 
 static bool object_holds(const struct dl_phdr_info *info, uintptr_t address, bool exec_only)
@@ -55,8 +56,8 @@ static void find_text(const struct dl_phdr_info *info)
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
-			ld_low = info->dlpi_addr + ph->p_vaddr;
-			ld_high = ld_low + ph->p_memsz;
+			hl_dtv_ld_low = info->dlpi_addr + ph->p_vaddr;
+			hl_dtv_ld_span = ph->p_memsz;
 		}
 	}
 }
@@ -75,21 +76,21 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/* Nothing is a DTV until this has run, and nothing when the hook brings no
+ * TLS module: the sizes are right as they are. */
 void hl_dtv_init(void)
 {
-	if (ld_high == 0)
-		dl_iterate_phdr(visit, NULL);
-}
-
-bool hl_dtv_may_be(size_t count, size_t size, uintptr_t caller)
-{
-	return size == DTV_ENTRY && count >= DTV_MIN_ENTRIES + hook_modules && caller >= ld_low &&
-	       caller < ld_high;
+	if (hl_dtv_ld_span != 0 || hl_dtv_min_count != SIZE_MAX)
+		return;
+	dl_iterate_phdr(visit, NULL);
+	if (hook_modules == 0)
+		hl_dtv_ld_span = 0;
+	hl_dtv_min_count = DTV_MIN_ENTRIES + hook_modules;
 }
 
 size_t hl_dtv_reported(size_t bytes)
 {
-	return bytes - hook_modules * DTV_ENTRY;
+	return bytes - hook_modules * HL_DTV_ENTRY;
 }
 
 void hl_dtv_note_stack(uint32_t stack_id)

@@ -9,13 +9,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "internal.h"
+
 /* Finds the dynamic linker's code and counts the TLS modules the hook
  * brings; once, from hl_track_init. */
 void hl_dtv_init(void);
 
-/* Whether a calloc(count, size) made from caller may be a thread's DTV:
- * the cheap test calloc's tracked path makes before hl_dtv_reported. */
-bool hl_dtv_may_be(size_t count, size_t size, uintptr_t caller);
+#define HL_DTV_ENTRY 16u /* sizeof(dtv_t) */
+
+extern uintptr_t hl_dtv_ld_low;  /* the dynamic linker's code; 0 before hl_dtv_init */
+extern uintptr_t hl_dtv_ld_span; /* its length; 0: nothing is a DTV */
+extern size_t hl_dtv_min_count;  /* entries a DTV has at least */
+
+/* Whether a calloc(count, size) returning to caller is a thread's DTV. On
+ * calloc's path: the element size is compared first, and only 16-byte
+ * elements pay for the rest (and for reading the return address). */
+HL_INLINE bool hl_dtv_may_be(size_t count, size_t size, uintptr_t caller)
+{
+	return size == HL_DTV_ENTRY && count >= hl_dtv_min_count &&
+	       caller - hl_dtv_ld_low < hl_dtv_ld_span;
+}
 
 /* The size to report for a DTV of bytes: without the hook's modules'
  * entries. */

@@ -506,7 +506,9 @@ HL_INLINE void hl_stats_on_free(struct hl_thread_cache *tc, size_t n)
 void *hl_alloc_core(size_t n, size_t alignment, unsigned kind, bool *fresh);
 /* Releases a valid block without tracking. */
 void hl_release_core(struct hl_range *r);
-void *hl_allocate_zeroed(size_t count, size_t size, uintptr_t caller);
+void *hl_allocate_zeroed(size_t count, size_t size);
+/* calloc of a thread's DTV (dtv.c, hl_dtv_may_be). */
+void *hl_allocate_dtv(size_t count, size_t size);
 void *hl_reallocate(void *p, size_t n);
 void hl_alloc_fork_prepare(void);
 void hl_alloc_fork_parent(void);
