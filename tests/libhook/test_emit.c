@@ -273,18 +273,24 @@ static int free_errno_child(void)
 	return 0;
 }
 
-static void test_free_keeps_errno(void **state)
+/* Runs child() in a forked child, whose connection and buffers are its own,
+ * and fails with its exit code: which of its checks failed. */
+static void in_child(int (*child)(void), const char *name)
 {
-	(void)state;
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
-		_exit(free_errno_child());
+		_exit(child());
 	int status;
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		fail_msg("free errno child: status %#x (exit code: which check of "
-			 "free_errno_child failed)", status);
+		fail_msg("%s: status %#x (exit code: which of its checks failed)", name, status);
+}
+
+static void test_free_keeps_errno(void **state)
+{
+	(void)state;
+	in_child(free_errno_child, "free_errno_child");
 }
 
 /* malloc() keeps errno when its event is the one whose send fails (the
@@ -323,15 +329,7 @@ static int malloc_errno_child(void)
 static void test_malloc_keeps_errno(void **state)
 {
 	(void)state;
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(malloc_errno_child());
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		fail_msg("malloc errno child: status %#x (exit code: which check of "
-			 "malloc_errno_child failed)", status);
+	in_child(malloc_errno_child, "malloc_errno_child");
 }
 
 /* The main thread's ALLOC ticks from index `from`, `count` of them: the
@@ -405,15 +403,8 @@ static int ticks_child(void)
 
 static void test_event_ticks(void **state)
 {
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(ticks_child());
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		fail_msg("ticks child: status %#x (exit code: which check of ticks_child failed)",
-			 status);
+	(void)state;
+	in_child(ticks_child, "ticks_child");
 }
 
 /* The connection asks for room for 8 batches in flight (as far as
