@@ -370,7 +370,9 @@ void hl_release_sized(void *p, unsigned kind, size_t n)
 		hl_misuse_release_mismatch(hl_misuse_call_of(kind), p,
 					   hl_kind_matches(kind, hl_range_kind(r)) ? n
 										   : HL_SIZE_UNKNOWN);
-	if (hl_unlikely(hl_checks_redzone != 0))
+	/* checks=full's blocks and checks=guard's, whose alignment gap holds
+	 * guard bytes: one flag of the header already read */
+	if (hl_unlikely(hl_block_is_guarded(r)))
 		hl_checks_check_release(r, hl_misuse_call_of(kind));
 	if (hl_unlikely(hl_track_frees))
 		hl_track_free(p, kind, 0);

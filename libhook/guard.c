@@ -495,7 +495,9 @@ static void report_all(struct sweep *s, bool at_exit)
 
 void hl_checks_sweep(unsigned call)
 {
-	if (hl_checks_redzone == 0)
+	/* checks=guard's and guard_sample's blocks have guard bytes too: their
+	 * alignment gap (guardpage.c) */
+	if (hl_checks_redzone == 0 && !hl_guard_on)
 		return;
 	bool at_exit = call == HL_CALL_EXIT;
 	struct sweep s = { .call = call };

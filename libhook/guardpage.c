@@ -9,8 +9,10 @@
  * against its slot's guard page: its start is aligned to guard_align (16,
  * malloc's promise, by default) and it ends as close to the guard page as
  * that allows. The gap, up to guard_align - 1 bytes, holds HL_GUARD_CANARY
- * and is checked at free (an overflow into it is reported there, as under
- * checks=full). guard_align=1 leaves no gap: every overflow faults at once,
+ * and the block has HL_RANGE_CANARY: the gap is checks=full's guard bytes,
+ * read back by guard.c at free, delete, realloc, exit and each leak check
+ * (a write into it is reported there; a read of it is never seen).
+ * guard_align=1 leaves no gap: every overflow faults at once,
  * but a block's start is then aligned only as its size allows (the largest
  * power of two dividing n: right for an array, wrong for a header followed
  * by an odd number of bytes: CPython's bytes objects then hold misaligned
@@ -51,8 +53,8 @@
  * unguarded, said once. Each live slot is a mapping of its own for the
  * kernel: past vm.max_map_count (65530 by default, about 32,000 live
  * slots) mprotect fails and the rest are unguarded, said once. Blocks above
- * guard_max are not guarded. An access between a block's end and an
- * alignment gap, or before its start within its first page, is not seen.
+ * guard_max are not guarded. A read of the alignment gap, or an access
+ * before a block's start within its first page, is not seen.
  *
  * Locks: guard_lock (a leaf) guards the FIFO, the fresh-slot counter and
  * the state of slots; syscalls run with it dropped. The fault handler takes
@@ -218,7 +220,10 @@ void *hl_guard_alloc(size_t n, size_t alignment, unsigned kind)
 					"(vm.max_map_count?): further blocks may not be guarded");
 		return NULL;
 	}
+	/* The alignment gap: checks=full's guard bytes, read back by the same
+	 * checks at free, realloc, exit and each leak check. */
 	memset((char *)p + n, HL_GUARD_CANARY, (uintptr_t)data_end(i) - block - n);
+	hl_range_mark(hl_range_of(p), HL_RANGE_CANARY);
 	s->block = block;
 	s->size = n;
 	s->kind = (uint8_t)kind;
@@ -227,33 +232,13 @@ void *hl_guard_alloc(size_t n, size_t alignment, unsigned kind)
 	return p;
 }
 
-/* The gap between a block's end and the guard page: reports an overflow
- * into it, as checks=full reports one into its guard bytes. */
-static void check_gap(uint32_t i, struct hl_range *r)
-{
-	const uint8_t *block = hl_range_data(r), *end = (const uint8_t *)data_end(i);
-	const uint8_t *p = block + slots[i].size, *last = NULL, *first = NULL;
-	for (; p < end; p++)
-		if (*p != HL_GUARD_CANARY) {
-			first = first ? first : p;
-			last = p;
-		}
-	if (first == NULL)
-		return;
-	struct hl_misuse m = {
-		.kind = HL_ERROR_OVERFLOW, .call = HL_CALL_FREE, .address = first, .block = block,
-		.block_size = slots[i].size, .alloc_stack = hl_range_stack_id(r),
-		.alloc_kind = hl_range_kind(r), .detail = (uint64_t)(last - (block + slots[i].size)) + 1,
-	};
-	hl_misuse_report(&m);
-}
-
 void hl_guard_release(struct hl_range *r)
 {
 	uint32_t i = slot_of((uintptr_t)r);
 	struct slot *s = &slots[i];
-	if (atomic_load_explicit(&s->state, memory_order_relaxed) == SLOT_LIVE)
-		check_gap(i, r);
+	/* free, delete and realloc read the gap first, naming their call; this
+	 * is for any other way out */
+	hl_checks_check_release(r, HL_CALL_FREE);
 	s->alloc_stack = hl_range_stack_id(r);
 	s->kind = (uint8_t)hl_range_kind(r);
 	s->free_stack = hl_track_free_stack();
@@ -341,6 +326,8 @@ static void open_up(uint32_t i, uintptr_t address)
 	if (atomic_load_explicit(&s->state, memory_order_acquire) == SLOT_FREED)
 		hl_os_protect(data_end(i) - (size_t)s->pages * page_bytes,
 			      (size_t)s->pages * page_bytes, true);
+	else /* an overrun reported here is not reported again from its gap */
+		hl_range_unmark(hl_range_of((void *)s->block), HL_RANGE_CANARY);
 	hl_os_protect(page, page_bytes, true);
 	atomic_store_explicit(&s->state, SLOT_RETIRED, memory_order_release);
 }

@@ -183,16 +183,6 @@ static bool is_freed(const struct hl_misuse *m)
 	return m->kind == HL_ERROR_DOUBLE_FREE || m->kind == HL_ERROR_USE_AFTER_FREE;
 }
 
-/* Where an error found by a check, not by a call, was found. */
-static const char *found_by(const struct hl_misuse *m)
-{
-	if (m->call == HL_CALL_EXIT)
-		return " (found at exit)";
-	if (m->call == HL_CALL_CHECK)
-		return " (found by a leak check)";
-	return "";
-}
-
 static void print_address(struct hl_out *out, const struct hl_misuse *m)
 {
 	line_start(out);
@@ -241,7 +231,7 @@ static void print_error(const struct hl_misuse *m, uint32_t stack_id)
 		hl_out_str(&out, " of size ");
 		hl_out_u64(&out, m->detail);
 	}
-	hl_out_str(&out, found_by(m));
+	hl_out_str(&out, hl_error_found_by(m->kind, m->call));
 	hl_out_str(&out, "\n");
 	hl_track_print_stack(&out, stack_id);
 	print_address(&out, m);

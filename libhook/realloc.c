@@ -98,7 +98,9 @@ void *hl_reallocate(void *p, size_t n)
 		hl_checks_check_release(r, HL_CALL_REALLOC);
 	} else if (hl_unlikely(hl_guard_all || hl_guard_owns(r))) {
 		/* checks=guard always moves too: a stale pointer to the old
-		 * block then faults; a guarded block's slot cannot grow. */
+		 * block then faults; a guarded block's slot cannot grow. Its
+		 * alignment gap's guard bytes are read first. */
+		hl_checks_check_release(r, HL_CALL_REALLOC);
 	} else if (c == HL_PTR_SMALL) {
 		if (resize_small_in_place(r, n))
 			q = p;

@@ -227,6 +227,32 @@ static inline const char *hl_error_heading(unsigned k, unsigned call)
 	return hl_error_kind_info(k)->heading;
 }
 
+/* What a heading adds for an error found by a check rather than at the
+ * instruction that did it: guard bytes or a quarantined block read back at
+ * the program's free, delete or realloc of it (checks=full; checks=guard's
+ * alignment gap), at exit, or by an on-demand leak check. */
+static inline const char *hl_error_found_by(unsigned k, unsigned call)
+{
+	if (call == HL_CALL_EXIT)
+		return " (found at exit)";
+	if (call == HL_CALL_CHECK)
+		return " (found by a leak check)";
+	if (k != HL_ERROR_OVERFLOW && k != HL_ERROR_USE_AFTER_FREE)
+		return "";
+	switch (call) {
+	case HL_CALL_FREE:
+		return " (found at free)";
+	case HL_CALL_REALLOC:
+		return " (found at realloc)";
+	case HL_CALL_DELETE:
+		return " (found at delete)";
+	case HL_CALL_DELETE_ARRAY:
+		return " (found at delete[])";
+	default:
+		return "";
+	}
+}
+
 /* checks=guard, guard_sample=: an error found by a faulting read or write is
  * named by the access ("Invalid read of size 1", the size added by the
  * writer), whatever its kind: these, and valgrind's XML kinds for them. */

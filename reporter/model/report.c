@@ -554,16 +554,22 @@ bool hl_report_error_block_freed(const struct hl_report_error *e)
 	return e->kind == HL_ERROR_DOUBLE_FREE || e->kind == HL_ERROR_USE_AFTER_FREE;
 }
 
+/* enum hl_error_call of a call's name (hl_error_call_name's), HL_CALL_COUNT
+ * for none. */
+static unsigned call_of(const char *name)
+{
+	for (unsigned call = 0; name != NULL && call < HL_CALL_COUNT; call++)
+		if (!strcmp(name, hl_error_call_name(call)))
+			return call;
+	return HL_CALL_COUNT;
+}
+
 const char *hl_report_error_title(const struct hl_report_error *e, char *buf, size_t len)
 {
 	bool usable = e->call && !strcmp(e->call, "malloc_usable_size");
-	const char *suffix = "";
+	const char *suffix = hl_error_found_by(e->kind, call_of(e->call));
 	char access[96];
 
-	if (e->call && !strcmp(e->call, "exit"))
-		suffix = " (found at exit)";
-	else if (e->call && !strcmp(e->call, "leak check"))
-		suffix = " (found by a leak check)";
 	if (hl_report_error_is_access(e))
 		snprintf(buf, len, "%s%s", hl_report_error_access_heading(e, access, sizeof(access)),
 			 suffix);

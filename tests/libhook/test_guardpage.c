@@ -105,6 +105,23 @@ static void test_write_into_the_gap_is_found_at_free(void **state)
 	assert_int_equal(hl_misuse_error_count(), errors + 1);
 }
 
+/* The gap holds guard bytes: each leak check reads a live block's, reports
+ * a write once and repairs it. */
+static void test_write_into_the_gap_of_a_live_block_is_found_by_a_check(void **state)
+{
+	(void)state;
+	if (hl_options.guard_align < 2)
+		skip();
+	uint64_t errors = hl_misuse_error_count();
+	char *p = malloc_fn(10);
+	p[10] = 'x';
+	hl_checks_sweep(HL_CALL_CHECK);
+	assert_int_equal(hl_misuse_error_count(), errors + 1);
+	hl_checks_sweep(HL_CALL_CHECK);
+	free_fn(p);
+	assert_int_equal(hl_misuse_error_count(), errors + 1);
+}
+
 static void test_freed_slots_wait_in_the_quarantine(void **state)
 {
 	(void)state;
@@ -158,6 +175,7 @@ int main(void)
 		cmocka_unit_test(test_calloc_memalign_realloc),
 		cmocka_unit_test(test_double_free_from_the_slot_record),
 		cmocka_unit_test(test_write_into_the_gap_is_found_at_free),
+		cmocka_unit_test(test_write_into_the_gap_of_a_live_block_is_found_by_a_check),
 		cmocka_unit_test(test_freed_slots_wait_in_the_quarantine),
 		cmocka_unit_test(test_access_sizes),
 	};

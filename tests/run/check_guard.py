@@ -8,7 +8,11 @@ allocation stacks' first frames in the program.
 
 Those run with guard_align=1, a block's end against the guard page; with
 the default alignment (16) a write one past a 10-byte block lands in the gap
-and is reported at free, one past a 16-byte block faults.
+and is reported as checks=full reports an overrun of its guard bytes, found
+at free, realloc or exit, with the allocation stack valgrind gives, and the
+exit status --error-exitcode and on_error=abort ask for (checks=guard and
+guard_sample=1); a read of the gap is not seen; one past a 16-byte block
+faults.
 
 Then: the error reaches `heapledger run`'s JSON and database as a heap
 error; guard_sample=1 catches the same faults; on_error=abort ends the
@@ -147,11 +151,59 @@ def hooked(lib, options):
     return env
 
 
-def check_default_alignment(lib, prog):
-    got = run([prog, "write"], env=hooked(lib, "checks=guard"))
-    if got.returncode != 0 or "Heap block overrun" not in got.stderr or \
-            "is 0 bytes after a block of size 10 alloc'd" not in got.stderr:
-        fail("checks=guard, a write into the alignment gap: exit %d\n%s" % (
+OVERRUN = "Heap block overrun: the guard bytes after a block were overwritten"
+# With the default alignment a write one past a 10-byte block lands in the
+# gap before the guard page: found by the check at free, realloc or exit.
+GAP_FOUND_AT = {"write": "free", "gaprealloc": "realloc", "gaplive": "exit"}
+
+
+def overrun(text):
+    """The address phrase and the allocation stack's first frame in the
+    program of the first overrun in valgrind-style text, with its heading."""
+    lines = [re.sub(r"^==\d+== ?", "", l) for l in text.splitlines() if l.startswith("==")]
+    for i, l in enumerate(lines):
+        if l.startswith(OVERRUN) or l.startswith("Invalid write"):
+            break
+    else:
+        return None
+    phrase, frame = None, None
+    for l in lines[i + 1:]:
+        if l.strip() == "":
+            break
+        m = re.search(r"\((\S+?):(\d+)\)$", l)
+        if l.lstrip().startswith("Address "):
+            phrase = re.sub(r"^Address 0x[0-9a-fA-F]+ ", "", l.strip())
+        elif m and phrase and frame is None and "guard_faults.c" in m.group(1):
+            frame = os.path.basename(m.group(1)) + ":" + m.group(2)
+    return lines[i], phrase, frame
+
+
+def check_default_alignment(hl, lib, prog):
+    for mode, found_at in GAP_FOUND_AT.items():
+        want = overrun(run(["valgrind", "-q", prog, mode]).stderr)
+        if want is None or want[1] != "is 0 bytes after a block of size 10 alloc'd":
+            fail("valgrind on %s: %r" % (mode, want))
+        heading = "%s (found at %s)" % (OVERRUN, found_at)
+        for options in ("checks=guard", "guard_sample=1"):
+            got = run([prog, mode], env=hooked(lib, options))
+            if got.returncode != 0 or "done" not in got.stdout or \
+                    overrun(got.stderr)[:2] != (heading, want[1]) or \
+                    "ERROR SUMMARY: 1 errors from 1 contexts" not in got.stderr:
+                fail("%s, a write into the alignment gap (%s): exit %d\n%s" % (
+                    options, mode, got.returncode, got.stderr))
+        for flags in (["--checks", "guard"], ["--guard-sample", "1"]):
+            got = run([hl, "run", "--no-db", "--error-exitcode", "7"] + flags + ["--", prog, mode])
+            if got.returncode != 7 or overrun(got.stderr) != (heading, want[1], want[2]):
+                fail("%s %s: exit %d, %r; valgrind %r\n%s" % (
+                    " ".join(flags), mode, got.returncode, overrun(got.stderr), want,
+                    got.stderr))
+    got = run([prog, "write"], env=hooked(lib, "checks=guard:on_error=abort"))
+    if got.returncode != -signal.SIGABRT or OVERRUN not in got.stderr or "done" in got.stdout:
+        fail("checks=guard:on_error=abort, a write into the gap: exit %d\n%s" % (
+            got.returncode, got.stderr))
+    got = run([prog, "read"], env=hooked(lib, "checks=guard"))
+    if got.returncode != 0 or "ERROR SUMMARY: 0 errors" not in got.stderr:
+        fail("checks=guard, a read of the gap is not seen (doc/manual.md): exit %d\n%s" % (
             got.returncode, got.stderr))
     got = run([prog, "read16"], env=hooked(lib, "checks=guard"))
     if got.returncode != 0 or "Invalid read of size 1" not in got.stderr or \
@@ -223,7 +275,7 @@ def main():
     hl, lib, prog, source = sys.argv[1:5]
     with tempfile.TemporaryDirectory() as tmp:
         check_against_valgrind(hl, prog, source, tmp)
-    check_default_alignment(lib, prog)
+    check_default_alignment(hl, lib, prog)
     check_sampled(hl, lib, prog)
     check_abort(lib, prog)
     check_handlers(lib, prog)

@@ -7,6 +7,8 @@
  *   write     writes one byte past it                      (GUARD-WRITE)
  *   uaf       reads a byte of it after free                (GUARD-UAF)
  *   read16    reads one byte past a 16-byte block          (GUARD-READ16)
+ *   gaprealloc writes one byte past a 10-byte block, then reallocs it
+ *   gaplive   writes one byte past a 10-byte block it keeps to the end
  *   handler   installs its own SIGSEGV handler with sigaction, then makes a
  *             guard fault (reported, the handler must not run) and a fault
  *             of its own on a PROT_NONE page it mapped (the handler must
@@ -104,6 +106,14 @@ int main(int argc, char **argv)
 		char *p = calloc(16, 1);
 		c = p[16]; /* GUARD-READ16 */
 		free(p);
+	} else if (!strcmp(mode, "gaprealloc")) {
+		char *p = make_block();
+		p[10] = 'x';
+		free(realloc(p, 100));
+	} else if (!strcmp(mode, "gaplive")) {
+		static char *kept;
+		kept = make_block();
+		kept[10] = 'x';
 	} else if (!strcmp(mode, "handler")) {
 		handler_case(0);
 	} else if (!strcmp(mode, "signal")) {
@@ -112,7 +122,8 @@ int main(int argc, char **argv)
 		volatile char *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		page[0] = 1;
 	} else {
-		fprintf(stderr, "usage: guard_faults read|write|uaf|read16|handler|signal|wild\n");
+		fprintf(stderr, "usage: guard_faults read|write|uaf|read16|gaprealloc|gaplive|"
+				"handler|signal|wild\n");
 		return 2;
 	}
 	(void)c;
