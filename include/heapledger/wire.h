@@ -397,7 +397,14 @@ static inline const char *hl_wire_fault_words(uint32_t signal, int32_t code)
 	case 8 * 16 + 7: return "FP invalid operation";
 	case 8 * 16 + 8: return "FP subscript out of range";
 	case 4 * 16 + 1: return "Illegal opcode";                    /* SIGILL ILL_ILLOPC */
+#if defined(__x86_64__) || defined(__i386__)
+	/* x86 Linux raises every #UD (ud2, __builtin_trap, an unknown
+	 * instruction) as ILL_ILLOPN; valgrind, which decodes the instruction
+	 * itself, says "Illegal opcode" for those. */
+	case 4 * 16 + 2: return "Illegal opcode";
+#else
 	case 4 * 16 + 2: return "Illegal operand";
+#endif
 	case 4 * 16 + 3: return "Illegal addressing mode";
 	case 4 * 16 + 4: return "Illegal trap";
 	case 4 * 16 + 5: return "Privileged opcode";

@@ -17,6 +17,9 @@
  *             "Non-existent physical address")
  *   term      a forked helper server blocks until its parent sends SIGTERM;
  *             the parent waits for it and exits 0
+ *   fpe       divides by zero (SIGFPE, "Integer divide by zero")
+ *   ill       executes ud2 (SIGILL, "Illegal opcode")
+ *   int, hup  raise SIGINT / SIGHUP, whose default action ends the process
  *   redefault sets its own SIGTERM handler, then SIG_DFL again, then raises
  *             SIGTERM: the default action ends it
  *   handlers  the program's own signal actions under the hook: sigaction
@@ -153,6 +156,15 @@ static __attribute__((noinline)) void crash_site(const char *mode)
 		int fd = memfd_create("exit_paths", 0); /* empty: no page behind the mapping */
 		volatile char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		p[0] = 1;
+	} else if (!strcmp(mode, "fpe")) {
+		volatile int one = 1, zero = 0; /* both read: gcc makes 1 / x a compare */
+		sink = (void *)(intptr_t)(one / zero);
+	} else if (!strcmp(mode, "ill")) {
+		__builtin_trap();
+	} else if (!strcmp(mode, "int")) {
+		raise(SIGINT);
+	} else if (!strcmp(mode, "hup")) {
+		raise(SIGHUP);
 	} else if (!strcmp(mode, "redefault")) {
 		signal(SIGTERM, on_signal);
 		signal(SIGTERM, SIG_DFL);
@@ -284,7 +296,8 @@ int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
 	if (!strcmp(mode, "segv") || !strcmp(mode, "abort") || !strcmp(mode, "bus") ||
-	    !strcmp(mode, "redefault")) {
+	    !strcmp(mode, "fpe") || !strcmp(mode, "ill") || !strcmp(mode, "int") ||
+	    !strcmp(mode, "hup") || !strcmp(mode, "redefault")) {
 		before_crash();
 		crash_site(mode);
 		return 3; /* not reached */
