@@ -56,6 +56,10 @@ void hl_fds_hook_releases(int fd);
 void hl_fds_print(int fd);
 bool hl_fds_send_locked(void);
 
+/* vfork() runs as fork() with the option on, as under valgrind, so a vfork
+ * child lists its own descriptors (vfork.c); at start, after the options. */
+void hl_vfork_init(void);
+
 /* fork(): the table is copied with the hook's memory; its lock is not held. */
 void hl_fds_fork_prepare(void);
 void hl_fds_fork_parent(void);

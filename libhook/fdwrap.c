@@ -16,7 +16,9 @@
  * syscall, glibc's own descriptors) is found at exit in /proc/self/fd and
  * listed without a stack.
  *
- * A wrapper records nothing in a vfork child, nor while the thread is inside the hook
+ * A wrapper records nothing in a vfork child (one there is with the option
+ * off, or made by clone with CLONE_VM: with it on vfork runs as fork,
+ * vfork.c), nor while the thread is inside the hook
  * (hl_guard_depth): the hook's own transient descriptors are not the
  * program's, and fdtrack.c opens /proc/self/fd under its lock. Errno is the
  * one libc's function left.

@@ -354,6 +354,7 @@ __attribute__((constructor)) static void hl_start(void)
 	hl_guard_init();
 	hl_trace_choose(); /* before anything could be sent */
 	hl_fds_init(); /* the descriptors this image inherited */
+	hl_vfork_init(); /* before the program can vfork */
 	hl_cache_init_key();
 	pthread_atfork(hl_fork_prepare, hl_fork_parent, hl_fork_child);
 	on_exit(on_exit_status, NULL);

@@ -8,7 +8,7 @@
  * A program is chosen when it matches a TRACE glob (or there is none) and
  * no EXCLUDE glob. One that is not chosen decides so once, in the
  * constructor, before anything is sent: it never connects to the reporter
- * and prints nothing at exit, and runs as the plain allocator (no stacks, no
+ * and prints nothing at exit (no descriptor listing either), and runs as the plain allocator (no stacks, no
  * scan), so a test suite's shells and build tools cost almost nothing.
  * Each image decides for itself: a fork child keeps its parent's choice
  * (same executable), an exec'd image chooses again.
@@ -161,4 +161,5 @@ void hl_trace_choose(void)
 	hl_options.summary = 0;
 	hl_options.leaks = 0;
 	hl_options.check_signal = 0;
+	hl_options.track_fds = 0; /* valgrind lists nothing for an image it does not trace */
 }
