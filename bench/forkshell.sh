@@ -73,6 +73,22 @@ run_one() {
 	echo "$tool $n $wall $rss" >>"$work/raw"
 }
 
+# The `_exit` scan: dash ends its command-substitution subshells with
+# _exit, and each is scanned there as valgrind scans at exit_group; scan=0
+# (no process scanned) is what it cost before that scan existed.
+# Appends "scanN wall" to $work/exit.
+exit_scan_commands=500
+run_exit_scan() {
+	local scan=$1
+	HEAPLEDGER_LIB=$lib HEAPLEDGER_OPTIONS=scan=$scan "$timeit" "$work/t" "$reporter" run --no-db -q -- \
+		dash -c "i=0; while [ \$i -lt $exit_scan_commands ]; do x=\$(echo \$i); i=\$((i+1)); done" 2>/dev/null ||
+		{ echo "forkshell.sh: the _exit scan run (scan=$scan) failed" >&2; return 1; }
+	read -r wall _ <"$work/t"
+	echo "scan$scan $wall" >>"$work/exit"
+}
+have_dash=0
+command -v dash >/dev/null && have_dash=1
+
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((r = 0; r < rounds; r++)); do
 	for n in $sizes; do
@@ -80,6 +96,10 @@ for ((r = 0; r < rounds; r++)); do
 			run_one "$tool" "$n"
 		done
 	done
+	if [ $have_dash = 1 ]; then
+		run_exit_scan 1
+		run_exit_scan 0
+	fi
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -111,3 +131,20 @@ for n in $sizes; do
 	done
 	echo "$row |"
 done
+echo
+echo "### The \`_exit\` scan"
+echo
+if [ $have_dash = 0 ]; then
+	echo "Not measured: dash is not installed."
+	exit 0
+fi
+echo "\`dash -c 'i=0; while [ \$i -lt $exit_scan_commands ]; do x=\$(echo \$i); i=\$((i+1)); done'\` ($((exit_scan_commands + 1))"
+echo "processes, each subshell ended by \`_exit\`) under \`heapledger run --no-db -q\`: the hook's default \`scan=1\` (every"
+echo "exit, \`_exit\` included, classifies the blocks, as valgrind does at \`exit_group\`) against \`scan=0\` (none is"
+echo "scanned: every block \"not classified\"), in the same rounds; wall time, median."
+echo
+scan_on=$(awk '$1 == "scan1" { print $2 }' "$work/exit" | median)
+scan_off=$(awk '$1 == "scan0" { print $2 }' "$work/exit" | median)
+echo "| scan=1 | scan=0 | scan=1 / scan=0 |"
+echo "|---:|---:|---:|"
+awk -v a="$scan_on" -v b="$scan_off" 'BEGIN { printf "| %.3f s | %.3f s | %.2f |\n", a, b, (b > 0 ? a / b : 0) }'
