@@ -25,7 +25,7 @@
 
 #include "fdtrack.h"
 
-/* Where the program's vfork() goes: libc's vfork, or run_as_fork. Set once
+/* Where the program's vfork() goes: libc's vfork, or hl_vfork_as_fork. Set once
  * at start; before that (NULL) a call runs as fork, which POSIX allows. */
 void *hl_vfork_target;
 
