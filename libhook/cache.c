@@ -304,19 +304,12 @@ void hl_cache_free_remote(struct hl_thread_cache *tc, struct hl_range *r, struct
  * (8-thread ring: peak RSS 1.16x glibc's without, 1.10x with). */
 #define HL_BORROW_CLASSES 2u
 
-struct hl_range *hl_cache_refill(struct hl_thread_cache *tc, unsigned cls, size_t size)
+/* A batch carved for tc's empty bin cls; the first range is the caller's. */
+HL_NOINLINE static struct hl_range *refill_carve(struct hl_thread_cache *tc, unsigned cls,
+						 size_t size)
 {
 	struct hl_range *batch[64];
 	struct hl_cache_bin *bin = &tc->bins[cls];
-	while (bin->head == NULL && file_remote(tc))
-		;
-	if (bin->head != NULL)
-		return hl_bin_pop(bin);
-	if (cls + HL_BORROW_CLASSES < HL_TLSF_LINEAR) {
-		for (unsigned up = 1; up <= HL_BORROW_CLASSES; up++)
-			if (tc->bins[cls + up].head != NULL)
-				return hl_bin_pop(&tc->bins[cls + up]);
-	}
 	unsigned want = bin->limit / 2;
 	if (want > 64)
 		want = 64;
@@ -335,6 +328,32 @@ struct hl_range *hl_cache_refill(struct hl_thread_cache *tc, unsigned cls, size_
 	}
 	bin->room -= (int32_t)(n - 1);
 	return batch[0];
+}
+
+/* Whether other threads sent tc's arena blocks that tc has not filed. */
+static bool remote_waiting(const struct hl_thread_cache *tc)
+{
+	return tc->inbox != NULL ||
+	       atomic_load_explicit(&tc->arena->remote_head, memory_order_relaxed) != NULL;
+}
+
+/* The order is the heap's: blocks sent home first (else they wait while the
+ * heap grows), then a neighbour's, then new ones. Borrowing is most refills
+ * on churn (17.6k of 18.2k at 2%), so it comes without a frame for the
+ * carving's batch. */
+struct hl_range *hl_cache_refill(struct hl_thread_cache *tc, unsigned cls, size_t size)
+{
+	struct hl_cache_bin *bin = &tc->bins[cls];
+	while (bin->head == NULL && remote_waiting(tc) && file_remote(tc))
+		;
+	if (bin->head != NULL)
+		return hl_bin_pop(bin);
+	if (cls + HL_BORROW_CLASSES < HL_TLSF_LINEAR) {
+		for (unsigned up = 1; up <= HL_BORROW_CLASSES; up++)
+			if (tc->bins[cls + up].head != NULL)
+				return hl_bin_pop(&tc->bins[cls + up]);
+	}
+	return refill_carve(tc, cls, size);
 }
 
 /* Returns ranges to their arenas, holding each arena's lock across a run.

@@ -26,6 +26,13 @@
 HL_NOINLINE void *hl_malloc_fast_tail(struct hl_thread_cache *tc, void *p, size_t n,
 				      unsigned kind, bool publish);
 
+/* The fast path found the bin for a request of n bytes empty: refills it
+ * (blocks sent home by other threads, a neighbouring class, a carved
+ * batch) and hands the block out as the fast path does, tail included; the
+ * full path (hl_allocate) only when the arena has no memory. Called in
+ * tail position. */
+HL_NOINLINE void *hl_malloc_fast_miss(struct hl_thread_cache *tc, size_t n, unsigned kind);
+
 /* Largest request whose range is below HL_TLSF_SMALL (an exact class). */
 #define HL_FAST_EXACT_MAX (HL_TLSF_SMALL - sizeof(struct hl_range) - HL_ALIGN + 1)
 
@@ -49,7 +56,7 @@ HL_INLINE void *hl_malloc_fast(size_t n, unsigned kind)
 	}
 	struct hl_range *r = bin->head;
 	if (hl_unlikely(r == NULL))
-		return hl_allocate(n, HL_ALIGN, kind);
+		return hl_malloc_fast_miss(tc, n, kind);
 	bin->head = ((struct hl_free_links *)hl_range_data(r))->next;
 	bin->room++;
 	hl_range_hand_out(r, kind);
