@@ -491,53 +491,44 @@ void *hl_malloc_fast_miss(struct hl_thread_cache *tc, size_t n, unsigned kind)
 	return hl_range_data(r);
 }
 
-/* The free tail's work after the event (or without one). */
-HL_INLINE void free_tail_rest(struct hl_thread_cache *tc, struct hl_cache_bin *bin)
+/* The free tail's work after the event (or without one): r goes to its bin,
+ * or home to its arena (hl_cache_put); a multithreaded thread publishes its
+ * counters when it fell a step below what it last published. */
+HL_INLINE void free_tail_rest(struct hl_thread_cache *tc, struct hl_range *r)
 {
-	if (bin == NULL) { /* the reuse delay held it, pushing nothing out */
-		if (hl_stats_free_publish_due(tc))
-			hl_stats_publish(tc);
-		return;
-	}
-	/* Only a multithreaded program has blocks of other arenas (the fast
-	 * path calls here on every free then), so the single-threaded fast
-	 * path does not pay for this test. */
-	struct hl_arena *a = hl_arena_of(bin->head);
-	if (a != tc->arena)
-		hl_cache_free_remote(tc, hl_bin_pop(bin), a);
 	if (hl_stats_free_publish_due(tc))
 		hl_stats_publish(tc);
-	if (bin->room < 0)
-		hl_cache_flush(tc, (unsigned)(bin - tc->bins), bin->limit / 2);
+	if (r != NULL)
+		hl_cache_put(tc, r);
 }
 
 /* A tracked free's tail, reached by a jump: the event's path inline here
  * would make every free tail save the registers it uses, the standalone
  * hook's too (ring 8: 74 M -> 81 M). */
-static HL_NOINLINE void free_tail_tracked(struct hl_thread_cache *tc, struct hl_cache_bin *bin,
+static HL_NOINLINE void free_tail_tracked(struct hl_thread_cache *tc, struct hl_range *r,
 					  unsigned kind, uintptr_t caller, void *freed)
 {
-	/* Before the block can leave this thread's bin (free_tail_rest):
-	 * another thread that gets it must report its allocation after this
-	 * free. (With the reuse delay, `freed` is in the delay and the bin's
-	 * head is the block the delay pushed out, freed long before.) */
+	/* Before the block can reach a bin (free_tail_rest): another thread
+	 * that gets it must report its allocation after this free. (With the
+	 * reuse delay, `freed` is in the delay and r is the block the delay
+	 * pushed out, freed long before.) */
 	hl_track_free_inline(freed, kind, caller);
-	free_tail_rest(tc, bin);
+	free_tail_rest(tc, r);
 }
 
-static HL_NOINLINE void free_tail_untracked(struct hl_thread_cache *tc, struct hl_cache_bin *bin)
+static HL_NOINLINE void free_tail_untracked(struct hl_thread_cache *tc, struct hl_range *r)
 {
-	free_tail_rest(tc, bin);
+	free_tail_rest(tc, r);
 }
 
 /* Two jumps and no frame: a frame here was made before the test (gcc 12
  * does not wrap it), costing the tracked free a third one. */
-void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_cache_bin *bin, unsigned kind,
+void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_range *r, unsigned kind,
 		       uintptr_t caller, void *freed)
 {
 	if (hl_track_frees) {
-		free_tail_tracked(tc, bin, kind, caller, freed);
+		free_tail_tracked(tc, r, kind, caller, freed);
 		return;
 	}
-	free_tail_untracked(tc, bin);
+	free_tail_untracked(tc, r);
 }

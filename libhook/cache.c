@@ -400,6 +400,11 @@ void hl_cache_flush(struct hl_thread_cache *tc, unsigned cls, uint32_t keep)
 	give_back(r, tc->arena);
 }
 
+void hl_cache_bin_overflow(struct hl_thread_cache *tc, struct hl_cache_bin *bin)
+{
+	hl_cache_flush(tc, (unsigned)(bin - tc->bins), bin->limit / 2);
+}
+
 void hl_cache_put(struct hl_thread_cache *tc, struct hl_range *r)
 {
 	struct hl_arena *a = hl_arena_of(r);

@@ -68,12 +68,13 @@ HL_INLINE void *hl_malloc_fast(size_t n, unsigned kind)
 	return hl_range_data(r);
 }
 
-/* Tracking, counters of a multi-threaded program and bin overflow: the rare
- * or tracked work after a fast free of `freed` (kept out of line so the
- * fast path needs no stack frame). The block now at the head of `bin` is
- * `freed`'s, or, when the reuse delay held `freed`, the one it pushed out;
- * bin is NULL when the delay pushed none out. */
-HL_NOINLINE void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_cache_bin *bin,
+/* Tracking and a multithreaded program's frees: the work after a fast free
+ * of `freed` (out of line, so the fast path needs no stack frame). r is the
+ * range to file: `freed`'s, or, when the reuse delay held `freed`, the one
+ * it pushed out (NULL if none). r is not in a bin yet: it may be another
+ * arena's (only a multithreaded program has those), which goes home without
+ * a push and a pop. */
+HL_NOINLINE void hl_free_fast_tail(struct hl_thread_cache *tc, struct hl_range *r,
 				   unsigned kind, uintptr_t caller, void *freed);
 
 /* Releases p for a call of family `kind` given n bytes (a sized delete;
@@ -110,25 +111,25 @@ HL_INLINE void hl_free_fast_sized(void *p, unsigned kind, size_t n)
 			if (hl_likely(d->ring != NULL)) {
 				/* reuse_delay (delay.c): r takes the oldest held
 				 * block's slot, and that block goes to its bin. */
-				struct hl_range *old = hl_delay_swap(d, r);
-				if (hl_unlikely(old == NULL)) {
-					bin = NULL; /* nothing pushed out: only the tail's bookkeeping */
-					goto tail;
-				}
-				r = old;
-				size = old->size;
+				r = hl_delay_swap(d, r);
+				if (hl_unlikely(r == NULL))
+					goto tail; /* nothing pushed out: only the tail's bookkeeping */
+				size = r->size;
 				bin = hl_likely(size < HL_TLSF_SMALL)
 					? (struct hl_cache_bin *)((char *)tc->bins + size)
 					: &tc->bins[hl_class_floor(size)];
 			}
+			if (hl_unlikely(hl_relaxed_load(&hl_multithreaded) || hl_track_frees))
+				goto tail;
 			((struct hl_free_links *)hl_range_data(r))->next = bin->head;
 			bin->head = r;
-			if (hl_likely(--bin->room >= 0 && !hl_relaxed_load(&hl_multithreaded) &&
-				      !hl_track_frees))
+			if (hl_likely(--bin->room >= 0))
 				return;
+			hl_cache_bin_overflow(tc, bin);
+			return;
 		tail:
 			/* free()'s own return address: this is inlined into it */
-			hl_free_fast_tail(tc, bin, kind, (uintptr_t)__builtin_return_address(0), p);
+			hl_free_fast_tail(tc, r, kind, (uintptr_t)__builtin_return_address(0), p);
 			return;
 		}
 	}

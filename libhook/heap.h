@@ -276,6 +276,8 @@ struct hl_thread_cache *hl_cache_create(void);
 HL_NOINLINE struct hl_range *hl_cache_refill(struct hl_thread_cache *tc, unsigned cls,
 					     size_t size);
 HL_NOINLINE void hl_cache_flush(struct hl_thread_cache *tc, unsigned cls, uint32_t keep);
+/* A free pushed tc's bin past its limit: half of it goes back. */
+HL_NOINLINE void hl_cache_bin_overflow(struct hl_thread_cache *tc, struct hl_cache_bin *bin);
 /* Frees r, a block of arena a != tc->arena, towards its arena (cache.c). */
 void hl_cache_free_remote(struct hl_thread_cache *tc, struct hl_range *r, struct hl_arena *a);
 /* Sends the calling thread's unfilled packets, and gives every arena the
