@@ -296,6 +296,7 @@ struct hl_thread_cache {
 	struct hl_remote_packet *inbox;                /* taken from the arena, not yet filed */
 	struct hl_remote_packet *spare_packets;        /* emptied, for reuse */
 	uint32_t spare_packet_count;
+	bool borrows;               /* has filed packets: an empty exact bin borrows (cache.c) */
 	struct hl_quarantine_cache quarantine; /* checks=full only */
 	struct hl_reuse_delay delay[3]; /* default mode: frees not yet reusable, by
 					 * size: below HL_TLSF_SMALL, up to
