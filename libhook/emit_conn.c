@@ -399,7 +399,7 @@ static bool start_locked(int fd, uint32_t origin, uint32_t ppid)
 	if (!hl_fd_keep(&hl_emit_sock, fd))
 		return false;
 	hl_emit_state_swap_locked(EMIT_LIVE);
-	hl_track_frees = true; /* a reporter now keeps the live set */
+	hl_track_frees_set(true); /* a reporter now keeps the live set */
 	hl_emit_batch_sequence = 0;
 	hl_emit_stacks_sent = 1;
 	atomic_store(&hl_emit_dropped_count, 0);

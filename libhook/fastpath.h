@@ -83,9 +83,12 @@ HL_INLINE void hl_free_fast_sized(void *p, unsigned kind, size_t n)
 {
 	struct hl_thread_cache *tc = hl_fast_tcache;
 	/* The same tests as hl_ptr_classify, in the same order: a pointer this
-	 * path turns away gets the full path's verdict. */
-	if (hl_likely(tc != NULL && ((uintptr_t)p & (HL_ALIGN - 1)) == 0 &&
-		      hl_registry_lookup(p) == HL_REGION_SEGMENT && hl_blockmap_test(p))) {
+	 * path turns away gets the full path's verdict. The alignment and the
+	 * registry's bound are one test: aligned and below the top of the
+	 * address space. */
+	const uintptr_t outside = (HL_ALIGN - 1) | ~(((uintptr_t)1 << HL_ADDRESS_BITS) - 1);
+	if (hl_likely(tc != NULL && ((uintptr_t)p & outside) == 0 &&
+		      hl_registry_lookup_below_top(p) == HL_REGION_SEGMENT && hl_blockmap_test(p))) {
 		struct hl_range *r = hl_range_of(p);
 		uint32_t size = r->size;
 		uint8_t flags = hl_range_flags(r);
@@ -119,7 +122,7 @@ HL_INLINE void hl_free_fast_sized(void *p, unsigned kind, size_t n)
 					? (struct hl_cache_bin *)((char *)tc->bins + size)
 					: &tc->bins[hl_class_floor(size)];
 			}
-			if (hl_unlikely(hl_relaxed_load(&hl_multithreaded) || hl_track_frees))
+			if (hl_unlikely(hl_relaxed_load(&hl_free_tail_on)))
 				goto tail;
 			((struct hl_free_links *)hl_range_data(r))->next = bin->head;
 			bin->head = r;

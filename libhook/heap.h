@@ -212,6 +212,15 @@ void hl_registry_clear(const void *start, size_t bytes);
 #define HL_REGISTRY_ENTRIES ((size_t)1 << (HL_ADDRESS_BITS - HL_SEGMENT_SHIFT))
 extern _Atomic uint8_t hl_registry[HL_REGISTRY_ENTRIES];
 
+/* The registry's entry for p, which the caller has checked is below
+ * 1 << HL_ADDRESS_BITS (free's fast path tests that with the alignment,
+ * one test for both). */
+HL_INLINE enum hl_region hl_registry_lookup_below_top(const void *p)
+{
+	return (enum hl_region)atomic_load_explicit(&hl_registry[(uintptr_t)p >> HL_SEGMENT_SHIFT],
+						    memory_order_acquire);
+}
+
 HL_INLINE enum hl_region hl_registry_lookup(const void *p)
 {
 	uintptr_t index = (uintptr_t)p >> HL_SEGMENT_SHIFT;

@@ -303,6 +303,14 @@ extern bool hl_track_enabled;
  * constructor ran). The standalone report reads the live blocks' headers
  * at exit, so without a reporter a free records nothing. */
 extern bool hl_track_frees;
+/* True while every fast free takes its out-of-line tail: frees are events
+ * (hl_track_frees) or the program is multithreaded (its counters publish,
+ * its blocks may be other arenas'). One byte for free's fast path to test
+ * instead of two. Written with hl_track_frees_set and by stats.c when the
+ * program becomes multithreaded; read relaxed. */
+extern bool hl_free_tail_on;
+/* Sets hl_track_frees, and hl_free_tail_on with it. */
+void hl_track_frees_set(bool on);
 
 /* Starts tracking per hl_options and $HEAPLEDGER_SOCKET. Called once from
  * hl_init after the allocator works. */

@@ -59,6 +59,7 @@ void hl_stats_go_multithreaded_locked(struct hl_thread_stats *sum)
 	raise_peak(hl_relaxed_load(&hl_single_thread_peak));
 	raise_peak(total);
 	hl_relaxed_store(&hl_multithreaded, true);
+	hl_relaxed_store(&hl_free_tail_on, true);
 }
 
 void hl_stats_get(struct heapledger_stats *out)

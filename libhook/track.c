@@ -33,6 +33,7 @@
  * then sets it from the options. */
 bool hl_track_enabled = true;
 bool hl_track_frees = true;
+bool hl_free_tail_on = true;
 bool hl_track_capture_on; /* track_free.h */
 bool hl_track_ready;
 /* $HEAPLEDGER_PID lets an exec'd image tell it is the same process (HELLO
@@ -92,7 +93,7 @@ void hl_track_init(void)
 		}
 	}
 	hl_track_enabled = hl_track_capture_on || hl_emit_is_live();
-	hl_track_frees = hl_emit_is_live();
+	hl_track_frees_set(hl_emit_is_live());
 	hl_guard_leave();
 	errno = saved;
 }
@@ -253,6 +254,13 @@ out_leave:
 	return id;
 }
 
+void hl_track_frees_set(bool on)
+{
+	hl_track_frees = on;
+	__atomic_store_n(&hl_free_tail_on, on || __atomic_load_n(&hl_multithreaded, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+}
+
 uint32_t hl_track_alloc(void *p, size_t size, unsigned kind)
 {
 	return track_alloc(p, size, kind);
@@ -375,7 +383,7 @@ void hl_track_fork_child(void)
 	pid_env_set();
 	hl_emit_fork_child();
 	hl_track_enabled = hl_track_capture_on || hl_emit_is_live();
-	hl_track_frees = hl_emit_is_live();
+	hl_track_frees_set(hl_emit_is_live());
 	hl_guard_leave();
 }
 
