@@ -477,8 +477,11 @@ HL_INLINE int64_t hl_stats_in_use(const struct hl_thread_stats *ts)
 HL_INLINE bool hl_stats_count_alloc(struct hl_thread_cache *tc, size_t n)
 {
 	hl_counter_add(&tc->stats.allocs, 1);
-	hl_counter_add(&tc->stats.bytes_allocated, n);
-	int64_t in_use = hl_stats_in_use(&tc->stats);
+	/* the sum kept in a register: a relaxed load after the store would
+	 * read it again */
+	uint64_t allocated = hl_relaxed_load(&tc->stats.bytes_allocated) + n;
+	hl_relaxed_store(&tc->stats.bytes_allocated, allocated);
+	int64_t in_use = (int64_t)(allocated - hl_relaxed_load(&tc->stats.bytes_freed));
 	if (hl_likely(in_use <= hl_relaxed_load(&tc->alloc_mark)))
 		return false;
 	if (hl_relaxed_load(&hl_multithreaded))
