@@ -18,6 +18,8 @@
 #include "internal.h"
 #include "types.h"
 
+#pragma GCC visibility push(hidden) /* as in internal.h */
+
 /* ---- range.c / inline header helpers -------------------------------------- */
 
 HL_INLINE struct hl_range *hl_range_of(const void *p)
@@ -693,5 +695,7 @@ HL_INLINE bool hl_kind_matches(unsigned release_kind, unsigned alloc_kind)
 				    : 1u << release_kind;
 	return (accepted >> alloc_kind) & 1u;
 }
+
+#pragma GCC visibility pop
 
 #endif /* HL_HEAP_H */

@@ -20,6 +20,12 @@
 #include "options.h"
 #include "types.h"
 
+/* Every declaration below names a symbol of this library (-fvisibility=hidden
+ * makes its definition hidden): said here too, so a global is read straight
+ * off its address, not through the GOT (one instruction on each fast path's
+ * flag test). */
+#pragma GCC visibility push(hidden)
+
 #define HL_API __attribute__((visibility("default")))
 #define HL_NOINLINE __attribute__((noinline))
 #define HL_COLD __attribute__((cold, noinline))
@@ -363,5 +369,7 @@ uint32_t hl_track_free_stack(void);
 struct hl_out;
 /* Prints stack `id`'s frames, valgrind's "at ... by ..." lines. */
 void hl_track_print_stack(struct hl_out *out, uint32_t id);
+
+#pragma GCC visibility pop
 
 #endif /* HL_INTERNAL_H */
