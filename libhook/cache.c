@@ -272,30 +272,54 @@ static void packet_send(struct hl_thread_cache *tc, struct hl_arena *a,
 		drain_remote(tc, a);
 }
 
-void hl_cache_free_remote(struct hl_thread_cache *tc, struct hl_range *r, struct hl_arena *a)
+/* tc has no packet for arena a yet: one for r, or r straight to the arena
+ * when there is no memory for a packet. */
+HL_NOINLINE static void free_remote_first(struct hl_thread_cache *tc, struct hl_range *r,
+					  struct hl_arena *a)
 {
-	struct hl_remote_packet **slot = &tc->remote[a - hl_arenas];
-	struct hl_remote_packet *p = *slot;
-	if (p == NULL && (p = *slot = packet_get(tc)) == NULL) {
-		/* No memory for a packet: straight to the arena. */
+	struct hl_remote_packet *p = tc->remote[a - hl_arenas] = packet_get(tc);
+	if (p == NULL) {
 		hl_lock(&a->lock);
 		hl_arena_free_locked(a, r);
 		hl_unlock(&a->lock);
 		return;
 	}
+	hl_cache_free_remote(tc, r, a);
+}
+
+HL_NOINLINE static void free_remote_send(struct hl_thread_cache *tc, struct hl_arena *a,
+					 struct hl_remote_packet *p)
+{
+	tc->remote[a - hl_arenas] = NULL;
+	packet_send(tc, a, p);
+}
+
+/* Every free of a block another arena's thread allocated (a ring of
+ * threads: every free) comes here: no frame on the way that only adds the
+ * block to its packet, the packet's first block and its sending are calls
+ * in tail position. */
+void hl_cache_free_remote(struct hl_thread_cache *tc, struct hl_range *r, struct hl_arena *a)
+{
+	struct hl_remote_packet *p = tc->remote[a - hl_arenas];
+	if (hl_unlikely(p == NULL)) {
+		free_remote_first(tc, r, a);
+		return;
+	}
 	hl_range_mark_cached(r);
-	p->blocks[p->count] = r;
-	p->classes[p->count] = (uint8_t)hl_class_floor(r->size);
-	p->bytes += r->size;
+	uint32_t count = p->count;
+	uint32_t size = r->size;
+	p->blocks[count] = r;
+	p->classes[count] = (uint8_t)hl_class_floor(size);
+	uint32_t bytes = p->bytes + size;
+	p->bytes = bytes;
+	p->count = ++count;
 	/* Sent when full, or at once when no thread of the arena is left to
 	 * take it back (packet_send then gives it to the arena): unsent, it
 	 * would wait in this thread, and so would one begun before the
 	 * arena's last thread exited. */
-	if (++p->count == HL_REMOTE_PACKET_BLOCKS || p->bytes >= HL_REMOTE_SEND_BYTES ||
-	    atomic_load_explicit(&a->threads, memory_order_relaxed) == 0) {
-		*slot = NULL;
-		packet_send(tc, a, p);
-	}
+	if (count == HL_REMOTE_PACKET_BLOCKS || bytes >= HL_REMOTE_SEND_BYTES ||
+	    atomic_load_explicit(&a->threads, memory_order_relaxed) == 0)
+		free_remote_send(tc, a, p);
 }
 
 /* An empty bin of an exact class may take a block of one of the next
