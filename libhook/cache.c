@@ -111,11 +111,16 @@ static struct hl_thread_cache *cache_new(bool shared)
 			int64_t in_use = hl_stats_in_use(&other->stats);
 			hl_relaxed_store(&other->published_bytes, in_use);
 			hl_relaxed_store(&other->alloc_mark, in_use + HL_PUBLISH_STEP);
+			hl_stats_free_mark_set(other);
 		}
 		hl_stats_go_multithreaded_locked(&sum);
 	}
-	if (hl_relaxed_load(&hl_multithreaded))
+	if (hl_relaxed_load(&hl_multithreaded)) {
 		hl_relaxed_store(&tc->alloc_mark, HL_PUBLISH_STEP);
+		hl_stats_free_mark_set(tc);
+	} else {
+		hl_relaxed_store(&tc->free_mark, UINT64_MAX);
+	}
 	tc->guard_countdown = hl_guard_countdown_start();
 	tc->next = caches;
 	if (caches)

@@ -442,8 +442,11 @@ void hl_large_census(struct hl_large_census *out);
 extern bool hl_multithreaded;
 extern int64_t hl_single_thread_peak;
 extern _Atomic uint64_t hl_mapped_bytes;
+/* Sets tc's free_mark from its counters and published bytes (heap.h
+ * hl_stats_free_publish_due). */
+void hl_stats_free_mark_set(struct hl_thread_cache *tc);
 /* Adds tc's change since its last publish to the global total and moves
- * its alloc_mark one step past its in-use bytes. */
+ * its alloc_mark one step past its in-use bytes (and its free_mark). */
 void hl_stats_publish(struct hl_thread_cache *tc);
 /* A cache is going away: its counters join the retired totals (cache list
  * lock held). */
@@ -499,13 +502,23 @@ HL_INLINE void hl_stats_on_alloc(struct hl_thread_cache *tc, size_t n)
 		hl_stats_publish(tc);
 }
 
+/* The exact test behind hl_stats_free_publish_due, once tc's freed bytes
+ * passed its free_mark; moves the mark when it is not due yet. */
+HL_NOINLINE bool hl_stats_free_recheck(struct hl_thread_cache *tc);
+
 /* After a free: in a multithreaded program, whether tc's in-use bytes fell
- * a step below what it last published, so it must hl_stats_publish(tc). */
-HL_INLINE bool hl_stats_free_publish_due(const struct hl_thread_cache *tc)
+ * a step below what it last published, so it must hl_stats_publish(tc).
+ * Due when published - (allocated - freed) > HL_PUBLISH_STEP, that is when
+ * freed > HL_PUBLISH_STEP + allocated - published; tc->free_mark is that
+ * bound with `allocated` as it was when the mark was set, never above the
+ * true one (allocated only grows), so a free compares its freed bytes with
+ * one number and does the exact test only past it. UINT64_MAX while the
+ * program is single-threaded: the same compare, never taken. */
+HL_INLINE bool hl_stats_free_publish_due(struct hl_thread_cache *tc)
 {
-	return hl_unlikely(hl_relaxed_load(&hl_multithreaded)) &&
-	       hl_relaxed_load(&tc->published_bytes) - hl_stats_in_use(&tc->stats) >
-		       HL_PUBLISH_STEP;
+	if (hl_likely(hl_relaxed_load(&tc->stats.bytes_freed) <= hl_relaxed_load(&tc->free_mark)))
+		return false;
+	return hl_stats_free_recheck(tc);
 }
 
 HL_INLINE void hl_stats_on_free(struct hl_thread_cache *tc, size_t n)

@@ -28,12 +28,30 @@ static void raise_peak(int64_t value)
 		;
 }
 
+void hl_stats_free_mark_set(struct hl_thread_cache *tc)
+{
+	uint64_t bound = hl_relaxed_load(&tc->stats.bytes_allocated) + (uint64_t)HL_PUBLISH_STEP -
+			 (uint64_t)hl_relaxed_load(&tc->published_bytes);
+	hl_relaxed_store(&tc->free_mark, bound);
+}
+
+bool hl_stats_free_recheck(struct hl_thread_cache *tc)
+{
+	if (!hl_relaxed_load(&hl_multithreaded))
+		return false; /* a mark set before the switch (cache.c) */
+	if (hl_relaxed_load(&tc->published_bytes) - hl_stats_in_use(&tc->stats) > HL_PUBLISH_STEP)
+		return true;
+	hl_stats_free_mark_set(tc); /* allocations since the mark raised the bound */
+	return false;
+}
+
 void hl_stats_publish(struct hl_thread_cache *tc)
 {
 	int64_t in_use = hl_stats_in_use(&tc->stats);
 	int64_t delta = in_use - hl_relaxed_load(&tc->published_bytes);
 	hl_relaxed_store(&tc->published_bytes, in_use);
 	hl_relaxed_store(&tc->alloc_mark, in_use + HL_PUBLISH_STEP);
+	hl_stats_free_mark_set(tc);
 	raise_peak(atomic_fetch_add_explicit(&global_in_use, delta, memory_order_relaxed) + delta);
 }
 

@@ -290,6 +290,9 @@ struct hl_thread_cache {
 	int64_t alloc_mark;         /* in-use bytes past which an allocation does bookkeeping
 				     * (stats.c): the peak while single-threaded, else
 				     * published_bytes + HL_PUBLISH_STEP */
+	uint64_t free_mark;         /* freed bytes past which a free tests whether to publish
+				     * (heap.h hl_stats_free_publish_due); UINT64_MAX while
+				     * single-threaded */
 	uint32_t initialised;
 	struct hl_cache_bin bins[HL_CACHE_CLASSES];
 	struct hl_remote_packet *remote[HL_MAX_ARENAS]; /* filling, by arena index */
