@@ -625,6 +625,49 @@ static void test_cache_bin_stays_within_limit(void **state)
 	assert_int_equal(held, bin->limit - (uint32_t)bin->room);
 }
 
+/* Empties tc's bin for requests of n bytes into blocks[], makes sure the
+ * next class's bin holds a block, then allocates n bytes: the range size
+ * the allocation got. */
+static uint32_t size_after_emptying(struct hl_thread_cache *tc, size_t n, void **blocks,
+				    unsigned *count, unsigned max)
+{
+	unsigned cls = hl_class_floor(hl_range_size_for(n));
+	size_t next_n = n + HL_ALIGN; /* a request of the next exact class */
+	assert_int_equal(hl_class_floor(hl_range_size_for(next_n)), cls + 1);
+	while (tc->bins[cls + 1].head == NULL && *count < max)
+		blocks[(*count)++] = malloc_fn(next_n); /* carves a batch into the bin */
+	while (tc->bins[cls].head != NULL && *count < max)
+		blocks[(*count)++] = malloc_fn(n);
+	assert_true(*count < max);
+	assert_null(tc->bins[cls].head);
+	assert_non_null(tc->bins[cls + 1].head);
+	void *p = malloc_fn(n);
+	blocks[(*count)++] = p;
+	return hl_range_of(p)->size;
+}
+
+/* An empty exact bin borrows a block of the next class only in a thread that
+ * has taken back blocks other threads freed (packets of mixed sizes): in a
+ * thread that has not, borrowing wore the small classes away (the borrowed
+ * block goes back to its own class), and its refills carve the exact size. */
+static void test_borrowing_only_after_packets(void **state)
+{
+	enum { MAX = 512 };
+	static void *blocks[MAX];
+	unsigned count = 0;
+	struct hl_thread_cache *tc = hl_tcache;
+	assert_non_null(tc);
+	bool saved = tc->borrows;
+	size_t n = 40; /* a 64-byte range; the next class's is 80 */
+	tc->borrows = false;
+	assert_int_equal(size_after_emptying(tc, n, blocks, &count, MAX), 64);
+	tc->borrows = true;
+	assert_int_equal(size_after_emptying(tc, n, blocks, &count, MAX), 80);
+	tc->borrows = saved;
+	for (unsigned i = 0; i < count; i++)
+		free(blocks[i]);
+}
+
 static void *thread_allocates(void *arg)
 {
 	void **out = arg;
@@ -819,6 +862,7 @@ int main(void)
 		cmocka_unit_test(test_malloc_trim_unmaps_at_once),
 		cmocka_unit_test(test_large_cache_keeps_a_working_set),
 		cmocka_unit_test(test_cache_bin_stays_within_limit),
+		cmocka_unit_test(test_borrowing_only_after_packets),
 		cmocka_unit_test(test_arenas_valid_after_traffic),
 		cmocka_unit_test(test_thread_exit_returns_cache),
 		cmocka_unit_test(test_options_parse),
