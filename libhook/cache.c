@@ -23,6 +23,7 @@
 #include <pthread.h>
 
 #include "heap.h"
+#include "tally_hook.h"
 
 HL_TLS struct hl_thread_cache *hl_tcache;
 HL_TLS struct hl_thread_cache *hl_fast_tcache;
@@ -104,7 +105,8 @@ static struct hl_thread_cache *cache_new(bool shared)
 		tc->bins[cls].room = (int32_t)tc->bins[cls].limit;
 	}
 	hl_lock(&caches_lock);
-	if (caches != NULL && !hl_relaxed_load(&hl_multithreaded)) {
+	bool second = caches != NULL && !hl_relaxed_load(&hl_multithreaded);
+	if (second) {
 		struct hl_thread_stats sum = { 0 };
 		hl_caches_sum_locked(&sum);
 		for (struct hl_thread_cache *other = caches; other; other = other->next) {
@@ -122,6 +124,8 @@ static struct hl_thread_cache *cache_new(bool shared)
 		caches->prev = tc;
 	caches = tc;
 	hl_unlock(&caches_lock);
+	if (second && hl_tally_on)
+		hl_tally_unseen_thread(); /* a thread pthread_create did not show us */
 	return tc;
 }
 

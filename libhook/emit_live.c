@@ -18,6 +18,7 @@
 #include "leakcheck.h"
 #include "lock.h"
 #include "scan.h"
+#include "tally_hook.h"
 #include "track.h"
 
 /* ---- blocks from before the connection ------------------------------------ */
@@ -62,9 +63,28 @@ void hl_emit_send_heap_blocks(uint16_t flags, bool (*known)(uint64_t address))
 {
 	if (!hl_emit_is_live())
 		return;
+	if (flags == 0 && hl_tally_on) {
+		hl_tally_heap_blocks(known); /* counted, not sent */
+		return;
+	}
 	hl_lock(&hl_emit_write_lock);
 	struct early_sink sink = { .ticks = hl_ticks(), .flags = flags, .known = known };
 	if (hl_emit_send_definitions_locked()) {
+		hl_heap_walk(early_block, &sink);
+		hl_emit_scratch_flush_locked();
+	}
+	hl_unlock(&hl_emit_write_lock);
+}
+
+/* ---- the tally's end ("Counting in the hook", wire.h) ---------------------- */
+
+void hl_emit_tally_handed(void)
+{
+	hl_lock(&hl_emit_write_lock);
+	hl_emit_flush_all_locked(); /* TALLY first */
+	if (hl_emit_send_definitions_locked()) {
+		/* The live set, for the events that follow to free. */
+		struct early_sink sink = { .ticks = hl_ticks(), .flags = HL_ALLOC_TALLIED };
 		hl_heap_walk(early_block, &sink);
 		hl_emit_scratch_flush_locked();
 	}
@@ -200,6 +220,7 @@ bool hl_emit_finish(unsigned how, int status)
 {
 	if (!hl_emit_is_live())
 		return false;
+	hl_tally_finish(); /* the counts first: the LIVE set is then the live set whole */
 	hl_lock(&hl_emit_write_lock);
 	hl_emit_flush_all_locked();
 	/* Stacks interned during the walk are sent before the records naming

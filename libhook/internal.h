@@ -319,7 +319,9 @@ void *hl_track_alloc_block(void *p, size_t size, unsigned kind);
 void hl_track_free(void *p, unsigned kind, uintptr_t caller);
 /* A block was resized from old_p to p (maybe the same); returns the stack id
  * of the realloc call, stored in the header. */
-uint32_t hl_track_realloc(void *old_p, void *p, size_t size);
+/* old_size, old_id: the old block's requested size and stack, read before
+ * it was resized or moved. */
+uint32_t hl_track_realloc(void *old_p, void *p, size_t size, size_t old_size, uint32_t old_id);
 /* fork() handlers of walk_gate.c: prepare first (before any lock of ours),
  * parent last, child first. */
 void hl_walk_fork_prepare(void);

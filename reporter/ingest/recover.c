@@ -300,6 +300,70 @@ bool hl_recover_thread_pending(const struct hl_shared_view *view, uint32_t tid,
 	return false;
 }
 
+/* [offset, offset + count * size) inside bytes. */
+static bool fits(uint64_t offset, uint64_t count, uint64_t size, uint64_t bytes)
+{
+	return offset % 8 == 0 && offset <= bytes && count <= (bytes - offset) / size;
+}
+
+const uint8_t *hl_recover_tally(const struct hl_shared_view *view, struct hl_tally *copy)
+{
+	const struct hl_shared_area *a = view_area(view);
+	const uint8_t *base;
+	uint64_t bytes;
+
+	if (a == NULL || a->tally_offset == 0 || a->tally_offset % 8 != 0 ||
+	    a->tally_offset > view->bytes || a->tally_bytes > view->bytes - a->tally_offset ||
+	    a->tally_bytes < sizeof(*copy))
+		return NULL;
+	base = view->base + a->tally_offset;
+	bytes = a->tally_bytes;
+	memcpy(copy, base, sizeof(*copy));
+	if (copy->magic != HL_TALLY_MAGIC ||
+	    !fits(copy->stacks_offset, copy->stacks_cap, sizeof(struct hl_tally_stack), bytes) ||
+	    !fits(copy->samples_offset, copy->samples_cap, sizeof(struct hl_tally_sample), bytes) ||
+	    !fits(copy->points_offset, copy->points_cap, sizeof(struct hl_tally_point), bytes) ||
+	    !fits(copy->log_offset, copy->log_cap, 1, bytes))
+		return NULL;
+	return base;
+}
+
+void hl_recover_tally_stacks(const struct hl_shared_view *view, struct hl_decoder *d)
+{
+	struct hl_tally t;
+	const uint8_t *base = hl_recover_tally(view, &t);
+	uint64_t at = 0, used = t.log_used;
+	uint8_t *rec;
+
+	if (base == NULL)
+		return;
+	rec = hl_xmalloc(sizeof(struct hl_rec_stack) + HL_WIRE_MAX_FRAMES * 8);
+	if (used > t.log_cap)
+		used = t.log_cap;
+	while (used - at >= sizeof(struct hl_tally_log_entry)) {
+		struct hl_tally_log_entry e;
+		struct hl_rec_stack *r = (void *)rec;
+		uint64_t frames;
+
+		memcpy(&e, base + t.log_offset + at, sizeof(e));
+		frames = (uint64_t)e.depth * 8;
+		if (e.depth > HL_WIRE_MAX_FRAMES || used - at - sizeof(e) < frames)
+			break;
+		if (e.stack_id != 0 && !hl_decode_stack_known(d, e.stack_id)) {
+			*r = (struct hl_rec_stack){
+				.h = hl_wire_hdr(HL_REC_STACK, 0,
+						 (uint32_t)(sizeof(*r) + frames)),
+				.stack_id = e.stack_id, .depth = e.depth,
+				.truncated = e.truncated ? 1 : 0 };
+			memcpy(r + 1, base + t.log_offset + at + sizeof(e), frames);
+			if (hl_decode_feed(d, rec, r->h.length) < 0)
+				break;
+		}
+		at += sizeof(e) + frames;
+	}
+	free(rec);
+}
+
 uint32_t hl_recover_standalone(const struct hl_shared_view *view)
 {
 	const struct hl_shared_area *a = view_area(view);
