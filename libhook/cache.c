@@ -124,7 +124,7 @@ static struct hl_thread_cache *cache_new(bool shared)
 		caches->prev = tc;
 	caches = tc;
 	hl_unlock(&caches_lock);
-	if (second && hl_tally_on)
+	if (second && hl_tally_counts())
 		hl_tally_unseen_thread(); /* a thread pthread_create did not show us */
 	return tc;
 }

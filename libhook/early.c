@@ -120,7 +120,7 @@ static bool early_counted(uint32_t i, const struct early_event *e)
 {
 	uint64_t size = 0;
 	uint32_t stack_id = 0;
-	if (!hl_tally_on)
+	if (!hl_tally_counts())
 		return false;
 	switch (e->op) {
 	case EARLY_ALLOC:

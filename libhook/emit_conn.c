@@ -115,7 +115,7 @@ static void disconnect_locked(uint32_t reason, const char *why)
 	if (atomic_load_explicit(hl_emit_state_word, memory_order_relaxed) == EMIT_LIVE)
 		hl_shared_note_standalone_locked(reason);
 	hl_fd_release(&hl_emit_sock); /* closed only if the number is still ours */
-	hl_tally_on = false; /* the counts stay as they were for the reporter */
+	hl_tally_stop(); /* the counts stay as they were for the reporter */
 	if (hl_emit_state_swap_locked(EMIT_LOST) == EMIT_LIVE) {
 		hl_notice(why);
 	}
@@ -389,7 +389,7 @@ static bool send_hello_locked(uint32_t origin, uint32_t ppid)
 	struct iovec iov = { hl_emit_scratch, len };
 	bool ok = send_iov_fd_locked(&iov, 1, area_fd);
 	if (!ok)
-		hl_tally_on = false;
+		hl_tally_stop();
 	if (area_fd >= 0) {
 		int saved = errno;
 		close(area_fd);

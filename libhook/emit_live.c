@@ -63,7 +63,7 @@ void hl_emit_send_heap_blocks(uint16_t flags, bool (*known)(uint64_t address))
 {
 	if (!hl_emit_is_live())
 		return;
-	if (flags == 0 && hl_tally_on) {
+	if (flags == 0 && hl_tally_counts()) {
 		hl_tally_heap_blocks(known); /* counted, not sent */
 		return;
 	}

@@ -137,6 +137,11 @@ enum hl_process_kind {
 /* The calling process owns the hook's state from now on (start, fork child). */
 void hl_process_own(void);
 /* Cheap enough for every send (one system call). */
+/* Room (HL_PROCESS_OWN_PAGE_BYTES) on the wipe-on-fork page: state that a
+ * copy of the process made without fork's handlers (a raw clone) finds
+ * zeroed; NULL where the kernel cannot wipe on fork. */
+#define HL_PROCESS_OWN_PAGE_BYTES 1024u
+void *hl_process_own_page(void);
 bool hl_process_is_owner(void);
 enum hl_process_kind hl_process_kind(void);
 

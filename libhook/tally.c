@@ -11,23 +11,24 @@
 #include "tally_hook.h"
 #include "track.h"
 
-bool hl_tally_on;
-struct hl_tally_view hl_tally_view;
-uint32_t hl_tally_logged = 1;
+static struct hl_tally_hot off; /* mode OFF */
+struct hl_tally_hot *hl_tally_hot = &off;
 
 bool hl_tally_begin(uint32_t origin)
 {
 	struct hl_tally *t = hl_shared_tally();
-	hl_tally_on = false;
+	struct hl_tally_hot *hot = hl_process_own_page();
+	hl_tally_stop();
 	/* A fork child sends its inherited heap and its events as before; a
 	 * process that already has threads cannot count without locks. */
-	if (t == NULL || !hl_options.tally || origin == HL_ORIGIN_FORK ||
+	if (t == NULL || hot == NULL || !hl_options.tally || origin == HL_ORIGIN_FORK ||
 	    hl_relaxed_load(&hl_multithreaded))
 		return false;
-	hl_tally_init(&hl_tally_view, t);
-	hl_tally_logged = 1;
+	hl_tally_init(&hot->view, t);
+	hot->logged = 1;
 	__atomic_store_n(&t->state, HL_TALLY_COUNTING, __ATOMIC_RELEASE);
-	hl_tally_on = true;
+	hot->mode = HL_TALLY_MODE_ON;
+	hl_tally_hot = hot;
 	return true;
 }
 
@@ -42,6 +43,7 @@ static void log_stacks(uint32_t id)
 		const struct hl_stack *s = hl_stack_get(hl_tally_logged);
 		if (s == NULL)
 			continue;
+		hl_assert(s->id == hl_tally_logged);
 		uint64_t need = sizeof(struct hl_tally_log_entry) + (uint64_t)s->depth * 8;
 		if (t->log_used + need > t->log_cap)
 			continue;
@@ -54,6 +56,7 @@ static void log_stacks(uint32_t id)
 		 * log_used covers. */
 		__atomic_store_n(&t->log_used, t->log_used + need, __ATOMIC_RELEASE);
 	}
+	t->stacks_used = hl_tally_logged;
 }
 
 bool hl_tally_new_stacks(uint32_t id)
@@ -103,11 +106,11 @@ void hl_tally_heap_blocks(bool (*known)(uint64_t address))
 void hl_tally_hand_over(void)
 {
 	/* A vfork child runs in our memory: the tally is its parent's. */
-	if (!hl_tally_on || !hl_process_is_owner())
+	if (!hl_tally_counts() || !hl_process_is_owner())
 		return;
 	int saved = errno;
 	hl_guard_enter();
-	hl_tally_on = false;
+	hl_tally_hot->mode = HL_TALLY_MODE_OFF;
 	if (hl_emit_is_live()) {
 		__atomic_store_n(&hl_tally_view.t->state, HL_TALLY_HANDED, __ATOMIC_RELEASE);
 		tally_record(HL_TALLY_HANDED);
@@ -119,15 +122,15 @@ void hl_tally_hand_over(void)
 
 void hl_tally_started(void)
 {
-	if (hl_tally_on)
+	if (hl_tally_counts())
 		tally_record(HL_TALLY_COUNTING); /* the first batch: a clock reading */
 }
 
 void hl_tally_finish(void)
 {
-	if (!hl_tally_on || !hl_process_is_owner())
+	if (!hl_tally_counts() || !hl_process_is_owner())
 		return;
-	hl_tally_on = false;
+	hl_tally_hot->mode = HL_TALLY_MODE_OFF;
 	__atomic_store_n(&hl_tally_view.t->state, HL_TALLY_FINAL, __ATOMIC_RELEASE);
 	tally_record(HL_TALLY_FINAL);
 }
@@ -143,5 +146,25 @@ void hl_tally_unseen_thread(void)
 
 void hl_tally_fork_child(void)
 {
-	hl_tally_on = false;
+	hl_tally_stop();
+}
+
+void hl_tally_stop(void)
+{
+	hl_tally_hot->mode = HL_TALLY_MODE_OFF;
+	hl_tally_hot = &off;
+}
+
+void hl_tally_pause(void)
+{
+	if (hl_tally_hot->mode == HL_TALLY_MODE_ON)
+		hl_tally_hot->mode = HL_TALLY_MODE_PAUSED;
+}
+
+bool hl_tally_resume(void)
+{
+	if (!hl_process_is_owner())
+		return false;
+	hl_tally_hot->mode = HL_TALLY_MODE_ON;
+	return true;
 }

@@ -27,7 +27,7 @@ HL_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 		if (real == NULL)
 			return EAGAIN;
 	}
-	if (hl_tally_on)
+	if (hl_tally_counts())
 		hl_tally_hand_over();
 	return real(thread, attr, start, arg);
 }

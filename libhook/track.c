@@ -249,7 +249,7 @@ HL_INLINE uint32_t track_alloc(void *p, size_t size, unsigned kind)
 	 * allocation, saved here). */
 	if (hl_track_capture_on)
 		id = capture();
-	if (!hl_tally_on || !hl_tally_take_alloc((uintptr_t)p, size, id, kind))
+	if (!hl_tally_counts() || !hl_tally_take_alloc((uintptr_t)p, size, id, kind))
 		hl_emit_alloc_inline((uintptr_t)p, size, id, kind);
 out_leave:
 	hl_guard_leave();
@@ -336,7 +336,7 @@ uint32_t hl_track_realloc(void *old_p, void *p, size_t size, size_t old_size, ui
 	int saved = errno;
 	if (hl_track_capture_on)
 		id = capture();
-	if (!hl_tally_on ||
+	if (!hl_tally_counts() ||
 	    !hl_tally_take_realloc((uintptr_t)old_p, hl_dtv_block_reported(old_id, old_size), old_id,
 				   (uintptr_t)p, size, id))
 		hl_emit_realloc((uintptr_t)old_p, (uintptr_t)p, size, id);

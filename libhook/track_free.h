@@ -44,7 +44,7 @@ HL_INLINE void hl_track_free_inline(void *p, unsigned kind, uintptr_t caller)
 	}
 	/* errno: the event's path keeps it where it makes a system call, and
 	 * nothing else here makes one (9 instructions a free, saved here). */
-	if (hl_tally_on) {
+	if (hl_tally_counts()) {
 		struct hl_range *r = hl_range_of(p);
 		hl_tally_take_free((uintptr_t)p, hl_block_requested(r), hl_range_stack_id(r));
 	} else {

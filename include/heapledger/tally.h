@@ -23,6 +23,9 @@
 
 #include "size_bins.h"
 
+/* The per-event functions are on every allocation's path in the hook. */
+#define HL_TALLY_INLINE static inline __attribute__((always_inline))
+
 #define HL_TALLY_MAGIC 0x796c6c6174676c68ull /* "hlgtally" */
 #define HL_TALLY_STACKS (1u << 16)  /* stack ids counted; past them the tally hands over */
 #define HL_TALLY_SAMPLES 4096u      /* timeline samples, thinned by half when full */
@@ -238,7 +241,7 @@ static inline void hl_tally_track(struct hl_tally_view *v, uint32_t id)
 /* ---- one event ----------------------------------------------------------- */
 
 /* The event is counted; true when a timeline sample is due. */
-static inline bool hl_tally_counted(struct hl_tally *t)
+HL_TALLY_INLINE bool hl_tally_counted(struct hl_tally *t)
 {
 	t->events++;
 	if (--t->sample_countdown != 0)
@@ -249,7 +252,7 @@ static inline bool hl_tally_counted(struct hl_tally *t)
 
 /* What s held at the process's peak, kept before its first change after a
  * new one (state.c stack_changing). */
-static inline void hl_tally_changing(const struct hl_tally *t, struct hl_tally_stack *s)
+HL_TALLY_INLINE void hl_tally_changing(const struct hl_tally *t, struct hl_tally_stack *s)
 {
 	if (s->at_peak_gen != t->peak_gen) {
 		s->at_peak_bytes = s->live_bytes;
@@ -257,15 +260,14 @@ static inline void hl_tally_changing(const struct hl_tally *t, struct hl_tally_s
 	}
 }
 
-/* An allocation of size bytes at address from stack id (< stacks_cap). */
-static inline void hl_tally_alloc(struct hl_tally_view *v, uint64_t address, uint64_t size,
+/* An allocation of size bytes at address from stack id (< stacks_used,
+ * which the caller raises before an id's first use). */
+HL_TALLY_INLINE void hl_tally_alloc(struct hl_tally_view *v, uint64_t address, uint64_t size,
 				  uint32_t id, unsigned kind, bool by_realloc)
 {
 	struct hl_tally *t = v->t;
 	struct hl_tally_stack *s = &v->stacks[id];
 
-	if (id >= t->stacks_used)
-		t->stacks_used = id + 1;
 	if (s->allocs == 0) {
 		s->kind = (uint8_t)kind;
 		s->flags = by_realloc ? HL_TALLY_STACK_REALLOC : 0;
@@ -294,7 +296,7 @@ static inline void hl_tally_alloc(struct hl_tally_view *v, uint64_t address, uin
 
 /* A free of the live block at address, size bytes from stack id. Not an
  * event of its own when a realloc's (hl_tally_alloc follows). */
-static inline void hl_tally_free(struct hl_tally_view *v, uint64_t address, uint64_t size,
+HL_TALLY_INLINE void hl_tally_free(struct hl_tally_view *v, uint64_t address, uint64_t size,
 				 uint32_t id)
 {
 	struct hl_tally *t = v->t;
