@@ -155,16 +155,3 @@ void hl_tally_stop(void)
 	hl_tally_hot = &off;
 }
 
-void hl_tally_pause(void)
-{
-	if (hl_tally_hot->mode == HL_TALLY_MODE_ON)
-		hl_tally_hot->mode = HL_TALLY_MODE_PAUSED;
-}
-
-bool hl_tally_resume(void)
-{
-	if (!hl_process_is_owner())
-		return false;
-	hl_tally_hot->mode = HL_TALLY_MODE_ON;
-	return true;
-}

@@ -20,11 +20,12 @@
 /* What each event reads, on the process's wipe-on-fork page (process.c):
  * a copy of the process made by a raw clone, which shares the area's
  * pages with us but runs no fork handler, finds mode OFF and sends events,
- * as a fork child does. */
+ * as a fork child does. A vfork child runs in our memory and on our heap:
+ * what it allocates and frees is counted with ours, as its events would
+ * have gone into our buffers. */
 enum hl_tally_mode {
-	HL_TALLY_MODE_OFF,    /* events are sent */
-	HL_TALLY_MODE_ON,     /* the tally counts */
-	HL_TALLY_MODE_PAUSED, /* a vfork child may run in our memory (vfork.c) */
+	HL_TALLY_MODE_OFF, /* events are sent */
+	HL_TALLY_MODE_ON,  /* the tally counts */
 };
 struct hl_tally_hot {
 	uint32_t mode;   /* enum hl_tally_mode */
@@ -38,20 +39,13 @@ extern __attribute__((visibility("hidden"))) struct hl_tally_hot *hl_tally_hot;
 #define hl_tally_view (hl_tally_hot->view)
 #define hl_tally_logged (hl_tally_hot->logged)
 
-/* Paused (vfork.c): counting again once the caller is the owner, not the
- * vfork child that runs in its memory (whose events are then its
- * parent's buffer's, dropped, as without the tally). */
-bool hl_tally_resume(void);
 /* The tracking calls' test: count this event? */
 HL_INLINE bool hl_tally_counts(void)
 {
-	uint32_t mode = hl_tally_hot->mode;
-	return mode == HL_TALLY_MODE_ON || (hl_unlikely(mode == HL_TALLY_MODE_PAUSED) && hl_tally_resume());
+	return hl_tally_hot->mode == HL_TALLY_MODE_ON;
 }
 /* Counting stops for good (the connection is gone). */
 void hl_tally_stop(void);
-/* Before vfork: its child may run in our memory. */
-void hl_tally_pause(void);
 
 /* Starts counting into the shared area's tally for a connection that is
  * about to say HELLO; false: events are sent (a fork child, threads, the

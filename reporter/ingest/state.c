@@ -776,7 +776,7 @@ static void tally_take(struct hl_conn_state *cs, struct hl_process *p, uint32_t 
 	p->in_use_blocks = t.in_use_blocks;
 	p->peak_bytes = t.peak_bytes;
 	p->peak_gen = t.peak_gen;
-	p->events = t.events;
+	p->events = p->tally_events = t.events;
 	p->sample_every = t.sample_every ? t.sample_every : 256;
 	p->sample_countdown = t.sample_countdown && t.sample_countdown <= p->sample_every ?
 				      t.sample_countdown : p->sample_every;

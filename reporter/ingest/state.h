@@ -304,6 +304,7 @@ struct hl_process {
 	 * without TALLY (killed): its blocks are then known by stack only, and
 	 * those of stacks never received are tally_unknown_*. */
 	uint32_t tally_state;
+	uint64_t tally_events;       /* of `events`, those counted in the hook */
 	uint64_t tally_unknown_bytes, tally_unknown_blocks;
 	bool shared_buffers;         /* ended without EXIT, and its hook's shared event
 	                              * buffers were read (recover.h) */
