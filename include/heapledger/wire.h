@@ -631,8 +631,8 @@ struct hl_rec_dropped {
  *     FREE:    ticks, address
  *     REALLOC: ticks, old_address, new_address, size, stack_id
  *     RECORD:  none; a whole record follows (header first, `length` bytes,
- *              unaligned): THREAD_START, THREAD_END, FORK, SPAWN, ERROR, DROPPED or FATAL,
- *              at most HL_PACK_MAX_RECORD bytes.
+ *              unaligned): THREAD_START, THREAD_END, FORK, SPAWN, ERROR, DROPPED, FATAL
+ *              or TALLY, at most HL_PACK_MAX_RECORD bytes.
  * Unused size bits are 0. Stored values:
  *   ticks        ticks - BATCH.base_ticks, modulo 2^64;
  *   address      hl_zigzag(address - BATCH.base_address);
