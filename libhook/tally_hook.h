@@ -88,8 +88,9 @@ HL_INLINE bool hl_tally_take_alloc(uint64_t address, uint64_t size, uint32_t id,
  * it unmatched from the totals). */
 HL_INLINE void hl_tally_take_free(uint64_t address, uint64_t size, uint32_t id)
 {
-	if (hl_unlikely(id >= hl_tally_logged || hl_tally_view.stacks[id].live_blocks == 0 ||
-			hl_tally_view.stacks[id].live_bytes < size)) {
+	if (hl_unlikely(id >= hl_tally_logged ||
+			((hl_tally_view.stacks[id].live_blocks == 0) |
+			 (hl_tally_view.stacks[id].live_bytes < size)))) {
 		hl_tally_view.t->frees++;
 		hl_tally_view.t->last_alloc = 0;
 	} else {
