@@ -126,10 +126,9 @@ static bool early_counted(uint32_t i, const struct early_event *e)
 	case EARLY_ALLOC:
 		return hl_tally_take_alloc(e->address, e->size, e->stack_id, e->kind);
 	case EARLY_FREE:
-		if (logged_block(i, e->address, &size, &stack_id))
-			hl_tally_take_free(e->address, size, stack_id);
-		else
-			hl_tally_take_unknown_free();
+		if (!logged_block(i, e->address, &size, &stack_id))
+			stack_id = HL_TALLY_STACKS; /* no block to take away */
+		hl_tally_take_free(e->address, size, stack_id);
 		return true;
 	case EARLY_REALLOC:
 		if (!logged_block(i, e->address, &size, &stack_id))

@@ -91,10 +91,10 @@ struct heap_sink {
 static void heap_block(void *address, size_t size, uint32_t stack_id, unsigned kind, void *arg)
 {
 	const struct heap_sink *sink = arg;
-	if (!hl_tally_on || (sink->known != NULL && sink->known((uintptr_t)address)))
-		return;
-	if (!hl_tally_take_alloc((uintptr_t)address, size, stack_id, kind))
-		return; /* handed over: the hand-over's walk sent this block */
+	/* Once handed over (a stack past the bound), the hand-over's own walk
+	 * has sent the rest. */
+	if (hl_tally_on && (sink->known == NULL || !sink->known((uintptr_t)address)))
+		hl_tally_take_alloc((uintptr_t)address, size, stack_id, kind);
 }
 
 void hl_tally_heap_blocks(bool (*known)(uint64_t address))

@@ -81,31 +81,33 @@ HL_INLINE bool hl_tally_take_alloc(uint64_t address, uint64_t size, uint32_t id,
 	return true;
 }
 
-/* One free of the block at address, size bytes from stack id. A block the
- * tally did not count (made while tracking was suspended, by a nested
- * call) has nothing to take away: the free alone is counted, as the
- * reporter counts a free whose allocation it never saw (finish.c finds
- * it unmatched from the totals). */
-HL_INLINE void hl_tally_take_free(uint64_t address, uint64_t size, uint32_t id)
+/* A block of size bytes from stack id was counted: one made while tracking
+ * was suspended (by a nested call) was not, nor is a stack id the tally
+ * never counted (HL_TALLY_STACKS: none). */
+HL_INLINE bool hl_tally_holds(uint32_t id, uint64_t size)
 {
-	if (hl_unlikely(id >= hl_tally_logged ||
-			((hl_tally_view.stacks[id].live_blocks == 0) |
-			 (hl_tally_view.stacks[id].live_bytes < size)))) {
-		hl_tally_view.t->frees++;
-		hl_tally_view.t->last_alloc = 0;
-	} else {
-		hl_tally_free(&hl_tally_view, address, size, id);
-	}
-	if (hl_unlikely(hl_tally_counted(hl_tally_view.t)))
-		hl_tally_sample_due();
+	return id < hl_tally_logged && ((hl_tally_view.stacks[id].live_blocks != 0) &
+					(hl_tally_view.stacks[id].live_bytes >= size));
 }
 
-/* A free of a block the tally cannot name (an early free whose allocation
- * the log does not hold): the free alone counted. */
-HL_INLINE void hl_tally_take_unknown_free(void)
+/* The block at address freed; one the tally does not hold has nothing to
+ * take away: the free alone is counted, as the reporter counts a free
+ * whose allocation it never saw (finish.c finds it unmatched from the
+ * totals). */
+HL_INLINE void hl_tally_block_freed(uint64_t address, uint64_t size, uint32_t id)
 {
-	hl_tally_view.t->frees++;
-	hl_tally_view.t->last_alloc = 0;
+	if (hl_likely(hl_tally_holds(id, size))) {
+		hl_tally_free(&hl_tally_view, address, size, id);
+	} else {
+		hl_tally_view.t->frees++;
+		hl_tally_view.t->last_alloc = 0;
+	}
+}
+
+/* One free of the block at address, size bytes from stack id. */
+HL_INLINE void hl_tally_take_free(uint64_t address, uint64_t size, uint32_t id)
+{
+	hl_tally_block_freed(address, size, id);
 	if (hl_unlikely(hl_tally_counted(hl_tally_view.t)))
 		hl_tally_sample_due();
 }
@@ -121,13 +123,7 @@ HL_INLINE bool hl_tally_take_realloc(uint64_t old_address, uint64_t old_size, ui
 {
 	if (hl_unlikely(id >= hl_tally_logged) && !hl_tally_new_stacks(id))
 		return false;
-	if (hl_unlikely(old_id >= hl_tally_logged || hl_tally_view.stacks[old_id].live_blocks == 0 ||
-			hl_tally_view.stacks[old_id].live_bytes < old_size)) {
-		hl_tally_view.t->frees++;
-		hl_tally_view.t->last_alloc = 0;
-	} else {
-		hl_tally_free(&hl_tally_view, old_address, old_size, old_id);
-	}
+	hl_tally_block_freed(old_address, old_size, old_id);
 	hl_tally_alloc(&hl_tally_view, address, size, id, HL_KIND_MALLOC, true);
 	if (hl_unlikely(hl_tally_counted(hl_tally_view.t)))
 		hl_tally_sample_due();
