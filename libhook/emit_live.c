@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "dtv.h"
 #include "emit_int.h"
 #include "fdtrack.h"
 #include "leakcheck.h"
@@ -36,6 +37,8 @@ static void early_block(void *address, size_t size, uint32_t stack_id, unsigned 
 	struct early_sink *sink = arg;
 	if (sink->known != NULL && sink->known((uintptr_t)address))
 		return;
+	if (sink->flags & HL_ALLOC_TALLIED)
+		size = hl_dtv_block_reported(stack_id, size); /* as counted, and as LIVE says */
 	if (!sink->started) {
 		struct hl_rec_batch *batch = hl_emit_scratch_reserve_locked(sizeof(*batch));
 		if (batch == NULL)

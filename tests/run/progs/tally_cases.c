@@ -7,6 +7,9 @@
  *    of timeline samples (the timeline thins);
  *  - thread: the same, then a thread that allocates and leaks, joined, then
  *    more of the same (the counts handed over at pthread_create);
+ *  - timer: the same, then a POSIX timer whose SIGEV_THREAD function
+ *    allocates and leaks: glibc starts that thread itself, unseen by
+ *    pthread_create's interposer (handed over at its first allocation);
  *  - exec: the same, then exec of itself in mode single;
  *  - fork: the same, then a fork child that allocates, leaks and exits;
  *  - kill: leaks from two stacks, then SIGKILLs itself: the stacks' STACK
@@ -16,7 +19,10 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdbool.h>
+#include <semaphore.h>
 #include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +77,29 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
+static sem_t timer_done;
+
+static void timer_main(union sigval v)
+{
+	(void)v;
+	thread_main(NULL);
+	sem_post(&timer_done);
+}
+
+/* A SIGEV_THREAD timer fired once; false if it could not be made. */
+static bool timer_fired(void)
+{
+	struct sigevent ev = { .sigev_notify = SIGEV_THREAD, .sigev_notify_function = timer_main };
+	struct itimerspec when = { .it_value = { 0, 1000000 } };
+	timer_t timer;
+	if (sem_init(&timer_done, 0, 0) != 0 || timer_create(CLOCK_MONOTONIC, &ev, &timer) != 0 ||
+	    timer_settime(timer, 0, &when, NULL) != 0)
+		return false;
+	while (sem_wait(&timer_done) != 0)
+		;
+	return timer_delete(timer) == 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -87,6 +116,10 @@ int main(int argc, char **argv)
 		pthread_t t;
 		if (pthread_create(&t, NULL, thread_main, NULL) != 0 || pthread_join(t, NULL) != 0)
 			return 4;
+		work(20000);
+	} else if (strcmp(argv[1], "timer") == 0) {
+		if (!timer_fired())
+			return 7;
 		work(20000);
 	} else if (strcmp(argv[1], "exec") == 0) {
 		execl("/proc/self/exe", argv[0], "single", (char *)NULL);
