@@ -239,6 +239,7 @@ static bool file_remote(struct hl_thread_cache *tc)
 	struct hl_remote_packet *p = tc->inbox;
 	tc->inbox = p->next;
 	packet_file(tc, p);
+	hl_emit_clock_resync(); /* other threads' frees: ordered by ticks */
 	packet_recycle(tc, p);
 	return true;
 }
@@ -332,6 +333,7 @@ struct hl_range *hl_cache_refill(struct hl_thread_cache *tc, unsigned cls, size_
 	hl_unlock(&a->lock);
 	if (n == 0)
 		return NULL;
+	hl_emit_clock_resync(); /* the arena's ranges: other threads may have freed them */
 	for (unsigned i = 1; i < n; i++) {
 		hl_range_mark_cached(batch[i]);
 		set_next(batch[i], bin->head);

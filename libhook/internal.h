@@ -316,8 +316,15 @@ void hl_track_init(void);
 uint32_t hl_track_alloc(void *p, size_t size, unsigned kind);
 /* hl_track_alloc, and the stack id stored in p's block; returns p. The
  * malloc tail calls it last, so its frame is gone while the stack is read
- * (one frame fewer for the stack memo's walk to step over). */
+ * (one frame fewer for the stack memo's walk to step over). Only for a
+ * block popped off the calling thread's cache: its event may take the
+ * thread's last clock reading (emit_event.h, event_ticks). */
 void *hl_track_alloc_block(void *p, size_t size, unsigned kind);
+/* Blocks that other threads or the arena gave up entered this thread's
+ * cache (a refill, a guard sample's swap): the thread's next event reads the
+ * clock, so a block popped later never carries ticks older than the free
+ * that gave it up (emit_event.h, event_ticks). */
+void hl_emit_clock_resync(void);
 /* A block is about to be released. caller: the return address into the
  * program's call of free or delete, 0 to find it by a walk (a segment
  * block keeps it for a double free's report in the default mode). */

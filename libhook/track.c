@@ -237,7 +237,8 @@ out_leave:
 	return id;
 }
 
-HL_INLINE uint32_t track_alloc(void *p, size_t size, unsigned kind)
+/* own_cache: p came off this thread's cache (emit_event.h, event_ticks). */
+HL_INLINE uint32_t track_alloc(void *p, size_t size, unsigned kind, bool own_cache)
 {
 	uint32_t id = 0;
 	if (hl_unlikely(!hl_track_ready))
@@ -250,7 +251,7 @@ HL_INLINE uint32_t track_alloc(void *p, size_t size, unsigned kind)
 	if (hl_track_capture_on)
 		id = capture();
 	if (!hl_tally_counts() || !hl_tally_take_alloc((uintptr_t)p, size, id, kind))
-		hl_emit_alloc_inline((uintptr_t)p, size, id, kind);
+		hl_emit_alloc_inline((uintptr_t)p, size, id, kind, own_cache);
 out_leave:
 	hl_guard_leave();
 	return id;
@@ -258,12 +259,12 @@ out_leave:
 
 uint32_t hl_track_alloc(void *p, size_t size, unsigned kind)
 {
-	return track_alloc(p, size, kind);
+	return track_alloc(p, size, kind, false);
 }
 
 void *hl_track_alloc_block(void *p, size_t size, unsigned kind)
 {
-	hl_range_set_stack(hl_range_of(p), track_alloc(p, size, kind));
+	hl_range_set_stack(hl_range_of(p), track_alloc(p, size, kind, true));
 	return p;
 }
 

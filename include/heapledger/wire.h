@@ -21,11 +21,14 @@
  * threads of a host, so the reporter orders a free in one thread's batch
  * against the re-allocation of the same address in another thread's batch.
  * Every BATCH record pairs a ticks value with CLOCK_MONOTONIC and
- * CLOCK_REALTIME nanoseconds so the reporter converts ticks to time. While a
- * process has a single thread, up to 8 events in a row may carry the same
- * ticks (the hook reads the clock once for a dense run of them): within a
- * thread ticks never decrease and are never later than their event, and a
- * thread's events are in stream order anyway.
+ * CLOCK_REALTIME nanoseconds so the reporter converts ticks to time. Up to
+ * 8 events in a row of one thread may carry the same ticks (the hook reads
+ * the clock once for a dense run of them): within a thread ticks never
+ * decrease and are never later than their event, and a thread's events are
+ * in stream order anyway. Once a process has a second thread, only
+ * allocations served by the thread's own cache do so (frees, reallocs and
+ * other allocations read the clock), so an event never carries older ticks
+ * than another thread's event on its address that happened before it.
  *
  * Threads: each thread buffers its own events and writes them in one batch:
  * a BATCH record naming the thread, which carries the events themselves in
