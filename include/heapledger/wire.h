@@ -855,7 +855,10 @@ static inline uint32_t hl_pack_read(const uint8_t *src, size_t avail, unsigned *
  * closes it), and loses nothing else.
  *
  * Layout: struct hl_shared_area at offset 0; slot i at first_slot + i *
- * slot_bytes, i < slots; each slot starts with struct hl_shared_slot, and
+ * slot_bytes, i < slots; `slots` grows as threads take slots (lowest free
+ * first), so a reader never touches the pages of slots no thread used
+ * (reading one would make the kernel allocate it); each slot starts with
+ * struct hl_shared_slot, and
  * its packed events (the payload of a BATCH, "Packed events") start at
  * data_offset within the slot, data_bytes of room. A slot with tid 0 is
  * free. A forked child gets a memfd of its own (the parent's pages are
@@ -909,7 +912,8 @@ struct hl_shared_ending {
 struct hl_shared_area {
 	uint64_t magic;       /* HL_SHARED_MAGIC */
 	uint32_t version;     /* HL_SHARED_VERSION */
-	uint32_t slots;       /* number of slots */
+	uint32_t slots;       /* slots that may hold a thread: the highest ever taken + 1 (the
+			       * hook raises it; the mapping may have room for more) */
 	uint64_t first_slot;  /* offset of slot 0 */
 	uint32_t slot_bytes;  /* distance between slots */
 	uint32_t data_offset; /* packed events' offset within a slot */
