@@ -857,12 +857,11 @@ static inline uint32_t hl_pack_read(const uint8_t *src, size_t avail, unsigned *
  * Layout: struct hl_shared_area at offset 0; slot i at first_slot + i *
  * slot_bytes, i < slots; `slots` grows as threads take slots (lowest free
  * first), so a reader never touches the pages of slots no thread used
- * (reading one would make the kernel allocate it); each slot starts with
- * struct hl_shared_slot, and
- * its packed events (the payload of a BATCH, "Packed events") start at
- * data_offset within the slot, data_bytes of room. A slot with tid 0 is
- * free. A forked child gets a memfd of its own (the parent's pages are
- * shared, not copied).
+ * (reading one would make the kernel allocate it). Each slot starts with
+ * struct hl_shared_slot, and its packed events (the payload of a BATCH,
+ * "Packed events") start at data_offset within the slot, data_bytes of
+ * room. A slot with tid 0 is free. A forked child gets a memfd of its own
+ * (the parent's pages are shared, not copied).
  *
  * The owner thread appends events at [used..] and then publishes `used`;
  * the hook sends [sent, used) as a BATCH of `tid` with the slot's bases and

@@ -97,13 +97,19 @@ static const struct hl_shared_area *view_area(const struct hl_shared_view *view)
 }
 
 /* The slots to look at: `slots` read once, as the hook raises it while
- * its threads start, and bounded by the mapping (view_area checked it once;
- * the program may have written it since). */
+ * its threads start, and bounded by the mapping. view_area checked the
+ * geometry once, but the program may have written any of it since: each
+ * value is read once here and checked again. */
 static uint32_t area_slots(const struct hl_shared_view *view, const struct hl_shared_area *a)
 {
 	uint32_t n = __atomic_load_n(&a->slots, __ATOMIC_ACQUIRE);
-	size_t room = (view->bytes - a->first_slot) / a->slot_bytes;
+	uint64_t first = __atomic_load_n(&a->first_slot, __ATOMIC_RELAXED);
+	uint32_t stride = __atomic_load_n(&a->slot_bytes, __ATOMIC_RELAXED);
+	uint64_t room;
 
+	if (stride == 0 || first > view->bytes)
+		return 0;
+	room = (view->bytes - first) / stride;
 	return n < room ? n : (uint32_t)room;
 }
 
