@@ -43,7 +43,7 @@ static void area_header(uint32_t data_offset, uint32_t data_bytes)
 {
 	*area = (struct hl_shared_area){
 		.magic = HL_SHARED_MAGIC, .version = HL_SHARED_VERSION,
-		.slots = HL_SHARED_SLOTS, .first_slot = slot_bytes,
+		.slots = 0, .first_slot = slot_bytes,
 		.slot_bytes = slot_bytes, .data_offset = data_offset,
 		.data_bytes = data_bytes, .tally_offset = tally_at,
 		.tally_bytes = area_bytes - tally_at };
@@ -101,6 +101,11 @@ void *hl_shared_slot_take_locked(void)
 		if (i >= HL_SHARED_SLOTS)
 			return NULL;
 		taken[w] |= 1ull << bit;
+		/* The reader looks at slots below `slots` only: one it reads
+		 * that was never written is a page the kernel must allocate
+		 * and zero in the memfd (255 a process, 1 MiB, at each exec). */
+		if (i >= area->slots)
+			__atomic_store_n(&area->slots, i + 1, __ATOMIC_RELEASE);
 		return (char *)area + area->first_slot + (size_t)i * slot_bytes;
 	}
 	return NULL;

@@ -863,11 +863,13 @@ static inline uint32_t hl_pack_read(const uint8_t *src, size_t avail, unsigned *
  * closes it), and loses nothing else.
  *
  * Layout: struct hl_shared_area at offset 0; slot i at first_slot + i *
- * slot_bytes, i < slots; each slot starts with struct hl_shared_slot, and
- * its packed events (the payload of a BATCH, "Packed events") start at
- * data_offset within the slot, data_bytes of room. A slot with tid 0 is
- * free. A forked child gets a memfd of its own (the parent's pages are
- * shared, not copied).
+ * slot_bytes, i < slots; `slots` grows as threads take slots (lowest free
+ * first), so a reader never touches the pages of slots no thread used
+ * (reading one would make the kernel allocate it). Each slot starts with
+ * struct hl_shared_slot, and its packed events (the payload of a BATCH,
+ * "Packed events") start at data_offset within the slot, data_bytes of
+ * room. A slot with tid 0 is free. A forked child gets a memfd of its own
+ * (the parent's pages are shared, not copied).
  *
  * The owner thread appends events at [used..] and then publishes `used`;
  * the hook sends [sent, used) as a BATCH of `tid` with the slot's bases and
@@ -917,7 +919,8 @@ struct hl_shared_ending {
 struct hl_shared_area {
 	uint64_t magic;       /* HL_SHARED_MAGIC */
 	uint32_t version;     /* HL_SHARED_VERSION */
-	uint32_t slots;       /* number of slots */
+	uint32_t slots;       /* slots that may hold a thread: the highest ever taken + 1 (the
+			       * hook raises it; the mapping may have room for more) */
 	uint64_t first_slot;  /* offset of slot 0 */
 	uint32_t slot_bytes;  /* distance between slots */
 	uint32_t data_offset; /* packed events' offset within a slot */

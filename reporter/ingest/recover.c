@@ -96,6 +96,23 @@ static const struct hl_shared_area *view_area(const struct hl_shared_view *view)
 	return a;
 }
 
+/* The slots to look at: `slots` read once, as the hook raises it while
+ * its threads start, and bounded by the mapping. view_area checked the
+ * geometry once, but the program may have written any of it since: each
+ * value is read once here and checked again. */
+static uint32_t area_slots(const struct hl_shared_view *view, const struct hl_shared_area *a)
+{
+	uint32_t n = __atomic_load_n(&a->slots, __ATOMIC_ACQUIRE);
+	uint64_t first = __atomic_load_n(&a->first_slot, __ATOMIC_RELAXED);
+	uint32_t stride = __atomic_load_n(&a->slot_bytes, __ATOMIC_RELAXED);
+	uint64_t room;
+
+	if (stride == 0 || first > view->bytes)
+		return 0;
+	room = (view->bytes - first) / stride;
+	return n < room ? n : (uint32_t)room;
+}
+
 static uint32_t known_stack(const struct hl_decoder *d, uint64_t id)
 {
 	return id <= UINT32_MAX && hl_decode_stack_known(d, (uint32_t)id) ? (uint32_t)id : 0;
@@ -195,10 +212,12 @@ uint64_t hl_recover_feed(const struct hl_shared_view *view, struct hl_decoder *d
 {
 	const struct hl_shared_area *a = view_area(view);
 	uint64_t events = 0;
+	uint32_t slots;
 
 	if (a == NULL || p == NULL || !p->clock_synced)
 		return 0;
-	for (uint32_t i = 0; i < a->slots; i++)
+	slots = area_slots(view, a);
+	for (uint32_t i = 0; i < slots; i++)
 		if (!feed_slot(a, view->base + a->first_slot + (size_t)i * a->slot_bytes, d, p,
 			       &events))
 			break;
@@ -261,10 +280,12 @@ bool hl_recover_thread_pending(const struct hl_shared_view *view, uint32_t tid,
 {
 	const struct hl_shared_area *a = view_area(view);
 	uint8_t copy[1024];
+	uint32_t slots;
 
 	if (!a || !tid || max_bytes > sizeof(copy))
 		return false;
-	for (uint32_t i = 0; i < a->slots; i++) {
+	slots = area_slots(view, a);
+	for (uint32_t i = 0; i < slots; i++) {
 		const uint8_t *base = view->base + a->first_slot + (size_t)i * a->slot_bytes;
 		const struct hl_shared_slot *slot = (const void *)base;
 		uint32_t used, sent;
