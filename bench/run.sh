@@ -81,6 +81,10 @@ usage: bench/run.sh [options]
                         its later rounds are skipped (default 600)
   --valgrind-scale P    size for valgrind (default 2)
   --out FILE            where to write the report (default bench/RESULTS.md)
+  --suites              also run bench/suites.sh (the cJSON, jansson and json-c
+                        ctest suites natively, under heapledger run and under
+                        the daemon; needs cmake and deb.debian.org) and append
+                        its section
   --keep                keep the work directory (outputs of every run)
 environment:
   HEAPLEDGER_BENCH_PYTHON  CPython source tree or tarball for python-src
@@ -107,6 +111,7 @@ scale_guard=""
 cell_limit=""
 out=""
 keep=0
+run_suites=0
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -124,6 +129,7 @@ while [ $# -gt 0 ]; do
 	--cell-limit) cell_limit=$2; shift ;;
 	--out) out=$2; shift ;;
 	--keep) keep=1 ;;
+	--suites) run_suites=1 ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
 	esac
@@ -605,6 +611,10 @@ if [ $run_forkshell = 1 ]; then
 	"$SRC/forkshell.sh" "${fork_args[@]}" >"$work/forkshell.md" ||
 		printf '## Reporter on a fork-heavy shell script\n\nFAILED: bench/forkshell.sh exited with an error.\n' >"$work/forkshell.md"
 fi
+if [ $run_suites = 1 ]; then
+	"$SRC/suites.sh" --build "$build" --lib "$lib" --reporter "$reporter" -n "$rounds" >"$work/suites.md" ||
+		printf '## Whole test suites under the daemon\n\nFAILED: bench/suites.sh exited with an error.\n' >"$work/suites.md"
+fi
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # --- the report --------------------------------------------------------------------
@@ -652,6 +662,10 @@ mkdir -p "$(dirname "$out")"
 	if [ $run_forkshell = 1 ]; then
 		echo
 		cat "$work/forkshell.md"
+	fi
+	if [ $run_suites = 1 ]; then
+		echo
+		cat "$work/suites.md"
 	fi
 } >"$out.tmp"
 mv "$out.tmp" "$out"

@@ -452,6 +452,7 @@ HL_NOINLINE static void *sample_swap(struct hl_thread_cache *tc, void *p, size_t
 	void *q = hl_guard_alloc(n, HL_ALIGN, kind);
 	if (q == NULL)
 		return p;
+	hl_emit_clock_resync(); /* q is no block of this thread's cache */
 	hl_range_set_owner(hl_range_of(q), 0, kind);
 	hl_release_core_uncounted(hl_range_of(p));
 	return q;

@@ -23,6 +23,7 @@
 #include <pthread.h>
 
 #include "heap.h"
+#include "tally_hook.h"
 
 HL_TLS struct hl_thread_cache *hl_tcache;
 HL_TLS struct hl_thread_cache *hl_fast_tcache;
@@ -104,7 +105,8 @@ static struct hl_thread_cache *cache_new(bool shared)
 		tc->bins[cls].room = (int32_t)tc->bins[cls].limit;
 	}
 	hl_lock(&caches_lock);
-	if (caches != NULL && !hl_relaxed_load(&hl_multithreaded)) {
+	bool second = caches != NULL && !hl_relaxed_load(&hl_multithreaded);
+	if (second) {
 		struct hl_thread_stats sum = { 0 };
 		hl_caches_sum_locked(&sum);
 		for (struct hl_thread_cache *other = caches; other; other = other->next) {
@@ -127,6 +129,8 @@ static struct hl_thread_cache *cache_new(bool shared)
 		caches->prev = tc;
 	caches = tc;
 	hl_unlock(&caches_lock);
+	if (second && hl_tally_counts())
+		hl_tally_unseen_thread(); /* a thread pthread_create did not show us */
 	return tc;
 }
 
@@ -241,6 +245,7 @@ static bool file_remote(struct hl_thread_cache *tc)
 	tc->inbox = p->next;
 	tc->borrows = true;
 	packet_file(tc, p);
+	hl_emit_clock_resync(); /* other threads' frees: ordered by ticks */
 	packet_recycle(tc, p);
 	return true;
 }
@@ -355,6 +360,7 @@ HL_NOINLINE static struct hl_range *refill_carve(struct hl_thread_cache *tc, uns
 	hl_unlock(&a->lock);
 	if (n == 0)
 		return NULL;
+	hl_emit_clock_resync(); /* the arena's ranges: other threads may have freed them */
 	for (unsigned i = 1; i < n; i++) {
 		hl_range_mark_cached(batch[i]);
 		set_next(batch[i], bin->head);

@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "tally_hook.h"
 #include "track.h"
 
 #define HL_EARLY_EVENTS 4096u
@@ -97,6 +98,47 @@ static bool logged_live(uint64_t address)
 	return early_live[live_slot(address)] == address;
 }
 
+/* The size and stack of the block the log's event i frees (the latest
+ * allocation or realloc before it that made `address`); false: none. */
+static bool logged_block(uint32_t i, uint64_t address, uint64_t *size, uint32_t *stack_id)
+{
+	while (i-- > 0) {
+		const struct early_event *e = &early_log[i];
+		if ((e->op == EARLY_ALLOC && e->address == address) ||
+		    (e->op == EARLY_REALLOC && e->new_address == address)) {
+			*size = e->size;
+			*stack_id = e->stack_id;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Event i counted by the tally; false once the tally has ended (the
+ * event is then sent). */
+static bool early_counted(uint32_t i, const struct early_event *e)
+{
+	uint64_t size = 0;
+	uint32_t stack_id = 0;
+	if (!hl_tally_counts())
+		return false;
+	switch (e->op) {
+	case EARLY_ALLOC:
+		return hl_tally_take_alloc(e->address, e->size, e->stack_id, e->kind);
+	case EARLY_FREE:
+		if (!logged_block(i, e->address, &size, &stack_id))
+			stack_id = HL_TALLY_STACKS; /* no block to take away */
+		hl_tally_take_free(e->address, size, stack_id);
+		return true;
+	case EARLY_REALLOC:
+		if (!logged_block(i, e->address, &size, &stack_id))
+			stack_id = HL_TALLY_STACKS; /* no block to take away */
+		return hl_tally_take_realloc(e->address, size, stack_id, e->new_address, e->size,
+					     e->stack_id);
+	}
+	return true;
+}
+
 bool hl_early_send(void)
 {
 	uint32_t n = atomic_load(&early_count);
@@ -110,17 +152,21 @@ bool hl_early_send(void)
 		const struct early_event *e = &early_log[i];
 		if (!atomic_load_explicit(&e->done, memory_order_acquire))
 			continue; /* a thread is still writing it: the walk has its block */
+		bool counted = early_counted(i, e);
 		switch (e->op) {
 		case EARLY_ALLOC:
-			hl_emit_alloc(e->address, e->size, e->stack_id, e->kind);
+			if (!counted)
+				hl_emit_alloc(e->address, e->size, e->stack_id, e->kind);
 			live_add(e->address);
 			break;
 		case EARLY_FREE:
-			hl_emit_free(e->address, e->kind);
+			if (!counted)
+				hl_emit_free(e->address, e->kind);
 			live_remove(e->address);
 			break;
 		case EARLY_REALLOC:
-			hl_emit_realloc(e->address, e->new_address, e->size, e->stack_id);
+			if (!counted)
+				hl_emit_realloc(e->address, e->new_address, e->size, e->stack_id);
 			live_remove(e->address);
 			live_add(e->new_address);
 			break;

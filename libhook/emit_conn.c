@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "emit_int.h"
+#include "tally_hook.h"
 #include "leakcheck.h"
 #include "lock.h"
 #include "scan.h"
@@ -114,6 +115,7 @@ static void disconnect_locked(uint32_t reason, const char *why)
 	if (atomic_load_explicit(hl_emit_state_word, memory_order_relaxed) == EMIT_LIVE)
 		hl_shared_note_standalone_locked(reason);
 	hl_fd_release(&hl_emit_sock); /* closed only if the number is still ours */
+	hl_tally_stop(); /* the counts stay as they were for the reporter */
 	if (hl_emit_state_swap_locked(EMIT_LOST) == EMIT_LIVE) {
 		hl_notice(why);
 	}
@@ -350,6 +352,11 @@ static bool send_hello_locked(uint32_t origin, uint32_t ppid)
 	uint32_t len = hl_wire_padded((uint32_t)sizeof(*hello) + exe_len + argv_len + test_len);
 	memset(text + exe_len + argv_len + test_len, 0,
 	       len - sizeof(*hello) - exe_len - argv_len - test_len);
+	/* The shared buffers' memfd goes with HELLO; ours is closed at once. */
+	int area_fd = !state_page_locked() ? -1 :
+		hl_shared_fd_take(sizeof(struct emit_buffer),
+				  (uint32_t)offsetof(struct emit_buffer, data), BUFFER_BYTES);
+	bool tally = area_fd >= 0 && hl_tally_begin(origin);
 	*hello = (struct hl_rec_hello){
 		.h = hl_wire_hdr(HL_REC_HELLO, 0, len),
 		.pid = (uint32_t)getpid(),
@@ -363,7 +370,8 @@ static bool send_hello_locked(uint32_t origin, uint32_t ppid)
 		.stack_depth = hl_options.stack_depth,
 		.pointer_bytes = sizeof(void *),
 		.hook_flags = (hl_options.stack_depth ? HL_HOOK_STACKS : 0) | HL_TICKS_FLAGS |
-			      (origin == HL_ORIGIN_FORK ? HL_HOOK_FORK_SNAPSHOT : 0),
+			      (origin == HL_ORIGIN_FORK ? HL_HOOK_FORK_SNAPSHOT : 0) |
+			      (tally ? HL_HOOK_TALLY : 0),
 		.test_len = test_len,
 	};
 	/* OPTIONS rides in the same write, so the reporter knows them before
@@ -378,12 +386,10 @@ static bool send_hello_locked(uint32_t origin, uint32_t ppid)
 	len += (uint32_t)sizeof(*options);
 	hl_emit_records_total = 2;
 	hl_emit_scratch_used = 0;
-	/* The shared buffers' memfd goes with HELLO; ours is closed at once. */
-	int area_fd = !state_page_locked() ? -1 :
-		hl_shared_fd_take(sizeof(struct emit_buffer),
-				  (uint32_t)offsetof(struct emit_buffer, data), BUFFER_BYTES);
 	struct iovec iov = { hl_emit_scratch, len };
 	bool ok = send_iov_fd_locked(&iov, 1, area_fd);
+	if (!ok)
+		hl_tally_stop();
 	if (area_fd >= 0) {
 		int saved = errno;
 		close(area_fd);
@@ -509,6 +515,8 @@ out_fail:
  * this image if the exec succeeds. */
 void hl_emit_exec(const char *path)
 {
+	/* The old image's live set, as events would have left it. */
+	hl_tally_hand_over();
 	size_t len = strnlen(path ? path : "", HL_WIRE_MAX_PATH - 1) + 1;
 	size_t padded = hl_wire_padded((uint32_t)(sizeof(struct hl_rec_exec) + len));
 	if (!hl_emit_is_live())

@@ -216,7 +216,7 @@ HL_INLINE uint8_t *event_begin(uint32_t room, uint64_t *ticks, struct emit_buffe
 		atomic_fetch_add_explicit(&hl_emit_dropped_count, 1, memory_order_relaxed);
 		return NULL;
 	}
-	*ticks = event_ticks(b);
+	*ticks = event_ticks(b, false);
 	if (hl_unlikely(b->used + room > sizeof(b->data)) && !buffer_flush_own(b)) {
 		atomic_fetch_add_explicit(&hl_emit_dropped_count, 1, memory_order_relaxed);
 		return NULL;
@@ -294,6 +294,13 @@ HL_NOINLINE void hl_emit_event_slow(unsigned event, unsigned kind, uint64_t addr
 	errno = saved;
 }
 
+void hl_emit_clock_resync(void)
+{
+	struct emit_buffer *b = hl_emit_tls_buffer;
+	if (b != NULL)
+		b->reuse_left = 0;
+}
+
 /* The buffer's oldest event is FLUSH_TICKS old: sent now. */
 HL_NOINLINE void hl_emit_flush_aged(struct emit_buffer *b)
 {
@@ -304,7 +311,7 @@ HL_NOINLINE void hl_emit_flush_aged(struct emit_buffer *b)
 
 void hl_emit_alloc(uint64_t address, uint64_t size, uint32_t stack_id, unsigned kind)
 {
-	hl_emit_alloc_inline(address, size, stack_id, kind);
+	hl_emit_alloc_inline(address, size, stack_id, kind, false);
 }
 
 void hl_emit_free(uint64_t address, unsigned kind)
@@ -316,7 +323,7 @@ void hl_emit_realloc(uint64_t old_address, uint64_t new_address, uint64_t size,
 		     uint32_t stack_id)
 {
 	hl_emit_event(HL_PACK_REALLOC, 0, old_address, hl_zigzag(new_address - old_address), size,
-		   stack_id, 3);
+		      stack_id, 3, false);
 }
 
 void hl_emit_record(const void *rec, uint32_t len)

@@ -13,11 +13,13 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "dtv.h"
 #include "emit_int.h"
 #include "fdtrack.h"
 #include "leakcheck.h"
 #include "lock.h"
 #include "scan.h"
+#include "tally_hook.h"
 #include "track.h"
 
 /* ---- blocks from before the connection ------------------------------------ */
@@ -35,6 +37,8 @@ static void early_block(void *address, size_t size, uint32_t stack_id, unsigned 
 	struct early_sink *sink = arg;
 	if (sink->known != NULL && sink->known((uintptr_t)address))
 		return;
+	if (sink->flags & HL_ALLOC_TALLIED)
+		size = hl_dtv_block_reported(stack_id, size); /* as counted, and as LIVE says */
 	if (!sink->started) {
 		struct hl_rec_batch *batch = hl_emit_scratch_reserve_locked(sizeof(*batch));
 		if (batch == NULL)
@@ -62,9 +66,28 @@ void hl_emit_send_heap_blocks(uint16_t flags, bool (*known)(uint64_t address))
 {
 	if (!hl_emit_is_live())
 		return;
+	if (flags == 0 && hl_tally_counts()) {
+		hl_tally_heap_blocks(known); /* counted, not sent */
+		return;
+	}
 	hl_lock(&hl_emit_write_lock);
 	struct early_sink sink = { .ticks = hl_ticks(), .flags = flags, .known = known };
 	if (hl_emit_send_definitions_locked()) {
+		hl_heap_walk(early_block, &sink);
+		hl_emit_scratch_flush_locked();
+	}
+	hl_unlock(&hl_emit_write_lock);
+}
+
+/* ---- the tally's end ("Counting in the hook", wire.h) ---------------------- */
+
+void hl_emit_tally_handed(void)
+{
+	hl_lock(&hl_emit_write_lock);
+	hl_emit_flush_all_locked(); /* TALLY first */
+	if (hl_emit_send_definitions_locked()) {
+		/* The live set, for the events that follow to free. */
+		struct early_sink sink = { .ticks = hl_ticks(), .flags = HL_ALLOC_TALLIED };
 		hl_heap_walk(early_block, &sink);
 		hl_emit_scratch_flush_locked();
 	}
@@ -200,6 +223,7 @@ bool hl_emit_finish(unsigned how, int status)
 {
 	if (!hl_emit_is_live())
 		return false;
+	hl_tally_finish(); /* the counts first: the LIVE set is then the live set whole */
 	hl_lock(&hl_emit_write_lock);
 	hl_emit_flush_all_locked();
 	/* Stacks interned during the walk are sent before the records naming

@@ -42,6 +42,7 @@
 
 #include "fatal.h"
 #include "scan.h"
+#include "tally_hook.h"
 #include "track.h"
 
 static void (*real_abort)(void);
@@ -188,8 +189,11 @@ HL_API int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	va_end(ap);
 	if (real_clone == NULL)
 		hl_exitpath_init();
-	if (flags & CLONE_VM) /* a thread, or vfork-like: the memory is shared */
+	if (flags & CLONE_VM) { /* a thread, or vfork-like: the memory is shared */
+		if (!(flags & CLONE_VFORK))
+			hl_tally_hand_over(); /* a thread: threadstart.c */
 		return real_clone(fn, stack, flags, arg, parent_tid, tls, child_tid);
+	}
 	struct clone_start start = { fn, arg };
 	hl_fork_prepare();
 	int pid = real_clone(clone_child, stack, flags, &start, parent_tid, tls, child_tid);

@@ -143,6 +143,11 @@ enum hl_process_kind {
 /* The calling process owns the hook's state from now on (start, fork child). */
 void hl_process_own(void);
 /* Cheap enough for every send (one system call). */
+/* Room (HL_PROCESS_OWN_PAGE_BYTES) on the wipe-on-fork page: state that a
+ * copy of the process made without fork's handlers (a raw clone) finds
+ * zeroed; NULL where the kernel cannot wipe on fork. */
+#define HL_PROCESS_OWN_PAGE_BYTES 1024u
+void *hl_process_own_page(void);
 bool hl_process_is_owner(void);
 enum hl_process_kind hl_process_kind(void);
 
@@ -325,15 +330,24 @@ void hl_track_init(void);
 uint32_t hl_track_alloc(void *p, size_t size, unsigned kind);
 /* hl_track_alloc, and the stack id stored in p's block; returns p. The
  * malloc tail calls it last, so its frame is gone while the stack is read
- * (one frame fewer for the stack memo's walk to step over). */
+ * (one frame fewer for the stack memo's walk to step over). Only for a
+ * block popped off the calling thread's cache: its event may take the
+ * thread's last clock reading (emit_event.h, event_ticks). */
 void *hl_track_alloc_block(void *p, size_t size, unsigned kind);
+/* Blocks that other threads or the arena gave up entered this thread's
+ * cache (a refill, a guard sample's swap): the thread's next event reads the
+ * clock, so a block popped later never carries ticks older than the free
+ * that gave it up (emit_event.h, event_ticks). */
+void hl_emit_clock_resync(void);
 /* A block is about to be released. caller: the return address into the
  * program's call of free or delete, 0 to find it by a walk (a segment
  * block keeps it for a double free's report in the default mode). */
 void hl_track_free(void *p, unsigned kind, uintptr_t caller);
 /* A block was resized from old_p to p (maybe the same); returns the stack id
  * of the realloc call, stored in the header. */
-uint32_t hl_track_realloc(void *old_p, void *p, size_t size);
+/* old_size, old_id: the old block's requested size and stack, read before
+ * it was resized or moved. */
+uint32_t hl_track_realloc(void *old_p, void *p, size_t size, size_t old_size, uint32_t old_id);
 /* fork() handlers of walk_gate.c: prepare first (before any lock of ours),
  * parent last, child first. */
 void hl_walk_fork_prepare(void);

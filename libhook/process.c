@@ -45,6 +45,11 @@ void hl_process_own(void)
 		atomic_store_explicit(mark, 1, memory_order_relaxed);
 }
 
+void *hl_process_own_page(void)
+{
+	return mark_works ? (char *)(uintptr_t)mark + 64 : NULL;
+}
+
 bool hl_process_is_owner(void)
 {
 	return owner_pid == 0 || raw_getpid() == owner_pid;

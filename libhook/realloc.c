@@ -144,6 +144,7 @@ static void *reallocate_slow(void *p, size_t n)
 	if (hl_unlikely(!hl_kind_matches(HL_KIND_MALLOC, hl_range_kind(r))))
 		hl_misuse_release_mismatch(HL_CALL_REALLOC, p, HL_SIZE_UNKNOWN);
 	size_t old_n = hl_block_requested(r);
+	uint32_t old_id = hl_range_stack_id(r); /* the counting takes the old block away */
 	void *q = NULL;
 	if (hl_unlikely(hl_checks_redzone != 0)) {
 		/* checks=full always moves, as valgrind does: a stale pointer to
@@ -171,7 +172,7 @@ static void *reallocate_slow(void *p, size_t n)
 		}
 	}
 	if (hl_unlikely(hl_track_enabled)) {
-		hl_range_set_stack(hl_range_of(q), hl_track_realloc(p, q, n));
+		hl_range_set_stack(hl_range_of(q), hl_track_realloc(p, q, n, old_n, old_id));
 	}
 	return q;
 }

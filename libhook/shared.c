@@ -27,10 +27,12 @@
 #include <unistd.h>
 
 #include "heapledger/classes.h"
+#include "heapledger/tally.h"
 #include "track.h"
 
 static struct hl_shared_area *area;  /* NULL until the first connection */
 static size_t area_bytes;
+static size_t tally_at;              /* the tally's offset: after the slots */
 static uint32_t slot_bytes;
 static bool area_shared;             /* backed by a memfd, not private pages */
 static bool area_dead;               /* a fork child could not replace it: unused */
@@ -41,9 +43,10 @@ static void area_header(uint32_t data_offset, uint32_t data_bytes)
 {
 	*area = (struct hl_shared_area){
 		.magic = HL_SHARED_MAGIC, .version = HL_SHARED_VERSION,
-		.slots = HL_SHARED_SLOTS, .first_slot = slot_bytes,
+		.slots = 0, .first_slot = slot_bytes,
 		.slot_bytes = slot_bytes, .data_offset = data_offset,
-		.data_bytes = data_bytes };
+		.data_bytes = data_bytes, .tally_offset = tally_at,
+		.tally_bytes = area_bytes - tally_at };
 }
 
 /* A sealed memfd of area_bytes, mapped at `at` (or anywhere); -1 if not. */
@@ -73,7 +76,9 @@ int hl_shared_fd_take(size_t buffer_bytes, uint32_t data_offset, uint32_t data_b
 		return fd; /* a fork child's, made by hl_shared_fork_child */
 	size_t page = hl_os_page_size();
 	slot_bytes = (uint32_t)((buffer_bytes + page - 1) & ~(page - 1));
-	area_bytes = (size_t)slot_bytes * (HL_SHARED_SLOTS + 1);
+	tally_at = (size_t)slot_bytes * (HL_SHARED_SLOTS + 1);
+	/* The tally's pages are touched only as counting reaches them. */
+	area_bytes = tally_at + ((HL_TALLY_BYTES + page - 1) & ~(page - 1));
 	fd = memfd_map(NULL, &p);
 	if (fd < 0)
 		return -1;
@@ -96,6 +101,11 @@ void *hl_shared_slot_take_locked(void)
 		if (i >= HL_SHARED_SLOTS)
 			return NULL;
 		taken[w] |= 1ull << bit;
+		/* The reader looks at slots below `slots` only: one it reads
+		 * that was never written is a page the kernel must allocate
+		 * and zero in the memfd (255 a process, 1 MiB, at each exec). */
+		if (i >= area->slots)
+			__atomic_store_n(&area->slots, i + 1, __ATOMIC_RELEASE);
 		return (char *)area + area->first_slot + (size_t)i * slot_bytes;
 	}
 	return NULL;
@@ -165,6 +175,13 @@ void hl_shared_fd_drop(void)
 bool hl_shared_is_shared(void)
 {
 	return area_shared;
+}
+
+void *hl_shared_tally(void)
+{
+	if (area == NULL || area_dead || !area_shared)
+		return NULL;
+	return (char *)area + tally_at;
 }
 
 _Static_assert(HL_LEAK_CLASS_COUNT <= HL_SHARED_CLASSES, "the ending holds every class");

@@ -24,6 +24,7 @@
 #include "heap.h"
 #include "leakcheck.h"
 #include "track.h"
+#include "tally_hook.h"
 #include "track_free.h"
 
 #define PID_ENV HL_ENV_PID
@@ -87,6 +88,7 @@ void hl_track_init(void)
 		pid_env_set();
 		hl_modules_scan();
 		if (hl_emit_connect(path, origin, (uint32_t)getppid())) {
+			hl_tally_started();
 			if (!hl_early_send())
 				hl_emit_send_early_blocks();
 			hl_emit_flush_all();
@@ -236,7 +238,8 @@ out_leave:
 	return id;
 }
 
-HL_INLINE uint32_t track_alloc(void *p, size_t size, unsigned kind)
+/* own_cache: p came off this thread's cache (emit_event.h, event_ticks). */
+HL_INLINE uint32_t track_alloc(void *p, size_t size, unsigned kind, bool own_cache)
 {
 	uint32_t id = 0;
 	if (hl_unlikely(!hl_track_ready))
@@ -248,7 +251,8 @@ HL_INLINE uint32_t track_alloc(void *p, size_t size, unsigned kind)
 	 * allocation, saved here). */
 	if (hl_track_capture_on)
 		id = capture();
-	hl_emit_alloc_inline((uintptr_t)p, size, id, kind);
+	if (!hl_tally_counts() || !hl_tally_take_alloc((uintptr_t)p, size, id, kind))
+		hl_emit_alloc_inline((uintptr_t)p, size, id, kind, own_cache);
 out_leave:
 	hl_guard_leave();
 	return id;
@@ -263,12 +267,12 @@ void hl_track_frees_set(bool on)
 
 uint32_t hl_track_alloc(void *p, size_t size, unsigned kind)
 {
-	return track_alloc(p, size, kind);
+	return track_alloc(p, size, kind, false);
 }
 
 void *hl_track_alloc_block(void *p, size_t size, unsigned kind)
 {
-	hl_range_set_stack(hl_range_of(p), track_alloc(p, size, kind));
+	hl_range_set_stack(hl_range_of(p), track_alloc(p, size, kind, true));
 	return p;
 }
 
@@ -331,7 +335,7 @@ uint32_t hl_track_fault_stack(uintptr_t pc)
 	return id;
 }
 
-uint32_t hl_track_realloc(void *old_p, void *p, size_t size)
+uint32_t hl_track_realloc(void *old_p, void *p, size_t size, size_t old_size, uint32_t old_id)
 {
 	uint32_t id = 0;
 	if (hl_unlikely(!hl_track_ready))
@@ -341,7 +345,10 @@ uint32_t hl_track_realloc(void *old_p, void *p, size_t size)
 	int saved = errno;
 	if (hl_track_capture_on)
 		id = capture();
-	hl_emit_realloc((uintptr_t)old_p, (uintptr_t)p, size, id);
+	if (!hl_tally_counts() ||
+	    !hl_tally_take_realloc((uintptr_t)old_p, hl_dtv_block_reported(old_id, old_size), old_id,
+				   (uintptr_t)p, size, id))
+		hl_emit_realloc((uintptr_t)old_p, (uintptr_t)p, size, id);
 	errno = saved;
 out_leave:
 	hl_guard_leave();
@@ -378,6 +385,7 @@ void hl_track_fork_parent(void)
 
 void hl_track_fork_child(void)
 {
+	hl_tally_fork_child();
 	hl_stack_fork_child();
 	hl_modules_fork_child();
 	pid_env_set();

@@ -234,6 +234,9 @@ bool hl_shared_fork_child(const void *keep);
 void hl_shared_fd_drop(void);
 /* Buffers are in a memfd the reporter may read. */
 bool hl_shared_is_shared(void);
+/* The area's room for the tally (HL_TALLY_BYTES, zero until written), or
+ * NULL without a shared area. */
+void *hl_shared_tally(void);
 /* Tells the reporter, through the area, why the hook goes on standalone
  * (enum hl_standalone); before the connection closes. write_lock. */
 void hl_shared_note_standalone_locked(uint32_t why);
@@ -284,6 +287,9 @@ void hl_emit_thread_exit(void);
 void hl_emit_send_early_blocks(void);
 /* The same for the blocks for which known(address) is false. */
 void hl_emit_send_heap_blocks_except(bool (*known)(uint64_t address));
+/* The tally handed over (tally.c), TALLY in this thread's buffer: sends
+ * the buffers, then the heap's blocks as ALLOC flagged HL_ALLOC_TALLIED. */
+void hl_emit_tally_handed(void);
 /* Sends the final LIVE set and EXIT, then closes; false if not connected. */
 bool hl_emit_finish(unsigned how, int status);
 uint64_t hl_emit_dropped(void);

@@ -13,6 +13,7 @@
 #include "emit_event.h"
 #include "heap.h"
 #include "internal.h"
+#include "tally_hook.h"
 #include "track.h"
 
 /* track.c's state, set by its constructor (hidden: read directly, not
@@ -43,7 +44,12 @@ HL_INLINE void hl_track_free_inline(void *p, unsigned kind, uintptr_t caller)
 	}
 	/* errno: the event's path keeps it where it makes a system call, and
 	 * nothing else here makes one (9 instructions a free, saved here). */
-	hl_emit_free_inline((uintptr_t)p, kind);
+	if (hl_tally_counts()) {
+		struct hl_range *r = hl_range_of(p);
+		hl_tally_take_free((uintptr_t)p, hl_block_requested_inline(r), hl_range_stack_id(r));
+	} else {
+		hl_emit_free_inline((uintptr_t)p, kind);
+	}
 out_leave:
 	hl_guard_leave();
 }

@@ -21,11 +21,14 @@
  * threads of a host, so the reporter orders a free in one thread's batch
  * against the re-allocation of the same address in another thread's batch.
  * Every BATCH record pairs a ticks value with CLOCK_MONOTONIC and
- * CLOCK_REALTIME nanoseconds so the reporter converts ticks to time. While a
- * process has a single thread, up to 8 events in a row may carry the same
- * ticks (the hook reads the clock once for a dense run of them): within a
- * thread ticks never decrease and are never later than their event, and a
- * thread's events are in stream order anyway.
+ * CLOCK_REALTIME nanoseconds so the reporter converts ticks to time. Up to
+ * 8 events in a row of one thread may carry the same ticks (the hook reads
+ * the clock once for a dense run of them): within a thread ticks never
+ * decrease and are never later than their event, and a thread's events are
+ * in stream order anyway. Once a process has a second thread, only
+ * allocations served by the thread's own cache do so (frees, reallocs and
+ * other allocations read the clock), so an event never carries older ticks
+ * than another thread's event on its address that happened before it.
  *
  * Threads: each thread buffers its own events and writes them in one batch:
  * a BATCH record naming the thread, which carries the events themselves in
@@ -112,6 +115,7 @@ enum hl_wire_type {
 	HL_REC_SPAWN = 20,        /* this process started a child running a new image */
 	HL_REC_FD_SUMMARY = 21,   /* track_fds: how many descriptors are open at exit */
 	HL_REC_FD = 22,           /* track_fds: one of them, and where it was made */
+	HL_REC_TALLY = 23,        /* the hook's counts are final: read them ("Counting in the hook") */
 	HL_REC_TYPE_COUNT
 };
 
@@ -163,6 +167,9 @@ struct hl_rec_hello {
  * copies nothing from the parent, whose stream may be ahead of or behind
  * that instant (other threads keep allocating until fork() returns). */
 #define HL_HOOK_FORK_SNAPSHOT 4u
+/* The hook counts its events into the shared area's tally instead of
+ * sending them, until TALLY ("Counting in the hook"). */
+#define HL_HOOK_TALLY 8u
 
 /* BATCH is followed by `packed_bytes` bytes of packed events of thread `tid`
  * (see "Packed events"), then zeros up to `h.length`. */
@@ -229,6 +236,7 @@ enum hl_alloc_kind {
 /* ALLOC flags: the kind in the low byte, plus: */
 #define HL_ALLOC_KIND_MASK 0xffu
 #define HL_ALLOC_INHERITED 0x100u /* held at fork, not allocated here (HL_HOOK_FORK_SNAPSHOT) */
+#define HL_ALLOC_TALLIED 0x200u   /* live, and counted by the tally TALLY just handed over */
 
 struct hl_rec_alloc {
 	struct hl_wire_header h; /* flags: enum hl_alloc_kind | HL_ALLOC_INHERITED */
@@ -626,8 +634,8 @@ struct hl_rec_dropped {
  *     FREE:    ticks, address
  *     REALLOC: ticks, old_address, new_address, size, stack_id
  *     RECORD:  none; a whole record follows (header first, `length` bytes,
- *              unaligned): THREAD_START, THREAD_END, FORK, SPAWN, ERROR, DROPPED or FATAL,
- *              at most HL_PACK_MAX_RECORD bytes.
+ *              unaligned): THREAD_START, THREAD_END, FORK, SPAWN, ERROR, DROPPED, FATAL
+ *              or TALLY, at most HL_PACK_MAX_RECORD bytes.
  * Unused size bits are 0. Stored values:
  *   ticks        ticks - BATCH.base_ticks, modulo 2^64;
  *   address      hl_zigzag(address - BATCH.base_address);
@@ -855,11 +863,13 @@ static inline uint32_t hl_pack_read(const uint8_t *src, size_t avail, unsigned *
  * closes it), and loses nothing else.
  *
  * Layout: struct hl_shared_area at offset 0; slot i at first_slot + i *
- * slot_bytes, i < slots; each slot starts with struct hl_shared_slot, and
- * its packed events (the payload of a BATCH, "Packed events") start at
- * data_offset within the slot, data_bytes of room. A slot with tid 0 is
- * free. A forked child gets a memfd of its own (the parent's pages are
- * shared, not copied).
+ * slot_bytes, i < slots; `slots` grows as threads take slots (lowest free
+ * first), so a reader never touches the pages of slots no thread used
+ * (reading one would make the kernel allocate it). Each slot starts with
+ * struct hl_shared_slot, and its packed events (the payload of a BATCH,
+ * "Packed events") start at data_offset within the slot, data_bytes of
+ * room. A slot with tid 0 is free. A forked child gets a memfd of its own
+ * (the parent's pages are shared, not copied).
  *
  * The owner thread appends events at [used..] and then publishes `used`;
  * the hook sends [sent, used) as a BATCH of `tid` with the slot's bases and
@@ -904,18 +914,21 @@ struct hl_shared_ending {
 };
 
 #define HL_SHARED_MAGIC 0x6873726c64676c68ull /* "hlgdlrsh" */
-#define HL_SHARED_VERSION 1
+#define HL_SHARED_VERSION 2
 
 struct hl_shared_area {
 	uint64_t magic;       /* HL_SHARED_MAGIC */
 	uint32_t version;     /* HL_SHARED_VERSION */
-	uint32_t slots;       /* number of slots */
+	uint32_t slots;       /* slots that may hold a thread: the highest ever taken + 1 (the
+			       * hook raises it; the mapping may have room for more) */
 	uint64_t first_slot;  /* offset of slot 0 */
 	uint32_t slot_bytes;  /* distance between slots */
 	uint32_t data_offset; /* packed events' offset within a slot */
 	uint32_t data_bytes;  /* room for packed events in a slot */
 	uint32_t standalone;  /* enum hl_standalone: why the hook went on standalone */
 	struct hl_shared_ending ending; /* the hook's own ending (above) */
+	uint64_t tally_offset; /* struct hl_tally ("Counting in the hook"); 0: none */
+	uint64_t tally_bytes;  /* from tally_offset to the area's end at most */
 };
 
 /* Why a connected hook went on standalone (struct hl_shared_area's
@@ -965,9 +978,42 @@ struct hl_shared_slot {
 	uint64_t base_address;     /* and base_address */
 };
 
+/* ---- Counting in the hook --------------------------------------------------
+ *
+ * Why: sending every allocation and free cost the program about as much as
+ * its hook, and the reporter applying each one as much again, on the cores
+ * the program needs (bench/README.md, "Reporter performance"). While a
+ * process image has one thread, its hook (hook_flags HL_HOOK_TALLY in
+ * HELLO; option tally, on by default) sends no ALLOC, FREE or REALLOC:
+ * it counts each event into the shared area's tally (struct hl_tally at
+ * tally_offset, heapledger/tally.h) as the reporter would have, and appends
+ * each new stack's frames to the tally's stack log. STACK records still go
+ * out with every batch. The tally ends once, with state, then TALLY:
+ *  - HL_TALLY_HANDED, before the image gets a second thread (pthread_create,
+ *    clone with CLONE_VM, or a thread the hook saw only at its first
+ *    allocation), or when a stack id reaches HL_TALLY_STACKS or the series
+ *    have no room: then every live block as ALLOC flagged HL_ALLOC_TALLIED
+ *    in a batch of its own (live, and counted already), then events as
+ *    without the tally;
+ *  - HL_TALLY_FINAL, at exit, before the LIVE set, which is then the live
+ *    set whole.
+ * The reporter, at TALLY, takes the tally's counts as its own (replacing
+ * what it had) after checking every index and count against the area's
+ * bounds. A stream that ends without TALLY (killed) has its tally read at
+ * the end, state HL_TALLY_COUNTING: the process's blocks are then known by
+ * stack (bytes and blocks), not one by one, and stacks not yet sent come
+ * from the log. A fork child counts nothing (its area is new, its state
+ * HL_TALLY_OFF): it sends its heap and its events as before. */
+struct hl_rec_tally {
+	struct hl_wire_header h;
+	uint32_t state; /* enum hl_tally_state: HANDED or FINAL */
+	uint32_t reserved;
+};
+
 /* Record sizes are part of the protocol: pin them. */
 _Static_assert(sizeof(struct hl_wire_header) == 8, "header");
 _Static_assert(sizeof(struct hl_rec_hello) == 64, "hello");
+_Static_assert(sizeof(struct hl_rec_tally) == 16, "tally");
 _Static_assert(sizeof(struct hl_rec_batch) == 64, "batch");
 _Static_assert(sizeof(struct hl_rec_module_load) == 56, "module_load");
 _Static_assert(sizeof(struct hl_rec_module_unload) == 24, "module_unload");
@@ -992,7 +1038,7 @@ _Static_assert(sizeof(struct hl_rec_exec) == 16, "exec");
 _Static_assert(sizeof(struct hl_shared_ending) == 200, "shared_ending");
 
 _Static_assert(sizeof(struct hl_rec_options) == 16, "options");
-_Static_assert(sizeof(struct hl_shared_area) == 240, "shared_area");
+_Static_assert(sizeof(struct hl_shared_area) == 256, "shared_area");
 _Static_assert(sizeof(struct hl_shared_slot) == 40, "shared_slot");
 
 /* A record header for `type` of `len` bytes. */
@@ -1035,6 +1081,7 @@ static inline uint32_t hl_wire_min_length(uint8_t type)
 	case HL_REC_SPAWN: return sizeof(struct hl_rec_spawn);
 	case HL_REC_FD_SUMMARY: return sizeof(struct hl_rec_fd_summary);
 	case HL_REC_FD: return sizeof(struct hl_rec_fd);
+	case HL_REC_TALLY: return sizeof(struct hl_rec_tally);
 	default: return 0;
 	}
 }

@@ -331,7 +331,7 @@ struct run_stream {
 	size_t streamed;          /* processes reported and freed during the run */
 	size_t held_max;          /* most ended processes held at once */
 	/* Their counters, for HEAPLEDGER_TIMING's lines: */
-	uint64_t events, tombstones_forgotten, tombstones_dropped;
+	uint64_t events, tally_events, tombstones_forgotten, tombstones_dropped;
 };
 
 /* An ended image waits this long, so an exec'd successor can say HELLO
@@ -413,6 +413,7 @@ static void stream_ended(struct hl_run *run, const struct run_options *o,
 		if (st->out.store)
 			hl_output_store(&st->out, p);
 		st->events += p->events;
+		st->tally_events += p->tally_events;
 		st->tombstones_forgotten += p->tombstones_forgotten;
 		st->tombstones_dropped += p->tombstones_dropped;
 		hl_prefetch_forget(pf, p);
@@ -646,10 +647,11 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 	if (timing && *timing && strcmp(timing, "0") != 0) {
 		uint64_t t_end = hl_now_monotonic_ns(), t0 = timing_exit_ns ? timing_exit_ns : t_start;
 		uint64_t events = st->events, forgotten = st->tombstones_forgotten;
-		uint64_t pruned = st->tombstones_dropped;
+		uint64_t pruned = st->tombstones_dropped, counted = st->tally_events;
 
 		for (size_t i = 0; i < run->nprocs; i++) {
 			events += run->procs[i]->events;
+			counted += run->procs[i]->tally_events;
 			forgotten += run->procs[i]->tombstones_forgotten;
 			pruned += run->procs[i]->tombstones_dropped;
 		}
@@ -657,11 +659,14 @@ static void report_run(struct hl_run *run, const struct run_options *o,
 
 		if (getrusage(RUSAGE_SELF, &ru) != 0)
 			ru.ru_maxrss = 0;
+		/* Events the hooks counted themselves were never read. */
+		events -= counted < events ? counted : events;
 		hl_log("timing: during the run the reading thread used %.3f s of CPU for %llu "
-		       "alloc/free events (%.1f M/s, startup included); heapledger's peak RSS "
-		       "%.1f MiB", timing_serve_cpu, (unsigned long long)events,
+		       "alloc/free events (%.1f M/s, startup included), %llu more counted in the "
+		       "hooks; heapledger's peak RSS %.1f MiB", timing_serve_cpu,
+		       (unsigned long long)events,
 		       timing_serve_cpu > 0 ? (double)events / timing_serve_cpu / 1e6 : 0.0,
-		       (double)ru.ru_maxrss / 1024.0);
+		       (unsigned long long)counted, (double)ru.ru_maxrss / 1024.0);
 		/* What tracking costs beside the program: every thread of
 		 * heapledger (reading, symbols, store) against the processes it
 		 * waited for (the program and the children it waited for).

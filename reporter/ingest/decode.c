@@ -40,6 +40,7 @@ static const char *const type_names[HL_REC_TYPE_COUNT] = {
 	[HL_REC_FD_SUMMARY] = "FD_SUMMARY",
 	[HL_REC_FD] = "FD",
 	[HL_REC_SPAWN] = "SPAWN",
+	[HL_REC_TALLY] = "TALLY",
 };
 
 const char *hl_decode_type_name(unsigned type)
@@ -199,7 +200,7 @@ const char *hl_decode_check_layout(const struct hl_wire_header *rec)
 			return "ALLOC at address 0";
 		if ((rec->flags & HL_ALLOC_KIND_MASK) >= HL_KIND_COUNT)
 			return "ALLOC with unknown allocation kind";
-		if (rec->flags & ~(HL_ALLOC_KIND_MASK | HL_ALLOC_INHERITED))
+		if (rec->flags & ~(HL_ALLOC_KIND_MASK | HL_ALLOC_INHERITED | HL_ALLOC_TALLIED))
 			return "ALLOC with unknown flags";
 		return NULL;
 	case HL_REC_FREE:
@@ -520,6 +521,7 @@ static uint32_t unpack_record(const uint8_t *p, size_t avail, union unpacked *ou
 	case HL_REC_ERROR:
 	case HL_REC_DROPPED:
 	case HL_REC_FATAL:
+	case HL_REC_TALLY:
 		break;
 	default:
 		*why = "packed RECORD event carries a record that cannot be packed";

@@ -413,6 +413,7 @@ static void conn_end(struct hl_listener *l, struct hl_conn *c, const char *why)
 		if (!why) {
 			p->shared_buffers = c->shared.base != NULL;
 			p->recovered_events = hl_recover_feed(&c->shared, &c->decoder, p);
+			hl_state_tally_end(&c->state, &c->decoder);
 			if (!hl_recover_ending(&c->shared, &p->hook_ending))
 				p->hook_ending.ended = 0;
 		}

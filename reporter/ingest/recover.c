@@ -96,6 +96,23 @@ static const struct hl_shared_area *view_area(const struct hl_shared_view *view)
 	return a;
 }
 
+/* The slots to look at: `slots` read once, as the hook raises it while
+ * its threads start, and bounded by the mapping. view_area checked the
+ * geometry once, but the program may have written any of it since: each
+ * value is read once here and checked again. */
+static uint32_t area_slots(const struct hl_shared_view *view, const struct hl_shared_area *a)
+{
+	uint32_t n = __atomic_load_n(&a->slots, __ATOMIC_ACQUIRE);
+	uint64_t first = __atomic_load_n(&a->first_slot, __ATOMIC_RELAXED);
+	uint32_t stride = __atomic_load_n(&a->slot_bytes, __ATOMIC_RELAXED);
+	uint64_t room;
+
+	if (stride == 0 || first > view->bytes)
+		return 0;
+	room = (view->bytes - first) / stride;
+	return n < room ? n : (uint32_t)room;
+}
+
 static uint32_t known_stack(const struct hl_decoder *d, uint64_t id)
 {
 	return id <= UINT32_MAX && hl_decode_stack_known(d, (uint32_t)id) ? (uint32_t)id : 0;
@@ -195,10 +212,12 @@ uint64_t hl_recover_feed(const struct hl_shared_view *view, struct hl_decoder *d
 {
 	const struct hl_shared_area *a = view_area(view);
 	uint64_t events = 0;
+	uint32_t slots;
 
 	if (a == NULL || p == NULL || !p->clock_synced)
 		return 0;
-	for (uint32_t i = 0; i < a->slots; i++)
+	slots = area_slots(view, a);
+	for (uint32_t i = 0; i < slots; i++)
 		if (!feed_slot(a, view->base + a->first_slot + (size_t)i * a->slot_bytes, d, p,
 			       &events))
 			break;
@@ -261,10 +280,12 @@ bool hl_recover_thread_pending(const struct hl_shared_view *view, uint32_t tid,
 {
 	const struct hl_shared_area *a = view_area(view);
 	uint8_t copy[1024];
+	uint32_t slots;
 
 	if (!a || !tid || max_bytes > sizeof(copy))
 		return false;
-	for (uint32_t i = 0; i < a->slots; i++) {
+	slots = area_slots(view, a);
+	for (uint32_t i = 0; i < slots; i++) {
 		const uint8_t *base = view->base + a->first_slot + (size_t)i * a->slot_bytes;
 		const struct hl_shared_slot *slot = (const void *)base;
 		uint32_t used, sent;
@@ -298,6 +319,70 @@ bool hl_recover_thread_pending(const struct hl_shared_view *view, uint32_t tid,
 		return pin_events(copy, used - sent, base_address, pin, ctx);
 	}
 	return false;
+}
+
+/* [offset, offset + count * size) inside bytes. */
+static bool fits(uint64_t offset, uint64_t count, uint64_t size, uint64_t bytes)
+{
+	return offset % 8 == 0 && offset <= bytes && count <= (bytes - offset) / size;
+}
+
+const uint8_t *hl_recover_tally(const struct hl_shared_view *view, struct hl_tally *copy)
+{
+	const struct hl_shared_area *a = view_area(view);
+	const uint8_t *base;
+	uint64_t bytes;
+
+	if (a == NULL || a->tally_offset == 0 || a->tally_offset % 8 != 0 ||
+	    a->tally_offset > view->bytes || a->tally_bytes > view->bytes - a->tally_offset ||
+	    a->tally_bytes < sizeof(*copy))
+		return NULL;
+	base = view->base + a->tally_offset;
+	bytes = a->tally_bytes;
+	memcpy(copy, base, sizeof(*copy));
+	if (copy->magic != HL_TALLY_MAGIC ||
+	    !fits(copy->stacks_offset, copy->stacks_cap, sizeof(struct hl_tally_stack), bytes) ||
+	    !fits(copy->samples_offset, copy->samples_cap, sizeof(struct hl_tally_sample), bytes) ||
+	    !fits(copy->points_offset, copy->points_cap, sizeof(struct hl_tally_point), bytes) ||
+	    !fits(copy->log_offset, copy->log_cap, 1, bytes))
+		return NULL;
+	return base;
+}
+
+void hl_recover_tally_stacks(const struct hl_shared_view *view, struct hl_decoder *d)
+{
+	struct hl_tally t;
+	const uint8_t *base = hl_recover_tally(view, &t);
+	uint64_t at = 0, used = t.log_used;
+	uint8_t *rec;
+
+	if (base == NULL)
+		return;
+	rec = hl_xmalloc(sizeof(struct hl_rec_stack) + HL_WIRE_MAX_FRAMES * 8);
+	if (used > t.log_cap)
+		used = t.log_cap;
+	while (used - at >= sizeof(struct hl_tally_log_entry)) {
+		struct hl_tally_log_entry e;
+		struct hl_rec_stack *r = (void *)rec;
+		uint64_t frames;
+
+		memcpy(&e, base + t.log_offset + at, sizeof(e));
+		frames = (uint64_t)e.depth * 8;
+		if (e.depth > HL_WIRE_MAX_FRAMES || used - at - sizeof(e) < frames)
+			break;
+		if (e.stack_id != 0 && !hl_decode_stack_known(d, e.stack_id)) {
+			*r = (struct hl_rec_stack){
+				.h = hl_wire_hdr(HL_REC_STACK, 0,
+						 (uint32_t)(sizeof(*r) + frames)),
+				.stack_id = e.stack_id, .depth = e.depth,
+				.truncated = e.truncated ? 1 : 0 };
+			memcpy(r + 1, base + t.log_offset + at + sizeof(e), frames);
+			if (hl_decode_feed(d, rec, r->h.length) < 0)
+				break;
+		}
+		at += sizeof(e) + frames;
+	}
+	free(rec);
 }
 
 uint32_t hl_recover_standalone(const struct hl_shared_view *view)

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "decode.h"
+#include "heapledger/tally.h"
 #include "state.h"
 
 /* A connection's mapping of its hook's buffers; zeroed: none. */
@@ -41,6 +42,17 @@ bool hl_recover_ending(const struct hl_shared_view *view, struct hl_shared_endin
  * closed the connection (enum hl_standalone; NONE if there is no area or
  * the value is not one of them). */
 uint32_t hl_recover_standalone(const struct hl_shared_view *view);
+
+/* The hook's tally ("Counting in the hook", wire.h): *copy gets its header
+ * as it is now, and the return value is where its offsets start, every
+ * array they name (at its capacity) lying inside the area; NULL if there is
+ * none or it does not. The arrays are the program's memory: read each
+ * element once and check what it names. */
+const uint8_t *hl_recover_tally(const struct hl_shared_view *view, struct hl_tally *copy);
+
+/* Feeds the decoder a STACK record for each stack in the tally's log that
+ * the connection never defined (a killed process's last stacks). */
+void hl_recover_tally_stacks(const struct hl_shared_view *view, struct hl_decoder *d);
 
 void hl_recover_release(struct hl_shared_view *view);
 

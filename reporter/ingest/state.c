@@ -12,6 +12,7 @@
 
 #include "decode.h"
 #include "recover.h"
+#include "heapledger/tally.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -748,6 +749,136 @@ static inline __attribute__((always_inline)) void block_free(struct hl_process *
 	block_free_other(p, b, address, ticks, kind);
 }
 
+/* ---- counting in the hook (wire.h, heapledger/tally.h) --------------------- */
+
+_Static_assert(HL_TALLY_TRACKED == HL_TRACKED_STACKS, "one tracked set");
+_Static_assert(HL_TALLY_SAMPLES == HL_TIMELINE_MAX, "one timeline bound");
+
+/* The hook's counts become the process's: what its events would have made
+ * of the state, the same rules counted in the program (tally.h). Every
+ * count is the program's writing: indexes are checked, counts bounded by
+ * the arrays' capacities; a wrong number can only make a wrong report. */
+static void tally_take(struct hl_conn_state *cs, struct hl_process *p, uint32_t state)
+{
+	struct hl_tally t;
+	const uint8_t *base = cs->shared ? hl_recover_tally(cs->shared, &t) : NULL;
+	uint64_t nsamples, npoints, nstacks;
+
+	if (!(p->hook_flags & HL_HOOK_TALLY) || p->tally_state || base == NULL)
+		return;
+	p->tally_state = state;
+	p->allocs = t.allocs;
+	p->frees = t.frees;
+	p->bytes_allocated = t.bytes_allocated;
+	p->temporaries = t.temporaries;
+	p->sizes = t.sizes;
+	p->in_use_bytes = t.in_use_bytes;
+	p->in_use_blocks = t.in_use_blocks;
+	p->peak_bytes = t.peak_bytes;
+	p->peak_gen = t.peak_gen;
+	p->events = p->tally_events = t.events;
+	p->sample_every = t.sample_every ? t.sample_every : 256;
+	p->sample_countdown = t.sample_countdown && t.sample_countdown <= p->sample_every ?
+				      t.sample_countdown : p->sample_every;
+	p->track_floor = t.track_floor;
+	p->last_alloc = t.last_alloc;
+	nsamples = t.nsamples < t.samples_cap ? t.nsamples : t.samples_cap;
+	if (nsamples > HL_TIMELINE_MAX)
+		nsamples = HL_TIMELINE_MAX;
+	nstacks = t.stacks_used < t.stacks_cap ? t.stacks_used : t.stacks_cap;
+	for (uint64_t id = 0; id < nstacks; id++) {
+		struct hl_tally_stack ts;
+		struct hl_process_stack *s;
+
+		memcpy(&ts, base + t.stacks_offset + id * sizeof(ts), sizeof(ts));
+		s = stack_at(p, stack_ref(p, (uint32_t)id));
+		if (!s) {
+			/* no stack, or one never received: its blocks still count */
+			p->tally_unknown_bytes += ts.live_bytes;
+			p->tally_unknown_blocks += ts.live_blocks;
+			continue;
+		}
+		s->allocs = ts.allocs;
+		s->bytes = ts.bytes;
+		s->frees = ts.frees;
+		s->temporaries = ts.temporaries;
+		s->live_bytes = ts.live_bytes;
+		s->live_blocks = ts.live_blocks;
+		s->peak_live_bytes = ts.peak_live_bytes;
+		s->at_peak_bytes = ts.at_peak_bytes;
+		s->at_peak_gen = ts.at_peak_gen;
+		s->tracked_since = ts.tracked_since <= nsamples + 1 ? ts.tracked_since : 0;
+		s->point = 0;
+		s->tally_kind = ts.kind < HL_KIND_COUNT ? ts.kind : HL_KIND_MALLOC;
+		s->tally_realloc = (ts.flags & HL_TALLY_STACK_REALLOC) != 0;
+	}
+	hl_grow((void **)&p->samples, &p->samples_cap, nsamples, sizeof(*p->samples));
+	for (uint64_t i = 0; i < nsamples; i++) {
+		struct hl_tally_sample ts;
+
+		memcpy(&ts, base + t.samples_offset + i * sizeof(ts), sizeof(ts));
+		p->samples[i] = (struct hl_sample){ ts.ticks, ts.in_use_bytes, ts.in_use_blocks };
+	}
+	p->nsamples = nsamples;
+	npoints = t.npoints < t.points_cap ? t.npoints : t.points_cap;
+	p->npoints = 0;
+	for (uint64_t i = 0; i < npoints; i++) {
+		struct hl_tally_point tp;
+		struct hl_process_stack *s;
+
+		memcpy(&tp, base + t.points_offset + i * sizeof(tp), sizeof(tp));
+		s = stack_at(p, stack_ref(p, tp.stack));
+		if (!s || tp.sample > nsamples)
+			continue;
+		hl_grow((void **)&p->points, &p->points_cap, p->npoints, sizeof(*p->points));
+		p->points[p->npoints++] = (struct hl_stack_point){ tp.sample,
+								   (uint32_t)(s - p->stacks), tp.bytes };
+		s->point = (uint32_t)p->npoints;
+	}
+	p->ntracked = 0;
+	for (uint32_t i = 0; i < t.ntracked && i < HL_TRACKED_STACKS; i++) {
+		uint32_t ref = stack_ref(p, t.tracked[i]);
+
+		if (!ref || !p->stacks[ref - 1].tracked_since)
+			continue;
+		p->tracked[p->ntracked] = ref - 1;
+		p->tracked_last[p->ntracked++] = t.tracked_last[i];
+	}
+	if (state != HL_TALLY_COUNTING) {
+		/* The blocks that follow (the hand-over's, or the LIVE set)
+		 * are the live set whole: in use is theirs. */
+		p->in_use_bytes = p->in_use_blocks = 0;
+		for (size_t i = 0; i < p->nstacks; i++)
+			p->stacks[i].live_bytes = p->stacks[i].live_blocks = 0;
+		p->tally_unknown_bytes = p->tally_unknown_blocks = 0;
+	}
+}
+
+/* A block of the live set handed over with the counts (HL_ALLOC_TALLIED,
+ * or the LIVE set after TALLY FINAL): into the table and the live
+ * counters, counted already. */
+static void tally_block(struct hl_process *p, struct hl_block *b)
+{
+	struct hl_process_stack *s = stack_at(p, b->stack_id);
+
+	p->in_use_bytes += b->size;
+	p->in_use_blocks++;
+	if (s) {
+		s->live_bytes += b->size;
+		s->live_blocks++;
+	}
+}
+
+void hl_state_tally_end(struct hl_conn_state *cs, struct hl_decoder *d)
+{
+	struct hl_process *p = cs->proc;
+
+	if (!p || !(p->hook_flags & HL_HOOK_TALLY) || p->tally_state || !cs->shared)
+		return;
+	hl_recover_tally_stacks(cs->shared, d);
+	tally_take(cs, p, HL_TALLY_COUNTING);
+}
+
 /* ---- records --------------------------------------------------------------- */
 
 /* An allocation or realloc event of this process's own (not inherited). */
@@ -786,6 +917,20 @@ static void on_alloc(struct hl_process *p, const struct hl_rec_alloc *r)
 		.kind = (uint8_t)(r->h.flags & HL_ALLOC_KIND_MASK),
 	};
 
+	if (r->h.flags & HL_ALLOC_TALLIED) {
+		bool added;
+		struct hl_block *b = hl_table_find_or_insert(&p->live, nb.address, &added);
+
+		if (added || (b->flags & HL_BLOCK_FREED)) {
+			if (!added)
+				p->tombstones--;
+			*b = nb;
+			if (stack_at(p, b->stack_id) && stack_at(p, b->stack_id)->tally_realloc)
+				b->flags = HL_BLOCK_REALLOC;
+			tally_block(p, b);
+		}
+		return;
+	}
 	if (r->h.flags & HL_ALLOC_INHERITED) {
 		/* Held at fork (HL_HOOK_FORK_SNAPSHOT): live, not allocated here. */
 		nb.flags = HL_BLOCK_INHERITED;
@@ -932,7 +1077,16 @@ static void on_live(struct hl_process *p, const struct hl_rec_live *r)
 	for (uint32_t i = 0; i < r->count; i++) {
 		struct hl_block *b = hl_table_find(&p->live, lb[i].address);
 
-		if (!b || (b->flags & HL_BLOCK_FREED)) {
+		if (!b && p->tally_state == HL_TALLY_FINAL) {
+			/* Counted by the hook: the LIVE set is the live set. */
+			b = hl_table_insert(&p->live, lb[i].address);
+			*b = (struct hl_block){ .address = lb[i].address, .size = lb[i].size,
+						.stack_id = stack_ref(p, lb[i].stack_id),
+						.kind = lb[i].kind };
+			if (stack_at(p, b->stack_id) && stack_at(p, b->stack_id)->tally_realloc)
+				b->flags = HL_BLOCK_REALLOC;
+			tally_block(p, b);
+		} else if (!b || (b->flags & HL_BLOCK_FREED)) {
 			/* The hook holds a block we never saw allocated (lost
 			 * events, or a fork race): trust the hook. */
 			if (!b)
@@ -1130,6 +1284,13 @@ int hl_state_record(void *ctx, const struct hl_wire_header *rec)
 				 p->exe, true);
 		break;
 	case HL_REC_SPAWN: hl_run_note_spawn(cs->run, p->pid, (const void *)rec); break;
+	case HL_REC_TALLY: {
+		uint32_t state = ((const struct hl_rec_tally *)rec)->state;
+
+		if (state == HL_TALLY_HANDED || state == HL_TALLY_FINAL)
+			tally_take(cs, p, state);
+		break;
+	}
 	default: break; /* unknown types: nothing to keep */
 	}
 	return 0;

@@ -61,6 +61,8 @@ struct hl_process_stack {
 	uint64_t at_peak_gen;
 	uint64_t leaked_bytes;    /* outstanding at the end (set by finish) */
 	uint64_t leaked_blocks;
+	uint8_t tally_kind;       /* counted by the hook: its first block's kind */
+	bool tally_realloc;       /* and its blocks were made by realloc */
 };
 
 struct hl_module {
@@ -297,6 +299,13 @@ struct hl_process {
 		uint64_t address;    /* fault address */
 		uint32_t stack;      /* stack index + 1, 0 = none */
 	} fatal;
+	/* Counting in the hook (wire.h): the hook's counts were taken at this
+	 * enum hl_tally_state (0: not); COUNTING means at the end of a stream
+	 * without TALLY (killed): its blocks are then known by stack only, and
+	 * those of stacks never received are tally_unknown_*. */
+	uint32_t tally_state;
+	uint64_t tally_events;       /* of `events`, those counted in the hook */
+	uint64_t tally_unknown_bytes, tally_unknown_blocks;
 	bool shared_buffers;         /* ended without EXIT, and its hook's shared event
 	                              * buffers were read (recover.h) */
 	uint64_t recovered_events;   /* events read from them */
@@ -437,6 +446,10 @@ void hl_state_decoder_init(struct hl_decoder *d, struct hl_conn_state *cs);
  * applied as their full-size records would be by hl_state_record. */
 struct hl_event;
 int hl_state_events(void *ctx, const struct hl_event *ev, size_t n);
+/* At the end of a stream without EXIT: a process whose hook counted and
+ * never handed its counts over has them taken from its tally (the stacks of
+ * the tally's log first). */
+void hl_state_tally_end(struct hl_conn_state *cs, struct hl_decoder *d);
 /* Decoder hint (hl_decode_hint_fn): prefetches the block table slots an
  * ALLOC, FREE or REALLOC record ahead will look up, once the table is too
  * large for the caches (false before: the hints would cost more). */

@@ -37,9 +37,11 @@
  * the buffer was read, which was after the batch at `now` was sent: whatever
  * the program then does with that block (free it, get the address again,
  * free it again) happens later, so any tombstone that event could need is
- * newer than `now`. (A thread alone in its process may give a few events in
- * a row one clock reading; once a second thread has events, which is when
- * tombstones begin, each event reads the clock.) Without the
+ * newer than `now`. (A few events in a row may share one clock reading.
+ * Once a second thread has events, which is when tombstones begin, only
+ * allocations from the thread's own cache do, and their ticks are never
+ * older than their address's last free: that thread made it, or it came
+ * before the reading reused. So no tombstone judges one stale.) Without the
  * buffers (no memfd), or with more unsent, the thread keeps its last ticks,
  * and the count bound (HL_TOMBSTONES_MAX) still applies.
  *

@@ -3,9 +3,10 @@
  * process's shared event buffers (reporter/recover.c). The input is the
  * memfd's contents, which the program under test could have scribbled on:
  * any bytes may be refused or decoded in part, none may crash, read outside
- * the mapping, hang or leak. A connection with HELLO, one batch and stack 1
- * comes first, as at the end of a real stream. The same bytes are then read
- * as a running thread's unsent events are (hl_recover_thread_pending).
+ * the mapping, hang or leak. A connection with HELLO (its hook counting:
+ * the area's tally is read too), one batch and stack 1 comes first, as at
+ * the end of a real stream. The same bytes are then read as a running
+ * thread's unsent events are (hl_recover_thread_pending).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -40,10 +41,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	hl_decode_init(&d, hl_state_record, &cs);
 	hl_enc_init(&e);
 	hl_enc_hello(&e, 42, 1, HL_ORIGIN_START, "/bin/prog", 1, argv);
+	((struct hl_rec_hello *)e.buf)->hook_flags |= HL_HOOK_TALLY;
 	hl_enc_batch(&e, 42, 1, 0);
 	hl_enc_stack(&e, 1, frames, 2, 0);
-	if (hl_decode_feed(&d, e.buf, e.len) == (long)e.len)
+	if (hl_decode_feed(&d, e.buf, e.len) == (long)e.len) {
 		hl_recover_feed(&view, &d, cs.proc);
+		hl_state_tally_end(&cs, &d);
+	}
 	/* A running thread's unsent events, read as the reporter reads them
 	 * to forget remembered frees: the first slot's thread and thread 42. */
 	hl_recover_thread_pending(&view, 42, d.batch_end, 1024, count_pin, &pins);

@@ -44,8 +44,14 @@ struct reader {
 	uint64_t dropped_stacks;     /* and of their `stacks` */
 	uint32_t batch_tid;          /* thread of the current batch */
 	size_t nallocs;              /* ALLOCs logged below, in stream order */
-	uint32_t alloc_tid[8192];
+	size_t nfrees;               /* and FREEs */
+	uint32_t alloc_tid[8192];    /* from here on not cleared by reader_start */
 	uint64_t alloc_ticks[8192];
+	uint64_t alloc_address[8192];
+	uint64_t alloc_size[8192];
+	uint32_t free_tid[8192];
+	uint64_t free_ticks[8192];
+	uint64_t free_address[8192];
 	uint64_t marker_allocs;      /* ALLOCs of MARKER_SIZE.. bytes */
 	uint64_t marker_bytes;       /* their sizes */
 	uint64_t marker_frees;       /* FREEs of the latest of them */
@@ -63,7 +69,14 @@ static int sink(void *ctx, const struct hl_wire_header *rec)
 		r->batch_tid = ((const struct hl_rec_batch *)rec)->tid;
 	if (rec->type == HL_REC_ALLOC && r->nallocs < 8192) {
 		r->alloc_tid[r->nallocs] = r->batch_tid;
+		r->alloc_address[r->nallocs] = ((const struct hl_rec_alloc *)rec)->address;
+		r->alloc_size[r->nallocs] = ((const struct hl_rec_alloc *)rec)->size;
 		r->alloc_ticks[r->nallocs++] = ((const struct hl_rec_alloc *)rec)->ticks;
+	}
+	if (rec->type == HL_REC_FREE && r->nfrees < 8192) {
+		r->free_tid[r->nfrees] = r->batch_tid;
+		r->free_address[r->nfrees] = ((const struct hl_rec_free *)rec)->address;
+		r->free_ticks[r->nfrees++] = ((const struct hl_rec_free *)rec)->ticks;
 	}
 	if (rec->type == HL_REC_ALLOC) {
 		const struct hl_rec_alloc *a = (const void *)rec;
@@ -332,25 +345,33 @@ static void test_malloc_keeps_errno(void **state)
 	in_child(malloc_errno_child, "malloc_errno_child");
 }
 
-/* The main thread's ALLOC ticks from index `from`, `count` of them: the
- * longest run of equal ticks, or 0 if they ever go down. */
-static size_t longest_equal_run(const struct reader *r, uint32_t tid, size_t from, size_t count)
+/* Thread tid's events among the n logged (tids[], ticks[]), from its
+ * `from`th, `count` of them: the longest run of equal ticks, or 0 if they
+ * ever go down. */
+static size_t longest_run_of(const uint32_t *tids, const uint64_t *ticks, size_t n, uint32_t tid,
+			     size_t from, size_t count)
 {
 	size_t run = 1, longest = 1, seen = 0;
 	uint64_t last = 0;
-	for (size_t i = 0; i < r->nallocs && seen < from + count; i++) {
-		if (r->alloc_tid[i] != tid)
+	for (size_t i = 0; i < n && seen < from + count; i++) {
+		if (tids[i] != tid)
 			continue;
 		if (seen++ < from)
 			continue;
-		if (seen - 1 > from && r->alloc_ticks[i] < last)
+		if (seen - 1 > from && ticks[i] < last)
 			return 0;
-		run = seen - 1 > from && r->alloc_ticks[i] == last ? run + 1 : 1;
+		run = seen - 1 > from && ticks[i] == last ? run + 1 : 1;
 		if (run > longest)
 			longest = run;
-		last = r->alloc_ticks[i];
+		last = ticks[i];
 	}
 	return longest;
+}
+
+/* The same over thread tid's ALLOCs. */
+static size_t longest_equal_run(const struct reader *r, uint32_t tid, size_t from, size_t count)
+{
+	return longest_run_of(r->alloc_tid, r->alloc_ticks, r->nallocs, tid, from, count);
 }
 
 static void *thread_allocs_few(void *arg)
@@ -396,8 +417,10 @@ static int ticks_child(void)
 	/* The first 7 may still take the dense run's last reading. */
 	if (longest_equal_run(&r, tid, 2008, 12) != 1)
 		return 6; /* sparse events must each read the clock */
-	if (longest_equal_run(&r, tid, 2020, 2000) != 1)
-		return 7; /* with threads, every event reads the clock */
+	/* With threads, allocations off this thread's cache may still share
+	 * a reading (ticks_threaded_child), frees never: each read the clock. */
+	if (longest_run_of(r.free_tid, r.free_ticks, r.nfrees, tid, 2020, 2000) != 1)
+		return 7;
 	return 0;
 }
 
@@ -405,6 +428,119 @@ static void test_event_ticks(void **state)
 {
 	(void)state;
 	in_child(ticks_child, "ticks_child");
+}
+
+#define PASSED 64
+static void *passed[PASSED];
+
+/* Frees every block of `passed`, which the main thread allocated. */
+static void *thread_frees_passed(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < PASSED; i++)
+		free(passed[i]);
+	return NULL;
+}
+
+/* Once a process has threads, an allocation its thread's cache serves may
+ * take the thread's last clock reading, up to 8 in a row (event_ticks), while
+ * every free still reads the clock; and a block another thread freed never
+ * comes back to an allocation with older ticks than that free (the reporter
+ * orders the two by ticks: wire.h, "Clock"). In a child: `threaded` must
+ * start false. Returns which check failed, 0 if none. */
+static int ticks_threaded_child(void)
+{
+	int sv[2];
+	static struct reader r;
+	static void *held[64];
+	uint32_t tid = (uint32_t)gettid();
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		return 2;
+	reader_start(&r, sv[1]);
+	if (!hl_emit_connect_fd(sv[0], HL_ORIGIN_START, (uint32_t)getppid()))
+		return 3;
+	hl_track_enabled = true;
+	pthread_t t;
+	if (pthread_create(&t, NULL, thread_allocs_few, NULL) != 0 || pthread_join(t, NULL) != 0)
+		return 4;
+	/* Dense runs of allocations from the cache, then of frees. */
+	for (int round = 0; round < 20; round++) {
+		for (int i = 0; i < 64; i++)
+			held[i] = alloc_site_one(32);
+		for (int i = 0; i < 64; i++)
+			free(held[i]);
+	}
+	/* Blocks that come back from another thread's frees. Their size class
+	 * (1008-byte ranges: bins of 16, refilled 8 at a time) is this
+	 * thread's alone and its bin is empty once PASSED are out, so the
+	 * first allocation after the other thread's frees takes one of them
+	 * back, while the dense frees before left this thread a reading it may
+	 * reuse. In rounds, the later ones with some of the blocks in the bin. */
+	for (int k = 0; k < 8; k++) {
+		for (int i = 0; i < PASSED; i++)
+			passed[i] = alloc_site_one(990);
+		for (int i = 0; i < 16; i++)
+			held[i] = alloc_site_two(24);
+		for (int i = 0; i < 16; i++)
+			free(held[i]);
+		if (pthread_create(&t, NULL, thread_frees_passed, NULL) != 0 ||
+		    pthread_join(t, NULL) != 0)
+			return 4;
+		for (int i = 0; i < PASSED; i++) /* the same size class: 989 tells them apart */
+			passed[i] = alloc_site_one(989);
+		for (int i = 0; i < PASSED; i++)
+			free(passed[i]);
+	}
+	hl_track_exit(HL_EXIT_NORMAL, 0);
+	pthread_join(r.thread, NULL);
+	if (r.result < 0 || r.nallocs < 100 + 20 * 64 + 16 * PASSED || r.nallocs >= 8192)
+		return 5;
+	size_t dense = longest_equal_run(&r, tid, 0, 20 * 64);
+	if (dense < 2 || dense > 8)
+		return 10 + (int)dense; /* no reuse, out of order or too long */
+	if (longest_run_of(r.free_tid, r.free_ticks, r.nfrees, tid, 0, 20 * 64) != 1)
+		return 6; /* each free reads the clock */
+	/* Round k's allocations of 989 bytes come after its passing thread
+	 * freed the blocks of 990: one that got such an address back must not
+	 * carry older ticks than that free, or the reporter would take it for
+	 * an allocation before the free, freed by it (wire.h, "Clock"). The
+	 * passing threads are the other threads after thread_allocs_few's, in
+	 * the order their frees come (each sent all of them at its exit,
+	 * before the join, so before the next began). */
+	uint32_t order[9] = { 0 }; /* other threads, as their frees first come */
+	unsigned others = 0;
+	for (size_t i = 0; i < r.nfrees && others < 9; i++) {
+		bool known = r.free_tid[i] == tid;
+		for (unsigned o = 0; o < others; o++)
+			known = known || r.free_tid[i] == order[o];
+		if (!known)
+			order[others++] = r.free_tid[i];
+	}
+	if (others != 9)
+		return 7;
+	const uint32_t *passer = order + 1;
+	size_t matched = 0, late = 0;
+	for (size_t j = 0; j < r.nallocs; j++) {
+		if (r.alloc_tid[j] != tid || r.alloc_size[j] != 989)
+			continue;
+		uint32_t by = passer[late++ / PASSED % 8];
+		for (size_t i = 0; i < r.nfrees; i++) {
+			if (r.free_tid[i] != by || r.free_address[i] != r.alloc_address[j])
+				continue;
+			if (r.alloc_ticks[j] < r.free_ticks[i])
+				return 8;
+			matched++;
+		}
+	}
+	if (matched == 0)
+		return 9; /* no address came back: nothing was checked */
+	return 0;
+}
+
+static void test_event_ticks_threaded(void **state)
+{
+	(void)state;
+	in_child(ticks_threaded_child, "ticks_threaded_child");
 }
 
 /* The connection asks for room for 8 batches in flight (as far as
@@ -574,6 +710,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_event_ticks),
+		cmocka_unit_test(test_event_ticks_threaded),
 		cmocka_unit_test(test_peer_closes),
 		cmocka_unit_test(test_peer_closes_prints_summary),
 		cmocka_unit_test(test_socket_to_nowhere),

@@ -245,10 +245,10 @@ static void bad_kind(struct hl_enc *e)
 	hl_enc_alloc(e, 0x10, 1, 1, 0, 77);
 }
 
-/* A flag bit the protocol does not define, next to HL_ALLOC_INHERITED. */
+/* A flag bit the protocol does not define, next to HL_ALLOC_TALLIED. */
 static void bad_alloc_flags(struct hl_enc *e)
 {
-	hl_enc_alloc(e, 0x10, 1, 1, 0, HL_ALLOC_INHERITED << 1);
+	hl_enc_alloc(e, 0x10, 1, 1, 0, HL_ALLOC_TALLIED << 1);
 }
 
 static void bad_live_count(struct hl_enc *e)

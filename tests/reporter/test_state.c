@@ -659,6 +659,40 @@ static void test_fork_snapshot_settles_at_close(void **state)
 	fork_end(&parent, &child, &run);
 }
 
+/* A snapshot child whose stream ends on EXEC (a test runner's child, which
+ * execs the test at once) is settled at close without loss records: the
+ * image was replaced and leaked nothing, so its inherited heap is not
+ * grouped only to be dropped at finish. */
+static void test_fork_snapshot_exec_not_grouped(void **state)
+{
+	struct feed parent = { 0 }, child = { 0 };
+	struct hl_process *pp, *cp;
+	struct hl_run run;
+
+	fork_parent_begin(&parent, &run);
+	pp = feed_flush(&parent);
+
+	fork_child_begin(&child, &run);
+	((struct hl_rec_hello *)child.e.buf)->hook_flags |= HL_HOOK_FORK_SNAPSHOT;
+	hl_enc_alloc(&child.e, 0xa000, 1000, 5, 1, HL_KIND_MALLOC | HL_ALLOC_INHERITED);
+	hl_enc_alloc(&child.e, 0xc000, 7, 6, 2, HL_KIND_MALLOC | HL_ALLOC_INHERITED);
+	hl_enc_exec(&child.e, "/bin/test_one");
+	cp = feed_flush(&child);
+	assert_non_null(cp->exec_pending);
+	hl_process_closed(cp);
+	assert_true(cp->settled);
+	assert_int_equal(cp->live.capacity, 0); /* freed, as any snapshot child's */
+	assert_int_equal(cp->nleaks, 0);
+	assert_null(cp->leaks);
+	assert_int_equal(hl_process_stack(cp, 1)->leaked_bytes, 0);
+	hl_process_finish(cp);
+	assert_int_equal(cp->how, HL_EXIT_EXEC);
+	assert_int_equal(cp->nleaks, 0);
+	assert_int_equal(cp->in_use_blocks, 2); /* counted, not leaked */
+	assert_ptr_equal(cp->parent, pp);
+	fork_end(&parent, &child, &run);
+}
+
 /* With share_frames (`heapledger run`), equal stacks of the run's processes
  * point at one copy of their return addresses; others have their own. */
 static void test_shared_frames(void **state)
@@ -1281,6 +1315,7 @@ int main(void)
 		cmocka_unit_test(test_stack_points_small),
 		cmocka_unit_test(test_shuffled_batches),
 		cmocka_unit_test(test_fork_snapshot_settles_at_close),
+		cmocka_unit_test(test_fork_snapshot_exec_not_grouped),
 		cmocka_unit_test(test_shared_frames),
 	};
 

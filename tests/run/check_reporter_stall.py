@@ -50,7 +50,9 @@ def main():
     heapledger, prog = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory(prefix="hl-stall-") as tmp:
         ready, go, js = (os.path.join(tmp, n) for n in ("ready", "go", "r.json"))
-        env = dict(os.environ, HEAPLEDGER_OPTIONS="wait_ms=100")
+        # Every event sent (tally=0), as threads send them: counted in the
+        # hook, a one-thread program has nothing to stall on until its exit.
+        env = dict(os.environ, HEAPLEDGER_OPTIONS="wait_ms=100:tally=0")
         run = subprocess.Popen([heapledger, "run", "--no-db", "--json", js, "--",
                                 prog, ready, go], env=env, stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -1,0 +1,157 @@
+/*
+ * libhook/tally.c: counting in the hook ("Counting in the hook", wire.h):
+ * when it starts and ends, the stack log and the timeline's samples. The
+ * per-event path is tally_hook.h's, the counting itself heapledger/tally.h's.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+
+#include "heap.h"
+#include "tally_hook.h"
+#include "track.h"
+
+static struct hl_tally_hot off; /* mode OFF */
+struct hl_tally_hot *hl_tally_hot = &off;
+
+bool hl_tally_begin(uint32_t origin)
+{
+	struct hl_tally *t = hl_shared_tally();
+	struct hl_tally_hot *hot = hl_process_own_page();
+	hl_tally_stop();
+	/* A fork child sends its inherited heap and its events as before; a
+	 * process that already has threads cannot count without locks. */
+	if (t == NULL || hot == NULL || !hl_options.tally || origin == HL_ORIGIN_FORK ||
+	    hl_relaxed_load(&hl_multithreaded))
+		return false;
+	hl_tally_init(&hot->view, t);
+	hot->logged = 1;
+	__atomic_store_n(&t->state, HL_TALLY_COUNTING, __ATOMIC_RELEASE);
+	hot->mode = HL_TALLY_MODE_ON;
+	hl_tally_hot = hot;
+	return true;
+}
+
+/* Frames of stack ids [hl_tally_logged, id] into the log, so a killed
+ * process's stacks are known though their STACK records never went out.
+ * A full log just stops logging: those stacks are then missing only if
+ * the process is killed (the reporter says a stack was not received). */
+static void log_stacks(uint32_t id)
+{
+	struct hl_tally *t = hl_tally_view.t;
+	for (; hl_tally_logged <= id; hl_tally_logged++) {
+		const struct hl_stack *s = hl_stack_get(hl_tally_logged);
+		if (s == NULL)
+			continue;
+		hl_assert(s->id == hl_tally_logged);
+		uint64_t need = sizeof(struct hl_tally_log_entry) + (uint64_t)s->depth * 8;
+		if (t->log_used + need > t->log_cap)
+			continue;
+		char *at = (char *)t + t->log_offset + t->log_used;
+		struct hl_tally_log_entry e = { .stack_id = s->id, .depth = s->depth,
+						.truncated = s->truncated };
+		memcpy(at, &e, sizeof(e));
+		memcpy(at + sizeof(e), s->frames, (size_t)s->depth * 8);
+		/* Published after its bytes: a reader after a kill takes what
+		 * log_used covers. */
+		__atomic_store_n(&t->log_used, t->log_used + need, __ATOMIC_RELEASE);
+	}
+	t->stacks_used = hl_tally_logged;
+}
+
+bool hl_tally_new_stacks(uint32_t id)
+{
+	if (id >= HL_TALLY_STACKS) {
+		hl_tally_hand_over();
+		return false;
+	}
+	log_stacks(id);
+	return true;
+}
+
+void hl_tally_sample_due(void)
+{
+	if (!hl_tally_sample_take(&hl_tally_view, hl_ticks()))
+		hl_tally_hand_over(); /* the series have no room left */
+}
+
+/* TALLY rides in the thread's buffer: the batch that carries it gives the
+ * reporter a clock reading (the events mode's batches would have). */
+static void tally_record(unsigned state)
+{
+	struct hl_rec_tally rec = { .h = hl_wire_hdr(HL_REC_TALLY, 0, sizeof(rec)),
+				    .state = state };
+	hl_emit_record(&rec, sizeof(rec));
+}
+
+struct heap_sink {
+	bool (*known)(uint64_t address);
+};
+
+static void heap_block(void *address, size_t size, uint32_t stack_id, unsigned kind, void *arg)
+{
+	const struct heap_sink *sink = arg;
+	/* Once handed over (a stack past the bound), the hand-over's own walk
+	 * has sent the rest. */
+	if (hl_tally_on && (sink->known == NULL || !sink->known((uintptr_t)address)))
+		hl_tally_take_alloc((uintptr_t)address, size, stack_id, kind);
+}
+
+void hl_tally_heap_blocks(bool (*known)(uint64_t address))
+{
+	struct heap_sink sink = { known };
+	hl_heap_walk(heap_block, &sink);
+}
+
+void hl_tally_hand_over(void)
+{
+	/* A vfork child runs in our memory: the tally is its parent's. */
+	if (!hl_tally_counts() || !hl_process_is_owner())
+		return;
+	int saved = errno;
+	hl_guard_enter();
+	hl_tally_hot->mode = HL_TALLY_MODE_OFF;
+	if (hl_emit_is_live()) {
+		__atomic_store_n(&hl_tally_view.t->state, HL_TALLY_HANDED, __ATOMIC_RELEASE);
+		tally_record(HL_TALLY_HANDED);
+		hl_emit_tally_handed();
+	}
+	hl_guard_leave();
+	errno = saved;
+}
+
+void hl_tally_started(void)
+{
+	if (hl_tally_counts())
+		tally_record(HL_TALLY_COUNTING); /* the first batch: a clock reading */
+}
+
+void hl_tally_finish(void)
+{
+	if (!hl_tally_counts() || !hl_process_is_owner())
+		return;
+	hl_tally_hot->mode = HL_TALLY_MODE_OFF;
+	__atomic_store_n(&hl_tally_view.t->state, HL_TALLY_FINAL, __ATOMIC_RELEASE);
+	tally_record(HL_TALLY_FINAL);
+}
+
+void hl_tally_unseen_thread(void)
+{
+	/* The first thread may be counting at this very moment: what it
+	 * counts now may be lost, which the reporter then finds as frees
+	 * without their allocation. Threads glibc starts itself (timer_create's
+	 * SIGEV_THREAD helper) are the only ones that can get here. */
+	hl_tally_hand_over();
+}
+
+void hl_tally_fork_child(void)
+{
+	hl_tally_stop();
+}
+
+void hl_tally_stop(void)
+{
+	hl_tally_hot->mode = HL_TALLY_MODE_OFF;
+	hl_tally_hot = &off;
+}
+

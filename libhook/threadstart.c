@@ -1,0 +1,33 @@
+/*
+ * libhook/threadstart.c: pthread_create, seen before the new thread exists.
+ *
+ * While a process has one thread its hook counts instead of sending events
+ * ("Counting in the hook", wire.h), without locks; that must end before a
+ * second thread can allocate. pthread_create is where every thread but
+ * glibc's own helpers begins (std::thread, OpenMP and the rest call it), so
+ * the tally is handed over here, in the creating thread, before the real
+ * call. A thread that starts another way ends it at its first allocation
+ * (cache.c).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+
+#include "tally_hook.h"
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+HL_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+			  void *(*start)(void *), void *arg)
+{
+	static pthread_create_fn real;
+	if (real == NULL) {
+		real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+		if (real == NULL)
+			return EAGAIN;
+	}
+	if (hl_tally_counts())
+		hl_tally_hand_over();
+	return real(thread, attr, start, arg);
+}

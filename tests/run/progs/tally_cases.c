@@ -1,0 +1,145 @@
+/*
+ * tests/run/progs/tally_cases.c MODE: one-thread heap work that the
+ * hook counts itself (counting in the hook), and the ways that counting
+ * ends: a thread, exec, fork, a kill.
+ *  - single: several stacks allocating, freeing, reallocating and leaking,
+ *    some blocks freed at once (temporaries), enough events for thousands
+ *    of timeline samples (the timeline thins);
+ *  - thread: the same, then a thread that allocates and leaks, joined, then
+ *    more of the same (the counts handed over at pthread_create);
+ *  - timer: the same, then a POSIX timer whose SIGEV_THREAD function
+ *    allocates and leaks: glibc starts that thread itself, unseen by
+ *    pthread_create's interposer (handed over at its first allocation);
+ *  - exec: the same, then exec of itself in mode single;
+ *  - fork: the same, then a fork child that allocates, leaks and exits;
+ *  - kill: leaks from two stacks, then SIGKILLs itself: the stacks' STACK
+ *    records were never sent (no batch went out after them), so the report
+ *    has them from the tally's stack log.
+ * Deterministic: the same events in the same order every run.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdbool.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <time.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define WINDOW 512
+static void *window[WINDOW];
+void *tally_sink; /* reachable: the last block stored */
+
+__attribute__((noinline)) static void *site_small(size_t n) { return malloc(n); }
+__attribute__((noinline)) static void *site_zeroed(size_t n) { return calloc(1, n); }
+__attribute__((noinline)) static void *site_grow(void *p, size_t n) { return realloc(p, n); }
+__attribute__((noinline)) static void *site_leak(size_t n) { return malloc(n); } /* LEAK-TALLY */
+__attribute__((noinline)) static void *site_leak2(size_t n) { return malloc(n); } /* LEAK-TALLY2 */
+__attribute__((noinline)) static void site_temporary(size_t n) { free(malloc(n)); }
+
+static void work(unsigned steps)
+{
+	unsigned seed = 12345;
+	for (unsigned i = 0; i < steps; i++) {
+		seed = seed * 1103515245u + 12345u;
+		unsigned slot = (seed >> 8) % WINDOW;
+		size_t n = 8 + (seed >> 16) % 600;
+		switch ((seed >> 4) % 4) {
+		case 0:
+			free(window[slot]);
+			window[slot] = site_small(n);
+			break;
+		case 1:
+			free(window[slot]);
+			window[slot] = site_zeroed(n);
+			break;
+		case 2:
+			window[slot] = site_grow(window[slot], n);
+			break;
+		default:
+			site_temporary(n);
+			break;
+		}
+	}
+	for (unsigned i = 0; i < 5; i++)
+		tally_sink = site_leak(100 + i);
+}
+
+static void *thread_main(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 1000; i++)
+		free(site_small((size_t)i + 1));
+	tally_sink = site_leak2(77);
+	return NULL;
+}
+
+static sem_t timer_done;
+
+static void timer_main(union sigval v)
+{
+	(void)v;
+	thread_main(NULL);
+	sem_post(&timer_done);
+}
+
+/* A SIGEV_THREAD timer fired once; false if it could not be made. */
+static bool timer_fired(void)
+{
+	struct sigevent ev = { .sigev_notify = SIGEV_THREAD, .sigev_notify_function = timer_main };
+	struct itimerspec when = { .it_value = { 0, 1000000 } };
+	timer_t timer;
+	if (sem_init(&timer_done, 0, 0) != 0 || timer_create(CLOCK_MONOTONIC, &ev, &timer) != 0 ||
+	    timer_settime(timer, 0, &when, NULL) != 0)
+		return false;
+	while (sem_wait(&timer_done) != 0)
+		;
+	return timer_delete(timer) == 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return 2;
+	if (strcmp(argv[1], "kill") == 0) {
+		for (int i = 0; i < 3; i++)
+			tally_sink = site_leak(40);
+		tally_sink = site_leak2(24);
+		kill(getpid(), SIGKILL);
+		return 3;
+	}
+	work(600000);
+	if (strcmp(argv[1], "thread") == 0) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, thread_main, NULL) != 0 || pthread_join(t, NULL) != 0)
+			return 4;
+		work(20000);
+	} else if (strcmp(argv[1], "timer") == 0) {
+		if (!timer_fired())
+			return 7;
+		work(20000);
+	} else if (strcmp(argv[1], "exec") == 0) {
+		execl("/proc/self/exe", argv[0], "single", (char *)NULL);
+		return 5;
+	} else if (strcmp(argv[1], "fork") == 0) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			work(3000);
+			_exit(0);
+		}
+		int status;
+		if (pid < 0 || waitpid(pid, &status, 0) != pid)
+			return 6;
+		work(3000);
+	} else if (strcmp(argv[1], "single") != 0) {
+		return 2;
+	}
+	for (unsigned i = 0; i < WINDOW; i += 2) {
+		free(window[i]);
+		window[i] = NULL;
+	}
+	return 0;
+}
