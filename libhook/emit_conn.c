@@ -282,6 +282,19 @@ static bool send_dropped_locked(void)
 	return true;
 }
 
+void hl_emit_send_new_stacks(void)
+{
+	/* A racy peek first: most calls find nothing new and take no lock. */
+	if (!hl_emit_is_live() || hl_stack_next_id() <= hl_emit_stacks_sent ||
+	    !hl_process_is_owner())
+		return;
+	int saved = errno;
+	hl_lock(&hl_emit_write_lock);
+	hl_emit_send_definitions_locked();
+	hl_unlock(&hl_emit_write_lock);
+	errno = saved;
+}
+
 void hl_emit_count_dropped(uint64_t n)
 {
 	atomic_fetch_add_explicit(&hl_emit_dropped_count, n, memory_order_relaxed);

@@ -71,8 +71,13 @@ bool hl_tally_new_stacks(uint32_t id)
 
 void hl_tally_sample_due(void)
 {
-	if (!hl_tally_sample_take(&hl_tally_view, hl_ticks()))
+	if (!hl_tally_sample_take(&hl_tally_view, hl_ticks())) {
 		hl_tally_hand_over(); /* the series have no room left */
+		return;
+	}
+	/* At most one send a sample, and only when stacks are new: the
+	 * reporter symbolizes them while the program runs, not after. */
+	hl_emit_send_new_stacks();
 }
 
 /* TALLY rides in the thread's buffer: the batch that carries it gives the

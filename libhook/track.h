@@ -265,6 +265,10 @@ void hl_emit_realloc(uint64_t old_address, uint64_t new_address, uint64_t size,
 		     uint32_t stack_id);
 /* Any other record of this thread (at most HL_PACK_MAX_RECORD bytes), as a
  * RECORD event. */
+/* Sends the STACK records not sent yet (and modules), outside any batch:
+ * with counting in the hook no batch may go out for a long time, and the
+ * reporter symbolizes stacks as they come, during the run. */
+void hl_emit_send_new_stacks(void);
 /* Counts n events that will never be sent (told in the next DROPPED). */
 void hl_emit_count_dropped(uint64_t n);
 void hl_emit_record(const void *rec, uint32_t len);
