@@ -483,13 +483,7 @@ void *hl_malloc_fast_miss(struct hl_thread_cache *tc, size_t n, unsigned kind)
 	struct hl_range *r = hl_cache_refill(tc, hl_class_floor(size), size);
 	if (hl_unlikely(r == NULL))
 		return hl_allocate(n, HL_ALIGN, kind); /* errno, and any other way */
-	hl_range_hand_out(r, kind);
-	r->slack = (uint16_t)(hl_range_usable(r) - n);
-	r->stack_kind = kind;
-	bool publish = hl_stats_count_alloc(tc, n);
-	if (hl_unlikely(publish || hl_track_enabled))
-		return hl_malloc_fast_tail(tc, hl_range_data(r), n, kind, publish);
-	return hl_range_data(r);
+	return hl_malloc_fast_hand_out(tc, r, n, kind);
 }
 
 /* The free tail's work after the event (or without one): r goes to its bin,

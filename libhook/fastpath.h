@@ -33,6 +33,20 @@ HL_NOINLINE void *hl_malloc_fast_tail(struct hl_thread_cache *tc, void *p, size_
  * tail position. */
 HL_NOINLINE void *hl_malloc_fast_miss(struct hl_thread_cache *tc, size_t n, unsigned kind);
 
+/* r, just taken from tc's cache, handed to the program as a block of n
+ * bytes of `kind`: the one spelling for the fast path and its refill. */
+HL_INLINE void *hl_malloc_fast_hand_out(struct hl_thread_cache *tc, struct hl_range *r, size_t n,
+					unsigned kind)
+{
+	hl_range_hand_out(r, kind);
+	r->slack = (uint16_t)(hl_range_usable(r) - n);
+	r->stack_kind = kind;
+	bool publish = hl_stats_count_alloc(tc, n);
+	if (hl_unlikely(publish || hl_track_enabled))
+		return hl_malloc_fast_tail(tc, hl_range_data(r), n, kind, publish);
+	return hl_range_data(r);
+}
+
 /* Largest request whose range is below HL_TLSF_SMALL (an exact class). */
 #define HL_FAST_EXACT_MAX (HL_TLSF_SMALL - sizeof(struct hl_range) - HL_ALIGN + 1)
 
@@ -59,13 +73,7 @@ HL_INLINE void *hl_malloc_fast(size_t n, unsigned kind)
 		return hl_malloc_fast_miss(tc, n, kind);
 	bin->head = ((struct hl_free_links *)hl_range_data(r))->next;
 	bin->room++;
-	hl_range_hand_out(r, kind);
-	r->slack = (uint16_t)(hl_range_usable(r) - n);
-	r->stack_kind = kind;
-	bool publish = hl_stats_count_alloc(tc, n);
-	if (hl_unlikely(publish || hl_track_enabled))
-		return hl_malloc_fast_tail(tc, hl_range_data(r), n, kind, publish);
-	return hl_range_data(r);
+	return hl_malloc_fast_hand_out(tc, r, n, kind);
 }
 
 /* Tracking and a multithreaded program's frees: the work after a fast free
