@@ -568,13 +568,6 @@ enum hl_ptr_class {
 enum hl_ptr_class hl_ptr_classify(const void *p);
 /* Asked-for bytes of a live block. */
 size_t hl_block_requested(struct hl_range *r);
-/* The same, inline on a free's path: a segment range's from its header. */
-HL_INLINE size_t hl_block_requested_inline(struct hl_range *r)
-{
-	if (hl_unlikely(hl_range_flags(r) & HL_RANGE_LARGE))
-		return hl_block_requested(r);
-	return hl_range_usable(r) - r->slack;
-}
 
 /* ---- misuse.c: heap misuse reports ---------------------------------------- */
 

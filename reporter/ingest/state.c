@@ -855,12 +855,14 @@ static void tally_take(struct hl_conn_state *cs, struct hl_process *p, uint32_t 
 }
 
 /* A block of the live set handed over with the counts (HL_ALLOC_TALLIED,
- * or the LIVE set after TALLY FINAL): into the table and the live
- * counters, counted already. */
+ * or the LIVE set after TALLY FINAL): into the live counters, counted
+ * already; made by realloc if its stack's blocks were (no record says). */
 static void tally_block(struct hl_process *p, struct hl_block *b)
 {
 	struct hl_process_stack *s = stack_at(p, b->stack_id);
 
+	if (s && s->tally_realloc)
+		b->flags = HL_BLOCK_REALLOC;
 	p->in_use_bytes += b->size;
 	p->in_use_blocks++;
 	if (s) {
@@ -925,8 +927,6 @@ static void on_alloc(struct hl_process *p, const struct hl_rec_alloc *r)
 			if (!added)
 				p->tombstones--;
 			*b = nb;
-			if (stack_at(p, b->stack_id) && stack_at(p, b->stack_id)->tally_realloc)
-				b->flags = HL_BLOCK_REALLOC;
 			tally_block(p, b);
 		}
 		return;
@@ -1083,8 +1083,6 @@ static void on_live(struct hl_process *p, const struct hl_rec_live *r)
 			*b = (struct hl_block){ .address = lb[i].address, .size = lb[i].size,
 						.stack_id = stack_ref(p, lb[i].stack_id),
 						.kind = lb[i].kind };
-			if (stack_at(p, b->stack_id) && stack_at(p, b->stack_id)->tally_realloc)
-				b->flags = HL_BLOCK_REALLOC;
 			tally_block(p, b);
 		} else if (!b || (b->flags & HL_BLOCK_FREED)) {
 			/* The hook holds a block we never saw allocated (lost
