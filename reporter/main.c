@@ -388,7 +388,7 @@ static const struct {
 	{ "baseline", hl_cmd_baseline, "export a run's leak sites as a baseline file" },
 	{ "db", hl_cmd_db, "database maintenance: prune --keep N (the newest N runs)" },
 	{ "import", hl_cmd_import, "merge the runs of other databases into this one (by UUID)" },
-	{ "ui", hl_cmd_ui, "serve the web UI over the database (runs, leaks, charts, diffs)" },
+	{ "ui", hl_cmd_ui_exec, "serve the web UI over the database (runs, leaks, charts, diffs)" },
 	{ "bench-ingest", hl_cmd_bench_ingest, NULL }, /* measures ingest speed */
 };
 

@@ -59,6 +59,13 @@ int hl_cmd_bench_ingest(int argc, char **argv);
  * binary in the build tree (../libhook/), else bindir/../libdir relative to
  * this binary, else the configured libdir. Returns 0 or -ENOENT. */
 int hl_find_hook_library(char *out, size_t len);
+/* Absolute path of the executable name that a command runs (heapledger-ui):
+ * beside this binary in the build tree, else bindir/../libexecdir/heapledger
+ * relative to this binary, else the configured libexecdir/heapledger.
+ * Returns 0 or -ENOENT. */
+int hl_find_helper(const char *name, char *out, size_t len);
+/* `heapledger ui`: runs heapledger-ui in this process's place (cmd_ui.c). */
+int hl_cmd_ui_exec(int argc, char **argv);
 /* The database used without --db: $HEAPLEDGER_DB, else
  * $XDG_DATA_HOME/heapledger/history.db, else
  * $HOME/.local/share/heapledger/history.db; one history for every directory

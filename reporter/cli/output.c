@@ -226,53 +226,70 @@ const char *hl_default_db(bool create_dir)
 	return path;
 }
 
-static bool file_exists(const char *path)
-{
-	return access(path, R_OK) == 0;
-}
-
-/* dir/libheapledger.so.N with dir made absolute and canonical, into out;
- * the soname link itself is kept, so a path printed by `env` survives an
- * upgrade of the library. */
-static int hook_in(const char *dir, char *out, size_t len)
+/* dir/name with dir made absolute and canonical, into out, if it is there
+ * with access mode (R_OK, X_OK); the name itself is kept, so a soname link
+ * printed by `env` survives an upgrade of the library. */
+static int file_in(const char *dir, const char *name, int mode, char *out, size_t len)
 {
 	char real[PATH_MAX];
 	int n;
 
 	if (!realpath(dir, real))
 		return -ENOENT;
-	n = snprintf(out, len, "%s/" HL_HOOK_SONAME, real);
-	if (n < 0 || (size_t)n >= len || !file_exists(out))
+	n = snprintf(out, len, "%s/%s", real, name);
+	if (n < 0 || (size_t)n >= len || access(out, mode) != 0)
 		return -ENOENT;
 	return 0;
 }
 
-int hl_find_hook_library(char *out, size_t len)
+/* name in the first of this binary's directory + each of relative[], then
+ * in absolute: the build tree, an installed or unpacked tree, the
+ * configured prefix. */
+static int find_beside_self(const char *name, int mode, const char *const *relative,
+			    size_t nrelative, const char *absolute, char *out, size_t len)
 {
-	const char *env = getenv("HEAPLEDGER_LIB");
 	char self[PATH_MAX], candidate[PATH_MAX + 64];
-	static const char *const relative[] = {
-		"/../libhook",                        /* the build tree */
-		"/" HL_INSTALL_LIBDIR_FROM_BINDIR,    /* installed, or unpacked elsewhere */
-	};
 	ssize_t n;
 	char *slash;
 
-	if (env && *env)
-		return realpath(env, out) && len >= PATH_MAX ? 0 : -ENOENT;
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n > 0) {
 		self[n] = 0;
 		slash = strrchr(self, '/');
 		if (slash)
 			*slash = 0;
-		for (size_t i = 0; i < HL_ARRAY_SIZE(relative); i++) {
+		for (size_t i = 0; i < nrelative; i++) {
 			snprintf(candidate, sizeof(candidate), "%s%s", self, relative[i]);
-			if (!hook_in(candidate, out, len))
+			if (!file_in(candidate, name, mode, out, len))
 				return 0;
 		}
 	}
-	return hook_in(HL_INSTALL_LIBDIR, out, len); /* the configured libdir */
+	return file_in(absolute, name, mode, out, len);
+}
+
+int hl_find_hook_library(char *out, size_t len)
+{
+	const char *env = getenv("HEAPLEDGER_LIB");
+	static const char *const relative[] = {
+		"/../libhook",                        /* the build tree */
+		"/" HL_INSTALL_LIBDIR_FROM_BINDIR,    /* installed, or unpacked elsewhere */
+	};
+
+	if (env && *env)
+		return realpath(env, out) && len >= PATH_MAX ? 0 : -ENOENT;
+	return find_beside_self(HL_HOOK_SONAME, R_OK, relative, HL_ARRAY_SIZE(relative),
+				HL_INSTALL_LIBDIR, out, len);
+}
+
+int hl_find_helper(const char *name, char *out, size_t len)
+{
+	static const char *const relative[] = {
+		"",                                        /* the build tree: beside it */
+		"/" HL_INSTALL_LIBEXECDIR_FROM_BINDIR "/heapledger", /* installed, or unpacked */
+	};
+
+	return find_beside_self(name, X_OK, relative, HL_ARRAY_SIZE(relative),
+				HL_INSTALL_LIBEXECDIR "/heapledger", out, len);
 }
 
 char *hl_preload_value(const char *lib, const char *existing)

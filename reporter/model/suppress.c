@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demangle.h"
 #include "fingerprint.h"
 #include "report.h"
 
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 #define HL_SUPP_MAX_FRAMES 256
 
@@ -587,14 +587,13 @@ static int parse_kinds(struct parser *ps, const char *list, unsigned *kinds)
  * wildcards demangled. */
 static const char *function_pattern(struct parser *ps, const char *pattern)
 {
-	int status = -1;
 	char *demangled;
 	const char *kept;
 
 	if (strncmp(pattern, "_Z", 2) || strpbrk(pattern, "*?"))
 		return hl_bump_strdup(&ps->set->arena, pattern);
-	demangled = __cxa_demangle(pattern, NULL, NULL, &status);
-	kept = hl_bump_strdup(&ps->set->arena, status == 0 && demangled ? demangled : pattern);
+	demangled = hl_demangle(pattern);
+	kept = hl_bump_strdup(&ps->set->arena, demangled ? demangled : pattern);
 	free(demangled);
 	return kept;
 }

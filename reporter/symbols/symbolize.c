@@ -15,15 +15,11 @@
 #include <unistd.h>
 
 #include "debug_cache.h"
+#include "demangle.h"
 #include "dwarf_index.h"
 #include "stack_memo.h"
 #include "state.h"
 #include "util.h"
-
-/* From libstdc++ (linked for this alone); declared here to keep the reporter
- * plain C. */
-extern char *__cxa_demangle(const char *mangled, char *out, size_t *len,
-			    int *status);
 
 #define HL_MAX_INLINE 16 /* inlined frames reported per return address */
 
@@ -333,14 +329,13 @@ static const char *demangle(struct hl_symbolizer *s, const char *name)
 {
 	char *out;
 	const char *kept;
-	int status = -1;
 
 	if (!name)
 		return NULL;
 	if (strncmp(name, "_Z", 2) != 0)
 		return hl_bump_strdup(&s->arena, name);
-	out = __cxa_demangle(name, NULL, NULL, &status);
-	kept = hl_bump_strdup(&s->arena, status == 0 && out ? out : name);
+	out = hl_demangle(name);
+	kept = hl_bump_strdup(&s->arena, out ? out : name);
 	free(out);
 	return kept;
 }

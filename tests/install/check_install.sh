@@ -1,12 +1,13 @@
 #!/bin/sh
-# tests/install/check_install.sh MESON BUILD_DIR PREFIX BINDIR LIBDIR INCLUDEDIR MANDIR SOURCE
+# tests/install/check_install.sh MESON BUILD_DIR PREFIX BINDIR LIBDIR INCLUDEDIR MANDIR SOURCE LIBEXECDIR
 # `meson install --destdir` into a temporary tree, then use it as a user
 # would: the files are there, a program built against the installed header
 # with `pkg-config --cflags --libs heapledger` calls heapledger_print_summary
 # with the installed library preloaded, and the installed command finds the
-# installed library (relative to itself: the tree is not at its prefix).
+# installed library and the installed UI server (relative to itself: the
+# tree is not at its prefix).
 set -eu
-meson=$1 build=$2 prefix=$3 bindir=$4 libdir=$5 includedir=$6 mandir=$7 source=$8
+meson=$1 build=$2 prefix=$3 bindir=$4 libdir=$5 includedir=$6 mandir=$7 source=$8 libexecdir=$9
 
 fail() { echo "check_install: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
@@ -19,7 +20,8 @@ under() { case $1 in /*) echo "$dest$1" ;; *) echo "$dest$prefix/$1" ;; esac; }
 	{ cat "$tmp/install.log" >&2; fail "meson install failed"; }
 
 bin=$(under "$bindir") lib=$(under "$libdir") inc=$(under "$includedir") man=$(under "$mandir")
-for f in "$bin/heapledger" "$lib/libheapledger.so.0" "$lib/libheapledger.so" \
+libexec=$(under "$libexecdir")
+for f in "$bin/heapledger" "$libexec/heapledger/heapledger-ui" "$lib/libheapledger.so.0" "$lib/libheapledger.so" \
 	"$inc/heapledger.h" "$inc/heapledger/wire.h" "$lib/pkgconfig/heapledger.pc"; do
 	[ -e "$f" ] || fail "not installed: ${f#"$dest"}"
 done
@@ -55,4 +57,13 @@ env -u HEAPLEDGER_LIB HOME="$tmp" "$bin/heapledger" run --no-db -- "$tmp/summary
 	>/dev/null 2>"$tmp/run.err" || fail "installed heapledger run failed: $(cat "$tmp/run.err")"
 grep -q '1,000 bytes in 1 blocks are .*lost' "$tmp/run.err" ||
 	fail "installed heapledger run did not report the leak: $(cat "$tmp/run.err")"
+# Only the UI's server loads the HTTP library (and its TLS stack), and
+# libstdc++ is loaded when a C++ name is demangled: neither is on every
+# `heapledger run`'s start.
+needed=$(readelf -d "$bin/heapledger" | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p')
+case $needed in *microhttpd*|*stdc++*) fail "heapledger links $(echo $needed)";; esac
+readelf -d "$libexec/heapledger/heapledger-ui" | grep -q 'NEEDED.*microhttpd' ||
+	fail "heapledger-ui does not link libmicrohttpd"
+# `heapledger ui` from the moved tree finds its server and serves.
+sh "$source/../ui/serve_once.sh" "$bin/heapledger" "$tmp" || fail "installed heapledger ui did not serve"
 echo "ok: installed tree works from $dest$prefix"

@@ -4,7 +4,8 @@
 # the source tree, checks them with lintian (no error or warning allowed), unpacks the
 # command and the library with dpkg -x and runs `heapledger run` from there
 # on LEAKER, a leaking program: the unpacked command must find the unpacked
-# library and report the leak. Exit 77 (skipped) without dpkg-buildpackage
+# library and report the leak, and `heapledger ui` must find its server
+# and serve. Exit 77 (skipped) without dpkg-buildpackage
 # or the build dependencies.
 set -eu
 source=$1 leaker=$2
@@ -48,4 +49,6 @@ env -u HEAPLEDGER_LIB HOME="$tmp" "$root/usr/bin/heapledger" run --no-db -- "$le
 	>/dev/null 2>"$tmp/run.err" || fail "unpacked heapledger run failed: $(cat "$tmp/run.err")"
 grep -q 'bytes in 1 blocks are .*lost' "$tmp/run.err" ||
 	fail "unpacked heapledger run reported no leak: $(cat "$tmp/run.err")"
-echo "ok: packages built, lintian-clean, and heapledger run works unpacked"
+sh "$source/tests/ui/serve_once.sh" "$root/usr/bin/heapledger" "$tmp" ||
+	fail "unpacked heapledger ui did not serve"
+echo "ok: packages built, lintian-clean, heapledger run and ui work unpacked"
