@@ -38,7 +38,7 @@ static void early_block(void *address, size_t size, uint32_t stack_id, unsigned 
 	if (sink->known != NULL && sink->known((uintptr_t)address))
 		return;
 	if (sink->flags & HL_ALLOC_TALLIED)
-		size = hl_dtv_block_reported(stack_id, size); /* as counted, and as LIVE says */
+		size = hl_dtv_block_reported(stack_id, size); /* as counted, and as LIVE says (live_append) */
 	if (!sink->started) {
 		struct hl_rec_batch *batch = hl_emit_scratch_reserve_locked(sizeof(*batch));
 		if (batch == NULL)
@@ -159,6 +159,9 @@ static void live_append(struct live_sink *sink, void *address, size_t size, uint
 	}
 	struct hl_wire_live_block *blk = (void *)(hl_emit_scratch + hl_emit_scratch_used);
 	hl_emit_scratch_used += sizeof(*blk);
+	/* A DTV at the size its ALLOC and the tally said (dtv.c): after TALLY
+	 * FINAL the LIVE set is all the reporter knows of a block. */
+	size = hl_dtv_block_reported(stack_id, size);
 	*blk = (struct hl_wire_live_block){ .address = (uintptr_t)address, .size = size,
 					   .stack_id = stack_id, .kind = (uint8_t)kind,
 					   .leak_class = (uint8_t)leak_class };
