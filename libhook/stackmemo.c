@@ -19,8 +19,8 @@
  * ordered, the return address is the word the caller's call pushed at the
  * frame's top). The scan stays below the top of the thread's stack (see
  * memo_create), reads only pages known to be mapped (see readable) and gives
- * up after MEMO_SCAN_BYTES per frame (a frame with a huge local array is not
- * memoized). The distances found (steps) are kept once per interned stack.
+ * up after MEMO_SCAN_BYTES per frame (a frame with a local array over 256 KiB
+ * is not memoized). The distances found (steps) are kept once per interned stack.
  *
  * Size: 1024 sets of 4 entries of 16 bytes, 64 KiB of hook memory per thread
  * that allocates (4096 sets, 256 KiB, under checks=full, which memoizes free
@@ -62,7 +62,12 @@ extern void *__libc_stack_end; /* ld.so: the initial stack pointer */
  * each allocation of a deeper stack a libunwind walk again, 18-27 times the
  * instructions of a hit (bench/README.md, "Stack depth"). */
 #define MEMO_FRAMES HL_WIRE_MAX_FRAMES
-#define MEMO_SCAN_BYTES (16u * 1024)     /* between two slots at most: steps fit 16 bits */
+/* Between two slots at most, so steps fit 16 bits (words). 16 KiB left a
+ * frame with a 32 KiB local buffer above malloc's caller unmemoized: every
+ * allocation under it a libunwind walk, 27x glibc's time on a loop of
+ * malloc and free in such a main (bench/README.md, "Large frames"). */
+#define MEMO_SCAN_BYTES (256u * 1024)
+_Static_assert(MEMO_SCAN_BYTES / sizeof(uintptr_t) <= UINT16_MAX, "steps fit 16 bits");
 #define MEMO_STACK_SPAN (1ull << 30)     /* a thread's stack is smaller */
 #define PAGE_BYTES 4096u                 /* smallest page size: protection unit */
 #define SIZE_BITS 14u                    /* frame_size: 16k words, 128 KiB per process */

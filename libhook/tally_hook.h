@@ -1,14 +1,12 @@
 /*
  * libhook/tally_hook.h: counting in the hook ("Counting in the hook",
- * wire.h): the tracking calls' inline path, in place of the ALLOC, FREE and
- * REALLOC events. tally.c has the rest. Never installed.
+ * wire.h): the tracking calls' inline path while a connected process has
+ * one thread, in place of the ALLOC, FREE and REALLOC events. tally.c has
+ * the rest. Never installed.
  *
- * While the process has one thread, that thread counts with no lock and no
- * atomic (HL_TALLY_MODE_ON). Before a second thread exists (pthread_create,
- * clone with CLONE_VM: seen in the creating thread) the mode becomes
- * HL_TALLY_MODE_SHARED, where every event is counted out of line under
- * tally.c's lock. A thread that starts unseen while one thread counts
- * without the lock ends the tally at its first allocation (cache.c).
+ * Only the process's one thread counts, so the tally needs no lock and no
+ * atomic: it ends (hl_tally_hand_over) before a second thread exists, and a
+ * thread that starts unseen ends it at its first allocation (cache.c).
  */
 #ifndef HL_TALLY_HOOK_H
 #define HL_TALLY_HOOK_H
@@ -16,7 +14,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dtv.h"
 #include "heapledger/tally.h"
 #include "internal.h"
 
@@ -27,9 +24,8 @@
  * what it allocates and frees is counted with ours, as its events would
  * have gone into our buffers. */
 enum hl_tally_mode {
-	HL_TALLY_MODE_OFF,    /* events are sent */
-	HL_TALLY_MODE_ON,     /* the one thread counts, without a lock */
-	HL_TALLY_MODE_SHARED, /* threads count under tally.c's lock */
+	HL_TALLY_MODE_OFF, /* events are sent */
+	HL_TALLY_MODE_ON,  /* the tally counts */
 };
 struct hl_tally_hot {
 	uint32_t mode;   /* enum hl_tally_mode */
@@ -39,20 +35,14 @@ struct hl_tally_hot {
 _Static_assert(sizeof(struct hl_tally_hot) <= HL_PROCESS_OWN_PAGE_BYTES, "fits the page");
 /* A zeroed default until counting begins (hidden: read directly). */
 extern __attribute__((visibility("hidden"))) struct hl_tally_hot *hl_tally_hot;
+#define hl_tally_on (hl_tally_hot->mode == HL_TALLY_MODE_ON)
 #define hl_tally_view (hl_tally_hot->view)
 #define hl_tally_logged (hl_tally_hot->logged)
-
-HL_INLINE uint32_t hl_tally_mode(void)
-{
-	/* Written by the thread that ends the tally while others may read:
-	 * they then count, or find it off under the lock (tally.c). */
-	return __atomic_load_n(&hl_tally_hot->mode, __ATOMIC_RELAXED);
-}
 
 /* The tracking calls' test: count this event? */
 HL_INLINE bool hl_tally_counts(void)
 {
-	return hl_tally_mode() != HL_TALLY_MODE_OFF;
+	return hl_tally_hot->mode == HL_TALLY_MODE_ON;
 }
 /* Counting stops for good (the connection is gone). */
 void hl_tally_stop(void);
@@ -61,12 +51,9 @@ void hl_tally_stop(void);
  * about to say HELLO; false: events are sent (a fork child, threads, the
  * option off, no shared area). */
 bool hl_tally_begin(uint32_t origin);
-/* Ends counting (exec, a thread started unseen, the tally full): TALLY
- * (HANDED), then the heap's blocks, then events. No-op when off. */
+/* Ends counting before a second thread exists, or when the tally is full:
+ * TALLY (HANDED), then the heap's blocks, then events. No-op when off. */
 void hl_tally_hand_over(void);
-/* A second thread is about to exist (the caller is still the only one):
- * from now on the threads count under the lock. No-op unless ON. */
-void hl_tally_threads_begin(void);
 /* Right after HELLO: TALLY (COUNTING), whose batch is the reporter's first
  * clock reading. */
 void hl_tally_started(void);
@@ -83,33 +70,15 @@ void hl_tally_fork_child(void);
 bool hl_tally_new_stacks(uint32_t id);
 void hl_tally_sample_due(void);
 
-/* The threads' path (HL_TALLY_MODE_SHARED): the same counting under the
- * lock, each thread with its own latest allocation; false when the tally
- * ended (the caller sends the event). */
-bool hl_tally_take_alloc_shared(uint64_t address, uint64_t size, uint32_t id, unsigned kind);
-bool hl_tally_take_free_shared(uint64_t address, uint64_t size, uint32_t id);
-bool hl_tally_take_realloc_shared(uint64_t old_address, uint64_t old_size, uint32_t old_id,
-				  uint64_t address, uint64_t size, uint32_t id);
-
-/* One allocation counted by the one thread (HL_TALLY_MODE_ON); false when
- * the tally ended. */
-HL_INLINE bool hl_tally_alloc_counted(uint64_t address, uint64_t size, uint32_t id,
-				      unsigned kind, uint64_t *last_alloc)
-{
-	if (hl_unlikely(id >= hl_tally_logged) && !hl_tally_new_stacks(id))
-		return false;
-	hl_tally_alloc(&hl_tally_view, last_alloc, address, size, id, kind, false);
-	if (hl_unlikely(hl_tally_counted(hl_tally_view.t)))
-		hl_tally_sample_due();
-	return true;
-}
-
 /* One allocation counted; false when the tally ended (the caller sends it). */
 HL_INLINE bool hl_tally_take_alloc(uint64_t address, uint64_t size, uint32_t id, unsigned kind)
 {
-	if (hl_unlikely(hl_tally_mode() == HL_TALLY_MODE_SHARED))
-		return hl_tally_take_alloc_shared(address, size, id, kind);
-	return hl_tally_alloc_counted(address, size, id, kind, &hl_tally_view.t->last_alloc);
+	if (hl_unlikely(id >= hl_tally_logged) && !hl_tally_new_stacks(id))
+		return false;
+	hl_tally_alloc(&hl_tally_view, address, size, id, kind, false);
+	if (hl_unlikely(hl_tally_counted(hl_tally_view.t)))
+		hl_tally_sample_due();
+	return true;
 }
 
 /* A block of size bytes from stack id was counted: one made while tracking
@@ -125,67 +94,40 @@ HL_INLINE bool hl_tally_holds(uint32_t id, uint64_t size)
  * take away: the free alone is counted, as the reporter counts a free
  * whose allocation it never saw (finish.c finds it unmatched from the
  * totals). */
-HL_INLINE void hl_tally_block_freed(uint64_t address, uint64_t size, uint32_t id,
-				    uint64_t *last_alloc)
+HL_INLINE void hl_tally_block_freed(uint64_t address, uint64_t size, uint32_t id)
 {
 	if (hl_likely(hl_tally_holds(id, size))) {
-		hl_tally_free(&hl_tally_view, last_alloc, address, size, id);
+		hl_tally_free(&hl_tally_view, address, size, id);
 	} else {
 		hl_tally_view.t->frees++;
-		*last_alloc = 0;
+		hl_tally_view.t->last_alloc = 0;
 	}
 }
 
-/* One free counted by the one thread (HL_TALLY_MODE_ON). */
-HL_INLINE void hl_tally_free_counted(uint64_t address, uint64_t size, uint32_t id,
-				     uint64_t *last_alloc)
+/* One free of the block at address, size bytes from stack id. */
+HL_INLINE void hl_tally_take_free(uint64_t address, uint64_t size, uint32_t id)
 {
-	hl_tally_block_freed(address, size, id, last_alloc);
+	hl_tally_block_freed(address, size, id);
 	if (hl_unlikely(hl_tally_counted(hl_tally_view.t)))
 		hl_tally_sample_due();
-}
-
-/* One free of the block at address, size bytes from stack id; false when
- * the tally ended (the caller sends it). */
-HL_INLINE bool hl_tally_take_free(uint64_t address, uint64_t size, uint32_t id)
-{
-	if (hl_unlikely(hl_tally_mode() == HL_TALLY_MODE_SHARED))
-		return hl_tally_take_free_shared(address, size, id);
-	/* No DTV is freed while one thread counts: none but the first
-	 * thread's exists, and it is never freed. */
-	hl_assert(hl_dtv_block_reported(id, size) == size);
-	hl_tally_free_counted(address, size, id, &hl_tally_view.t->last_alloc);
-	return true;
 }
 
 /* The heap's blocks for which known(address) is false (NULL: all), each
  * counted as an allocation: the blocks from before the connection. */
 void hl_tally_heap_blocks(bool (*known)(uint64_t address));
 
-/* A realloc counted by the one thread (HL_TALLY_MODE_ON). */
-HL_INLINE bool hl_tally_realloc_counted(uint64_t old_address, uint64_t old_size,
-					uint32_t old_id, uint64_t address, uint64_t size,
-					uint32_t id, uint64_t *last_alloc)
-{
-	if (hl_unlikely(id >= hl_tally_logged) && !hl_tally_new_stacks(id))
-		return false;
-	hl_tally_block_freed(old_address, old_size, old_id, last_alloc);
-	hl_tally_alloc(&hl_tally_view, last_alloc, address, size, id, HL_KIND_MALLOC, true);
-	if (hl_unlikely(hl_tally_counted(hl_tally_view.t)))
-		hl_tally_sample_due();
-	return true;
-}
-
 /* A realloc: the old block (old_size bytes from old_id) freed and the new
  * one made by realloc, one event; false when the tally ended. */
 HL_INLINE bool hl_tally_take_realloc(uint64_t old_address, uint64_t old_size, uint32_t old_id,
 				     uint64_t address, uint64_t size, uint32_t id)
 {
-	if (hl_unlikely(hl_tally_mode() == HL_TALLY_MODE_SHARED))
-		return hl_tally_take_realloc_shared(old_address, old_size, old_id, address, size,
-						    id);
-	return hl_tally_realloc_counted(old_address, old_size, old_id, address, size, id,
-					&hl_tally_view.t->last_alloc);
+	if (hl_unlikely(id >= hl_tally_logged) && !hl_tally_new_stacks(id))
+		return false;
+	hl_tally_block_freed(old_address, old_size, old_id);
+	hl_tally_alloc(&hl_tally_view, address, size, id, HL_KIND_MALLOC, true);
+	if (hl_unlikely(hl_tally_counted(hl_tally_view.t)))
+		hl_tally_sample_due();
+	return true;
 }
 
 #endif

@@ -2,12 +2,12 @@
  * libhook/threadstart.c: pthread_create, seen before the new thread exists.
  *
  * While a process has one thread its hook counts instead of sending events
- * ("Counting in the hook", wire.h) without a lock; before a second thread
- * can allocate, the threads must count under one. pthread_create is where
- * every thread but glibc's own helpers begins (std::thread, OpenMP and the
- * rest call it), so the switch is made here, in the creating thread, before
- * the real call. A thread that starts another way ends the tally at its
- * first allocation (cache.c).
+ * ("Counting in the hook", wire.h), without locks; that must end before a
+ * second thread can allocate. pthread_create is where every thread but
+ * glibc's own helpers begins (std::thread, OpenMP and the rest call it), so
+ * the tally is handed over here, in the creating thread, before the real
+ * call. A thread that starts another way ends it at its first allocation
+ * (cache.c).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -27,6 +27,7 @@ HL_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 		if (real == NULL)
 			return EAGAIN;
 	}
-	hl_tally_threads_begin();
+	if (hl_tally_counts())
+		hl_tally_hand_over();
 	return real(thread, attr, start, arg);
 }

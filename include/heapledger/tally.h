@@ -2,8 +2,8 @@
  * include/heapledger/tally.h: the heap's counts as the reporter makes them of
  * a process's events (totals, per-stack aggregates, the size histogram,
  * temporaries, the sampled heap timeline with its per-stack series), kept
- * by the hook itself ("Counting in the hook", wire.h), in the shared area
- * where the reporter reads them.
+ * by the hook itself while its process has one thread ("Counting in the
+ * hook", wire.h), in the shared area where the reporter reads them.
  *
  * Layout: struct hl_tally at the area's tally_offset; its arrays at offsets
  * from the struct's own address, each with its capacity, all inside
@@ -81,8 +81,7 @@ struct hl_tally {
 	uint64_t allocs, frees, bytes_allocated, temporaries;
 	uint64_t in_use_bytes, in_use_blocks, peak_bytes, peak_gen;
 	uint64_t events, sample_every, sample_countdown;
-	uint64_t last_alloc;  /* the latest event's address if it was an allocation,
-			       * while one thread counts (threads keep their own) */
+	uint64_t last_alloc;  /* the latest event's address if it was an allocation */
 	uint64_t track_floor;
 	uint64_t nsamples, npoints;
 	uint32_t ntracked, reserved;
@@ -262,13 +261,9 @@ HL_TALLY_INLINE void hl_tally_changing(const struct hl_tally *t, struct hl_tally
 }
 
 /* An allocation of size bytes at address from stack id (< stacks_used,
- * which the caller raises before an id's first use). *last_alloc is the
- * allocating thread's latest event's address if that was an allocation
- * (state.c's per-thread last_alloc; t->last_alloc while one thread counts):
- * a free of it by the same thread is a temporary. */
-HL_TALLY_INLINE void hl_tally_alloc(struct hl_tally_view *v, uint64_t *last_alloc,
-				  uint64_t address, uint64_t size, uint32_t id, unsigned kind,
-				  bool by_realloc)
+ * which the caller raises before an id's first use). */
+HL_TALLY_INLINE void hl_tally_alloc(struct hl_tally_view *v, uint64_t address, uint64_t size,
+				  uint32_t id, unsigned kind, bool by_realloc)
 {
 	struct hl_tally *t = v->t;
 	struct hl_tally_stack *s = &v->stacks[id];
@@ -296,24 +291,23 @@ HL_TALLY_INLINE void hl_tally_alloc(struct hl_tally_view *v, uint64_t *last_allo
 		if (!s->tracked_since && s->peak_live_bytes > t->track_floor)
 			hl_tally_track(v, id);
 	}
-	*last_alloc = address;
+	t->last_alloc = address;
 }
 
-/* A free of the live block at address, size bytes from stack id, by the
- * thread whose *last_alloc it is (hl_tally_alloc). Not an event of its own
- * when a realloc's (hl_tally_alloc follows). */
-HL_TALLY_INLINE void hl_tally_free(struct hl_tally_view *v, uint64_t *last_alloc,
-				 uint64_t address, uint64_t size, uint32_t id)
+/* A free of the live block at address, size bytes from stack id. Not an
+ * event of its own when a realloc's (hl_tally_alloc follows). */
+HL_TALLY_INLINE void hl_tally_free(struct hl_tally_view *v, uint64_t address, uint64_t size,
+				 uint32_t id)
 {
 	struct hl_tally *t = v->t;
 	struct hl_tally_stack *s = &v->stacks[id];
 
 	t->frees++;
-	if (address == *last_alloc) {
+	if (address == t->last_alloc) {
 		t->temporaries++;
 		s->temporaries++;
 	}
-	*last_alloc = 0;
+	t->last_alloc = 0;
 	t->in_use_bytes -= size;
 	t->in_use_blocks--;
 	hl_tally_changing(t, s);

@@ -982,25 +982,21 @@ struct hl_shared_slot {
  *
  * Why: sending every allocation and free cost the program about as much as
  * its hook, and the reporter applying each one as much again, on the cores
- * the program needs (bench/README.md, "Reporter performance"). Its hook
- * (hook_flags HL_HOOK_TALLY in HELLO; option tally, on by default) sends no
- * ALLOC, FREE or REALLOC: it counts each event into the shared area's tally
- * (struct hl_tally at tally_offset, heapledger/tally.h) as the reporter
- * would have, and appends each new stack's frames to the tally's stack log.
- * One thread counts without a lock; once the image starts a second thread
- * (pthread_create, clone with CLONE_VM) its threads count under one lock,
- * in the order they take it, each with its own latest allocation (the
- * reporter's per-thread temporaries). STACK records still go out with every
- * batch. The tally ends once, with state, then TALLY:
- *  - HL_TALLY_HANDED, when a thread the hook saw only at its first
- *    allocation starts while one thread counts without the lock, at exec,
- *    or when a stack id reaches HL_TALLY_STACKS or the series have no room:
- *    then every live block as ALLOC flagged HL_ALLOC_TALLIED in a batch of
- *    its own (live, and counted already), then events as without the tally
- *    (a thread's event racing the hand-over is newer than its block's
- *    ALLOC TALLIED, which it replaces);
+ * the program needs (bench/README.md, "Reporter performance"). While a
+ * process image has one thread, its hook (hook_flags HL_HOOK_TALLY in
+ * HELLO; option tally, on by default) sends no ALLOC, FREE or REALLOC:
+ * it counts each event into the shared area's tally (struct hl_tally at
+ * tally_offset, heapledger/tally.h) as the reporter would have, and appends
+ * each new stack's frames to the tally's stack log. STACK records still go
+ * out with every batch. The tally ends once, with state, then TALLY:
+ *  - HL_TALLY_HANDED, before the image gets a second thread (pthread_create,
+ *    clone with CLONE_VM, or a thread the hook saw only at its first
+ *    allocation), or when a stack id reaches HL_TALLY_STACKS or the series
+ *    have no room: then every live block as ALLOC flagged HL_ALLOC_TALLIED
+ *    in a batch of its own (live, and counted already), then events as
+ *    without the tally;
  *  - HL_TALLY_FINAL, at exit, before the LIVE set, which is then the live
- *    set whole (threads still running send their later events).
+ *    set whole.
  * The reporter, at TALLY, takes the tally's counts as its own (replacing
  * what it had) after checking every index and count against the area's
  * bounds. A stream that ends without TALLY (killed) has its tally read at

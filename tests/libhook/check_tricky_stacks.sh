@@ -2,8 +2,9 @@
 # tests/libhook/check_tricky_stacks.sh LIB PROG: run tricky_stacks standalone
 # with the stack memo checked against libunwind on every hit (stack_cache=2).
 # No mismatch may be reported, and the leak list must give alpha's 16-byte and
-# beta's 24-byte blocks each to its own caller, 1000 apiece, and each
-# tricky_viaN its own 100 blocks.
+# beta's 24-byte blocks each to its own caller, 1000 apiece, tricky_big_x's
+# 88-byte and tricky_big_y's 96-byte blocks likewise (a 64 KiB frame between
+# them and the allocation), and each tricky_viaN its own 100 blocks.
 set -u
 lib=$1 prog=$2
 log=$(mktemp) && err=$(mktemp) || exit 1
@@ -19,7 +20,9 @@ record_of() {
 	awk -v want="$1" '/bytes in .* blocks/ { on = index($0, want) > 0 } on' "$log"
 }
 for spec in '16,000 bytes in 1,000 blocks:tricky_alpha:tricky_beta' \
-	'24,000 bytes in 1,000 blocks:tricky_beta:tricky_alpha'; do
+	'24,000 bytes in 1,000 blocks:tricky_beta:tricky_alpha' \
+	'88,000 bytes in 1,000 blocks:tricky_big_x:tricky_big_y' \
+	'96,000 bytes in 1,000 blocks:tricky_big_y:tricky_big_x'; do
 	head=${spec%%:*} rest=${spec#*:}
 	caller=${rest%%:*} other=${rest#*:}
 	rec=$(record_of "$head")

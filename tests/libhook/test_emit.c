@@ -167,9 +167,7 @@ static __attribute__((noinline)) void *alloc_site_two(size_t n)
 }
 
 /* A whole connection: HELLO, events from two threads, LIVE, EXIT; every
- * record valid and every stack defined before use (the decoder checks).
- * With the tally off: counted in the hook, the threads' allocations would
- * send no event (tests/run/check_tally.py has that case). */
+ * record valid and every stack defined before use (the decoder checks). */
 static void *thread_allocs(void *arg)
 {
 	for (int i = 0; i < 3000; i++)
@@ -183,10 +181,7 @@ static void test_round_trip(void **state)
 	struct reader r;
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	reader_start(&r, sv[1]);
-	bool tally = hl_options.tally;
-	hl_options.tally = false;
 	assert_true(hl_emit_connect_fd(sv[0], HL_ORIGIN_START, (uint32_t)getppid()));
-	hl_options.tally = tally;
 	hl_modules_scan();
 	bool was_enabled = hl_track_enabled;
 	hl_track_enabled = true;

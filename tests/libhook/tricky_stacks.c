@@ -10,7 +10,9 @@
  * stack address, more than a memo set holds, four of them through a second
  * wrapper, each keeping 100 blocks of its own size (tricky_viaN: 8 * (N + 1)
  * + 100 bytes): the memo's set index must tell the first four apart by the
- * callers' return addresses, and its check of every slot the other four. check_tricky_stacks.sh runs this with stack_cache=2, which also
+ * callers' return addresses, and its check of every slot the other four.
+ * And one function with a 64 KiB frame under two callers (tricky_big_x
+ * keeps 88-byte blocks, tricky_big_y 96-byte ones). check_tricky_stacks.sh runs this with stack_cache=2, which also
  * checks every memo hit against libunwind. */
 #include <alloca.h>
 #include <pthread.h>
@@ -103,12 +105,45 @@ static void *(*volatile via[VIAS])(void) = {
 };
 static void *via_kept[VIAS][VIA_KEPT];
 
+/* A frame of 64 KiB (a local buffer) between leaf's caller and the
+ * callers that tell its blocks apart: the memo must learn and check slots
+ * that far up. */
+static __attribute__((noinline)) void *big_frame(size_t n)
+{
+	volatile char buffer[64 * 1024];
+	buffer[0] = 1;
+	buffer[sizeof(buffer) - 1] = 2;
+	void *p = leaf(n);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+void *tricky_big_x(size_t n);
+void *tricky_big_y(size_t n);
+
+__attribute__((noinline)) void *tricky_big_x(size_t n)
+{
+	void *p = big_frame(n);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+__attribute__((noinline)) void *tricky_big_y(size_t n)
+{
+	void *p = big_frame(n);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
 static void *(*volatile pick[2])(size_t) = { tricky_alpha, tricky_beta };
 static void *kept[2][ROUNDS];
+static void *(*volatile pick_big[2])(size_t) = { tricky_big_x, tricky_big_y };
+static void *kept_big[2][ROUNDS];
 
 static void *work(void *arg)
 {
-	int leaks = arg != NULL, count[2] = { 0, 0 }, via_count[VIAS] = { 0 };
+	int leaks = arg != NULL, count[2] = { 0, 0 }, big_count[2] = { 0, 0 };
+	int via_count[VIAS] = { 0 };
 	for (int i = 0; i < 3 * ROUNDS; i++) {
 		int which = (i * 7 + i / 3) & 1; /* no simple alternation */
 		void *p = pick[which](which ? 24 : 16);
@@ -116,6 +151,11 @@ static void *work(void *arg)
 			kept[which][count[which]++] = p;
 		else
 			free(p);
+		void *b = pick_big[which](which ? 96 : 88);
+		if (leaks && big_count[which] < ROUNDS)
+			kept_big[which][big_count[which]++] = b;
+		else
+			free(b);
 		free(with_alloca(40, 16 + (size_t)(i % 5) * 48));
 		free(recurse(56, i % 9));
 		int v = (i * 5 + i / 7) % VIAS;
@@ -168,9 +208,9 @@ int main(void)
 	int kept_count = 0;
 	for (int w = 0; w < 2; w++)
 		for (int i = 0; i < ROUNDS; i++)
-			kept_count += kept[w][i] != NULL;
+			kept_count += (kept[w][i] != NULL) + (kept_big[w][i] != NULL);
 	for (int v = 0; v < VIAS; v++)
 		for (int i = 0; i < VIA_KEPT; i++)
 			kept_count += via_kept[v][i] != NULL;
-	return kept_count == 2 * ROUNDS + VIAS * VIA_KEPT ? 0 : 1;
+	return kept_count == 4 * ROUNDS + VIAS * VIA_KEPT ? 0 : 1;
 }

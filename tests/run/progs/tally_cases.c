@@ -12,19 +12,15 @@
  *    pthread_create's interposer (handed over at its first allocation);
  *  - exec: the same, then exec of itself in mode single;
  *  - fork: the same, then a fork child that allocates, leaks and exits;
- *  - threads: the same, then THREADS threads at once, each with its own
- *    window and seed, passing blocks to each other through a shared array
- *    (each frees what another allocated), each leaking, joined, then more
- *    of the same (the threads count under the hook's lock);
  *  - kill: leaks from two stacks, then SIGKILLs itself: the stacks' STACK
  *    records were never sent (no batch went out after them), so the report
  *    has them from the tally's stack log;
- *  - killthreads: THREADS threads each hold HELD blocks, then allocate and
- *    free without end; once each has done some of that, the first thread
- *    leaks as in kill and SIGKILLs the process while the others allocate.
- * Deterministic: the same events in the same order every run (threads:
- * each thread's own; which thread frees a passed block varies, and the
- * peaks with the interleaving).
+ *  - killthreads: the first of THREADS threads leaks as in kill; each holds
+ *    HELD blocks, then allocates and frees without end; once each has done
+ *    some of that, the first SIGKILLs the process while the others allocate
+ *    (their events sent, the counts handed over at the first thread).
+ * Deterministic: the same events in the same order every run (killthreads:
+ * each thread's own, and the blocks each holds).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -52,30 +48,20 @@ __attribute__((noinline)) static void *site_leak2(size_t n) { return malloc(n); 
 __attribute__((noinline)) static void site_temporary(size_t n) { free(malloc(n)); }
 
 #define THREADS 3
-#define PASSED 64
 #define HELD 10
-static void *passed[PASSED]; /* blocks one thread allocates, another frees */
 static void *thread_window[THREADS][WINDOW];
 static void *held[THREADS][HELD];
 static atomic_uint threads_busy; /* killthreads: threads well into their loop */
 
-__attribute__((noinline)) static void *site_passed(size_t n) { return malloc(n); }
 __attribute__((noinline)) static void *site_held(size_t n) { return malloc(n); } /* HELD-THREADS */
 
-/* steps of allocations, frees, reallocs and temporaries in w from seed;
- * with pass, one step in sixteen hands a block to whichever thread comes
- * next to that slot of passed[] and frees the one it finds there. */
-static void work_in(void **w, unsigned seed, unsigned steps, bool pass)
+/* steps of allocations, frees, reallocs and temporaries in w from seed. */
+static void work_in(void **w, unsigned seed, unsigned steps)
 {
 	for (unsigned i = 0; i < steps; i++) {
 		seed = seed * 1103515245u + 12345u;
 		unsigned slot = (seed >> 8) % WINDOW;
 		size_t n = 8 + (seed >> 16) % 600;
-		if (pass && (seed >> 28) == 0) {
-			void *p = site_passed(n);
-			free(__atomic_exchange_n(&passed[slot % PASSED], p, __ATOMIC_ACQ_REL));
-			continue;
-		}
 		switch ((seed >> 4) % 4) {
 		case 0:
 			free(w[slot]);
@@ -97,28 +83,17 @@ static void work_in(void **w, unsigned seed, unsigned steps, bool pass)
 
 static void work(unsigned steps)
 {
-	work_in(window, 12345, steps, false);
+	work_in(window, 12345, steps);
 	for (unsigned i = 0; i < 5; i++)
 		tally_sink = site_leak(100 + i);
 }
 
-static void *threads_main(void *arg)
-{
-	unsigned i = (unsigned)(uintptr_t)arg;
-	work_in(thread_window[i], 777 + i, 200000, true);
-	tally_sink = site_leak2(60 + i);
-	return NULL;
-}
-
-/* THREADS threads running start at once; false if one could not start. */
-static bool threads_run(void *(*start)(void *), bool join)
+/* THREADS threads running start, not joined; false if one could not start. */
+static bool threads_start(void *(*start)(void *))
 {
 	pthread_t t[THREADS];
 	for (unsigned i = 0; i < THREADS; i++)
 		if (pthread_create(&t[i], NULL, start, (void *)(uintptr_t)i) != 0)
-			return false;
-	for (unsigned i = 0; join && i < THREADS; i++)
-		if (pthread_join(t[i], NULL) != 0)
 			return false;
 	return true;
 }
@@ -126,18 +101,20 @@ static bool threads_run(void *(*start)(void *), bool join)
 static void *killthreads_main(void *arg)
 {
 	unsigned i = (unsigned)(uintptr_t)arg;
+	if (i == 0) {
+		/* Early: their stacks go out with the batches that follow. */
+		for (int k = 0; k < 3; k++)
+			tally_sink = site_leak(40);
+		tally_sink = site_leak2(24);
+	}
 	for (unsigned k = 0; k < HELD; k++)
 		held[i][k] = site_held(64);
 	for (unsigned round = 0;; round++) {
-		work_in(thread_window[i], 999 + i, 1000, false);
+		work_in(thread_window[i], 999 + i, 1000);
 		if (round == 20)
 			atomic_fetch_add(&threads_busy, 1);
-		if (i == 0 && atomic_load(&threads_busy) == THREADS) {
-			for (int k = 0; k < 3; k++)
-				tally_sink = site_leak(40);
-			tally_sink = site_leak2(24);
+		if (i == 0 && atomic_load(&threads_busy) == THREADS)
 			kill(getpid(), SIGKILL);
-		}
 	}
 	return NULL;
 }
@@ -186,7 +163,7 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	if (strcmp(argv[1], "killthreads") == 0) {
-		if (!threads_run(killthreads_main, false))
+		if (!threads_start(killthreads_main))
 			return 8;
 		for (;;)
 			pause();
@@ -196,12 +173,6 @@ int main(int argc, char **argv)
 		pthread_t t;
 		if (pthread_create(&t, NULL, thread_main, NULL) != 0 || pthread_join(t, NULL) != 0)
 			return 4;
-		work(20000);
-	} else if (strcmp(argv[1], "threads") == 0) {
-		if (!threads_run(threads_main, true))
-			return 4;
-		for (unsigned i = 0; i < PASSED; i++)
-			free(passed[i]);
 		work(20000);
 	} else if (strcmp(argv[1], "timer") == 0) {
 		if (!timer_fired())
