@@ -15,10 +15,10 @@ SRC=$ROOT/bench
 LIBDIR=/usr/lib/x86_64-linux-gnu
 EFENCE=/usr/lib/libefence.so.0 # Debian's electric-fence
 
-ALL_WORKLOADS=(churn ring2 ring8 realloc mixed python python-src sqlite sqlite-src cc1 scan forkshell)
-SYNTHETIC=" churn ring2 ring8 realloc mixed "
+ALL_WORKLOADS=(churn bigframe ring2 ring8 realloc mixed python python-src sqlite sqlite-src cc1 scan forkshell)
+SYNTHETIC=" churn bigframe ring2 ring8 realloc mixed "
 # Built here from source, so LSan and ASan can run them too.
-REBUILT=" churn ring2 ring8 realloc mixed python-src sqlite-src "
+REBUILT=" churn bigframe ring2 ring8 realloc mixed python-src sqlite-src "
 # Debian's programs that have a rebuilt version: the same program, version and
 # allocation-shaping options, so the checks=full verdict holds the Debian row
 # against its rebuilt version's ASan figure.
@@ -54,7 +54,7 @@ usage: bench/run.sh [options]
   -n N                  rounds (default 5; --quick: 1)
   --quick               1 round at reduced sizes: a smoke check; writes to
                         $TMPDIR/heapledger-bench-quick.md unless --out is given
-  --only W[,W...]       workloads: churn ring2 ring8 realloc mixed python
+  --only W[,W...]       workloads: churn bigframe ring2 ring8 realloc mixed python
                         python-src sqlite sqlite-src cc1, or the groups ring,
                         synthetic, real;
                         scan: the leak scan section (bench/scan.sh: exit
@@ -161,9 +161,9 @@ expand_workloads() {
 	for w in ${1//,/ }; do
 		case $w in
 		ring) echo ring2 ring8 ;;
-		synthetic) echo churn ring2 ring8 realloc mixed ;;
+		synthetic) echo churn bigframe ring2 ring8 realloc mixed ;;
 		real) echo python python-src sqlite sqlite-src cc1 ;;
-		churn | ring2 | ring8 | realloc | mixed | python | python-src | sqlite | sqlite-src | cc1 | scan | forkshell) echo "$w" ;;
+		churn | bigframe | ring2 | ring8 | realloc | mixed | python | python-src | sqlite | sqlite-src | cc1 | scan | forkshell) echo "$w" ;;
 		*) echo "run.sh: unknown workload '$w'" >&2; exit 2 ;;
 		esac
 	done
@@ -224,7 +224,7 @@ scale_of() {
 # --- the work directory -------------------------------------------------------
 
 timeit=$build/bench/timeit
-for f in timeit churn ring realloc mixed scanheap exittime; do
+for f in timeit churn bigframe ring realloc mixed scanheap exittime; do
 	if [ ! -x "$build/bench/$f" ]; then
 		echo "run.sh: $build/bench/$f is missing: run 'meson setup build && ninja -C build' first (or pass --build DIR)" >&2
 		exit 2
@@ -382,7 +382,7 @@ rebuild plain ""
 build_sanitized() {
 	local kind=$1 flag=$2 w
 	mkdir -p "$work/$kind"
-	for w in churn ring realloc mixed; do
+	for w in churn bigframe ring realloc mixed; do
 		if ! gcc -std=gnu11 -O2 -g -pthread "$flag" "$SRC/$w.c" -o "$work/$kind/$w" 2>"$work/$kind/build.log"; then
 			echo "run.sh: cannot build with $flag (see below); $kind skipped" >&2
 			cat "$work/$kind/build.log" >&2
@@ -441,7 +441,7 @@ for p in "${plan[@]}"; do make_inputs "${p#*:}"; done
 workload_cmd() {
 	local w=$1 s=$2 bin=$3 obj=$4
 	case $w in
-	churn | realloc | mixed) printf '%s\n' "$bin/$w" "$s" ;;
+	churn | bigframe | realloc | mixed) printf '%s\n' "$bin/$w" "$s" ;;
 	ring2) printf '%s\n' "$bin/ring" 2 "$s" ;;
 	ring8) printf '%s\n' "$bin/ring" 8 "$s" ;;
 	python) printf '%s\n' "$python" "$SRC/real/dicts.py" "$s" ;;
