@@ -64,8 +64,8 @@ extern void *__libc_stack_end; /* ld.so: the initial stack pointer */
 #define MEMO_FRAMES HL_WIRE_MAX_FRAMES
 /* Between two slots at most, so steps fit 16 bits (words). 16 KiB left a
  * frame with a 32 KiB local buffer above malloc's caller unmemoized: every
- * allocation under it a libunwind walk, 27x glibc's time on a loop of
- * malloc and free in such a main (bench/README.md, "Large frames"). */
+ * allocation under it a libunwind walk, 21x glibc's time on bench/bigframe
+ * (bench/README.md, "Large frames"). */
 #define MEMO_SCAN_BYTES (256u * 1024)
 _Static_assert(MEMO_SCAN_BYTES / sizeof(uintptr_t) <= UINT16_MAX, "steps fit 16 bits");
 #define MEMO_STACK_SPAN (1ull << 30)     /* a thread's stack is smaller */
