@@ -1,0 +1,39 @@
+/* tests/libhook/unwind_count.c: a preload placed before libheapledger.so
+ * that counts the hook's libunwind walks (unw_backtrace, which every
+ * capture the stack memo does not answer calls) and writes the count to
+ * $UNWIND_COUNT_FILE at exit. check_memo_large_frame.sh reads it. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int unw_backtrace(void **buffer, int size);
+
+static atomic_ulong walks;
+
+int unw_backtrace(void **buffer, int size)
+{
+	static int (*real)(void **, int);
+	if (real == NULL)
+		real = (int (*)(void **, int))dlsym(RTLD_NEXT, "unw_backtrace");
+	atomic_fetch_add(&walks, 1);
+	return real ? real(buffer, size) : 0;
+}
+
+__attribute__((destructor)) static void report(void)
+{
+	const char *path = getenv("UNWIND_COUNT_FILE");
+	char line[32];
+	if (path == NULL)
+		return;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	int n = snprintf(line, sizeof(line), "%lu\n", atomic_load(&walks));
+	if (n > 0 && write(fd, line, (size_t)n) != n)
+		n = 0;
+	close(fd);
+}
