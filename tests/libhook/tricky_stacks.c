@@ -12,8 +12,9 @@
  * + 100 bytes): the memo's set index must tell the first four apart by the
  * callers' return addresses, and its check of every slot the other four.
  * And one function with a 64 KiB frame under two callers (tricky_big_x
- * keeps 88-byte blocks, tricky_big_y 96-byte ones). check_tricky_stacks.sh runs this with stack_cache=2, which also
- * checks every memo hit against libunwind. */
+ * keeps 88-byte blocks, tricky_big_y 96-byte ones).
+ * check_tricky_stacks.sh runs this with stack_cache=2, which also checks
+ * every memo hit against libunwind. */
 #include <alloca.h>
 #include <pthread.h>
 #include <signal.h>
