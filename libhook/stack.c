@@ -241,6 +241,44 @@ HL_NOINLINE unsigned hl_stack_capture(uint64_t *frames, void **raw, unsigned max
 	return depth;
 }
 
+/* libunwind's cursor, not unw_backtrace: only it gives each frame's stack
+ * pointer. A frame's return address is the word its caller's call pushed
+ * just below the stack pointer the caller has once it returns, which is the
+ * stack pointer libunwind gives for the caller's frame; after a signal frame
+ * the interrupted pc was pushed by no call, and its slot is left to the
+ * memo's scan. */
+bool hl_stack_slots(const uint64_t *frames, unsigned depth, uintptr_t *slots)
+{
+	unw_context_t context;
+	unw_cursor_t cursor;
+	unsigned j = 0;
+	if (depth == 0 || on_small_alt_stack() || !hl_walk_begin())
+		return false;
+	hl_unwind_mask_begin();
+	if (unw_getcontext(&context) == 0 && unw_init_local(&cursor, &context) == 0) {
+		bool after_signal = false;
+		while (j < depth) {
+			bool signal_frame = unw_is_signal_frame(&cursor) > 0;
+			if (unw_step(&cursor) <= 0)
+				break;
+			after_signal = after_signal || signal_frame;
+			unw_word_t ip = 0, sp = 0;
+			if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 ||
+			    unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0)
+				break;
+			if (hl_stack_is_own(ip))
+				continue;
+			if (ip != frames[j])
+				break;
+			slots[j++] = after_signal ? 0 : (uintptr_t)sp - sizeof(uintptr_t);
+			after_signal = false;
+		}
+	}
+	hl_unwind_mask_end();
+	hl_walk_end();
+	return j == depth;
+}
+
 /* ---- interning ----------------------------------------------------------- */
 
 static uint64_t hash_frames(const uint64_t *frames, unsigned depth, bool truncated)

@@ -23,16 +23,19 @@
  * is not memoized). The distances found (steps) are kept once per interned stack.
  *
  * Size: 1024 sets of 4 entries of 16 bytes, 64 KiB of hook memory per thread
- * that allocates (4096 sets, 256 KiB, under checks=full, which memoizes free
- * stacks too), freed when the thread ends; 128 KiB per process of frame
- * sizes; 2 bytes per frame of each interned stack for its steps.
+ * that allocates, grown once to 4096 sets (256 KiB) in a thread whose stacks
+ * do not fit (see hl_stack_memo_window) and from the start under
+ * checks=full, which memoizes free stacks too; freed when the thread ends.
+ * 128 KiB per process of frame sizes, 8 KiB of key levels; 2 bytes per
+ * frame of each interned stack for its steps.
  *
  * Limits: a hit is wrong only if a slot the memo reads is not the real one
  * and still holds the old return address. That needs either a frame whose
  * size is not fixed by its code address (alloca, variable-length arrays,
  * stack realignment) placing the same callee at the same slot under another
  * caller, or a stale copy of a return address below its real slot that the
- * scan found first. HEAPLEDGER_OPTIONS=stack_cache=0 turns the memo off;
+ * scan found first where the unwinder could not say where the slot is.
+ * HEAPLEDGER_OPTIONS=stack_cache=0 turns the memo off;
  * stack_cache=2 checks every hit against libunwind and reports a mismatch
  * (the tests run python3, sqlite3, git, perl, bash and gcc that way).
  */
@@ -54,9 +57,15 @@ extern void *__libc_stack_end; /* ld.so: the initial stack pointer */
  * interned stack itself, see fill), not the stack. cc1 (Debian's, -O2 on
  * bench/real/gen_c.awk's 31 functions) under checks=full, where every free
  * captures a stack too, has ~14.5k distinct stacks: 2048 sets hit 80% of its
- * captures, 4096 (256 KiB) 87%; by default 1024 sets (64 KiB) hit 76%. */
+ * captures, 4096 (256 KiB) 87%; by default 1024 sets (64 KiB) hit 76%. With
+ * frees not captured, 1024 sets left cc1 at 264k libunwind walks, 4096 at
+ * 104k (16384: 86k): a thread grows its memo to 4096 sets when its stacks
+ * do not fit. */
 #define MEMO_SET_BITS 10u
-#define MEMO_SET_BITS_FULL 12u
+#define MEMO_SET_BITS_MAX 12u
+/* A window (HL_MEMO_WINDOW captures) in which more than this share were
+ * fills of stacks already learned (the memo had let them go) grows it. */
+#define MEMO_GROW_REFILL_PERCENT 8u
 #define MEMO_WAYS 4u                     /* entries per set: one cache line */
 /* Every stack the hook can capture: a memo of only the innermost 64 made
  * each allocation of a deeper stack a libunwind walk again, 18-27 times the
@@ -84,7 +93,8 @@ struct memo_set {
 struct memo {
 	uintptr_t stack_hi;             /* frames of this thread lie below */
 	uintptr_t mapped_lo;            /* [mapped_lo, stack_hi) is known to be mapped */
-	unsigned set_bits;              /* MEMO_SET_BITS or MEMO_SET_BITS_FULL */
+	unsigned set_bits;              /* MEMO_SET_BITS or MEMO_SET_BITS_MAX */
+	unsigned refills;               /* in the window: fills of learned stacks */
 	unsigned clock;                 /* picks the way to replace in a full set */
 	struct memo_set sets[];         /* 1 << set_bits */
 };
@@ -138,16 +148,57 @@ static inline uintptr_t read_above(const struct memo *m, uintptr_t slot, unsigne
 	return *(const uintptr_t *)at;
 }
 
-/* One level is enough: with the second and third return addresses the
- * memo hit 87.7% of cc1's checks=full captures, with the second alone 86.4%,
- * in fewer instructions a lookup. */
+/* How many return addresses above ip0 the set index hashes, per ip0, for
+ * the process: one by default (with the second and third the memo hit
+ * 87.7% of cc1's checks=full captures, with the second alone 86.4%, in
+ * fewer instructions a lookup). A chain of wrappers (SQLite: malloc from
+ * sqlite3MemMalloc from mallocWithAlarm from sqlite3Malloc, ...) puts
+ * every stack through it at one depth under one key, more than a set's
+ * ways: a fill that finds the set's ways all holding its key hashes one
+ * level more for that ip0, up to KEY_LEVELS_MAX (the SQLite shell's
+ * inserts: 500k misses of 5.9M lookups with one level). Same kind of word
+ * as frame_size's: address << 8 | levels; a missing or overwritten one
+ * means one level, a miss or two until it is raised again. */
+#define LEVEL_BITS 10u
+#define KEY_LEVELS_MAX 8u
+static _Atomic uint64_t key_levels[1u << LEVEL_BITS];
+
+static inline _Atomic uint64_t *levels_word(uintptr_t ip0)
+{
+	return &key_levels[((uint64_t)ip0 * 0xff51afd7ed558ccdu) >> (64 - LEVEL_BITS)];
+}
+
+static inline unsigned levels_of(uintptr_t ip0)
+{
+	uint64_t w = atomic_load_explicit(levels_word(ip0), memory_order_relaxed);
+	return (w >> 8) == ip0 ? (unsigned)(w & 0xffu) : 1u;
+}
+
+static void levels_set(uintptr_t ip0, unsigned levels)
+{
+	atomic_store_explicit(levels_word(ip0), (uint64_t)ip0 << 8 | levels, memory_order_relaxed);
+}
+
+/* ip0, slot0 and the return addresses `levels` frames above, read where
+ * frame_size says each one is. */
 static inline uint64_t key_hash(const struct memo *m, uintptr_t ip0, uintptr_t slot0)
 {
-	uintptr_t ip1 = read_above(m, slot0, size_of(ip0));
+	unsigned levels = levels_of(ip0);
+	uintptr_t ip = ip0, slot = slot0;
+	uint64_t h = (uint64_t)ip0 + ((uint64_t)slot0 << 21);
+	for (unsigned k = 1;; k++) {
+		unsigned words = size_of(ip);
+		uintptr_t next = read_above(m, slot, words);
+		h += ((uint64_t)next << 7) + (next >> 29);
+		if (k >= levels || next == 0)
+			break;
+		h *= 0x9e3779b97f4a7c15u;
+		slot += (uintptr_t)words * sizeof(uintptr_t);
+		ip = next;
+	}
 	/* One multiply: the set index and the tag are its top bits, which
 	 * depend on every bit of the sum. */
-	return ((uint64_t)ip0 + ((uint64_t)slot0 << 21) + ((uint64_t)ip1 << 7) + (ip1 >> 29)) *
-	       0x9e3779b97f4a7c15u;
+	return h * 0x9e3779b97f4a7c15u;
 }
 
 static inline struct memo_set *set_of(struct memo *m, uint64_t hash)
@@ -250,7 +301,7 @@ static bool memo_create(void)
 						       : (uintptr_t)pthread_self();
 	if (hi <= sp || hi - sp > MEMO_STACK_SPAN)
 		return false;
-	unsigned set_bits = hl_options.checks ? MEMO_SET_BITS_FULL : MEMO_SET_BITS;
+	unsigned set_bits = hl_options.checks ? MEMO_SET_BITS_MAX : MEMO_SET_BITS;
 	struct memo *m = hl_meta_alloc(memo_bytes(set_bits));
 	if (m == NULL)
 		return false;
@@ -307,20 +358,52 @@ static uintptr_t scan_for(struct scan *sc, uintptr_t from, uintptr_t value)
 	return 0;
 }
 
-/* Steps from slot0 to each return address of s on the current stack, by
- * scanning; false if one is not found. */
+/* readable() for every page from those already checked up to at's, so the
+ * checked part stays one stretch (fill relies on it) when a step jumps. */
+static bool readable_through(struct scan *sc, uintptr_t at)
+{
+	while (at >= sc->readable_end) {
+		uintptr_t next = sc->readable_end >= sc->m->mapped_lo ? at : sc->readable_end;
+		if (!readable(sc, next))
+			return false;
+	}
+	return true;
+}
+
+/* Steps from slot0 to each return address of s on the current stack: where
+ * the unwinder says its slot is (hl_stack_slots), if the slot holds it;
+ * else by scanning up from the previous slot for the first word equal to
+ * it. The scan alone learned wrong steps where a frame still held a stale
+ * copy of its caller's return address, left there by a deeper call: every
+ * later capture of that stack then failed steps_hold, a libunwind walk
+ * each (the SQLite shell's inserts, in one run of two, 2.6 s -> 4.8 s).
+ * False if one is not found. */
 static bool learn_steps(struct scan *sc, const struct hl_stack *s, uintptr_t slot0,
 			uint16_t *steps)
 {
+	struct hl_capture_buf *b = hl_capture_buf_take();
+	uintptr_t *known = b ? (uintptr_t *)b->raw : NULL; /* depth entries */
+	_Static_assert(HL_CAPTURE_RAW(MEMO_FRAMES) * sizeof(void *) >= MEMO_FRAMES * sizeof(uintptr_t),
+		       "a capture buffer holds a stack's slots");
+	if (known && (!hl_stack_slots(s->frames, s->depth, known) || known[0] != slot0))
+		known = NULL;
+	bool found = true;
 	uintptr_t slot = slot0;
-	for (unsigned j = 1; j < s->depth; j++) {
-		uintptr_t next = scan_for(sc, slot + sizeof(uintptr_t), (uintptr_t)s->frames[j]);
-		if (next == 0 || (next - slot) / sizeof(uintptr_t) > UINT16_MAX)
-			return false;
-		steps[j] = (uint16_t)((next - slot) / sizeof(uintptr_t));
+	for (unsigned j = 1; j < s->depth && found; j++) {
+		uintptr_t next = 0;
+		if (known && known[j] > slot && readable_through(sc, known[j]) &&
+		    *(const uintptr_t *)known[j] == (uintptr_t)s->frames[j])
+			next = known[j];
+		else
+			next = scan_for(sc, slot + sizeof(uintptr_t), (uintptr_t)s->frames[j]);
+		found = next != 0 && (next - slot) / sizeof(uintptr_t) <= UINT16_MAX;
+		if (found)
+			steps[j] = (uint16_t)((next - slot) / sizeof(uintptr_t));
 		slot = next;
 	}
-	return true;
+	if (b)
+		hl_capture_buf_give(b);
+	return found;
 }
 
 /* True if the current stack holds s's return addresses where its steps say,
@@ -331,7 +414,7 @@ static bool steps_hold(struct scan *sc, const struct hl_stack *s, uintptr_t slot
 	uintptr_t slot = slot0;
 	for (unsigned j = 1; j < s->depth; j++) {
 		slot += (uintptr_t)steps[j] * sizeof(uintptr_t);
-		if (slot >= sc->m->stack_hi || !readable(sc, slot) ||
+		if (slot >= sc->m->stack_hi || !readable_through(sc, slot) ||
 		    *(const uintptr_t *)slot != s->frames[j])
 			return false;
 	}
@@ -367,6 +450,7 @@ void hl_stack_memo_fill(struct hl_stack_memo_key *key, uint32_t id)
 	if (state == HL_MEMO_STEPS_READY) {
 		if (!steps_hold(&sc, s, key->slot0, steps))
 			return;
+		m->refills++;
 	} else {
 		uint16_t learned[s->depth]; /* at most MEMO_FRAMES, checked above */
 		if (!learn_steps(&sc, s, key->slot0, learned))
@@ -388,12 +472,23 @@ void hl_stack_memo_fill(struct hl_stack_memo_key *key, uint32_t id)
 	 * they are one mapped stretch now known (a thread's stack only grows). */
 	if (key->slot0 < m->mapped_lo && top >= m->mapped_lo)
 		m->mapped_lo = key->slot0 & ~(uintptr_t)(PAGE_BYTES - 1);
-	/* The frame size the set index reads by, then the index as a lookup
+	/* The frame sizes the set index reads by, then the index as a lookup
 	 * of this stack will compute it. */
-	if (s->depth > 1)
-		size_learn(key->ip0, steps[1]);
+	unsigned levels = levels_of(key->ip0);
+	for (unsigned j = 1; j < s->depth && j <= levels; j++)
+		size_learn(s->frames[j - 1], steps[j]);
 	uint64_t hash = key_hash(m, key->ip0, key->slot0);
 	struct memo_set *set = set_of(m, hash);
+	unsigned same_key = 0;
+	for (unsigned w = 0; w < MEMO_WAYS; w++)
+		same_key += set->ways[w].where == where_of(m, hash, key->slot0);
+	if (same_key == MEMO_WAYS && levels < KEY_LEVELS_MAX) {
+		levels_set(key->ip0, ++levels);
+		if (levels < s->depth)
+			size_learn(s->frames[levels - 1], steps[levels]);
+		hash = key_hash(m, key->ip0, key->slot0);
+		set = set_of(m, hash);
+	}
 	struct memo_entry *e = NULL;
 	for (unsigned w = 0; w < MEMO_WAYS && e == NULL; w++)
 		if (set->ways[w].stack == NULL)
@@ -402,6 +497,42 @@ void hl_stack_memo_fill(struct hl_stack_memo_key *key, uint32_t id)
 		e = &set->ways[m->clock++ % MEMO_WAYS];
 	e->where = where_of(m, hash, key->slot0);
 	e->stack = s;
+}
+
+/* A new, empty memo of MEMO_SET_BITS_MAX sets in place of this thread's:
+ * its entries are let go, a miss each. Only under the hook's guard, which
+ * keeps any capture of this thread's (a signal handler's) from running
+ * while the old memo is read. */
+static bool memo_grow(void)
+{
+	struct memo *m = tls_memo;
+	hl_assert(hl_guard_depth > 0);
+	if (m == NULL || m->set_bits >= MEMO_SET_BITS_MAX)
+		return false;
+	struct memo *bigger = hl_meta_alloc(memo_bytes(MEMO_SET_BITS_MAX));
+	if (bigger == NULL)
+		return false; /* keeps the memo it has: a window later, again */
+	memset(bigger, 0, memo_bytes(MEMO_SET_BITS_MAX));
+	bigger->set_bits = MEMO_SET_BITS_MAX;
+	bigger->stack_hi = m->stack_hi;
+	bigger->mapped_lo = m->mapped_lo;
+	tls_memo = bigger;
+	hl_meta_free(m, memo_bytes(m->set_bits));
+	return true;
+}
+
+void hl_stack_memo_window(struct hl_memo_policy *p)
+{
+	struct memo *m = tls_memo;
+	unsigned refills = m ? m->refills : 0;
+	if (m)
+		m->refills = 0;
+	if (refills * 100u > p->captures * MEMO_GROW_REFILL_PERCENT && memo_grow()) {
+		/* the hit rate measured the smaller memo */
+	} else if (p->hits * 100u < p->captures * HL_MEMO_MIN_HIT_PERCENT) {
+		p->paused = HL_MEMO_PAUSE;
+	}
+	p->captures = p->hits = 0;
 }
 
 void hl_stack_memo_thread_exit(void)

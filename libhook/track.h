@@ -79,6 +79,14 @@ void hl_phdr_load_span(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t
  * when there were more. */
 unsigned hl_stack_capture(uint64_t *frames, void **raw, unsigned max, bool *truncated);
 
+/* Where frames[0..depth), a stack just captured by this thread, lie on its
+ * stack: slots[j] the address of frame j's return address (the word the
+ * call pushed), 0 where the unwinder cannot say (the pc a signal
+ * interrupted); false if the current stack does not unwind to those frames
+ * (or is a small signal alternate stack). The stack memo learns its steps
+ * from it: a frame's slot, found by value, may be a stale copy below it. */
+bool hl_stack_slots(const uint64_t *frames, unsigned depth, uintptr_t *slots);
+
 /* ---- capbuf.c: each thread's capture buffers, off the program's stack ----- */
 
 struct hl_capture_buf {
@@ -186,6 +194,10 @@ struct hl_memo_policy {
 	uint32_t captures, hits; /* in the current window */
 	uint32_t paused;         /* captures left without the memo */
 };
+/* At the end of a window: grows the thread's memo if its stacks do not fit
+ * (stackmemo.c), else pauses it if its hit rate is below the threshold;
+ * starts the next window. */
+void hl_stack_memo_window(struct hl_memo_policy *p);
 HL_INLINE bool hl_memo_policy_use(struct hl_memo_policy *m)
 {
 	if (hl_likely(m->paused == 0))
@@ -196,11 +208,8 @@ HL_INLINE bool hl_memo_policy_use(struct hl_memo_policy *m)
 HL_INLINE void hl_memo_policy_record(struct hl_memo_policy *m, bool hit)
 {
 	m->hits += hit;
-	if (hl_likely(++m->captures < HL_MEMO_WINDOW))
-		return;
-	if (m->hits * 100u < m->captures * HL_MEMO_MIN_HIT_PERCENT)
-		m->paused = HL_MEMO_PAUSE;
-	m->captures = m->hits = 0;
+	if (hl_unlikely(++m->captures == HL_MEMO_WINDOW))
+		hl_stack_memo_window(m);
 }
 
 /* ---- early.c: events before the hook's constructor ---------------------- */

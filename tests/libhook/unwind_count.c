@@ -1,7 +1,7 @@
 /* tests/libhook/unwind_count.c: a preload placed before libheapledger.so
  * that counts the hook's libunwind walks (unw_backtrace, which every
  * capture the stack memo does not answer calls) and writes the count to
- * $UNWIND_COUNT_FILE at exit. check_memo_large_frame.sh reads it. */
+ * $UNWIND_COUNT_FILE at exit. check_memo_walks.sh reads it. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
