@@ -95,6 +95,7 @@ struct memo {
 	uintptr_t mapped_lo;            /* [mapped_lo, stack_hi) is known to be mapped */
 	unsigned set_bits;              /* MEMO_SET_BITS or MEMO_SET_BITS_MAX */
 	unsigned refills;               /* in the window: fills of learned stacks */
+	bool refilling;                 /* grown in the last window: empty again */
 	unsigned clock;                 /* picks the way to replace in a full set */
 	struct memo_set sets[];         /* 1 << set_bits */
 };
@@ -516,6 +517,7 @@ static bool memo_grow(void)
 	bigger->set_bits = MEMO_SET_BITS_MAX;
 	bigger->stack_hi = m->stack_hi;
 	bigger->mapped_lo = m->mapped_lo;
+	bigger->refilling = true;
 	tls_memo = bigger;
 	hl_meta_free(m, memo_bytes(m->set_bits));
 	return true;
@@ -525,13 +527,14 @@ void hl_stack_memo_window(struct hl_memo_policy *p)
 {
 	struct memo *m = tls_memo;
 	unsigned refills = m ? m->refills : 0;
+	bool refilling = m && m->refilling;
 	if (m)
-		m->refills = 0;
-	if (refills * 100u > p->captures * MEMO_GROW_REFILL_PERCENT && memo_grow()) {
-		/* the hit rate measured the smaller memo */
-	} else if (p->hits * 100u < p->captures * HL_MEMO_MIN_HIT_PERCENT) {
+		m->refills = 0, m->refilling = false;
+	/* A grown memo's first window measures its filling, not its hits. */
+	if (refills * 100u > p->captures * MEMO_GROW_REFILL_PERCENT && memo_grow())
+		refilling = true;
+	if (!refilling && p->hits * 100u < p->captures * HL_MEMO_MIN_HIT_PERCENT)
 		p->paused = HL_MEMO_PAUSE;
-	}
 	p->captures = p->hits = 0;
 }
 
