@@ -371,40 +371,91 @@ static bool readable_through(struct scan *sc, uintptr_t at)
 	return true;
 }
 
-/* Steps from slot0 to each return address of s on the current stack: where
- * the unwinder says its slot is (hl_stack_slots), if the slot holds it;
- * else by scanning up from the previous slot for the first word equal to
- * it. The scan alone learned wrong steps where a frame still held a stale
- * copy of its caller's return address, left there by a deeper call: every
- * later capture of that stack then failed steps_hold, a libunwind walk
- * each (the SQLite shell's inserts, in one run of two, 2.6 s -> 4.8 s).
- * False if one is not found. */
+/* Does the word at `at` hold value? Reads only what readable_through allows. */
+static bool holds(struct scan *sc, uintptr_t at, uintptr_t value)
+{
+	return at < sc->m->stack_hi && readable_through(sc, at) && *(const uintptr_t *)at == value;
+}
+
+/* Learning a stack's steps: frames[1..j) are placed, frames[j - 1] at slot. */
+struct learning {
+	struct scan *sc;
+	const struct hl_stack *s;
+	uint16_t *steps;
+	uintptr_t slot0, slot;
+	unsigned j;
+};
+
+/* Places frames[j] at `at` if that word holds it; an exact place (the
+ * unwinder's) teaches frame_size its callee's size. */
+static bool place(struct learning *l, uintptr_t at, bool exact)
+{
+	uintptr_t words = (at - l->slot) / sizeof(uintptr_t);
+	if (at <= l->slot || words > UINT16_MAX || !holds(l->sc, at, (uintptr_t)l->s->frames[l->j]))
+		return false;
+	l->steps[l->j] = (uint16_t)words;
+	if (exact)
+		size_learn((uintptr_t)l->s->frames[l->j - 1], (unsigned)words);
+	l->slot = at;
+	l->j++;
+	return true;
+}
+
+/* Places frames while frame_size knows their callees' sizes; true once all
+ * are placed. */
+static bool place_known(struct learning *l)
+{
+	while (l->j < l->s->depth) {
+		unsigned size = size_of((uintptr_t)l->s->frames[l->j - 1]);
+		if (size == 0 || !place(l, l->slot + (uintptr_t)size * sizeof(uintptr_t), false))
+			return false;
+	}
+	return true;
+}
+
+/* The first word above the previous slot that holds frames[j]. */
+static bool place_scanned(struct learning *l)
+{
+	uintptr_t at = scan_for(l->sc, l->slot + sizeof(uintptr_t), (uintptr_t)l->s->frames[l->j]);
+	return at != 0 && place(l, at, false);
+}
+
+/* hl_stack_slots's visitor: walks on to the next frame the sizes cannot
+ * place. */
+static bool place_unwound(void *arg, unsigned j, uintptr_t slot)
+{
+	struct learning *l = arg;
+	if (j == 0)
+		return slot == l->slot0; /* the walk and the key agree on slot0 */
+	if (j < l->j)
+		return true;
+	hl_assert(j == l->j);
+	if (!(slot != 0 && place(l, slot, true)) && !place_scanned(l))
+		return false;
+	return !place_known(l);
+}
+
+/* Steps from slot0 to each return address of s on the current stack. A
+ * frame's slot is where the size frame_size knows for its callee puts it,
+ * if that word holds it; else where the unwinder says (a walk only as far
+ * as the last frame the sizes cannot place), whose size is then learned;
+ * else the first word above the previous slot that equals it. That scan
+ * alone learned wrong steps where a frame still held a stale copy of its
+ * caller's return address, left there by a deeper call: every later
+ * capture of that stack then failed steps_hold, a libunwind walk each (the
+ * SQLite shell's inserts, in one run of two, 2.6 s -> 4.8 s). False if one
+ * is not found. */
 static bool learn_steps(struct scan *sc, const struct hl_stack *s, uintptr_t slot0,
 			uint16_t *steps)
 {
-	struct hl_capture_buf *b = hl_capture_buf_take();
-	uintptr_t *known = b ? (uintptr_t *)b->raw : NULL; /* depth entries */
-	_Static_assert(HL_CAPTURE_RAW(MEMO_FRAMES) * sizeof(void *) >= MEMO_FRAMES * sizeof(uintptr_t),
-		       "a capture buffer holds a stack's slots");
-	if (known && (!hl_stack_slots(s->frames, s->depth, known) || known[0] != slot0))
-		known = NULL;
-	bool found = true;
-	uintptr_t slot = slot0;
-	for (unsigned j = 1; j < s->depth && found; j++) {
-		uintptr_t next = 0;
-		if (known && known[j] > slot && readable_through(sc, known[j]) &&
-		    *(const uintptr_t *)known[j] == (uintptr_t)s->frames[j])
-			next = known[j];
-		else
-			next = scan_for(sc, slot + sizeof(uintptr_t), (uintptr_t)s->frames[j]);
-		found = next != 0 && (next - slot) / sizeof(uintptr_t) <= UINT16_MAX;
-		if (found)
-			steps[j] = (uint16_t)((next - slot) / sizeof(uintptr_t));
-		slot = next;
-	}
-	if (b)
-		hl_capture_buf_give(b);
-	return found;
+	struct learning l = { .sc = sc, .s = s, .steps = steps, .slot0 = slot0, .slot = slot0, .j = 1 };
+	if (place_known(&l))
+		return true;
+	hl_stack_slots(s->frames, s->depth, place_unwound, &l);
+	while (l.j < s->depth)
+		if (!place_scanned(&l))
+			return false;
+	return true;
 }
 
 /* True if the current stack holds s's return addresses where its steps say,

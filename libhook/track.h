@@ -80,12 +80,14 @@ void hl_phdr_load_span(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t
 unsigned hl_stack_capture(uint64_t *frames, void **raw, unsigned max, bool *truncated);
 
 /* Where frames[0..depth), a stack just captured by this thread, lie on its
- * stack: slots[j] the address of frame j's return address (the word the
- * call pushed), 0 where the unwinder cannot say (the pc a signal
- * interrupted); false if the current stack does not unwind to those frames
- * (or is a small signal alternate stack). The stack memo learns its steps
- * from it: a frame's slot, found by value, may be a stale copy below it. */
-bool hl_stack_slots(const uint64_t *frames, unsigned depth, uintptr_t *slots);
+ * stack, by libunwind's walk of it: visit(arg, j, slot) for frame j = 0, 1,
+ * ... in order, slot the address of its return address (the word the call
+ * pushed), 0 where the unwinder cannot say (the pc a signal interrupted),
+ * until visit returns false, the stack ends or a frame is not frames[j].
+ * Nothing on a small signal alternate stack. The stack memo learns its
+ * steps from it: a frame's slot found by value may be a stale copy below. */
+void hl_stack_slots(const uint64_t *frames, unsigned depth,
+		    bool (*visit)(void *arg, unsigned j, uintptr_t slot), void *arg);
 
 /* ---- capbuf.c: each thread's capture buffers, off the program's stack ----- */
 
