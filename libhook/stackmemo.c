@@ -155,13 +155,17 @@ static inline uintptr_t read_above(const struct memo *m, uintptr_t slot, unsigne
  * fewer instructions a lookup). A chain of wrappers (SQLite: malloc from
  * sqlite3MemMalloc from mallocWithAlarm from sqlite3Malloc, ...) puts
  * every stack through it at one depth under one key, more than a set's
- * ways: a fill that finds the set's ways all holding its key hashes one
- * level more for that ip0, up to KEY_LEVELS_MAX (the SQLite shell's
- * inserts: 500k misses of 5.9M lookups with one level). Same kind of word
- * as frame_size's: address << 8 | levels; a missing or overwritten one
- * means one level, a miss or two until it is raised again. */
+ * ways (the SQLite shell's inserts: 500k misses of 5.9M lookups with one
+ * level). A fill of a stack the memo let go that finds the set's ways all
+ * holding its key is a strike against ip0; KEY_STRIKES of them hash one
+ * level more for it, up to KEY_LEVELS_MAX. Not at the first: a level costs
+ * every capture from ip0 two loads, and Debian's sqlite3, which lets a few
+ * such stacks go at its start only, ran ~5% slower with every ip0 raised
+ * at once. A word as frame_size's: address << 16 | strikes << 8 | levels;
+ * a missing or overwritten one means one level and no strikes. */
 #define LEVEL_BITS 10u
 #define KEY_LEVELS_MAX 8u
+#define KEY_STRIKES 32u
 static _Atomic uint64_t key_levels[1u << LEVEL_BITS];
 
 static inline _Atomic uint64_t *levels_word(uintptr_t ip0)
@@ -172,12 +176,23 @@ static inline _Atomic uint64_t *levels_word(uintptr_t ip0)
 static inline unsigned levels_of(uintptr_t ip0)
 {
 	uint64_t w = atomic_load_explicit(levels_word(ip0), memory_order_relaxed);
-	return (w >> 8) == ip0 ? (unsigned)(w & 0xffu) : 1u;
+	return (w >> 16) == ip0 ? (unsigned)(w & 0xffu) : 1u;
 }
 
-static void levels_set(uintptr_t ip0, unsigned levels)
+/* One strike against ip0; true when it raised ip0's levels. */
+static bool levels_strike(uintptr_t ip0)
 {
-	atomic_store_explicit(levels_word(ip0), (uint64_t)ip0 << 8 | levels, memory_order_relaxed);
+	_Atomic uint64_t *at = levels_word(ip0);
+	uint64_t w = atomic_load_explicit(at, memory_order_relaxed);
+	unsigned levels = 1, strikes = 0;
+	if ((w >> 16) == ip0)
+		levels = w & 0xffu, strikes = (w >> 8) & 0xffu;
+	if (levels >= KEY_LEVELS_MAX)
+		return false;
+	if (++strikes == KEY_STRIKES)
+		levels++, strikes = 0;
+	atomic_store_explicit(at, (uint64_t)ip0 << 16 | strikes << 8 | levels, memory_order_relaxed);
+	return strikes == 0;
 }
 
 /* ip0, slot0 and the return addresses `levels` frames above, read where
@@ -499,10 +514,12 @@ void hl_stack_memo_fill(struct hl_stack_memo_key *key, uint32_t id)
 		return;
 	uint16_t *steps = hl_stack_steps(s);
 	unsigned state = atomic_load_explicit(&s->memo_steps, memory_order_acquire);
+	bool refill = false; /* a stack this memo had and let go */
 	if (state == HL_MEMO_STEPS_READY) {
 		if (!steps_hold(&sc, s, key->slot0, steps))
 			return;
 		m->refills++;
+		refill = true;
 	} else {
 		uint16_t learned[s->depth]; /* at most MEMO_FRAMES, checked above */
 		if (!learn_steps(&sc, s, key->slot0, learned))
@@ -534,8 +551,8 @@ void hl_stack_memo_fill(struct hl_stack_memo_key *key, uint32_t id)
 	unsigned same_key = 0;
 	for (unsigned w = 0; w < MEMO_WAYS; w++)
 		same_key += set->ways[w].where == where_of(m, hash, key->slot0);
-	if (same_key == MEMO_WAYS && levels < KEY_LEVELS_MAX) {
-		levels_set(key->ip0, ++levels);
+	if (same_key == MEMO_WAYS && refill && levels_strike(key->ip0)) {
+		levels++;
 		if (levels < s->depth)
 			size_learn(s->frames[levels - 1], steps[levels]);
 		hash = key_hash(m, key->ip0, key->slot0);
