@@ -9,18 +9,22 @@
  * (into the caller of malloc) and the address of its slot, which the hook
  * finds in a few loads by walking its own frame-pointer chain (libhook is
  * built with -fno-omit-frame-pointer), and the set is chosen by the next
- * return address too (see frame_size). A later allocation with the same
- * key is the same stack if every remembered slot still holds the same return
- * address: the slots are read, not trusted.
+ * return address too, or more of them for a chain of wrappers (see
+ * key_levels). A later allocation with the same key is the same stack if
+ * every remembered slot still holds the same return address: the slots are
+ * read, not trusted.
  *
  * Where the slots are: libunwind's unw_backtrace gives only the addresses.
- * On a miss the memo finds each one's slot by scanning up the stack from the
- * previous slot for the first word equal to it (frames are contiguous and
- * ordered, the return address is the word the caller's call pushed at the
- * frame's top). The scan stays below the top of the thread's stack (see
- * memo_create), reads only pages known to be mapped (see readable) and gives
- * up after MEMO_SCAN_BYTES per frame (a frame with a local array over 256 KiB
- * is not memoized). The distances found (steps) are kept once per interned stack.
+ * On the first capture of a stack the memo places each one (learn_steps):
+ * where its callee's frame size, learned from earlier stacks, puts it; else
+ * where libunwind's cursor says (the stack pointer of the caller's frame,
+ * less a word: what the call pushed), walked only as far as it must; else
+ * at the first word above the previous slot equal to it. Every place is
+ * checked to hold its address. The distances (steps) are kept once per
+ * interned stack. Reads stay below the top of the thread's stack (see
+ * memo_create), on pages known to be mapped (see readable); the scan gives
+ * up after MEMO_SCAN_BYTES per frame (a frame with a local array over
+ * 256 KiB is not memoized).
  *
  * Size: 1024 sets of 4 entries of 16 bytes, 64 KiB of hook memory per thread
  * that allocates, grown once to 4096 sets (256 KiB) in a thread whose stacks
@@ -33,8 +37,9 @@
  * and still holds the old return address. That needs either a frame whose
  * size is not fixed by its code address (alloca, variable-length arrays,
  * stack realignment) placing the same callee at the same slot under another
- * caller, or a stale copy of a return address below its real slot that the
- * scan found first where the unwinder could not say where the slot is.
+ * caller, or a stale copy of a return address below its real slot found
+ * first by the scan, for a frame the unwinder could not place (after a
+ * signal frame).
  * HEAPLEDGER_OPTIONS=stack_cache=0 turns the memo off;
  * stack_cache=2 checks every hit against libunwind and reports a mismatch
  * (the tests run python3, sqlite3, git, perl, bash and gcc that way).
