@@ -164,6 +164,16 @@ static void test_free_after_reuse(void **state)
 	hl_run_destroy(&f.run);
 }
 
+/* The stack p's connection calls wire_id. */
+static const struct hl_process_stack *stack_of(const struct hl_process *p, uint32_t wire_id)
+{
+	for (uint32_t ref = 1; ref <= p->nstacks; ref++)
+		if (hl_process_stack(p, ref)->wire_id == wire_id)
+			return hl_process_stack(p, ref);
+	fail_msg("no stack %u", wire_id);
+	return NULL;
+}
+
 /* The free arrives before its alloc (thread B freed a block thread A
  * allocated, and B's batch was sent first). */
 static void test_free_before_alloc(void **state)
@@ -185,6 +195,9 @@ static void test_free_before_alloc(void **state)
 	assert_int_equal(p->frees, 2); /* free events, matched or not */
 	assert_int_equal(p->in_use_bytes, 8);
 	assert_int_equal(p->unmatched_frees, 1); /* the free of 0x7000 at 9 */
+	/* The free of 0x6000 at 9 is its allocation's, on stack 1's account. */
+	assert_int_equal(stack_of(p, 1)->allocs, 2);
+	assert_int_equal(stack_of(p, 1)->frees, 1);
 	feed_end(&f);
 	hl_run_destroy(&f.run);
 }
@@ -207,6 +220,10 @@ static void test_older_alloc_late(void **state)
 	assert_int_equal(p->nleaks, 1);
 	assert_int_equal(hl_process_stack(p, p->leaks[0].stack)->wire_id, 2);
 	assert_int_equal(p->unfreed_superseded, 0);
+	/* The free at 3 is the older allocation's: stack 1 freed what it made. */
+	assert_int_equal(stack_of(p, 1)->allocs, 1);
+	assert_int_equal(stack_of(p, 1)->frees, 1);
+	assert_int_equal(stack_of(p, 2)->frees, 0);
 	feed_end(&f);
 	hl_run_destroy(&f.run);
 }
