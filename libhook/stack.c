@@ -38,6 +38,7 @@
 #include <libunwind.h>
 
 #include "lock.h"
+#include "tally_hook.h"
 #include "track.h"
 
 #define CHUNK_IDS 4096u                         /* ids per id_chunks entry */
@@ -416,6 +417,7 @@ static HL_NOINLINE uint32_t intern_slow(const uint64_t *frames, unsigned depth, 
 	table_put(atomic_load_explicit(&table, memory_order_relaxed), s);
 	table_count++;
 	id = new_id;
+	hl_tally_log_interned(s);
 out_unlock:
 	hl_unlock(&intern_lock);
 	if (id == 0)

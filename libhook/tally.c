@@ -22,8 +22,15 @@ bool hl_tally_begin(uint32_t origin)
 	/* A fork child sends its inherited heap and its events as before; a
 	 * process that already has threads cannot count without locks. */
 	if (t == NULL || hot == NULL || !hl_options.tally || origin == HL_ORIGIN_FORK ||
-	    hl_relaxed_load(&hl_multithreaded))
+	    hl_relaxed_load(&hl_multithreaded)) {
+		/* Events are sent: the tally's stack log alone is kept (see
+		 * hl_tally_log_interned), the counts stay zero and OFF. */
+		if (t != NULL && t->magic != HL_TALLY_MAGIC) {
+			struct hl_tally_hot laid = { .mode = HL_TALLY_MODE_OFF };
+			hl_tally_init(&laid.view, t);
+		}
 		return false;
+	}
 	hl_tally_init(&hot->view, t);
 	hot->logged = 1;
 	__atomic_store_n(&t->state, HL_TALLY_COUNTING, __ATOMIC_RELEASE);
@@ -32,18 +39,19 @@ bool hl_tally_begin(uint32_t origin)
 	return true;
 }
 
-/* Frames of stack ids [hl_tally_logged, id] into the log, so a killed
- * process's stacks are known though their STACK records never went out.
- * A full log just stops logging: those stacks are then missing only if
- * the process is killed (the reporter says a stack was not received). */
-static void log_stacks(uint32_t id)
+/* Frames of stack ids [from, to) into the log, so a killed process's
+ * stacks are known though their STACK records never went out. A full log
+ * just stops logging: those stacks are then missing only if the process is
+ * killed (the reporter says a stack was not received). One writer at a
+ * time: the counting thread while the tally counts, then each thread that
+ * interns a stack, under the stack table's lock (hl_tally_log_interned). */
+static void log_range(struct hl_tally *t, uint32_t from, uint32_t to)
 {
-	struct hl_tally *t = hl_tally_view.t;
-	for (; hl_tally_logged <= id; hl_tally_logged++) {
-		const struct hl_stack *s = hl_stack_get(hl_tally_logged);
+	for (uint32_t id = from; id < to; id++) {
+		const struct hl_stack *s = hl_stack_get(id);
 		if (s == NULL)
 			continue;
-		hl_assert(s->id == hl_tally_logged);
+		hl_assert(s->id == id);
 		uint64_t need = sizeof(struct hl_tally_log_entry) + (uint64_t)s->depth * 8;
 		if (t->log_used + need > t->log_cap)
 			continue;
@@ -56,7 +64,27 @@ static void log_stacks(uint32_t id)
 		 * log_used covers. */
 		__atomic_store_n(&t->log_used, t->log_used + need, __ATOMIC_RELEASE);
 	}
-	t->stacks_used = hl_tally_logged;
+}
+
+/* Counting: stack ids up to id logged at their first count. */
+static void log_stacks(uint32_t id)
+{
+	log_range(hl_tally_view.t, hl_tally_logged, id + 1);
+	hl_tally_logged = id + 1;
+	hl_tally_view.t->stacks_used = hl_tally_logged;
+}
+
+/* Only the area's own process logs: a copy made by a raw clone shares the
+ * area's pages but numbers its stacks on its own (its ids would name the
+ * owner's later stacks), and a vfork child's stacks are the owner's, which
+ * sends them. */
+void hl_tally_log_interned(const struct hl_stack *s)
+{
+	struct hl_tally *t;
+	if (hl_tally_counts() || (t = hl_shared_tally()) == NULL || t->magic != HL_TALLY_MAGIC ||
+	    !hl_process_is_owner())
+		return;
+	log_range(t, s->id, s->id + 1);
 }
 
 bool hl_tally_new_stacks(uint32_t id)
@@ -115,6 +143,9 @@ void hl_tally_hand_over(void)
 		return;
 	int saved = errno;
 	hl_guard_enter();
+	/* Stacks interned while counting but not counted yet: from now on
+	 * each new one is logged as it is interned. */
+	log_range(hl_tally_view.t, hl_tally_logged, hl_stack_next_id());
 	hl_tally_hot->mode = HL_TALLY_MODE_OFF;
 	if (hl_emit_is_live()) {
 		__atomic_store_n(&hl_tally_view.t->state, HL_TALLY_HANDED, __ATOMIC_RELEASE);

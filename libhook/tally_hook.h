@@ -65,6 +65,13 @@ void hl_tally_unseen_thread(void);
 /* A fork child counts nothing (its area is new). */
 void hl_tally_fork_child(void);
 
+/* A stack just interned (the stack table's lock held): its frames into
+ * the tally's stack log when events are sent, so a process killed before
+ * its STACK record went out is reported with it (while the tally counts, a
+ * stack is logged at its first count instead). */
+struct hl_stack;
+void hl_tally_log_interned(const struct hl_stack *s);
+
 /* The slow paths: new stack ids (their frames logged; false: handed over,
  * send the event), a timeline sample due. */
 bool hl_tally_new_stacks(uint32_t id);

@@ -65,7 +65,8 @@ struct hl_tally_point {
 };
 
 /* One stack's frames in the log, as its STACK record has them: the killed
- * process's stacks (the STACK records go out with the next batch). */
+ * process's stacks (the STACK records go out with the next batch). Kept
+ * while events are sent too (wire.h, "Counting in the hook"). */
 struct hl_tally_log_entry {
 	uint32_t stack_id;
 	uint16_t depth;

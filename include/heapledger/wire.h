@@ -1003,7 +1003,13 @@ struct hl_shared_slot {
  * the end, state HL_TALLY_COUNTING: the process's blocks are then known by
  * stack (bytes and blocks), not one by one, and stacks not yet sent come
  * from the log. A fork child counts nothing (its area is new, its state
- * HL_TALLY_OFF): it sends its heap and its events as before. */
+ * HL_TALLY_OFF): it sends its heap and its events as before.
+ * The stack log outlives the counting: from the hand-over on, and in an
+ * image that never counts (threads at HELLO, a fork child, tally=0: the
+ * tally laid out with state HL_TALLY_OFF and no counts), the hook appends
+ * each stack as it interns it. A stream that ends without EXIT has the
+ * stacks the log holds and the connection never defined added before its
+ * unsent events are read (its threads' last stacks). */
 struct hl_rec_tally {
 	struct hl_wire_header h;
 	uint32_t state; /* enum hl_tally_state: HANDED or FINAL */

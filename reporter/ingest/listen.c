@@ -412,6 +412,10 @@ static void conn_end(struct hl_listener *l, struct hl_conn *c, const char *why)
 
 		if (!why) {
 			p->shared_buffers = c->shared.base != NULL;
+			/* The stacks its threads' unsent events name may never
+			 * have been sent either: the hook logs them as it
+			 * interns them (tally.h's stack log). */
+			hl_recover_tally_stacks(&c->shared, &c->decoder);
 			p->recovered_events = hl_recover_feed(&c->shared, &c->decoder, p);
 			hl_state_tally_end(&c->state, &c->decoder);
 			if (!hl_recover_ending(&c->shared, &p->hook_ending))

@@ -15,6 +15,10 @@
  *  - kill: leaks from two stacks, then SIGKILLs itself: the stacks' STACK
  *    records were never sent (no batch went out after them), so the report
  *    has them from the tally's stack log;
+ *  - killnew: a thread that waits, so events are sent; then a leak from a
+ *    stack never used before, and a SIGKILL before any batch took its STACK
+ *    record out: the report has it from the stack log the hook keeps as it
+ *    interns stacks;
  *  - killthreads: the first of THREADS threads leaks as in kill; each holds
  *    HELD blocks, then allocates and frees without end; once each has done
  *    some of that, the first SIGKILLs the process while the others allocate
@@ -46,6 +50,7 @@ __attribute__((noinline)) static void *site_grow(void *p, size_t n) { return rea
 __attribute__((noinline)) static void *site_leak(size_t n) { return malloc(n); } /* LEAK-TALLY */
 __attribute__((noinline)) static void *site_leak2(size_t n) { return malloc(n); } /* LEAK-TALLY2 */
 __attribute__((noinline)) static void site_temporary(size_t n) { free(malloc(n)); }
+__attribute__((noinline)) static void *site_leak_late(size_t n) { return malloc(n); } /* LEAK-LATE */
 
 #define THREADS 3
 #define HELD 10
@@ -119,6 +124,14 @@ static void *killthreads_main(void *arg)
 	return NULL;
 }
 
+static void *wait_main(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
 static void *thread_main(void *arg)
 {
 	(void)arg;
@@ -159,6 +172,14 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 3; i++)
 			tally_sink = site_leak(40);
 		tally_sink = site_leak2(24);
+		kill(getpid(), SIGKILL);
+		return 3;
+	}
+	if (strcmp(argv[1], "killnew") == 0) {
+		pthread_t waiter;
+		if (pthread_create(&waiter, NULL, wait_main, NULL) != 0)
+			return 9;
+		tally_sink = site_leak_late(56);
 		kill(getpid(), SIGKILL);
 		return 3;
 	}
