@@ -486,8 +486,7 @@ static bool steps_hold(struct scan *sc, const struct hl_stack *s, uintptr_t slot
 	uintptr_t slot = slot0;
 	for (unsigned j = 1; j < s->depth; j++) {
 		slot += (uintptr_t)steps[j] * sizeof(uintptr_t);
-		if (slot >= sc->m->stack_hi || !readable_through(sc, slot) ||
-		    *(const uintptr_t *)slot != s->frames[j])
+		if (!holds(sc, slot, (uintptr_t)s->frames[j]))
 			return false;
 	}
 	return true;
