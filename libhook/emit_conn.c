@@ -62,9 +62,26 @@ static uint64_t lost_stacks_sent;        /* hl_stack_lost() as last told; write_
 uint8_t hl_emit_scratch[SCRATCH_BYTES] __attribute__((aligned(8)));
 size_t hl_emit_scratch_used;
 
+static int state_now(void)
+{
+	return atomic_load_explicit(hl_emit_state_word, memory_order_relaxed);
+}
+
 bool hl_emit_is_live(void)
 {
-	return atomic_load_explicit(hl_emit_state_word, memory_order_relaxed) == EMIT_LIVE;
+	int s = state_now();
+	return s == EMIT_LIVE || (s == EMIT_DEFERRED && hl_emit_fork_resolve(NULL));
+}
+
+bool hl_emit_is_connected(void)
+{
+	int s = state_now();
+	return s == EMIT_LIVE || s == EMIT_DEFERRED;
+}
+
+bool hl_emit_is_deferred(void)
+{
+	return state_now() == EMIT_DEFERRED;
 }
 
 bool hl_emit_was_lost(void)
@@ -284,8 +301,9 @@ static bool send_dropped_locked(void)
 
 void hl_emit_send_new_stacks(void)
 {
-	/* A racy peek first: most calls find nothing new and take no lock. */
-	if (!hl_emit_is_live() || hl_stack_next_id() <= hl_emit_stacks_sent ||
+	/* A racy peek first: most calls find nothing new and take no lock. A
+	 * deferred fork snapshot sends the stacks with it. */
+	if (state_now() != EMIT_LIVE || hl_stack_next_id() <= hl_emit_stacks_sent ||
 	    !hl_process_is_owner())
 		return;
 	int saved = errno;
@@ -532,10 +550,19 @@ void hl_emit_exec(const char *path)
 	hl_tally_hand_over();
 	size_t len = strnlen(path ? path : "", HL_WIRE_MAX_PATH - 1) + 1;
 	size_t padded = hl_wire_padded((uint32_t)(sizeof(struct hl_rec_exec) + len));
-	if (!hl_emit_is_live())
+	/* A fork child that execs before anything else sends EXEC alone: the
+	 * snapshot stays deferred (its buffer holds only THREAD_START), and
+	 * goes out only if the exec fails and the child goes on. */
+	bool deferred = state_now() == EMIT_DEFERRED;
+	if (!deferred && !hl_emit_is_live())
 		return;
 	hl_lock(&hl_emit_write_lock);
-	hl_emit_flush_all_locked();
+	if (deferred && state_now() == EMIT_DEFERRED)
+		hl_emit_state_swap_locked(EMIT_LIVE); /* for the EXEC record's send */
+	else
+		deferred = false;
+	if (!deferred)
+		hl_emit_flush_all_locked();
 	struct hl_rec_exec *rec = hl_emit_scratch_reserve_locked(padded);
 	if (rec != NULL) {
 		hl_emit_records_total++;
@@ -546,6 +573,8 @@ void hl_emit_exec(const char *path)
 		memcpy(rec + 1, path ? path : "", len - 1);
 	}
 	hl_emit_scratch_flush_locked();
+	if (deferred && state_now() == EMIT_LIVE)
+		hl_emit_state_swap_locked(EMIT_DEFERRED);
 	hl_unlock(&hl_emit_write_lock);
 }
 
@@ -562,7 +591,7 @@ void hl_emit_fork_prepare(void)
 	 * connection only. Flushing here just sends the parent's committed
 	 * events before the child's HELLO. */
 	hl_lock(&hl_emit_write_lock);
-	if (hl_emit_is_live())
+	if (state_now() == EMIT_LIVE) /* a deferred snapshot: nothing is buffered */
 		hl_emit_flush_all_locked();
 }
 
@@ -640,10 +669,45 @@ void hl_emit_fork_child(void)
 	hl_unlock(&hl_emit_write_lock);
 	const char *path = hl_env_get(HL_ENV_SOCKET);
 	/* The child's heap is an exact copy of the parent's at the instant of
-	 * fork, blocks other threads were busy with included: it is sent as the
-	 * child's starting state (HL_HOOK_FORK_SNAPSHOT). */
-	if ((was == EMIT_LIVE || (was == EMIT_LOST && !reporter_stuck)) && path && *path &&
-	    hl_emit_connect(path, HL_ORIGIN_FORK, (uint32_t)getppid()))
-		hl_emit_send_heap_blocks(HL_ALLOC_INHERITED, NULL);
+	 * fork, blocks other threads were busy with included: it is the
+	 * child's starting state (HL_HOOK_FORK_SNAPSHOT), sent before the
+	 * child's first record, if any but EXEC comes (hl_emit_fork_resolve).
+	 * Until then nothing changes the heap: every allocation and free of
+	 * the child's sends an event, which sends the snapshot first. */
+	if ((was == EMIT_LIVE || was == EMIT_DEFERRED || (was == EMIT_LOST && !reporter_stuck)) &&
+	    path && *path && hl_emit_connect(path, HL_ORIGIN_FORK, (uint32_t)getppid())) {
+		struct heapledger_stats stats;
+		hl_stats_get(&stats);
+		hl_lock(&hl_emit_write_lock);
+		if (state_now() == EMIT_LIVE) {
+			hl_shared_note_unsent_inherited(stats.in_use_blocks);
+			hl_emit_state_swap_locked(EMIT_DEFERRED);
+		}
+		hl_unlock(&hl_emit_write_lock);
+	}
 	hl_shared_fd_drop(); /* no HELLO took it: the program's table as it was */
+}
+
+bool hl_emit_fork_resolve(const struct hl_snapshot_fix *fix)
+{
+	int saved = errno;
+	bool held = hl_emit_lock_is_held();
+	if (!held)
+		hl_lock(&hl_emit_write_lock);
+	if (state_now() == EMIT_DEFERRED) {
+		/* One thread runs: pthread_create sends the snapshot before a
+		 * second one starts (threadstart.c). */
+		hl_emit_state_swap_locked(EMIT_LIVE);
+		hl_guard_enter();
+		if (hl_emit_send_definitions_locked())
+			hl_emit_send_snapshot_locked(fix);
+		hl_guard_leave();
+		if (state_now() == EMIT_LIVE)
+			hl_shared_note_unsent_inherited(0);
+	}
+	bool live = state_now() == EMIT_LIVE;
+	if (!held)
+		hl_unlock(&hl_emit_write_lock);
+	errno = saved;
+	return live;
 }

@@ -82,6 +82,8 @@ HL_INLINE void hl_emit_event(unsigned event, unsigned kind, uint64_t address, ui
 	if (hl_unlikely(s != EMIT_LIVE)) {
 		if (s == EMIT_LOST)
 			atomic_fetch_add_explicit(&hl_emit_dropped_count, 1, memory_order_relaxed);
+		else if (s == EMIT_DEFERRED) /* a fork child's first event: its snapshot first */
+			hl_emit_event_slow(event, kind, address, rest0, rest1, rest2, nrest);
 		return;
 	}
 	/* NULL too past hl_emit_thread_exit (tls_exited) */

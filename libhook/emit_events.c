@@ -35,6 +35,7 @@
 
 #include "emit_event.h"
 #include "emit_int.h"
+#include "heap.h"
 #include "lock.h"
 #include "track.h"
 
@@ -201,7 +202,8 @@ static void buffer_unlink_locked(struct emit_buffer *b)
 HL_INLINE uint8_t *event_begin(uint32_t room, uint64_t *ticks, struct emit_buffer **out)
 {
 	int s = atomic_load_explicit(hl_emit_state_word, memory_order_relaxed);
-	if (hl_unlikely(s != EMIT_LIVE)) {
+	if (hl_unlikely(s != EMIT_LIVE) &&
+	    (s != EMIT_DEFERRED || !hl_emit_fork_resolve(NULL))) {
 		if (s == EMIT_LOST)
 			atomic_fetch_add_explicit(&hl_emit_dropped_count, 1, memory_order_relaxed);
 		return NULL;
@@ -283,6 +285,25 @@ HL_NOINLINE void hl_emit_event_slow(unsigned event, unsigned kind, uint64_t addr
 	struct emit_buffer *b;
 	uint64_t ticks, bt, ba;
 	int saved = errno; /* a buffer made, a batch sent */
+	if (hl_unlikely(atomic_load_explicit(hl_emit_state_word, memory_order_relaxed) ==
+			EMIT_DEFERRED)) {
+		/* The block this event makes is no inherited one (a realloc's
+		 * track call sent its snapshot with the old block itself). */
+		struct hl_snapshot_fix fix = { 0 };
+		if (event == HL_PACK_ALLOC) {
+			fix.skip = address;
+		} else if (event == HL_PACK_REALLOC) {
+			fix.skip = address + hl_unzigzag(rest0);
+		} else if (event == HL_PACK_FREE) {
+			/* The free has taken the block off the walk's live
+			 * ranges already; its header is as it was. */
+			struct hl_range *r = hl_range_of((void *)(uintptr_t)address);
+			fix.address = address;
+			fix.size = hl_block_requested(r);
+			fix.stack_id = hl_range_stack_id(r);
+		}
+		hl_emit_fork_resolve(&fix);
+	}
 	uint8_t *dst = event_begin(HL_PACK_MAX_EVENT, &ticks, &b);
 	if (dst != NULL) {
 		event_bases(b, ticks, address, &bt, &ba);

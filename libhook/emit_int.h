@@ -80,7 +80,27 @@ enum emit_state {
 	EMIT_LIVE = 1, /* connected */
 	EMIT_LOST = 2, /* the reporter went away: events are dropped */
 	EMIT_DONE = 3, /* EXIT was sent */
+	/* A fork child connected whose snapshot of the heap waits for its
+	 * first record (wire.h, HL_HOOK_FORK_SNAPSHOT): the event paths and
+	 * hl_emit_is_live() send it (hl_emit_fork_resolve), then go on LIVE. */
+	EMIT_DEFERRED = 4,
 };
+
+/* What the deferred snapshot sends otherwise than the heap walk finds it:
+ * the block whose event made it go out. */
+struct hl_snapshot_fix {
+	uint64_t skip;     /* a block the walk leaves out (its ALLOC follows), 0: none */
+	uint64_t address;  /* a block sent as it was before a realloc, 0: none */
+	uint64_t size;
+	uint32_t stack_id;
+};
+/* Sends a deferred snapshot (definitions, then the heap's blocks flagged
+ * HL_ALLOC_INHERITED, amended by fix, which may be NULL) and goes on LIVE;
+ * false if the connection is not LIVE then. Takes write_lock unless the
+ * caller holds it. */
+bool hl_emit_fork_resolve(const struct hl_snapshot_fix *fix);
+/* hl_emit_send_heap_blocks's walk for the snapshot, write_lock held. */
+void hl_emit_send_snapshot_locked(const struct hl_snapshot_fix *fix);
 
 /* Declared hidden, as they are defined (-fvisibility=hidden): the event
  * path then reads them directly, not through the GOT (one instruction an

@@ -29,6 +29,7 @@ struct early_sink {
 	uint16_t flags; /* HL_ALLOC_INHERITED for a fork child's snapshot */
 	bool started;   /* the BATCH record is out */
 	bool (*known)(uint64_t address); /* blocks already sent, or NULL */
+	const struct hl_snapshot_fix *fix; /* a deferred fork snapshot's, or NULL */
 };
 
 /* One ALLOC record per block, in a batch of the calling thread. */
@@ -36,6 +37,9 @@ static void early_block(void *address, size_t size, uint32_t stack_id, unsigned 
 {
 	struct early_sink *sink = arg;
 	if (sink->known != NULL && sink->known((uintptr_t)address))
+		return;
+	if (sink->fix != NULL &&
+	    ((uintptr_t)address == sink->fix->skip || (uintptr_t)address == sink->fix->address))
 		return;
 	if (sink->flags & HL_ALLOC_TALLIED)
 		size = hl_dtv_block_reported(stack_id, size); /* as counted, and as LIVE says (live_append) */
@@ -77,6 +81,21 @@ void hl_emit_send_heap_blocks(uint16_t flags, bool (*known)(uint64_t address))
 		hl_emit_scratch_flush_locked();
 	}
 	hl_unlock(&hl_emit_write_lock);
+}
+
+/* The deferred fork snapshot (emit_conn.c hl_emit_fork_resolve). */
+void hl_emit_send_snapshot_locked(const struct hl_snapshot_fix *fix)
+{
+	hl_assert_held(&hl_emit_write_lock);
+	struct early_sink sink = { .ticks = hl_ticks(), .flags = HL_ALLOC_INHERITED, .fix = fix };
+	hl_heap_walk(early_block, &sink);
+	/* A realloc's old block as the walk would have found it before. */
+	if (fix != NULL && fix->address != 0) {
+		sink.fix = NULL;
+		early_block((void *)(uintptr_t)fix->address, fix->size, fix->stack_id,
+			    HL_KIND_MALLOC, &sink);
+	}
+	hl_emit_scratch_flush_locked();
 }
 
 /* ---- the tally's end ("Counting in the hook", wire.h) ---------------------- */

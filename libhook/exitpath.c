@@ -282,7 +282,7 @@ static char *const *env_with_pid(char *const envp[], char **out, char *entry, si
 		before_exec(path);                                                \
 		if (real_execve == NULL)                                          \
 			hl_exitpath_init();                                       \
-		bool live_ = hl_emit_is_live() && hl_process_is_owner();          \
+		bool live_ = hl_emit_is_connected() && hl_process_is_owner();     \
 		char *slots_[live_ ? MAX_ENV + 2 : 1];                            \
 		char entry_[48];                                                  \
 		char *const *env_ = live_                                         \

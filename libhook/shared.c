@@ -158,6 +158,7 @@ bool hl_shared_fork_child(const void *keep)
 		}
 	}
 	header.ending = (struct hl_shared_ending){ 0 }; /* the parent's, were it written */
+	header.unsent_inherited = 0;
 	*area = header;
 	return true;
 }
@@ -222,4 +223,10 @@ void hl_shared_note_standalone_locked(uint32_t why)
 	hl_assert(hl_emit_lock_is_held());
 	if (area != NULL && area_shared && !area_dead)
 		__atomic_store_n(&area->standalone, why, __ATOMIC_RELEASE);
+}
+
+void hl_shared_note_unsent_inherited(uint64_t blocks)
+{
+	if (area != NULL && area_shared && !area_dead)
+		__atomic_store_n(&area->unsent_inherited, blocks, __ATOMIC_RELEASE);
 }

@@ -7,13 +7,15 @@
  * glibc's own helpers begins (std::thread, OpenMP and the rest call it), so
  * the tally is handed over here, in the creating thread, before the real
  * call. A thread that starts another way ends it at its first allocation
- * (cache.c).
+ * (cache.c). So does a fork child's deferred snapshot of its heap (wire.h,
+ * HL_HOOK_FORK_SNAPSHOT), which must be walked while one thread runs.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 
+#include "emit_int.h"
 #include "tally_hook.h"
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
@@ -29,5 +31,8 @@ HL_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	}
 	if (hl_tally_counts())
 		hl_tally_hand_over();
+	/* A fork child's snapshot walks the heap while nothing else changes it. */
+	if (hl_emit_is_deferred())
+		hl_emit_fork_resolve(NULL);
 	return real(thread, attr, start, arg);
 }

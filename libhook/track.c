@@ -345,6 +345,13 @@ uint32_t hl_track_realloc(void *old_p, void *p, size_t size, size_t old_size, ui
 	int saved = errno;
 	if (hl_track_capture_on)
 		id = capture();
+	if (hl_unlikely(hl_emit_is_deferred())) {
+		/* A fork child's first event: its snapshot has the old block as
+		 * fork left it, not the new one, whose REALLOC follows. */
+		struct hl_snapshot_fix fix = { .skip = (uintptr_t)p, .address = (uintptr_t)old_p,
+					       .size = old_size, .stack_id = old_id };
+		hl_emit_fork_resolve(&fix);
+	}
 	if (!hl_tally_counts() ||
 	    !hl_tally_take_realloc((uintptr_t)old_p, hl_dtv_block_reported(old_id, old_size), old_id,
 				   (uintptr_t)p, size, id))
@@ -390,8 +397,8 @@ void hl_track_fork_child(void)
 	hl_modules_fork_child();
 	pid_env_set();
 	hl_emit_fork_child();
-	hl_track_enabled = hl_track_capture_on || hl_emit_is_live();
-	hl_track_frees_set(hl_emit_is_live());
+	hl_track_enabled = hl_track_capture_on || hl_emit_is_connected();
+	hl_track_frees_set(hl_emit_is_connected());
 	hl_guard_leave();
 }
 

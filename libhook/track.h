@@ -251,6 +251,9 @@ void *hl_shared_tally(void);
 /* Tells the reporter, through the area, why the hook goes on standalone
  * (enum hl_standalone); before the connection closes. write_lock. */
 void hl_shared_note_standalone_locked(uint32_t why);
+/* A fork child's blocks whose snapshot has not gone out yet, for a reporter
+ * that reads the area after a kill (wire.h, HL_HOOK_FORK_SNAPSHOT). */
+void hl_shared_note_unsent_inherited(uint64_t blocks);
 /* The hook's own ending for a reporter that stopped reading (wire.h,
  * "The hook's own ending"): the standalone report's leak counts by class,
  * then how the process ends, which publishes them. No-ops without a shared
@@ -263,8 +266,14 @@ void hl_shared_end(unsigned how, int status);
 
 /* Connects to the reporter at `path` and sends HELLO; false if it cannot. */
 bool hl_emit_connect(const char *path, uint32_t origin, uint32_t ppid);
-/* True while events are being sent (connected, EXIT not yet sent). */
+/* True while events are being sent (connected, EXIT not yet sent). A fork
+ * child's deferred snapshot (wire.h, HL_HOOK_FORK_SNAPSHOT) goes out first:
+ * ask only where something is about to be sent; else hl_emit_is_connected. */
 bool hl_emit_is_live(void);
+/* Connected and EXIT not yet sent, the snapshot sent or not; sends nothing. */
+bool hl_emit_is_connected(void);
+/* A fork child's snapshot still waits for its first record. */
+bool hl_emit_is_deferred(void);
 /* True if a connection was made and then lost. */
 bool hl_emit_was_lost(void);
 /* One event in this thread's buffer, packed (wire.h) and timed now;

@@ -165,7 +165,18 @@ struct hl_rec_hello {
  * ALLOC records flagged HL_ALLOC_INHERITED right after its definitions: a
  * walk of its own heap, exact at the instant of fork. The reporter then
  * copies nothing from the parent, whose stream may be ahead of or behind
- * that instant (other threads keep allocating until fork() returns). */
+ * that instant (other threads keep allocating until fork() returns).
+ *
+ * The walk waits for the child's first record or event other than EXEC
+ * (its first allocation, free, exit, fork...), and goes out just before it,
+ * with the heap still as fork left it (the allocation whose event comes
+ * next is left out, a realloc's old block is sent as it was). A child that
+ * execs first, as a test runner's and a shell's children mostly do, sends
+ * no snapshot at all: its image is replaced and nothing of it is reported
+ * (ctest: 5,300 blocks and every stack of its own a test, sent and read
+ * for nothing). A child killed before either leaves in the shared area's
+ * `unsent_inherited` the number of blocks it held ("Shared event buffers",
+ * below): the reporter counts them as dropped events. */
 #define HL_HOOK_FORK_SNAPSHOT 4u
 /* The hook counts its events into the shared area's tally instead of
  * sending them, until TALLY ("Counting in the hook"). */
@@ -882,7 +893,8 @@ static inline uint32_t hl_pack_read(const uint8_t *src, size_t avail, unsigned *
  * of each slot with 0 < tid, start = sending_end if it received BATCH
  * sending_sequence, else `sent`, start <= used <= data_bytes, as one more
  * BATCH of `tid` with base_ticks and base_address, stack ids it never saw
- * defined taken as 0, and reads `standalone` (enum hl_standalone). A
+ * defined taken as 0, and reads `standalone` (enum hl_standalone) and,
+ * unless the stream ended on EXEC, `unsent_inherited`. A
  * process whose threads outnumber the slots keeps the others' buffers
  * private (not recoverable).
  *
@@ -914,7 +926,7 @@ struct hl_shared_ending {
 };
 
 #define HL_SHARED_MAGIC 0x6873726c64676c68ull /* "hlgdlrsh" */
-#define HL_SHARED_VERSION 2
+#define HL_SHARED_VERSION 3
 
 struct hl_shared_area {
 	uint64_t magic;       /* HL_SHARED_MAGIC */
@@ -929,6 +941,9 @@ struct hl_shared_area {
 	struct hl_shared_ending ending; /* the hook's own ending (above) */
 	uint64_t tally_offset; /* struct hl_tally ("Counting in the hook"); 0: none */
 	uint64_t tally_bytes;  /* from tally_offset to the area's end at most */
+	/* A fork child's blocks from fork, while their snapshot waits for its
+	 * first record (HL_HOOK_FORK_SNAPSHOT); 0 once it went out. */
+	uint64_t unsent_inherited;
 };
 
 /* Why a connected hook went on standalone (struct hl_shared_area's
@@ -1044,7 +1059,7 @@ _Static_assert(sizeof(struct hl_rec_exec) == 16, "exec");
 _Static_assert(sizeof(struct hl_shared_ending) == 200, "shared_ending");
 
 _Static_assert(sizeof(struct hl_rec_options) == 16, "options");
-_Static_assert(sizeof(struct hl_shared_area) == 256, "shared_area");
+_Static_assert(sizeof(struct hl_shared_area) == 264, "shared_area");
 _Static_assert(sizeof(struct hl_shared_slot) == 40, "shared_slot");
 
 /* A record header for `type` of `len` bytes. */

@@ -395,3 +395,10 @@ uint32_t hl_recover_standalone(const struct hl_shared_view *view)
 	why = __atomic_load_n(&a->standalone, __ATOMIC_ACQUIRE);
 	return why <= HL_STANDALONE_DESCRIPTOR ? why : HL_STANDALONE_NONE; /* the hook's */
 }
+
+uint64_t hl_recover_unsent_inherited(const struct hl_shared_view *view)
+{
+	const struct hl_shared_area *a = view_area(view);
+
+	return a ? __atomic_load_n(&a->unsent_inherited, __ATOMIC_ACQUIRE) : 0;
+}

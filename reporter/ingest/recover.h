@@ -43,6 +43,10 @@ bool hl_recover_ending(const struct hl_shared_view *view, struct hl_shared_endin
  * the value is not one of them). */
 uint32_t hl_recover_standalone(const struct hl_shared_view *view);
 
+/* The blocks a fork child held at fork whose snapshot it had not sent yet
+ * (wire.h, HL_HOOK_FORK_SNAPSHOT): 0 without an area or once it went out. */
+uint64_t hl_recover_unsent_inherited(const struct hl_shared_view *view);
+
 /* The hook's tally ("Counting in the hook", wire.h): *copy gets its header
  * as it is now, and the return value is where its offsets start, every
  * array they name (at its capacity) lying inside the area; NULL if there is
