@@ -50,7 +50,9 @@ struct hl_scan_word {
 struct hl_scan_segment {
 	uintptr_t base;  /* 0: empty slot */
 	size_t first;    /* index of its first block in s->blocks */
-	struct hl_scan_word *words; /* SEGMENT_WORDS */
+	struct hl_scan_word *words; /* nwords of SEGMENT_WORDS: no block starts past them */
+	size_t nwords;
+	size_t count;    /* its live blocks */
 };
 
 /* One block on the mark stack: its index and where its bytes start (so
@@ -150,13 +152,34 @@ static struct hl_scan_segment *segment_slot(const struct hl_scan *s, uintptr_t b
  * come from the segment's block-start map (block.h), not from a walk from
  * header to header: each header's address is known without reading the
  * previous one, so the processor overlaps their cache misses. */
+/* Every range that ever held a block ends at or below the segment's
+ * `untouched` (arena.c hand_out_locked): the block map has no live block's
+ * start from word `from` on. */
+static bool no_live_start_from(struct hl_segment *seg, const uint64_t *map, size_t from)
+{
+	for (size_t w = from; w < SEGMENT_WORDS; w++)
+		for (uint64_t starts = map[w]; starts; starts &= starts - 1) {
+			unsigned b = (unsigned)__builtin_ctzll(starts);
+			if (hl_block_is_live((struct hl_range *)((uintptr_t)seg +
+								 ((w * 64 + b) << GRANULE_SHIFT)) - 1))
+				return false;
+		}
+	return true;
+}
+
 static void collect_segment(struct hl_scan *s, struct hl_segment *seg, struct hl_scan_word *words)
 {
 	struct hl_scan_segment *slot = segment_slot(s, (uintptr_t)seg);
-	*slot = (struct hl_scan_segment){ (uintptr_t)seg, s->nblocks, words };
+	/* Only the words below `untouched`, where blocks were ever handed
+	 * out: a short-lived process's one segment touched 16 pages of words
+	 * and 8 of its block map for a few hundred blocks (each page a fault,
+	 * a tenth of its exit scan). */
+	size_t used = (size_t)(seg->untouched - (char *)seg) >> GRANULE_SHIFT;
+	size_t nwords = used / 64 + 1 < SEGMENT_WORDS ? used / 64 + 1 : SEGMENT_WORDS;
+	*slot = (struct hl_scan_segment){ (uintptr_t)seg, s->nblocks, words, nwords, 0 };
 	const uint64_t *map = hl_blockmap_of((uintptr_t)seg);
 	size_t before = 0;
-	for (size_t w = 0; w < SEGMENT_WORDS; w++) {
+	for (size_t w = 0; w < nwords; w++) {
 		uint64_t starts = __atomic_load_n(&map[w], __ATOMIC_RELAXED), live = 0;
 		while (starts) {
 			unsigned b = (unsigned)__builtin_ctzll(starts);
@@ -172,6 +195,8 @@ static void collect_segment(struct hl_scan *s, struct hl_segment *seg, struct hl
 		words[w].rank = before;
 		before += popcount64(live);
 	}
+	slot->count = before;
+	hl_assert_expensive(no_live_start_from(seg, map, nwords));
 }
 
 static size_t count_segments(struct hl_scan *s, uintptr_t *out)
@@ -284,6 +309,13 @@ static inline ssize_t candidate(const struct hl_scan *s, uintptr_t p, uintptr_t 
 	if (seg->base == 0)
 		return -1; /* spare, or an arena the scan could not lock */
 	size_t g = (p - seg->base) >> GRANULE_SHIFT;
+	if (hl_unlikely(g / 64 >= seg->nwords)) { /* past every block start: the last one */
+		if (seg->count == 0)
+			return -1;
+		size_t i = seg->first + seg->count - 1;
+		*start = block_start(s, i);
+		return (ssize_t)i;
+	}
 	const struct hl_scan_word *word = &seg->words[g / 64];
 	uint64_t upto = word->bits & (~0ull >> (63 - g % 64));
 	if (upto) {
