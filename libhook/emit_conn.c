@@ -690,6 +690,10 @@ void hl_emit_fork_child(void)
 
 bool hl_emit_fork_resolve(const struct hl_snapshot_fix *fix)
 {
+	/* A vfork or raw clone child cannot send on our connection, and walks
+	 * a heap its parent may change: vfork() sends it first (vfork.c). */
+	if (!hl_process_is_owner())
+		return false;
 	int saved = errno;
 	bool held = hl_emit_lock_is_held();
 	if (!held)

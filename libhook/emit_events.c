@@ -204,7 +204,7 @@ HL_INLINE uint8_t *event_begin(uint32_t room, uint64_t *ticks, struct emit_buffe
 	int s = atomic_load_explicit(hl_emit_state_word, memory_order_relaxed);
 	if (hl_unlikely(s != EMIT_LIVE) &&
 	    (s != EMIT_DEFERRED || !hl_emit_fork_resolve(NULL))) {
-		if (s == EMIT_LOST)
+		if (s == EMIT_LOST || s == EMIT_DEFERRED) /* DEFERRED: a vfork child's, unsendable */
 			atomic_fetch_add_explicit(&hl_emit_dropped_count, 1, memory_order_relaxed);
 		return NULL;
 	}

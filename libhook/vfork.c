@@ -16,13 +16,15 @@
  * With the option off vfork is libc's, reached by a jump, not a call: a
  * vfork child returns from the function its parent called, so no frame of
  * ours may lie between the program and libc's vfork (the child would pop it
- * and its later calls overwrite what the parent returns through). Other
+ * and its later calls overwrite what the parent returns through); the one
+ * call before the jump (hl_vfork_prepare) has returned by then. Other
  * architectures keep libc's vfork, not interposed.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include "emit_int.h"
 #include "fdtrack.h"
 
 /* Where the program's vfork() goes: libc's vfork, or hl_vfork_as_fork. Set once
@@ -36,6 +38,17 @@ pid_t hl_vfork_as_fork(void);
 __attribute__((used)) pid_t hl_vfork_as_fork(void)
 {
 	return fork();
+}
+
+/* Called by vfork() before its jump, in the parent: a fork child's deferred
+ * snapshot (wire.h, HL_HOOK_FORK_SNAPSHOT) goes out now, as a vfork child,
+ * running in our memory, cannot send it and must not walk our heap while
+ * it changes it. Returns before the jump, so no frame of ours is left. */
+void hl_vfork_prepare(void);
+__attribute__((used)) void hl_vfork_prepare(void)
+{
+	if (hl_emit_is_deferred())
+		hl_emit_fork_resolve(NULL);
 }
 
 void hl_vfork_init(void)
@@ -52,6 +65,11 @@ __asm__(".text\n"
 	"vfork:\n"
 	"\t.cfi_startproc\n"
 	"\tendbr64\n"
+	"\tsubq $8, %rsp\n" /* the call's stack aligned to 16 */
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tcall hl_vfork_prepare\n"
+	"\taddq $8, %rsp\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
 	"\tmovq hl_vfork_target(%rip), %rax\n"
 	"\ttestq %rax, %rax\n"
 	"\tjz 1f\n"

@@ -23,6 +23,8 @@ EXPECT = {
     "malloc": ("_exit", BLOCKS + 1, BLOCKS, 1),
     "realloc": ("_exit", BLOCKS, BLOCKS - 2, 2),
     "exit": ("_exit", BLOCKS, BLOCKS, 0),
+    "vfork": ("_exit", BLOCKS - 1, BLOCKS - 1, 0),
+    "spawn": ("_exit", BLOCKS - 1, BLOCKS - 1, 0),
     # Not the run's own child: how it ended may be unknown to the reporter.
     "kill": (("signal", "unknown"), None, None, 0),
 }

@@ -9,10 +9,15 @@
  *   malloc    an allocation first (left out of the snapshot: its ALLOC follows)
  *   realloc   an inherited block grown (it moves) and one shrunk (in place)
  *   exit      nothing but _exit
+ *   vfork     a vfork child that execs /bin/true (it runs in the child's
+ *             memory and cannot send: vfork() sends the snapshot first),
+ *             then a free of an inherited block
+ *   spawn     the same through posix_spawn
  *   kill      SIGKILL before anything: the report says the blocks it held
  *             were not sent (dropped events)
  * The parent frees everything and exits 0 whatever the child did. */
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +25,8 @@
 #include <unistd.h>
 
 #define BLOCKS 300
+
+extern char **environ;
 
 static void *blocks[BLOCKS];
 
@@ -48,6 +55,19 @@ static void child(const char *mode)
 			_exit(3);
 	} else if (!strcmp(mode, "kill")) {
 		raise(SIGKILL);
+	} else if (!strcmp(mode, "vfork") || !strcmp(mode, "spawn")) {
+		char *args[] = { "true", NULL };
+		pid_t pid = -1;
+		if (!strcmp(mode, "spawn")) {
+			if (posix_spawn(&pid, "/bin/true", NULL, NULL, args, environ) != 0)
+				_exit(3);
+		} else if ((pid = vfork()) == 0) {
+			execv("/bin/true", args);
+			_exit(127);
+		}
+		if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+			_exit(3);
+		free(blocks[0]);
 	}
 	_exit(0);
 }
