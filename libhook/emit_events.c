@@ -287,13 +287,12 @@ HL_NOINLINE void hl_emit_event_slow(unsigned event, unsigned kind, uint64_t addr
 	int saved = errno; /* a buffer made, a batch sent */
 	if (hl_unlikely(atomic_load_explicit(hl_emit_state_word, memory_order_relaxed) ==
 			EMIT_DEFERRED)) {
-		/* The block this event makes is no inherited one (a realloc's
-		 * track call sent its snapshot with the old block itself). */
+		/* The block this event makes is no inherited one. (A realloc's
+		 * track call sent the snapshot, with its old block, already; one
+		 * still deferred is a vfork child's, which sends nothing.) */
 		struct hl_snapshot_fix fix = { 0 };
 		if (event == HL_PACK_ALLOC) {
 			fix.skip = address;
-		} else if (event == HL_PACK_REALLOC) {
-			fix.skip = address + hl_unzigzag(rest0);
 		} else if (event == HL_PACK_FREE) {
 			/* The free has taken the block off the walk's live
 			 * ranges already; its header is as it was. */

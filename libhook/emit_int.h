@@ -90,7 +90,7 @@ enum emit_state {
  * the block whose event made it go out. */
 struct hl_snapshot_fix {
 	uint64_t skip;     /* a block the walk leaves out (its ALLOC follows), 0: none */
-	uint64_t address;  /* a block sent as it was before a realloc, 0: none */
+	uint64_t address;  /* a block sent as it was before a free or realloc, 0: none */
 	uint64_t size;
 	uint32_t stack_id;
 };

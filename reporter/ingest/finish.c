@@ -124,10 +124,13 @@ static void count_unsent(struct hl_process *p, const struct hl_shared_ending *e)
 	uint64_t unsent = (e->allocs > p->allocs ? e->allocs - p->allocs : 0) +
 			  (e->frees > p->frees ? e->frees - p->frees : 0);
 
-	if (p->standalone == HL_STANDALONE_NONE || !unsent)
-		return;
-	p->dropped_events = p->dropped_events > UINT64_MAX - unsent ? UINT64_MAX
-								 : p->dropped_events + unsent;
+	if (p->standalone != HL_STANDALONE_NONE)
+		hl_process_count_dropped(p, unsent);
+}
+
+void hl_process_count_dropped(struct hl_process *p, uint64_t n)
+{
+	p->dropped_events = p->dropped_events > UINT64_MAX - n ? UINT64_MAX : p->dropped_events + n;
 }
 
 /* How an image without an EXIT record ended. */

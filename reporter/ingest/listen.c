@@ -420,11 +420,8 @@ static void conn_end(struct hl_listener *l, struct hl_conn *c, const char *why)
 			hl_state_tally_end(&c->state, &c->decoder);
 			/* A fork child killed before it sent what it inherited
 			 * (an image that exec replaced leaked nothing). */
-			if (!p->exec_pending) {
-				uint64_t unsent = hl_recover_unsent_inherited(&c->shared);
-				p->dropped_events = p->dropped_events > UINT64_MAX - unsent
-							    ? UINT64_MAX : p->dropped_events + unsent;
-			}
+			if (!p->exec_pending)
+				hl_process_count_dropped(p, hl_recover_unsent_inherited(&c->shared));
 			if (!hl_recover_ending(&c->shared, &p->hook_ending))
 				p->hook_ending.ended = 0;
 		}

@@ -468,6 +468,8 @@ bool hl_process_runs_on(const struct hl_process *p);
  * asked first: a hook that notices later stores why before its process
  * exits, so it is read then. */
 void hl_process_standalone(struct hl_process *p, bool ran_on, uint32_t stored);
+/* n events p's hook never sent (the report says its data is incomplete). */
+void hl_process_count_dropped(struct hl_process *p, uint64_t n);
 /* Decides how p ended, reconciles what is left, groups the leaks. Idempotent. */
 void hl_process_finish(struct hl_process *p);
 /* ticks -> CLOCK_REALTIME ns, using the BATCH clock pairs. */
