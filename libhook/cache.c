@@ -129,7 +129,7 @@ static struct hl_thread_cache *cache_new(bool shared)
 		caches->prev = tc;
 	caches = tc;
 	hl_unlock(&caches_lock);
-	if (second && hl_tally_counts())
+	if (second && hl_tally_hot->mode == HL_TALLY_MODE_ON)
 		hl_tally_unseen_thread(); /* a thread pthread_create did not show us */
 	return tc;
 }

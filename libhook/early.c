@@ -128,8 +128,7 @@ static bool early_counted(uint32_t i, const struct early_event *e)
 	case EARLY_FREE:
 		if (!logged_block(i, e->address, &size, &stack_id))
 			stack_id = HL_TALLY_STACKS; /* no block to take away */
-		hl_tally_take_free(e->address, size, stack_id);
-		return true;
+		return hl_tally_take_free(e->address, size, stack_id);
 	case EARLY_REALLOC:
 		if (!logged_block(i, e->address, &size, &stack_id))
 			stack_id = HL_TALLY_STACKS; /* no block to take away */

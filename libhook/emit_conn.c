@@ -386,7 +386,8 @@ static bool send_hello_locked(uint32_t origin, uint32_t ppid)
 	/* The shared buffers' memfd goes with HELLO; ours is closed at once. */
 	int area_fd = !state_page_locked() ? -1 :
 		hl_shared_fd_take(sizeof(struct emit_buffer),
-				  (uint32_t)offsetof(struct emit_buffer, data), BUFFER_BYTES);
+				  (uint32_t)offsetof(struct emit_buffer, data), BUFFER_BYTES,
+				  (uint32_t)offsetof(struct emit_buffer, delta));
 	bool tally = area_fd >= 0 && hl_tally_begin(origin);
 	*hello = (struct hl_rec_hello){
 		.h = hl_wire_hdr(HL_REC_HELLO, 0, len),

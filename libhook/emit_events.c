@@ -359,6 +359,32 @@ void hl_emit_record(const void *rec, uint32_t len)
 		event_end(b, hl_pack_write_record(dst, rec, len), ticks);
 }
 
+struct hl_tally_delta *hl_emit_thread_delta(void)
+{
+	struct emit_buffer *b = hl_emit_tls_buffer;
+	int s = atomic_load_explicit(hl_emit_state_word, memory_order_relaxed);
+	if (tls_exited || s != EMIT_LIVE)
+		return NULL;
+	if (b == NULL && (b = buffer_create()) == NULL)
+		return NULL;
+	if (!b->delta_ready) {
+		/* A thread before in this slot may have left a delta it could
+		 * not merge; cleared here, not at every buffer's start: a
+		 * process that never counts threads leaves its pages alone. */
+		memset(&b->delta, 0, sizeof(b->delta));
+		b->delta_ready = true;
+	}
+	return &b->delta;
+}
+
+void hl_emit_each_delta(void (*fn)(struct hl_tally_delta *d))
+{
+	hl_lock(&hl_emit_write_lock);
+	for (struct emit_buffer *b = hl_emit_buffers; b; b = b->next)
+		fn(&b->delta);
+	hl_unlock(&hl_emit_write_lock);
+}
+
 void hl_emit_thread_exit(void)
 {
 	struct emit_buffer *b = hl_emit_tls_buffer;

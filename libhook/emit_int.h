@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "heapledger/tally.h"
 #include "lock.h"
 #include "track.h"
 
@@ -60,7 +61,12 @@ struct emit_buffer {
 	uint64_t now;              /* ticks of the latest event */
 	uint16_t reuse_left;       /* events that may still take `now` (event_ticks) */
 	uint16_t close_reads;      /* clock readings in a row close to the one before */
+	bool delta_ready;          /* delta cleared for this thread (hl_emit_thread_delta) */
 	uint8_t data[BUFFER_BYTES] __attribute__((aligned(64)));
+	/* The thread's counts while a threaded process counts in the hook
+	 * (heapledger/tally.h, "threads"): in the slot, so the reporter adds
+	 * what a killed process's threads had not merged yet. */
+	struct hl_tally_delta delta __attribute__((aligned(64)));
 };
 #define SLOT_FIELD(hook, wire) \
 	_Static_assert(offsetof(struct emit_buffer, hook) == offsetof(struct hl_shared_slot, wire) && \

@@ -191,7 +191,7 @@ HL_API int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 		hl_exitpath_init();
 	if (flags & CLONE_VM) { /* a thread, or vfork-like: the memory is shared */
 		if (!(flags & CLONE_VFORK))
-			hl_tally_hand_over(); /* a thread: threadstart.c */
+			hl_tally_threads_begin(); /* a thread: threadstart.c */
 		return real_clone(fn, stack, flags, arg, parent_tid, tls, child_tid);
 	}
 	struct clone_start start = { fn, arg };

@@ -39,14 +39,15 @@ static bool area_dead;               /* a fork child could not replace it: unuse
 static int pending_fd = -1;          /* the memfd until HELLO carries it */
 static uint64_t taken[(HL_SHARED_SLOTS + 63) / 64]; /* write_lock */
 
-static void area_header(uint32_t data_offset, uint32_t data_bytes)
+static void area_header(uint32_t data_offset, uint32_t data_bytes, uint32_t delta_offset)
 {
 	*area = (struct hl_shared_area){
 		.magic = HL_SHARED_MAGIC, .version = HL_SHARED_VERSION,
 		.slots = 0, .first_slot = slot_bytes,
 		.slot_bytes = slot_bytes, .data_offset = data_offset,
 		.data_bytes = data_bytes, .tally_offset = tally_at,
-		.tally_bytes = area_bytes - tally_at };
+		.tally_bytes = area_bytes - tally_at, .delta_offset = delta_offset,
+		.delta_bytes = (uint32_t)sizeof(struct hl_tally_delta) };
 }
 
 /* A sealed memfd of area_bytes, mapped at `at` (or anywhere); -1 if not. */
@@ -67,7 +68,8 @@ out:
 	return fd;
 }
 
-int hl_shared_fd_take(size_t buffer_bytes, uint32_t data_offset, uint32_t data_bytes)
+int hl_shared_fd_take(size_t buffer_bytes, uint32_t data_offset, uint32_t data_bytes,
+		      uint32_t delta_offset)
 {
 	void *p = NULL;
 	int fd = pending_fd;
@@ -84,7 +86,7 @@ int hl_shared_fd_take(size_t buffer_bytes, uint32_t data_offset, uint32_t data_b
 		return -1;
 	area = p;
 	area_shared = true;
-	area_header(data_offset, data_bytes);
+	area_header(data_offset, data_bytes, delta_offset);
 	return fd;
 }
 

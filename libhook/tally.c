@@ -5,14 +5,23 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/membarrier.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "heap.h"
+#include "lock.h"
 #include "tally_hook.h"
 #include "track.h"
 
 static struct hl_tally_hot off; /* mode OFF */
 struct hl_tally_hot *hl_tally_hot = &off;
+HL_TLS struct hl_tally_delta *hl_tally_tls_delta;
+static HL_TLS bool tls_ended; /* past hl_tally_thread_exit */
+/* Threads: merges, new stacks' logging and every count outside a delta. */
+static struct hl_lock tally_lock = HL_LOCK_INIT;
 
 bool hl_tally_begin(uint32_t origin)
 {
@@ -93,8 +102,18 @@ bool hl_tally_new_stacks(uint32_t id)
 		hl_tally_hand_over();
 		return false;
 	}
-	log_stacks(id);
-	return true;
+	if (hl_tally_hot->mode != HL_TALLY_MODE_THREADS) {
+		log_stacks(id);
+		return true;
+	}
+	int saved = errno;
+	hl_lock(&tally_lock);
+	bool on = hl_tally_hot->mode == HL_TALLY_MODE_THREADS;
+	if (on && id >= hl_tally_logged)
+		log_stacks(id);
+	hl_unlock(&tally_lock);
+	errno = saved;
+	return on;
 }
 
 void hl_tally_sample_due(void)
@@ -136,6 +155,137 @@ void hl_tally_heap_blocks(bool (*known)(uint64_t address))
 	hl_heap_walk(heap_block, &sink);
 }
 
+/* ---- threads ("threads", heapledger/tally.h) ------------------------------ */
+
+/* The delta into the tally, tally_lock held; false when the series had no
+ * room (the caller hands over). *sampled: a timeline sample was taken. */
+static bool merge_locked(struct hl_tally_delta *d, bool *sampled)
+{
+	hl_assert_held(&tally_lock);
+	uint64_t before = hl_tally_view.t->nsamples;
+	bool room = hl_tally_merge(&hl_tally_view, d, hl_ticks());
+	*sampled = hl_tally_view.t->nsamples != before;
+	return room;
+}
+
+/* What a merge that took a sample or found no room does next, the lock
+ * released: the new stacks go out (as hl_tally_sample_due sends them), or
+ * the tally hands over. */
+static void after_merge(bool room, bool sampled)
+{
+	if (!room)
+		hl_tally_hand_over();
+	else if (sampled)
+		hl_emit_send_new_stacks();
+}
+
+void hl_tally_thread_merge(struct hl_tally_delta *d)
+{
+	int saved = errno;
+	bool room = true, sampled = false;
+	hl_lock(&tally_lock);
+	if (hl_tally_hot->mode == HL_TALLY_MODE_THREADS)
+		room = merge_locked(d, &sampled);
+	hl_unlock(&tally_lock);
+	after_merge(room, sampled);
+	errno = saved;
+}
+
+bool hl_tally_thread_slow(const struct hl_tally_event *ev)
+{
+	struct hl_tally_delta *d = tls_ended ? NULL : hl_emit_thread_delta();
+	if (d != NULL) {
+		hl_tally_tls_delta = d;
+		return hl_tally_thread_event(ev);
+	}
+	/* No delta (the thread has ended, or it has no buffer): counted in
+	 * the tally itself, under the lock, as the one thread would. */
+	int saved = errno;
+	bool on, due = false, room = true;
+	hl_lock(&tally_lock);
+	on = hl_tally_hot->mode == HL_TALLY_MODE_THREADS;
+	if (on) {
+		if (ev->op != HL_TALLY_OP_ALLOC)
+			hl_tally_block_freed(ev->old_address, ev->old_size, ev->old_id);
+		if (ev->op != HL_TALLY_OP_FREE)
+			hl_tally_alloc(&hl_tally_view, ev->address, ev->size, ev->id, ev->kind,
+				       ev->op == HL_TALLY_OP_REALLOC);
+		due = hl_tally_counted(hl_tally_view.t);
+		if (due)
+			room = hl_tally_sample_take(&hl_tally_view, hl_ticks());
+	}
+	hl_unlock(&tally_lock);
+	after_merge(room, due);
+	errno = saved;
+	return on;
+}
+
+void hl_tally_threads_begin(void)
+{
+	if (hl_tally_hot->mode != HL_TALLY_MODE_ON || !hl_process_is_owner())
+		return;
+	/* The end of counting needs every thread to pass a full barrier
+	 * (tally_hook.h); without membarrier, events are sent. Captured
+	 * stacks tell a block counted (hl_tally_thread_holds); with stacks=0
+	 * every block has id 0, so events are sent too. */
+	if (hl_options.stack_depth == 0 ||
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0) {
+		hl_tally_hand_over();
+		return;
+	}
+	/* One thread yet: the tally's counts are whole and nobody is in a
+	 * delta. */
+	__atomic_store_n(&hl_tally_hot->mode, HL_TALLY_MODE_THREADS, __ATOMIC_RELEASE);
+}
+
+void hl_tally_thread_exit(void)
+{
+	struct hl_tally_delta *d = hl_tally_tls_delta;
+	tls_ended = true;
+	hl_tally_tls_delta = NULL;
+	if (d == NULL)
+		return;
+	bool room = true, sampled = false;
+	hl_lock(&tally_lock);
+	if (hl_tally_hot->mode == HL_TALLY_MODE_THREADS)
+		room = merge_locked(d, &sampled);
+	hl_tally_delta_clear(d); /* its slot may go to another thread */
+	hl_unlock(&tally_lock);
+	after_merge(room, sampled);
+}
+
+/* How long the end of counting waits for a thread to leave its delta: the
+ * owner is only ever a few instructions inside, unless the kernel stopped
+ * it (SIGSTOP, a debugger). */
+#define BUSY_WAIT_YIELDS 100000
+
+static void merge_ended(struct hl_tally_delta *d)
+{
+	bool sampled;
+	for (unsigned i = 0; __atomic_load_n(&d->busy, __ATOMIC_ACQUIRE); i++) {
+		if (d == hl_tally_tls_delta || i == BUSY_WAIT_YIELDS) {
+			/* Our own, interrupted (the end of counting from a
+			 * signal handler), or a thread that never came back:
+			 * its counts are lost, and said so. */
+			hl_emit_count_dropped(d->events + 1);
+			return;
+		}
+		sched_yield();
+	}
+	hl_lock(&tally_lock);
+	(void)merge_locked(d, &sampled); /* no room: the hand-over follows anyway */
+	hl_unlock(&tally_lock);
+}
+
+/* Counting per thread ends: no thread counts from here on, and every
+ * delta is in the tally. */
+static void threads_end(void)
+{
+	__atomic_store_n(&hl_tally_hot->mode, HL_TALLY_MODE_OFF, __ATOMIC_RELAXED);
+	syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+	hl_emit_each_delta(merge_ended);
+}
+
 void hl_tally_hand_over(void)
 {
 	/* A vfork child runs in our memory: the tally is its parent's. */
@@ -143,6 +293,8 @@ void hl_tally_hand_over(void)
 		return;
 	int saved = errno;
 	hl_guard_enter();
+	if (hl_tally_hot->mode == HL_TALLY_MODE_THREADS)
+		threads_end();
 	/* Stacks interned while counting but not counted yet: from now on
 	 * each new one is logged as it is interned. */
 	log_range(hl_tally_view.t, hl_tally_logged, hl_stack_next_id());
@@ -166,6 +318,8 @@ void hl_tally_finish(void)
 {
 	if (!hl_tally_counts() || !hl_process_is_owner())
 		return;
+	if (hl_tally_hot->mode == HL_TALLY_MODE_THREADS)
+		threads_end();
 	hl_tally_hot->mode = HL_TALLY_MODE_OFF;
 	__atomic_store_n(&hl_tally_view.t->state, HL_TALLY_FINAL, __ATOMIC_RELEASE);
 	tally_record(HL_TALLY_FINAL);
@@ -182,6 +336,10 @@ void hl_tally_unseen_thread(void)
 
 void hl_tally_fork_child(void)
 {
+	/* The parent's deltas are the parent's to merge. */
+	if (hl_tally_tls_delta != NULL)
+		hl_tally_delta_clear(hl_tally_tls_delta);
+	hl_tally_tls_delta = NULL;
 	hl_tally_stop();
 }
 

@@ -4,9 +4,22 @@
  * one thread, in place of the ALLOC, FREE and REALLOC events. tally.c has
  * the rest. Never installed.
  *
- * Only the process's one thread counts, so the tally needs no lock and no
- * atomic: it ends (hl_tally_hand_over) before a second thread exists, and a
- * thread that starts unseen ends it at its first allocation (cache.c).
+ * While the process's one thread counts, the tally needs no lock and no
+ * atomic. Before a second thread exists (pthread_create, clone with
+ * CLONE_VM) the counting goes on per thread (mode THREADS): each thread
+ * counts into its own delta (heapledger/tally.h, "threads") and merges it
+ * under hl_tally_lock. A thread that starts unseen, while one thread
+ * counts alone, ends the counting at its first allocation (cache.c).
+ *
+ * A delta is changed by its thread alone, except at the end of counting
+ * (exec, exit, a full tally), when the thread that ends it merges every
+ * thread's. The handshake is an asymmetric Dekker: the owner marks its
+ * delta busy with a plain store and then reads the mode; the ender sets
+ * the mode OFF, makes every thread run a full barrier (membarrier), and
+ * waits for each delta's busy to clear. So an owner either saw OFF (and
+ * sends the event) or is seen busy (and is waited for): no per-event
+ * atomic. Merges and every other change of the tally's own struct hold
+ * hl_tally_lock.
  */
 #ifndef HL_TALLY_HOOK_H
 #define HL_TALLY_HOOK_H
@@ -24,8 +37,9 @@
  * what it allocates and frees is counted with ours, as its events would
  * have gone into our buffers. */
 enum hl_tally_mode {
-	HL_TALLY_MODE_OFF, /* events are sent */
-	HL_TALLY_MODE_ON,  /* the tally counts */
+	HL_TALLY_MODE_OFF,     /* events are sent */
+	HL_TALLY_MODE_ON,      /* the one thread counts into the tally */
+	HL_TALLY_MODE_THREADS, /* each thread counts into its delta */
 };
 struct hl_tally_hot {
 	uint32_t mode;   /* enum hl_tally_mode */
@@ -42,7 +56,82 @@ extern __attribute__((visibility("hidden"))) struct hl_tally_hot *hl_tally_hot;
 /* The tracking calls' test: count this event? */
 HL_INLINE bool hl_tally_counts(void)
 {
-	return hl_tally_hot->mode == HL_TALLY_MODE_ON;
+	return hl_tally_hot->mode != HL_TALLY_MODE_OFF;
+}
+
+/* Threads: the thread's delta (NULL until its first count, and after its
+ * end: then hl_tally_thread_slow counts under the lock). */
+extern HL_TLS struct hl_tally_delta *hl_tally_tls_delta;
+
+enum hl_tally_op { HL_TALLY_OP_ALLOC, HL_TALLY_OP_FREE, HL_TALLY_OP_REALLOC };
+struct hl_tally_event {
+	unsigned op, kind;
+	uint64_t address, size; /* the new block's (an allocation, a realloc) */
+	uint32_t id;
+	uint64_t old_address, old_size; /* the freed block's (a free, a realloc) */
+	uint32_t old_id;
+};
+/* An event of a thread without a delta; false: not counted (send it). */
+bool hl_tally_thread_slow(const struct hl_tally_event *ev);
+/* The thread's delta into the tally (it is full). */
+void hl_tally_thread_merge(struct hl_tally_delta *d);
+/* Before a second thread exists: the counting goes on per thread (or ends,
+ * if the process cannot go on that way). */
+void hl_tally_threads_begin(void);
+/* The thread ends: its delta merged. */
+void hl_tally_thread_exit(void);
+
+/* A block another thread may have made was counted when its stack id is a
+ * real one (a stack was captured and counted); id 0 is also the id of a
+ * block made while tracking was suspended, which was not: for it the
+ * tally's own count of stack 0 decides, as hl_tally_holds does. */
+HL_INLINE bool hl_tally_thread_holds(uint32_t id, uint64_t size)
+{
+	if (id != 0)
+		return id < __atomic_load_n(&hl_tally_hot->logged, __ATOMIC_RELAXED);
+	return (hl_tally_view.stacks[0].live_blocks != 0) &
+	       (hl_tally_view.stacks[0].live_bytes >= size);
+}
+
+/* The owner's side of the handshake: d marked busy, then the mode read. */
+HL_INLINE bool hl_tally_delta_enter(struct hl_tally_delta *d)
+{
+	__atomic_store_n(&d->busy, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the ender's membarrier orders the rest */
+	if (hl_likely(__atomic_load_n(&hl_tally_hot->mode, __ATOMIC_RELAXED) ==
+		      HL_TALLY_MODE_THREADS))
+		return true;
+	__atomic_store_n(&d->busy, 0, __ATOMIC_RELEASE);
+	return false;
+}
+
+HL_INLINE void hl_tally_delta_leave(struct hl_tally_delta *d)
+{
+	d->events++;
+	__atomic_store_n(&d->busy, 0, __ATOMIC_RELEASE);
+	if (hl_unlikely(hl_tally_delta_full(d)))
+		hl_tally_thread_merge(d);
+}
+
+/* One event counted by a thread of a threaded process; false: send it. */
+HL_INLINE bool hl_tally_thread_event(const struct hl_tally_event *ev)
+{
+	struct hl_tally_delta *d = hl_tally_tls_delta;
+	if (hl_unlikely(d == NULL))
+		return hl_tally_thread_slow(ev);
+	if (hl_unlikely(!hl_tally_delta_enter(d)))
+		return false;
+	if (ev->op != HL_TALLY_OP_ALLOC) {
+		if (hl_likely(hl_tally_thread_holds(ev->old_id, ev->old_size)))
+			hl_tally_delta_free(d, ev->old_address, ev->old_size, ev->old_id);
+		else
+			hl_tally_delta_free_alone(d);
+	}
+	if (ev->op != HL_TALLY_OP_FREE)
+		hl_tally_delta_alloc(d, ev->address, ev->size, ev->id, ev->kind,
+				     ev->op == HL_TALLY_OP_REALLOC);
+	hl_tally_delta_leave(d);
+	return true;
 }
 /* Counting stops for good (the connection is gone). */
 void hl_tally_stop(void);
@@ -82,6 +171,11 @@ HL_INLINE bool hl_tally_take_alloc(uint64_t address, uint64_t size, uint32_t id,
 {
 	if (hl_unlikely(id >= hl_tally_logged) && !hl_tally_new_stacks(id))
 		return false;
+	if (hl_tally_hot->mode == HL_TALLY_MODE_THREADS) {
+		struct hl_tally_event ev = { .op = HL_TALLY_OP_ALLOC, .kind = kind,
+					     .address = address, .size = size, .id = id };
+		return hl_tally_thread_event(&ev);
+	}
 	hl_tally_alloc(&hl_tally_view, address, size, id, kind, false);
 	if (hl_unlikely(hl_tally_counted(hl_tally_view.t)))
 		hl_tally_sample_due();
@@ -111,12 +205,19 @@ HL_INLINE void hl_tally_block_freed(uint64_t address, uint64_t size, uint32_t id
 	}
 }
 
-/* One free of the block at address, size bytes from stack id. */
-HL_INLINE void hl_tally_take_free(uint64_t address, uint64_t size, uint32_t id)
+/* One free of the block at address, size bytes from stack id; false when
+ * the tally ended (the caller sends it). */
+HL_INLINE bool hl_tally_take_free(uint64_t address, uint64_t size, uint32_t id)
 {
+	if (hl_tally_hot->mode == HL_TALLY_MODE_THREADS) {
+		struct hl_tally_event ev = { .op = HL_TALLY_OP_FREE, .old_address = address,
+					     .old_size = size, .old_id = id };
+		return hl_tally_thread_event(&ev);
+	}
 	hl_tally_block_freed(address, size, id);
 	if (hl_unlikely(hl_tally_counted(hl_tally_view.t)))
 		hl_tally_sample_due();
+	return true;
 }
 
 /* The heap's blocks for which known(address) is false (NULL: all), each
@@ -130,6 +231,13 @@ HL_INLINE bool hl_tally_take_realloc(uint64_t old_address, uint64_t old_size, ui
 {
 	if (hl_unlikely(id >= hl_tally_logged) && !hl_tally_new_stacks(id))
 		return false;
+	if (hl_tally_hot->mode == HL_TALLY_MODE_THREADS) {
+		struct hl_tally_event ev = { .op = HL_TALLY_OP_REALLOC, .kind = HL_KIND_MALLOC,
+					     .address = address, .size = size, .id = id,
+					     .old_address = old_address, .old_size = old_size,
+					     .old_id = old_id };
+		return hl_tally_thread_event(&ev);
+	}
 	hl_tally_block_freed(old_address, old_size, old_id);
 	hl_tally_alloc(&hl_tally_view, address, size, id, HL_KIND_MALLOC, true);
 	if (hl_unlikely(hl_tally_counted(hl_tally_view.t)))

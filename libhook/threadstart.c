@@ -3,10 +3,11 @@
  *
  * While a process has one thread its hook counts instead of sending events
  * ("Counting in the hook", wire.h), without locks; that must end before a
- * second thread can allocate. pthread_create is where every thread but
+ * second thread can allocate: from then on each thread counts into a delta
+ * of its own (tally_hook.h). pthread_create is where every thread but
  * glibc's own helpers begins (std::thread, OpenMP and the rest call it), so
- * the tally is handed over here, in the creating thread, before the real
- * call. A thread that starts another way ends it at its first allocation
+ * the switch is made here, in the creating thread, before the real call. A
+ * thread that starts another way ends the counting at its first allocation
  * (cache.c). So does a fork child's deferred snapshot of its heap (wire.h,
  * HL_HOOK_FORK_SNAPSHOT), which must be walked while one thread runs.
  */
@@ -29,8 +30,7 @@ HL_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 		if (real == NULL)
 			return EAGAIN;
 	}
-	if (hl_tally_counts())
-		hl_tally_hand_over();
+	hl_tally_threads_begin(); /* the counting goes on per thread */
 	/* A fork child's snapshot walks the heap while nothing else changes it. */
 	if (hl_emit_is_deferred())
 		hl_emit_fork_resolve(NULL);

@@ -366,6 +366,7 @@ void hl_track_thread_exit(void)
 {
 	int saved = errno;
 	hl_guard_enter();
+	hl_tally_thread_exit(); /* before its buffer goes */
 	hl_emit_thread_exit();
 	hl_stack_memo_thread_exit();
 	hl_capture_buf_thread_exit();

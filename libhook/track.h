@@ -230,8 +230,10 @@ bool hl_early_send(void);
 
 /* The area's memfd for HELLO to carry; the caller closes it. Creates the
  * area on the first call (slots of buffer_bytes rounded to pages, packed
- * events at data_offset, data_bytes of room); -1 if there is none. */
-int hl_shared_fd_take(size_t buffer_bytes, uint32_t data_offset, uint32_t data_bytes);
+ * events at data_offset, data_bytes of room, the thread's tally delta at
+ * delta_offset); -1 if there is none. */
+int hl_shared_fd_take(size_t buffer_bytes, uint32_t data_offset, uint32_t data_bytes,
+		      uint32_t delta_offset);
 /* A free slot (buffer_bytes, zeroed the first time), or NULL: the caller
  * uses private memory. Caller holds write_lock. */
 void *hl_shared_slot_take_locked(void);
@@ -311,6 +313,12 @@ void hl_emit_thread_exit(void);
 void hl_emit_send_early_blocks(void);
 /* The same for the blocks for which known(address) is false. */
 void hl_emit_send_heap_blocks_except(bool (*known)(uint64_t address));
+/* This thread's tally delta, in its buffer (made if need be); NULL when it
+ * has none (past hl_emit_thread_exit, no memory, not connected). */
+struct hl_tally_delta;
+struct hl_tally_delta *hl_emit_thread_delta(void);
+/* fn on every thread's delta, write_lock held (the end of counting). */
+void hl_emit_each_delta(void (*fn)(struct hl_tally_delta *d));
 /* The tally handed over (tally.c), TALLY in this thread's buffer: sends
  * the buffers, then the heap's blocks as ALLOC flagged HL_ALLOC_TALLIED. */
 void hl_emit_tally_handed(void);

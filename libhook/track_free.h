@@ -46,10 +46,11 @@ HL_INLINE void hl_track_free_inline(void *p, unsigned kind, uintptr_t caller)
 	 * nothing else here makes one (9 instructions a free, saved here). */
 	if (hl_tally_counts()) {
 		struct hl_range *r = hl_range_of(p);
-		hl_tally_take_free((uintptr_t)p, hl_block_requested(r), hl_range_stack_id(r));
-	} else {
-		hl_emit_free_inline((uintptr_t)p, kind);
+		if (hl_likely(hl_tally_take_free((uintptr_t)p, hl_block_requested(r),
+						 hl_range_stack_id(r))))
+			goto out_leave;
 	}
+	hl_emit_free_inline((uintptr_t)p, kind);
 out_leave:
 	hl_guard_leave();
 }

@@ -926,7 +926,7 @@ struct hl_shared_ending {
 };
 
 #define HL_SHARED_MAGIC 0x6873726c64676c68ull /* "hlgdlrsh" */
-#define HL_SHARED_VERSION 3
+#define HL_SHARED_VERSION 4
 
 struct hl_shared_area {
 	uint64_t magic;       /* HL_SHARED_MAGIC */
@@ -944,6 +944,10 @@ struct hl_shared_area {
 	/* A fork child's blocks from fork, while their snapshot waits for its
 	 * first record (HL_HOOK_FORK_SNAPSHOT); 0 once it went out. */
 	uint64_t unsent_inherited;
+	/* Each slot's struct hl_tally_delta (heapledger/tally.h, "threads"):
+	 * its offset in the slot and its size; 0: none. */
+	uint32_t delta_offset;
+	uint32_t delta_bytes;
 };
 
 /* Why a connected hook went on standalone (struct hl_shared_area's
@@ -1059,7 +1063,7 @@ _Static_assert(sizeof(struct hl_rec_exec) == 16, "exec");
 _Static_assert(sizeof(struct hl_shared_ending) == 200, "shared_ending");
 
 _Static_assert(sizeof(struct hl_rec_options) == 16, "options");
-_Static_assert(sizeof(struct hl_shared_area) == 264, "shared_area");
+_Static_assert(sizeof(struct hl_shared_area) == 272, "shared_area");
 _Static_assert(sizeof(struct hl_shared_slot) == 40, "shared_slot");
 
 /* A record header for `type` of `len` bytes. */

@@ -344,9 +344,82 @@ const uint8_t *hl_recover_tally(const struct hl_shared_view *view, struct hl_tal
 	    !fits(copy->stacks_offset, copy->stacks_cap, sizeof(struct hl_tally_stack), bytes) ||
 	    !fits(copy->samples_offset, copy->samples_cap, sizeof(struct hl_tally_sample), bytes) ||
 	    !fits(copy->points_offset, copy->points_cap, sizeof(struct hl_tally_point), bytes) ||
+	    !fits(copy->journal_offset, copy->journal_cap, sizeof(struct hl_tally_journal_entry),
+		  bytes) ||
 	    !fits(copy->log_offset, copy->log_cap, 1, bytes))
 		return NULL;
 	return base;
+}
+
+/* Where slot i's delta starts, or NULL (no deltas, or past the mapping). */
+static const uint8_t *slot_delta(const struct hl_shared_view *view,
+				 const struct hl_shared_area *a, uint32_t i)
+{
+	uint32_t offset = __atomic_load_n(&a->delta_offset, __ATOMIC_RELAXED);
+	uint32_t stride = __atomic_load_n(&a->slot_bytes, __ATOMIC_RELAXED);
+	uint64_t first = __atomic_load_n(&a->first_slot, __ATOMIC_RELAXED);
+	uint64_t at = first + (uint64_t)i * stride + offset;
+
+	if (offset == 0 || offset % 16 != 0 || offset > stride ||
+	    __atomic_load_n(&a->delta_bytes, __ATOMIC_RELAXED) != sizeof(struct hl_tally_delta) ||
+	    sizeof(struct hl_tally_delta) > stride - offset || at > view->bytes ||
+	    view->bytes - at < sizeof(struct hl_tally_delta))
+		return NULL;
+	return view->base + at;
+}
+
+bool hl_recover_tally_delta_merged(const struct hl_shared_view *view)
+{
+	const struct hl_shared_area *a = view_area(view);
+	uint32_t slots = a ? area_slots(view, a) : 0;
+
+	for (uint32_t i = 0; i < slots; i++) {
+		const uint8_t *at = slot_delta(view, a, i);
+		uint32_t merged;
+
+		if (at == NULL)
+			return false;
+		memcpy(&merged, at + offsetof(struct hl_tally_delta, merged), sizeof(merged));
+		if (merged)
+			return true;
+	}
+	return false;
+}
+
+void hl_recover_tally_deltas(const struct hl_shared_view *view,
+			     void (*fn)(void *arg, const struct hl_tally_delta *d), void *arg)
+{
+	const struct hl_shared_area *a = view_area(view);
+	struct hl_tally_delta *copy;
+	uint32_t slots;
+
+	if (a == NULL)
+		return;
+	slots = area_slots(view, a);
+	copy = hl_xmalloc(sizeof(*copy));
+	for (uint32_t i = 0; i < slots; i++) {
+		const uint8_t *at = slot_delta(view, a, i);
+		uint32_t n = 0;
+
+		if (at == NULL)
+			break;
+		memcpy(copy, at, sizeof(*copy));
+		if (copy->merged || (copy->events == 0 && copy->nused == 0))
+			continue;
+		/* Only the slots the list names, each once, are counted. */
+		uint64_t seen[HL_DELTA_SLOTS / 64] = { 0 };
+		for (uint32_t k = 0; k < copy->nused && k < HL_DELTA_SLOTS; k++) {
+			uint16_t slot = copy->used[k] % HL_DELTA_SLOTS;
+
+			if (copy->slots[slot].id == 0 || (seen[slot / 64] >> (slot % 64)) & 1)
+				continue;
+			seen[slot / 64] |= 1ull << (slot % 64);
+			copy->used[n++] = slot;
+		}
+		copy->nused = n;
+		fn(arg, copy);
+	}
+	free(copy);
 }
 
 void hl_recover_tally_stacks(const struct hl_shared_view *view, struct hl_decoder *d)

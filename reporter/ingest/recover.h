@@ -54,6 +54,17 @@ uint64_t hl_recover_unsent_inherited(const struct hl_shared_view *view);
  * element once and check what it names. */
 const uint8_t *hl_recover_tally(const struct hl_shared_view *view, struct hl_tally *copy);
 
+/* fn(arg, delta) for each slot's tally delta that holds counts and is not
+ * marked merged (heapledger/
+ * tally.h, "threads": what a killed process's threads had not merged), a
+ * copy whose slot indexes are checked; the counts are the program's. */
+void hl_recover_tally_deltas(const struct hl_shared_view *view,
+			     void (*fn)(void *arg, const struct hl_tally_delta *d), void *arg);
+
+/* Whether a delta is marked merged (killed while its merge cleared it: it
+ * is in the tally, which is then whole). */
+bool hl_recover_tally_delta_merged(const struct hl_shared_view *view);
+
 /* Feeds the decoder a STACK record for each stack in the tally's log that
  * the connection never defined (a killed process's last stacks). */
 void hl_recover_tally_stacks(const struct hl_shared_view *view, struct hl_decoder *d);

@@ -877,6 +877,107 @@ static void tally_block(struct hl_process *p, struct hl_block *b)
 	}
 }
 
+/* A value the program wrote that should not be below zero, at least 0. */
+static uint64_t tally_floor(uint64_t v)
+{
+	return (int64_t)v < 0 ? 0 : v;
+}
+
+/* A killed process's thread had not merged its delta: its counts added to
+ * what tally_take made of the tally (totals and each stack's; the peak, the
+ * timeline and the series stay as the merges left them). */
+static void tally_add_delta(void *arg, const struct hl_tally_delta *d)
+{
+	struct hl_process *p = arg;
+
+	p->frees += d->frees_alone;
+	p->temporaries += d->temporaries;
+	p->events += d->events;
+	p->tally_events += d->events;
+	for (unsigned i = 0; i < HL_SIZE_BINS; i++) {
+		p->sizes.allocs[i] += d->sizes.allocs[i];
+		p->sizes.bytes[i] += d->sizes.bytes[i];
+	}
+	for (uint32_t k = 0; k < d->nused; k++) {
+		const struct hl_tally_delta_stack *e = &d->slots[d->used[k]];
+		uint64_t live_bytes = e->made[1] - e->freed[1];
+		uint64_t live_blocks = e->made[0] - e->freed[0];
+		struct hl_process_stack *s;
+
+		if (e->id == 0)
+			continue;
+		p->allocs += e->made[0];
+		p->bytes_allocated += e->made[1];
+		p->frees += e->freed[0];
+		p->in_use_bytes = tally_floor(p->in_use_bytes + live_bytes);
+		p->in_use_blocks = tally_floor(p->in_use_blocks + live_blocks);
+		s = stack_at(p, stack_ref(p, e->id - 1));
+		if (!s) {
+			p->tally_unknown_bytes = tally_floor(p->tally_unknown_bytes + live_bytes);
+			p->tally_unknown_blocks = tally_floor(p->tally_unknown_blocks + live_blocks);
+			continue;
+		}
+		s->allocs += e->made[0];
+		s->bytes += e->made[1];
+		s->frees += e->freed[0];
+		s->temporaries += e->temporaries;
+		s->live_bytes = tally_floor(s->live_bytes + live_bytes);
+		s->live_blocks = tally_floor(s->live_blocks + live_blocks);
+		if (s->live_bytes > s->peak_live_bytes)
+			s->peak_live_bytes = s->live_bytes;
+	}
+	if (p->in_use_bytes > p->peak_bytes)
+		p->peak_bytes = p->in_use_bytes;
+}
+
+/* A process killed inside a merge: the tally's totals and the stacks the
+ * merge had changed, as the journal has them from before it (the delta
+ * being merged is then added whole, as the others are). */
+static void tally_undo_merge(struct hl_conn_state *cs, struct hl_process *p)
+{
+	struct hl_tally t;
+	const uint8_t *base = hl_recover_tally(cs->shared, &t);
+	uint32_t n;
+
+	if (base == NULL || !t.merging || hl_recover_tally_delta_merged(cs->shared))
+		return;
+	p->allocs = t.journal_totals.allocs;
+	p->frees = t.journal_totals.frees;
+	p->bytes_allocated = t.journal_totals.bytes_allocated;
+	p->temporaries = t.journal_totals.temporaries;
+	p->in_use_bytes = t.journal_totals.in_use_bytes;
+	p->in_use_blocks = t.journal_totals.in_use_blocks;
+	p->peak_bytes = t.journal_totals.peak_bytes;
+	p->events = p->tally_events = t.journal_totals.events;
+	n = t.journal_n < t.journal_cap ? t.journal_n : (uint32_t)t.journal_cap;
+	for (uint32_t k = 0; k < n; k++) {
+		struct hl_tally_journal_entry j;
+		struct hl_tally_stack now;
+		struct hl_process_stack *s;
+
+		memcpy(&j, base + t.journal_offset + (uint64_t)k * sizeof(j), sizeof(j));
+		if (j.stack_id >= t.stacks_cap)
+			continue;
+		s = stack_at(p, stack_ref(p, j.stack_id));
+		if (!s) {
+			memcpy(&now, base + t.stacks_offset + (uint64_t)j.stack_id * sizeof(now),
+			       sizeof(now));
+			p->tally_unknown_bytes += j.before.live_bytes - now.live_bytes;
+			p->tally_unknown_blocks += j.before.live_blocks - now.live_blocks;
+			continue;
+		}
+		s->allocs = j.before.allocs;
+		s->bytes = j.before.bytes;
+		s->frees = j.before.frees;
+		s->temporaries = j.before.temporaries;
+		s->live_bytes = j.before.live_bytes;
+		s->live_blocks = j.before.live_blocks;
+		s->peak_live_bytes = j.before.peak_live_bytes;
+		s->at_peak_bytes = j.before.at_peak_bytes;
+		s->at_peak_gen = j.before.at_peak_gen;
+	}
+}
+
 void hl_state_tally_end(struct hl_conn_state *cs, struct hl_decoder *d)
 {
 	struct hl_process *p = cs->proc;
@@ -885,6 +986,10 @@ void hl_state_tally_end(struct hl_conn_state *cs, struct hl_decoder *d)
 		return;
 	hl_recover_tally_stacks(cs->shared, d);
 	tally_take(cs, p, HL_TALLY_COUNTING);
+	if (p->tally_state != HL_TALLY_COUNTING)
+		return;
+	tally_undo_merge(cs, p);
+	hl_recover_tally_deltas(cs->shared, tally_add_delta, p);
 }
 
 /* ---- records --------------------------------------------------------------- */

@@ -25,7 +25,7 @@
 static void test_slots_count_taken(void **state)
 {
 	(void)state;
-	int fd = hl_shared_fd_take(SLOT_BYTES, DATA_OFFSET, SLOT_BYTES - DATA_OFFSET);
+	int fd = hl_shared_fd_take(SLOT_BYTES, DATA_OFFSET, SLOT_BYTES - DATA_OFFSET, 0);
 	struct stat st;
 
 	assert_true(fd >= 0);
