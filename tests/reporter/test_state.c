@@ -416,6 +416,112 @@ static void test_pending_read(void **state)
 	assert_false(hl_recover_thread_pending(&view, 7, 5, 64, count_pin, &pins));
 }
 
+/* A process killed while its threads counted in the hook ("threads",
+ * heapledger/tally.h), one of them inside a merge: the tally as the journal
+ * had it before that merge, plus every delta not merged, the one being
+ * merged included; a delta marked merged is in the tally already. */
+struct killed_area {
+	struct hl_shared_area a;
+	struct hl_shared_slot slot;
+	uint8_t data[256];
+	struct hl_tally_delta delta __attribute__((aligned(16)));
+	struct hl_tally tally __attribute__((aligned(16)));
+	struct hl_tally_stack stacks[4];
+	struct hl_tally_journal_entry journal[2];
+};
+
+static struct hl_process *killed_read(struct feed *f, struct killed_area *k)
+{
+	struct hl_shared_view view = { (const uint8_t *)k, sizeof(*k) };
+	struct hl_process *p;
+
+	hl_run_init(&f->run);
+	feed_begin(f, 30, 1, HL_ORIGIN_START);
+	((struct hl_rec_hello *)f->e.buf)->hook_flags |= HL_HOOK_TALLY;
+	f->cs.shared = &view;
+	p = feed_flush(f);
+	hl_state_tally_end(&f->cs, &f->d);
+	f->cs.shared = NULL;
+	return p;
+}
+
+static void killed_done(struct feed *f)
+{
+	feed_end(f);
+	hl_run_destroy(&f->run);
+}
+
+static void test_killed_threads_tally(void **state)
+{
+	static struct killed_area k;
+	struct hl_tally *t = &k.tally;
+	size_t slot_at = offsetof(struct killed_area, slot);
+	struct feed f = { 0 }, g = { 0 };
+	struct hl_process *p;
+	const struct hl_process_stack *s1;
+
+	k.a = (struct hl_shared_area){
+		.magic = HL_SHARED_MAGIC, .version = HL_SHARED_VERSION, .slots = 1,
+		.first_slot = slot_at, .slot_bytes = offsetof(struct killed_area, tally) - slot_at,
+		.data_offset = offsetof(struct killed_area, data) - slot_at,
+		.data_bytes = sizeof(k.data),
+		.tally_offset = offsetof(struct killed_area, tally),
+		.tally_bytes = sizeof(k) - offsetof(struct killed_area, tally),
+		.delta_offset = offsetof(struct killed_area, delta) - slot_at,
+		.delta_bytes = sizeof(struct hl_tally_delta) };
+	*t = (struct hl_tally){ .magic = HL_TALLY_MAGIC, .state = HL_TALLY_COUNTING,
+				.stacks_used = 3, .allocs = 9, .frees = 4, .in_use_bytes = 500,
+				.in_use_blocks = 5, .peak_bytes = 500, .events = 13,
+				.sample_every = 256, .sample_countdown = 243 };
+	t->stacks_offset = offsetof(struct killed_area, stacks) - offsetof(struct killed_area, tally);
+	t->stacks_cap = 4;
+	t->journal_offset =
+		offsetof(struct killed_area, journal) - offsetof(struct killed_area, tally);
+	t->journal_cap = 2;
+	t->samples_offset = t->points_offset = t->log_offset = t->stacks_offset;
+	/* Stack 1 half merged: 6 allocations where the journal had 3. */
+	k.stacks[1] = (struct hl_tally_stack){ .allocs = 6, .bytes = 600, .frees = 1,
+					       .live_bytes = 500, .live_blocks = 5 };
+	t->merging = 1;
+	t->journal_n = 1;
+	t->journal_totals = (struct hl_tally_totals){ .allocs = 3, .frees = 1,
+						      .bytes_allocated = 300, .in_use_bytes = 200,
+						      .in_use_blocks = 2, .peak_bytes = 300, .events = 4 };
+	k.journal[0] = (struct hl_tally_journal_entry){
+		.stack_id = 1, .before = { .allocs = 3, .bytes = 300, .frees = 1,
+					   .live_bytes = 200, .live_blocks = 2,
+					   .peak_live_bytes = 300 } };
+	/* The delta being merged: 3 allocations of 100 from stack 1, then one
+	 * of 8 from stack 2 and a free of 100 from stack 1. */
+	k.delta.events = 5;
+	k.delta.nused = 2;
+	k.delta.used[0] = 4;
+	k.delta.used[1] = 4; /* named twice (a torn list): counted once */
+	k.delta.slots[4] = (struct hl_tally_delta_stack){ .id = 2, .made = { 3, 300 },
+							   .freed = { 1, 100 }, .max_live = 300 };
+	p = killed_read(&f, &k);
+	assert_non_null(p);
+	s1 = stack_of(p, 1);
+	assert_int_equal(p->allocs, 3 + 3);
+	assert_int_equal(p->frees, 1 + 1);
+	assert_int_equal(p->in_use_blocks, 2 + 2);
+	assert_int_equal(p->in_use_bytes, 200 + 200);
+	assert_int_equal(s1->allocs, 3 + 3);
+	assert_int_equal(s1->live_blocks, 2 + 2);
+	assert_int_equal(s1->live_bytes, 400);
+	killed_done(&f);
+
+	/* Killed after the merge was done, as it cleared the delta: the tally
+	 * is whole, the delta not added again. */
+	k.delta.merged = 1;
+	p = killed_read(&g, &k);
+	assert_int_equal(p->allocs, 9);
+	assert_int_equal(stack_of(p, 1)->allocs, 6);
+	assert_int_equal(p->in_use_blocks, 5);
+	killed_done(&g);
+	(void)state;
+}
+
 static void test_superseded_left_over(void **state)
 {
 	struct feed f = { 0 };
@@ -1334,6 +1440,7 @@ int main(void)
 		cmocka_unit_test(test_fork_snapshot_settles_at_close),
 		cmocka_unit_test(test_fork_snapshot_exec_not_grouped),
 		cmocka_unit_test(test_shared_frames),
+		cmocka_unit_test(test_killed_threads_tally),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

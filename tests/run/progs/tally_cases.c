@@ -6,7 +6,10 @@
  *    some blocks freed at once (temporaries), enough events for thousands
  *    of timeline samples (the timeline thins);
  *  - thread: the same, then a thread that allocates and leaks, joined, then
- *    more of the same (the counts handed over at pthread_create);
+ *    more of the same (from pthread_create on each thread counts into a
+ *    delta of its own);
+ *  - xthread: the same, then two threads, one allocating batches of blocks
+ *    the other frees, then more of the same;
  *  - timer: the same, then a POSIX timer whose SIGEV_THREAD function
  *    allocates and leaks: glibc starts that thread itself, unseen by
  *    pthread_create's interposer (handed over at its first allocation);
@@ -15,14 +18,15 @@
  *  - kill: leaks from two stacks, then SIGKILLs itself: the stacks' STACK
  *    records were never sent (no batch went out after them), so the report
  *    has them from the tally's stack log;
- *  - killnew: a thread that waits, so events are sent; then a leak from a
- *    stack never used before, and a SIGKILL before any batch took its STACK
- *    record out: the report has it from the stack log the hook keeps as it
- *    interns stacks;
+ *  - killnew: a thread that waits; then a leak from a stack never used
+ *    before, and a SIGKILL before any batch took its STACK record out: the
+ *    report has it from the tally's stack log, and the leak from the
+ *    thread's delta, which it had not merged;
  *  - killthreads: the first of THREADS threads leaks as in kill; each holds
  *    HELD blocks, then allocates and frees without end; once each has done
  *    some of that, the first SIGKILLs the process while the others allocate
- *    (their events sent, the counts handed over at the first thread).
+ *    (each counting into its delta, one perhaps inside an event or a
+ *    merge).
  * Deterministic: the same events in the same order every run (killthreads:
  * each thread's own, and the blocks each holds).
  */
@@ -141,6 +145,55 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
+/* xthread: a producer allocates batches of blocks, the consumer frees each
+ * batch while the next is made: every free is another thread's block. */
+#define XBATCH 64
+#define XROUNDS 3000
+static void *xbatches[2][XBATCH];
+static sem_t xfull[2], xempty[2];
+
+static void *xproducer(void *arg)
+{
+	(void)arg;
+	for (unsigned r = 0; r < XROUNDS; r++) {
+		unsigned b = r % 2;
+		while (sem_wait(&xempty[b]) != 0)
+			;
+		for (unsigned i = 0; i < XBATCH; i++)
+			xbatches[b][i] = site_small(16 + (r * 7 + i * 13) % 240);
+		sem_post(&xfull[b]);
+	}
+	return NULL;
+}
+
+static void *xconsumer(void *arg)
+{
+	(void)arg;
+	for (unsigned r = 0; r < XROUNDS; r++) {
+		unsigned b = r % 2;
+		while (sem_wait(&xfull[b]) != 0)
+			;
+		for (unsigned i = 0; i < XBATCH; i++)
+			free(xbatches[b][i]);
+		tally_sink = site_zeroed(8); /* the consumer's own, freed by the next */
+		free(tally_sink);
+		sem_post(&xempty[b]);
+	}
+	tally_sink = site_leak2(33);
+	return NULL;
+}
+
+static bool xthread_ran(void)
+{
+	pthread_t p, c;
+	for (unsigned b = 0; b < 2; b++)
+		if (sem_init(&xfull[b], 0, 0) != 0 || sem_init(&xempty[b], 0, 1) != 0)
+			return false;
+	return pthread_create(&p, NULL, xproducer, NULL) == 0 &&
+	       pthread_create(&c, NULL, xconsumer, NULL) == 0 && pthread_join(p, NULL) == 0 &&
+	       pthread_join(c, NULL) == 0;
+}
+
 static sem_t timer_done;
 
 static void timer_main(union sigval v)
@@ -194,6 +247,10 @@ int main(int argc, char **argv)
 		pthread_t t;
 		if (pthread_create(&t, NULL, thread_main, NULL) != 0 || pthread_join(t, NULL) != 0)
 			return 4;
+		work(20000);
+	} else if (strcmp(argv[1], "xthread") == 0) {
+		if (!xthread_ran())
+			return 10;
 		work(20000);
 	} else if (strcmp(argv[1], "timer") == 0) {
 		if (!timer_fired())
