@@ -64,7 +64,7 @@
 	X(malloc_fill, malloc_fill,     0, 256,                256, NULL, "checks=full: the byte new blocks (not calloc's) are filled with, as valgrind's --malloc-fill (256: left as they come)") \
 	X(heuristics,  heuristics,      0, 15,                 15,  NULL, "interior pointers the leak scan accepts as reaching a block, as valgrind's --leak-check-heuristics: the sum of 1 stdstring, 2 length64, 4 newarray, 8 multipleinheritance (15: all, 0: none)") \
 	X(track_fds,   track_fds,       0, 2,                  0,   "no|yes|all", "at exit, list the file descriptors still open and where each was made, as valgrind's --track-fds (all: 0, 1 and 2 too); vfork() then runs as fork(), as under valgrind") \
-	X(tally,       tally,           0, 1,                  1,   NULL, "under a reporter, while the program has one thread, count allocations and frees in the hook and hand the reporter the counts instead of an event each (0: send every event, as with threads)") \
+	X(tally,       tally,           0, 1,                  1,   NULL, "under a reporter, count allocations and frees in the hook (each thread into counts of its own once there are threads) and hand the reporter the counts instead of an event each (0: send every event)") \
 	X(help,        help,            0, 1,                  0,   NULL, "1: print this table of keys on stderr at start") \
 	X(children,    children,        0, 1,                  1,   NULL, "0: only the program heapledger run started (or each program a shell under heapledger env starts) reports, with its forks; the programs they execute send nothing (valgrind's --trace-children=no)")
 /* clang-format on */

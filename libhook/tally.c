@@ -198,24 +198,27 @@ bool hl_tally_thread_slow(const struct hl_tally_event *ev)
 		hl_tally_tls_delta = d;
 		return hl_tally_thread_event(ev);
 	}
-	/* No delta (the thread has ended, or it has no buffer): counted in
-	 * the tally itself, under the lock, as the one thread would. */
+	/* No delta (the thread has ended, or it has no buffer): counted in a
+	 * delta of the lock's and merged at once, journaled as every merge. */
+	static struct hl_tally_delta spare;
 	int saved = errno;
-	bool on, due = false, room = true;
+	bool on, sampled = false, room = true;
 	hl_lock(&tally_lock);
 	on = hl_tally_hot->mode == HL_TALLY_MODE_THREADS;
 	if (on) {
-		if (ev->op != HL_TALLY_OP_ALLOC)
-			hl_tally_block_freed(ev->old_address, ev->old_size, ev->old_id);
+		if (ev->op != HL_TALLY_OP_ALLOC &&
+		    hl_tally_thread_holds(ev->old_id, ev->old_size))
+			hl_tally_delta_free(&spare, ev->old_address, ev->old_size, ev->old_id);
+		else if (ev->op != HL_TALLY_OP_ALLOC)
+			hl_tally_delta_free_alone(&spare);
 		if (ev->op != HL_TALLY_OP_FREE)
-			hl_tally_alloc(&hl_tally_view, ev->address, ev->size, ev->id, ev->kind,
-				       ev->op == HL_TALLY_OP_REALLOC);
-		due = hl_tally_counted(hl_tally_view.t);
-		if (due)
-			room = hl_tally_sample_take(&hl_tally_view, hl_ticks());
+			hl_tally_delta_alloc(&spare, ev->address, ev->size, ev->id, ev->kind,
+					     ev->op == HL_TALLY_OP_REALLOC);
+		spare.events++;
+		room = merge_locked(&spare, &sampled);
 	}
 	hl_unlock(&tally_lock);
-	after_merge(room, due);
+	after_merge(room, sampled);
 	errno = saved;
 	return on;
 }
@@ -336,9 +339,8 @@ void hl_tally_unseen_thread(void)
 
 void hl_tally_fork_child(void)
 {
-	/* The parent's deltas are the parent's to merge. */
-	if (hl_tally_tls_delta != NULL)
-		hl_tally_delta_clear(hl_tally_tls_delta);
+	/* The thread's delta is still the parent's slot, shared until the
+	 * child's area replaces it (hl_shared_fork_child): left alone. */
 	hl_tally_tls_delta = NULL;
 	hl_tally_stop();
 }

@@ -1001,27 +1001,30 @@ struct hl_shared_slot {
  *
  * Why: sending every allocation and free cost the program about as much as
  * its hook, and the reporter applying each one as much again, on the cores
- * the program needs (bench/README.md, "Reporter performance"). While a
- * process image has one thread, its hook (hook_flags HL_HOOK_TALLY in
- * HELLO; option tally, on by default) sends no ALLOC, FREE or REALLOC:
- * it counts each event into the shared area's tally (struct hl_tally at
- * tally_offset, heapledger/tally.h) as the reporter would have, and appends
- * each new stack's frames to the tally's stack log. STACK records still go
- * out with every batch. The tally ends once, with state, then TALLY:
- *  - HL_TALLY_HANDED, before the image gets a second thread (pthread_create,
- *    clone with CLONE_VM, or a thread the hook saw only at its first
- *    allocation), or when a stack id reaches HL_TALLY_STACKS or the series
- *    have no room: then every live block as ALLOC flagged HL_ALLOC_TALLIED
- *    in a batch of its own (live, and counted already), then events as
- *    without the tally;
+ * the program needs (bench/README.md, "Reporter performance"). A process
+ * image's hook (hook_flags HL_HOOK_TALLY in HELLO; option tally, on by
+ * default) sends no ALLOC, FREE or REALLOC: it counts each event into the
+ * shared area's tally (struct hl_tally at tally_offset, heapledger/tally.h)
+ * as the reporter would have, and appends each new stack's frames to the
+ * tally's stack log; once it has threads, each thread counts into its
+ * slot's delta (delta_offset) and merges it into the tally (tally.h,
+ * "threads"). STACK records still go out with every batch. The tally ends
+ * once, with state, then TALLY:
+ *  - HL_TALLY_HANDED, at exec, at a second thread the hook cannot count
+ *    (one it saw only at its first allocation, stacks=0, no membarrier),
+ *    or when a stack id reaches HL_TALLY_STACKS or the series have no room:
+ *    then every live block as ALLOC flagged HL_ALLOC_TALLIED in a batch of
+ *    its own (live, and counted already), then events as without the
+ *    tally;
  *  - HL_TALLY_FINAL, at exit, before the LIVE set, which is then the live
  *    set whole.
  * The reporter, at TALLY, takes the tally's counts as its own (replacing
  * what it had) after checking every index and count against the area's
  * bounds. A stream that ends without TALLY (killed) has its tally read at
  * the end, state HL_TALLY_COUNTING: the process's blocks are then known by
- * stack (bytes and blocks), not one by one, and stacks not yet sent come
- * from the log. A fork child counts nothing (its area is new, its state
+ * stack (bytes and blocks), not one by one, with every slot's delta not
+ * merged added (a merge cut short undone from the tally's journal first),
+ * and stacks not yet sent come from the log. A fork child counts nothing (its area is new, its state
  * HL_TALLY_OFF): it sends its heap and its events as before.
  * The stack log outlives the counting: from the hand-over on, and in an
  * image that never counts (threads at HELLO, a fork child, tally=0: the
