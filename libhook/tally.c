@@ -191,12 +191,32 @@ void hl_tally_thread_merge(struct hl_tally_delta *d)
 	errno = saved;
 }
 
+/* ev into the thread's delta d; false: the counting ended (send it). */
+static bool thread_event(struct hl_tally_delta *d, const struct hl_tally_event *ev)
+{
+	if (!hl_tally_delta_enter(d))
+		return false;
+	if (ev->op != HL_TALLY_OP_ALLOC)
+		hl_tally_thread_freed(d, ev->old_address, ev->old_size, ev->old_id);
+	if (ev->op != HL_TALLY_OP_FREE)
+		hl_tally_delta_alloc(d, ev->address, ev->size, ev->id, ev->kind,
+				     ev->op == HL_TALLY_OP_REALLOC);
+	hl_tally_delta_leave(d);
+	return true;
+}
+
+bool hl_tally_thread_realloc(const struct hl_tally_event *ev)
+{
+	struct hl_tally_delta *d = hl_tally_tls_delta;
+	return d != NULL ? thread_event(d, ev) : hl_tally_thread_slow(ev);
+}
+
 bool hl_tally_thread_slow(const struct hl_tally_event *ev)
 {
 	struct hl_tally_delta *d = tls_ended ? NULL : hl_emit_thread_delta();
 	if (d != NULL) {
 		hl_tally_tls_delta = d;
-		return hl_tally_thread_event(ev);
+		return thread_event(d, ev);
 	}
 	/* No delta (the thread has ended, or it has no buffer): counted in a
 	 * delta of the lock's and merged at once, journaled as every merge. */

@@ -73,6 +73,8 @@ struct hl_tally_event {
 };
 /* An event of a thread without a delta; false: not counted (send it). */
 bool hl_tally_thread_slow(const struct hl_tally_event *ev);
+/* A realloc, counted by a thread (out of line: rarer than the rest). */
+bool hl_tally_thread_realloc(const struct hl_tally_event *ev);
 /* The thread's delta into the tally (it is full). */
 void hl_tally_thread_merge(struct hl_tally_delta *d);
 /* Before a second thread exists: the counting goes on per thread (or ends,
@@ -113,23 +115,44 @@ HL_INLINE void hl_tally_delta_leave(struct hl_tally_delta *d)
 		hl_tally_thread_merge(d);
 }
 
-/* One event counted by a thread of a threaded process; false: send it. */
-HL_INLINE bool hl_tally_thread_event(const struct hl_tally_event *ev)
+/* One event counted by a thread of a threaded process, through its delta
+ * (made if need be) or, without one, under the lock; false: send it. */
+HL_INLINE bool hl_tally_thread_alloc(uint64_t address, uint64_t size, uint32_t id, unsigned kind)
 {
 	struct hl_tally_delta *d = hl_tally_tls_delta;
-	if (hl_unlikely(d == NULL))
-		return hl_tally_thread_slow(ev);
+	if (hl_unlikely(d == NULL)) {
+		struct hl_tally_event ev = { .op = HL_TALLY_OP_ALLOC, .kind = kind,
+					     .address = address, .size = size, .id = id };
+		return hl_tally_thread_slow(&ev);
+	}
 	if (hl_unlikely(!hl_tally_delta_enter(d)))
 		return false;
-	if (ev->op != HL_TALLY_OP_ALLOC) {
-		if (hl_likely(hl_tally_thread_holds(ev->old_id, ev->old_size)))
-			hl_tally_delta_free(d, ev->old_address, ev->old_size, ev->old_id);
-		else
-			hl_tally_delta_free_alone(d);
+	hl_tally_delta_alloc(d, address, size, id, kind, false);
+	hl_tally_delta_leave(d);
+	return true;
+}
+
+/* The free of a block of size bytes from stack id, into d. */
+HL_INLINE void hl_tally_thread_freed(struct hl_tally_delta *d, uint64_t address, uint64_t size,
+				     uint32_t id)
+{
+	if (hl_likely(hl_tally_thread_holds(id, size)))
+		hl_tally_delta_free(d, address, size, id);
+	else
+		hl_tally_delta_free_alone(d);
+}
+
+HL_INLINE bool hl_tally_thread_free(uint64_t address, uint64_t size, uint32_t id)
+{
+	struct hl_tally_delta *d = hl_tally_tls_delta;
+	if (hl_unlikely(d == NULL)) {
+		struct hl_tally_event ev = { .op = HL_TALLY_OP_FREE, .old_address = address,
+					     .old_size = size, .old_id = id };
+		return hl_tally_thread_slow(&ev);
 	}
-	if (ev->op != HL_TALLY_OP_FREE)
-		hl_tally_delta_alloc(d, ev->address, ev->size, ev->id, ev->kind,
-				     ev->op == HL_TALLY_OP_REALLOC);
+	if (hl_unlikely(!hl_tally_delta_enter(d)))
+		return false;
+	hl_tally_thread_freed(d, address, size, id);
 	hl_tally_delta_leave(d);
 	return true;
 }
@@ -171,11 +194,8 @@ HL_INLINE bool hl_tally_take_alloc(uint64_t address, uint64_t size, uint32_t id,
 {
 	if (hl_unlikely(id >= hl_tally_logged) && !hl_tally_new_stacks(id))
 		return false;
-	if (hl_tally_hot->mode == HL_TALLY_MODE_THREADS) {
-		struct hl_tally_event ev = { .op = HL_TALLY_OP_ALLOC, .kind = kind,
-					     .address = address, .size = size, .id = id };
-		return hl_tally_thread_event(&ev);
-	}
+	if (hl_tally_hot->mode == HL_TALLY_MODE_THREADS)
+		return hl_tally_thread_alloc(address, size, id, kind);
 	hl_tally_alloc(&hl_tally_view, address, size, id, kind, false);
 	if (hl_unlikely(hl_tally_counted(hl_tally_view.t)))
 		hl_tally_sample_due();
@@ -209,11 +229,8 @@ HL_INLINE void hl_tally_block_freed(uint64_t address, uint64_t size, uint32_t id
  * the tally ended (the caller sends it). */
 HL_INLINE bool hl_tally_take_free(uint64_t address, uint64_t size, uint32_t id)
 {
-	if (hl_tally_hot->mode == HL_TALLY_MODE_THREADS) {
-		struct hl_tally_event ev = { .op = HL_TALLY_OP_FREE, .old_address = address,
-					     .old_size = size, .old_id = id };
-		return hl_tally_thread_event(&ev);
-	}
+	if (hl_tally_hot->mode == HL_TALLY_MODE_THREADS)
+		return hl_tally_thread_free(address, size, id);
 	hl_tally_block_freed(address, size, id);
 	if (hl_unlikely(hl_tally_counted(hl_tally_view.t)))
 		hl_tally_sample_due();
@@ -236,7 +253,7 @@ HL_INLINE bool hl_tally_take_realloc(uint64_t old_address, uint64_t old_size, ui
 					     .address = address, .size = size, .id = id,
 					     .old_address = old_address, .old_size = old_size,
 					     .old_id = old_id };
-		return hl_tally_thread_event(&ev);
+		return hl_tally_thread_realloc(&ev);
 	}
 	hl_tally_block_freed(old_address, old_size, old_id);
 	hl_tally_alloc(&hl_tally_view, address, size, id, HL_KIND_MALLOC, true);

@@ -405,6 +405,7 @@ struct hl_tally_delta {
 	int64_t max_in_use;       /* the highest it reached */
 	uint64_t gen;             /* raised at each new max_in_use */
 	uint64_t last_alloc;      /* this thread's latest event, if an allocation */
+	uint64_t bins_used;       /* bit b: size bin b (and 64, with 0) counted */
 	struct hl_size_bins sizes;
 	uint16_t used[HL_DELTA_SLOTS];
 	struct hl_tally_delta_stack slots[HL_DELTA_SLOTS];
@@ -459,7 +460,11 @@ HL_TALLY_INLINE void hl_tally_delta_alloc(struct hl_tally_delta *d, uint64_t add
 		e->kind = (uint8_t)kind;
 		e->flags = by_realloc ? HL_TALLY_STACK_REALLOC : 0;
 	}
-	hl_size_bins_count(&d->sizes, size);
+	unsigned bin = hl_size_bin(size);
+
+	d->sizes.allocs[bin]++;
+	d->sizes.bytes[bin] += size;
+	d->bins_used |= 1ull << (bin & 63);
 	hl_tally_delta_changing(d, e);
 	e->made += (hl_tally_pair){ 1, size };
 	d->in_use_bytes += (int64_t)size;
@@ -512,8 +517,6 @@ HL_TALLY_INLINE bool hl_tally_delta_full(const struct hl_tally_delta *d)
 /* Empties d for its next events (the slots it used, not the whole table). */
 static inline void hl_tally_delta_clear(struct hl_tally_delta *d)
 {
-	static const struct hl_size_bins no_sizes;
-
 	for (uint32_t i = 0; i < d->nused && i < HL_DELTA_SLOTS; i++)
 		d->slots[d->used[i]] = (struct hl_tally_delta_stack){ 0 };
 	d->nused = 0;
@@ -521,7 +524,14 @@ static inline void hl_tally_delta_clear(struct hl_tally_delta *d)
 	d->in_use_bytes = d->max_in_use = 0;
 	d->gen = d->last_alloc = d->first_free = d->first_free_set = 0;
 	d->first_free_id = 0;
-	d->sizes = no_sizes;
+	for (uint64_t m = d->bins_used; m; m &= m - 1) {
+		unsigned b = (unsigned)__builtin_ctzll(m);
+
+		d->sizes.allocs[b] = d->sizes.bytes[b] = 0;
+		if (b == 0)
+			d->sizes.allocs[64] = d->sizes.bytes[64] = 0;
+	}
+	d->bins_used = 0;
 }
 
 /* The journal entry for stack id, before a merge changes it. */
@@ -562,9 +572,15 @@ static inline bool hl_tally_merge(struct hl_tally_view *v, struct hl_tally_delta
 	}
 	t->frees += d->frees_alone;
 	t->temporaries += d->temporaries;
-	for (unsigned i = 0; i < HL_SIZE_BINS; i++) {
-		t->sizes.allocs[i] += d->sizes.allocs[i];
-		t->sizes.bytes[i] += d->sizes.bytes[i];
+	for (uint64_t m = d->bins_used; m; m &= m - 1) {
+		unsigned b = (unsigned)__builtin_ctzll(m);
+
+		t->sizes.allocs[b] += d->sizes.allocs[b];
+		t->sizes.bytes[b] += d->sizes.bytes[b];
+		if (b == 0) {
+			t->sizes.allocs[64] += d->sizes.allocs[64];
+			t->sizes.bytes[64] += d->sizes.bytes[64];
+		}
 	}
 	if (peak) {
 		t->peak_bytes = (uint64_t)(in0 + d->max_in_use);
