@@ -1,14 +1,14 @@
 /*
  * libhook/tally_hook.h: counting in the hook ("Counting in the hook",
- * wire.h): the tracking calls' inline path while a connected process has
- * one thread, in place of the ALLOC, FREE and REALLOC events. tally.c has
- * the rest. Never installed.
+ * wire.h): the tracking calls' inline path while a connected process
+ * counts, in place of the ALLOC, FREE and REALLOC events. tally.c has the
+ * rest. Never installed.
  *
  * While the process's one thread counts, the tally needs no lock and no
  * atomic. Before a second thread exists (pthread_create, clone with
  * CLONE_VM) the counting goes on per thread (mode THREADS): each thread
  * counts into its own delta (heapledger/tally.h, "threads") and merges it
- * under hl_tally_lock. A thread that starts unseen, while one thread
+ * under tally.c's lock. A thread that starts unseen, while one thread
  * counts alone, ends the counting at its first allocation (cache.c).
  *
  * A delta is changed by its thread alone, except at the end of counting
@@ -19,7 +19,7 @@
  * waits for each delta's busy to clear. So an owner either saw OFF (and
  * sends the event) or is seen busy (and is waited for): no per-event
  * atomic. Merges and every other change of the tally's own struct hold
- * hl_tally_lock.
+ * tally.c's lock.
  */
 #ifndef HL_TALLY_HOOK_H
 #define HL_TALLY_HOOK_H
