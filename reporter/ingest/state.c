@@ -760,6 +760,35 @@ static inline __attribute__((always_inline)) void block_free(struct hl_process *
 _Static_assert(HL_TALLY_TRACKED == HL_TRACKED_STACKS, "one tracked set");
 _Static_assert(HL_TALLY_SAMPLES == HL_TIMELINE_MAX, "one timeline bound");
 
+/* A stack's counts as the tally (or a merge's journal) has them. */
+static void stack_counts_take(struct hl_process_stack *s, const struct hl_tally_stack *ts)
+{
+	s->allocs = ts->allocs;
+	s->bytes = ts->bytes;
+	s->frees = ts->frees;
+	s->temporaries = ts->temporaries;
+	s->live_bytes = ts->live_bytes;
+	s->live_blocks = ts->live_blocks;
+	s->peak_live_bytes = ts->peak_live_bytes;
+	s->at_peak_bytes = ts->at_peak_bytes;
+	s->at_peak_gen = ts->at_peak_gen;
+}
+
+/* The process's totals as the tally (or a merge's journal) has them. */
+static void totals_take(struct hl_process *p, const struct hl_tally_totals *tt)
+{
+	p->allocs = tt->allocs;
+	p->frees = tt->frees;
+	p->bytes_allocated = tt->bytes_allocated;
+	p->temporaries = tt->temporaries;
+	p->in_use_bytes = tt->in_use_bytes;
+	p->in_use_blocks = tt->in_use_blocks;
+	p->peak_bytes = tt->peak_bytes;
+	p->peak_gen = tt->peak_gen;
+	p->events = p->tally_events = tt->events;
+	p->last_alloc = tt->last_alloc;
+}
+
 /* The hook's counts become the process's: what its events would have made
  * of the state, the same rules counted in the program (tally.h). Every
  * count is the program's writing: indexes are checked, counts bounded by
@@ -773,21 +802,14 @@ static void tally_take(struct hl_conn_state *cs, struct hl_process *p, uint32_t 
 	if (!(p->hook_flags & HL_HOOK_TALLY) || p->tally_state || base == NULL)
 		return;
 	p->tally_state = state;
-	p->allocs = t.allocs;
-	p->frees = t.frees;
-	p->bytes_allocated = t.bytes_allocated;
-	p->temporaries = t.temporaries;
+	totals_take(p, &(struct hl_tally_totals){ t.allocs, t.frees, t.bytes_allocated,
+						  t.temporaries, t.in_use_bytes, t.in_use_blocks,
+						  t.peak_bytes, t.peak_gen, t.events, t.last_alloc });
 	p->sizes = t.sizes;
-	p->in_use_bytes = t.in_use_bytes;
-	p->in_use_blocks = t.in_use_blocks;
-	p->peak_bytes = t.peak_bytes;
-	p->peak_gen = t.peak_gen;
-	p->events = p->tally_events = t.events;
 	p->sample_every = t.sample_every ? t.sample_every : 256;
 	p->sample_countdown = t.sample_countdown && t.sample_countdown <= p->sample_every ?
 				      t.sample_countdown : p->sample_every;
 	p->track_floor = t.track_floor;
-	p->last_alloc = t.last_alloc;
 	nsamples = t.nsamples < t.samples_cap ? t.nsamples : t.samples_cap;
 	if (nsamples > HL_TIMELINE_MAX)
 		nsamples = HL_TIMELINE_MAX;
@@ -804,15 +826,7 @@ static void tally_take(struct hl_conn_state *cs, struct hl_process *p, uint32_t 
 			p->tally_unknown_blocks += ts.live_blocks;
 			continue;
 		}
-		s->allocs = ts.allocs;
-		s->bytes = ts.bytes;
-		s->frees = ts.frees;
-		s->temporaries = ts.temporaries;
-		s->live_bytes = ts.live_bytes;
-		s->live_blocks = ts.live_blocks;
-		s->peak_live_bytes = ts.peak_live_bytes;
-		s->at_peak_bytes = ts.at_peak_bytes;
-		s->at_peak_gen = ts.at_peak_gen;
+		stack_counts_take(s, &ts);
 		s->tracked_since = ts.tracked_since <= nsamples + 1 ? ts.tracked_since : 0;
 		s->point = 0;
 		s->tally_kind = ts.kind < HL_KIND_COUNT ? ts.kind : HL_KIND_MALLOC;
@@ -941,14 +955,7 @@ static void tally_undo_merge(struct hl_conn_state *cs, struct hl_process *p)
 
 	if (base == NULL || !t.merging || hl_recover_tally_delta_merged(cs->shared))
 		return;
-	p->allocs = t.journal_totals.allocs;
-	p->frees = t.journal_totals.frees;
-	p->bytes_allocated = t.journal_totals.bytes_allocated;
-	p->temporaries = t.journal_totals.temporaries;
-	p->in_use_bytes = t.journal_totals.in_use_bytes;
-	p->in_use_blocks = t.journal_totals.in_use_blocks;
-	p->peak_bytes = t.journal_totals.peak_bytes;
-	p->events = p->tally_events = t.journal_totals.events;
+	totals_take(p, &t.journal_totals);
 	n = t.journal_n < t.journal_cap ? t.journal_n : (uint32_t)t.journal_cap;
 	for (uint32_t k = 0; k < n; k++) {
 		struct hl_tally_journal_entry j;
@@ -966,15 +973,7 @@ static void tally_undo_merge(struct hl_conn_state *cs, struct hl_process *p)
 			p->tally_unknown_blocks += j.before.live_blocks - now.live_blocks;
 			continue;
 		}
-		s->allocs = j.before.allocs;
-		s->bytes = j.before.bytes;
-		s->frees = j.before.frees;
-		s->temporaries = j.before.temporaries;
-		s->live_bytes = j.before.live_bytes;
-		s->live_blocks = j.before.live_blocks;
-		s->peak_live_bytes = j.before.peak_live_bytes;
-		s->at_peak_bytes = j.before.at_peak_bytes;
-		s->at_peak_gen = j.before.at_peak_gen;
+		stack_counts_take(s, &j.before);
 	}
 }
 
