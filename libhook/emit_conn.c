@@ -548,7 +548,7 @@ out_fail:
 void hl_emit_exec(const char *path)
 {
 	/* The old image's live set, as events would have left it. */
-	hl_tally_hand_over();
+	hl_tally_exec();
 	size_t len = strnlen(path ? path : "", HL_WIRE_MAX_PATH - 1) + 1;
 	size_t padded = hl_wire_padded((uint32_t)(sizeof(struct hl_rec_exec) + len));
 	/* A fork child that execs before anything else sends EXEC alone: the

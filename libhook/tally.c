@@ -331,6 +331,12 @@ void hl_tally_hand_over(void)
 	errno = saved;
 }
 
+void hl_tally_exec(void)
+{
+	if (hl_tally_hot->mode != HL_TALLY_MODE_THREADS)
+		hl_tally_hand_over();
+}
+
 void hl_tally_started(void)
 {
 	if (hl_tally_counts())

@@ -166,6 +166,13 @@ bool hl_tally_begin(uint32_t origin);
 /* Ends counting before a second thread exists, or when the tally is full:
  * TALLY (HANDED), then the heap's blocks, then events. No-op when off. */
 void hl_tally_hand_over(void);
+/* Before exec: with one thread, the hand-over (the image's live set goes
+ * out block by block). With threads the counting goes on: other threads
+ * run until the kernel ends them at the exec, so no walk of the heap could
+ * agree with their counts; the reporter reads the tally and every delta
+ * when the stream ends with EXEC (its blocks by stack), and a failed exec
+ * carries on counting. */
+void hl_tally_exec(void);
 /* Right after HELLO: TALLY (COUNTING), whose batch is the reporter's first
  * clock reading. */
 void hl_tally_started(void);

@@ -1010,8 +1010,10 @@ struct hl_shared_slot {
  * slot's delta (delta_offset) and merges it into the tally (tally.h,
  * "threads"). STACK records still go out with every batch. The tally ends
  * once, with state, then TALLY:
- *  - HL_TALLY_HANDED, at exec, at a second thread the hook cannot count
- *    (one it saw only at its first allocation, stacks=0, no membarrier),
+ *  - HL_TALLY_HANDED, at exec while the image has one thread (with threads
+ *    the counting goes on through EXEC and the stream ends COUNTING, below),
+ *    at a second thread the hook cannot count (one it saw only at its first
+ *    allocation, stacks=0, no membarrier),
  *    or when a stack id reaches HL_TALLY_STACKS or the series have no room:
  *    then every live block as ALLOC flagged HL_ALLOC_TALLIED in a batch of
  *    its own (live, and counted already), then events as without the
@@ -1020,7 +1022,7 @@ struct hl_shared_slot {
  *    set whole.
  * The reporter, at TALLY, takes the tally's counts as its own (replacing
  * what it had) after checking every index and count against the area's
- * bounds. A stream that ends without TALLY (killed) has its tally read at
+ * bounds. A stream that ends without TALLY (killed, or exec'd with threads) has its tally read at
  * the end, state HL_TALLY_COUNTING: the process's blocks are then known by
  * stack (bytes and blocks), not one by one, with every slot's delta not
  * merged added (a merge cut short undone from the tally's journal first),

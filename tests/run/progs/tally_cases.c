@@ -14,6 +14,10 @@
  *    allocates and leaks: glibc starts that thread itself, unseen by
  *    pthread_create's interposer (handed over at its first allocation);
  *  - exec: the same, then exec of itself in mode single;
+ *  - execthreads: THREADS threads each hold HELD blocks and allocate
+ *    without end; once each has done some of that, the first thread execs
+ *    the program in mode single while they run (their counts go on until
+ *    the kernel ends them, and the image is reported from them);
  *  - fork: the same, then a fork child that allocates, leaks and exits;
  *  - kill: leaks from two stacks, then SIGKILLs itself: the stacks' STACK
  *    records were never sent (no batch went out after them), so the report
@@ -33,6 +37,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdbool.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -124,6 +129,21 @@ static void *killthreads_main(void *arg)
 			atomic_fetch_add(&threads_busy, 1);
 		if (i == 0 && atomic_load(&threads_busy) == THREADS)
 			kill(getpid(), SIGKILL);
+	}
+	return NULL;
+}
+
+/* execthreads: each thread holds HELD blocks and allocates without end
+ * until the exec ends it. */
+static void *execthreads_main(void *arg)
+{
+	unsigned i = (unsigned)(uintptr_t)arg;
+	for (unsigned k = 0; k < HELD; k++)
+		held[i][k] = site_held(64);
+	for (unsigned round = 0;; round++) {
+		work_in(thread_window[i], 777 + i, 1000);
+		if (round == 5)
+			atomic_fetch_add(&threads_busy, 1);
 	}
 	return NULL;
 }
@@ -235,6 +255,15 @@ int main(int argc, char **argv)
 		tally_sink = site_leak_late(56);
 		kill(getpid(), SIGKILL);
 		return 3;
+	}
+	if (strcmp(argv[1], "execthreads") == 0) {
+		if (!threads_start(execthreads_main))
+			return 8;
+		while (atomic_load(&threads_busy) < THREADS)
+			sched_yield();
+		tally_sink = site_leak2(24);
+		execl("/proc/self/exe", argv[0], "single", (char *)NULL);
+		return 5;
 	}
 	if (strcmp(argv[1], "killthreads") == 0) {
 		if (!threads_start(killthreads_main))
