@@ -191,16 +191,22 @@ void hl_tally_thread_merge(struct hl_tally_delta *d)
 	errno = saved;
 }
 
-/* ev into the thread's delta d; false: the counting ended (send it). */
-static bool thread_event(struct hl_tally_delta *d, const struct hl_tally_event *ev)
+/* ev's free and allocation into d (a realloc is both, one event). */
+static void delta_apply(struct hl_tally_delta *d, const struct hl_tally_event *ev)
 {
-	if (!hl_tally_delta_enter(d))
-		return false;
 	if (ev->op != HL_TALLY_OP_ALLOC)
 		hl_tally_thread_freed(d, ev->old_address, ev->old_size, ev->old_id);
 	if (ev->op != HL_TALLY_OP_FREE)
 		hl_tally_delta_alloc(d, ev->address, ev->size, ev->id, ev->kind,
 				     ev->op == HL_TALLY_OP_REALLOC);
+}
+
+/* ev into the thread's delta d; false: the counting ended (send it). */
+static bool thread_event(struct hl_tally_delta *d, const struct hl_tally_event *ev)
+{
+	if (!hl_tally_delta_enter(d))
+		return false;
+	delta_apply(d, ev);
 	hl_tally_delta_leave(d);
 	return true;
 }
@@ -226,14 +232,7 @@ bool hl_tally_thread_slow(const struct hl_tally_event *ev)
 	hl_lock(&tally_lock);
 	on = hl_tally_hot->mode == HL_TALLY_MODE_THREADS;
 	if (on) {
-		if (ev->op != HL_TALLY_OP_ALLOC &&
-		    hl_tally_thread_holds(ev->old_id, ev->old_size))
-			hl_tally_delta_free(&spare, ev->old_address, ev->old_size, ev->old_id);
-		else if (ev->op != HL_TALLY_OP_ALLOC)
-			hl_tally_delta_free_alone(&spare);
-		if (ev->op != HL_TALLY_OP_FREE)
-			hl_tally_delta_alloc(&spare, ev->address, ev->size, ev->id, ev->kind,
-					     ev->op == HL_TALLY_OP_REALLOC);
+		delta_apply(&spare, ev);
 		spare.events++;
 		room = merge_locked(&spare, &sampled);
 	}

@@ -83,6 +83,15 @@ void hl_tally_threads_begin(void);
 /* The thread ends: its delta merged. */
 void hl_tally_thread_exit(void);
 
+/* A block of size bytes from stack id was counted: one made while tracking
+ * was suspended (by a nested call) was not, nor is a stack id the tally
+ * never counted (HL_TALLY_STACKS: none). */
+HL_INLINE bool hl_tally_holds(uint32_t id, uint64_t size)
+{
+	return id < hl_tally_logged && ((hl_tally_view.stacks[id].live_blocks != 0) &
+					(hl_tally_view.stacks[id].live_bytes >= size));
+}
+
 /* A block another thread may have made was counted when its stack id is a
  * real one (a stack was captured and counted); id 0 is also the id of a
  * block made while tracking was suspended, which was not: for it the
@@ -91,8 +100,7 @@ HL_INLINE bool hl_tally_thread_holds(uint32_t id, uint64_t size)
 {
 	if (id != 0)
 		return id < __atomic_load_n(&hl_tally_hot->logged, __ATOMIC_RELAXED);
-	return (hl_tally_view.stacks[0].live_blocks != 0) &
-	       (hl_tally_view.stacks[0].live_bytes >= size);
+	return hl_tally_holds(0, size);
 }
 
 /* The owner's side of the handshake: d marked busy, then the mode read. */
@@ -207,15 +215,6 @@ HL_INLINE bool hl_tally_take_alloc(uint64_t address, uint64_t size, uint32_t id,
 	if (hl_unlikely(hl_tally_counted(hl_tally_view.t)))
 		hl_tally_sample_due();
 	return true;
-}
-
-/* A block of size bytes from stack id was counted: one made while tracking
- * was suspended (by a nested call) was not, nor is a stack id the tally
- * never counted (HL_TALLY_STACKS: none). */
-HL_INLINE bool hl_tally_holds(uint32_t id, uint64_t size)
-{
-	return id < hl_tally_logged && ((hl_tally_view.stacks[id].live_blocks != 0) &
-					(hl_tally_view.stacks[id].live_bytes >= size));
 }
 
 /* The block at address freed; one the tally does not hold has nothing to
