@@ -33,6 +33,7 @@
 #include "lock.h"
 #include "emit_int.h"
 #include "track.h"
+#include "procfs.h"
 
 struct fd_entry {
 	uint64_t serial;   /* creation order; 0: the descriptor is not open */
@@ -89,7 +90,7 @@ static char *name_copy(const char *path, size_t *bytes)
  * (a pipe's "pipe:[123]" is no name). */
 static bool resolve(int fd, char *buf, size_t size)
 {
-	char link[32] = "/proc/self/fd/";
+	char link[16] = "fd/";
 	size_t at = strlen(link);
 	char digits[12];
 	int n = 0;
@@ -100,7 +101,7 @@ static bool resolve(int fd, char *buf, size_t size)
 	while (n)
 		link[at++] = digits[--n];
 	link[at] = 0;
-	ssize_t len = readlink(link, buf, size - 1);
+	ssize_t len = hl_proc_readlink(link, buf, size - 1);
 	if (len <= 0 || buf[0] != '/')
 		return false;
 	buf[len] = 0;
@@ -220,7 +221,7 @@ struct linux_dirent64 {
  * own); raw getdents64, no stdio, no malloc. false if /proc is not there. */
 static bool each_open_fd(void (*fn)(int fd, void *arg), void *arg)
 {
-	int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dir = hl_proc_open("fd", O_RDONLY | O_DIRECTORY);
 	char buf[4096] __attribute__((aligned(8)));
 	long n;
 	if (dir < 0)

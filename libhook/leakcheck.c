@@ -10,7 +10,8 @@
  *    scan. Its classes go into the LIVE records (HL_LIVE_SCANNED) or the
  *    standalone report. Freeing glibc's memory is safe only when no other
  *    thread runs (valgrind has ended them by then; we cannot), so it is
- *    skipped when /proc/self/task lists more than this thread; a forked
+ *    skipped when /proc/self/task lists more than this thread (threads
+ *    in their exit, a joined one still listed, do not count); a forked
  *    child gets it too (valgrind's does: what it frees of the parent's
  *    threads, their DTVs, it inherited as blocks of its own). After it,
  *    output uses raw write(2) only (hl_out, the socket): stdio's buffers

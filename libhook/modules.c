@@ -23,6 +23,7 @@
 
 #include "lock.h"
 #include "track.h"
+#include "procfs.h"
 
 struct module {
 	struct module *next;       /* newest first */
@@ -47,7 +48,7 @@ static int (*real_dlclose)(void *);
 const char *hl_modules_exe_path(void)
 {
 	if (exe_path[0] == '\0') {
-		ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
+		ssize_t n = hl_proc_readlink("exe", exe_path, sizeof(exe_path) - 1);
 		exe_path[n > 0 ? n : 0] = '\0';
 	}
 	return exe_path;

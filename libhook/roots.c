@@ -1,5 +1,6 @@
 /*
- * libhook/roots.c: the leak scan's roots, read from /proc/self/maps.
+ * libhook/roots.c: the leak scan's roots, read from /proc/thread-self/maps
+ * (procfs.c).
  *
  * What is a root (valgrind's memcheck reads every client mapping that is
  * readable and writable; so do we, minus what is ours):
@@ -34,10 +35,11 @@
 
 #include "scan.h"
 #include "track.h"
+#include "procfs.h"
 
 #define RED_ZONE 128
 
-/* ---- /proc/self/maps ----------------------------------------------------- */
+/* ---- the maps file ------------------------------------------------------- */
 
 static uintptr_t parse_hex(const char **p)
 {
@@ -123,7 +125,7 @@ bool hl_roots_read_maps(struct hl_scan *s)
 	char *buf;
 	size_t used;
 	for (;;) {
-		int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+		int fd = hl_proc_open("maps", O_RDONLY);
 		if (fd < 0)
 			return false;
 		buf = hl_scan_map(s, size);

@@ -115,21 +115,28 @@ static bool world_has(const struct hl_world *w, pid_t tid)
 	return false;
 }
 
-/* The kernel's task flags for threads that share the process's memory but
- * run only kernel code (include/linux/sched.h): io_uring's SQPOLL and io-wq
- * workers (PF_IO_WORKER; PF_USER_WORKER too since Linux 6.4, as vhost's
- * workers). They never take a signal and hold no user stack or registers,
- * so they are no roots and must neither hold up the stop nor count as the
- * program's threads (valgrind, which sees only the threads it runs, never
- * waits for them either). */
+/* The kernel's task flags (include/linux/sched.h) for tasks of the process
+ * that will never run user code again, so are no roots, must not hold up the
+ * stop and do not count as the program's threads:
+ *  - PF_EXITING: a thread in do_exit. A thread pthread_join has returned
+ *    for can still be listed in /proc/self/task for a moment (the kernel
+ *    wakes the joiner from exit_mm, before it unlists the task): counted, it
+ *    kept the exit from running freeres after a join, and the joined
+ *    threads' DTVs, which freeres frees with their cached stacks, were
+ *    reported (valgrind, which has ended them, never sees them);
+ *  - PF_IO_WORKER, PF_USER_WORKER (Linux 6.4 on): io_uring's SQPOLL and
+ *    io-wq workers, vhost's, run only kernel code and never take a signal
+ *    (valgrind, which sees only the threads it runs, never waits for them
+ *    either). */
+#define HL_PF_EXITING 0x00000004u
 #define HL_PF_IO_WORKER 0x00000010u
 #define HL_PF_USER_WORKER 0x00004000u
 
-/* True if task tid runs only kernel code: field 9 (flags) of
+/* True if task tid will run no user code: field 9 (flags) of
  * /proc/self/task/TID/stat, read with system calls only (no stdio: this
  * runs with the allocator's locks held). A stat that cannot be read (the
- * thread is gone) is no worker: the caller's signal then finds out. */
-static bool kernel_worker(pid_t tid)
+ * thread is gone) says false: the caller's signal then finds out. */
+static bool runs_no_user_code(pid_t tid)
 {
 	char path[48] = "/proc/self/task/", buf[512], digits[12];
 	int nd = 0, len = (int)strlen(path);
@@ -160,11 +167,11 @@ static bool kernel_worker(pid_t tid)
 	unsigned long flags = 0;
 	for (p++; *p >= '0' && *p <= '9'; p++)
 		flags = flags * 10 + (unsigned long)(*p - '0');
-	return (flags & (HL_PF_IO_WORKER | HL_PF_USER_WORKER)) != 0;
+	return (flags & (HL_PF_EXITING | HL_PF_IO_WORKER | HL_PF_USER_WORKER)) != 0;
 }
 
 /* Adds the threads of /proc/self/task not yet in w (raw getdents, no
- * opendir: that allocates), leaving out the kernel's workers. Returns how
+ * opendir: that allocates), leaving out tasks that run no user code. Returns how
  * many were added. */
 static unsigned world_add_new(struct hl_world *w, pid_t self)
 {
@@ -184,7 +191,7 @@ static unsigned world_add_new(struct hl_world *w, pid_t self)
 			for (const char *c = d->d_name; *c >= '0' && *c <= '9'; c++)
 				tid = tid * 10 + (*c - '0');
 			if (tid <= 0 || tid == self || world_has(w, tid) || w->count == w->capacity ||
-			    kernel_worker(tid))
+			    runs_no_user_code(tid))
 				continue;
 			w->threads[w->count++] = (struct hl_scan_thread){ .tid = tid };
 			added++;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "procfs.h"
 
 bool hl_trace_off;
 
@@ -146,7 +147,7 @@ void hl_trace_choose(void)
 
 	hl_trace_off = !hl_options.children && is_descendant_image();
 	if (!hl_trace_off && ((trace && *trace) || (exclude && *exclude))) {
-		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		n = hl_proc_readlink("exe", exe, sizeof(exe) - 1);
 		exe[n > 0 ? n : 0] = 0;
 		base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
 		hl_trace_off = (trace && *trace && !any_match(trace, exe, base)) ||

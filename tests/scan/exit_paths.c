@@ -37,6 +37,11 @@
  *             process that run only kernel code; prints through stdio (a
  *             buffer only freeres frees) and exits 0. Exits 77 (skipped)
  *             where the kernel refuses io_uring
+ *   leader    main calls pthread_exit while a thread runs on; that thread
+ *             waits until the leader has ended (a zombie: /proc/self names
+ *             it, and its maps read empty), prints through stdio and calls
+ *             exit(0): the scan's roots and freeres must be as with main
+ *             alive
  */
 #define _GNU_SOURCE
 #include <linux/io_uring.h>
@@ -129,6 +134,40 @@ static int threads(void)
 	int status;
 	waitpid(pid, &status, 0);
 	return 0;
+}
+
+/* The state letter of task tid of this process ('?' if unreadable). */
+static char task_state(pid_t tid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return '?';
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+static void *last_thread(void *arg)
+{
+	pid_t leader = (pid_t)(intptr_t)arg;
+	for (int i = 0; i < 5000 && task_state(leader) != 'Z'; i++)
+		usleep(1000);
+	leak(56);
+	printf("the last thread exits\n");
+	exit(0);
+}
+
+static int leader(void)
+{
+	kept = malloc(100);
+	pthread_t t;
+	if (pthread_create(&t, NULL, last_thread, (void *)(intptr_t)getpid()))
+		return 1;
+	pthread_exit(NULL);
 }
 
 /* Something kept and something lost before each crash. */
@@ -320,6 +359,8 @@ int main(int argc, char **argv)
 		return uring();
 	if (!strcmp(mode, "fread"))
 		return read_whole(argv[0]);
-	fprintf(stderr, "usage: exit_paths runner|threads|segv|abort|bus|term|redefault|handlers|ignored|rawexit|uring|fread\n");
+	if (!strcmp(mode, "leader"))
+		return leader();
+	fprintf(stderr, "usage: exit_paths runner|threads|segv|abort|bus|term|redefault|handlers|ignored|rawexit|uring|fread|leader\n");
 	return 2;
 }
