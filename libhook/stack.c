@@ -44,7 +44,7 @@
 #define CHUNK_IDS 4096u                         /* ids per id_chunks entry */
 #define MAX_CHUNKS (HL_DECODE_ID_LIMIT / CHUNK_IDS)
 #define HL_DECODE_ID_LIMIT (1u << 24)            /* reporter's HL_DECODE_MAX_ID */
-#define FIRST_TABLE_SLOTS 4096u
+#define FIRST_TABLE_SLOTS 256u  /* grows at half load: a short process touches 2 pages */
 #define ARENA_BYTES (256u * 1024)                /* entries are bump-allocated */
 
 /* A slot keeps its stack's hash beside the pointer, so a probe that passes

@@ -26,12 +26,13 @@
  * up after MEMO_SCAN_BYTES per frame (a frame with a local array over
  * 256 KiB is not memoized).
  *
- * Size: 1024 sets of 4 entries of 16 bytes, 64 KiB of hook memory per thread
- * that allocates, grown once to 4096 sets (256 KiB) in a thread whose stacks
- * do not fit (see hl_stack_memo_window) and from the start under
- * checks=full, which memoizes free stacks too; freed when the thread ends.
- * 128 KiB per process of frame sizes, 8 KiB of key levels; 2 bytes per
- * frame of each interned stack for its steps.
+ * Size: 128 sets of 4 entries of 16 bytes, 8 KiB of hook memory per thread
+ * that allocates, grown to 1024 sets (64 KiB), then 4096 (256 KiB) in a
+ * thread whose stacks do not fit (see hl_stack_memo_window), 4096 from the
+ * start under checks=full, which memoizes free stacks too; freed when the
+ * thread ends. Up to 128 KiB per process of frame sizes (8 KiB at first),
+ * 8 KiB of key levels; 2 bytes per frame of each interned stack for its
+ * steps.
  *
  * Limits: a hit is wrong only if a slot the memo reads is not the real one
  * and still holds the old return address. That needs either a frame whose
@@ -68,6 +69,12 @@ extern void *__libc_stack_end; /* ld.so: the initial stack pointer */
  * do not fit. */
 #define MEMO_SET_BITS 10u
 #define MEMO_SET_BITS_MAX 12u
+/* A thread starts with 128 sets (8 KiB) and grows to MEMO_SET_BITS, then
+ * MEMO_SET_BITS_MAX, as its stacks stop fitting: 1024 sets from the start
+ * were 16 page faults in every process and thread, a tenth of what a 2 ms
+ * test of a suite pays for its stacks; a longer-lived program outgrows the
+ * small memo in its first windows. */
+#define MEMO_SET_BITS_FIRST 7u
 /* A window (HL_MEMO_WINDOW captures) in which more than this share were
  * fills of stacks already learned (the memo had let them go) grows it. */
 #define MEMO_GROW_REFILL_PERCENT 8u
@@ -85,6 +92,7 @@ _Static_assert(MEMO_SCAN_BYTES / sizeof(uintptr_t) <= UINT16_MAX, "steps fit 16 
 #define MEMO_STACK_SPAN (1ull << 30)     /* a thread's stack is smaller */
 #define PAGE_BYTES 4096u                 /* smallest page size: protection unit */
 #define SIZE_BITS 14u                    /* frame_size: 16k words, 128 KiB per process */
+#define SIZE_BITS_FIRST 10u              /* its first 1k words (8 KiB) in use at start */
 
 struct memo_entry {
 	uint64_t where;                 /* slot0 << 16 | 16 bits of the key's hash */
@@ -98,7 +106,7 @@ struct memo_set {
 struct memo {
 	uintptr_t stack_hi;             /* frames of this thread lie below */
 	uintptr_t mapped_lo;            /* [mapped_lo, stack_hi) is known to be mapped */
-	unsigned set_bits;              /* MEMO_SET_BITS or MEMO_SET_BITS_MAX */
+	unsigned set_bits;              /* MEMO_SET_BITS_FIRST, MEMO_SET_BITS or _MAX */
 	unsigned refills;               /* in the window: fills of learned stacks */
 	bool refilling;                 /* grown in the last window: empty again */
 	unsigned clock;                 /* picks the way to replace in a full set */
@@ -125,9 +133,36 @@ static HL_TLS bool tls_memo_failed;     /* no memo for this thread: don't retry 
  * what makes a hit is the check of every slot (stack_matches). */
 static _Atomic uint64_t frame_size[1u << SIZE_BITS];
 
+/* Only the table's first 1 << size_bits words are in use, four times more
+ * each time half as many addresses as that were written: a short process
+ * (a test of a suite, 2 ms) touches 2 of its 32 pages, where one index
+ * spread over all of them faulted nearly every page in (30 of a jansson
+ * test's 360 page faults). Growing changes every index, so what was learned
+ * reads as unknown: one more miss for each stack, twice in a process's
+ * life at most. */
+static _Atomic unsigned size_bits = SIZE_BITS_FIRST;
+static _Atomic unsigned size_shift = 64 - SIZE_BITS_FIRST; /* what lookups read */
+_Static_assert((SIZE_BITS - SIZE_BITS_FIRST) % 2 == 0, "grown two bits at a time");
+static _Atomic uint32_t size_written; /* addresses written at this size */
+
 static inline _Atomic uint64_t *size_word(uintptr_t ret)
 {
-	return &frame_size[((uint64_t)ret * 0x9e3779b97f4a7c15u) >> (64 - SIZE_BITS)];
+	unsigned shift = atomic_load_explicit(&size_shift, memory_order_relaxed);
+	return &frame_size[((uint64_t)ret * 0x9e3779b97f4a7c15u) >> shift];
+}
+
+static void size_written_one(void)
+{
+	unsigned bits = atomic_load_explicit(&size_bits, memory_order_relaxed);
+	if (bits >= SIZE_BITS ||
+	    atomic_fetch_add_explicit(&size_written, 1, memory_order_relaxed) + 1 < (1u << bits) / 2)
+		return;
+	/* Racing growers: one wins, the others' counts go with the old size. */
+	if (atomic_compare_exchange_strong_explicit(&size_bits, &bits, bits + 2, memory_order_relaxed,
+						    memory_order_relaxed)) {
+		atomic_store_explicit(&size_written, 0, memory_order_relaxed);
+		atomic_store_explicit(&size_shift, 64 - (bits + 2), memory_order_relaxed);
+	}
 }
 
 static inline unsigned size_of(uintptr_t ret)
@@ -140,8 +175,12 @@ static inline void size_learn(uintptr_t ret, unsigned words)
 {
 	uint64_t w = (uint64_t)ret << 16 | words;
 	_Atomic uint64_t *at = size_word(ret);
-	if (atomic_load_explicit(at, memory_order_relaxed) != w) /* no needless write */
-		atomic_store_explicit(at, w, memory_order_relaxed);
+	uint64_t was = atomic_load_explicit(at, memory_order_relaxed);
+	if (was == w) /* no needless write */
+		return;
+	atomic_store_explicit(at, w, memory_order_relaxed);
+	if ((was >> 16) != ret)
+		size_written_one();
 }
 
 /* The return address `words` above `slot`, if that word is on the known
@@ -322,11 +361,10 @@ static bool memo_create(void)
 						       : (uintptr_t)pthread_self();
 	if (hi <= sp || hi - sp > MEMO_STACK_SPAN)
 		return false;
-	unsigned set_bits = hl_options.checks ? MEMO_SET_BITS_MAX : MEMO_SET_BITS;
-	struct memo *m = hl_meta_alloc(memo_bytes(set_bits));
+	unsigned set_bits = hl_options.checks ? MEMO_SET_BITS_MAX : MEMO_SET_BITS_FIRST;
+	struct memo *m = hl_meta_alloc(memo_bytes(set_bits)); /* zeroed */
 	if (m == NULL)
 		return false;
-	memset(m, 0, memo_bytes(set_bits));
 	m->set_bits = set_bits;
 	m->stack_hi = hi;
 	m->mapped_lo = sp & ~(uintptr_t)(PAGE_BYTES - 1);
@@ -572,8 +610,8 @@ void hl_stack_memo_fill(struct hl_stack_memo_key *key, uint32_t id)
 	e->stack = s;
 }
 
-/* A new, empty memo of MEMO_SET_BITS_MAX sets in place of this thread's:
- * its entries are let go, a miss each. Only under the hook's guard, which
+/* A new, empty memo of the next size in place of this thread's: its
+ * entries are let go, a miss each. Only under the hook's guard, which
  * keeps any capture of this thread's (a signal handler's) from running
  * while the old memo is read. */
 static bool memo_grow(void)
@@ -582,11 +620,11 @@ static bool memo_grow(void)
 	hl_assert(hl_guard_depth > 0);
 	if (m == NULL || m->set_bits >= MEMO_SET_BITS_MAX)
 		return false;
-	struct memo *bigger = hl_meta_alloc(memo_bytes(MEMO_SET_BITS_MAX));
+	unsigned set_bits = m->set_bits < MEMO_SET_BITS ? MEMO_SET_BITS : MEMO_SET_BITS_MAX;
+	struct memo *bigger = hl_meta_alloc(memo_bytes(set_bits)); /* zeroed */
 	if (bigger == NULL)
 		return false; /* keeps the memo it has: a window later, again */
-	memset(bigger, 0, memo_bytes(MEMO_SET_BITS_MAX));
-	bigger->set_bits = MEMO_SET_BITS_MAX;
+	bigger->set_bits = set_bits;
 	bigger->stack_hi = m->stack_hi;
 	bigger->mapped_lo = m->mapped_lo;
 	bigger->refilling = true;
