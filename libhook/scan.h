@@ -133,7 +133,8 @@ bool hl_world_resume(struct hl_world *w);
 /* The signal that stops threads: a thread of the hook that blocks the
  * program's signals must leave this one open. */
 int hl_world_stop_signal(void);
-/* The number of threads in /proc/self/task, 0 if unknown. */
+/* The number of threads in /proc/self/task that run user code (the
+ * caller one of them), 0 if unknown. */
 unsigned hl_world_thread_count(void);
 
 /* ---- roots.c --------------------------------------------------------------- */
