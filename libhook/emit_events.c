@@ -377,11 +377,34 @@ struct hl_tally_delta *hl_emit_thread_delta(void)
 	return &b->delta;
 }
 
+void hl_emit_each_delta_locked(void (*fn)(struct hl_tally_delta *d))
+{
+	hl_assert_held(&hl_emit_write_lock);
+	for (struct emit_buffer *b = hl_emit_buffers; b; b = b->next)
+		fn(&b->delta);
+}
+
 void hl_emit_each_delta(void (*fn)(struct hl_tally_delta *d))
 {
 	hl_lock(&hl_emit_write_lock);
-	for (struct emit_buffer *b = hl_emit_buffers; b; b = b->next)
-		fn(&b->delta);
+	hl_emit_each_delta_locked(fn);
+	hl_unlock(&hl_emit_write_lock);
+}
+
+void hl_emit_counting_end(void (*end)(void), const void *rec, uint32_t len)
+{
+	hl_lock(&hl_emit_write_lock);
+	hl_emit_flush_all_locked(); /* what was sent while counting: before rec */
+	end();
+	/* Every stack counted was interned before end(): their STACK records
+	 * before rec, which takes each stack's counts by its id. */
+	hl_emit_send_definitions_locked();
+	void *at = hl_emit_scratch_reserve_locked(len);
+	if (at != NULL) {
+		memcpy(at, rec, len);
+		hl_emit_records_total++;
+	}
+	hl_emit_scratch_flush_locked();
 	hl_unlock(&hl_emit_write_lock);
 }
 

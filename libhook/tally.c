@@ -301,11 +301,24 @@ static void merge_ended(struct hl_tally_delta *d)
 
 /* Counting per thread ends: no thread counts from here on, and every
  * delta is in the tally. */
-static void threads_end(void)
+static void threads_stop_counting(void)
 {
 	__atomic_store_n(&hl_tally_hot->mode, HL_TALLY_MODE_OFF, __ATOMIC_RELAXED);
 	syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+}
+
+static void threads_end(void)
+{
+	threads_stop_counting();
 	hl_emit_each_delta(merge_ended);
+}
+
+/* The exit's end of counting with threads, write_lock held. */
+static void finish_threads_locked(void)
+{
+	threads_stop_counting();
+	hl_emit_each_delta_locked(merge_ended);
+	__atomic_store_n(&hl_tally_view.t->state, HL_TALLY_FINAL, __ATOMIC_RELEASE);
 }
 
 void hl_tally_hand_over(void)
@@ -346,8 +359,13 @@ void hl_tally_finish(void)
 {
 	if (!hl_tally_counts() || !hl_process_is_owner())
 		return;
-	if (hl_tally_hot->mode == HL_TALLY_MODE_THREADS)
-		threads_end();
+	if (hl_tally_hot->mode == HL_TALLY_MODE_THREADS) {
+		/* Threads may go on allocating: their events go after FINAL. */
+		struct hl_rec_tally rec = { .h = hl_wire_hdr(HL_REC_TALLY, 0, sizeof(rec)),
+					    .state = HL_TALLY_FINAL };
+		hl_emit_counting_end(finish_threads_locked, &rec, sizeof(rec));
+		return;
+	}
 	hl_tally_hot->mode = HL_TALLY_MODE_OFF;
 	__atomic_store_n(&hl_tally_view.t->state, HL_TALLY_FINAL, __ATOMIC_RELEASE);
 	tally_record(HL_TALLY_FINAL);

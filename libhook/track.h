@@ -319,6 +319,14 @@ struct hl_tally_delta;
 struct hl_tally_delta *hl_emit_thread_delta(void);
 /* fn on every thread's delta, write_lock held (the end of counting). */
 void hl_emit_each_delta(void (*fn)(struct hl_tally_delta *d));
+void hl_emit_each_delta_locked(void (*fn)(struct hl_tally_delta *d)); /* the caller holds it */
+/* The end of counting while other threads run (the exit): under
+ * write_lock, every buffer sent, then end(), then the record rec. From
+ * end() on the other threads send their events, and no batch of theirs can
+ * go out before rec: the reporter takes the tally's totals at rec, and an
+ * event it had applied before would be overwritten (a free made after the
+ * end then went missing: "reused blocks without their free"). */
+void hl_emit_counting_end(void (*end)(void), const void *rec, uint32_t len);
 /* The tally handed over (tally.c), TALLY in this thread's buffer: sends
  * the buffers, then the heap's blocks as ALLOC flagged HL_ALLOC_TALLIED. */
 void hl_emit_tally_handed(void);
