@@ -190,8 +190,10 @@ HL_API int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	if (real_clone == NULL)
 		hl_exitpath_init();
 	if (flags & CLONE_VM) { /* a thread, or vfork-like: the memory is shared */
-		if (!(flags & CLONE_VFORK))
-			hl_tally_threads_begin(); /* a thread: threadstart.c */
+		if (!(flags & CLONE_VFORK)) { /* a thread: threadstart.c */
+			hl_tally_threads_begin();
+			hl_stack_threads_begin();
+		}
 		return real_clone(fn, stack, flags, arg, parent_tid, tls, child_tid);
 	}
 	struct clone_start start = { fn, arg };

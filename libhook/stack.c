@@ -30,6 +30,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -104,6 +105,8 @@ bool hl_stack_module_range(uintptr_t address, uintptr_t *lo, uintptr_t *hi)
 	return true;
 }
 
+static void cursor_init(void);
+
 void hl_stack_init(void)
 {
 	static bool done; /* on first use, before our constructor: single-threaded */
@@ -116,6 +119,7 @@ void hl_stack_init(void)
 	hl_stack_module_range((uintptr_t)hl_stack_init, &hl_own_lo, &hl_own_hi);
 #endif
 	hl_unwind_mask_init((uintptr_t)unw_backtrace);
+	cursor_init();
 }
 
 /* ---- capture on a signal's alternate stack --------------------------------
@@ -209,15 +213,90 @@ static HL_NOINLINE int alt_backtrace(void **raw, int size)
 	return alt_switch();
 }
 
+/* A thread's first walks step libunwind's cursor; later ones call
+ * unw_backtrace. unw_backtrace's trace cache is 256 KiB a thread, every
+ * word of it written at the first call: 64 page faults, a quarter of what
+ * a 2 ms test of a suite paid for its stacks, and more to copy at each fork
+ * and tear down at exit. It pays once a thread walks through the same
+ * frames again and again; until then every frame is new to it, and its
+ * first pass through a frame parses the unwind tables as the cursor does. */
+#define CURSOR_WALKS 256u
+/* The cursor's walk needs more of the caller's stack than a cached one
+ * (libunwind parses the unwind tables on it): only the main thread's, with
+ * this much left below its stack pointer; other threads' stacks can be 16
+ * KiB (PTHREAD_STACK_MIN), and their first walks go to unw_backtrace. */
+#define CURSOR_STACK_ROOM (256u << 10)
+static HL_TLS uint32_t tls_walks;
+static uintptr_t cursor_stack_low; /* the main thread's lowest stack address, 0: none */
+
+static void cursor_init(void)
+{
+	struct rlimit lim;
+	uintptr_t top = (uintptr_t)__libc_stack_end;
+	if (getrlimit(RLIMIT_STACK, &lim) != 0 || top == 0)
+		return;
+	if (lim.rlim_cur == RLIM_INFINITY || lim.rlim_cur > top / 2)
+		lim.rlim_cur = 8u << 20; /* the kernel's default guess for unlimited */
+	if (lim.rlim_cur > 2 * CURSOR_STACK_ROOM)
+		cursor_stack_low = top - lim.rlim_cur + CURSOR_STACK_ROOM;
+}
+
+/* Before a second thread exists: unw_backtrace once, here. libunwind
+ * binds its calls lazily, and the first unw_backtrace of the process
+ * resolves them on its caller's stack (the resolver saves the vector
+ * registers there, ~3 KiB more): a thread on a 16 KiB stack 100 calls deep
+ * overflowed when it was the first. This thread then walks with
+ * unw_backtrace too: its cache exists now. */
+void hl_stack_threads_begin(void)
+{
+	static _Atomic bool bound;
+	void *raw[4];
+	tls_walks = CURSOR_WALKS;
+	if (atomic_exchange(&bound, true))
+		return;
+	hl_unwind_mask_begin();
+	(void)unw_backtrace(raw, 4);
+	hl_unwind_mask_end();
+}
+
+/* Whether this walk may step a cursor: one of the thread's first, in the
+ * main thread, with room on its stack. */
+static inline bool cursor_walk(void)
+{
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	if (hl_likely(tls_walks >= CURSOR_WALKS))
+		return false;
+	tls_walks++;
+	return sp > cursor_stack_low && sp < (uintptr_t)__libc_stack_end;
+}
+
+static HL_NOINLINE int cursor_backtrace(void **raw, int size)
+{
+	unw_context_t context;
+	unw_cursor_t cursor;
+	int n = 0;
+	/* unw_init_local2, not unw_init_local: the one the memo's slot walks
+	 * (stackmemo.c) do not call, so tests can count capture walks. */
+	if (unw_getcontext(&context) != 0 || unw_init_local2(&cursor, &context, 0) != 0)
+		return 0;
+	do {
+		unw_word_t ip;
+		if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
+			break;
+		raw[n++] = (void *)ip;
+	} while (n < size && unw_step(&cursor) > 0);
+	return n;
+}
+
 HL_NOINLINE unsigned hl_stack_capture(uint64_t *frames, void **raw, unsigned max, bool *truncated)
 {
 	if (max > HL_WIRE_MAX_FRAMES)
 		max = HL_WIRE_MAX_FRAMES;
 	/* One frame more than needed tells whether the stack was truncated. */
 	hl_unwind_mask_begin();
-	int n = hl_unlikely(on_small_alt_stack())
-			? alt_backtrace(raw, (int)HL_CAPTURE_RAW(max))
-			: unw_backtrace(raw, (int)HL_CAPTURE_RAW(max));
+	int n = hl_unlikely(on_small_alt_stack()) ? alt_backtrace(raw, (int)HL_CAPTURE_RAW(max))
+		: hl_unlikely(cursor_walk()) ? cursor_backtrace(raw, (int)HL_CAPTURE_RAW(max))
+		: unw_backtrace(raw, (int)HL_CAPTURE_RAW(max));
 	hl_unwind_mask_end();
 	int skip = 0;
 	while (skip < n && skip < HL_OWN_FRAMES_MAX && hl_stack_is_own((uintptr_t)raw[skip]))

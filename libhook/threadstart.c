@@ -31,6 +31,7 @@ HL_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 			return EAGAIN;
 	}
 	hl_tally_threads_begin(); /* the counting goes on per thread */
+	hl_stack_threads_begin();
 	/* A fork child's snapshot walks the heap while nothing else changes it. */
 	if (hl_emit_is_deferred())
 		hl_emit_fork_resolve(NULL);

@@ -78,6 +78,9 @@ void hl_phdr_load_span(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t
  * has HL_CAPTURE_RAW(max) entries; returns how many and sets *truncated
  * when there were more. */
 unsigned hl_stack_capture(uint64_t *frames, void **raw, unsigned max, bool *truncated);
+/* A second thread is about to exist (threadstart.c, exitpath.c): libunwind
+ * bound on this thread's stack, before a thread on a small one needs it. */
+void hl_stack_threads_begin(void);
 
 /* Where frames[0..depth), a stack just captured by this thread, lie on its
  * stack, by libunwind's walk of it: visit(arg, j, slot) for frame j = 0, 1,
