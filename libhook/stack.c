@@ -252,11 +252,13 @@ void hl_stack_threads_begin(void)
 	static _Atomic bool bound;
 	void *raw[4];
 	tls_walks = CURSOR_WALKS;
-	if (atomic_exchange(&bound, true))
-		return;
+	if (hl_options.stack_depth == 0 || atomic_exchange(&bound, true))
+		return; /* no walks (stacks=0), or bound already */
+	hl_guard_enter(); /* libunwind's own allocations are not the program's */
 	hl_unwind_mask_begin();
 	(void)unw_backtrace(raw, 4);
 	hl_unwind_mask_end();
+	hl_guard_leave();
 }
 
 /* Whether this walk may step a cursor: one of the thread's first, in the
