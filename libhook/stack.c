@@ -213,8 +213,8 @@ static HL_NOINLINE int alt_backtrace(void **raw, int size)
 	return alt_switch();
 }
 
-/* A thread's first walks step libunwind's cursor; later ones call
- * unw_backtrace. unw_backtrace's trace cache is 256 KiB a thread, every
+/* The main thread's first walks step libunwind's cursor; later ones, and
+ * other threads', call unw_backtrace. Its trace cache is 256 KiB a thread, every
  * word of it written at the first call: 64 page faults, a quarter of what
  * a 2 ms test of a suite paid for its stacks, and more to copy at each fork
  * and tear down at exit. It pays once a thread walks through the same
