@@ -111,7 +111,7 @@ void *hl_meta_alloc(size_t bytes)
 	/* A carved block is untouched memory of a fresh mapping, zero already:
 	 * writing its zeros faulted in every page of it (a 32 KiB table of
 	 * stack ids filled 8 pages in a process that used one). */
-	if (p != NULL && reused)
+	if (reused)
 		memset(p, 0, bytes);
 	return p;
 }

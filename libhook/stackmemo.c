@@ -133,15 +133,15 @@ static HL_TLS bool tls_memo_failed;     /* no memo for this thread: don't retry 
  * what makes a hit is the check of every slot (stack_matches). */
 static _Atomic uint64_t frame_size[1u << SIZE_BITS];
 
-/* Only the table's first 1 << size_bits words are in use, four times more
- * each time half as many addresses as that were written: a short process
+/* Only the table's first 1 << (64 - size_shift) words are in use, four
+ * times more each time half as many addresses as that were written: a
+ * short process
  * (a test of a suite, 2 ms) touches 2 of its 32 pages, where one index
  * spread over all of them faulted nearly every page in (30 of a jansson
  * test's 360 page faults). Growing changes every index, so what was learned
  * reads as unknown: one more miss for each stack, twice in a process's
  * life at most. */
-static _Atomic unsigned size_bits = SIZE_BITS_FIRST;
-static _Atomic unsigned size_shift = 64 - SIZE_BITS_FIRST; /* what lookups read */
+static _Atomic unsigned size_shift = 64 - SIZE_BITS_FIRST; /* 64 - the bits in use */
 _Static_assert((SIZE_BITS - SIZE_BITS_FIRST) % 2 == 0, "grown two bits at a time");
 static _Atomic uint32_t size_written; /* addresses written at this size */
 
@@ -153,16 +153,14 @@ static inline _Atomic uint64_t *size_word(uintptr_t ret)
 
 static void size_written_one(void)
 {
-	unsigned bits = atomic_load_explicit(&size_bits, memory_order_relaxed);
-	if (bits >= SIZE_BITS ||
-	    atomic_fetch_add_explicit(&size_written, 1, memory_order_relaxed) + 1 < (1u << bits) / 2)
+	unsigned shift = atomic_load_explicit(&size_shift, memory_order_relaxed);
+	if (shift <= 64 - SIZE_BITS ||
+	    atomic_fetch_add_explicit(&size_written, 1, memory_order_relaxed) + 1 < (1u << (64 - shift)) / 2)
 		return;
 	/* Racing growers: one wins, the others' counts go with the old size. */
-	if (atomic_compare_exchange_strong_explicit(&size_bits, &bits, bits + 2, memory_order_relaxed,
-						    memory_order_relaxed)) {
+	if (atomic_compare_exchange_strong_explicit(&size_shift, &shift, shift - 2, memory_order_relaxed,
+						    memory_order_relaxed))
 		atomic_store_explicit(&size_written, 0, memory_order_relaxed);
-		atomic_store_explicit(&size_shift, 64 - (bits + 2), memory_order_relaxed);
-	}
 }
 
 static inline unsigned size_of(uintptr_t ret)
