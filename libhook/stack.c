@@ -269,7 +269,7 @@ static inline bool cursor_walk(void)
 	if (hl_likely(tls_walks >= CURSOR_WALKS))
 		return false;
 	tls_walks++;
-	return sp > cursor_stack_low && sp < (uintptr_t)__libc_stack_end;
+	return cursor_stack_low != 0 && sp > cursor_stack_low && sp < (uintptr_t)__libc_stack_end;
 }
 
 static HL_NOINLINE int cursor_backtrace(void **raw, int size)

@@ -135,12 +135,11 @@ static _Atomic uint64_t frame_size[1u << SIZE_BITS];
 
 /* Only the table's first 1 << (64 - size_shift) words are in use, four
  * times more each time half as many addresses as that were written: a
- * short process
- * (a test of a suite, 2 ms) touches 2 of its 32 pages, where one index
- * spread over all of them faulted nearly every page in (30 of a jansson
- * test's 360 page faults). Growing changes every index, so what was learned
- * reads as unknown: one more miss for each stack, twice in a process's
- * life at most. */
+ * short process (a test of a suite, 2 ms) touches 2 of its 32 pages, where
+ * one index spread over all of them faulted nearly every page in (30 of a
+ * jansson test's 360 page faults). Growing changes every index, so what was
+ * learned reads as unknown: one more miss for each stack, twice in a
+ * process's life at most. */
 static _Atomic unsigned size_shift = 64 - SIZE_BITS_FIRST; /* 64 - the bits in use */
 _Static_assert((SIZE_BITS - SIZE_BITS_FIRST) % 2 == 0, "grown two bits at a time");
 static _Atomic uint32_t size_written; /* addresses written at this size */
