@@ -105,9 +105,11 @@ void hl_exit_frame_find(void)
 	const void *fn = exit_fn ? exit_fn : libc_exit;
 	if (exit_sp != 0)
 		return; /* set from a signal's context */
-	if (fn == NULL || unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0 ||
-	    !hl_walk_begin())
+	if (fn == NULL || !hl_walk_begin())
 		return;
+	hl_unwind_mask_begin_held(); /* its frames are new to libunwind */
+	if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0)
+		goto out;
 	for (unsigned depth = 0; depth < 64 && unw_step(&cursor) > 0; depth++) {
 		if (!frame_runs(&cursor, fn))
 			continue;
@@ -119,6 +121,8 @@ void hl_exit_frame_find(void)
 		caller_registers(&cursor);
 		break;
 	}
+out:
+	hl_unwind_mask_end();
 	hl_walk_end();
 }
 

@@ -124,6 +124,9 @@ void hl_unwind_mask_init(uintptr_t libunwind_function);
  * (libunwind's own blocking is then answered without system calls); end
  * restores the mask if it did. */
 bool hl_unwind_mask_begin(void);
+/* The same for a walk that meets frames libunwind has not seen: it holds
+ * whatever recent captures made (false only if blocking failed). */
+bool hl_unwind_mask_begin_held(void);
 void hl_unwind_mask_end(void);
 
 /* ---- walk_gate.c: no walk of ours is under way when the process forks ----- */

@@ -5,7 +5,8 @@
  * "unwinder" blocks and restores signals make the next ones hold every
  * signal themselves and answer those calls without a system call, with the
  * mask from before; the real mask is put back at the end; captures without
- * such calls stop holding; outside a capture sigprocmask is glibc's.
+ * such calls stop holding; a new thread's first capture and a walk that
+ * says it meets new frames hold; outside a capture sigprocmask is glibc's.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -48,6 +49,21 @@ static void unwinder_lock_and_unlock(const sigset_t *expected_saved)
 	assert_int_equal(sigprocmask(SIG_SETMASK, &saved, NULL), 0);
 }
 
+/* Captures in which the unwinder does not lock until one does not hold;
+ * returns how many held. */
+static int captures_until_unheld(void)
+{
+	int captures = 0;
+	bool held;
+	while ((held = hl_unwind_mask_begin()) && captures < 100) {
+		hl_unwind_mask_end();
+		captures++;
+	}
+	hl_unwind_mask_end();
+	assert_false(held);
+	return captures;
+}
+
 static void test_holds_after_captures_that_lock(void **state)
 {
 	sigset_t usr1, before;
@@ -57,8 +73,13 @@ static void test_holds_after_captures_that_lock(void **state)
 	before = real_mask();
 	hl_unwind_mask_init((uintptr_t)unwinder_lock_and_unlock);
 
-	/* Captures start unheld: each of the unwinder's calls is real, and
-	 * between them the mask is the program's. */
+	/* Captures in which the unwinder does not lock stop holding. */
+	assert_true(captures_until_unheld() < 30);
+	sigset_t after = real_mask();
+	assert_same_mask(&after, &before);
+
+	/* Unheld, each of the unwinder's calls is real, and between them the
+	 * mask is the program's. */
 	bool held = hl_unwind_mask_begin();
 	assert_false(held);
 	for (int i = 0; i < 10; i++)
@@ -85,22 +106,45 @@ static void test_holds_after_captures_that_lock(void **state)
 	assert_true(sigismember(&during, SIGUSR2));
 	assert_true(sigismember(&during, SIGRTMIN + 5));
 	hl_unwind_mask_end();
-	sigset_t after = real_mask();
+	after = real_mask();
 	assert_same_mask(&after, &before);
 
-	/* Captures in which the unwinder does not lock stop holding. */
-	captures = 0;
-	while ((held = hl_unwind_mask_begin()) && captures < 100) {
-		hl_unwind_mask_end();
-		captures++;
-	}
+	/* A walk that meets new frames holds whatever the score is. */
+	captures_until_unheld();
+	assert_true(hl_unwind_mask_begin_held());
+	for (int i = 0; i < 10; i++)
+		unwinder_lock_and_unlock(&before);
+	during = real_mask();
+	assert_true(sigismember(&during, SIGUSR2));
 	hl_unwind_mask_end();
-	assert_false(held);
-	assert_true(captures < 30);
 	after = real_mask();
 	assert_same_mask(&after, &before);
 
 	assert_int_equal(pthread_sigmask(SIG_UNBLOCK, &usr1, NULL), 0);
+	hl_unwind_mask_init((uintptr_t)unw_backtrace);
+}
+
+/* A thread's first capture holds: it is the one that meets new return
+ * addresses. */
+static void *first_capture(void *arg)
+{
+	sigset_t *before = arg;
+	bool held = hl_unwind_mask_begin();
+	unwinder_lock_and_unlock(before);
+	sigset_t during = real_mask();
+	hl_unwind_mask_end();
+	return (void *)(uintptr_t)(held && sigismember(&during, SIGUSR2));
+}
+
+static void test_new_thread_holds(void **state)
+{
+	pthread_t t;
+	void *held_blocked;
+	sigset_t before = real_mask();
+	hl_unwind_mask_init((uintptr_t)unwinder_lock_and_unlock);
+	assert_int_equal(pthread_create(&t, NULL, first_capture, &before), 0);
+	assert_int_equal(pthread_join(t, &held_blocked), 0);
+	assert_true(held_blocked != NULL);
 	hl_unwind_mask_init((uintptr_t)unw_backtrace);
 }
 
@@ -120,6 +164,7 @@ static void test_plain_sigprocmask(void **state)
 	assert_int_equal(sigprocmask(12345, &usr2, NULL), -1);
 	assert_int_equal(errno, EINVAL);
 	/* Inside a capture, a call from this file (not libunwind) is real too. */
+	captures_until_unheld();
 	bool held = hl_unwind_mask_begin();
 	assert_int_equal(sigprocmask(SIG_UNBLOCK, &usr2, NULL), 0);
 	now = real_mask();
@@ -132,6 +177,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_holds_after_captures_that_lock),
+		cmocka_unit_test(test_new_thread_holds),
 		cmocka_unit_test(test_plain_sigprocmask),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
