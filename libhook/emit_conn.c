@@ -255,8 +255,9 @@ void *hl_emit_scratch_reserve_locked(size_t len)
 	return p;
 }
 
-/* Sends STACK records for ids not yet sent on this connection. */
-bool hl_emit_send_stacks_locked(void)
+/* Puts STACK records for ids not yet sent on this connection into the
+ * scratch buffer. */
+static bool put_stacks_locked(void)
 {
 	hl_assert_held(&hl_emit_write_lock);
 	uint32_t end = hl_stack_next_id();
@@ -273,7 +274,12 @@ bool hl_emit_send_stacks_locked(void)
 		memcpy(rec + 1, s->frames, s->depth * 8u);
 		hl_emit_records_total++;
 	}
-	return hl_emit_scratch_flush_locked();
+	return true;
+}
+
+bool hl_emit_send_stacks_locked(void)
+{
+	return put_stacks_locked() && hl_emit_scratch_flush_locked();
 }
 
 /* Events dropped on a live connection (no buffer for a new thread, a
@@ -281,18 +287,19 @@ bool hl_emit_send_stacks_locked(void)
  * pack, the early log past its bound) and stacks captured but not kept are
  * told in a DROPPED record before the next batch and before EXIT, so the
  * report says how much may be missing. */
-static bool send_dropped_locked(void)
+static bool put_dropped_locked(void)
 {
 	hl_assert_held(&hl_emit_write_lock);
 	uint64_t now = atomic_load_explicit(&hl_emit_dropped_count, memory_order_relaxed);
 	uint64_t lost = hl_stack_lost();
 	if (now == dropped_sent && lost == lost_stacks_sent)
 		return true;
-	struct hl_rec_dropped rec = { .h = hl_wire_hdr(HL_REC_DROPPED, 0, sizeof(rec)),
-				      .events = now - dropped_sent,
-				      .stacks = lost - lost_stacks_sent };
-	if (!hl_emit_send_locked(&rec, sizeof(rec)))
+	struct hl_rec_dropped *rec = hl_emit_scratch_reserve_locked(sizeof(*rec));
+	if (rec == NULL)
 		return false;
+	*rec = (struct hl_rec_dropped){ .h = hl_wire_hdr(HL_REC_DROPPED, 0, sizeof(*rec)),
+					.events = now - dropped_sent,
+					.stacks = lost - lost_stacks_sent };
 	dropped_sent = now;
 	lost_stacks_sent = lost;
 	hl_emit_records_total++;
@@ -318,11 +325,21 @@ void hl_emit_count_dropped(uint64_t n)
 	atomic_fetch_add_explicit(&hl_emit_dropped_count, n, memory_order_relaxed);
 }
 
-/* Everything a batch may name, sent before it (and the DROPPED count). */
-bool hl_emit_send_definitions_locked(void)
+/* Everything a batch may name, and the DROPPED count, put into the scratch
+ * buffer: the batch's own send carries them (a short process's eight
+ * modules, its stacks and its first batch went out in ten writes, each
+ * waking the reporter; now in one). A vfork child's would be its parent's
+ * records, marked sent and never sent. */
+bool hl_emit_put_definitions_locked(void)
 {
 	hl_assert_held(&hl_emit_write_lock);
-	return hl_modules_send_locked() && hl_emit_send_stacks_locked() && send_dropped_locked();
+	return hl_process_is_owner() && hl_modules_put_locked() && put_stacks_locked() &&
+	       put_dropped_locked();
+}
+
+bool hl_emit_send_definitions_locked(void)
+{
+	return hl_emit_put_definitions_locked() && hl_emit_scratch_flush_locked();
 }
 
 /* ---- connection ------------------------------------------------------------- */

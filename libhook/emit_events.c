@@ -64,9 +64,11 @@ static bool send_batch_locked(uint32_t tid, const uint8_t *events, uint32_t byte
 		.base_ticks = base_ticks,
 		.base_address = base_address,
 	};
-	struct iovec iov[3] = { { &batch, sizeof(batch) }, { (void *)events, bytes },
-				{ (void *)zeros, padded - bytes } };
-	return hl_emit_send_iov_locked(iov, 3);
+	/* The definitions put before it go in the same write. */
+	struct iovec iov[4] = { { hl_emit_scratch, hl_emit_scratch_used }, { &batch, sizeof(batch) },
+				{ (void *)events, bytes }, { (void *)zeros, padded - bytes } };
+	hl_emit_scratch_used = 0;
+	return hl_emit_send_iov_locked(iov, 4);
 }
 
 /* Sends [sent, used) of `b` as one batch. Another thread may be appending
@@ -76,7 +78,7 @@ static void buffer_send_locked(struct emit_buffer *b)
 	hl_assert_held(&hl_emit_write_lock);
 	uint32_t used = atomic_load_explicit(&b->used, memory_order_acquire);
 	uint32_t records = atomic_load_explicit(&b->records, memory_order_relaxed);
-	if (used == b->sent || !hl_emit_send_definitions_locked())
+	if (used == b->sent || !hl_emit_put_definitions_locked())
 		goto out_mark;
 	/* Killed while or after the batch goes out, before `sent` moves: the
 	 * reporter tells by the sequence whether it got the batch. */
@@ -233,7 +235,7 @@ HL_INLINE uint8_t *event_begin(uint32_t room, uint64_t *ticks, struct emit_buffe
 static HL_NOINLINE void send_late(uint32_t len, uint64_t base_ticks)
 {
 	hl_lock(&hl_emit_write_lock);
-	if (hl_emit_send_definitions_locked() &&
+	if (hl_emit_put_definitions_locked() &&
 	    send_batch_locked(current_tid(), (const uint8_t *)tls_late, len, base_ticks, 0))
 		hl_emit_records_total += 2;
 	hl_unlock(&hl_emit_write_lock);

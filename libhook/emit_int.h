@@ -135,6 +135,8 @@ bool hl_emit_send_iov_locked(struct iovec *iov, int count);
 bool hl_emit_scratch_flush_locked(void);
 void *hl_emit_scratch_reserve_locked(size_t len);
 bool hl_emit_send_stacks_locked(void);
+/* Put: into the scratch buffer, for the next send; send: and flushed. */
+bool hl_emit_put_definitions_locked(void);
 bool hl_emit_send_definitions_locked(void);
 
 /* ---- emit_events.c ---------------------------------------------------------- */

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "emit_int.h"
 #include "lock.h"
 #include "track.h"
 #include "procfs.h"
@@ -187,7 +188,18 @@ void hl_modules_scan(void)
 	errno = saved;
 }
 
-bool hl_modules_send_locked(void)
+/* Copies a record into the scratch buffer; false if the connection was
+ * lost flushing it to make room. */
+static bool put_locked(const void *rec, uint32_t len)
+{
+	void *at = hl_emit_scratch_reserve_locked(len);
+	if (at == NULL)
+		return false;
+	memcpy(at, rec, len);
+	return true;
+}
+
+bool hl_modules_put_locked(void)
 {
 	hl_assert(hl_emit_lock_is_held());
 	bool ok = true;
@@ -199,7 +211,7 @@ bool hl_modules_send_locked(void)
 			if (m->rec->module_id != id)
 				continue;
 			if (!m->load_sent)
-				ok = m->load_sent = hl_emit_send_locked(m->rec, m->rec->h.length);
+				ok = m->load_sent = put_locked(m->rec, m->rec->h.length);
 			break;
 		}
 	}
@@ -211,7 +223,7 @@ bool hl_modules_send_locked(void)
 			.module_id = m->rec->module_id,
 			.ticks = hl_ticks(),
 		};
-		ok = m->unload_sent = hl_emit_send_locked(&rec, sizeof(rec));
+		ok = m->unload_sent = put_locked(&rec, sizeof(rec));
 	}
 	hl_unlock(&modules_lock);
 	return ok;

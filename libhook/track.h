@@ -361,8 +361,10 @@ bool hl_emit_connect_fd(int fd, uint32_t origin, uint32_t ppid);
  * MODULE_UNLOAD. Cheap when nothing changed (dlpi_adds/dlpi_subs). Call
  * without tracking locks held. */
 void hl_modules_scan(void);
-/* Sends records not yet sent on this connection; write lock held. */
-bool hl_modules_send_locked(void);
+/* Puts the records not yet sent on this connection into the stream's
+ * scratch buffer (emit_conn.c), which the next send carries; write lock
+ * held. */
+bool hl_modules_put_locked(void);
 /* A new connection: everything must be sent again. Write lock held. */
 void hl_modules_reset_sent_locked(void);
 void hl_modules_fork_prepare(void);
