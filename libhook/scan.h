@@ -95,6 +95,8 @@ struct hl_scan {
 	/* the scan's own mappings (never roots) */
 	struct { void *p; size_t bytes; } own[24];
 	unsigned nown;
+	char *chunk;             /* the mapping smaller buffers are cut from (scan.c) */
+	size_t chunk_used;
 	unsigned arenas_locked;
 	uint64_t scanned_bytes;  /* root and block bytes read */
 	unsigned unstopped;      /* threads that did not stop: conservative */
